@@ -1,0 +1,74 @@
+#!/bin/sh
+# mk/deps.sh GROUP...: make sure the Debian packages a build step needs are present.
+#
+# Groups:
+#   core   what `make`, `make run` and `make test` need (compiler, pkg-config, libuv,
+#          jansson, cmocka)
+#   ci     what .ci/run needs beyond core (clang and its sanitizer/fuzzer runtimes, the
+#          AArch64 cross compiler and qemu-user to execute its output)
+#   bench  the side-by-side baselines of bench/ (oneTBB, beanstalkd, task-spooler, nq)
+#
+# A package is missing when its probe (pkg-config module, or a file) is absent. As root the
+# missing ones are installed with apt-get; otherwise the exact command is printed and the
+# script fails, so the build stops with a clear message instead of a compiler error.
+set -eu
+
+need=""
+want() { # want PACKAGE PROBE: PROBE is "pc:MODULE", "bin:NAME" or a file path
+	case "$2" in
+	pc:*) pkg-config --exists "${2#pc:}" 2>/dev/null && return 0 ;;
+	bin:*) command -v "${2#bin:}" >/dev/null 2>&1 && return 0 ;;
+	*) [ -e "$2" ] && return 0 ;;
+	esac
+	need="$need $1"
+}
+
+for group in "$@"; do
+	case "$group" in
+	core)
+		want make bin:make
+		want gcc bin:gcc
+		want pkg-config bin:pkg-config
+		if command -v pkg-config >/dev/null 2>&1; then
+			want libuv1-dev pc:libuv
+			want libjansson-dev pc:jansson
+			want libcmocka-dev pc:cmocka
+		else
+			need="$need libuv1-dev libjansson-dev libcmocka-dev"
+		fi
+		;;
+	ci)
+		want clang bin:clang
+		want libclang-rt-14-dev /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
+		want gcc-aarch64-linux-gnu bin:aarch64-linux-gnu-gcc
+		want qemu-user bin:qemu-aarch64
+		;;
+	bench)
+		want g++ bin:g++
+		want libtbb-dev /usr/include/oneapi/tbb.h
+		want beanstalkd bin:beanstalkd
+		want task-spooler bin:tsp
+		want nq bin:nq
+		;;
+	*)
+		echo "mk/deps.sh: unknown group '$group' (core, ci, bench)" >&2
+		exit 2
+		;;
+	esac
+done
+
+[ -z "$need" ] && exit 0
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+	echo "mk/deps.sh: installing:$need" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	# An empty or stale package list makes apt-get install fail; refresh once first.
+	apt-get update -qq >&2 || true
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $need >&2
+	exit 0
+fi
+
+echo "mk/deps.sh: missing Debian packages:$need" >&2
+echo "  install them with:  sudo apt-get install$need" >&2
+exit 1

@@ -1,0 +1,28 @@
+#!/bin/sh
+# mk/run-tests.sh TEST...: run each test program in its own process with a time limit
+# (JSCHED_TEST_TIMEOUT seconds, default 300), print PASS/FAIL per program, keep the output
+# of failures, and end with the line "N passed, N failed".  Exit status 1 if any failed.
+set -u
+limit=${JSCHED_TEST_TIMEOUT:-300}
+pass=0
+fail=0
+failed=""
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+for t in "$@"; do
+	start=$(date +%s)
+	if timeout -k 10 "$limit" "$t" >"$log" 2>&1; then
+		pass=$((pass + 1))
+		echo "PASS  $t  ($(($(date +%s) - start)) s)"
+	else
+		rc=$?
+		fail=$((fail + 1))
+		failed="$failed $t"
+		[ "$rc" = 124 ] && why="timed out after ${limit} s" || why="exit $rc"
+		echo "FAIL  $t  ($why)"
+		sed 's/^/    | /' "$log" | tail -n 60
+	fi
+done
+[ -n "$failed" ] && echo "failed:$failed"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
