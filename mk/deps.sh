@@ -7,6 +7,9 @@
 #   ci     what .ci/run needs beyond core (clang and its sanitizer/fuzzer runtimes, the
 #          AArch64 cross compiler and qemu-user to execute its output)
 #   bench  the side-by-side baselines of bench/ (oneTBB, beanstalkd, task-spooler, nq)
+#   cross  what `make test-cross` needs: the AArch64 cross compiler, qemu-user, and cmocka
+#          for arm64 from Debian's multiarch archive (the arm64 architecture is added to
+#          dpkg first; the library lands in /usr/lib/aarch64-linux-gnu beside the host's)
 #
 # A package is missing when its probe (pkg-config module, or a file) is absent. As root the
 # missing ones are installed with apt-get; otherwise the exact command is printed and the
@@ -43,6 +46,12 @@ for group in "$@"; do
 		want gcc-aarch64-linux-gnu bin:aarch64-linux-gnu-gcc
 		want qemu-user bin:qemu-aarch64
 		;;
+	cross)
+		want gcc-aarch64-linux-gnu bin:aarch64-linux-gnu-gcc
+		want qemu-user bin:qemu-aarch64
+		want libc6-dev-arm64-cross /usr/aarch64-linux-gnu/include/stdio.h
+		want libcmocka-dev:arm64 /usr/lib/aarch64-linux-gnu/libcmocka.so
+		;;
 	bench)
 		want g++ bin:g++
 		want libtbb-dev /usr/include/oneapi/tbb.h
@@ -51,7 +60,7 @@ for group in "$@"; do
 		want nq bin:nq
 		;;
 	*)
-		echo "mk/deps.sh: unknown group '$group' (core, ci, bench)" >&2
+		echo "mk/deps.sh: unknown group '$group' (core, ci, bench, cross)" >&2
 		exit 2
 		;;
 	esac
@@ -62,6 +71,10 @@ done
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 	echo "mk/deps.sh: installing:$need" >&2
 	export DEBIAN_FRONTEND=noninteractive
+	# A package for another architecture (NAME:arm64) needs that architecture in dpkg.
+	for arch in $(printf '%s\n' $need | sed -n 's/^[^:]*:\([a-z0-9]*\)$/\1/p' | sort -u); do
+		dpkg --print-foreign-architectures | grep -qx "$arch" || dpkg --add-architecture "$arch"
+	done
 	# An empty or stale package list makes apt-get install fail; refresh once first.
 	apt-get update -qq >&2 || true
 	# shellcheck disable=SC2086
