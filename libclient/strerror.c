@@ -1,0 +1,53 @@
+/* strerror.c: the names and messages of the JSCHED_E* codes.
+ *
+ * Both tables come from the one X-macro in jsched/error.h, so a code added there has its
+ * message and wire name here without anyone touching this file.
+ */
+#include <jsched/jsched.h>
+
+#include <string.h>
+
+/* jsched_strerror: see jsched.h. */
+const char *jsched_strerror(int code)
+{
+	switch (code) {
+	case JSCHED_OK:
+		return "success";
+#define XX(name, num, wire, msg) \
+	case num:                \
+		return msg;
+		JSCHED_ERRNO_MAP(XX)
+#undef XX
+	default:
+		return "unknown error";
+	}
+}
+
+/* jsched_err_name: see jsched.h. */
+const char *jsched_err_name(int code)
+{
+	switch (code) {
+	case JSCHED_OK:
+		return "ok";
+#define XX(name, num, wire, msg) \
+	case num:                \
+		return wire;
+		JSCHED_ERRNO_MAP(XX)
+#undef XX
+	default:
+		return "unknown";
+	}
+}
+
+/* jsched_err_from_name: see jsched.h. */
+int jsched_err_from_name(const char *wire_name)
+{
+	if (wire_name == NULL)
+		return JSCHED_EPROTOCOL;
+#define XX(name, num, wire, msg)             \
+	if (strcmp(wire_name, wire) == 0) \
+		return num;
+	JSCHED_ERRNO_MAP(XX)
+#undef XX
+	return JSCHED_EPROTOCOL;
+}
