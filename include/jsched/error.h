@@ -40,7 +40,8 @@
 	XX(NOT_SUPPORTED, -25, "not_supported", "not supported")                       \
 	XX(EXISTS, -26, "already_exists", "already exists")                            \
 	XX(AGAIN, -27, "try_again", "resource temporarily unavailable")                \
-	XX(INTERNAL, -28, "internal", "internal error")
+	XX(INTERNAL, -28, "internal", "internal error")                                \
+	XX(EVENTS_LOST, -29, "events_lost", "requested events are no longer retained")
 
 enum jsched_error {
 	JSCHED_OK = 0,
