@@ -1,0 +1,379 @@
+/* daemon/fair/fair.h: fair admission, the layer that decides which queued job runs next.
+ *
+ * The loop thread admits jobs into per-client queues; worker threads take the next jobs
+ * in small batches, in fair order, when their own work runs out, and report each one's
+ * completion with its measured run time.  Everything here is data structures plus a
+ * clock: no sockets, no JSON, no threads of its own, nothing but libc and one pthread
+ * mutex.  The clock is injected, so tests drive it by hand (a virtual clock).
+ *
+ * What it keeps (see README.md for the design and the measured figures):
+ * - per client: a name, a weight, four priority queues, a queue limit with an overflow
+ *   strategy, counters, and its accumulated service (jobs, declared cost, run time);
+ * - the policy choosing the next client: `fair` (default: weighted fair sharing of
+ *   measured run time), `drr` (deficit round robin on declared cost) or `wrr` (weighted
+ *   round robin on job count), switchable at run time without losing a queued job;
+ * - within a client: strict priority (critical first), then earliest deadline first,
+ *   then FIFO;
+ * - deadlines (a job not started by its deadline expires and never runs; the caller
+ *   drives a timer from jd_fair_next_deadline), backpressure, cancel, drain, a bounded
+ *   window of dispatched-but-not-completed jobs, and the fairness figures (Jain's index
+ *   and realized against configured share over a sliding window).
+ *
+ * Jobs belong to the daemon.  It embeds a struct jd_fair_job in its own job record and
+ * hands its address to jd_fair_admit; admission allocates nothing per job.  Each admitted
+ * job ends in exactly one final state, reported once through the final hook:
+ * dispatched, cancelled, expired or dropped.  (A rejected job never entered: its
+ * jd_fair_admit returned an error, the client's `rejected` counter counts it, and no hook
+ * fires for it.)
+ *
+ * Threads.  Every function is thread-safe (one mutex inside; each critical section is
+ * O(log clients) per job, or O(log jobs) amortized for jobs with deadlines).  The
+ * intended split: the loop thread creates clients, admits, cancels, drains, expires and
+ * reconfigures; workers call jd_fair_take and jd_fair_complete.  The hooks (final_cb,
+ * wake_cb) are called WITHOUT the lock held, on whichever thread made the call that
+ * caused them (a worker's jd_fair_take reports `dispatched` and `expired`), after the
+ * job has left every structure here; so a hook may call any jd_fair_* function, and the
+ * final hook of a cancelled, expired or dropped job may free the job.  The call that
+ * caused a hook returns only after its hooks have run.
+ *
+ * Errors follow include/jsched/error.h: 0 (or a count) on success, a negative JSCHED_E*.
+ */
+#ifndef JD_FAIR_H
+#define JD_FAIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jsched/error.h"
+
+struct jd_fair;
+struct jd_fair_client;
+
+/* The four priorities, in service order: a client's critical jobs go before its high
+ * ones, and so on.  (The numbering is the index of the queue, not a "level".) */
+enum jd_fair_prio {
+	JD_FAIR_CRITICAL = 0,
+	JD_FAIR_HIGH = 1,
+	JD_FAIR_NORMAL = 2,
+	JD_FAIR_LOW = 3,
+};
+#define JD_FAIR_NPRIO 4
+
+/* The policy choosing which client's job goes next.  A zeroed config selects `fair`. */
+enum jd_fair_policy {
+	/* Weighted fair sharing of measured run time.  A job is charged at dispatch an
+	 * estimate (the client's recent mean run time), corrected at completion to its
+	 * measured run time, divided by the client's weight; the backlogged client with the
+	 * least charged service goes next (a heap of clients: O(log clients)).  A client
+	 * that was idle re-enters at the current minimum, so it cannot bank credit. */
+	JD_FAIR_POLICY_FAIR = 0,
+	/* Deficit round robin: each visit of a client in the round adds weight x quantum to
+	 * its deficit; a job costs its declared cost hint.  O(1) per job when the quantum is
+	 * at least the largest cost (the default quantum adapts to that). */
+	JD_FAIR_POLICY_DRR = 1,
+	/* Weighted round robin: a client is served up to `weight` jobs per round.  O(1). */
+	JD_FAIR_POLICY_WRR = 2,
+};
+
+/* What a client's queue does when its max_queued is reached. */
+enum jd_fair_overflow {
+	/* The submit fails: jd_fair_admit returns JSCHED_EQUEUE_FULL, the job never
+	 * entered, the client's `rejected` counter counts it. */
+	JD_FAIR_REJECT = 0,
+	/* Room is made by dropping the OLDEST job of the LOWEST priority among the client's
+	 * queued jobs and the incoming one; that job ends `dropped`.  (If the incoming job's
+	 * priority is lower than every queued job's, the incoming job is the one dropped.) */
+	JD_FAIR_DROP_OLDEST = 1,
+	/* Same, dropping the NEWEST job of the lowest priority: usually the incoming job
+	 * itself, unless it outranks a queued job, which is then dropped instead. */
+	JD_FAIR_DROP_NEWEST = 2,
+	/* Nothing is dropped or refused for the client's limit: jd_fair_admit returns
+	 * JD_FAIR_BLOCKED once the client's queue is at or over max_queued, and the caller
+	 * must stop reading from that client.  Jobs the caller had already read (the rest
+	 * of a batch frame) may still be admitted over the limit.  When the client's queue
+	 * falls to half its limit, the client is put on the unblocked list and wake_cb
+	 * fires; the caller then collects it with jd_fair_unblocked and resumes reading. */
+	JD_FAIR_BLOCK = 3,
+};
+
+/* The final state of an admitted job, reported once through the final hook.  (The
+ * values are also those of jd_fair_job.state after the hook.) */
+enum jd_fair_final {
+	JD_FAIR_DISPATCHED = 1,	/* returned by jd_fair_take: the caller runs it */
+	JD_FAIR_CANCELLED = 2,	/* jd_fair_cancel or jd_fair_drain */
+	JD_FAIR_EXPIRED = 3,	/* its deadline passed before it was dispatched */
+	JD_FAIR_DROPPED = 4,	/* overflow strategy drop_oldest / drop_newest */
+};
+
+/* Results of jd_fair_admit other than 0 (queued) and the negative errors. */
+enum jd_fair_admit_result {
+	JD_FAIR_QUEUED = 0,	  /* the job is queued */
+	JD_FAIR_BLOCKED = 1,	  /* queued; the client is now blocked: stop reading it */
+	JD_FAIR_DROPPED_NEW = 2,  /* the incoming job itself was dropped (hook has fired) */
+};
+
+/* Pairing-heap links (internal; here only because jd_fair_job embeds them). */
+struct jd_fair_hnode {
+	struct jd_fair_hnode *child, *next, *prev;
+};
+
+/* The queued-job record the daemon embeds in its own job record (container_of gets back
+ * to it).  Zero it (or memset the enclosing record) before the first use; then set the
+ * four "caller" fields and call jd_fair_admit.  Do not touch the rest. */
+struct jd_fair_job {
+	/* Set by the caller before jd_fair_admit; jd_fair never changes them. */
+	uint64_t id;		/* the daemon's job id: for the daemon's own use */
+	uint64_t deadline_ns;	/* absolute time on the fair clock; 0 = no deadline */
+	uint32_t cost;		/* declared cost hint (drr's unit); 0 counts as 1 */
+	uint8_t prio;		/* enum jd_fair_prio */
+
+	/* Set by the caller before jd_fair_complete: the measured run time. */
+	uint64_t run_ns;
+
+	/* Owned by jd_fair under its lock from admit until the final hook; after the hook
+	 * `state` is the final state and may be read by whoever owns the job. */
+	uint8_t state;		/* 0 = never admitted, 5 = queued, else enum jd_fair_final */
+	struct jd_fair_client *client;
+	uint64_t seq;		/* admission order */
+	double charge;		/* `fair` policy: virtual service charged at dispatch */
+	struct jd_fair_job *prev, *next; /* the client's arrival list for this priority */
+	struct jd_fair_hnode edf;	 /* the priority's deadline heap (if deadline) */
+	struct jd_fair_hnode exp;	 /* the global expiry heap (if deadline) */
+};
+
+/* The whole-instance configuration, copied by jd_fair_new.  Zero means "default" for
+ * every field. */
+struct jd_fair_config {
+	enum jd_fair_policy policy;	/* default JD_FAIR_POLICY_FAIR */
+	uint32_t max_queued;		/* global cap on queued jobs; 0 = none.  Hard: an
+					 * admission over it fails with JSCHED_EQUEUE_FULL
+					 * whatever the client's strategy (block clients get
+					 * JD_FAIR_BLOCKED when their admission fills it) */
+	uint32_t max_inflight;		/* dispatched but not yet completed; 0 = no limit.
+					 * jd_fair_take returns no more than the free room,
+					 * so fairness is decided here and not undone by a
+					 * deep queue further down; every dispatched job must
+					 * then be passed to jd_fair_complete */
+	uint32_t drr_quantum;		/* drr units added per visit per unit of weight;
+					 * 0 = the largest cost hint seen so far (keeps drr
+					 * O(1): every visit can send at least one job) */
+	uint64_t fair_estimate_ns;	/* `fair`: the run-time estimate of a client with no
+					 * completed job yet; default 1 ms */
+	uint64_t window_ns;		/* the fairness figures' sliding window; default
+					 * 10 s (kept in 8 buckets, so it slides by 1/8) */
+	bool scan_select;		/* choose the next client by a linear scan over all
+					 * clients (the seed's shape), O(clients): only for
+					 * the benchmark's baseline */
+
+	/* The clock, in ns, monotonic; NULL = CLOCK_MONOTONIC.  Called at most once per
+	 * jd_fair_take / jd_fair_expire / jd_fair_complete call, with the lock held. */
+	uint64_t (*clock)(void *clock_ctx);
+	void *clock_ctx;
+
+	/* The final hook: called once per admitted job, without the lock, after the job
+	 * has left every structure here (see "Threads" above).  For `dispatched` it is
+	 * called before jd_fair_take returns the job, and must not free it.  May be NULL. */
+	void (*final_cb)(struct jd_fair_job *job, enum jd_fair_final state, void *udata);
+	/* Called without the lock when at least one blocked client was put on the
+	 * unblocked list (any thread); typically uv_async_send.  May be NULL (then poll
+	 * jd_fair_unblocked). */
+	void (*wake_cb)(void *udata);
+	void *udata;
+};
+
+/* A client's settings: at jd_fair_client_add and jd_fair_client_set.  Zero weight means
+ * 1; zero max_queued means no per-client limit. */
+struct jd_fair_client_config {
+	uint32_t weight;
+	uint32_t max_queued;
+	enum jd_fair_overflow overflow;
+};
+
+/* What the fairness figures measure service in.  JD_FAIR_METRIC_POLICY picks the unit of
+ * the current policy: run time for fair, declared cost for drr, jobs for wrr. */
+enum jd_fair_metric {
+	JD_FAIR_METRIC_POLICY = 0,
+	JD_FAIR_METRIC_JOBS = 1,
+	JD_FAIR_METRIC_COST = 2,
+	JD_FAIR_METRIC_TIME = 3,
+};
+
+/* The counters of one client (or, summed, of all). */
+struct jd_fair_counters {
+	uint64_t submitted;	/* admissions that entered (not rejected) */
+	uint64_t dispatched, completed, cancelled, expired, dropped;
+	uint64_t rejected;	/* admissions refused (JSCHED_EQUEUE_FULL) */
+	uint64_t service_jobs;	/* = dispatched */
+	uint64_t service_cost;	/* sum of the declared costs of dispatched jobs */
+	uint64_t service_ns;	/* sum of the measured run times of completed jobs */
+};
+
+/* Instance-wide figures: jd_fair_stats. */
+struct jd_fair_stats {
+	enum jd_fair_policy policy;
+	enum jd_fair_metric metric;	/* the unit the figures below use (never POLICY) */
+	uint64_t queued, inflight;
+	uint32_t clients;		/* registered clients */
+	uint32_t backlogged;		/* clients with queued jobs now */
+	uint32_t window_clients;	/* clients backlogged at some time in the window */
+	double jain;			/* Jain's index of (window service / weight) over the
+					 * window clients; 1 = perfectly fair; 1 when fewer
+					 * than two of them */
+	double window_service;		/* total service of the window clients in the window */
+	double window_weight;		/* total weight of the window clients */
+	struct jd_fair_counters total;	/* summed over all clients, removed ones included */
+};
+
+/* One client's figures: jd_fair_client_stats. */
+struct jd_fair_client_stats {
+	const char *name;		/* borrowed: valid until the client is removed */
+	struct jd_fair_client_config config;
+	uint64_t queued, inflight;
+	uint64_t queued_prio[JD_FAIR_NPRIO];
+	bool blocked;
+	bool in_window;			/* backlogged at some time in the window */
+	double window_service;		/* its service in the window, in the stats' metric */
+	double realized_share;		/* window_service / stats.window_service (0 if not
+					 * in the window or no service at all) */
+	double configured_share;	/* weight / stats.window_weight (0 if not in window) */
+	struct jd_fair_counters counters;
+};
+
+/* ---- the instance ------------------------------------------------------------------ */
+
+/* jd_fair_new: create an instance from `cfg` (NULL = all defaults).  Returns 0 and sets
+ * *out, JSCHED_EINVAL for a bad policy, or JSCHED_ENOMEM.  Any thread. */
+int jd_fair_new(const struct jd_fair_config *cfg, struct jd_fair **out);
+
+/* jd_fair_free: free the instance and every client still registered.  Queued jobs are
+ * abandoned silently (no hook): drain the clients first if they matter.  No other thread
+ * may be using the instance. */
+void jd_fair_free(struct jd_fair *f);
+
+/* jd_fair_set_policy: switch the policy at run time.  No queued job is lost or reordered
+ * within its client; the new policy starts from equal footing for the clients backlogged
+ * now (O(clients), once).  Returns 0 or JSCHED_EINVAL.  Any thread. */
+int jd_fair_set_policy(struct jd_fair *f, enum jd_fair_policy policy);
+
+/* jd_fair_set_max_inflight / jd_fair_set_max_queued: change the window or the global cap
+ * at run time (0 = no limit).  Lowering one never drops or recalls anything.  Any
+ * thread. */
+void jd_fair_set_max_inflight(struct jd_fair *f, uint32_t max_inflight);
+void jd_fair_set_max_queued(struct jd_fair *f, uint32_t max_queued);
+
+/* ---- clients ----------------------------------------------------------------------- */
+
+/* jd_fair_client_add: register a client named `name` (copied; names need not be unique,
+ * the handle is the identity) with `cfg` (NULL = weight 1, no limit, reject) and `udata`
+ * for the caller.  Returns 0 and sets *out, JSCHED_EINVAL (bad overflow strategy), or
+ * JSCHED_ENOMEM.  Any thread (the loop thread in the daemon). */
+int jd_fair_client_add(struct jd_fair *f, const char *name,
+		       const struct jd_fair_client_config *cfg, void *udata,
+		       struct jd_fair_client **out);
+
+/* jd_fair_client_set: change a client's weight, limit and strategy at run time.  Queued
+ * jobs stay; a lowered limit applies to the next admission (nothing is dropped now); a
+ * weight change applies from the next job charged or the next round.  Returns 0 or
+ * JSCHED_EINVAL.  Any thread. */
+int jd_fair_client_set(struct jd_fair *f, struct jd_fair_client *c,
+		       const struct jd_fair_client_config *cfg);
+
+/* jd_fair_client_remove: unregister an idle client (nothing queued, nothing in flight)
+ * and free it; its counters stay in the instance totals.  Returns 0, or JSCHED_EAGAIN if
+ * it is not idle (drain it and wait for its in-flight jobs to complete).  Any thread. */
+int jd_fair_client_remove(struct jd_fair *f, struct jd_fair_client *c);
+
+/* jd_fair_client_udata / jd_fair_client_name: what was given to jd_fair_client_add.
+ * Lock-free; valid until the client is removed. */
+void *jd_fair_client_udata(const struct jd_fair_client *c);
+const char *jd_fair_client_name(const struct jd_fair_client *c);
+
+/* ---- jobs -------------------------------------------------------------------------- */
+
+/* jd_fair_admit: queue `job` (caller fields set, the rest zero or left from a previous
+ * final state) for client `c`.  Returns JD_FAIR_QUEUED (0), JD_FAIR_BLOCKED (queued; stop
+ * reading from this client until jd_fair_unblocked returns it), JD_FAIR_DROPPED_NEW (the
+ * incoming job ended `dropped`: its hook has run), or a negative error with no hook and
+ * the job untouched: JSCHED_EQUEUE_FULL (client limit with `reject`, or the global cap),
+ * JSCHED_EINVAL (bad priority, or the job is queued already).  A drop_oldest /
+ * drop_newest admission that dropped an older job returns 0 after that job's hook.
+ * Any thread (the loop thread in the daemon). */
+int jd_fair_admit(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_job *job);
+
+/* jd_fair_take: dispatch up to `max` jobs, in fair order, into out[0..n) and return n
+ * (0 when nothing is queued or the in-flight window is full).  Jobs whose deadline has
+ * passed are expired first, never returned.  Each returned job's hook (`dispatched`) has
+ * run; the caller runs the job and, if max_inflight is set or the policy is `fair`,
+ * passes it to jd_fair_complete when done.  Any thread (workers). */
+size_t jd_fair_take(struct jd_fair *f, struct jd_fair_job **out, size_t max);
+
+/* jd_fair_complete: report that jobs[0..n), all dispatched by jd_fair_take, have
+ * finished, each with its measured run time in job->run_ns.  Frees their in-flight room,
+ * adds their run time to their clients' service, and (policy `fair`) corrects the charge
+ * made at dispatch.  Call it once per dispatched job, before removing its client; the
+ * job's memory may be reused once it returns.  Any thread (workers). */
+void jd_fair_complete(struct jd_fair *f, struct jd_fair_job *const *jobs, size_t n);
+
+/* jd_fair_cancel: cancel one queued job, O(1) (O(log jobs) amortized if it has a
+ * deadline): it ends `cancelled` (the hook runs before this returns).  The daemon's job
+ * table maps an id to its record, and so to the embedded jd_fair_job.  Returns 0, or
+ * JSCHED_ENO_SUCH_JOB if the job is not queued (never admitted, or already in a final
+ * state: dispatched jobs are the daemon's to cancel).  Any thread. */
+int jd_fair_cancel(struct jd_fair *f, struct jd_fair_job *job);
+
+/* jd_fair_drain: cancel every queued job of client `c` (each ends `cancelled`).  Returns
+ * how many.  Any thread. */
+size_t jd_fair_drain(struct jd_fair *f, struct jd_fair_client *c);
+
+/* jd_fair_next_deadline: the earliest deadline among queued jobs, in clock ns, or
+ * UINT64_MAX if none.  The caller arms a timer for it and calls jd_fair_expire when it
+ * fires (and re-arms after each admission that returns an earlier deadline).  Any thread. */
+uint64_t jd_fair_next_deadline(struct jd_fair *f);
+
+/* jd_fair_expire: expire every queued job whose deadline is at or before now (the
+ * clock); each ends `expired`.  Returns how many.  Any thread (the loop's timer). */
+size_t jd_fair_expire(struct jd_fair *f);
+
+/* jd_fair_ready: how many jobs jd_fair_take could return now (queued, bounded by the
+ * in-flight room); a hint for waking idle workers.  Lock-free, possibly stale.  Any
+ * thread. */
+size_t jd_fair_ready(const struct jd_fair *f);
+
+/* jd_fair_unblocked: pop up to `max` clients that were blocked (overflow strategy
+ * `block`) and have room again into out[] and return how many; the caller resumes
+ * reading from them.  Any thread (the loop thread, after wake_cb). */
+size_t jd_fair_unblocked(struct jd_fair *f, struct jd_fair_client **out, size_t max);
+
+/* ---- figures ----------------------------------------------------------------------- */
+
+/* jd_fair_stats: instance-wide figures, with the fairness figures in unit `metric`.
+ * O(clients).  Any thread. */
+void jd_fair_stats(struct jd_fair *f, enum jd_fair_metric metric, struct jd_fair_stats *out);
+
+/* jd_fair_client_stats: one client's figures; shares are relative to `totals`, a
+ * jd_fair_stats result taken just before (pass NULL to leave the shares 0), and use
+ * totals->metric.  O(1).  Any thread. */
+void jd_fair_client_stats(struct jd_fair *f, struct jd_fair_client *c,
+			  const struct jd_fair_stats *totals, struct jd_fair_client_stats *out);
+
+/* jd_fair_foreach_client: call fn(client, arg) for each registered client, in
+ * registration order, WITH the lock held (fn must not call jd_fair_* on this instance;
+ * collect the handles and call jd_fair_client_stats afterwards).  Any thread. */
+void jd_fair_foreach_client(struct jd_fair *f, void (*fn)(struct jd_fair_client *c, void *arg),
+			    void *arg);
+
+/* jd_fair_policy_name / jd_fair_policy_parse: "fair", "drr", "wrr".  parse returns 0 and
+ * sets *out, or JSCHED_EINVAL. */
+const char *jd_fair_policy_name(enum jd_fair_policy p);
+int jd_fair_policy_parse(const char *name, enum jd_fair_policy *out);
+
+/* jd_fair_final_name: "dispatched", "cancelled", "expired", "dropped". */
+const char *jd_fair_final_name(enum jd_fair_final s);
+
+/* jd_fair_overflow_name / jd_fair_overflow_parse: "reject", "drop_oldest",
+ * "drop_newest", "block". */
+const char *jd_fair_overflow_name(enum jd_fair_overflow o);
+int jd_fair_overflow_parse(const char *name, enum jd_fair_overflow *out);
+
+#endif /* JD_FAIR_H */
