@@ -13,3 +13,22 @@ $(BENCH_COMMON_LIB): $(BENCH_COMMON_OBJS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+# ---- bench/pool: jschedd's pool against oneTBB --------------------------------------
+# tbb_bench is the oneTBB side, a C++ program of its own that bench_pool runs as a child
+# (so the two pools never run at once); both sit in $(B)/bench/.
+BENCH_POOL_TBB := $(B)/bench/tbb_bench
+BENCH_POOL_RELEASER := $(B)/obj/bench/pool/releaser.o
+
+$(BENCH_POOL_TBB): $(B)/obj/bench/pool/tbb_bench.o $(BENCH_POOL_RELEASER)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CXX) $(LDFLAGS) $^ -o $@ -ltbb $(LDLIBS)
+
+# oneTBB comes from the bench group of mk/deps.sh (libtbb-dev), checked before compiling.
+$(B)/obj/bench/pool/tbb_bench.o: | bench-deps
+.PHONY: bench-deps
+bench-deps:
+	$(Q)sh mk/deps.sh bench
+
+BENCHES += $(BENCH_POOL_TBB)
