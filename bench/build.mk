@@ -14,6 +14,15 @@ $(BENCH_COMMON_LIB): $(BENCH_COMMON_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
+# The harness's own test: the JSON it writes is what compare.py and the README read.
+BENCH_COMMON_TEST := $(B)/bench/test_bench_common
+$(B)/obj/bench/common/test_bench.o: CFLAGS += $(JANSSON_CFLAGS) $(CMOCKA_CFLAGS)
+$(BENCH_COMMON_TEST): $(B)/obj/bench/common/test_bench.o $(BENCH_COMMON_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(JANSSON_LIBS) $(CMOCKA_LIBS) $(LDLIBS)
+TESTS += $(BENCH_COMMON_TEST)
+
 # ---- bench/pool: jschedd's pool against oneTBB --------------------------------------
 # tbb_bench is the oneTBB side, a C++ program of its own that bench_pool runs as a child
 # (so the two pools never run at once); both sit in $(B)/bench/.
