@@ -167,7 +167,7 @@ struct jd_fair_config {
 					 * the benchmark's baseline */
 
 	/* The clock, in ns, monotonic; NULL = CLOCK_MONOTONIC.  Called at most once per
-	 * jd_fair_take / jd_fair_expire / jd_fair_complete call, with the lock held. */
+	 * jd_fair_* call (never by jd_fair_admit), with the lock held, from any thread. */
 	uint64_t (*clock)(void *clock_ctx);
 	void *clock_ctx;
 
@@ -304,8 +304,9 @@ int jd_fair_admit(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_jo
 /* jd_fair_take: dispatch up to `max` jobs, in fair order, into out[0..n) and return n
  * (0 when nothing is queued or the in-flight window is full).  Jobs whose deadline has
  * passed are expired first, never returned.  Each returned job's hook (`dispatched`) has
- * run; the caller runs the job and, if max_inflight is set or the policy is `fair`,
- * passes it to jd_fair_complete when done.  Any thread (workers). */
+ * run; the caller runs the job and passes it to jd_fair_complete when done (every
+ * dispatched job, whatever the policy: that frees its in-flight room and lets its
+ * client be removed).  Any thread (workers). */
 size_t jd_fair_take(struct jd_fair *f, struct jd_fair_job **out, size_t max);
 
 /* jd_fair_complete: report that jobs[0..n), all dispatched by jd_fair_take, have
@@ -357,8 +358,8 @@ void jd_fair_stats(struct jd_fair *f, enum jd_fair_metric metric, struct jd_fair
 void jd_fair_client_stats(struct jd_fair *f, struct jd_fair_client *c,
 			  const struct jd_fair_stats *totals, struct jd_fair_client_stats *out);
 
-/* jd_fair_foreach_client: call fn(client, arg) for each registered client, in
- * registration order, WITH the lock held (fn must not call jd_fair_* on this instance;
+/* jd_fair_foreach_client: call fn(client, arg) for each registered client, in no
+ * particular order, WITH the lock held (fn must not call jd_fair_* on this instance;
  * collect the handles and call jd_fair_client_stats afterwards).  Any thread. */
 void jd_fair_foreach_client(struct jd_fair *f, void (*fn)(struct jd_fair_client *c, void *arg),
 			    void *arg);
