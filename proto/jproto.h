@@ -1,0 +1,530 @@
+/* proto/jproto.h: the protocol codec shared by jschedd and libjsched.
+ *
+ * proto/PROTOCOL.md is the specification; this header is its C face.  It has four layers,
+ * each usable without the ones after it:
+ *
+ *   1. bytes:    a growable byte buffer (jp_buf) and base64 (for stdin and output bytes);
+ *   2. frames:   the incremental frame decoder (bytes in, whole frames or a precise error
+ *                out) and the frame encoder (a JSON object to length + payload);
+ *   3. messages: requests (strict: every member of every op checked), replies, events,
+ *                error objects, the hello exchange;
+ *   4. jobs:     the job spec (strict), a whole submit (refs resolved, cycles found), and the
+ *                job record (status and result).
+ *
+ * Conventions:
+ * - Errors: 0 (or a count) on success, a negative JSCHED_E* code on failure.  Parsers also
+ *   fill a struct jp_err with the protocol's words for the peer: the code, a message and,
+ *   when one member is at fault, its path ("jobs[3].after[0].ref").
+ * - jansson ownership is said at every function, in jansson's words: "new reference" (the
+ *   caller must json_decref it), "borrowed" (valid while its owner lives), "steals" (the
+ *   function takes over the caller's reference, even when it fails).
+ * - Parsed structs borrow their strings from the json_t they were parsed from: they are
+ *   valid while that object lives and is not modified.  Arrays in them are allocated and
+ *   freed by the matching *_clear function.
+ * - Threads: nothing here has global state; every function may be called from any thread,
+ *   on objects that one thread uses at a time.
+ * - Symbols are jp_* and hidden (-fvisibility=hidden): the codec links into libjsched.so
+ *   without being exported from it.
+ */
+#ifndef JPROTO_H
+#define JPROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "jsched/error.h"
+
+/* The protocol version of PROTOCOL.md, sent in hello. */
+#define JP_PROTOCOL_VERSION 1
+
+/* Frame header size and the default limits of PROTOCOL.md section 10. */
+#define JP_HEADER_BYTES 4u
+#define JP_HANDSHAKE_FRAME_BYTES (64u * 1024u)
+#define JP_DEFAULT_FRAME_BYTES (1024u * 1024u)
+#define JP_DEFAULT_REPLY_FRAME_BYTES (16u * 1024u * 1024u)
+
+/* The largest integer the protocol carries (ids, sequence numbers, times): 2^53 - 1, so
+ * that every JSON implementation reads it exactly. */
+#define JP_MAX_INT ((int64_t)9007199254740991)
+
+/* A request id meaning "none": replies to frames whose id could not be read say null. */
+#define JP_ID_NONE ((int64_t)-1)
+
+/* Fixed sizes of PROTOCOL.md section 10 (bytes). */
+#define JP_NAME_MAX 256u	/* a job's name, a call job's fn */
+#define JP_REF_MAX 64u		/* a ref, a client name */
+#define JP_COST_MAX 1000000u
+#define JP_LIST_LIMIT_MAX 10000u
+#define JP_WEIGHT_MAX 10000u
+
+/* ---- errors ------------------------------------------------------------------------ */
+
+/* What went wrong, in the protocol's words: filled by the parsers, turned into an error
+ * object by jp_error_new_from.  The strings are truncated to fit. */
+struct jp_err {
+	int code;		/* a JSCHED_E* code, 0 when nothing went wrong */
+	char field[128];	/* the path of the member at fault, "" if none */
+	char message[256];	/* for people */
+};
+
+/* jp_err_set fills err (which may be NULL) with code, field (NULL: none) and a printf-style
+ * message, and returns code, so that a parser can `return jp_err_set(...)`.  Any thread. */
+int jp_err_set(struct jp_err *err, int code, const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* jp_error_name returns the wire name of a JSCHED_E* code ("queue_full"), or NULL for a
+ * number that is not in JSCHED_ERRNO_MAP.  Static string.  Any thread. */
+const char *jp_error_name(int code);
+
+/* jp_error_from_name returns the JSCHED_E* code of a wire name, or JSCHED_EPROTOCOL for a
+ * name this build does not know (a newer peer's).  Any thread. */
+int jp_error_from_name(const char *name);
+
+/* jp_error_new builds an error object {"code", "message", "field"?} (new reference; NULL
+ * when out of memory).  A code without a wire name is sent as "internal".  field may be
+ * NULL or "".  Any thread. */
+json_t *jp_error_new(int code, const char *field, const char *message);
+
+/* jp_error_new_from is jp_error_new from a filled jp_err (new reference). */
+json_t *jp_error_new_from(const struct jp_err *err);
+
+/* jp_error_parse reads an error object (borrowed) into out: code (JSCHED_EPROTOCOL for an
+ * unknown name), message and field (copied, truncated).  Returns 0, or JSCHED_EPROTOCOL if
+ * obj is not an error object (out then says so). */
+int jp_error_parse(const json_t *obj, struct jp_err *out);
+
+/* ---- bytes ------------------------------------------------------------------------- */
+
+/* A growable byte buffer.  Zero-initialised (or jp_buf_init) is empty. */
+struct jp_buf {
+	unsigned char *data;
+	size_t len;		/* bytes in use */
+	size_t cap;		/* bytes allocated */
+};
+
+void jp_buf_init(struct jp_buf *b);
+/* jp_buf_reserve makes room for `extra` more bytes.  0 or JSCHED_ENOMEM. */
+int jp_buf_reserve(struct jp_buf *b, size_t extra);
+/* jp_buf_append copies n bytes to the end.  0 or JSCHED_ENOMEM (b unchanged). */
+int jp_buf_append(struct jp_buf *b, const void *p, size_t n);
+/* jp_buf_consume drops the first n bytes (n <= len). */
+void jp_buf_consume(struct jp_buf *b, size_t n);
+/* jp_buf_free frees the bytes and makes b empty. */
+void jp_buf_free(struct jp_buf *b);
+
+/* jp_base64_encode encodes n bytes (RFC 4648, standard alphabet, padded) into a new
+ * NUL-terminated string in *out (free() it).  0 or JSCHED_ENOMEM. */
+int jp_base64_encode(const void *data, size_t n, char **out);
+
+/* jp_base64_decode decodes text (len bytes; padding required, no whitespace) into a new
+ * buffer in *out (free() it; NULL when the result is empty) of *outlen bytes.  Returns 0,
+ * JSCHED_EBAD_REQUEST (not base64), JSCHED_ELIMIT_EXCEEDED (more than max bytes decoded)
+ * or JSCHED_ENOMEM. */
+int jp_base64_decode(const char *text, size_t len, size_t max, unsigned char **out,
+		     size_t *outlen);
+
+/* jp_base64_json builds a JSON string of the base64 of n bytes (new reference, NULL when
+ * out of memory). */
+json_t *jp_base64_json(const void *data, size_t n);
+
+/* ---- frames ------------------------------------------------------------------------ */
+
+/* The incremental frame decoder.  Feed it whatever bytes a read returned (half a header,
+ * several frames at once); take whole frames out with jp_decoder_next (parsed) or
+ * jp_decoder_next_frame (raw payload).  A frame's length is checked against the limit from
+ * its header, before any memory is set aside for its payload.  One thread at a time.
+ * Fields are private to decoder.c. */
+struct jp_decoder {
+	struct jp_buf in;	/* bytes fed and not yet taken; frames start at in.data + pos */
+	size_t pos;		/* start of the first frame not yet taken */
+	size_t limit;		/* the largest payload accepted, bytes */
+	int error;		/* sticky: JSCHED_EFRAME_TOO_LARGE once seen, else 0 */
+};
+
+/* jp_decoder_init makes an empty decoder accepting payloads up to limit bytes.  Returns 0
+ * (it allocates nothing until fed).  Any thread. */
+int jp_decoder_init(struct jp_decoder *d, size_t limit);
+
+/* jp_decoder_set_limit changes the limit for frames not yet started (the daemon raises
+ * it after hello). */
+void jp_decoder_set_limit(struct jp_decoder *d, size_t limit);
+
+/* jp_decoder_feed appends n bytes (copied).  Returns 0, JSCHED_ENOMEM, or the sticky
+ * error if the decoder has already failed.  Bytes fed past a too-large header are not
+ * kept. */
+int jp_decoder_feed(struct jp_decoder *d, const void *data, size_t n);
+
+/* jp_decoder_next_frame takes the next whole frame: returns 1 with *payload (borrowed,
+ * valid until the next call on d) and *len set, 0 when no whole frame is buffered, or
+ *   JSCHED_EFRAME_TOO_LARGE  the next header announces more than the limit (sticky: every
+ *                            later call says so too; the stream cannot be resynchronised),
+ *   JSCHED_EBAD_FRAME        a zero-length frame (its header is consumed; the decoder can
+ *                            go on). */
+int jp_decoder_next_frame(struct jp_decoder *d, const unsigned char **payload, size_t *len);
+
+/* jp_decoder_next takes the next whole frame and parses it (jp_frame_parse): returns 1 with
+ * *msg set (a JSON object, new reference), 0 when no whole frame is buffered, or the
+ * errors of jp_decoder_next_frame and jp_frame_parse (JSCHED_EBAD_FRAME: the frame is
+ * consumed; the decoder can go on).  err may be NULL. */
+int jp_decoder_next(struct jp_decoder *d, json_t **msg);
+int jp_decoder_next_err(struct jp_decoder *d, json_t **msg, struct jp_err *err);
+
+/* jp_decoder_buffered returns the bytes held: a partial frame (or frames not yet taken).
+ * Non-zero at end of stream means the peer hung up mid-frame. */
+size_t jp_decoder_buffered(const struct jp_decoder *d);
+
+/* jp_decoder_free frees what the decoder holds; it may be initialised again. */
+void jp_decoder_free(struct jp_decoder *d);
+
+/* jp_frame_parse parses one payload: UTF-8 JSON, one object, no duplicate member names, no
+ * NUL in strings, nothing after it.  Returns 0 with *msg set (new reference), or
+ * JSCHED_EBAD_FRAME (err says where) / JSCHED_ENOMEM.  err may be NULL. */
+int jp_frame_parse(const void *payload, size_t len, json_t **msg, struct jp_err *err);
+
+/* jp_frame_append appends msg (borrowed; an object) as one frame (header + compact JSON)
+ * to out.  Returns 0, JSCHED_EFRAME_TOO_LARGE if the payload would exceed limit bytes
+ * (out unchanged), JSCHED_EINVAL (not an object) or JSCHED_ENOMEM. */
+int jp_frame_append(struct jp_buf *out, const json_t *msg, size_t limit);
+
+/* jp_frame_encode encodes msg (borrowed) as one frame in a new malloc()ed buffer *bytes of
+ * *len bytes (free() it), without a size limit beyond the 32-bit length.  Returns 0,
+ * JSCHED_EINVAL, JSCHED_EFRAME_TOO_LARGE or JSCHED_ENOMEM. */
+int jp_frame_encode(const json_t *msg, char **bytes, size_t *len);
+
+/* ---- limits ------------------------------------------------------------------------ */
+
+/* A connection's limits: what the hello reply announces (PROTOCOL.md section 10). */
+struct jp_limits {
+	uint32_t frame_bytes;
+	uint32_t reply_frame_bytes;
+	uint32_t jobs_per_submit;
+	uint32_t max_queued;
+	uint32_t argv_items;
+	uint32_t env_items;
+	uint32_t stdin_bytes;
+	uint32_t deps_per_job;
+	uint32_t output_bytes;
+	uint32_t events_retained;
+};
+
+/* jp_limits_default fills l with the defaults of PROTOCOL.md. */
+void jp_limits_default(struct jp_limits *l);
+
+/* jp_limits_to_json builds the hello reply's "limits" object (new reference). */
+json_t *jp_limits_to_json(const struct jp_limits *l);
+
+/* jp_limits_parse reads a "limits" object (borrowed); members it does not know are
+ * ignored, missing ones keep their defaults.  0 or JSCHED_EPROTOCOL (wrong type). */
+int jp_limits_parse(const json_t *obj, struct jp_limits *out, struct jp_err *err);
+
+/* ---- names ------------------------------------------------------------------------- */
+
+enum jp_kind { JP_KIND_EXEC, JP_KIND_CALL };
+/* In order of precedence, lowest first (as enum jsched_priority). */
+enum jp_priority { JP_PRIO_LOW, JP_PRIO_NORMAL, JP_PRIO_HIGH, JP_PRIO_CRITICAL };
+enum jp_dep_on { JP_ON_SUCCESS, JP_ON_FAILURE, JP_ON_ANY };
+/* As enum jsched_state, minus UNKNOWN; the final states come last. */
+enum jp_state {
+	JP_STATE_WAITING,
+	JP_STATE_QUEUED,
+	JP_STATE_RUNNING,
+	JP_STATE_SUCCEEDED,
+	JP_STATE_FAILED,
+	JP_STATE_CANCELLED,
+	JP_STATE_EXPIRED,
+	JP_STATE_DROPPED,
+};
+#define JP_NSTATES 8
+/* Why a job did not succeed (the record's "cause"). */
+enum jp_cause {
+	JP_CAUSE_NONE,
+	JP_CAUSE_EXIT,
+	JP_CAUSE_SIGNAL,
+	JP_CAUSE_TIMEOUT,
+	JP_CAUSE_SPAWN,
+	JP_CAUSE_HANDLER,
+	JP_CAUSE_CANCEL,
+	JP_CAUSE_DEPENDENCY,
+	JP_CAUSE_DEADLINE,
+	JP_CAUSE_OVERFLOW,
+	JP_CAUSE_SHUTDOWN,
+};
+
+/* The operations of PROTOCOL.md section 6. */
+enum jp_op {
+	JP_OP_HELLO,
+	JP_OP_SUBMIT,
+	JP_OP_STATUS,
+	JP_OP_WAIT,
+	JP_OP_CANCEL,
+	JP_OP_LIST,
+	JP_OP_OUTPUT,
+	JP_OP_WATCH,
+	JP_OP_UNWATCH,
+	JP_OP_METRICS,
+	JP_OP_DRAIN,
+	JP_OP_PING,
+	JP_OP_RELOAD,
+	JP_OP_SET_CLIENT,
+	JP_OP_SHUTDOWN,
+};
+#define JP_NOPS 15
+
+/* Wire names of the enums above (static strings; NULL for a value out of range), and
+ * back: the *_from_name functions return the value, or -1 for an unknown name. */
+const char *jp_kind_name(enum jp_kind k);
+int jp_kind_from_name(const char *s);
+const char *jp_priority_name(enum jp_priority p);
+int jp_priority_from_name(const char *s);
+const char *jp_dep_on_name(enum jp_dep_on on);
+int jp_dep_on_from_name(const char *s);
+const char *jp_state_name(enum jp_state s);
+int jp_state_from_name(const char *s);
+const char *jp_cause_name(enum jp_cause c);
+int jp_cause_from_name(const char *s);
+const char *jp_op_name(enum jp_op op);
+int jp_op_from_name(const char *s);
+
+/* jp_state_final tells the five final states. */
+bool jp_state_final(enum jp_state s);
+
+/* jp_op_is_admin tells the ops that need an admin uid (reload, set_client, shutdown). */
+bool jp_op_is_admin(enum jp_op op);
+
+/* ---- requests ---------------------------------------------------------------------- */
+
+/* A request whose envelope and members have been checked. */
+struct jp_request {
+	int64_t id;		/* the client's id; JP_ID_NONE if it could not be read */
+	enum jp_op op;
+	const json_t *msg;	/* the whole request, borrowed */
+};
+
+/* jp_request_parse checks a request (borrowed) against PROTOCOL.md: `id` (0..2^53-1), `op`
+ * (known), and every member of that op: no unknown member, none missing, each of its type
+ * and range (enums by name, ids >= 1, counts within lim; NULL lim: the defaults).  Job specs
+ * inside a submit are checked only as objects here; jp_submit_parse checks them in full.
+ * Returns 0 with out filled, or JSCHED_EBAD_REQUEST / JSCHED_EUNKNOWN_OP /
+ * JSCHED_ELIMIT_EXCEEDED with err filled and out->id set when it could be read (reply to
+ * out->id, or null).  Any thread. */
+int jp_request_parse(const json_t *msg, const struct jp_limits *lim, struct jp_request *out,
+		     struct jp_err *err);
+
+/* Typed reads of a request's members, for after jp_request_parse succeeded (types are then
+ * known good).  Absent members give dflt.  Returned strings are borrowed from r->msg. */
+int64_t jp_req_int(const struct jp_request *r, const char *key, int64_t dflt);
+bool jp_req_bool(const struct jp_request *r, const char *key, bool dflt);
+const char *jp_req_str(const struct jp_request *r, const char *key, const char *dflt);
+
+/* jp_req_ids reads the `job` or `jobs` member: *ids (malloc()ed, free() it) and *n, and
+ * *single tells which form was sent.  0 or JSCHED_ENOMEM; JSCHED_EBAD_REQUEST if the op
+ * has neither. */
+int jp_req_ids(const struct jp_request *r, int64_t **ids, size_t *n, bool *single);
+
+/* jp_req_states reads list's `states` as a bit mask (1u << enum jp_state); absent: all. */
+unsigned jp_req_states(const struct jp_request *r);
+
+/* jp_request_new builds {"op": op, "id": id} (new reference); the caller adds the op's
+ * members with json_object_set_new.  NULL when out of memory. */
+json_t *jp_request_new(enum jp_op op, int64_t id);
+
+/* ---- replies and events ------------------------------------------------------------- */
+
+/* jp_reply_new builds {"id": id, "ok": true} (new reference), id JP_ID_NONE giving null. */
+json_t *jp_reply_new(int64_t id);
+
+/* jp_reply_error_new builds {"id": id, "ok": false, "error": error} (new reference); steals
+ * error (an error object, e.g. from jp_error_new).  NULL when out of memory. */
+json_t *jp_reply_error_new(int64_t id, json_t *error);
+
+/* jp_reply_err_new is jp_reply_error_new(id, jp_error_new_from(err)). */
+json_t *jp_reply_err_new(int64_t id, const struct jp_err *err);
+
+/* jp_event_job_new builds {"event": "job", "seq": seq, "job": record} (new reference);
+ * steals record. */
+json_t *jp_event_job_new(int64_t seq, json_t *record);
+
+/* jp_event_shutdown_new builds {"event": "shutdown", "mode": mode} (new reference). */
+json_t *jp_event_shutdown_new(const char *mode);
+
+/* A message from the daemon, as a client reads it. */
+struct jp_incoming {
+	bool is_event;
+	int64_t id;		/* replies: the echoed id, JP_ID_NONE for null */
+	bool ok;		/* replies */
+	struct jp_err error;	/* replies with ok false: the daemon's code, message, field */
+	const json_t *error_obj;	/* and the whole error object (borrowed), else NULL */
+	const char *event;	/* events: the kind ("job", "shutdown"), borrowed */
+	int64_t seq;		/* "job" events: the sequence number, else 0 */
+	const json_t *msg;	/* the whole message, borrowed */
+};
+
+/* jp_incoming_parse classifies a message from the daemon (borrowed).  Returns 0, or
+ * JSCHED_EPROTOCOL when it is neither a well-formed reply nor an event.  Any thread. */
+int jp_incoming_parse(const json_t *msg, struct jp_incoming *out, struct jp_err *err);
+
+/* ---- hello --------------------------------------------------------------------------- */
+
+/* The identity the daemon sees (hello reply). */
+struct jp_identity {
+	int64_t uid, gid, pid;
+	const char *client;	/* borrowed */
+	bool admin;
+};
+
+/* jp_hello_new builds the hello request (new reference); client may be NULL. */
+json_t *jp_hello_new(int64_t id, const char *client);
+
+/* jp_hello_reply_new builds the daemon's hello reply (new reference). */
+json_t *jp_hello_reply_new(int64_t id, const char *daemon_version, const char *instance,
+			   const struct jp_identity *who, const struct jp_limits *lim);
+
+/* The hello reply as a client reads it; strings borrowed from the reply. */
+struct jp_hello_reply {
+	int64_t version;
+	const char *daemon;
+	const char *instance;
+	struct jp_identity identity;
+	struct jp_limits limits;
+};
+
+/* jp_hello_reply_parse reads a successful hello reply (borrowed).  0 or JSCHED_EPROTOCOL. */
+int jp_hello_reply_parse(const json_t *msg, struct jp_hello_reply *out, struct jp_err *err);
+
+/* jp_version_mismatch_new builds the version_mismatch error object (new reference) for a
+ * client that asked for `asked`; the daemon speaks JP_PROTOCOL_VERSION. */
+json_t *jp_version_mismatch_new(int64_t asked, const char *daemon_version);
+
+/* ---- the job spec -------------------------------------------------------------------- */
+
+/* One dependency: a job id, or a ref to another spec of the same submit. */
+struct jp_dep {
+	int64_t job;		/* >= 1: an existing job; 0: see ref */
+	const char *ref;	/* borrowed; NULL when job is set */
+	size_t index;		/* with ref, after jp_submit_parse: the spec it names */
+	enum jp_dep_on on;
+};
+
+struct jp_env {
+	const char *name, *value;	/* borrowed */
+};
+
+enum jp_deadline { JP_DEADLINE_NONE, JP_DEADLINE_AT, JP_DEADLINE_IN };
+
+/* A job spec (PROTOCOL.md section 4).  Strings and args are borrowed from the parsed
+ * object; the arrays and stdin_data are owned (jp_job_spec_clear frees them). */
+struct jp_job_spec {
+	enum jp_kind kind;
+	const char *name;	/* NULL: none */
+	const char *ref;	/* NULL: none */
+	enum jp_priority priority;
+	enum jp_deadline deadline;
+	int64_t deadline_ms;	/* AT: ms since the epoch; IN: ms after receipt */
+	struct jp_dep *after;
+	size_t n_after;
+	struct jp_dep *any_of;
+	size_t n_any_of;
+	uint32_t cost;		/* 1..JP_COST_MAX */
+	/* exec */
+	const char **argv;	/* argc strings and a NULL */
+	size_t argc;
+	struct jp_env *env;
+	size_t n_env;
+	const char *cwd;	/* "/" when absent */
+	bool has_stdin;
+	unsigned char *stdin_data;	/* decoded; NULL when empty */
+	size_t stdin_len;
+	int64_t timeout_ms;	/* 0: none */
+	/* call */
+	const char *fn;
+	json_t *args;		/* borrowed; NULL: null */
+};
+
+/* jp_job_spec_init fills s with the defaults (kind exec, priority normal, cost 1, cwd "/"). */
+void jp_job_spec_init(struct jp_job_spec *s);
+
+/* jp_job_spec_parse checks obj (borrowed) strictly against PROTOCOL.md section 4 and fills
+ * out.  path is the spec's own path for error fields ("job", "jobs[3]").  Returns 0, or
+ * JSCHED_EBAD_REQUEST / JSCHED_ELIMIT_EXCEEDED / JSCHED_ENOMEM with err filled (out is
+ * then cleared).  Refs in deps are not resolved here (jp_submit_parse does).  NULL lim:
+ * the defaults.  Any thread. */
+int jp_job_spec_parse(const json_t *obj, const char *path, const struct jp_limits *lim,
+		      struct jp_job_spec *out, struct jp_err *err);
+
+/* jp_job_spec_to_json builds the JSON form of s (new reference; NULL when out of memory).
+ * Members equal to their defaults are left out. */
+json_t *jp_job_spec_to_json(const struct jp_job_spec *s);
+
+/* jp_job_spec_clear frees what s owns and re-initialises it. */
+void jp_job_spec_clear(struct jp_job_spec *s);
+
+/* A whole submit: its specs, refs resolved to indexes, checked for cycles. */
+struct jp_submit {
+	bool single;		/* the request had `job` (one spec) rather than `jobs` */
+	size_t n;
+	struct jp_job_spec *specs;
+	size_t *order;		/* a topological order of the specs: a spec comes after every
+				 * spec it names by ref; create jobs in this order */
+	bool has_refs;		/* some spec has a ref: the reply carries "refs" */
+};
+
+/* jp_submit_parse parses the specs of a checked submit request (r from jp_request_parse):
+ * every spec strictly, refs unique and resolved, the ref graph acyclic.  Dependencies on
+ * existing job ids are the daemon's to check.  Returns 0, or JSCHED_EBAD_REQUEST,
+ * JSCHED_ELIMIT_EXCEEDED, JSCHED_EUNKNOWN_DEPENDENCY, JSCHED_EDEPENDENCY_CYCLE or
+ * JSCHED_ENOMEM with err filled (out then empty).  Any thread. */
+int jp_submit_parse(const struct jp_request *r, const struct jp_limits *lim,
+		    struct jp_submit *out, struct jp_err *err);
+
+/* jp_submit_clear frees what out owns. */
+void jp_submit_clear(struct jp_submit *out);
+
+/* jp_submit_reply_new builds the submit reply for ids (one per spec, in spec order):
+ * {"job": id} when s->single, else {"jobs": [...], "refs": {...}?} (new reference). */
+json_t *jp_submit_reply_new(int64_t id, const struct jp_submit *s, const int64_t *ids);
+
+/* ---- the job record -------------------------------------------------------------------- */
+
+/* A job record (PROTOCOL.md section 5).  Absent times are -1, an absent exit code -1, an
+ * absent signal 0.  Strings and value are borrowed. */
+struct jp_record {
+	int64_t job;
+	const char *name;	/* NULL: none */
+	const char *client;
+	int64_t uid;
+	enum jp_kind kind;
+	enum jp_priority priority;
+	enum jp_state state;
+	int64_t submitted_ms, started_ms, finished_ms;
+	int exit_code;
+	int signal;
+	json_t *value;		/* call, succeeded: the handler's result; NULL: none */
+	enum jp_cause cause;	/* JP_CAUSE_NONE: none */
+	const char *reason;	/* NULL: none */
+};
+
+/* jp_record_init fills r with "absent" everywhere. */
+void jp_record_init(struct jp_record *r);
+
+/* jp_record_to_json builds the record object (new reference; value is copied by
+ * reference count, not stolen).  NULL when out of memory. */
+json_t *jp_record_to_json(const struct jp_record *r);
+
+/* jp_record_parse reads a record (borrowed) into out.  Members it does not know are
+ * ignored (a newer daemon may add some); a state or cause it does not know is
+ * JSCHED_EPROTOCOL.  0 or JSCHED_EPROTOCOL. */
+int jp_record_parse(const json_t *obj, struct jp_record *out, struct jp_err *err);
+
+/* jp_output_stream_new builds an output reply's stream object {"data", "bytes",
+ * "truncated"} (new reference). */
+json_t *jp_output_stream_new(const void *data, size_t len, bool truncated);
+
+/* jp_output_stream_parse reads one (borrowed): *data (malloc()ed, NUL-terminated, free()
+ * it), *len, *truncated.  0, JSCHED_EPROTOCOL or JSCHED_ENOMEM. */
+int jp_output_stream_parse(const json_t *obj, unsigned char **data, size_t *len, bool *truncated,
+			   struct jp_err *err);
+
+#endif /* JPROTO_H */
