@@ -1,0 +1,42 @@
+# daemon/fair/build.mk: fair admission (daemon/fair/README.md), its tests and benchmark.
+#
+#   JD_FAIR_LIB        $(B)/lib/libjdfair.a: link the daemon with it (libc + pthread only)
+#   tests              $(B)/tests/fair/test_fair_{queue,policy,stress}
+#   bench-fair         builds and runs $(B)/bench/fair/bench_fair (pass BENCH_ARGS=...,
+#                      e.g. BENCH_ARGS="--json fair.json" or "--quick")
+
+JD_FAIR_LIB := $(B)/lib/libjdfair.a
+JD_FAIR_SRCS := daemon/fair/fair.c daemon/fair/queue.c daemon/fair/policy.c \
+	daemon/fair/window.c daemon/fair/pheap.c
+JD_FAIR_OBJS := $(JD_FAIR_SRCS:%.c=$(B)/obj/%.o)
+
+LIBS += $(JD_FAIR_LIB)
+
+$(JD_FAIR_LIB): $(JD_FAIR_OBJS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+JD_FAIR_TESTS := $(B)/tests/fair/test_fair_queue $(B)/tests/fair/test_fair_policy \
+	$(B)/tests/fair/test_fair_stress
+TESTS += $(JD_FAIR_TESTS)
+
+$(B)/obj/tests/fair/%.o: CFLAGS += $(CMOCKA_CFLAGS)
+
+$(JD_FAIR_TESTS): $(B)/tests/fair/%: $(B)/obj/tests/fair/%.o $(JD_FAIR_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)
+
+# bench/build.mk is read after this fragment, so its BENCH_COMMON_LIB is spelled out.
+JD_FAIR_BENCH := $(B)/bench/fair/bench_fair
+BENCHES += $(JD_FAIR_BENCH)
+
+$(JD_FAIR_BENCH): $(B)/obj/bench/fair/bench_fair.o $(JD_FAIR_LIB) $(B)/lib/libbenchcommon.a
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LDLIBS)
+
+.PHONY: bench-fair
+bench-fair: $(JD_FAIR_BENCH)
+	$(JD_FAIR_BENCH) $(BENCH_ARGS)

@@ -1,0 +1,790 @@
+/* daemon/fair/fair.c: the admission API of fair.h: the lock, the life of a job (admit,
+ * take, complete, cancel, drain, expire), clients, backpressure and the figures.
+ *
+ * Every entry point takes the one instance mutex, changes the structures, collects the
+ * jobs that reached a final state on a list threaded through the jobs themselves
+ * (struct jd_fair_done), releases the mutex, and only then calls the hooks.  So a hook
+ * never runs with the lock held (it may call back in), the critical sections stay short,
+ * and a job is reported after it has left every structure (its owner may free it).  Why
+ * one mutex and not finer locks: every operation touches shared state anyway (the
+ * policy's structure and the instance counters), the critical sections are a few hundred
+ * ns, and takers take in batches; README.md has the measurement.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "daemon/fair/fair_internal.h"
+#include "daemon/fair/pheap.h"
+
+#define job_of_exp(node) \
+	((struct jd_fair_job *)(void *)((char *)(node) - offsetof(struct jd_fair_job, exp)))
+
+static uint64_t mono_clock(void *ctx)
+{
+	struct timespec ts;
+
+	(void)ctx;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t now_ns(const struct jd_fair *f)
+{
+	return f->clock(f->clock_ctx);
+}
+
+/* The counters read lock-free are written only under the lock: a plain load and store
+ * (no read-modify-write) is enough, and cheaper. */
+static inline uint64_t rd(const _Atomic uint64_t *a)
+{
+	return atomic_load_explicit(a, memory_order_relaxed);
+}
+
+static inline void add(_Atomic uint64_t *a, uint64_t d)
+{
+	atomic_store_explicit(a, atomic_load_explicit(a, memory_order_relaxed) + d,
+			      memory_order_relaxed);
+}
+
+static inline void sub(_Atomic uint64_t *a, uint64_t d)
+{
+	atomic_store_explicit(a, atomic_load_explicit(a, memory_order_relaxed) - d,
+			      memory_order_relaxed);
+}
+
+/* ---- final states, reported after the lock ------------------------------------------ */
+
+static void done_add(struct jd_fair_done *d, struct jd_fair_job *job, enum jd_fair_final s)
+{
+	job->state = (uint8_t)s;
+	job->prev = NULL;
+	job->next = NULL;
+	if (d->tail != NULL)
+		d->tail->next = job;
+	else
+		d->head = job;
+	d->tail = job;
+}
+
+/* Call the hooks for what the locked section collected.  The lock is not held. */
+static void report(const struct jd_fair *f, struct jd_fair_done *d)
+{
+	struct jd_fair_job *job = d->head, *next;
+
+	for (; job != NULL; job = next) {
+		enum jd_fair_final s = (enum jd_fair_final)job->state;
+		next = job->next;
+		job->next = NULL;
+		if (f->final_cb != NULL)
+			f->final_cb(job, s, f->udata);
+	}
+	if (d->wake && f->wake_cb != NULL)
+		f->wake_cb(f->udata);
+}
+
+/* ---- backpressure ------------------------------------------------------------------ */
+
+static void list_push(struct jd_fair_client **head, struct jd_fair_client *c)
+{
+	c->bprev = NULL;
+	c->bnext = *head;
+	if (*head != NULL)
+		(*head)->bprev = c;
+	*head = c;
+}
+
+static void list_del(struct jd_fair_client **head, struct jd_fair_client *c)
+{
+	if (c->bprev != NULL)
+		c->bprev->bnext = c->bnext;
+	else
+		*head = c->bnext;
+	if (c->bnext != NULL)
+		c->bnext->bprev = c->bprev;
+	c->bprev = c->bnext = NULL;
+}
+
+static void block(struct jd_fair *f, struct jd_fair_client *c, unsigned bits)
+{
+	if (c->on_unblocked) {
+		list_del(&f->unblocked, c);
+		c->on_unblocked = false;
+	}
+	if ((bits & JD_FAIR_BLK_GLOBAL) && !(c->blocked & JD_FAIR_BLK_GLOBAL))
+		list_push(&f->gblocked, c);
+	c->blocked |= bits;
+}
+
+/* Clear the reasons client c is blocked that no longer hold (its queue at half its
+ * limit; the instance's at half the cap; or it no longer uses `block`); once none is
+ * left, hand it to the caller through the unblocked list. */
+static void check_unblock(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_done *d)
+{
+	unsigned was = c->blocked, now = was;
+	bool blocking = c->cfg.overflow == JD_FAIR_BLOCK;
+
+	if (was == 0)
+		return;
+	if ((now & JD_FAIR_BLK_CLIENT) &&
+	    (!blocking || c->cfg.max_queued == 0 || c->queued <= c->cfg.max_queued / 2))
+		now &= ~JD_FAIR_BLK_CLIENT;
+	if ((now & JD_FAIR_BLK_GLOBAL) &&
+	    (!blocking || f->max_queued == 0 || rd(&f->queued) <= f->max_queued / 2)) {
+		now &= ~JD_FAIR_BLK_GLOBAL;
+		list_del(&f->gblocked, c);
+	}
+	c->blocked = now;
+	if (now == 0) {
+		list_push(&f->unblocked, c);
+		c->on_unblocked = true;
+		d->wake = true;
+	}
+}
+
+static void check_global(struct jd_fair *f, struct jd_fair_done *d)
+{
+	if (f->gblocked == NULL)
+		return;
+	if (f->max_queued != 0 && rd(&f->queued) > f->max_queued / 2)
+		return;
+	for (struct jd_fair_client *c = f->gblocked, *next; c != NULL; c = next) {
+		next = c->bnext;
+		check_unblock(f, c, d);
+	}
+}
+
+/* ---- queue membership ------------------------------------------------------------- */
+
+/* Take a queued job out of every structure (not the policy's: see after_removal). */
+static void unqueue(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_job *job)
+{
+	jd_fq_remove(c, job);
+	if (job->deadline_ns != 0)
+		jd_pheap_remove(&f->expiry, &job->exp, jd_fq_expiry_less);
+	c->queued--;
+	sub(&f->queued, 1);
+}
+
+/* After jobs of client c left its queue other than by being dispatched. */
+static void after_removal(struct jd_fair *f, struct jd_fair_client *c, uint64_t now,
+			  struct jd_fair_done *d)
+{
+	if (c->queued == 0) {
+		jd_fp_leave(f, c);
+		c->idle_since = now;
+	}
+	if (c->blocked != 0)
+		check_unblock(f, c, d);
+}
+
+static size_t expire_due(struct jd_fair *f, uint64_t now, struct jd_fair_done *d)
+{
+	size_t n = 0;
+
+	while (f->expiry != NULL) {
+		struct jd_fair_job *job = job_of_exp(f->expiry);
+		struct jd_fair_client *c = job->client;
+		if (job->deadline_ns > now)
+			break;
+		unqueue(f, c, job);
+		c->ctr.expired++;
+		done_add(d, job, JD_FAIR_EXPIRED);
+		after_removal(f, c, now, d);
+		n++;
+	}
+	if (n != 0)
+		check_global(f, d);
+	return n;
+}
+
+/* ---- the instance ------------------------------------------------------------------ */
+
+int jd_fair_new(const struct jd_fair_config *cfg, struct jd_fair **out)
+{
+	struct jd_fair_config def = {0};
+	struct jd_fair *f;
+
+	if (cfg == NULL)
+		cfg = &def;
+	if ((unsigned)cfg->policy > JD_FAIR_POLICY_WRR)
+		return JSCHED_EINVAL;
+	f = calloc(1, sizeof(*f));
+	if (f == NULL)
+		return JSCHED_ENOMEM;
+	if (pthread_mutex_init(&f->lock, NULL) != 0) {
+		free(f);
+		return JSCHED_ENOMEM;
+	}
+	f->policy = cfg->policy;
+	f->max_queued = cfg->max_queued;
+	atomic_init(&f->max_inflight, cfg->max_inflight);
+	f->drr_quantum = cfg->drr_quantum;
+	f->fair_estimate_ns = cfg->fair_estimate_ns != 0 ? cfg->fair_estimate_ns : 1000000;
+	f->window_ns = cfg->window_ns != 0 ? cfg->window_ns : 10000000000u;
+	f->slice_ns = f->window_ns / JD_FAIR_WINDOW_BUCKETS;
+	if (f->slice_ns == 0)
+		f->slice_ns = 1;
+	f->scan_select = cfg->scan_select;
+	f->clock = cfg->clock != NULL ? cfg->clock : mono_clock;
+	f->clock_ctx = cfg->clock_ctx;
+	f->final_cb = cfg->final_cb;
+	f->wake_cb = cfg->wake_cb;
+	f->udata = cfg->udata;
+	atomic_init(&f->queued, 0);
+	atomic_init(&f->inflight, 0);
+	*out = f;
+	return 0;
+}
+
+void jd_fair_free(struct jd_fair *f)
+{
+	if (f == NULL)
+		return;
+	for (size_t i = 0; i < f->nclients; i++) {
+		free(f->clients[i]->name);
+		free(f->clients[i]);
+	}
+	free(f->clients);
+	free(f->heap);
+	pthread_mutex_destroy(&f->lock);
+	free(f);
+}
+
+int jd_fair_set_policy(struct jd_fair *f, enum jd_fair_policy policy)
+{
+	if ((unsigned)policy > JD_FAIR_POLICY_WRR)
+		return JSCHED_EINVAL;
+	pthread_mutex_lock(&f->lock);
+	if (f->policy != policy) {
+		f->policy = policy;
+		jd_fp_rebuild(f);
+	}
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
+void jd_fair_set_max_inflight(struct jd_fair *f, uint32_t max_inflight)
+{
+	atomic_store_explicit(&f->max_inflight, max_inflight, memory_order_relaxed);
+}
+
+void jd_fair_set_max_queued(struct jd_fair *f, uint32_t max_queued)
+{
+	struct jd_fair_done d = {0};
+
+	pthread_mutex_lock(&f->lock);
+	f->max_queued = max_queued;
+	check_global(f, &d);
+	pthread_mutex_unlock(&f->lock);
+	report(f, &d);
+}
+
+/* ---- clients ----------------------------------------------------------------------- */
+
+static int client_config(const struct jd_fair_client_config *in, struct jd_fair_client_config *out)
+{
+	struct jd_fair_client_config def = {0};
+
+	if (in == NULL)
+		in = &def;
+	if ((unsigned)in->overflow > JD_FAIR_BLOCK)
+		return JSCHED_EINVAL;
+	*out = *in;
+	if (out->weight == 0)
+		out->weight = 1;
+	return 0;
+}
+
+static int grow_registry(struct jd_fair *f)
+{
+	size_t cap = f->clients_cap != 0 ? 2 * f->clients_cap : 16;
+	struct jd_fair_client **clients, **heap;
+
+	clients = realloc(f->clients, cap * sizeof(*clients));
+	if (clients == NULL)
+		return JSCHED_ENOMEM;
+	f->clients = clients;
+	heap = realloc(f->heap, cap * sizeof(*heap));
+	if (heap == NULL)
+		return JSCHED_ENOMEM;
+	f->heap = heap;
+	f->clients_cap = cap;
+	return 0;
+}
+
+int jd_fair_client_add(struct jd_fair *f, const char *name,
+		       const struct jd_fair_client_config *cfg, void *udata,
+		       struct jd_fair_client **out)
+{
+	struct jd_fair_client *c;
+	int rc;
+
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return JSCHED_ENOMEM;
+	rc = client_config(cfg, &c->cfg);
+	if (rc != 0)
+		goto out_free;
+	c->name = strdup(name != NULL ? name : "");
+	if (c->name == NULL) {
+		rc = JSCHED_ENOMEM;
+		goto out_free;
+	}
+	c->fair = f;
+	c->udata = udata;
+	c->heap_idx = SIZE_MAX;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->nclients == f->clients_cap && (rc = grow_registry(f)) != 0) {
+		pthread_mutex_unlock(&f->lock);
+		goto out_free_name;
+	}
+	c->id = f->next_client_id++;
+	c->reg_idx = f->nclients;
+	f->clients[f->nclients++] = c;
+	pthread_mutex_unlock(&f->lock);
+	*out = c;
+	return 0;
+
+out_free_name:
+	free(c->name);
+out_free:
+	free(c);
+	return rc;
+}
+
+int jd_fair_client_set(struct jd_fair *f, struct jd_fair_client *c,
+		       const struct jd_fair_client_config *cfg)
+{
+	struct jd_fair_client_config conf;
+	struct jd_fair_done d = {0};
+	int rc = client_config(cfg, &conf);
+
+	if (rc != 0)
+		return rc;
+	pthread_mutex_lock(&f->lock);
+	c->cfg = conf;
+	check_unblock(f, c, &d);
+	pthread_mutex_unlock(&f->lock);
+	report(f, &d);
+	return 0;
+}
+
+static void counters_add(struct jd_fair_counters *t, const struct jd_fair_counters *c)
+{
+	t->submitted += c->submitted;
+	t->dispatched += c->dispatched;
+	t->completed += c->completed;
+	t->cancelled += c->cancelled;
+	t->expired += c->expired;
+	t->dropped += c->dropped;
+	t->rejected += c->rejected;
+	t->service_jobs += c->service_jobs;
+	t->service_cost += c->service_cost;
+	t->service_ns += c->service_ns;
+}
+
+int jd_fair_client_remove(struct jd_fair *f, struct jd_fair_client *c)
+{
+	pthread_mutex_lock(&f->lock);
+	if (c->queued != 0 || c->inflight != 0) {
+		pthread_mutex_unlock(&f->lock);
+		return JSCHED_EAGAIN;
+	}
+	if (c->blocked & JD_FAIR_BLK_GLOBAL)
+		list_del(&f->gblocked, c);
+	if (c->on_unblocked)
+		list_del(&f->unblocked, c);
+	counters_add(&f->removed, &c->ctr);
+	struct jd_fair_client *last = f->clients[--f->nclients];
+	f->clients[c->reg_idx] = last;
+	last->reg_idx = c->reg_idx;
+	pthread_mutex_unlock(&f->lock);
+	free(c->name);
+	free(c);
+	return 0;
+}
+
+void *jd_fair_client_udata(const struct jd_fair_client *c)
+{
+	return c->udata;
+}
+
+const char *jd_fair_client_name(const struct jd_fair_client *c)
+{
+	return c->name;
+}
+
+/* ---- jobs -------------------------------------------------------------------------- */
+
+int jd_fair_admit(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_job *job)
+{
+	struct jd_fair_done d = {0};
+	int rc = JD_FAIR_QUEUED;
+
+	if (job->prio >= JD_FAIR_NPRIO)
+		return JSCHED_EINVAL;
+	pthread_mutex_lock(&f->lock);
+	if (job->state == JD_FAIR_STATE_QUEUED) {
+		pthread_mutex_unlock(&f->lock);
+		return JSCHED_EINVAL;
+	}
+	bool was_backlogged = c->queued > 0;
+	bool gfull = f->max_queued != 0 && rd(&f->queued) >= f->max_queued;
+	bool cfull = c->cfg.max_queued != 0 && c->queued >= c->cfg.max_queued;
+
+	if (gfull || cfull) {
+		struct jd_fair_job *victim;
+		switch (c->cfg.overflow) {
+		case JD_FAIR_BLOCK:
+			if (!gfull)
+				break;	/* the client's own limit is soft under block */
+			/* fall through */
+		case JD_FAIR_REJECT:
+			c->ctr.rejected++;
+			pthread_mutex_unlock(&f->lock);
+			return JSCHED_EQUEUE_FULL;
+		case JD_FAIR_DROP_OLDEST:
+		case JD_FAIR_DROP_NEWEST:
+			victim = jd_fq_victim(c, job, c->cfg.overflow == JD_FAIR_DROP_OLDEST);
+			c->ctr.dropped++;
+			if (victim == job) {
+				job->client = c;
+				job->seq = ++f->seq;
+				c->ctr.submitted++;
+				done_add(&d, job, JD_FAIR_DROPPED);
+				rc = JD_FAIR_DROPPED_NEW;
+				goto out_unlock;
+			}
+			/* The incoming job takes its place: the client stays backlogged, so
+			 * the policy's structure is left alone. */
+			unqueue(f, c, victim);
+			done_add(&d, victim, JD_FAIR_DROPPED);
+			break;
+		}
+	}
+
+	job->client = c;
+	job->seq = ++f->seq;
+	job->charge = 0;
+	job->state = JD_FAIR_STATE_QUEUED;
+	jd_fq_push(c, job);
+	if (job->deadline_ns != 0)
+		jd_pheap_insert(&f->expiry, &job->exp, jd_fq_expiry_less);
+	c->queued++;
+	add(&f->queued, 1);
+	c->ctr.submitted++;
+	if (jd_fair_job_cost(job) > f->max_cost)
+		f->max_cost = jd_fair_job_cost(job);
+	if (!was_backlogged) {
+		c->ever_backlogged = true;
+		jd_fp_enter(f, c);
+	}
+	if (c->cfg.overflow == JD_FAIR_BLOCK) {
+		unsigned bits = 0;
+		if (c->cfg.max_queued != 0 && c->queued >= c->cfg.max_queued)
+			bits |= JD_FAIR_BLK_CLIENT;
+		if (f->max_queued != 0 && rd(&f->queued) >= f->max_queued)
+			bits |= JD_FAIR_BLK_GLOBAL;
+		if (bits != 0)
+			block(f, c, bits);
+		if (c->blocked != 0)
+			rc = JD_FAIR_BLOCKED;
+	}
+out_unlock:
+	pthread_mutex_unlock(&f->lock);
+	report(f, &d);
+	return rc;
+}
+
+size_t jd_fair_take(struct jd_fair *f, struct jd_fair_job **out, size_t max)
+{
+	struct jd_fair_done d = {0};
+	size_t n = 0, room = max;
+
+	pthread_mutex_lock(&f->lock);
+	uint64_t now = now_ns(f);
+	if (f->expiry != NULL)
+		expire_due(f, now, &d);
+	uint32_t lim = atomic_load_explicit(&f->max_inflight, memory_order_relaxed);
+	if (lim != 0) {
+		uint64_t inflight = rd(&f->inflight);
+		uint64_t free_room = inflight >= lim ? 0 : lim - inflight;
+		if (free_room < room)
+			room = (size_t)free_room;
+	}
+	while (n < room && rd(&f->queued) > 0) {
+		struct jd_fair_client *c = jd_fp_pick(f);
+		struct jd_fair_job *job = jd_fq_head(c);
+		uint32_t cost = jd_fair_job_cost(job);
+
+		unqueue(f, c, job);
+		c->inflight++;
+		job->state = JD_FAIR_DISPATCHED;
+		c->ctr.dispatched++;
+		c->ctr.service_jobs++;
+		c->ctr.service_cost += cost;
+		jd_fw_add(f, c, now, 1, cost, 0);
+		jd_fp_served(f, c, job);
+		if (c->queued == 0)
+			c->idle_since = now;
+		if (c->blocked != 0)
+			check_unblock(f, c, &d);
+		out[n++] = job;
+	}
+	add(&f->inflight, n);
+	if (n != 0)
+		check_global(f, &d);
+	pthread_mutex_unlock(&f->lock);
+
+	report(f, &d);
+	if (f->final_cb != NULL) {
+		for (size_t i = 0; i < n; i++)
+			f->final_cb(out[i], JD_FAIR_DISPATCHED, f->udata);
+	}
+	return n;
+}
+
+void jd_fair_complete(struct jd_fair *f, struct jd_fair_job *const *jobs, size_t n)
+{
+	if (n == 0)
+		return;
+	pthread_mutex_lock(&f->lock);
+	uint64_t now = now_ns(f);
+	for (size_t i = 0; i < n; i++) {
+		struct jd_fair_job *job = jobs[i];
+		struct jd_fair_client *c = job->client;
+		double run = (double)job->run_ns;
+
+		c->inflight--;
+		c->ctr.completed++;
+		c->ctr.service_ns += job->run_ns;
+		jd_fw_add(f, c, now, 0, 0, job->run_ns);
+		if (f->policy == JD_FAIR_POLICY_FAIR)
+			jd_fp_correct(f, c, run / (double)c->cfg.weight - job->charge);
+		job->charge = 0;
+		/* The estimate: a running mean over about the last 8 completions. */
+		if (c->est_known) {
+			c->est_ns += (run - c->est_ns) / 8;
+		} else {
+			c->est_ns = run;
+			c->est_known = true;
+		}
+	}
+	sub(&f->inflight, n);
+	pthread_mutex_unlock(&f->lock);
+}
+
+int jd_fair_cancel(struct jd_fair *f, struct jd_fair_job *job)
+{
+	struct jd_fair_done d = {0};
+
+	pthread_mutex_lock(&f->lock);
+	if (job->state != JD_FAIR_STATE_QUEUED) {
+		pthread_mutex_unlock(&f->lock);
+		return JSCHED_ENO_SUCH_JOB;
+	}
+	struct jd_fair_client *c = job->client;
+	unqueue(f, c, job);
+	c->ctr.cancelled++;
+	done_add(&d, job, JD_FAIR_CANCELLED);
+	after_removal(f, c, c->queued == 0 ? now_ns(f) : 0, &d);
+	check_global(f, &d);
+	pthread_mutex_unlock(&f->lock);
+	report(f, &d);
+	return 0;
+}
+
+size_t jd_fair_drain(struct jd_fair *f, struct jd_fair_client *c)
+{
+	struct jd_fair_done d = {0};
+	size_t n = 0;
+
+	pthread_mutex_lock(&f->lock);
+	for (int p = 0; p < JD_FAIR_NPRIO; p++) {
+		while (c->pq[p].head != NULL) {
+			struct jd_fair_job *job = c->pq[p].head;
+			unqueue(f, c, job);
+			done_add(&d, job, JD_FAIR_CANCELLED);
+			n++;
+		}
+	}
+	if (n != 0) {
+		c->ctr.cancelled += n;
+		after_removal(f, c, now_ns(f), &d);
+		check_global(f, &d);
+	}
+	pthread_mutex_unlock(&f->lock);
+	report(f, &d);
+	return n;
+}
+
+uint64_t jd_fair_next_deadline(struct jd_fair *f)
+{
+	uint64_t t = UINT64_MAX;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->expiry != NULL)
+		t = job_of_exp(f->expiry)->deadline_ns;
+	pthread_mutex_unlock(&f->lock);
+	return t;
+}
+
+size_t jd_fair_expire(struct jd_fair *f)
+{
+	struct jd_fair_done d = {0};
+	size_t n = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->expiry != NULL)
+		n = expire_due(f, now_ns(f), &d);
+	pthread_mutex_unlock(&f->lock);
+	report(f, &d);
+	return n;
+}
+
+size_t jd_fair_ready(const struct jd_fair *f)
+{
+	uint64_t q = rd(&f->queued);
+	uint32_t lim = atomic_load_explicit(&f->max_inflight, memory_order_relaxed);
+
+	if (lim != 0) {
+		uint64_t inflight = rd(&f->inflight);
+		uint64_t room = inflight >= lim ? 0 : lim - inflight;
+		if (room < q)
+			q = room;
+	}
+	return (size_t)q;
+}
+
+size_t jd_fair_unblocked(struct jd_fair *f, struct jd_fair_client **out, size_t max)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&f->lock);
+	while (n < max && f->unblocked != NULL) {
+		struct jd_fair_client *c = f->unblocked;
+		list_del(&f->unblocked, c);
+		c->on_unblocked = false;
+		out[n++] = c;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return n;
+}
+
+/* ---- figures ----------------------------------------------------------------------- */
+
+void jd_fair_stats(struct jd_fair *f, enum jd_fair_metric metric, struct jd_fair_stats *out)
+{
+	double sum = 0, sumsq = 0;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&f->lock);
+	uint64_t now = now_ns(f);
+	enum jd_fair_metric m = jd_fw_metric(f, metric);
+	out->policy = f->policy;
+	out->metric = m;
+	out->queued = rd(&f->queued);
+	out->inflight = rd(&f->inflight);
+	out->clients = (uint32_t)f->nclients;
+	out->total = f->removed;
+	for (size_t i = 0; i < f->nclients; i++) {
+		const struct jd_fair_client *c = f->clients[i];
+		counters_add(&out->total, &c->ctr);
+		if (c->queued > 0)
+			out->backlogged++;
+		if (!jd_fw_in_window(f, c, now))
+			continue;
+		double s = jd_fw_service(f, c, now, m);
+		double x = s / (double)c->cfg.weight;
+		out->window_clients++;
+		out->window_service += s;
+		out->window_weight += c->cfg.weight;
+		sum += x;
+		sumsq += x * x;
+	}
+	pthread_mutex_unlock(&f->lock);
+	out->jain = 1;
+	if (out->window_clients >= 2 && sumsq > 0)
+		out->jain = sum * sum / ((double)out->window_clients * sumsq);
+}
+
+void jd_fair_client_stats(struct jd_fair *f, struct jd_fair_client *c,
+			  const struct jd_fair_stats *totals, struct jd_fair_client_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&f->lock);
+	uint64_t now = now_ns(f);
+	out->name = c->name;
+	out->config = c->cfg;
+	out->queued = c->queued;
+	out->inflight = c->inflight;
+	for (int p = 0; p < JD_FAIR_NPRIO; p++)
+		out->queued_prio[p] = c->pq[p].n;
+	out->blocked = c->blocked != 0;
+	out->in_window = jd_fw_in_window(f, c, now);
+	out->counters = c->ctr;
+	if (out->in_window)
+		out->window_service = jd_fw_service(f, c, now, totals != NULL ? totals->metric :
+						    jd_fw_metric(f, JD_FAIR_METRIC_POLICY));
+	pthread_mutex_unlock(&f->lock);
+	if (totals != NULL && out->in_window) {
+		if (totals->window_service > 0)
+			out->realized_share = out->window_service / totals->window_service;
+		if (totals->window_weight > 0)
+			out->configured_share = (double)out->config.weight / totals->window_weight;
+	}
+}
+
+void jd_fair_foreach_client(struct jd_fair *f, void (*fn)(struct jd_fair_client *c, void *arg),
+			    void *arg)
+{
+	pthread_mutex_lock(&f->lock);
+	for (size_t i = 0; i < f->nclients; i++)
+		fn(f->clients[i], arg);
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* ---- names ------------------------------------------------------------------------- */
+
+static const char *const policy_names[] = {"fair", "drr", "wrr"};
+static const char *const overflow_names[] = {"reject", "drop_oldest", "drop_newest", "block"};
+static const char *const final_names[] = {"?", "dispatched", "cancelled", "expired", "dropped"};
+
+const char *jd_fair_policy_name(enum jd_fair_policy p)
+{
+	return (unsigned)p <= JD_FAIR_POLICY_WRR ? policy_names[p] : "?";
+}
+
+int jd_fair_policy_parse(const char *name, enum jd_fair_policy *out)
+{
+	for (unsigned i = 0; i <= JD_FAIR_POLICY_WRR; i++) {
+		if (strcmp(name, policy_names[i]) == 0) {
+			*out = (enum jd_fair_policy)i;
+			return 0;
+		}
+	}
+	return JSCHED_EINVAL;
+}
+
+const char *jd_fair_final_name(enum jd_fair_final s)
+{
+	return (unsigned)s <= JD_FAIR_DROPPED ? final_names[s] : "?";
+}
+
+const char *jd_fair_overflow_name(enum jd_fair_overflow o)
+{
+	return (unsigned)o <= JD_FAIR_BLOCK ? overflow_names[o] : "?";
+}
+
+int jd_fair_overflow_parse(const char *name, enum jd_fair_overflow *out)
+{
+	for (unsigned i = 0; i <= JD_FAIR_BLOCK; i++) {
+		if (strcmp(name, overflow_names[i]) == 0) {
+			*out = (enum jd_fair_overflow)i;
+			return 0;
+		}
+	}
+	return JSCHED_EINVAL;
+}

@@ -1,0 +1,156 @@
+/* daemon/fair/fair_internal.h: the structures shared by the files of daemon/fair.
+ *
+ * Everything in these structures is owned by the instance lock (struct jd_fair.lock)
+ * unless a field says otherwise: the loop thread and the workers reach them only through
+ * the functions of fair.h, which take the lock.  The files:
+ *
+ *   fair.c     the API: lock, admission, take, complete, cancel, drain, expiry, clients
+ *   queue.c    one client's four priority queues (arrival list + deadline heap each)
+ *   policy.c   which client goes next: the fair heap, the wrr/drr ring, the scan baseline
+ *   window.c   the sliding window of service and the fairness figures
+ *   pheap.c    the intrusive pairing heap the deadline orders use
+ */
+#ifndef JD_FAIR_INTERNAL_H
+#define JD_FAIR_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "daemon/fair/fair.h"
+
+#define JD_FAIR_STATE_QUEUED 5	/* jd_fair_job.state between admit and its final state */
+#define JD_FAIR_WINDOW_BUCKETS 8
+
+/* Why a client is blocked (overflow strategy `block`); both bits must clear. */
+#define JD_FAIR_BLK_CLIENT 1u	/* its own queue reached max_queued */
+#define JD_FAIR_BLK_GLOBAL 2u	/* its admission filled the global cap */
+
+/* One bucket of the sliding window: the service given in one window_ns / 8 slice. */
+struct jd_fair_bucket {
+	uint64_t epoch;		/* which slice (clock / slice width); 0 = never used */
+	uint64_t jobs, cost, ns;
+};
+
+/* A client's queued jobs of one priority: all of them in arrival order (FIFO, and what
+ * drop_oldest / drop_newest pick from), and those with a deadline also in a heap by
+ * (deadline, seq), which is served first: earliest deadline first, then FIFO. */
+struct jd_fair_pq {
+	struct jd_fair_job *head, *tail;
+	struct jd_fair_hnode *edf;
+	uint64_t n;
+};
+
+struct jd_fair_client {
+	struct jd_fair *fair;
+	char *name;		/* immutable after add */
+	void *udata;		/* immutable after add */
+	uint64_t id;		/* registration order: the tie-break of the fair heap */
+	size_t reg_idx;		/* index in fair->clients[] */
+	struct jd_fair_client_config cfg;
+
+	struct jd_fair_pq pq[JD_FAIR_NPRIO];
+	uint64_t queued, inflight;
+	struct jd_fair_counters ctr;
+
+	/* policy `fair` */
+	double vtime;		/* charged service / weight */
+	double est_ns;		/* the run-time estimate: mean of recent completions */
+	bool est_known;		/* est_ns comes from at least one completion */
+	size_t heap_idx;	/* index in fair->heap[], or SIZE_MAX when not in it */
+	/* policies wrr and drr (and the scan baseline) */
+	struct jd_fair_client *rprev, *rnext; /* the ring of backlogged clients; NULL if out */
+	uint64_t deficit;	/* drr */
+	uint64_t left;		/* wrr: jobs left in this turn */
+	bool visited;		/* the current turn has started (quantum added / left set) */
+
+	/* backpressure (strategy block) */
+	unsigned blocked;	/* JD_FAIR_BLK_* bits */
+	bool on_unblocked;	/* in fair->unblocked list */
+	struct jd_fair_client *bprev, *bnext; /* fair->gblocked or fair->unblocked list */
+
+	/* fairness window */
+	struct jd_fair_bucket win[JD_FAIR_WINDOW_BUCKETS];
+	bool ever_backlogged;
+	uint64_t idle_since;	/* clock when its queue last became empty */
+};
+
+struct jd_fair {
+	pthread_mutex_t lock;
+
+	/* Configuration (mutable through the setters, under the lock). */
+	enum jd_fair_policy policy;
+	uint32_t max_queued, drr_quantum;
+	_Atomic uint32_t max_inflight;	/* also read lock-free by jd_fair_ready */
+	uint64_t fair_estimate_ns, window_ns, slice_ns;
+	bool scan_select;
+	uint64_t (*clock)(void *clock_ctx);
+	void *clock_ctx;
+	void (*final_cb)(struct jd_fair_job *job, enum jd_fair_final state, void *udata);
+	void (*wake_cb)(void *udata);
+	void *udata;
+
+	/* Registry. */
+	struct jd_fair_client **clients;
+	size_t nclients, clients_cap;
+	uint64_t next_client_id;
+	struct jd_fair_counters removed;	/* counters of removed clients */
+
+	/* Jobs.  queued and inflight are written under the lock and read lock-free by
+	 * jd_fair_ready (relaxed atomics). */
+	_Atomic uint64_t queued, inflight;
+	uint64_t seq;
+	struct jd_fair_hnode *expiry;	/* every queued job with a deadline, by deadline */
+	uint32_t max_cost;		/* the largest cost hint admitted: drr's quantum */
+
+	/* Policy fair: the binary min-heap of backlogged clients by (vtime, id). */
+	struct jd_fair_client **heap;
+	size_t heap_n;			/* capacity is clients_cap */
+	double vnow;			/* the least vtime at the latest dispatch */
+	/* Policies wrr and drr: the client being served, in the ring of backlogged ones. */
+	struct jd_fair_client *cur;
+	/* The scan baseline: the registry index being served. */
+	size_t scan_cur;
+
+	/* Backpressure. */
+	struct jd_fair_client *gblocked;	/* clients with JD_FAIR_BLK_GLOBAL */
+	struct jd_fair_client *unblocked;	/* blocked before, free now: for the caller */
+};
+
+/* Jobs that reached a final state under the lock, reported after it is released. */
+struct jd_fair_done {
+	struct jd_fair_job *head, *tail;
+	bool wake;		/* a client was put on the unblocked list */
+};
+
+/* queue.c */
+void jd_fq_push(struct jd_fair_client *c, struct jd_fair_job *job);
+struct jd_fair_job *jd_fq_head(const struct jd_fair_client *c);
+void jd_fq_remove(struct jd_fair_client *c, struct jd_fair_job *job);
+struct jd_fair_job *jd_fq_victim(const struct jd_fair_client *c, struct jd_fair_job *in,
+				 bool oldest);
+bool jd_fq_deadline_less(const struct jd_fair_hnode *a, const struct jd_fair_hnode *b);
+bool jd_fq_expiry_less(const struct jd_fair_hnode *a, const struct jd_fair_hnode *b);
+
+/* policy.c */
+void jd_fp_enter(struct jd_fair *f, struct jd_fair_client *c);
+void jd_fp_leave(struct jd_fair *f, struct jd_fair_client *c);
+struct jd_fair_client *jd_fp_pick(struct jd_fair *f);
+void jd_fp_served(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_job *job);
+void jd_fp_correct(struct jd_fair *f, struct jd_fair_client *c, double delta);
+void jd_fp_rebuild(struct jd_fair *f);
+
+/* window.c */
+void jd_fw_add(struct jd_fair *f, struct jd_fair_client *c, uint64_t now, uint64_t jobs,
+	       uint64_t cost, uint64_t ns);
+double jd_fw_service(const struct jd_fair *f, const struct jd_fair_client *c, uint64_t now,
+		     enum jd_fair_metric m);
+bool jd_fw_in_window(const struct jd_fair *f, const struct jd_fair_client *c, uint64_t now);
+enum jd_fair_metric jd_fw_metric(const struct jd_fair *f, enum jd_fair_metric m);
+
+static inline uint32_t jd_fair_job_cost(const struct jd_fair_job *job)
+{
+	return job->cost != 0 ? job->cost : 1;
+}
+
+#endif /* JD_FAIR_INTERNAL_H */
