@@ -18,7 +18,8 @@ LIBJSCHED_A := $(B)/lib/libjsched.a
 JSCHED_PC := $(B)/lib/pkgconfig/jsched.pc
 JSCHED_BIN := $(B)/bin/jsched
 
-LIBJSCHED_SRCS := libclient/path.c libclient/strerror.c
+LIBJSCHED_SRCS := libclient/path.c libclient/strerror.c libclient/spec.c libclient/record.c \
+	libclient/conn.c libclient/ops.c
 LIBJSCHED_OBJS := $(LIBJSCHED_SRCS:%.c=$(B)/obj/%.o)
 
 JSCHED_CLI_SRCS :=
@@ -26,7 +27,10 @@ JSCHED_CLI_OBJS := $(JSCHED_CLI_SRCS:%.c=$(B)/obj/%.o)
 
 $(LIBJSCHED_OBJS) $(JSCHED_CLI_OBJS): CFLAGS += -fvisibility=hidden $(JANSSON_CFLAGS)
 
+# Until proto/build.mk defines the codec (JPROTO_LIB), nothing here can link.
+ifneq ($(JPROTO_LIB),)
 LIBS += $(LIBJSCHED_SO) $(B)/lib/$(JSCHED_SONAME) $(B)/lib/libjsched.so $(LIBJSCHED_A) $(JSCHED_PC)
+endif
 
 $(LIBJSCHED_SO): $(LIBJSCHED_OBJS) $(JPROTO_LIB) libclient/libjsched.map
 	@mkdir -p $(@D)

@@ -3,9 +3,7 @@
  * Both tables come from the one X-macro in jsched/error.h, so a code added there has its
  * message and wire name here without anyone touching this file.
  */
-#include <jsched/jsched.h>
-
-#include <string.h>
+#include "libclient/internal.h"
 
 /* jsched_strerror: see jsched.h. */
 const char *jsched_strerror(int code)
@@ -39,15 +37,8 @@ const char *jsched_err_name(int code)
 	}
 }
 
-/* jsched_err_from_name: see jsched.h. */
+/* jsched_err_from_name: see jsched.h.  The codec's table is the same X-macro. */
 int jsched_err_from_name(const char *wire_name)
 {
-	if (wire_name == NULL)
-		return JSCHED_EPROTOCOL;
-#define XX(name, num, wire, msg)             \
-	if (strcmp(wire_name, wire) == 0) \
-		return num;
-	JSCHED_ERRNO_MAP(XX)
-#undef XX
-	return JSCHED_EPROTOCOL;
+	return wire_name != NULL ? jp_error_from_name(wire_name) : JSCHED_EPROTOCOL;
 }

@@ -79,39 +79,63 @@ JSCHED_API int jsched_default_socket_path(char *buf, size_t size);
 /* A connection to jschedd.  Opaque; created by jsched_connect, freed by jsched_close. */
 struct jsched_conn;
 
-/* jsched_connect connects to the daemon at socket_path (NULL: the default path above),
- * says hello with client_name (NULL: the program's name) and waits for the daemon's
- * answer.  On success *out is a connection the caller must jsched_close.  Fails with
- * JSCHED_ECONNECT (no daemon there: nothing listens, or no such file), JSCHED_EVERSION_MISMATCH
- * (the daemon speaks another protocol version; the daemon's message says which), or any
- * code the daemon answers hello with; on failure *out is NULL.  Blocks. */
+/* jsched_connect connects to the daemon at socket_path (NULL: jsched_default_socket_path),
+ * says hello as client_name (NULL: the daemon's default, the login name of the caller's
+ * uid) and waits for the daemon's answer.  On success *out is a connection the caller must
+ * jsched_close.  Fails with JSCHED_ECONNECT (nothing listens there, or no such file; the
+ * library's message in errno terms is lost, so the path is worth printing),
+ * JSCHED_EVERSION_MISMATCH (the daemon speaks another protocol version), JSCHED_EDISCONNECTED
+ * (it hung up), or the code the daemon answered hello with (JSCHED_EPERMISSION_DENIED for a
+ * client name the uid may not use, JSCHED_ESHUTTING_DOWN, JSCHED_EBAD_REQUEST for a bad
+ * name).  On failure *out is NULL.  Blocks.  Any thread. */
 JSCHED_API int jsched_connect(const char *socket_path, const char *client_name,
 			      struct jsched_conn **out);
 
+/* jsched_connect_error is jsched_connect that also keeps the daemon's or the library's
+ * words when it fails: msg (size msglen) receives e.g. "connect /run/x.sock: No such file
+ * or directory" or the daemon's error message.  Any thread. */
+JSCHED_API int jsched_connect_error(const char *socket_path, const char *client_name,
+				    struct jsched_conn **out, char *msg, size_t msglen);
+
 /* jsched_close closes the connection and frees it.  Callbacks of requests still in flight
- * are called with JSCHED_ECANCELLED before it returns (never after).  NULL is a no-op. */
+ * run with JSCHED_EDISCONNECTED before it returns, never after.  Not from a callback of the
+ * same connection.  NULL is a no-op. */
 JSCHED_API void jsched_close(struct jsched_conn *conn);
 
-/* What the daemon said at hello; borrowed, valid until jsched_close. */
+/* What the daemon said at hello.  Borrowed, valid until jsched_close.
+ * - jsched_server_version: the daemon's release, e.g. "0.1.0".
+ * - jsched_server_instance: differs each time the daemon starts (for jsched_watch).
+ * - jsched_hello_json: the whole hello reply as JSON text: identity (uid, gid, pid, client,
+ *   admin) and limits, as proto/PROTOCOL.md section 3 describes. */
 JSCHED_API const char *jsched_server_version(const struct jsched_conn *conn);
-/* The daemon's whole hello reply, as JSON text (identity as the daemon sees it: uid, gid,
- * pid, client name; its limits).  Borrowed, valid until jsched_close. */
+JSCHED_API const char *jsched_server_instance(const struct jsched_conn *conn);
 JSCHED_API const char *jsched_hello_json(const struct jsched_conn *conn);
+/* The tenant name the daemon charges this connection's jobs to.  Borrowed, until close. */
+JSCHED_API const char *jsched_client_name(const struct jsched_conn *conn);
 
-/* After a call on conn fails: the daemon's symbolic code ("queue_full"), its message,
- * and the name of the offending field ("spec.priority"), or NULL when the daemon did not
- * send one (a local error: the library's own message is then in jsched_error_message).
+/* After a call on conn fails (in a reply callback: during it), the details:
+ * - jsched_error_code: the daemon's symbolic code ("queue_full"), also for a code this
+ *   build does not know; NULL for a local failure (bad argument, connection lost).
+ * - jsched_error_message: the daemon's message, or the library's own words; never NULL
+ *   after a failure.
+ * - jsched_error_field: the path to the offending request member ("jobs[3].argv"), or NULL.
+ * - jsched_error_json: the daemon's whole error object as JSON text, for the members some
+ *   codes add (supported, oldest_seq, instance, jobs), or NULL.
  * Borrowed, valid until the next call on conn. */
 JSCHED_API const char *jsched_error_code(const struct jsched_conn *conn);
 JSCHED_API const char *jsched_error_message(const struct jsched_conn *conn);
 JSCHED_API const char *jsched_error_field(const struct jsched_conn *conn);
+JSCHED_API const char *jsched_error_json(const struct jsched_conn *conn);
 
 /* ---- job specs ----------------------------------------------------------------------- */
 
-/* A job spec, built with the functions below (opaque, so that fields can be added without
- * breaking programs built against an older header).  One spec may be submitted many
- * times.  The setters copy what they are given, return 0 or JSCHED_EINVAL (bad value) /
- * JSCHED_ENOMEM, and leave the spec unchanged on failure. */
+/* A job spec (proto/PROTOCOL.md section 4), built with the functions below.  Opaque, so
+ * that members can be added without breaking programs built against an older header; for
+ * members the setters do not cover, jsched_spec_from_json takes the spec as JSON.  One spec
+ * may be submitted many times.  The setters copy what they are given and return 0,
+ * JSCHED_EINVAL (a bad value, or a member of the other kind of job) or JSCHED_ENOMEM,
+ * leaving the spec unchanged on failure.  The daemon checks the limits (argv items,
+ * stdin bytes ...) at submission. */
 struct jsched_spec;
 
 enum jsched_priority {
@@ -121,108 +145,125 @@ enum jsched_priority {
 	JSCHED_PRIORITY_CRITICAL = 3,
 };
 
-/* Which outcome of a dependency releases the dependent job. */
+/* The two gates of a job: it runs when all of its `after` dependencies and (if it has any)
+ * one of its `any_of` dependencies are satisfied. */
+enum jsched_gate {
+	JSCHED_GATE_AFTER = 0,
+	JSCHED_GATE_ANY_OF = 1,
+};
+
+/* Which outcome of a dependency satisfies it. */
 enum jsched_dep_on {
-	JSCHED_DEP_SUCCESS = 0, /* the default: the dependency succeeded */
+	JSCHED_DEP_SUCCESS = 0, /* the default: it succeeded */
 	JSCHED_DEP_FAILURE = 1, /* it ended in any state but succeeded */
 	JSCHED_DEP_ANY = 2,	/* it ended, however */
 };
 
-/* jsched_spec_exec makes a spec for an exec job running argv[0] (searched in PATH) with
- * the arguments argv[1..] (argv ends with NULL; argv[0] must not be NULL).  By default the
- * command gets an empty environment and the daemon's working directory; see
- * jsched_spec_set_env / set_cwd (the jsched tool sends its own).  Any thread. */
+/* jsched_spec_exec makes a spec for an exec job running argv[0] (looked up in the job's
+ * PATH when it has no '/') with the arguments argv[1..]; argv ends with NULL and has at
+ * least one word.  By default the command gets an empty environment and runs in "/" (the
+ * daemon never passes on its own environment); see set_env and set_cwd, or
+ * jsched_spec_inherit, which copies the caller's.  Any thread. */
 JSCHED_API int jsched_spec_exec(const char *const *argv, struct jsched_spec **out);
 
-/* jsched_spec_call makes a spec for a call job: the daemon's handler named fn with the
- * arguments args_json (a JSON text; NULL means null).  JSCHED_EINVAL if args_json does not
- * parse.  Any thread. */
+/* jsched_spec_call makes a spec for a call job: the daemon's handler fn (a built-in: noop,
+ * echo, sleep, spin, fail; or a module's) with the arguments args_json (JSON text; NULL
+ * means null).  JSCHED_EINVAL if args_json does not parse.  Any thread. */
 JSCHED_API int jsched_spec_call(const char *fn, const char *args_json, struct jsched_spec **out);
 
-/* jsched_spec_from_json makes a spec from its JSON form (the "spec" object of
- * proto/PROTOCOL.md), for fields the setters below do not cover.  The daemon checks it
- * field by field at submission.  JSCHED_EINVAL if json is not a JSON object. */
+/* jsched_spec_from_json makes a spec from its JSON form (a "job spec" object of
+ * proto/PROTOCOL.md).  Only the JSON syntax is checked here (JSCHED_EINVAL if json is not
+ * an object); the daemon checks every member at submission.  Any thread. */
 JSCHED_API int jsched_spec_from_json(const char *json, struct jsched_spec **out);
+
+/* jsched_spec_to_json stores the spec's JSON form in *out; the caller frees it with
+ * jsched_free. */
+JSCHED_API int jsched_spec_to_json(const struct jsched_spec *spec, char **out);
 
 /* jsched_spec_free frees a spec.  NULL is a no-op. */
 JSCHED_API void jsched_spec_free(struct jsched_spec *spec);
 
-/* jsched_spec_to_json returns the spec's JSON form in *out (the caller frees it with
- * jsched_free). */
-JSCHED_API int jsched_spec_to_json(const struct jsched_spec *spec, char **out);
-
 JSCHED_API int jsched_spec_set_name(struct jsched_spec *spec, const char *name);
 JSCHED_API int jsched_spec_set_priority(struct jsched_spec *spec, enum jsched_priority prio);
-/* Not started by deadline_ms (ms since the epoch): the job expires without running. */
-JSCHED_API int jsched_spec_set_deadline(struct jsched_spec *spec, int64_t deadline_ms);
-/* A hint of how much work the job is (arbitrary units, default 1), for fair sharing. */
+/* A job not started by its deadline ends expired without running.  deadline_at: an instant
+ * (ms since the epoch); deadline_in: ms after the daemon receives the request.  A spec has
+ * at most one deadline; setting one replaces the other. */
+JSCHED_API int jsched_spec_set_deadline_at(struct jsched_spec *spec, int64_t at_ms);
+JSCHED_API int jsched_spec_set_deadline_in(struct jsched_spec *spec, int64_t in_ms);
+/* A hint of how much work the job is, 1 to 1,000,000 (default 1), for fair sharing. */
 JSCHED_API int jsched_spec_set_cost(struct jsched_spec *spec, uint32_t cost);
-/* Exec jobs: the environment ("NAME=value" strings ending with NULL; replaces any earlier
- * one), the working directory, the bytes given on stdin, the run-time limit. */
+/* The local name other specs of the same jsched_submit_batch depend on (add_dep_ref). */
+JSCHED_API int jsched_spec_set_ref(struct jsched_spec *spec, const char *ref);
+
+/* Exec jobs only.  set_env: the complete environment, "NAME=value" strings ending with NULL
+ * (replaces the earlier one; NULL or empty: none).  inherit: this process's environment and
+ * working directory, as the jsched tool sends by default.  set_cwd: an absolute path.
+ * set_stdin: the bytes the command reads on stdin (copied; NULL/0: /dev/null).
+ * set_timeout: the run-time limit, ms after the command starts. */
 JSCHED_API int jsched_spec_set_env(struct jsched_spec *spec, const char *const *env);
+JSCHED_API int jsched_spec_setenv(struct jsched_spec *spec, const char *name, const char *value);
+JSCHED_API int jsched_spec_inherit(struct jsched_spec *spec);
 JSCHED_API int jsched_spec_set_cwd(struct jsched_spec *spec, const char *cwd);
 JSCHED_API int jsched_spec_set_stdin(struct jsched_spec *spec, const void *data, size_t len);
 JSCHED_API int jsched_spec_set_timeout(struct jsched_spec *spec, int64_t timeout_ms);
-/* Dependencies.  A spec's dependencies form one gate: all of them (the default) or any one
- * of them (set_dep_any(true)).  add_dep names a submitted job by id; add_dep_local names
- * another node of the same graph by its local name (jsched_graph_add).  on applies to the
- * whole gate; the last call wins. */
-JSCHED_API int jsched_spec_add_dep(struct jsched_spec *spec, uint64_t job_id);
-JSCHED_API int jsched_spec_add_dep_local(struct jsched_spec *spec, const char *local_name);
-JSCHED_API int jsched_spec_set_dep_any(struct jsched_spec *spec, bool any);
-JSCHED_API int jsched_spec_set_dep_on(struct jsched_spec *spec, enum jsched_dep_on on);
 
-/* A graph: several specs submitted in one message, referring to each other by local names
- * (jsched_spec_add_dep_local).  The daemon accepts all of it or none of it. */
-struct jsched_graph;
+/* Dependencies: on a job already submitted (by id), or on another spec of the same batch
+ * (by its ref), in one of the two gates, satisfied by the outcome `on`. */
+JSCHED_API int jsched_spec_add_dep(struct jsched_spec *spec, enum jsched_gate gate, uint64_t job_id,
+				   enum jsched_dep_on on);
+JSCHED_API int jsched_spec_add_dep_ref(struct jsched_spec *spec, enum jsched_gate gate, const char *ref,
+				       enum jsched_dep_on on);
 
-JSCHED_API int jsched_graph_new(struct jsched_graph **out);
-/* jsched_graph_add adds a copy of spec as the node local_name (unique in the graph). */
-JSCHED_API int jsched_graph_add(struct jsched_graph *graph, const char *local_name,
-				const struct jsched_spec *spec);
-JSCHED_API void jsched_graph_free(struct jsched_graph *graph);
-
-/* ---- results ---------------------------------------------------------------------------- */
+/* ---- job records (status and results) ------------------------------------------------- */
 
 enum jsched_state {
 	JSCHED_STATE_UNKNOWN = 0, /* a state this build does not know (a newer daemon's) */
 	JSCHED_STATE_WAITING,	  /* dependencies not met yet */
-	JSCHED_STATE_QUEUED,
+	JSCHED_STATE_QUEUED,	  /* runnable, in its client's queue */
 	JSCHED_STATE_RUNNING,
-	JSCHED_STATE_SUCCEEDED,	  /* final states from here on */
+	JSCHED_STATE_SUCCEEDED,	  /* the final states, from here on */
 	JSCHED_STATE_FAILED,
 	JSCHED_STATE_CANCELLED,
 	JSCHED_STATE_EXPIRED,
 	JSCHED_STATE_DROPPED,
 };
 
-/* jsched_state_name gives the wire name of a state ("queued"); static.  jsched_state_final
- * tells a final state. */
+/* jsched_state_name gives the wire name of a state ("queued"; "unknown"); static.
+ * jsched_state_from_name is its inverse (JSCHED_STATE_UNKNOWN for an unknown name).
+ * jsched_state_final tells a final state.  Any thread. */
 JSCHED_API const char *jsched_state_name(enum jsched_state state);
+JSCHED_API enum jsched_state jsched_state_from_name(const char *name);
 JSCHED_API bool jsched_state_final(enum jsched_state state);
 
-/* What the daemon knows of a job.  Allocated by the library, read by the caller, freed with
- * jsched_result_free (which frees the strings too).  Fields are only ever appended, so
- * code built against this header keeps working with a newer library. */
+/* A job record: what the daemon knows of a job (proto/PROTOCOL.md section 5).  Allocated by
+ * the library, read by the caller, freed with jsched_result_free, which frees its strings.
+ * Members are only ever appended, so code built against this header keeps working with a
+ * newer library.  Strings are NULL when the daemon did not send the member. */
 struct jsched_result {
 	uint64_t id;
-	char *name;		/* client-chosen name, or NULL */
-	char *kind;		/* "exec" or "call" */
+	char *name;	     /* the spec's name */
+	char *client;	     /* the tenant it is charged to */
+	uint32_t uid;	     /* the uid that owns it */
+	char *kind;	     /* "exec" or "call" */
+	char *priority;	     /* "low" ... "critical" */
 	enum jsched_state state;
-	char *state_name;	/* the wire name of the state, even one this build does not know */
-	int exit_code;		/* exec, exited: its exit status; else -1 */
-	int signal;		/* exec, killed by a signal: its number; else 0 */
-	char *result_json;	/* call, succeeded: the handler's result as JSON text; else NULL */
-	char *error_code;	/* failed/expired/dropped/cancelled: the symbolic reason, or NULL */
-	char *error_message;	/* and its human words, or NULL */
-	int64_t submitted_ms;	/* instants, 0 for not yet */
+	char *state_name;    /* the wire name, also of a state this build does not know */
+	int64_t submitted_ms; /* instants; 0 for "not yet" */
 	int64_t started_ms;
 	int64_t finished_ms;
+	int exit_code;	     /* exec, exited: 0 to 255; else -1 */
+	int signal;	     /* exec, killed by a signal: its number; else 0 */
+	char *value_json;    /* call, succeeded: the handler's result as JSON text */
+	char *cause;	     /* final but not succeeded: "exit", "signal", "timeout", "cancel" ... */
+	char *reason;	     /* and a sentence for people */
+	bool cancelling;     /* jsched_cancel_many: a running job asked to stop */
+	char *json;	     /* the whole record as the daemon sent it (JSON text) */
 };
 
 JSCHED_API void jsched_result_free(struct jsched_result *result);
 
-/* A list of results (jsched_list, jsched_wait_many); freed with jsched_results_free. */
+/* A list of records (jsched_list, jsched_wait_many, jsched_status_many, jsched_cancel_many);
+ * freed with jsched_results_free, which frees the records too. */
 struct jsched_results {
 	size_t count;
 	struct jsched_result **items;
@@ -230,45 +271,48 @@ struct jsched_results {
 
 JSCHED_API void jsched_results_free(struct jsched_results *results);
 
-/* An exec job's captured output.  Freed with jsched_output_free.  The buffers hold bytes,
- * not necessarily text, and are also NUL-terminated for convenience. */
+/* An exec job's captured output (jsched_output).  Freed with jsched_output_free.  The
+ * buffers hold bytes, not necessarily text; each is also NUL-terminated for convenience. */
 struct jsched_output {
 	char *out;
 	size_t out_len;
-	bool out_truncated; /* the daemon kept only the first bytes */
+	bool out_truncated; /* the command wrote more; the daemon kept the first bytes */
 	char *err;
 	size_t err_len;
 	bool err_truncated;
+	bool complete;	    /* false: the job has not ended, this is the capture so far */
 };
 
 JSCHED_API void jsched_output_free(struct jsched_output *output);
 
-/* jsched_free frees a string the library gave the caller (jsched_metrics, jsched_spec_to_json). */
+/* jsched_free frees a string the library gave the caller (jsched_metrics, *_json out-
+ * parameters).  NULL is a no-op. */
 JSCHED_API void jsched_free(void *p);
 
-/* ---- synchronous operations --------------------------------------------------------------
- * Each sends one request, waits for its reply and returns.  Events that arrive meanwhile go
- * to the event callback if one is set, else are kept for jsched_next_event. */
+/* ---- synchronous operations ------------------------------------------------------------
+ * Each sends one request, waits for its reply and returns.  Events that arrive meanwhile
+ * go to the event callback if one is set, else are kept for jsched_next_event.  Not from a
+ * callback (JSCHED_EINVAL): a callback uses the *_async calls. */
 
-/* jsched_submit submits one job; its id is stored in *id. */
+/* jsched_submit submits one job and stores its id in *id. */
 JSCHED_API int jsched_submit(struct jsched_conn *conn, const struct jsched_spec *spec, uint64_t *id);
 
-/* jsched_submit_batch submits n jobs in one message, all or none; ids[i] receives the id
- * of specs[i].  On failure jsched_error_field() tells which spec (e.g. "jobs[3].argv"). */
+/* jsched_submit_batch submits n specs (1 to the daemon's jobs_per_submit) in one message,
+ * whole or not at all; ids[i] receives the id of specs[i].  Specs with refs may depend on
+ * each other (jsched_spec_add_dep_ref): that is how a graph is submitted.  On failure,
+ * jsched_error_field() names the spec at fault ("jobs[3].argv"). */
 JSCHED_API int jsched_submit_batch(struct jsched_conn *conn, const struct jsched_spec *const *specs,
 				   size_t n, uint64_t *ids);
 
-/* jsched_submit_graph submits a graph, all or none.  ids[i] receives the id of the i-th
- * node added (ids has room for as many nodes as were added). */
-JSCHED_API int jsched_submit_graph(struct jsched_conn *conn, const struct jsched_graph *graph,
-				   uint64_t *ids);
-
-/* jsched_status stores what the daemon knows of job id in *out (the caller frees it). */
+/* jsched_status stores job id's record in *out (the caller frees it). */
 JSCHED_API int jsched_status(struct jsched_conn *conn, uint64_t id, struct jsched_result **out);
+/* jsched_status_many: n records in *out, in the order of ids; one bad id fails it all. */
+JSCHED_API int jsched_status_many(struct jsched_conn *conn, const uint64_t *ids, size_t n,
+				  struct jsched_results **out);
 
-/* jsched_wait waits until job id is in a final state, at most timeout_ms (negative: no
- * limit; 0: just look).  *out receives the result (final, or the current state when it
- * timed out: the call then returns JSCHED_ETIMEOUT and *out is still set). */
+/* jsched_wait waits until job id is final, at most timeout_ms (negative: no limit; 0: just
+ * look), and stores its record in *out.  When the time runs out it returns JSCHED_ETIMEOUT
+ * and *out still receives the record as it stands. */
 JSCHED_API int jsched_wait(struct jsched_conn *conn, uint64_t id, int64_t timeout_ms,
 			   struct jsched_result **out);
 
@@ -277,99 +321,145 @@ enum jsched_wait_mode {
 	JSCHED_WAIT_ANY = 1, /* until at least one is */
 };
 
-/* jsched_wait_many waits for n jobs in the given mode, at most timeout_ms.  *out receives
- * one result per id, in order (final or current).  Returns the number of final ones, or
- * JSCHED_ETIMEOUT (with *out set) if the condition was not met in time. */
+/* jsched_wait_many waits for n jobs in the given mode, at most timeout_ms, and stores their
+ * records in *out, in the order of ids (final, or as they stand).  Returns the number of
+ * final ones, or JSCHED_ETIMEOUT with *out set all the same. */
 JSCHED_API int jsched_wait_many(struct jsched_conn *conn, const uint64_t *ids, size_t n,
 				enum jsched_wait_mode mode, int64_t timeout_ms,
 				struct jsched_results **out);
 
-/* jsched_cancel cancels job id (queued or waiting: it never runs; running: it is told to
- * stop).  Cancelling a job already final fails with the daemon's code. */
+/* jsched_cancel cancels job id: not started yet, it ends cancelled at once; running, it is
+ * asked to stop; already final, nothing happens (not an error). */
 JSCHED_API int jsched_cancel(struct jsched_conn *conn, uint64_t id);
+/* jsched_cancel_many cancels n jobs (none if any id is bad); *out (may be NULL) receives a
+ * partial record per job: id, state after the request, cancelling. */
+JSCHED_API int jsched_cancel_many(struct jsched_conn *conn, const uint64_t *ids, size_t n,
+				  struct jsched_results **out);
 
-/* jsched_list lists the caller's own jobs whose state is in state_mask (a bit per state:
- * 1u << JSCHED_STATE_QUEUED ...; 0 means all). */
-JSCHED_API int jsched_list(struct jsched_conn *conn, unsigned state_mask, struct jsched_results **out);
+/* jsched_list lists the caller's jobs the daemon still retains, in increasing id order:
+ * those in a state of state_mask (bit 1u << JSCHED_STATE_x; 0: every state), charged to
+ * client (NULL: any), of every uid if all_uids (admins only).  It pages through the daemon's
+ * answer itself, so *out holds every match. */
+JSCHED_API int jsched_list(struct jsched_conn *conn, unsigned state_mask, const char *client, bool all_uids,
+			   struct jsched_results **out);
 
-/* jsched_output stores an exec job's captured stdout and stderr in *out. */
+/* jsched_output stores an exec job's captured stdout and stderr in *out.  JSCHED_ENOT_SUPPORTED
+ * for a call job. */
 JSCHED_API int jsched_output(struct jsched_conn *conn, uint64_t id, struct jsched_output **out);
 
-/* jsched_metrics stores the daemon's metrics document (JSON text) in *out; the caller frees
- * it with jsched_free. */
+/* jsched_metrics stores the daemon's metrics document (JSON text, PROTOCOL.md section 8) in
+ * *out; the caller frees it with jsched_free. */
 JSCHED_API int jsched_metrics(struct jsched_conn *conn, char **out);
 
-/* jsched_drain asks the daemon to stop admitting new jobs from this client... see
- * proto/PROTOCOL.md for the exact scope; returns when the daemon has acknowledged. */
-JSCHED_API int jsched_drain(struct jsched_conn *conn);
+/* jsched_ping does a round trip that does nothing. */
+JSCHED_API int jsched_ping(struct jsched_conn *conn);
 
-/* Administrative operations (the caller's uid must be an admin uid, else
- * JSCHED_EPERMISSION_DENIED).  set_client sets a client's weight and its queued-job
- * limit (0: leave unchanged). */
-JSCHED_API int jsched_admin_reload(struct jsched_conn *conn);
+/* jsched_drain cancels, in bulk, the caller's queued and waiting jobs charged to client
+ * (NULL: this connection's), and if running is true asks its running jobs to stop too.
+ * *cancelled and *cancelling (each may be NULL) receive how many. */
+JSCHED_API int jsched_drain(struct jsched_conn *conn, const char *client, bool running,
+			    uint64_t *cancelled, uint64_t *cancelling);
+
+/* Administrative operations: the daemon allows them to admin uids only (else
+ * JSCHED_EPERMISSION_DENIED).  reply_json (may be NULL) receives the daemon's reply as JSON
+ * text (reload: the config keys applied and those needing a restart; set_client: the
+ * client's settings now in force), freed with jsched_free.
+ * - reload: re-read the config file.
+ * - set_client: change a client's weight (1..10,000) and/or its queued-job limit and
+ *   overflow strategy ("reject", "drop_oldest", "drop_newest", "block"); 0 or NULL leaves
+ *   a setting as it is.
+ * - shutdown: graceful (finish what is queued and running, then exit) or immediate
+ *   (cancel and stop every job, then exit). */
+JSCHED_API int jsched_admin_reload(struct jsched_conn *conn, char **reply_json);
 JSCHED_API int jsched_admin_set_client(struct jsched_conn *conn, const char *client, uint32_t weight,
-				       uint32_t max_queued);
+				       uint32_t max_queued, const char *overflow, char **reply_json);
 JSCHED_API int jsched_admin_shutdown(struct jsched_conn *conn, bool immediate);
 
-/* ---- events -------------------------------------------------------------------------------- */
+/* jsched_request sends any request (JSON text of an object with "op" and the operation's
+ * members; the library adds "id") and stores the whole reply's JSON text in *reply_json
+ * (freed with jsched_free; may be NULL), for operations this header has no call for.
+ * A reply with "ok": false gives its error code, as every call does. */
+JSCHED_API int jsched_request(struct jsched_conn *conn, const char *request_json, char **reply_json);
 
-/* An event the daemon pushes about one of the caller's jobs after jsched_watch. */
+/* ---- events ---------------------------------------------------------------------------- */
+
+/* An event the daemon pushed (PROTOCOL.md section 7).  Freed with jsched_event_free. */
 struct jsched_event {
-	uint64_t seq;		     /* the daemon's sequence number, to resume after a reconnect */
-	char *type;		     /* "state", ... (see PROTOCOL.md) */
-	struct jsched_result *job;   /* the job as of the event */
+	char *type;		   /* "job", "shutdown", or a kind this build does not know */
+	uint64_t seq;		   /* job: its number in the stream of the caller's uid; else 0 */
+	struct jsched_result *job; /* job: the record as of the event; else NULL */
+	char *mode;		   /* shutdown: "graceful" or "immediate"; else NULL */
+	char *json;		   /* the whole event as JSON text */
 };
 
 JSCHED_API void jsched_event_free(struct jsched_event *event);
 
-/* jsched_watch subscribes this connection to events about the caller's jobs, starting
- * after sequence number since (0: from now on).  JSCHED_EJOB_FORGOTTEN if the daemon no
- * longer retains events that old. */
-JSCHED_API int jsched_watch(struct jsched_conn *conn, uint64_t since);
+/* jsched_watch subscribes this connection to `job` events about the caller's jobs.
+ * from_seq < 0: live events only; from_seq >= 0: first the retained events after from_seq,
+ * then live ones, as long as instance (NULL: this daemon's) is the daemon's instance.
+ * *last_seq (may be NULL) receives the number of the uid's last event so far.  Fails with
+ * JSCHED_EEVENTS_LOST when the events asked for are gone; jsched_error_json() then holds
+ * oldest_seq and instance; the way on is a live watch plus jsched_list. */
+JSCHED_API int jsched_watch(struct jsched_conn *conn, int64_t from_seq, const char *instance,
+			    uint64_t *last_seq);
+JSCHED_API int jsched_unwatch(struct jsched_conn *conn);
 
-/* jsched_next_event waits at most timeout_ms (negative: no limit) for the next event and
- * stores it in *out (the caller frees it).  JSCHED_ETIMEOUT if none came.  Not for use
- * with an event callback set (JSCHED_EINVAL). */
+/* jsched_next_event waits at most timeout_ms (negative: no limit; 0: only what has already
+ * arrived) for the next event and stores it in *out (the caller frees it).  JSCHED_ETIMEOUT
+ * if none came, JSCHED_EDISCONNECTED if the daemon hung up.  JSCHED_EINVAL when an event
+ * callback is set (events go there instead). */
 JSCHED_API int jsched_next_event(struct jsched_conn *conn, int64_t timeout_ms, struct jsched_event **out);
 
-/* ---- event-loop mode -------------------------------------------------------------------------
- * The caller polls jsched_fd(conn) for reading, and also for writing while
- * jsched_want_write(conn) is true, and calls jsched_process(conn) when it is ready.  The
- * *_async calls queue a request and return its id (> 0) at once; its callback runs later,
- * from jsched_process, exactly once.  If an *_async call fails, its callback never runs. */
+/* ---- event-loop mode --------------------------------------------------------------------
+ * A program with its own loop polls jsched_fd(conn) for reading, and for writing too while
+ * jsched_want_write(conn) is true, and calls jsched_process(conn) when it is ready (or
+ * whenever it likes: the fd is non-blocking).  The *_async calls queue a request and return
+ * its request id (> 0) at once; its callback runs exactly once, later, from jsched_process
+ * (or from a synchronous call, or jsched_close).  If an *_async call fails, its callback
+ * never runs.  Many requests may be in flight; their replies may come in any order. */
 
-/* A reply, handed to a callback; borrowed, valid only during the callback.  Read it with
- * the jsched_reply_* functions that fit the request. */
+/* A reply, handed to a reply callback; borrowed, valid only during the callback. */
 struct jsched_reply;
 
-/* status is 0 or the error the request failed with (its details in jsched_error_*() during
- * the callback). */
+/* status: 0, or the error the request failed with (details in jsched_error_*(conn) during
+ * the callback; reply is then still readable, e.g. a wait's timeout carries records). */
 typedef void (*jsched_reply_cb)(struct jsched_conn *conn, int status, const struct jsched_reply *reply,
 				void *arg);
-/* The event is the callee's: it frees it with jsched_event_free. */
+/* The event becomes the callee's: it frees it with jsched_event_free. */
 typedef void (*jsched_event_cb)(struct jsched_conn *conn, struct jsched_event *event, void *arg);
 
 JSCHED_API int jsched_fd(const struct jsched_conn *conn);
 JSCHED_API bool jsched_want_write(const struct jsched_conn *conn);
 
-/* jsched_process reads what has arrived and writes what it can, without blocking, and runs
- * the callbacks of the replies and events it completed.  Returns 0, or JSCHED_EDISCONNECTED
- * when the daemon hung up (callbacks of requests in flight then run with that error). */
+/* jsched_process writes what it can and reads what has arrived, without blocking, and runs
+ * the callbacks of the replies and events that completed.  Returns 0, or
+ * JSCHED_EDISCONNECTED once the daemon has hung up (the callbacks of requests in flight
+ * then run with that error; the connection can only be closed). */
 JSCHED_API int jsched_process(struct jsched_conn *conn);
 
 /* jsched_set_event_cb routes events to cb (NULL: keep them for jsched_next_event). */
 JSCHED_API void jsched_set_event_cb(struct jsched_conn *conn, jsched_event_cb cb, void *arg);
 
+/* The asynchronous requests.  Each returns the request id (> 0) or an error. */
 JSCHED_API int jsched_submit_async(struct jsched_conn *conn, const struct jsched_spec *spec,
 				   jsched_reply_cb cb, void *arg);
-JSCHED_API int jsched_status_async(struct jsched_conn *conn, uint64_t id, jsched_reply_cb cb, void *arg);
+JSCHED_API int jsched_submit_batch_async(struct jsched_conn *conn, const struct jsched_spec *const *specs,
+					 size_t n, jsched_reply_cb cb, void *arg);
+JSCHED_API int jsched_status_async(struct jsched_conn *conn, const uint64_t *ids, size_t n,
+				   jsched_reply_cb cb, void *arg);
 JSCHED_API int jsched_wait_async(struct jsched_conn *conn, const uint64_t *ids, size_t n,
 				 enum jsched_wait_mode mode, int64_t timeout_ms, jsched_reply_cb cb,
 				 void *arg);
-JSCHED_API int jsched_cancel_async(struct jsched_conn *conn, uint64_t id, jsched_reply_cb cb, void *arg);
+JSCHED_API int jsched_cancel_async(struct jsched_conn *conn, const uint64_t *ids, size_t n,
+				   jsched_reply_cb cb, void *arg);
+JSCHED_API int jsched_request_async(struct jsched_conn *conn, const char *request_json,
+				    jsched_reply_cb cb, void *arg);
 
-/* Reading a reply: the submitted job ids (borrowed array), the result(s) (new, the
- * caller's), the whole reply as JSON text (borrowed). */
+/* Reading a reply in its callback:
+ * - jsched_reply_ids: the job ids of a submit reply (one, or one per spec); borrowed array.
+ * - jsched_reply_results: the records of a status/wait/cancel reply (also of a wait's
+ *   timeout), new, in *out, the caller's.
+ * - jsched_reply_json: the whole reply as JSON text; borrowed. */
 JSCHED_API int jsched_reply_ids(const struct jsched_reply *reply, const uint64_t **ids, size_t *n);
 JSCHED_API int jsched_reply_results(const struct jsched_reply *reply, struct jsched_results **out);
 JSCHED_API const char *jsched_reply_json(const struct jsched_reply *reply);

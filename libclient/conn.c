@@ -1,0 +1,743 @@
+/* conn.c: a connection to jschedd: the socket, the hello, requests in flight, replies and
+ * events, and the two ways of driving it.
+ *
+ * Everything goes through one path.  A request is encoded into the output buffer with an
+ * id and a callback, and remembered in a list of requests in flight; jsched_process (the
+ * event-loop mode) writes what it can, reads what has arrived, feeds the codec's frame
+ * decoder and dispatches each whole message: a reply to the callback of its id, an event to
+ * the event callback or the queue of jsched_next_event.  A synchronous call is the same
+ * request with a callback that stores the reply in a slot on the caller's stack, followed by
+ * poll() and the same processing until the slot is filled.  So the two modes cannot drift
+ * apart, and every synchronous test also exercises the event-loop machinery.
+ *
+ * The socket is non-blocking from the start; only the synchronous calls block, in poll().
+ * Requests in flight are a singly linked list searched by id: replies mostly come back in
+ * order, so the search ends at the head, and a program with thousands in flight is not what
+ * a list would slow down measurably beside the socket round trip.
+ */
+#include "libclient/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+struct pending {
+	int64_t id;
+	enum jp_op op; /* to read the reply by type (submit ids) */
+	jsched_reply_cb cb;
+	void *arg;
+	struct pending *next;
+};
+
+struct queued_event {
+	struct jsched_event *ev;
+	struct queued_event *next;
+};
+
+/* The reply a callback reads (jsched_reply_*). */
+struct jsched_reply {
+	const json_t *msg;  /* the whole reply, borrowed */
+	enum jp_op op;
+	uint64_t *ids;	    /* submit: the ids, allocated here */
+	size_t n_ids;
+	char *json;	    /* jsched_reply_json, made on demand */
+};
+
+/* A connection is used by one thread at a time (jsched.h); nothing here is shared. */
+struct jsched_conn {
+	int fd;
+	int dead;		  /* 0, or why the connection cannot be used any more */
+	char dead_msg[512];	  /* and in words */
+	struct jp_decoder dec;	  /* bytes read, not yet whole messages */
+	struct jp_buf out;	  /* encoded requests not yet written */
+	size_t frame_limit;	  /* the daemon's frame_bytes: larger requests are refused here */
+	int64_t next_id;
+	struct pending *inflight; /* oldest first */
+	struct pending **inflight_tail;
+	struct queued_event *events; /* for jsched_next_event, oldest first */
+	struct queued_event **events_tail;
+	jsched_event_cb event_cb;
+	void *event_arg;
+	int in_callback;	  /* > 0 while a callback runs: synchronous calls refused */
+
+	json_t *hello;		  /* the hello reply */
+	char *hello_text;
+	const char *version, *instance, *client; /* borrowed from hello */
+
+	/* The last error (jsched_error_*). */
+	char *err_code, *err_message, *err_field, *err_json;
+};
+
+/* ---- errors ---------------------------------------------------------------------------- */
+
+static void clear_error(struct jsched_conn *c)
+{
+	free(c->err_code);
+	free(c->err_message);
+	free(c->err_field);
+	free(c->err_json);
+	c->err_code = c->err_message = c->err_field = c->err_json = NULL;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s != NULL ? strdup(s) : NULL;
+}
+
+/* jc_set_error_obj: see internal.h. */
+int jc_set_error_obj(struct jsched_conn *c, const json_t *error)
+{
+	struct jp_err e;
+	jp_error_parse(error, &e); /* fills e even for a malformed error object */
+	clear_error(c);
+	const char *code = json_string_value(json_object_get(error, "code"));
+	c->err_code = dup_or_null(code != NULL ? code : "protocol_error");
+	c->err_message = strdup(e.message);
+	c->err_field = e.field[0] != '\0' ? strdup(e.field) : NULL;
+	c->err_json = jc_dup_json(error);
+	return e.code != 0 ? e.code : JSCHED_EPROTOCOL;
+}
+
+/* jc_set_error: see internal.h. */
+int jc_set_error(struct jsched_conn *c, int code, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap); /* before clearing: an argument may be the old message */
+	va_end(ap);
+	clear_error(c);
+	c->err_message = strdup(buf);
+	return code;
+}
+
+/* jsched_error_code and friends: see jsched.h. */
+const char *jsched_error_code(const struct jsched_conn *c)
+{
+	return c != NULL ? c->err_code : NULL;
+}
+
+const char *jsched_error_message(const struct jsched_conn *c)
+{
+	return c != NULL ? c->err_message : NULL;
+}
+
+const char *jsched_error_field(const struct jsched_conn *c)
+{
+	return c != NULL ? c->err_field : NULL;
+}
+
+const char *jsched_error_json(const struct jsched_conn *c)
+{
+	return c != NULL ? c->err_json : NULL;
+}
+
+/* ---- dispatch ----------------------------------------------------------------------------- */
+
+static void reply_clear(struct jsched_reply *r)
+{
+	free(r->ids);
+	free(r->json);
+}
+
+/* Run the callback of one request with status and reply (msg may be NULL). */
+static void complete(struct jsched_conn *c, struct pending *p, int status, const json_t *msg)
+{
+	struct jsched_reply reply = { .msg = msg, .op = p->op };
+	if (status == 0 && msg != NULL && p->op == JP_OP_SUBMIT) {
+		/* Read the ids now so that jsched_reply_ids can lend them out. */
+		const json_t *one = json_object_get(msg, "job");
+		const json_t *many = json_object_get(msg, "jobs");
+		size_t n = one != NULL ? 1 : json_array_size(many);
+		reply.ids = calloc(n > 0 ? n : 1, sizeof *reply.ids);
+		for (size_t i = 0; reply.ids != NULL && i < n; i++) {
+			json_int_t v = json_integer_value(one != NULL ? one : json_array_get(many, i));
+			if (v <= 0) {
+				status = jc_set_error(c, JSCHED_EPROTOCOL, "submit reply without job ids");
+				break;
+			}
+			reply.ids[i] = (uint64_t)v;
+		}
+		if (reply.ids == NULL)
+			status = jc_set_error(c, JSCHED_ENOMEM, "out of memory reading a reply");
+		reply.n_ids = status == 0 ? n : 0;
+	}
+	c->in_callback++;
+	p->cb(c, status, &reply, p->arg);
+	c->in_callback--;
+	reply_clear(&reply);
+	free(p);
+}
+
+/* Fail every request in flight with status (the connection is gone). */
+static void fail_inflight(struct jsched_conn *c, int status)
+{
+	while (c->inflight != NULL) {
+		struct pending *p = c->inflight;
+		c->inflight = p->next;
+		if (c->inflight == NULL)
+			c->inflight_tail = &c->inflight;
+		jc_set_error(c, status, "%s", c->dead_msg[0] != '\0' ? c->dead_msg : jsched_strerror(status));
+		complete(c, p, status, NULL);
+	}
+}
+
+/* The connection cannot go on: remember why, and fail what is in flight. */
+static int kill_conn(struct jsched_conn *c, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int kill_conn(struct jsched_conn *c, int status, const char *fmt, ...)
+{
+	if (c->dead == 0) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(c->dead_msg, sizeof c->dead_msg, fmt, ap);
+		va_end(ap);
+		c->dead = status;
+		jc_set_error(c, status, "%s", c->dead_msg);
+	}
+	fail_inflight(c, c->dead);
+	return c->dead;
+}
+
+static void push_event(struct jsched_conn *c, struct jsched_event *ev)
+{
+	if (c->event_cb != NULL) {
+		c->in_callback++;
+		c->event_cb(c, ev, c->event_arg);
+		c->in_callback--;
+		return;
+	}
+	struct queued_event *q = malloc(sizeof *q);
+	if (q == NULL) {
+		/* Dropping an event silently would break watch's no-gap promise: say so. */
+		jsched_event_free(ev);
+		kill_conn(c, JSCHED_ENOMEM, "out of memory queueing an event");
+		return;
+	}
+	q->ev = ev;
+	q->next = NULL;
+	*c->events_tail = q;
+	c->events_tail = &q->next;
+}
+
+/* Dispatch one message from the daemon (borrowed). */
+static int dispatch(struct jsched_conn *c, const json_t *msg)
+{
+	struct jp_incoming in;
+	struct jp_err err;
+	if (jp_incoming_parse(msg, &in, &err) < 0)
+		return kill_conn(c, JSCHED_EPROTOCOL, "unexpected message from jschedd: %s", err.message);
+	if (in.is_event) {
+		struct jsched_event *ev = jc_event_from_json(msg);
+		if (ev == NULL)
+			return kill_conn(c, JSCHED_ENOMEM, "out of memory reading an event");
+		push_event(c, ev);
+		return 0;
+	}
+	if (in.id == JP_ID_NONE) {
+		/* The daemon could not read one of our frames and closes the connection. */
+		int code = in.error_obj != NULL ? jc_set_error_obj(c, in.error_obj) : JSCHED_EPROTOCOL;
+		return kill_conn(c, code, "jschedd refused a frame: %s", c->err_message ? c->err_message : "");
+	}
+	struct pending **pp = &c->inflight, *p = NULL;
+	for (; *pp != NULL; pp = &(*pp)->next)
+		if ((*pp)->id == in.id) {
+			p = *pp;
+			*pp = p->next;
+			if (*pp == NULL)
+				c->inflight_tail = pp;
+			break;
+		}
+	if (p == NULL)
+		return kill_conn(c, JSCHED_EPROTOCOL, "jschedd replied to request %lld, which is not in flight",
+				 (long long)in.id);
+	int status = 0;
+	if (!in.ok)
+		status = jc_set_error_obj(c, in.error_obj);
+	complete(c, p, status, msg);
+	return 0;
+}
+
+/* ---- the socket -------------------------------------------------------------------------- */
+
+/* Write what can be written.  0, or the connection's death. */
+static int flush_out(struct jsched_conn *c)
+{
+	while (c->out.len > 0) {
+		ssize_t n = send(c->fd, c->out.data, c->out.len, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			return kill_conn(c, JSCHED_EDISCONNECTED, "connection to jschedd lost: write: %s",
+					 strerror(errno));
+		}
+		jp_buf_consume(&c->out, (size_t)n);
+	}
+	return 0;
+}
+
+/* Read what has arrived and dispatch every whole message.  Returns 0, or the connection's
+ * death.  A bounded number of reads per call, so a daemon that keeps sending cannot keep
+ * the caller here forever. */
+static int read_in(struct jsched_conn *c)
+{
+	unsigned char buf[65536];
+	for (int rounds = 0; rounds < 16 && c->dead == 0; rounds++) {
+		ssize_t n = recv(c->fd, buf, sizeof buf, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			return kill_conn(c, JSCHED_EDISCONNECTED, "connection to jschedd lost: read: %s",
+					 strerror(errno));
+		}
+		if (n == 0)
+			return kill_conn(c, JSCHED_EDISCONNECTED, "jschedd closed the connection%s",
+					 jp_decoder_buffered(&c->dec) > 0 ? " in the middle of a message" : "");
+		int r = jp_decoder_feed(&c->dec, buf, (size_t)n);
+		for (;;) {
+			json_t *msg = NULL;
+			struct jp_err err;
+			if (r >= 0)
+				r = jp_decoder_next_err(&c->dec, &msg, &err);
+			if (r == 0)
+				break;
+			if (r < 0)
+				return kill_conn(c, r == JSCHED_ENOMEM ? r : JSCHED_EPROTOCOL,
+						 "bad message from jschedd: %s", r == JSCHED_ENOMEM ? "out of memory"
+												: err.message);
+			dispatch(c, msg);
+			json_decref(msg);
+			if (c->dead != 0)
+				return c->dead;
+		}
+		if ((size_t)n < sizeof buf)
+			return 0; /* drained, most likely; poll will say if not */
+	}
+	return c->dead;
+}
+
+/* jsched_process: see jsched.h. */
+int jsched_process(struct jsched_conn *c)
+{
+	if (c == NULL)
+		return JSCHED_EINVAL;
+	if (c->dead == 0)
+		flush_out(c);
+	if (c->dead == 0)
+		read_in(c);
+	if (c->dead == 0)
+		flush_out(c);
+	return c->dead;
+}
+
+/* jsched_fd: see jsched.h. */
+int jsched_fd(const struct jsched_conn *c)
+{
+	return c != NULL ? c->fd : JSCHED_EINVAL;
+}
+
+/* jsched_want_write: see jsched.h. */
+bool jsched_want_write(const struct jsched_conn *c)
+{
+	return c != NULL && c->dead == 0 && c->out.len > 0;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait up to timeout_ms (negative: no limit) for the socket, then process.  Returns 0
+ * (something may have happened, or the time ran out) or the connection's death. */
+static int pump(struct jsched_conn *c, int64_t timeout_ms)
+{
+	if (c->dead != 0)
+		return c->dead;
+	struct pollfd pfd = { .fd = c->fd, .events = (short)(POLLIN | (c->out.len > 0 ? POLLOUT : 0)) };
+	int t = timeout_ms < 0 ? -1 : timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms;
+	int n = poll(&pfd, 1, t);
+	if (n < 0 && errno != EINTR)
+		return kill_conn(c, JSCHED_EIO, "poll: %s", strerror(errno));
+	if (n > 0)
+		return jsched_process(c);
+	return 0;
+}
+
+/* ---- requests --------------------------------------------------------------------------- */
+
+/* jc_send: see internal.h. */
+int jc_send(struct jsched_conn *c, json_t *req, jsched_reply_cb cb, void *arg)
+{
+	if (req == NULL)
+		return c != NULL ? jc_set_error(c, JSCHED_ENOMEM, "out of memory building a request")
+				 : JSCHED_ENOMEM;
+	if (c == NULL || cb == NULL) {
+		json_decref(req);
+		return JSCHED_EINVAL;
+	}
+	if (c->dead != 0) {
+		json_decref(req);
+		return jc_set_error(c, c->dead, "%s", c->dead_msg);
+	}
+	int op = jp_op_from_name(json_string_value(json_object_get(req, "op")));
+	struct pending *p = malloc(sizeof *p);
+	int64_t id = c->next_id;
+	if (p == NULL || json_object_set_new(req, "id", json_integer(id)) < 0) {
+		free(p);
+		json_decref(req);
+		return jc_set_error(c, JSCHED_ENOMEM, "out of memory building a request");
+	}
+	int r = jp_frame_append(&c->out, req, c->frame_limit);
+	json_decref(req);
+	if (r < 0) {
+		free(p);
+		if (r == JSCHED_EFRAME_TOO_LARGE)
+			return jc_set_error(c, r, "request larger than jschedd's frame limit (%zu bytes)",
+					    c->frame_limit);
+		return jc_set_error(c, r, "cannot encode the request: %s", jsched_strerror(r));
+	}
+	c->next_id = c->next_id == INT_MAX ? 1 : c->next_id + 1;
+	*p = (struct pending){ .id = id, .op = op < 0 ? JP_OP_PING : (enum jp_op)op, .cb = cb, .arg = arg };
+	*c->inflight_tail = p;
+	c->inflight_tail = &p->next;
+	flush_out(c); /* a failure here reaches the callback, as the contract says */
+	return (int)id;
+}
+
+/* What a synchronous call waits for. */
+struct sync_slot {
+	bool done;
+	int status;
+	json_t *reply; /* new reference */
+};
+
+static void sync_cb(struct jsched_conn *c, int status, const struct jsched_reply *reply, void *arg)
+{
+	(void)c;
+	struct sync_slot *slot = arg;
+	slot->done = true;
+	slot->status = status;
+	slot->reply = reply->msg != NULL ? json_incref((json_t *)(uintptr_t)reply->msg) : NULL;
+}
+
+/* jc_call: see internal.h. */
+int jc_call(struct jsched_conn *c, json_t *req, json_t **reply)
+{
+	if (reply != NULL)
+		*reply = NULL;
+	if (c != NULL && c->in_callback > 0) {
+		json_decref(req);
+		return jc_set_error(c, JSCHED_EINVAL, "synchronous call from a callback (use the _async calls)");
+	}
+	struct sync_slot slot = { 0 };
+	int r = jc_send(c, req, sync_cb, &slot);
+	if (r < 0)
+		return r;
+	while (!slot.done)
+		pump(c, -1); /* the slot is filled even when the connection dies */
+	/* Later replies processed in the same pump may have set other errors: ours is the one
+	 * the caller asks about. */
+	const json_t *err = slot.reply != NULL ? json_object_get(slot.reply, "error") : NULL;
+	if (slot.status != 0 && err != NULL)
+		jc_set_error_obj(c, err);
+	else if (slot.status == 0)
+		clear_error(c);
+	if (reply != NULL)
+		*reply = slot.reply;
+	else
+		json_decref(slot.reply);
+	return slot.status;
+}
+
+/* ---- events --------------------------------------------------------------------------------- */
+
+/* jsched_set_event_cb: see jsched.h. */
+void jsched_set_event_cb(struct jsched_conn *c, jsched_event_cb cb, void *arg)
+{
+	if (c == NULL)
+		return;
+	c->event_cb = cb;
+	c->event_arg = arg;
+	/* Events already queued go to the new callback, in order. */
+	while (cb != NULL && c->events != NULL) {
+		struct queued_event *q = c->events;
+		c->events = q->next;
+		if (c->events == NULL)
+			c->events_tail = &c->events;
+		struct jsched_event *ev = q->ev;
+		free(q);
+		push_event(c, ev);
+	}
+}
+
+/* jsched_next_event: see jsched.h. */
+int jsched_next_event(struct jsched_conn *c, int64_t timeout_ms, struct jsched_event **out)
+{
+	if (out != NULL)
+		*out = NULL;
+	if (c == NULL || out == NULL)
+		return JSCHED_EINVAL;
+	if (c->event_cb != NULL)
+		return jc_set_error(c, JSCHED_EINVAL, "events go to the event callback");
+	int64_t end = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+	for (;;) {
+		if (c->events != NULL) {
+			struct queued_event *q = c->events;
+			c->events = q->next;
+			if (c->events == NULL)
+				c->events_tail = &c->events;
+			*out = q->ev;
+			free(q);
+			return 0;
+		}
+		if (c->dead != 0)
+			return c->dead;
+		int64_t left = end < 0 ? -1 : end - now_ms();
+		if (end >= 0 && left < 0)
+			left = 0;
+		int r = pump(c, left);
+		if (r < 0 && c->events == NULL)
+			return r;
+		if (left == 0 && c->events == NULL)
+			return jc_set_error(c, JSCHED_ETIMEOUT, "no event within %lld ms", (long long)timeout_ms);
+	}
+}
+
+/* ---- connect and close --------------------------------------------------------------------- */
+
+static void set_msg(char *msg, size_t msglen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_msg(char *msg, size_t msglen, const char *fmt, ...)
+{
+	if (msg == NULL || msglen == 0)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, msglen, fmt, ap);
+	va_end(ap);
+}
+
+static int open_socket(const char *path, char *msg, size_t msglen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof sa.sun_path) {
+		set_msg(msg, msglen, "socket path too long (at most %zu bytes): %s", sizeof sa.sun_path - 1, path);
+		return JSCHED_ECONNECT;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		set_msg(msg, msglen, "socket: %s", strerror(errno));
+		return JSCHED_ECONNECT;
+	}
+	int r;
+	do
+		r = connect(fd, (struct sockaddr *)&sa, sizeof sa);
+	while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		set_msg(msg, msglen, "cannot connect to jschedd at %s: %s", path, strerror(errno));
+		close(fd);
+		return JSCHED_ECONNECT;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		set_msg(msg, msglen, "fcntl: %s", strerror(errno));
+		close(fd);
+		return JSCHED_ECONNECT;
+	}
+	return fd;
+}
+
+/* Say hello and read the answer; 0 or an error with msg set. */
+static int hello(struct jsched_conn *c, const char *client_name, char *msg, size_t msglen)
+{
+	json_t *reply;
+	json_t *req = jp_hello_new(0, client_name);
+	if (req != NULL)
+		json_object_del(req, "id"); /* jc_send numbers it */
+	int r = jc_call(c, req, &reply);
+	if (r < 0) {
+		/* PROTOCOL.md section 3: a hello reply that cannot be read at all is a version
+		 * mismatch too (a daemon of a very different version). */
+		if (r == JSCHED_EPROTOCOL && c->err_code == NULL)
+			r = JSCHED_EVERSION_MISMATCH;
+		set_msg(msg, msglen, "%s", c->err_message != NULL ? c->err_message : jsched_strerror(r));
+		json_decref(reply);
+		return r;
+	}
+	struct jp_hello_reply h;
+	struct jp_err err;
+	if (jp_hello_reply_parse(reply, &h, &err) < 0 || h.version != JP_PROTOCOL_VERSION) {
+		set_msg(msg, msglen, "jschedd's hello reply cannot be read (%s): a different protocol version?",
+			err.message);
+		json_decref(reply);
+		return JSCHED_EVERSION_MISMATCH;
+	}
+	c->hello = reply;
+	c->hello_text = jc_dup_json(reply);
+	if (c->hello_text == NULL) {
+		set_msg(msg, msglen, "out of memory");
+		return JSCHED_ENOMEM;
+	}
+	c->version = h.daemon;
+	c->instance = h.instance;
+	c->client = h.identity.client;
+	c->frame_limit = h.limits.frame_bytes;
+	jp_decoder_set_limit(&c->dec, h.limits.reply_frame_bytes);
+	return 0;
+}
+
+/* jsched_connect_error: see jsched.h. */
+int jsched_connect_error(const char *socket_path, const char *client_name, struct jsched_conn **out,
+			 char *msg, size_t msglen)
+{
+	set_msg(msg, msglen, "%s", "");
+	if (out == NULL)
+		return JSCHED_EINVAL;
+	*out = NULL;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	if (socket_path == NULL) {
+		int r = jsched_default_socket_path(path, sizeof path);
+		if (r < 0) {
+			set_msg(msg, msglen, "the default socket path is too long (check JSCHED_SOCKET and "
+					     "XDG_RUNTIME_DIR)");
+			return JSCHED_ECONNECT;
+		}
+		socket_path = path;
+	}
+	struct jsched_conn *c = calloc(1, sizeof *c);
+	if (c == NULL) {
+		set_msg(msg, msglen, "out of memory");
+		return JSCHED_ENOMEM;
+	}
+	c->inflight_tail = &c->inflight;
+	c->events_tail = &c->events;
+	c->next_id = 1;
+	c->frame_limit = JP_HANDSHAKE_FRAME_BYTES;
+	jp_decoder_init(&c->dec, JP_DEFAULT_REPLY_FRAME_BYTES);
+	c->fd = open_socket(socket_path, msg, msglen);
+	if (c->fd < 0) {
+		int r = c->fd;
+		c->fd = -1;
+		jsched_close(c);
+		return r;
+	}
+	int r = hello(c, client_name, msg, msglen);
+	if (r < 0) {
+		jsched_close(c);
+		return r;
+	}
+	*out = c;
+	return 0;
+}
+
+/* jsched_connect: see jsched.h. */
+int jsched_connect(const char *socket_path, const char *client_name, struct jsched_conn **out)
+{
+	return jsched_connect_error(socket_path, client_name, out, NULL, 0);
+}
+
+/* jsched_close: see jsched.h. */
+void jsched_close(struct jsched_conn *c)
+{
+	if (c == NULL)
+		return;
+	if (c->dead == 0) {
+		c->dead = JSCHED_EDISCONNECTED;
+		snprintf(c->dead_msg, sizeof c->dead_msg, "the connection was closed");
+	}
+	fail_inflight(c, JSCHED_EDISCONNECTED);
+	while (c->events != NULL) {
+		struct queued_event *q = c->events;
+		c->events = q->next;
+		jsched_event_free(q->ev);
+		free(q);
+	}
+	if (c->fd >= 0)
+		close(c->fd);
+	jp_decoder_free(&c->dec);
+	jp_buf_free(&c->out);
+	json_decref(c->hello);
+	free(c->hello_text);
+	clear_error(c);
+	free(c);
+}
+
+/* jsched_server_version and friends: see jsched.h. */
+const char *jsched_server_version(const struct jsched_conn *c)
+{
+	return c != NULL ? c->version : NULL;
+}
+
+const char *jsched_server_instance(const struct jsched_conn *c)
+{
+	return c != NULL ? c->instance : NULL;
+}
+
+const char *jsched_hello_json(const struct jsched_conn *c)
+{
+	return c != NULL ? c->hello_text : NULL;
+}
+
+const char *jsched_client_name(const struct jsched_conn *c)
+{
+	return c != NULL ? c->client : NULL;
+}
+
+/* ---- reading a reply ---------------------------------------------------------------------- */
+
+/* jsched_reply_ids: see jsched.h. */
+int jsched_reply_ids(const struct jsched_reply *r, const uint64_t **ids, size_t *n)
+{
+	if (r == NULL || ids == NULL || n == NULL)
+		return JSCHED_EINVAL;
+	*ids = r->ids;
+	*n = r->n_ids;
+	return r->ids != NULL && r->n_ids > 0 ? 0 : JSCHED_EINVAL;
+}
+
+/* jsched_reply_results: see jsched.h. */
+int jsched_reply_results(const struct jsched_reply *r, struct jsched_results **out)
+{
+	if (out != NULL)
+		*out = NULL;
+	if (r == NULL || out == NULL || r->msg == NULL)
+		return JSCHED_EINVAL;
+	const json_t *from = r->msg;
+	if (json_object_get(from, "error") != NULL)
+		from = json_object_get(from, "error"); /* a wait's timeout carries the records */
+	const json_t *many = json_object_get(from, "jobs");
+	if (json_is_array(many))
+		return jc_results_from_json(many, out);
+	const json_t *one = json_object_get(from, "job");
+	if (!json_is_object(one))
+		return JSCHED_EINVAL;
+	json_t *arr = json_pack("[O]", one);
+	int rc = arr != NULL ? jc_results_from_json(arr, out) : JSCHED_ENOMEM;
+	json_decref(arr);
+	return rc;
+}
+
+/* jsched_reply_json: see jsched.h. */
+const char *jsched_reply_json(const struct jsched_reply *r)
+{
+	if (r == NULL || r->msg == NULL)
+		return NULL;
+	struct jsched_reply *w = (struct jsched_reply *)(uintptr_t)r; /* a cache, made once */
+	if (w->json == NULL)
+		w->json = jc_dup_json(r->msg);
+	return w->json;
+}

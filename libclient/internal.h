@@ -1,0 +1,55 @@
+/* internal.h: what the files of libjsched share and the library does not export.
+ *
+ * Internal names carry jc_ ("jsched client"): not jsched_, which the version script exports,
+ * and not jp_/jd_, which belong to the codec and the daemon.
+ */
+#ifndef JSCHED_LIBCLIENT_INTERNAL_H
+#define JSCHED_LIBCLIENT_INTERNAL_H
+
+#include <jsched/jsched.h>
+
+#include <jansson.h>
+
+#include "proto/jproto.h"
+
+/* A spec is its JSON object, built member by member (spec.c). */
+struct jsched_spec {
+	json_t *obj; /* owned */
+};
+
+/* jc_result_from_json makes a record from a job record object (borrowed).  Returns NULL
+ * when rec is not an object with a positive "job" or memory ran out. */
+struct jsched_result *jc_result_from_json(const json_t *rec);
+
+/* jc_results_from_json makes a list from an array of records (borrowed). */
+int jc_results_from_json(const json_t *arr, struct jsched_results **out);
+
+/* jc_event_from_json makes an event from an event message (borrowed). */
+struct jsched_event *jc_event_from_json(const json_t *msg);
+
+/* jc_dup_json returns a malloc'd compact JSON text of v (borrowed), or NULL. */
+char *jc_dup_json(const json_t *v);
+
+/* jc_set_error_obj records a daemon error object (borrowed) as conn's last error;
+ * jc_set_error records a local one (code, and a printf-style message).  Both return code
+ * (the error object's code), so that a call can `return jc_set_error(...)`. */
+int jc_set_error_obj(struct jsched_conn *conn, const json_t *error);
+int jc_set_error(struct jsched_conn *conn, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* jc_call sends req (steals it; {"op": ...} without "id") and waits for its reply: on
+ * success *reply (may be NULL) receives it (new reference).  On an error reply, returns its
+ * code with conn's last error set and *reply still set (a wait's timeout carries records).
+ * Not from a callback.  The thread that owns conn. */
+int jc_call(struct jsched_conn *conn, json_t *req, json_t **reply);
+
+/* jc_send queues req (steals it) with its callback; returns the request id (> 0) or an
+ * error (then cb never runs).  op is kept so the reply can be read by type. */
+int jc_send(struct jsched_conn *conn, json_t *req, jsched_reply_cb cb, void *arg);
+
+/* jc_ids_json builds the "job" (n == 1 and single) or "jobs" member for ids. */
+int jc_put_ids(json_t *req, const uint64_t *ids, size_t n, bool single);
+
+/* jc_get_u64 reads a non-negative integer member; false if absent or not one. */
+bool jc_get_u64(const json_t *obj, const char *key, uint64_t *out);
+
+#endif /* JSCHED_LIBCLIENT_INTERNAL_H */

@@ -1,0 +1,615 @@
+/* ops.c: the operations of the protocol, one function each (synchronous and, for the
+ * common ones, asynchronous).
+ *
+ * Each builds its request (proto/PROTOCOL.md section 6), hands it to jc_call or jc_send
+ * (conn.c) and reads the members of the reply it needs.  The asynchronous variants build
+ * the same requests; the callback reads the reply with jsched_reply_*.
+ */
+#include "libclient/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static json_t *request(enum jp_op op)
+{
+	return json_pack("{s:s}", "op", jp_op_name(op));
+}
+
+/* Check ids: none zero or above the protocol's largest integer. */
+static bool ids_ok(const uint64_t *ids, size_t n)
+{
+	if (ids == NULL || n == 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == 0 || ids[i] > (uint64_t)JP_MAX_INT)
+			return false;
+	return true;
+}
+
+/* jc_put_ids: see internal.h. */
+int jc_put_ids(json_t *req, const uint64_t *ids, size_t n, bool single)
+{
+	if (req == NULL)
+		return JSCHED_ENOMEM;
+	if (single && n == 1)
+		return json_object_set_new(req, "job", json_integer((json_int_t)ids[0])) == 0 ? 0 : JSCHED_ENOMEM;
+	json_t *arr = json_array();
+	for (size_t i = 0; arr != NULL && i < n; i++)
+		if (json_array_append_new(arr, json_integer((json_int_t)ids[i])) < 0) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	return arr != NULL && json_object_set_new(req, "jobs", arr) == 0 ? 0 : JSCHED_ENOMEM;
+}
+
+/* A request with the ids of n jobs, or NULL (bad ids: *err set). */
+static json_t *ids_request(struct jsched_conn *c, enum jp_op op, const uint64_t *ids, size_t n, bool single,
+			   int *err)
+{
+	*err = 0;
+	if (!ids_ok(ids, n)) {
+		*err = jc_set_error(c, JSCHED_EINVAL, "job ids must be between 1 and 2^53-1");
+		return NULL;
+	}
+	json_t *req = request(op);
+	if (jc_put_ids(req, ids, n, single) < 0) {
+		json_decref(req);
+		*err = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+		return NULL;
+	}
+	return req;
+}
+
+/* Read one record (member "job") or a list (member "jobs") out of a reply or error. */
+static int read_one(const json_t *from, struct jsched_result **out)
+{
+	*out = jc_result_from_json(json_object_get(from, "job"));
+	return *out != NULL ? 0 : JSCHED_EPROTOCOL;
+}
+
+/* ---- submit ----------------------------------------------------------------------------- */
+
+static json_t *submit_request(struct jsched_conn *c, const struct jsched_spec *const *specs, size_t n,
+			      bool single, int *err)
+{
+	*err = 0;
+	if (specs == NULL || n == 0) {
+		*err = jc_set_error(c, JSCHED_EINVAL, "no job spec");
+		return NULL;
+	}
+	json_t *req = request(JP_OP_SUBMIT);
+	json_t *arr = single ? NULL : json_array();
+	for (size_t i = 0; req != NULL && i < n; i++) {
+		if (specs[i] == NULL) {
+			json_decref(req);
+			json_decref(arr);
+			*err = jc_set_error(c, JSCHED_EINVAL, "spec %zu is NULL", i);
+			return NULL;
+		}
+		/* A deep copy, so that the caller's spec stays its own (and may be reused). */
+		json_t *copy = json_deep_copy(specs[i]->obj);
+		if (copy == NULL || (single ? json_object_set_new(req, "job", copy)
+					    : json_array_append_new(arr, copy)) < 0) {
+			json_decref(req);
+			req = NULL;
+		}
+	}
+	if (req != NULL && !single && json_object_set_new(req, "jobs", arr) < 0) {
+		json_decref(req);
+		req = NULL;
+	} else if (req == NULL) {
+		json_decref(arr);
+	}
+	if (req == NULL)
+		*err = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+	return req;
+}
+
+/* jsched_submit: see jsched.h. */
+int jsched_submit(struct jsched_conn *c, const struct jsched_spec *spec, uint64_t *id)
+{
+	if (c == NULL || id == NULL)
+		return JSCHED_EINVAL;
+	int r;
+	json_t *req = submit_request(c, &spec, 1, true, &r), *reply;
+	if (req == NULL)
+		return r;
+	r = jc_call(c, req, &reply);
+	if (r == 0 && !jc_get_u64(reply, "job", id))
+		r = jc_set_error(c, JSCHED_EPROTOCOL, "submit reply without a job id");
+	json_decref(reply);
+	return r;
+}
+
+/* jsched_submit_batch: see jsched.h. */
+int jsched_submit_batch(struct jsched_conn *c, const struct jsched_spec *const *specs, size_t n, uint64_t *ids)
+{
+	if (c == NULL || ids == NULL)
+		return JSCHED_EINVAL;
+	int r;
+	json_t *req = submit_request(c, specs, n, false, &r), *reply;
+	if (req == NULL)
+		return r;
+	r = jc_call(c, req, &reply);
+	const json_t *arr = json_object_get(reply, "jobs");
+	if (r == 0 && json_array_size(arr) != n)
+		r = jc_set_error(c, JSCHED_EPROTOCOL, "submit reply with %zu ids for %zu specs", json_array_size(arr), n);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		json_int_t v = json_integer_value(json_array_get(arr, i));
+		if (v <= 0)
+			r = jc_set_error(c, JSCHED_EPROTOCOL, "submit reply with a bad id");
+		ids[i] = (uint64_t)v;
+	}
+	json_decref(reply);
+	return r;
+}
+
+/* jsched_submit_async: see jsched.h. */
+int jsched_submit_async(struct jsched_conn *c, const struct jsched_spec *spec, jsched_reply_cb cb, void *arg)
+{
+	if (c == NULL)
+		return JSCHED_EINVAL;
+	int r;
+	json_t *req = submit_request(c, &spec, 1, true, &r);
+	return req != NULL ? jc_send(c, req, cb, arg) : r;
+}
+
+/* jsched_submit_batch_async: see jsched.h. */
+int jsched_submit_batch_async(struct jsched_conn *c, const struct jsched_spec *const *specs, size_t n,
+			      jsched_reply_cb cb, void *arg)
+{
+	if (c == NULL)
+		return JSCHED_EINVAL;
+	int r;
+	json_t *req = submit_request(c, specs, n, false, &r);
+	return req != NULL ? jc_send(c, req, cb, arg) : r;
+}
+
+/* ---- status, wait, cancel ----------------------------------------------------------------- */
+
+/* jsched_status: see jsched.h. */
+int jsched_status(struct jsched_conn *c, uint64_t id, struct jsched_result **out)
+{
+	if (out != NULL)
+		*out = NULL;
+	if (c == NULL || out == NULL)
+		return JSCHED_EINVAL;
+	int r;
+	json_t *req = ids_request(c, JP_OP_STATUS, &id, 1, true, &r), *reply;
+	if (req == NULL)
+		return r;
+	r = jc_call(c, req, &reply);
+	if (r == 0 && read_one(reply, out) < 0)
+		r = jc_set_error(c, JSCHED_EPROTOCOL, "status reply without a job record");
+	json_decref(reply);
+	return r;
+}
+
+/* jsched_status_many: see jsched.h. */
+int jsched_status_many(struct jsched_conn *c, const uint64_t *ids, size_t n, struct jsched_results **out)
+{
+	if (out != NULL)
+		*out = NULL;
+	if (c == NULL || out == NULL)
+		return JSCHED_EINVAL;
+	int r;
+	json_t *req = ids_request(c, JP_OP_STATUS, ids, n, false, &r), *reply;
+	if (req == NULL)
+		return r;
+	r = jc_call(c, req, &reply);
+	if (r == 0 && (r = jc_results_from_json(json_object_get(reply, "jobs"), out)) < 0)
+		jc_set_error(c, r, "cannot read the status reply");
+	json_decref(reply);
+	return r;
+}
+
+/* jsched_status_async: see jsched.h. */
+int jsched_status_async(struct jsched_conn *c, const uint64_t *ids, size_t n, jsched_reply_cb cb, void *arg)
+{
+	if (c == NULL)
+		return JSCHED_EINVAL;
+	int r;
+	json_t *req = ids_request(c, JP_OP_STATUS, ids, n, false, &r);
+	return req != NULL ? jc_send(c, req, cb, arg) : r;
+}
+
+static json_t *wait_request(struct jsched_conn *c, const uint64_t *ids, size_t n, bool single,
+			    enum jsched_wait_mode mode, int64_t timeout_ms, int *err)
+{
+	if ((unsigned)mode > JSCHED_WAIT_ANY) {
+		*err = jc_set_error(c, JSCHED_EINVAL, "bad wait mode");
+		return NULL;
+	}
+	json_t *req = ids_request(c, JP_OP_WAIT, ids, n, single, err);
+	if (req != NULL && mode == JSCHED_WAIT_ANY)
+		json_object_set_new(req, "mode", json_string("any"));
+	if (req != NULL && timeout_ms >= 0)
+		json_object_set_new(req, "timeout_ms", json_integer(timeout_ms));
+	return req;
+}
+
+/* jsched_wait: see jsched.h. */
+int jsched_wait(struct jsched_conn *c, uint64_t id, int64_t timeout_ms, struct jsched_result **out)
+{
+	if (out != NULL)
+		*out = NULL;
+	if (c == NULL || out == NULL)
+		return JSCHED_EINVAL;
+	int r;
+	json_t *req = wait_request(c, &id, 1, true, JSCHED_WAIT_ALL, timeout_ms, &r), *reply;
+	if (req == NULL)
+		return r;
+	r = jc_call(c, req, &reply);
+	if (r == 0 && read_one(reply, out) < 0) {
+		r = jc_set_error(c, JSCHED_EPROTOCOL, "wait reply without a job record");
+	} else if (r == JSCHED_ETIMEOUT) {
+		/* The timeout error carries the records as they stand ("jobs"). */
+		const json_t *jobs = json_object_get(json_object_get(reply, "error"), "jobs");
+		*out = jc_result_from_json(json_array_get(jobs, 0));
+	}
+	json_decref(reply);
+	return r;
+}
+
+/* jsched_wait_many: see jsched.h. */
+int jsched_wait_many(struct jsched_conn *c, const uint64_t *ids, size_t n, enum jsched_wait_mode mode,
+		     int64_t timeout_ms, struct jsched_results **out)
+{
+	if (out != NULL)
+		*out = NULL;
+	if (c == NULL || out == NULL)
+		return JSCHED_EINVAL;
+	int r;
+	json_t *req = wait_request(c, ids, n, false, mode, timeout_ms, &r), *reply;
+	if (req == NULL)
+		return r;
+	r = jc_call(c, req, &reply);
+	if (r == 0 || r == JSCHED_ETIMEOUT) {
+		const json_t *from = r == 0 ? reply : json_object_get(reply, "error");
+		int rr = jc_results_from_json(json_object_get(from, "jobs"), out);
+		if (rr < 0 && r == 0)
+			r = jc_set_error(c, rr, "cannot read the wait reply");
+	}
+	if (r == 0) {
+		int final = 0;
+		for (size_t i = 0; i < (*out)->count; i++)
+			final += jsched_state_final((*out)->items[i]->state);
+		r = final;
+	}
+	json_decref(reply);
+	return r;
+}
+
+/* jsched_wait_async: see jsched.h. */
+int jsched_wait_async(struct jsched_conn *c, const uint64_t *ids, size_t n, enum jsched_wait_mode mode,
+		      int64_t timeout_ms, jsched_reply_cb cb, void *arg)
+{
+	if (c == NULL)
+		return JSCHED_EINVAL;
+	int r;
+	json_t *req = wait_request(c, ids, n, false, mode, timeout_ms, &r);
+	return req != NULL ? jc_send(c, req, cb, arg) : r;
+}
+
+/* jsched_cancel_many: see jsched.h. */
+int jsched_cancel_many(struct jsched_conn *c, const uint64_t *ids, size_t n, struct jsched_results **out)
+{
+	if (out != NULL)
+		*out = NULL;
+	if (c == NULL)
+		return JSCHED_EINVAL;
+	int r;
+	json_t *req = ids_request(c, JP_OP_CANCEL, ids, n, false, &r), *reply;
+	if (req == NULL)
+		return r;
+	r = jc_call(c, req, &reply);
+	if (r == 0 && out != NULL && (r = jc_results_from_json(json_object_get(reply, "jobs"), out)) < 0)
+		jc_set_error(c, r, "cannot read the cancel reply");
+	json_decref(reply);
+	return r;
+}
+
+/* jsched_cancel: see jsched.h. */
+int jsched_cancel(struct jsched_conn *c, uint64_t id)
+{
+	return jsched_cancel_many(c, &id, 1, NULL);
+}
+
+/* jsched_cancel_async: see jsched.h. */
+int jsched_cancel_async(struct jsched_conn *c, const uint64_t *ids, size_t n, jsched_reply_cb cb, void *arg)
+{
+	if (c == NULL)
+		return JSCHED_EINVAL;
+	int r;
+	json_t *req = ids_request(c, JP_OP_CANCEL, ids, n, false, &r);
+	return req != NULL ? jc_send(c, req, cb, arg) : r;
+}
+
+/* ---- list, output, metrics, ping ----------------------------------------------------------- */
+
+/* Append the records of arr to l (grown). */
+static int append_records(struct jsched_results *l, const json_t *arr)
+{
+	size_t n = json_array_size(arr);
+	struct jsched_result **items = realloc(l->items, (l->count + n + 1) * sizeof *items);
+	if (items == NULL)
+		return JSCHED_ENOMEM;
+	l->items = items;
+	for (size_t i = 0; i < n; i++) {
+		struct jsched_result *r = jc_result_from_json(json_array_get(arr, i));
+		if (r == NULL)
+			return JSCHED_EPROTOCOL;
+		l->items[l->count++] = r;
+	}
+	return 0;
+}
+
+/* jsched_list: see jsched.h. */
+int jsched_list(struct jsched_conn *c, unsigned state_mask, const char *client, bool all_uids,
+		struct jsched_results **out)
+{
+	if (out != NULL)
+		*out = NULL;
+	if (c == NULL || out == NULL)
+		return JSCHED_EINVAL;
+	struct jsched_results *l = calloc(1, sizeof *l);
+	if (l == NULL)
+		return jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+	uint64_t after = 0;
+	int r = 0;
+	/* Page through: each page ends where the next begins (after_job).  The count of pages
+	 * is bounded by the jobs the daemon retains. */
+	for (bool more = true; more && r == 0;) {
+		json_t *req = request(JP_OP_LIST), *reply = NULL;
+		json_t *states = state_mask != 0 ? json_array() : NULL;
+		for (int s = JSCHED_STATE_WAITING; states != NULL && s <= JSCHED_STATE_DROPPED; s++)
+			if (state_mask & (1u << s))
+				json_array_append_new(states, json_string(jsched_state_name((enum jsched_state)s)));
+		if (req != NULL && states != NULL)
+			json_object_set_new(req, "states", states);
+		if (req != NULL && client != NULL)
+			json_object_set_new(req, "client", json_string(client));
+		if (req != NULL && all_uids)
+			json_object_set_new(req, "all", json_true());
+		if (req != NULL && after > 0)
+			json_object_set_new(req, "after_job", json_integer((json_int_t)after));
+		if (req != NULL)
+			json_object_set_new(req, "limit", json_integer(JP_LIST_LIMIT_MAX));
+		r = jc_call(c, req, &reply);
+		const json_t *jobs = json_object_get(reply, "jobs");
+		if (r == 0 && (r = append_records(l, jobs)) < 0)
+			jc_set_error(c, r, "cannot read the list reply");
+		more = json_is_true(json_object_get(reply, "more")) && json_array_size(jobs) > 0;
+		if (r == 0 && more)
+			after = l->items[l->count - 1]->id;
+		json_decref(reply);
+	}
+	if (r < 0) {
+		jsched_results_free(l);
+		return r;
+	}
+	*out = l;
+	return 0;
+}
+
+/* jsched_output: see jsched.h. */
+int jsched_output(struct jsched_conn *c, uint64_t id, struct jsched_output **out)
+{
+	if (out != NULL)
+		*out = NULL;
+	if (c == NULL || out == NULL)
+		return JSCHED_EINVAL;
+	int r;
+	json_t *req = ids_request(c, JP_OP_OUTPUT, &id, 1, true, &r), *reply;
+	if (req == NULL)
+		return r;
+	r = jc_call(c, req, &reply);
+	struct jsched_output *o = r == 0 ? calloc(1, sizeof *o) : NULL;
+	if (r == 0 && o == NULL)
+		r = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+	if (r == 0) {
+		struct jp_err err;
+		unsigned char *data;
+		r = jp_output_stream_parse(json_object_get(reply, "stdout"), &data, &o->out_len,
+					   &o->out_truncated, &err);
+		o->out = (char *)data;
+		if (r == 0) {
+			r = jp_output_stream_parse(json_object_get(reply, "stderr"), &data, &o->err_len,
+						   &o->err_truncated, &err);
+			o->err = (char *)data;
+		}
+		o->complete = json_is_true(json_object_get(reply, "complete"));
+		if (r < 0) {
+			jc_set_error(c, r, "cannot read the output reply: %s", err.message);
+			jsched_output_free(o);
+		} else {
+			*out = o;
+		}
+	}
+	json_decref(reply);
+	return r;
+}
+
+/* Make a member of a reply the caller's JSON text (NULL out: not wanted). */
+static int give_json(struct jsched_conn *c, const json_t *v, char **out)
+{
+	if (out == NULL)
+		return 0;
+	*out = jc_dup_json(v);
+	return *out != NULL ? 0 : jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+}
+
+/* jsched_metrics: see jsched.h. */
+int jsched_metrics(struct jsched_conn *c, char **out)
+{
+	if (out != NULL)
+		*out = NULL;
+	if (c == NULL || out == NULL)
+		return JSCHED_EINVAL;
+	json_t *reply;
+	int r = jc_call(c, request(JP_OP_METRICS), &reply);
+	const json_t *m = json_object_get(reply, "metrics");
+	if (r == 0 && !json_is_object(m))
+		r = jc_set_error(c, JSCHED_EPROTOCOL, "metrics reply without a metrics document");
+	if (r == 0)
+		r = give_json(c, m, out);
+	json_decref(reply);
+	return r;
+}
+
+/* jsched_ping: see jsched.h. */
+int jsched_ping(struct jsched_conn *c)
+{
+	if (c == NULL)
+		return JSCHED_EINVAL;
+	return jc_call(c, request(JP_OP_PING), NULL);
+}
+
+/* ---- drain and admin --------------------------------------------------------------------------- */
+
+/* jsched_drain: see jsched.h. */
+int jsched_drain(struct jsched_conn *c, const char *client, bool running, uint64_t *cancelled,
+		 uint64_t *cancelling)
+{
+	if (c == NULL)
+		return JSCHED_EINVAL;
+	json_t *req = request(JP_OP_DRAIN), *reply;
+	if (req != NULL && client != NULL)
+		json_object_set_new(req, "client", json_string(client));
+	if (req != NULL && running)
+		json_object_set_new(req, "running", json_true());
+	int r = jc_call(c, req, &reply);
+	uint64_t dummy;
+	if (r == 0) {
+		jc_get_u64(reply, "cancelled", cancelled != NULL ? cancelled : &dummy);
+		jc_get_u64(reply, "cancelling", cancelling != NULL ? cancelling : &dummy);
+	}
+	json_decref(reply);
+	return r;
+}
+
+/* A simple request whose whole reply the caller may want. */
+static int call_giving_reply(struct jsched_conn *c, json_t *req, char **reply_json)
+{
+	if (reply_json != NULL)
+		*reply_json = NULL;
+	json_t *reply;
+	int r = jc_call(c, req, &reply);
+	if (r == 0)
+		r = give_json(c, reply, reply_json);
+	json_decref(reply);
+	return r;
+}
+
+/* jsched_admin_reload: see jsched.h. */
+int jsched_admin_reload(struct jsched_conn *c, char **reply_json)
+{
+	if (c == NULL)
+		return JSCHED_EINVAL;
+	return call_giving_reply(c, request(JP_OP_RELOAD), reply_json);
+}
+
+/* jsched_admin_set_client: see jsched.h. */
+int jsched_admin_set_client(struct jsched_conn *c, const char *client, uint32_t weight, uint32_t max_queued,
+			    const char *overflow, char **reply_json)
+{
+	if (reply_json != NULL)
+		*reply_json = NULL;
+	if (c == NULL)
+		return JSCHED_EINVAL;
+	if (client == NULL)
+		return jc_set_error(c, JSCHED_EINVAL, "no client name");
+	json_t *req = request(JP_OP_SET_CLIENT);
+	if (req != NULL)
+		json_object_set_new(req, "client", json_string(client));
+	if (req != NULL && weight > 0)
+		json_object_set_new(req, "weight", json_integer(weight));
+	if (req != NULL && max_queued > 0)
+		json_object_set_new(req, "max_queued", json_integer(max_queued));
+	if (req != NULL && overflow != NULL)
+		json_object_set_new(req, "overflow", json_string(overflow));
+	return call_giving_reply(c, req, reply_json);
+}
+
+/* jsched_admin_shutdown: see jsched.h. */
+int jsched_admin_shutdown(struct jsched_conn *c, bool immediate)
+{
+	if (c == NULL)
+		return JSCHED_EINVAL;
+	json_t *req = request(JP_OP_SHUTDOWN);
+	if (req != NULL)
+		json_object_set_new(req, "mode", json_string(immediate ? "immediate" : "graceful"));
+	return jc_call(c, req, NULL);
+}
+
+/* ---- watch ------------------------------------------------------------------------------------- */
+
+/* jsched_watch: see jsched.h. */
+int jsched_watch(struct jsched_conn *c, int64_t from_seq, const char *instance, uint64_t *last_seq)
+{
+	if (c == NULL)
+		return JSCHED_EINVAL;
+	json_t *req = request(JP_OP_WATCH), *reply;
+	if (req != NULL && from_seq >= 0) {
+		json_object_set_new(req, "from_seq", json_integer(from_seq));
+		const char *inst = instance != NULL ? instance : jsched_server_instance(c);
+		if (inst != NULL)
+			json_object_set_new(req, "instance", json_string(inst));
+	}
+	int r = jc_call(c, req, &reply);
+	uint64_t dummy;
+	if (r == 0)
+		jc_get_u64(reply, "seq", last_seq != NULL ? last_seq : &dummy);
+	json_decref(reply);
+	return r;
+}
+
+/* jsched_unwatch: see jsched.h. */
+int jsched_unwatch(struct jsched_conn *c)
+{
+	if (c == NULL)
+		return JSCHED_EINVAL;
+	return jc_call(c, request(JP_OP_UNWATCH), NULL);
+}
+
+/* ---- any request ------------------------------------------------------------------------------- */
+
+static json_t *parse_request(struct jsched_conn *c, const char *text, int *err)
+{
+	json_t *req = text != NULL ? json_loads(text, JSON_REJECT_DUPLICATES, NULL) : NULL;
+	if (!json_is_object(req) || !json_is_string(json_object_get(req, "op"))) {
+		json_decref(req);
+		*err = jc_set_error(c, JSCHED_EINVAL, "a request is a JSON object with an \"op\"");
+		return NULL;
+	}
+	json_object_del(req, "id");
+	return req;
+}
+
+/* jsched_request: see jsched.h. */
+int jsched_request(struct jsched_conn *c, const char *request_json, char **reply_json)
+{
+	if (reply_json != NULL)
+		*reply_json = NULL;
+	if (c == NULL)
+		return JSCHED_EINVAL;
+	int r;
+	json_t *req = parse_request(c, request_json, &r), *reply;
+	if (req == NULL)
+		return r;
+	r = jc_call(c, req, &reply);
+	if (reply != NULL && reply_json != NULL && (*reply_json = jc_dup_json(reply)) == NULL && r == 0)
+		r = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+	json_decref(reply);
+	return r;
+}
+
+/* jsched_request_async: see jsched.h. */
+int jsched_request_async(struct jsched_conn *c, const char *request_json, jsched_reply_cb cb, void *arg)
+{
+	if (c == NULL)
+		return JSCHED_EINVAL;
+	int r;
+	json_t *req = parse_request(c, request_json, &r);
+	return req != NULL ? jc_send(c, req, cb, arg) : r;
+}

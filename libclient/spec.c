@@ -1,0 +1,326 @@
+/* spec.c: building job specs.
+ *
+ * A spec is kept as the JSON object the protocol sends (proto/PROTOCOL.md section 4), and
+ * each setter writes one member of it.  This keeps the builder and jsched_spec_from_json
+ * the same thing, makes jsched_spec_to_json a dump, and leaves every limit and cross-member
+ * rule to the daemon, which checks them anyway: the library rejects only what could never
+ * be right (a NULL where a string is needed, an exec member on a call job, a cost out of
+ * 1..1,000,000), so that a newer daemon's wider limits work without a new library.
+ *
+ * Why a builder and not a public struct: members can be added without breaking binaries,
+ * and the common case stays one call per member.  Why not a json_t in the API: callers
+ * would need jansson's headers and the same jansson as the library (see jsched.h).
+ */
+#include "libclient/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static int new_spec(json_t *obj, struct jsched_spec **out)
+{
+	struct jsched_spec *spec = malloc(sizeof *spec);
+	if (spec == NULL) {
+		json_decref(obj);
+		return JSCHED_ENOMEM;
+	}
+	spec->obj = obj;
+	*out = spec;
+	return 0;
+}
+
+/* jsched_spec_exec: see jsched.h. */
+int jsched_spec_exec(const char *const *argv, struct jsched_spec **out)
+{
+	if (out == NULL)
+		return JSCHED_EINVAL;
+	*out = NULL;
+	if (argv == NULL || argv[0] == NULL)
+		return JSCHED_EINVAL;
+	json_t *arr = json_array();
+	for (size_t i = 0; arr != NULL && argv[i] != NULL; i++)
+		if (json_array_append_new(arr, json_string(argv[i])) < 0) {
+			json_decref(arr);
+			/* json_string fails on bad UTF-8 as well as on memory */
+			return JSCHED_EINVAL;
+		}
+	json_t *obj = json_pack("{s:s, s:o?}", "kind", "exec", "argv", arr);
+	if (obj == NULL)
+		return JSCHED_ENOMEM;
+	return new_spec(obj, out);
+}
+
+/* jsched_spec_call: see jsched.h. */
+int jsched_spec_call(const char *fn, const char *args_json, struct jsched_spec **out)
+{
+	if (out == NULL)
+		return JSCHED_EINVAL;
+	*out = NULL;
+	if (fn == NULL || fn[0] == '\0')
+		return JSCHED_EINVAL;
+	json_t *args = NULL;
+	if (args_json != NULL) {
+		args = json_loads(args_json, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
+		if (args == NULL)
+			return JSCHED_EINVAL;
+	}
+	json_t *obj = json_pack("{s:s, s:s}", "kind", "call", "fn", fn);
+	if (obj == NULL) {
+		json_decref(args);
+		return JSCHED_EINVAL;
+	}
+	if (args != NULL && json_object_set_new(obj, "args", args) < 0) {
+		json_decref(obj);
+		return JSCHED_ENOMEM;
+	}
+	return new_spec(obj, out);
+}
+
+/* jsched_spec_from_json: see jsched.h. */
+int jsched_spec_from_json(const char *json, struct jsched_spec **out)
+{
+	if (out == NULL)
+		return JSCHED_EINVAL;
+	*out = NULL;
+	if (json == NULL)
+		return JSCHED_EINVAL;
+	json_t *obj = json_loads(json, JSON_REJECT_DUPLICATES, NULL);
+	if (!json_is_object(obj)) {
+		json_decref(obj);
+		return JSCHED_EINVAL;
+	}
+	return new_spec(obj, out);
+}
+
+/* jsched_spec_to_json: see jsched.h. */
+int jsched_spec_to_json(const struct jsched_spec *spec, char **out)
+{
+	if (spec == NULL || out == NULL)
+		return JSCHED_EINVAL;
+	*out = jc_dup_json(spec->obj);
+	return *out != NULL ? 0 : JSCHED_ENOMEM;
+}
+
+/* jsched_spec_free: see jsched.h. */
+void jsched_spec_free(struct jsched_spec *spec)
+{
+	if (spec == NULL)
+		return;
+	json_decref(spec->obj);
+	free(spec);
+}
+
+/* Set member key to v (stolen); JSCHED_EINVAL if v is NULL (json_string refuses bad UTF-8). */
+static int set(struct jsched_spec *spec, const char *key, json_t *v)
+{
+	if (v == NULL)
+		return JSCHED_EINVAL;
+	return json_object_set_new(spec->obj, key, v) == 0 ? 0 : JSCHED_ENOMEM;
+}
+
+static bool is_exec(const struct jsched_spec *spec)
+{
+	const char *kind = json_string_value(json_object_get(spec->obj, "kind"));
+	return kind != NULL && strcmp(kind, "exec") == 0;
+}
+
+/* jsched_spec_set_name: see jsched.h. */
+int jsched_spec_set_name(struct jsched_spec *spec, const char *name)
+{
+	if (spec == NULL || name == NULL)
+		return JSCHED_EINVAL;
+	return set(spec, "name", json_string(name));
+}
+
+/* jsched_spec_set_ref: see jsched.h. */
+int jsched_spec_set_ref(struct jsched_spec *spec, const char *ref)
+{
+	if (spec == NULL || ref == NULL || ref[0] == '\0')
+		return JSCHED_EINVAL;
+	return set(spec, "ref", json_string(ref));
+}
+
+/* jsched_spec_set_priority: see jsched.h. */
+int jsched_spec_set_priority(struct jsched_spec *spec, enum jsched_priority prio)
+{
+	static const char *const names[] = { "low", "normal", "high", "critical" };
+	if (spec == NULL || (unsigned)prio > JSCHED_PRIORITY_CRITICAL)
+		return JSCHED_EINVAL;
+	return set(spec, "priority", json_string(names[prio]));
+}
+
+static int set_deadline(struct jsched_spec *spec, const char *key, const char *other, int64_t ms)
+{
+	if (spec == NULL || ms < 0)
+		return JSCHED_EINVAL;
+	int r = set(spec, key, json_integer(ms));
+	if (r == 0)
+		json_object_del(spec->obj, other);
+	return r;
+}
+
+/* jsched_spec_set_deadline_at: see jsched.h. */
+int jsched_spec_set_deadline_at(struct jsched_spec *spec, int64_t at_ms)
+{
+	return set_deadline(spec, "deadline_at_ms", "deadline_in_ms", at_ms);
+}
+
+/* jsched_spec_set_deadline_in: see jsched.h. */
+int jsched_spec_set_deadline_in(struct jsched_spec *spec, int64_t in_ms)
+{
+	return set_deadline(spec, "deadline_in_ms", "deadline_at_ms", in_ms);
+}
+
+/* jsched_spec_set_cost: see jsched.h. */
+int jsched_spec_set_cost(struct jsched_spec *spec, uint32_t cost)
+{
+	if (spec == NULL || cost < 1 || cost > 1000000)
+		return JSCHED_EINVAL;
+	return set(spec, "cost", json_integer(cost));
+}
+
+/* jsched_spec_set_env: see jsched.h. */
+int jsched_spec_set_env(struct jsched_spec *spec, const char *const *env)
+{
+	if (spec == NULL || !is_exec(spec))
+		return JSCHED_EINVAL;
+	json_t *obj = json_object();
+	if (obj == NULL)
+		return JSCHED_ENOMEM;
+	for (size_t i = 0; env != NULL && env[i] != NULL; i++) {
+		const char *eq = strchr(env[i], '=');
+		json_t *v = eq != NULL && eq != env[i] ? json_string(eq + 1) : NULL;
+		if (v == NULL || json_object_setn_new(obj, env[i], (size_t)(eq - env[i]), v) < 0) {
+			json_decref(obj);
+			return JSCHED_EINVAL; /* no '=', empty name, or not UTF-8 */
+		}
+	}
+	return set(spec, "env", obj);
+}
+
+/* jsched_spec_setenv: see jsched.h. */
+int jsched_spec_setenv(struct jsched_spec *spec, const char *name, const char *value)
+{
+	if (spec == NULL || !is_exec(spec) || name == NULL || name[0] == '\0' || strchr(name, '=') != NULL ||
+	    value == NULL)
+		return JSCHED_EINVAL;
+	json_t *env = json_object_get(spec->obj, "env");
+	if (env == NULL) {
+		env = json_object();
+		if (set(spec, "env", env) < 0)
+			return JSCHED_ENOMEM;
+	}
+	if (!json_is_object(env))
+		return JSCHED_EINVAL;
+	json_t *v = json_string(value);
+	if (v == NULL)
+		return JSCHED_EINVAL;
+	return json_object_set_new(env, name, v) == 0 ? 0 : JSCHED_EINVAL;
+}
+
+/* jsched_spec_inherit: see jsched.h. */
+int jsched_spec_inherit(struct jsched_spec *spec)
+{
+	if (spec == NULL || !is_exec(spec))
+		return JSCHED_EINVAL;
+	char *cwd = getcwd(NULL, 0);
+	if (cwd == NULL)
+		return JSCHED_EIO;
+	json_t *env = json_object();
+	int r = env != NULL ? 0 : JSCHED_ENOMEM;
+	/* A variable that is not UTF-8 (JSON cannot carry it) is left out, not an error:
+	 * a shell's environment is whatever it is. */
+	for (char **e = environ; r == 0 && e != NULL && *e != NULL; e++) {
+		const char *eq = strchr(*e, '=');
+		if (eq == NULL || eq == *e)
+			continue;
+		json_t *v = json_string(eq + 1);
+		if (v != NULL)
+			json_object_setn_new(env, *e, (size_t)(eq - *e), v);
+	}
+	if (r == 0)
+		r = set(spec, "env", env);
+	if (r == 0)
+		r = set(spec, "cwd", json_string(cwd));
+	free(cwd);
+	return r;
+}
+
+/* jsched_spec_set_cwd: see jsched.h. */
+int jsched_spec_set_cwd(struct jsched_spec *spec, const char *cwd)
+{
+	if (spec == NULL || !is_exec(spec) || cwd == NULL || cwd[0] != '/')
+		return JSCHED_EINVAL;
+	return set(spec, "cwd", json_string(cwd));
+}
+
+/* jsched_spec_set_stdin: see jsched.h. */
+int jsched_spec_set_stdin(struct jsched_spec *spec, const void *data, size_t len)
+{
+	if (spec == NULL || !is_exec(spec) || (data == NULL && len > 0))
+		return JSCHED_EINVAL;
+	if (len == 0) {
+		json_object_del(spec->obj, "stdin");
+		return 0;
+	}
+	json_t *b64 = jp_base64_json(data, len);
+	if (b64 == NULL)
+		return JSCHED_ENOMEM;
+	return set(spec, "stdin", b64);
+}
+
+/* jsched_spec_set_timeout: see jsched.h. */
+int jsched_spec_set_timeout(struct jsched_spec *spec, int64_t timeout_ms)
+{
+	if (spec == NULL || !is_exec(spec) || timeout_ms < 1)
+		return JSCHED_EINVAL;
+	return set(spec, "timeout_ms", json_integer(timeout_ms));
+}
+
+static int add_dep(struct jsched_spec *spec, enum jsched_gate gate, json_t *dep, enum jsched_dep_on on)
+{
+	static const char *const ons[] = { "success", "failure", "any" };
+	if (dep == NULL)
+		return JSCHED_EINVAL;
+	if (spec == NULL || (unsigned)gate > JSCHED_GATE_ANY_OF || (unsigned)on > JSCHED_DEP_ANY) {
+		json_decref(dep);
+		return JSCHED_EINVAL;
+	}
+	/* The default outcome is left implicit, as a person would write it. */
+	if (on != JSCHED_DEP_SUCCESS && json_object_set_new(dep, "on", json_string(ons[on])) < 0) {
+		json_decref(dep);
+		return JSCHED_ENOMEM;
+	}
+	const char *key = gate == JSCHED_GATE_AFTER ? "after" : "any_of";
+	json_t *arr = json_object_get(spec->obj, key);
+	if (arr == NULL) {
+		arr = json_array();
+		if (set(spec, key, arr) < 0) {
+			json_decref(dep);
+			return JSCHED_ENOMEM;
+		}
+	}
+	if (!json_is_array(arr)) {
+		json_decref(dep);
+		return JSCHED_EINVAL;
+	}
+	return json_array_append_new(arr, dep) == 0 ? 0 : JSCHED_ENOMEM;
+}
+
+/* jsched_spec_add_dep: see jsched.h. */
+int jsched_spec_add_dep(struct jsched_spec *spec, enum jsched_gate gate, uint64_t job_id, enum jsched_dep_on on)
+{
+	if (job_id == 0 || job_id > (uint64_t)JP_MAX_INT)
+		return JSCHED_EINVAL;
+	return add_dep(spec, gate, json_pack("{s:I}", "job", (json_int_t)job_id), on);
+}
+
+/* jsched_spec_add_dep_ref: see jsched.h. */
+int jsched_spec_add_dep_ref(struct jsched_spec *spec, enum jsched_gate gate, const char *ref, enum jsched_dep_on on)
+{
+	if (ref == NULL || ref[0] == '\0')
+		return JSCHED_EINVAL;
+	return add_dep(spec, gate, json_pack("{s:s}", "ref", ref), on);
+}

@@ -1,0 +1,741 @@
+/* args.c: the jsched tool's command line: the help of every subcommand and the parser.
+ *
+ * A small table-driven parser instead of getopt_long: it keeps no global state (the tests
+ * parse many command lines in one process), and it words its own errors, naming the
+ * subcommand, the option and the bad value, which getopt's messages do not.  Options take
+ * "--name VALUE", "--name=VALUE" and, for those with a short form, "-x VALUE"; "--" ends
+ * the options; -h/--help works after every subcommand.
+ */
+#include "libclient/tool/args.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- help ------------------------------------------------------------------------ */
+
+static const char help_main[] =
+	"usage: jsched [-s PATH] COMMAND [OPTIONS] [ARGS]\n"
+	"\n"
+	"Talk to jschedd, the job server of this machine.\n"
+	"\n"
+	"Commands:\n"
+	"  submit    submit a job: a command after --, or a call with --fn\n"
+	"  wait      wait for jobs to end\n"
+	"  status    show jobs' state and result\n"
+	"  cancel    cancel jobs\n"
+	"  ls        list your jobs\n"
+	"  output    print an exec job's captured stdout and stderr\n"
+	"  watch     print events about your jobs as they happen\n"
+	"  metrics   show the daemon's metrics (a table; --json for the document)\n"
+	"  top       a live view of clients, queues, workers and latencies\n"
+	"  drain     stop the daemon admitting new jobs; wait for those it has\n"
+	"  admin     reload | set-client | shutdown (admin uid only)\n"
+	"  help      help [COMMAND]: this text, or a command's\n"
+	"\n"
+	"Options:\n"
+	"  -s, --socket PATH  the daemon's socket (default: $JSCHED_SOCKET, else\n"
+	"                     $XDG_RUNTIME_DIR/jschedd.sock, else /run/jschedd/jschedd.sock)\n"
+	"  -h, --help         this text; `jsched COMMAND --help` for a command's\n"
+	"  -V, --version      the version of this tool\n"
+	"\n"
+	"Durations are a number with a unit: 500ms, 10s, 1.5m, 2h (a bare number is seconds).\n"
+	"\n"
+	"Exit status:\n"
+	"   0  success (wait, submit --wait: the job succeeded)\n"
+	"   1  the daemon refused the request, or a job did not succeed\n"
+	"  64  bad command line\n"
+	"  69  no daemon at the socket, or it hung up\n"
+	"  75  the --timeout expired before the jobs ended\n"
+	"  77  permission denied\n"
+	"  `submit --wait` and `wait` on one exec job exit with the job's status instead:\n"
+	"  its exit code, or 128+N when signal N killed it.\n";
+
+static const char help_submit[] =
+	"usage: jsched submit [OPTIONS] -- COMMAND [ARG...]\n"
+	"       jsched submit [OPTIONS] --fn NAME [--args JSON]\n"
+	"\n"
+	"Submit one job and print its id.  An exec job runs COMMAND with this shell's working\n"
+	"directory and environment unless told otherwise; a call job runs the daemon's handler\n"
+	"NAME with the JSON arguments.\n"
+	"\n"
+	"  --fn NAME            a call job of handler NAME\n"
+	"  --args JSON          its arguments (default: null)\n"
+	"  --name NAME          a name for the job, shown by status and ls\n"
+	"  --priority P         low, normal (default), high or critical\n"
+	"  --deadline DURATION  if not started within DURATION, the job expires unrun\n"
+	"  --time-limit DURATION  exec: kill the command after it ran this long\n"
+	"  --cost N             a hint of how much work the job is (default 1)\n"
+	"  --after ID           run after job ID succeeded (repeat: after all of them)\n"
+	"  --any-of ID          run after any one of these jobs succeeded (repeatable)\n"
+	"  --cwd DIR            exec: working directory (default: the current one)\n"
+	"  --env NAME=VALUE     exec: set a variable (repeatable)\n"
+	"  --clear-env          exec: send only the --env variables, not this environment\n"
+	"  --stdin FILE         exec: feed FILE to the command's stdin (- for jsched's stdin)\n"
+	"  -w, --wait           wait for the job and exit with its status\n"
+	"  --timeout DURATION   with --wait: give up after DURATION (exit 75)\n"
+	"  --json               print the daemon's reply as JSON\n";
+
+static const char help_wait[] =
+	"usage: jsched wait [--any] [--timeout DURATION] [--json] ID...\n"
+	"\n"
+	"Wait until all the jobs (--any: one of them) have ended, and print their results.\n"
+	"Exits 0 if they all succeeded (--any: the first to end did), 1 if not, 75 on timeout;\n"
+	"for one exec job, with the job's own exit status.\n"
+	"\n"
+	"  --any                return when the first job ends\n"
+	"  --timeout DURATION   give up after DURATION (default: no limit)\n"
+	"  --json               print the results as JSON\n";
+
+static const char help_status[] =
+	"usage: jsched status [--json] ID...\n"
+	"\n"
+	"Print each job's state, and its result once it has ended.\n"
+	"\n"
+	"  --json  print the daemon's JSON\n";
+
+static const char help_cancel[] =
+	"usage: jsched cancel ID...\n"
+	"\n"
+	"Cancel jobs: a job not started yet never runs; a running one is told to stop.\n"
+	"Exits 1 if any could not be cancelled (the reason is printed).\n";
+
+static const char help_ls[] =
+	"usage: jsched ls [--state STATE[,STATE...]] [--json]\n"
+	"\n"
+	"List your jobs the daemon still knows, one a line: id, state, name, kind.\n"
+	"\n"
+	"  --state LIST  only jobs in these states: waiting, queued, running, succeeded,\n"
+	"                failed, cancelled, expired, dropped\n"
+	"  --json        print the daemon's JSON\n";
+
+static const char help_output[] =
+	"usage: jsched output [--stdout | --stderr] ID\n"
+	"\n"
+	"Print an exec job's captured standard output to stdout and its standard error to\n"
+	"stderr, byte for byte.  A note on stderr says when the daemon truncated either.\n"
+	"\n"
+	"  --stdout  only the standard output\n"
+	"  --stderr  only the standard error\n";
+
+static const char help_watch[] =
+	"usage: jsched watch [--since SEQ] [-n COUNT] [--json]\n"
+	"\n"
+	"Print events about your jobs as they happen, one a line, until interrupted.\n"
+	"\n"
+	"  --since SEQ   start after event SEQ (to resume without gaps)\n"
+	"  -n COUNT      stop after COUNT events\n"
+	"  --json        print each event's JSON\n";
+
+static const char help_metrics[] =
+	"usage: jsched metrics [--json]\n"
+	"\n"
+	"Show the daemon's metrics: counters, latency percentiles, clients and their\n"
+	"share, workers.\n"
+	"\n"
+	"  --json  print the metrics document as the daemon sent it\n";
+
+static const char help_top[] =
+	"usage: jsched top [--once | -n COUNT] [--interval DURATION]\n"
+	"\n"
+	"A live view of the daemon: clients, queues, workers and latencies, redrawn every\n"
+	"interval until interrupted.\n"
+	"\n"
+	"  --once               print one screen and exit (for scripts)\n"
+	"  -n COUNT             print COUNT screens and exit\n"
+	"  --interval DURATION  time between screens (default 1s)\n";
+
+static const char help_drain[] =
+	"usage: jsched drain [--timeout DURATION]\n"
+	"\n"
+	"Ask the daemon to stop admitting new jobs and wait until those it holds have ended.\n"
+	"\n"
+	"  --timeout DURATION  give up waiting after DURATION (exit 75)\n";
+
+static const char help_admin[] =
+	"usage: jsched admin reload\n"
+	"       jsched admin set-client CLIENT [--weight W] [--max-queued N]\n"
+	"       jsched admin shutdown [--immediate]\n"
+	"\n"
+	"Administrative operations; the daemon allows them to admin uids only.\n"
+	"\n"
+	"  reload        re-read the configuration file\n"
+	"  set-client    set a client's weight (its share) and its queued-job limit\n"
+	"  shutdown      stop the daemon: by default after the jobs it holds have ended;\n"
+	"                --immediate cancels them\n";
+
+static const char *const verb_names[CLI_VERB_COUNT] = {
+	[CLI_HELP] = "help",
+	[CLI_VERSION] = "version",
+	[CLI_SUBMIT] = "submit",
+	[CLI_WAIT] = "wait",
+	[CLI_STATUS] = "status",
+	[CLI_CANCEL] = "cancel",
+	[CLI_LS] = "ls",
+	[CLI_OUTPUT] = "output",
+	[CLI_WATCH] = "watch",
+	[CLI_METRICS] = "metrics",
+	[CLI_TOP] = "top",
+	[CLI_DRAIN] = "drain",
+	[CLI_ADMIN_RELOAD] = "admin reload",
+	[CLI_ADMIN_SET_CLIENT] = "admin set-client",
+	[CLI_ADMIN_SHUTDOWN] = "admin shutdown",
+};
+
+/* cli_help: see args.h. */
+const char *cli_help(enum cli_verb verb)
+{
+	switch (verb) {
+	case CLI_SUBMIT: return help_submit;
+	case CLI_WAIT: return help_wait;
+	case CLI_STATUS: return help_status;
+	case CLI_CANCEL: return help_cancel;
+	case CLI_LS: return help_ls;
+	case CLI_OUTPUT: return help_output;
+	case CLI_WATCH: return help_watch;
+	case CLI_METRICS: return help_metrics;
+	case CLI_TOP: return help_top;
+	case CLI_DRAIN: return help_drain;
+	case CLI_ADMIN_RELOAD:
+	case CLI_ADMIN_SET_CLIENT:
+	case CLI_ADMIN_SHUTDOWN: return help_admin;
+	default: return help_main;
+	}
+}
+
+/* ---- the parser ---------------------------------------------------------------------- */
+
+struct parser {
+	int argc;
+	char **argv;
+	int i;		 /* the next argument to look at */
+	const char *cmd; /* for messages: "jsched submit" */
+	char *err;
+	size_t errlen;
+	const char *val; /* the value of the option just returned */
+};
+
+struct opt {
+	const char *name; /* without the leading "--" */
+	char shrt;	  /* the short form, or 0 */
+	bool arg;	  /* takes a value */
+	int id;
+};
+
+enum { OPT_END = -1, OPT_POSITIONAL = -2, OPT_ERROR = -3, OPT_HELP = -4, OPT_DASHDASH = -5 };
+
+static int fail(struct parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct parser *p, const char *fmt, ...)
+{
+	int n = snprintf(p->err, p->errlen, "%s: ", p->cmd);
+	if (n >= 0 && (size_t)n < p->errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return OPT_ERROR;
+}
+
+/* next_opt returns the id of the next option (its value in p->val), OPT_POSITIONAL if the
+ * next argument is not an option (left unconsumed), OPT_DASHDASH after consuming "--",
+ * OPT_HELP for -h/--help, OPT_END when no argument is left, OPT_ERROR with p->err set. */
+static int next_opt(struct parser *p, const struct opt *opts)
+{
+	if (p->i >= p->argc)
+		return OPT_END;
+	const char *a = p->argv[p->i];
+	if (a[0] != '-' || a[1] == '\0')
+		return OPT_POSITIONAL;
+	p->i++;
+	if (strcmp(a, "--") == 0)
+		return OPT_DASHDASH;
+	if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
+		return OPT_HELP;
+	const struct opt *o = NULL;
+	const char *inline_val = NULL;
+	if (a[1] == '-') {
+		const char *name = a + 2;
+		size_t len = strcspn(name, "=");
+		for (const struct opt *q = opts; q && q->name; q++)
+			if (strlen(q->name) == len && strncmp(q->name, name, len) == 0)
+				o = q;
+		if (o == NULL)
+			return fail(p, "unknown option '%.*s' (see --help)", (int)(len + 2), a);
+		if (name[len] == '=') {
+			if (!o->arg)
+				return fail(p, "--%s takes no value", o->name);
+			inline_val = name + len + 1;
+		}
+	} else {
+		for (const struct opt *q = opts; q && q->name; q++)
+			if (q->shrt != 0 && q->shrt == a[1])
+				o = q;
+		if (o == NULL)
+			return fail(p, "unknown option '-%c' (see --help)", a[1]);
+		if (a[2] != '\0') {
+			if (!o->arg)
+				return fail(p, "-%c takes no value", a[1]);
+			inline_val = a + 2;
+		}
+	}
+	p->val = NULL;
+	if (o->arg) {
+		if (inline_val == NULL) {
+			if (p->i >= p->argc)
+				return fail(p, "--%s needs a value", o->name);
+			inline_val = p->argv[p->i++];
+		}
+		p->val = inline_val;
+	}
+	return o->id;
+}
+
+static int parse_u64(struct parser *p, const char *what, const char *s, uint64_t min, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = (s[0] >= '0' && s[0] <= '9') ? strtoull(s, &end, 10) : 0;
+	if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0 || v < min)
+		return fail(p, "%s: expected a whole number%s, not '%s'", what, min > 0 ? " above 0" : "", s);
+	*out = v;
+	return 0;
+}
+
+static int parse_u32(struct parser *p, const char *what, const char *s, uint32_t min, uint32_t *out)
+{
+	uint64_t v;
+	if (parse_u64(p, what, s, min, &v) < 0)
+		return OPT_ERROR;
+	if (v > UINT32_MAX)
+		return fail(p, "%s: %s is too large (at most %u)", what, s, (unsigned)UINT32_MAX);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* cli_parse_duration: see args.h. */
+int cli_parse_duration(const char *s, int64_t *ms)
+{
+	static const struct {
+		const char *unit;
+		double ms;
+	} units[] = { { "", 1000 }, { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 } };
+	if (s == NULL || !((s[0] >= '0' && s[0] <= '9') || s[0] == '.'))
+		return -1;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno != 0 || end == s || !isfinite(v) || v < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+		if (strcmp(end, units[i].unit) == 0) {
+			double r = v * units[i].ms;
+			if (r > 9.0e15) /* about 285,000 years: surely a mistake */
+				return -1;
+			*ms = (int64_t)llround(r);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int parse_duration(struct parser *p, const char *what, const char *s, int64_t *ms)
+{
+	if (cli_parse_duration(s, ms) < 0)
+		return fail(p, "%s: expected a duration such as 500ms, 10s, 1.5m or 2h, not '%s'", what, s);
+	return 0;
+}
+
+static int add_id(struct parser *p, struct cli_cmd *cmd, const char *what, const char *s)
+{
+	if (cmd->n_ids == CLI_MAX_IDS)
+		return fail(p, "too many job ids (at most %d)", CLI_MAX_IDS);
+	uint64_t id;
+	if (parse_u64(p, what, s, 1, &id) < 0)
+		return OPT_ERROR;
+	cmd->ids[cmd->n_ids++] = id;
+	return 0;
+}
+
+static int no_positional(struct parser *p)
+{
+	return fail(p, "unexpected argument '%s' (see --help)", p->argv[p->i]);
+}
+
+enum {
+	O_FN = 1, O_ARGS, O_NAME, O_PRIORITY, O_DEADLINE, O_TIME_LIMIT, O_COST, O_AFTER, O_ANY_OF,
+	O_CWD, O_ENV, O_CLEAR_ENV, O_STDIN, O_WAIT, O_TIMEOUT, O_JSON, O_ANY, O_STATE, O_STDOUT,
+	O_STDERR, O_SINCE, O_COUNT, O_ONCE, O_INTERVAL, O_WEIGHT, O_MAX_QUEUED, O_IMMEDIATE,
+	O_SOCKET, O_VERSION,
+};
+
+static int parse_submit(struct parser *p, struct cli_cmd *cmd)
+{
+	static const struct opt opts[] = {
+		{ "fn", 0, true, O_FN }, { "args", 0, true, O_ARGS }, { "name", 0, true, O_NAME },
+		{ "priority", 0, true, O_PRIORITY }, { "deadline", 0, true, O_DEADLINE },
+		{ "time-limit", 0, true, O_TIME_LIMIT }, { "cost", 0, true, O_COST },
+		{ "after", 0, true, O_AFTER }, { "any-of", 0, true, O_ANY_OF },
+		{ "cwd", 0, true, O_CWD }, { "env", 0, true, O_ENV },
+		{ "clear-env", 0, false, O_CLEAR_ENV }, { "stdin", 0, true, O_STDIN },
+		{ "wait", 'w', false, O_WAIT }, { "timeout", 0, true, O_TIMEOUT },
+		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
+	};
+	static const char *const prios[] = { "low", "normal", "high", "critical" };
+	bool after = false, any_of = false, timeout = false;
+	for (;;) {
+		int id = next_opt(p, opts);
+		switch (id) {
+		case OPT_END:
+			goto done;
+		case OPT_DASHDASH:
+			cmd->command = p->argv + p->i;
+			p->i = p->argc;
+			goto done;
+		case OPT_POSITIONAL:
+			return fail(p, "unexpected argument '%s': put the command after -- "
+				       "(jsched submit -- %s ...)", p->argv[p->i], p->argv[p->i]);
+		case OPT_ERROR:
+			return OPT_ERROR;
+		case OPT_HELP:
+			cmd->help_for = cmd->verb;
+			cmd->verb = CLI_HELP;
+			return 0;
+		case O_FN: cmd->fn = p->val; break;
+		case O_ARGS: cmd->args = p->val; break;
+		case O_NAME: cmd->name = p->val; break;
+		case O_PRIORITY:
+			cmd->priority = -1;
+			for (int i = 0; i < 4; i++)
+				if (strcmp(p->val, prios[i]) == 0)
+					cmd->priority = i;
+			if (cmd->priority < 0)
+				return fail(p, "--priority: expected low, normal, high or critical, not '%s'",
+					    p->val);
+			break;
+		case O_DEADLINE:
+			if (parse_duration(p, "--deadline", p->val, &cmd->deadline_ms) < 0)
+				return OPT_ERROR;
+			if (cmd->deadline_ms == 0)
+				return fail(p, "--deadline: must be more than 0");
+			break;
+		case O_TIME_LIMIT:
+			if (parse_duration(p, "--time-limit", p->val, &cmd->time_limit_ms) < 0)
+				return OPT_ERROR;
+			if (cmd->time_limit_ms == 0)
+				return fail(p, "--time-limit: must be more than 0");
+			break;
+		case O_COST:
+			if (parse_u32(p, "--cost", p->val, 1, &cmd->cost) < 0)
+				return OPT_ERROR;
+			break;
+		case O_AFTER:
+		case O_ANY_OF:
+			if (add_id(p, cmd, id == O_AFTER ? "--after" : "--any-of", p->val) < 0)
+				return OPT_ERROR;
+			*(id == O_AFTER ? &after : &any_of) = true;
+			break;
+		case O_CWD: cmd->cwd = p->val; break;
+		case O_ENV:
+			if (strchr(p->val, '=') == NULL || p->val[0] == '=')
+				return fail(p, "--env: expected NAME=VALUE, not '%s'", p->val);
+			if (cmd->n_env == CLI_MAX_ENV)
+				return fail(p, "--env: at most %d", CLI_MAX_ENV);
+			cmd->env[cmd->n_env++] = p->val;
+			break;
+		case O_CLEAR_ENV: cmd->clear_env = true; break;
+		case O_STDIN: cmd->stdin_file = p->val; break;
+		case O_WAIT: cmd->wait = true; break;
+		case O_TIMEOUT:
+			if (parse_duration(p, "--timeout", p->val, &cmd->timeout_ms) < 0)
+				return OPT_ERROR;
+			timeout = true;
+			break;
+		case O_JSON: cmd->json = true; break;
+		default:
+			return fail(p, "internal error: option %d", id);
+		}
+	}
+done:
+	if (after && any_of)
+		return fail(p, "--after and --any-of cannot be combined (a job waits for all of its "
+			       "dependencies or for any one)");
+	cmd->dep_any = any_of;
+	if (cmd->fn != NULL && cmd->command != NULL)
+		return fail(p, "give either --fn NAME or a command after --, not both");
+	if (cmd->fn == NULL && cmd->command == NULL)
+		return fail(p, "nothing to run: give a command after -- or --fn NAME");
+	if (cmd->command != NULL && cmd->command[0] == NULL)
+		return fail(p, "no command after --");
+	if (cmd->args != NULL && cmd->fn == NULL)
+		return fail(p, "--args needs --fn (it is the arguments of a call job)");
+	if (cmd->fn != NULL) {
+		const char *exec_only = cmd->cwd ? "--cwd" : cmd->n_env ? "--env" : cmd->clear_env ? "--clear-env"
+			: cmd->stdin_file ? "--stdin" : cmd->time_limit_ms ? "--time-limit" : NULL;
+		if (exec_only != NULL)
+			return fail(p, "%s applies to exec jobs, not to a call job (--fn)", exec_only);
+	}
+	if (timeout && !cmd->wait)
+		return fail(p, "--timeout needs --wait");
+	return 0;
+}
+
+static const char *const state_names[] = { "waiting", "queued", "running", "succeeded", "failed",
+					   "cancelled", "expired", "dropped" };
+
+enum operands { NO_IDS, ONE_ID, SOME_IDS };
+
+/* Every subcommand but submit: options from opts, in any order with the operands (job
+ * ids, as many as `operands` says). */
+static int parse_generic(struct parser *p, struct cli_cmd *cmd, const struct opt *opts,
+			 enum operands operands)
+{
+	bool dashdash = false;
+	for (;;) {
+		int id = dashdash ? (p->i < p->argc ? OPT_POSITIONAL : OPT_END) : next_opt(p, opts);
+		switch (id) {
+		case OPT_END:
+			if (operands == NO_IDS)
+				return 0;
+			if (cmd->n_ids == 0)
+				return fail(p, "expected %s", operands == ONE_ID ? "a job id" : "one or more job ids");
+			if (operands == ONE_ID && cmd->n_ids > 1)
+				return fail(p, "expected one job id, got %zu", cmd->n_ids);
+			if (cmd->out_only && cmd->err_only)
+				return fail(p, "--stdout and --stderr cannot be combined (give neither for both)");
+			return 0;
+		case OPT_POSITIONAL:
+			if (operands == NO_IDS)
+				return no_positional(p);
+			if (add_id(p, cmd, "job id", p->argv[p->i++]) < 0)
+				return OPT_ERROR;
+			break;
+		case OPT_DASHDASH:
+			dashdash = true;
+			break;
+		case OPT_ERROR:
+			return OPT_ERROR;
+		case OPT_HELP:
+			cmd->help_for = cmd->verb;
+			cmd->verb = CLI_HELP;
+			return 0;
+		case O_JSON: cmd->json = true; break;
+		case O_STATE: {
+			/* Check every name now, so a typo is an error and not an empty list. */
+			const char *s = p->val;
+			while (*s != '\0') {
+				size_t len = strcspn(s, ",");
+				bool known = false;
+				for (size_t k = 0; k < sizeof state_names / sizeof state_names[0]; k++)
+					if (strlen(state_names[k]) == len && strncmp(state_names[k], s, len) == 0)
+						known = true;
+				if (!known)
+					return fail(p, "--state: unknown state '%.*s' (waiting, queued, running, "
+						       "succeeded, failed, cancelled, expired, dropped)", (int)len, s);
+				s += len + (s[len] == ',');
+			}
+			cmd->states = p->val;
+			break;
+		}
+		case O_SINCE:
+			if (parse_u64(p, "--since", p->val, 0, &cmd->since) < 0)
+				return OPT_ERROR;
+			break;
+		case O_COUNT: {
+			uint64_t n;
+			if (parse_u64(p, "-n", p->val, 1, &n) < 0)
+				return OPT_ERROR;
+			cmd->count = n > LONG_MAX ? LONG_MAX : (long)n;
+			break;
+		}
+		case O_ONCE: cmd->count = 1; break;
+		case O_INTERVAL:
+			if (parse_duration(p, "--interval", p->val, &cmd->interval_ms) < 0)
+				return OPT_ERROR;
+			if (cmd->interval_ms < 10)
+				return fail(p, "--interval: at least 10ms");
+			break;
+		case O_TIMEOUT:
+			if (parse_duration(p, "--timeout", p->val, &cmd->timeout_ms) < 0)
+				return OPT_ERROR;
+			break;
+		case O_WEIGHT:
+			if (parse_u32(p, "--weight", p->val, 1, &cmd->weight) < 0)
+				return OPT_ERROR;
+			break;
+		case O_MAX_QUEUED:
+			if (parse_u32(p, "--max-queued", p->val, 1, &cmd->max_queued) < 0)
+				return OPT_ERROR;
+			break;
+		case O_IMMEDIATE: cmd->immediate = true; break;
+		case O_ANY: cmd->any = true; break;
+		case O_STDOUT: cmd->out_only = true; break;
+		case O_STDERR: cmd->err_only = true; break;
+		default:
+			return fail(p, "internal error: option %d", id);
+		}
+	}
+}
+
+static int parse_admin(struct parser *p, struct cli_cmd *cmd)
+{
+	static const struct opt none[] = { { NULL, 0, false, 0 } };
+	static const struct opt set_client[] = {
+		{ "weight", 0, true, O_WEIGHT }, { "max-queued", 0, true, O_MAX_QUEUED }, { NULL, 0, false, 0 },
+	};
+	static const struct opt shutdown[] = { { "immediate", 0, false, O_IMMEDIATE }, { NULL, 0, false, 0 } };
+	int r = next_opt(p, none);
+	if (r == OPT_HELP || r == OPT_END) {
+		cmd->help_for = CLI_ADMIN_RELOAD;
+		cmd->verb = CLI_HELP;
+		return r == OPT_HELP ? 0 : fail(p, "expected reload, set-client or shutdown");
+	}
+	if (r != OPT_POSITIONAL)
+		return r == OPT_ERROR ? OPT_ERROR : fail(p, "expected reload, set-client or shutdown");
+	const char *sub = p->argv[p->i++];
+	if (strcmp(sub, "reload") == 0) {
+		cmd->verb = CLI_ADMIN_RELOAD;
+		p->cmd = "jsched admin reload";
+		return parse_generic(p, cmd, none, NO_IDS);
+	}
+	if (strcmp(sub, "shutdown") == 0) {
+		cmd->verb = CLI_ADMIN_SHUTDOWN;
+		p->cmd = "jsched admin shutdown";
+		return parse_generic(p, cmd, shutdown, NO_IDS);
+	}
+	if (strcmp(sub, "set-client") == 0) {
+		cmd->verb = CLI_ADMIN_SET_CLIENT;
+		p->cmd = "jsched admin set-client";
+		/* The client first, then the options: "admin set-client alice --weight 2". */
+		if (p->i >= p->argc || p->argv[p->i][0] == '-')
+			return fail(p, "expected a client name first (jsched admin set-client CLIENT "
+				       "--weight W)");
+		cmd->client = p->argv[p->i++];
+		r = parse_generic(p, cmd, set_client, NO_IDS);
+		if (r != 0 || cmd->verb == CLI_HELP)
+			return r;
+		if (cmd->client == NULL)
+			return fail(p, "expected a client name");
+		if (cmd->weight == 0 && cmd->max_queued == 0)
+			return fail(p, "nothing to set: give --weight and/or --max-queued");
+		return 0;
+	}
+	return fail(p, "unknown admin command '%s' (reload, set-client, shutdown)", sub);
+}
+
+/* cli_parse: see args.h. */
+int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errlen)
+{
+	static const struct opt global[] = {
+		{ "socket", 's', true, O_SOCKET }, { "version", 'V', false, O_VERSION }, { NULL, 0, false, 0 },
+	};
+	static const struct opt no_opts[] = { { NULL, 0, false, 0 } };
+	static const struct opt json_only[] = { { "json", 0, false, O_JSON }, { NULL, 0, false, 0 } };
+	static const struct opt wait_opts[] = {
+		{ "any", 0, false, O_ANY }, { "timeout", 0, true, O_TIMEOUT },
+		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
+	};
+	static const struct opt output_opts[] = {
+		{ "stdout", 0, false, O_STDOUT }, { "stderr", 0, false, O_STDERR }, { NULL, 0, false, 0 },
+	};
+	static const struct opt ls_opts[] = {
+		{ "state", 0, true, O_STATE }, { "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
+	};
+	static const struct opt watch_opts[] = {
+		{ "since", 0, true, O_SINCE }, { "count", 'n', true, O_COUNT },
+		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
+	};
+	static const struct opt top_opts[] = {
+		{ "once", 0, false, O_ONCE }, { "count", 'n', true, O_COUNT },
+		{ "interval", 0, true, O_INTERVAL }, { NULL, 0, false, 0 },
+	};
+	static const struct opt drain_opts[] = { { "timeout", 0, true, O_TIMEOUT }, { NULL, 0, false, 0 } };
+
+	memset(cmd, 0, sizeof *cmd);
+	cmd->priority = -1;
+	cmd->timeout_ms = -1;
+	cmd->interval_ms = 1000;
+	if (errlen > 0)
+		err[0] = '\0';
+	struct parser p = { .argc = argc, .argv = argv, .i = 1, .cmd = "jsched", .err = err, .errlen = errlen };
+
+	for (;;) {
+		int id = next_opt(&p, global);
+		if (id == OPT_ERROR)
+			return CLI_EXIT_USAGE;
+		if (id == OPT_HELP || id == OPT_END) {
+			cmd->verb = CLI_HELP;
+			return CLI_EXIT_OK;
+		}
+		if (id == O_VERSION) {
+			cmd->verb = CLI_VERSION;
+			return CLI_EXIT_OK;
+		}
+		if (id == O_SOCKET) {
+			if (p.val[0] == '\0') {
+				fail(&p, "--socket: empty path");
+				return CLI_EXIT_USAGE;
+			}
+			cmd->socket = p.val;
+			continue;
+		}
+		if (id == OPT_DASHDASH) {
+			fail(&p, "expected a command before -- (see jsched --help)");
+			return CLI_EXIT_USAGE;
+		}
+		break; /* OPT_POSITIONAL: the subcommand */
+	}
+
+	const char *verb = argv[p.i++];
+	char cmdname[64];
+	int v;
+	for (v = 0; v < CLI_VERB_COUNT; v++)
+		if (strcmp(verb, verb_names[v]) == 0)
+			break;
+	if (strcmp(verb, "admin") == 0)
+		v = CLI_ADMIN_RELOAD; /* refined by parse_admin */
+	if (v == CLI_VERB_COUNT) {
+		fail(&p, "unknown command '%s' (see jsched --help)", verb);
+		return CLI_EXIT_USAGE;
+	}
+	cmd->verb = (enum cli_verb)v;
+	snprintf(cmdname, sizeof cmdname, "jsched %s", verb);
+	p.cmd = cmdname;
+
+	int r;
+	switch (cmd->verb) {
+	case CLI_VERSION: r = p.i < argc ? no_positional(&p) : 0; break;
+	case CLI_HELP:
+		cmd->help_for = CLI_HELP;
+		if (p.i < argc) {
+			const char *what = argv[p.i++];
+			for (v = CLI_SUBMIT; v < CLI_VERB_COUNT; v++)
+				if (strcmp(what, verb_names[v]) == 0 || (strcmp(what, "admin") == 0 &&
+									 v == CLI_ADMIN_RELOAD))
+					break;
+			if (v == CLI_VERB_COUNT) {
+				fail(&p, "no such command '%s'", what);
+				return CLI_EXIT_USAGE;
+			}
+			cmd->help_for = (enum cli_verb)v;
+		}
+		r = p.i < argc ? no_positional(&p) : 0;
+		break;
+	case CLI_SUBMIT: r = parse_submit(&p, cmd); break;
+	case CLI_WAIT: r = parse_generic(&p, cmd, wait_opts, SOME_IDS); break;
+	case CLI_STATUS: r = parse_generic(&p, cmd, json_only, SOME_IDS); break;
+	case CLI_CANCEL: r = parse_generic(&p, cmd, no_opts, SOME_IDS); break;
+	case CLI_OUTPUT: r = parse_generic(&p, cmd, output_opts, ONE_ID); break;
+	case CLI_LS: r = parse_generic(&p, cmd, ls_opts, NO_IDS); break;
+	case CLI_WATCH: r = parse_generic(&p, cmd, watch_opts, NO_IDS); break;
+	case CLI_METRICS: r = parse_generic(&p, cmd, json_only, NO_IDS); break;
+	case CLI_TOP: r = parse_generic(&p, cmd, top_opts, NO_IDS); break;
+	case CLI_DRAIN: r = parse_generic(&p, cmd, drain_opts, NO_IDS); break;
+	default: r = parse_admin(&p, cmd); break;
+	}
+	return r < 0 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+}

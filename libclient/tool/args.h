@@ -1,0 +1,97 @@
+/* args.h: the jsched tool's command line, parsed into one struct.
+ *
+ * Parsing is separate from doing so that the tests can check every option and every
+ * error message without a daemon (tests/libclient/test_args.c).  Strings in struct
+ * cli_cmd point into the argv that was parsed; nothing is allocated.
+ */
+#ifndef JSCHED_TOOL_ARGS_H
+#define JSCHED_TOOL_ARGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit codes of the tool (also in `jsched --help` and libclient/README.md).  With --wait
+ * (and for `wait` on one exec job) the tool exits with the job's own status instead. */
+enum cli_exit {
+	CLI_EXIT_OK = 0,	    /* done; or the job succeeded */
+	CLI_EXIT_FAILED = 1,	    /* the daemon refused the request, or the job did not succeed */
+	CLI_EXIT_USAGE = 64,	    /* bad command line (sysexits EX_USAGE) */
+	CLI_EXIT_UNAVAILABLE = 69,  /* no daemon at the socket, or it hung up */
+	CLI_EXIT_TIMEOUT = 75,	    /* --timeout expired before the jobs finished */
+	CLI_EXIT_PERMISSION = 77,   /* the daemon said permission_denied */
+};
+
+enum cli_verb {
+	CLI_HELP = 0, /* no subcommand, or `help [SUBCOMMAND]`, or --help */
+	CLI_VERSION,
+	CLI_SUBMIT,
+	CLI_WAIT,
+	CLI_STATUS,
+	CLI_CANCEL,
+	CLI_LS,
+	CLI_OUTPUT,
+	CLI_WATCH,
+	CLI_METRICS,
+	CLI_TOP,
+	CLI_DRAIN,
+	CLI_ADMIN_RELOAD,
+	CLI_ADMIN_SET_CLIENT,
+	CLI_ADMIN_SHUTDOWN,
+	CLI_VERB_COUNT,
+};
+
+enum { CLI_MAX_IDS = 256, CLI_MAX_ENV = 256 };
+
+struct cli_cmd {
+	enum cli_verb verb;
+	enum cli_verb help_for; /* CLI_HELP: the subcommand asked about, or CLI_HELP for all */
+	const char *socket;	/* --socket, or NULL for the default path */
+	bool json;		/* --json: print the daemon's JSON as it came */
+
+	/* submit */
+	char **command;	     /* exec: the words after "--" (NULL-terminated, in argv) */
+	const char *fn;	     /* --fn: a call job */
+	const char *args;    /* --args JSON */
+	const char *name;    /* --name */
+	int priority;	     /* --priority, or -1 for the default */
+	int64_t deadline_ms; /* --deadline, as a duration from now; 0 if none */
+	int64_t time_limit_ms; /* --time-limit */
+	uint32_t cost;	     /* --cost, 0 if not given */
+	const char *cwd;     /* --cwd, or NULL for the tool's own */
+	bool clear_env;	     /* --clear-env: send only the --env variables */
+	const char *env[CLI_MAX_ENV + 1]; /* --env NAME=VALUE, NULL-terminated */
+	size_t n_env;
+	const char *stdin_file; /* --stdin FILE ("-": the tool's stdin) */
+	bool dep_any;	     /* the ids below are --any-of (else --after) */
+	bool wait;	     /* --wait */
+
+	/* job ids: submit's dependencies, or the operands of wait/status/cancel/output */
+	uint64_t ids[CLI_MAX_IDS];
+	size_t n_ids;
+
+	bool any;	     /* wait --any */
+	int64_t timeout_ms;  /* wait --timeout, submit --wait --timeout; -1: no limit */
+	const char *states;  /* ls --state, comma-separated */
+	bool out_only, err_only; /* output --stdout / --stderr */
+	uint64_t since;	     /* watch --since */
+	long count;	     /* watch -n, top -n: stop after COUNT (0: never) */
+	int64_t interval_ms; /* top --interval */
+	const char *client;  /* admin set-client CLIENT */
+	uint32_t weight, max_queued; /* admin set-client --weight, --max-queued (0: unchanged) */
+	bool immediate;	     /* admin shutdown --immediate */
+};
+
+/* cli_parse parses argv (argv[0] is the program) into *cmd.  Returns CLI_EXIT_OK, or
+ * CLI_EXIT_USAGE with a message naming what was wrong in err (size errlen), e.g.
+ * "jsched submit: --priority: expected low, normal, high or critical, not 'urgent'". */
+int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errlen);
+
+/* cli_help returns the help text of a subcommand (CLI_HELP: the whole tool's). */
+const char *cli_help(enum cli_verb verb);
+
+/* cli_parse_duration parses "500ms", "10s", "1.5m", "2h" or a bare number of seconds into
+ * milliseconds.  Returns 0 or -1 (not a duration, or negative). */
+int cli_parse_duration(const char *s, int64_t *ms);
+
+#endif /* JSCHED_TOOL_ARGS_H */
