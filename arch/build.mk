@@ -38,6 +38,10 @@ $(B)/tests/arch/test_ctx: $(B)/obj/tests/arch/test_ctx.o $(B)/obj/tests/arch/pro
 
 TESTS += $(ARCH_TESTS)
 
+.PHONY: test-arch
+test-arch: $(ARCH_TESTS)
+	@JSCHED_BUILD_DIR=$(B) sh mk/run-tests.sh $(ARCH_TESTS)
+
 # ---- bench/ctx: ns per switch, against swapcontext -----------------------------------
 BENCH_CTX := $(B)/bench/bench_ctx
 

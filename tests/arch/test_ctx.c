@@ -46,6 +46,23 @@ uintptr_t probe_sp(void);
 
 enum { STACK_SIZE = 64 * 1024 };
 
+/* Under ASan, exercise the fake stacks that jd_ctx_switch hands over on every switch
+ * (detect_stack_use_after_return moves locals off the machine stack). */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#ifdef TEST_ASAN
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "detect_stack_use_after_return=1";
+}
+#endif
+
 /* A stack from mmap, as the pool gets them (page-aligned, not touched before use). */
 static void *stack_new(size_t size)
 {
@@ -336,12 +353,12 @@ struct align {
 static void align_fn(void *arg)
 {
 	struct align *a = arg;
-	volatile char here = 0;
 
 #ifdef HAVE_PROBES
 	a->sp = probe_sp();
 #endif
-	a->local = (uintptr_t)&here;
+	/* The frame itself, not a local's address: ASan may put locals on a fake stack. */
+	a->local = (uintptr_t)__builtin_frame_address(0);
 	jd_ctx_switch_final(&a->fiber, &a->main);
 }
 
@@ -524,6 +541,69 @@ static void test_resume_on_other_thread(void **state)
 	stack_free(stack, STACK_SIZE);
 }
 
+/* ---- a suspended context's locals stay alive --------------------------------------- */
+
+/* Under ASan with fake stacks this is what the fiber hooks are for: without them the
+ * runtime takes the suspended fiber's frames for dead ones (their real addresses lie
+ * below the thread's stack pointer), recycles them, and reports a use-after-return. */
+enum { LOCALS = 256, DEPTH = 40 };
+
+struct locals {
+	struct jd_ctx main, fiber;
+	volatile int *fiber_buf;	/* a local array of the suspended fiber */
+	int fiber_ok;
+};
+
+static void locals_fn(void *arg)
+{
+	struct locals *l = arg;
+	volatile int buf[LOCALS];
+
+	for (int i = 0; i < LOCALS; i++)
+		buf[i] = i * 7;
+	l->fiber_buf = buf;
+	jd_ctx_switch(&l->fiber, &l->main);
+	l->fiber_ok = 1;
+	for (int i = 0; i < LOCALS; i++)
+		if (buf[i] != i * 7 + 1)
+			l->fiber_ok = 0;
+	jd_ctx_switch_final(&l->fiber, &l->main);
+}
+
+/* Deep calls with arrays on the thread's stack (each frame gets a fake frame). */
+static int churn(int depth)
+{
+	volatile int mine[32];
+
+	for (int i = 0; i < 32; i++)
+		mine[i] = depth + i;
+	return depth == 0 ? mine[5] : churn(depth - 1) + mine[depth % 32];
+}
+
+static void test_suspended_locals_alive(void **state)
+{
+	(void)state;
+	struct locals l = { .fiber_ok = 0 };
+	void *stack = stack_new(STACK_SIZE);
+	int total = 0;
+
+	jd_ctx_init_thread(&l.main);
+	jd_ctx_make(&l.fiber, stack, STACK_SIZE, locals_fn, &l);
+	jd_ctx_switch(&l.main, &l.fiber);
+	for (int round = 0; round < 100; round++)
+		total += churn(DEPTH);
+	for (int i = 0; i < LOCALS; i++) {
+		assert_int_equal(l.fiber_buf[i], i * 7);
+		l.fiber_buf[i] += 1;
+	}
+	jd_ctx_switch(&l.main, &l.fiber);
+	assert_int_equal(l.fiber_ok, 1);
+	assert_true(total > 0);
+	jd_ctx_destroy(&l.fiber);
+	jd_ctx_destroy(&l.main);
+	stack_free(stack, STACK_SIZE);
+}
+
 /* ---- made again on the same stack ---------------------------------------------------- */
 
 struct remake {
@@ -569,21 +649,13 @@ static void test_remake(void **state)
 	stack_free(stack, STACK_SIZE);
 }
 
-/* ---- fn returning -------------------------------------------------------------------- */
+/* ---- in a child process: fn returning, longjmp inside a fiber ---------------------- */
 
-static struct jd_ctx ret_main, ret_fiber;
-
-static void returning_fn(void *arg)
+/* Runs child() in a forked process with its stderr captured into buf (NUL-terminated);
+ * returns the wait status. */
+static int run_child(void (*child)(void), char *buf, size_t size)
 {
-	(void)arg;
-}
-
-/* In a child process: a fn that returns must abort with a message naming the mistake. */
-static void test_fn_return_aborts(void **state)
-{
-	(void)state;
 	int fds[2];
-	char buf[1024];
 	size_t len = 0;
 	int status = 0;
 
@@ -591,18 +663,15 @@ static void test_fn_return_aborts(void **state)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		void *stack = stack_new(STACK_SIZE);
-
 		dup2(fds[1], 2);
 		close(fds[0]);
-		jd_ctx_init_thread(&ret_main);
-		jd_ctx_make(&ret_fiber, stack, STACK_SIZE, returning_fn, NULL);
-		jd_ctx_switch(&ret_main, &ret_fiber);
-		_exit(0); /* not reached if the trap works */
+		close(fds[1]);
+		child();
+		_exit(0);
 	}
 	close(fds[1]);
-	for (int i = 0; i < 64 && len < sizeof(buf) - 1; i++) { /* bounded; EOF ends it */
-		ssize_t n = read(fds[0], buf + len, sizeof(buf) - 1 - len);
+	for (int i = 0; i < 64 && len < size - 1; i++) { /* bounded; EOF ends it */
+		ssize_t n = read(fds[0], buf + len, size - 1 - len);
 		if (n <= 0)
 			break;
 		len += (size_t)n;
@@ -610,10 +679,92 @@ static void test_fn_return_aborts(void **state)
 	buf[len] = '\0';
 	close(fds[0]);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+static struct jd_ctx child_main, child_fiber;
+
+static void returning_fn(void *arg)
+{
+	(void)arg;
+}
+
+static void child_fn_returns(void)
+{
+	void *stack = stack_new(STACK_SIZE);
+
+	jd_ctx_init_thread(&child_main);
+	jd_ctx_make(&child_fiber, stack, STACK_SIZE, returning_fn, NULL);
+	jd_ctx_switch(&child_main, &child_fiber);
+	/* not reached if the trap works: exits 0 */
+}
+
+/* A fn that returns must abort with a message naming the mistake. */
+static void test_fn_return_aborts(void **state)
+{
+	(void)state;
+	char buf[2048];
+	int status = run_child(child_fn_returns, buf, sizeof(buf));
+
 	assert_true(WIFSIGNALED(status));
 	assert_int_equal(WTERMSIG(status), SIGABRT);
 	assert_non_null(strstr(buf, "returned"));
 	assert_non_null(strstr(buf, "jd_ctx_switch_final"));
+}
+
+static jmp_buf child_jmp;
+static volatile int child_unwound;
+static volatile int jump = 1;
+static volatile int sink;
+
+static void __attribute__((noinline)) deep_longjmp(int depth)
+{
+	char frame[128];
+
+	memset(frame, depth, sizeof(frame));
+	sink += frame[depth % 128];
+	if (depth > 0)
+		deep_longjmp(depth - 1);
+	else if (jump)
+		longjmp(child_jmp, 1);
+}
+
+static void longjmp_fn(void *arg)
+{
+	(void)arg;
+	char before[1024];
+
+	memset(before, 1, sizeof(before));
+	sink += before[5];
+	if (setjmp(child_jmp) == 0)
+		deep_longjmp(10);
+	else
+		child_unwound = 1;
+	jd_ctx_switch_final(&child_fiber, &child_main);
+}
+
+static void child_longjmp(void)
+{
+	void *stack = stack_new(STACK_SIZE);
+
+	jd_ctx_init_thread(&child_main);
+	jd_ctx_make(&child_fiber, stack, STACK_SIZE, longjmp_fn, NULL);
+	jd_ctx_switch(&child_main, &child_fiber);
+	_exit(child_unwound ? 0 : 3);
+}
+
+/* longjmp inside a fiber works, and ASan knows which stack it unwinds: without the fiber
+ * hooks it warns "ASan is ignoring requested __asan_handle_no_return ... False positive
+ * error reports may follow", because the fiber's stack is not the thread's. */
+static void test_longjmp_in_fiber(void **state)
+{
+	(void)state;
+	char buf[4096];
+	int status = run_child(child_longjmp, buf, sizeof(buf));
+
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_null(strstr(buf, "ASan is ignoring"));
 }
 
 int main(void)
@@ -627,8 +778,10 @@ int main(void)
 		cmocka_unit_test(test_stack_alignment),
 		cmocka_unit_test(test_ring),
 		cmocka_unit_test(test_resume_on_other_thread),
+		cmocka_unit_test(test_suspended_locals_alive),
 		cmocka_unit_test(test_remake),
 		cmocka_unit_test(test_fn_return_aborts),
+		cmocka_unit_test(test_longjmp_in_fiber),
 	};
 
 	printf("context switch: %s\n", jd_ctx_name());
