@@ -1,0 +1,23 @@
+/* proto/internal.h: two helpers the codec's files share; not part of the API. */
+#ifndef JPROTO_INTERNAL_H
+#define JPROTO_INTERNAL_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+/* unconst: jansson's iteration macros take json_t *, though they only read; the codec's
+ * parsers take const json_t * to promise they do not modify what they parse. */
+static inline json_t *unconst(const json_t *j)
+{
+	return (json_t *)(uintptr_t)j;
+}
+
+/* set: json_object_set_new that fails on a NULL value (an allocation that failed), so a
+ * builder can chain every member in one condition and clean up once. */
+static inline int set(json_t *o, const char *key, json_t *v)
+{
+	return v ? json_object_set_new(o, key, v) : -1;
+}
+
+#endif /* JPROTO_INTERNAL_H */

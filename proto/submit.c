@@ -1,0 +1,260 @@
+/* proto/submit.c: a whole submit (PROTOCOL.md section 6.2): one spec, a batch, or a graph
+ * whose specs name each other by ref.
+ *
+ * Everything that can be judged from the message alone is judged here, so that the daemon
+ * admits a message whole or not at all without undoing anything: each spec strictly, refs
+ * unique (sorted once, then binary search: O(n log n) for the 10,000 specs a message may
+ * hold, where comparing every pair would cost 50 million strcmp), every ref resolved to the
+ * index of its spec, and the ref graph acyclic (Kahn's algorithm, which also yields the
+ * order in which to create the jobs).  Dependencies on existing job ids are the daemon's to
+ * check: only it knows its jobs.
+ */
+#include "proto/jproto.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct refent {
+	const char *ref;
+	size_t index;
+};
+
+static int refcmp(const void *a, const void *b)
+{
+	return strcmp(((const struct refent *)a)->ref, ((const struct refent *)b)->ref);
+}
+
+void jp_submit_clear(struct jp_submit *s)
+{
+	for (size_t i = 0; s->specs && i < s->n; i++)
+		jp_job_spec_clear(&s->specs[i]);
+	free(s->specs);
+	free(s->order);
+	*s = (struct jp_submit){0};
+}
+
+/* spec_path: how errors name spec i. */
+static void spec_path(const struct jp_submit *s, size_t i, char *buf, size_t size)
+{
+	if (s->single)
+		snprintf(buf, size, "job");
+	else
+		snprintf(buf, size, "jobs[%zu]", i);
+}
+
+/* resolve: give every ref dependency the index of the spec it names. */
+static int resolve(struct jp_submit *s, struct refent *refs, size_t nrefs, struct jp_err *err)
+{
+	char path[64];
+
+	for (size_t i = 0; i < s->n; i++) {
+		struct jp_job_spec *sp = &s->specs[i];
+
+		for (size_t j = 0; j < sp->n_after + sp->n_any_of; j++) {
+			bool in_after = j < sp->n_after;
+			struct jp_dep *d = in_after ? &sp->after[j] : &sp->any_of[j - sp->n_after];
+			struct refent key = {.ref = d->ref}, *hit;
+
+			if (!d->ref)
+				continue;
+			hit = bsearch(&key, refs, nrefs, sizeof(*refs), refcmp);
+			if (!hit) {
+				char f[128];
+
+				spec_path(s, i, path, sizeof(path));
+				snprintf(f, sizeof(f), "%s.%s[%zu]", path, in_after ? "after" : "any_of",
+					 in_after ? j : j - sp->n_after);
+				return jp_err_set(err, JSCHED_EUNKNOWN_DEPENDENCY, f,
+						  "%s names ref \"%.64s\", which no spec of this "
+						  "submit has", f, d->ref);
+			}
+			d->index = hit->index;
+		}
+	}
+	return 0;
+}
+
+/* dep_at: the j-th dependency of spec sp, across after and any_of. */
+static const struct jp_dep *dep_at(const struct jp_job_spec *sp, size_t j)
+{
+	return j < sp->n_after ? &sp->after[j] : &sp->any_of[j - sp->n_after];
+}
+
+/* sort: fill s->order with a topological order of the ref graph, or report a cycle with
+ * the path of one spec on it. */
+static int sort(struct jp_submit *s, struct jp_err *err)
+{
+	size_t n = s->n, *indeg = calloc(n, sizeof(size_t)), *start = calloc(n + 1, sizeof(size_t));
+	size_t *next = NULL, head = 0, tail = 0, edges = 0;
+	int rc = 0;
+
+	if (!indeg || !start)
+		goto nomem;
+	/* Edges dependency -> dependent, in compressed rows indexed by the dependency. */
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < s->specs[i].n_after + s->specs[i].n_any_of; j++) {
+			const struct jp_dep *d = dep_at(&s->specs[i], j);
+
+			if (d->ref) {
+				start[d->index + 1]++;
+				indeg[i]++;
+				edges++;
+			}
+		}
+	for (size_t i = 0; i < n; i++)
+		start[i + 1] += start[i];
+	next = malloc((edges ? edges : 1) * sizeof(size_t));
+	if (!next)
+		goto nomem;
+	{
+		size_t *fill = calloc(n, sizeof(size_t));
+
+		if (!fill)
+			goto nomem;
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < s->specs[i].n_after + s->specs[i].n_any_of; j++) {
+				const struct jp_dep *d = dep_at(&s->specs[i], j);
+
+				if (d->ref)
+					next[start[d->index] + fill[d->index]++] = i;
+			}
+		free(fill);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (indeg[i] == 0)
+			s->order[tail++] = i;
+	while (head < tail) {
+		size_t v = s->order[head++];
+
+		for (size_t e = start[v]; e < start[v + 1]; e++)
+			if (--indeg[next[e]] == 0)
+				s->order[tail++] = next[e];
+	}
+	if (tail < n) {
+		/* Every spec left has a dependency also left: walking n steps along them from
+		 * any of them ends on a cycle. */
+		size_t v = 0;
+		char path[64];
+
+		while (indeg[v] == 0)
+			v++;
+		for (size_t step = 0; step < n; step++) {
+			const struct jp_job_spec *sp = &s->specs[v];
+
+			for (size_t j = 0; j < sp->n_after + sp->n_any_of; j++) {
+				const struct jp_dep *d = dep_at(sp, j);
+
+				if (d->ref && indeg[d->index] > 0) {
+					v = d->index;
+					break;
+				}
+			}
+		}
+		spec_path(s, v, path, sizeof(path));
+		rc = jp_err_set(err, JSCHED_EDEPENDENCY_CYCLE, path,
+				"the refs form a cycle through %s (ref \"%.64s\")", path,
+				s->specs[v].ref ? s->specs[v].ref : "");
+	}
+	free(indeg);
+	free(start);
+	free(next);
+	return rc;
+nomem:
+	free(indeg);
+	free(start);
+	free(next);
+	return jp_err_set(err, JSCHED_ENOMEM, NULL, "out of memory");
+}
+
+int jp_submit_parse(const struct jp_request *r, const struct jp_limits *lim,
+		    struct jp_submit *out, struct jp_err *err)
+{
+	const json_t *one = json_object_get(r->msg, "job"), *many = json_object_get(r->msg, "jobs");
+	struct refent *refs = NULL;
+	size_t nrefs = 0;
+	char path[64];
+	int rc;
+
+	*out = (struct jp_submit){0};
+	if (r->op != JP_OP_SUBMIT || (!json_is_object(one) && !json_is_array(many)))
+		return jp_err_set(err, JSCHED_EBAD_REQUEST, "job", "not a submit request");
+	out->single = one != NULL;
+	out->n = one ? 1 : json_array_size(many);
+	if (out->n == 0)
+		return jp_err_set(err, JSCHED_EBAD_REQUEST, "jobs", "jobs must not be empty");
+	out->specs = calloc(out->n, sizeof(*out->specs));
+	out->order = calloc(out->n, sizeof(*out->order));
+	refs = calloc(out->n, sizeof(*refs));
+	if (!out->specs || !out->order || !refs) {
+		rc = jp_err_set(err, JSCHED_ENOMEM, NULL, "out of memory");
+		goto fail;
+	}
+	for (size_t i = 0; i < out->n; i++)
+		jp_job_spec_init(&out->specs[i]);
+	for (size_t i = 0; i < out->n; i++) {
+		spec_path(out, i, path, sizeof(path));
+		rc = jp_job_spec_parse(one ? one : json_array_get(many, i), path, lim, &out->specs[i],
+				       err);
+		if (rc < 0)
+			goto fail;
+		if (out->specs[i].ref)
+			refs[nrefs++] = (struct refent){.ref = out->specs[i].ref, .index = i};
+	}
+	out->has_refs = nrefs > 0;
+	qsort(refs, nrefs, sizeof(*refs), refcmp);
+	for (size_t i = 1; i < nrefs; i++)
+		if (strcmp(refs[i - 1].ref, refs[i].ref) == 0) {
+			size_t a = refs[i - 1].index > refs[i].index ? refs[i - 1].index : refs[i].index;
+			char f[80];
+
+			spec_path(out, a, path, sizeof(path));
+			snprintf(f, sizeof(f), "%s.ref", path);
+			rc = jp_err_set(err, JSCHED_EBAD_REQUEST, f,
+					"ref \"%.64s\" is used by two specs", refs[i].ref);
+			goto fail;
+		}
+	rc = resolve(out, refs, nrefs, err);
+	if (rc == 0)
+		rc = sort(out, err);
+	if (rc < 0)
+		goto fail;
+	free(refs);
+	return 0;
+fail:
+	free(refs);
+	jp_submit_clear(out);
+	return rc;
+}
+
+json_t *jp_submit_reply_new(int64_t id, const struct jp_submit *s, const int64_t *ids)
+{
+	json_t *o = jp_reply_new(id), *a, *refs;
+
+	if (!o)
+		return NULL;
+	if (s->single) {
+		if (json_object_set_new(o, "job", json_integer(ids[0])) < 0)
+			goto fail;
+		return o;
+	}
+	a = json_array();
+	if (!a || json_object_set_new(o, "jobs", a) < 0)
+		goto fail;
+	for (size_t i = 0; i < s->n; i++)
+		if (json_array_append_new(a, json_integer(ids[i])) < 0)
+			goto fail;
+	if (!s->has_refs)
+		return o;
+	refs = json_object();
+	if (!refs || json_object_set_new(o, "refs", refs) < 0)
+		goto fail;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->specs[i].ref &&
+		    json_object_set_new(refs, s->specs[i].ref, json_integer(ids[i])) < 0)
+			goto fail;
+	return o;
+fail:
+	json_decref(o);
+	return NULL;
+}
