@@ -25,8 +25,8 @@ $(JPROTO_LIB): $(JPROTO_OBJS)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 # ---- tests/proto: cmocka ------------------------------------------------------------
-JPROTO_UNIT := $(B)/tests/proto/test_frame $(B)/tests/proto/test_message \
-	$(B)/tests/proto/test_jobspec
+# One program per tests/proto/test_*.c.
+JPROTO_UNIT := $(patsubst tests/proto/%.c,$(B)/tests/proto/%,$(wildcard tests/proto/test_*.c))
 
 $(B)/obj/tests/proto/%.o: CFLAGS += $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS)
 
@@ -38,7 +38,9 @@ $(JPROTO_UNIT): $(B)/tests/proto/%: $(B)/obj/tests/proto/%.o $(JPROTO_LIB)
 # ---- tests/fuzz: the fuzz targets as replay programs (any compiler) --------------------
 # replay.c's main() feeds every file of the target's corpus folder (compiled in as an
 # absolute path, so the program runs from anywhere) to LLVMFuzzerTestOneInput.
-JPROTO_REPLAY := $(B)/tests/fuzz/replay_frame $(B)/tests/fuzz/replay_request
+# One per tests/fuzz/fuzz_*.c.
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+JPROTO_REPLAY := $(FUZZ_NAMES:%=$(B)/tests/fuzz/replay_%)
 
 $(B)/obj/tests/fuzz/%.o: CFLAGS += $(JANSSON_CFLAGS)
 $(B)/obj/tests/fuzz/replay_%.o: tests/fuzz/replay.c | $(B)/gen/jsched_version.h
@@ -68,7 +70,7 @@ FUZZ_DIR := build/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS := -std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
 	-D_GNU_SOURCE -Iinclude -I. $(JANSSON_CFLAGS)
-FUZZ_TARGETS := $(FUZZ_DIR)/fuzz_frame $(FUZZ_DIR)/fuzz_request
+FUZZ_TARGETS := $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_CODEC_OBJS := $(JPROTO_SRCS:%.c=$(FUZZ_DIR)/obj/%.o)
 
 $(FUZZ_DIR)/obj/%.o: %.c
