@@ -1,4 +1,4 @@
-/* proto/record.c: the job record (PROTOCOL.md section 5), the one shape in which the daemon
+/* proto/job_record.c: the job record (PROTOCOL.md section 5), the one shape in which the daemon
  * describes a job (status, wait, list, events), and the output reply's stream objects.
  *
  * The builder leaves out what is absent (times not reached yet, exit code of a call job);
