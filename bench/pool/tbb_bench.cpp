@@ -56,8 +56,11 @@ struct Options {
 };
 
 // A one-shot flag an outside thread can wait on: spin a little, then sleep in a futex.
+// The spin lasts 20 us, as long as jschedd's pool spins by default before it blocks a
+// thread that waits from outside (jd_pool_config.wait_spin_ns).
 class Flag {
 public:
+	static constexpr uint64_t kSpinNs = 20000;
 	void set()
 	{
 		v_.store(1, std::memory_order_seq_cst);
@@ -66,11 +69,14 @@ public:
 	}
 	void wait()
 	{
-		for (int i = 0; i < 4000; i++) {
-			if (v_.load(std::memory_order_acquire))
-				return;
+		uint64_t until = rows_now_ns() + kSpinNs;
+		for (unsigned i = 1; !v_.load(std::memory_order_acquire); i++) {
+			if (i % 64 == 0 && rows_now_ns() > until)
+				goto block;
 			rows_cpu_relax();
 		}
+		return;
+	block:
 		waiters_.fetch_add(1, std::memory_order_seq_cst);
 		while (!v_.load(std::memory_order_seq_cst))
 			futex(FUTEX_WAIT_PRIVATE, 0);
