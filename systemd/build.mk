@@ -1,0 +1,28 @@
+# systemd/: unit files, generated from *.in with the install paths, installed by
+# `make install` (PREFIX, DESTDIR).  systemd reads units from $(PREFIX)/lib/systemd/ for
+# PREFIX=/usr and /usr/local alike.
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+DOCDIR ?= $(PREFIX)/share/doc/jschedd
+SYSTEMD_SYSTEM_DIR ?= $(PREFIX)/lib/systemd/system
+SYSTEMD_USER_DIR ?= $(PREFIX)/lib/systemd/user
+SYSUSERS_DIR ?= $(PREFIX)/lib/sysusers.d
+
+SYSTEMD_UNITS := $(B)/systemd/jschedd.service $(B)/systemd/jschedd.socket \
+	$(B)/systemd/user/jschedd.service $(B)/systemd/user/jschedd.socket
+
+# systemd_subst BINDIR: the sed program that fills in a unit template.
+systemd_subst = -e 's|@BINDIR@|$(1)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g'
+
+$(B)/systemd/%: systemd/%.in Makefile systemd/build.mk
+	@mkdir -p $(@D)
+	$(Q)sed $(call systemd_subst,$(BINDIR)) $< > $@
+
+all: $(SYSTEMD_UNITS)
+
+.PHONY: install-systemd
+install: install-systemd
+install-systemd: $(SYSTEMD_UNITS)
+	install -d $(DESTDIR)$(SYSTEMD_SYSTEM_DIR) $(DESTDIR)$(SYSTEMD_USER_DIR) $(DESTDIR)$(SYSUSERS_DIR)
+	install -m 0644 $(B)/systemd/jschedd.service $(B)/systemd/jschedd.socket $(DESTDIR)$(SYSTEMD_SYSTEM_DIR)/
+	install -m 0644 $(B)/systemd/user/jschedd.service $(B)/systemd/user/jschedd.socket $(DESTDIR)$(SYSTEMD_USER_DIR)/
+	install -m 0644 systemd/jschedd.sysusers $(DESTDIR)$(SYSUSERS_DIR)/jschedd.conf
