@@ -22,15 +22,14 @@ LIBJSCHED_SRCS := libclient/path.c libclient/strerror.c libclient/spec.c libclie
 	libclient/conn.c libclient/ops.c
 LIBJSCHED_OBJS := $(LIBJSCHED_SRCS:%.c=$(B)/obj/%.o)
 
-JSCHED_CLI_SRCS :=
+JSCHED_CLI_SRCS := libclient/tool/main.c libclient/tool/args.c libclient/tool/jobs.c \
+	libclient/tool/daemon.c
 JSCHED_CLI_OBJS := $(JSCHED_CLI_SRCS:%.c=$(B)/obj/%.o)
 
 $(LIBJSCHED_OBJS) $(JSCHED_CLI_OBJS): CFLAGS += -fvisibility=hidden $(JANSSON_CFLAGS)
 
-# Until proto/build.mk defines the codec (JPROTO_LIB), nothing here can link.
-ifneq ($(JPROTO_LIB),)
 LIBS += $(LIBJSCHED_SO) $(B)/lib/$(JSCHED_SONAME) $(B)/lib/libjsched.so $(LIBJSCHED_A) $(JSCHED_PC)
-endif
+BINS += $(JSCHED_BIN)
 
 $(LIBJSCHED_SO): $(LIBJSCHED_OBJS) $(JPROTO_LIB) libclient/libjsched.map
 	@mkdir -p $(@D)
@@ -44,11 +43,12 @@ $(B)/lib/$(JSCHED_SONAME): $(LIBJSCHED_SO)
 $(B)/lib/libjsched.so: $(B)/lib/$(JSCHED_SONAME)
 	$(Q)ln -sf $(notdir $<) $@
 
-# The static library starts as a copy of the codec's archive, so -ljsched is enough.
-$(LIBJSCHED_A): $(LIBJSCHED_OBJS) $(JPROTO_LIB)
+# The static library holds the codec's objects too, so -ljsched is enough.  `ar q` appends
+# without replacing members of the same base name (ar r would drop one of two record.o).
+$(LIBJSCHED_A): $(LIBJSCHED_OBJS) $(JPROTO_OBJS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  AR      $@")
-	$(Q)rm -f $@ && $(if $(JPROTO_LIB),cp $(JPROTO_LIB) $@ &&) $(AR) rcs $@ $(LIBJSCHED_OBJS)
+	$(Q)rm -f $@ && $(AR) qcs $@ $(LIBJSCHED_OBJS) $(JPROTO_OBJS)
 
 # Regenerated when PREFIX, LIBDIR or INCLUDEDIR change (make install PREFIX=/usr after a
 # plain make must not install a jsched.pc that points into /usr/local).
@@ -58,13 +58,43 @@ $(JSCHED_PC): libclient/jsched.pc.in FORCE
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@.tmp
 	$(Q)cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
+$(JSCHED_BIN): $(JSCHED_CLI_OBJS) $(LIBJSCHED_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LDLIBS)
+
+# ---- tests/libclient ---------------------------------------------------------------------
+# One program per tests/libclient/test_*.c, linked with the static library (and the tool's
+# parser for test_args).  test_exports and test_example get paths they need compiled in.
+LIBCLIENT_TESTS := $(patsubst tests/libclient/%.c,$(B)/tests/libclient/%,$(wildcard tests/libclient/test_*.c))
+TESTS += $(LIBCLIENT_TESTS)
+
+$(B)/obj/tests/libclient/%.o: CFLAGS += $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) \
+	-DLIBJSCHED_SO='"$(CURDIR)/$(LIBJSCHED_SO)"' -DJSCHED_SRCDIR='"$(CURDIR)"' \
+	-DJSCHED_TEST_CC='"$(CC)"' -DJSCHED_BUILD_DIR='"$(CURDIR)/$(B)"'
+
+$(B)/tests/libclient/test_args: $(B)/obj/libclient/tool/args.o
+$(B)/tests/libclient/test_exports: $(LIBJSCHED_SO) $(B)/lib/$(JSCHED_SONAME) $(B)/lib/libjsched.so $(JSCHED_PC)
+$(B)/tests/libclient/test_example: $(LIBJSCHED_A) $(B)/lib/$(JSCHED_SONAME) $(B)/lib/libjsched.so
+
+$(LIBCLIENT_TESTS): $(B)/tests/libclient/%: $(B)/obj/tests/libclient/%.o $(LIBJSCHED_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(JANSSON_LIBS) $(CMOCKA_LIBS) $(LDLIBS)
+
+.PHONY: test-libclient
+test-libclient: $(LIBCLIENT_TESTS) $(JSCHED_BIN)
+	@JSCHED_BUILD_DIR=$(B) sh mk/run-tests.sh $(LIBCLIENT_TESTS)
+
 .PHONY: install-libclient
 install: install-libclient
-install-libclient: $(LIBJSCHED_SO) $(LIBJSCHED_A) $(JSCHED_PC)
+install-libclient: $(LIBJSCHED_SO) $(LIBJSCHED_A) $(JSCHED_PC) $(JSCHED_BIN)
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/jsched
 	install -m 755 $(LIBJSCHED_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(notdir $(LIBJSCHED_SO)) $(DESTDIR)$(LIBDIR)/$(JSCHED_SONAME)
 	ln -sf $(JSCHED_SONAME) $(DESTDIR)$(LIBDIR)/libjsched.so
 	install -m 644 $(LIBJSCHED_A) $(DESTDIR)$(LIBDIR)/
 	install -m 644 $(JSCHED_PC) $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 755 $(JSCHED_BIN) $(DESTDIR)$(BINDIR)/
 	install -m 644 include/jsched/jsched.h include/jsched/error.h $(DESTDIR)$(INCLUDEDIR)/jsched/

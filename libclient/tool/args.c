@@ -19,7 +19,7 @@
 /* ---- help ------------------------------------------------------------------------ */
 
 static const char help_main[] =
-	"usage: jsched [-s PATH] COMMAND [OPTIONS] [ARGS]\n"
+	"usage: jsched [-s PATH] [-C NAME] COMMAND [OPTIONS] [ARGS]\n"
 	"\n"
 	"Talk to jschedd, the job server of this machine.\n"
 	"\n"
@@ -33,13 +33,15 @@ static const char help_main[] =
 	"  watch     print events about your jobs as they happen\n"
 	"  metrics   show the daemon's metrics (a table; --json for the document)\n"
 	"  top       a live view of clients, queues, workers and latencies\n"
-	"  drain     stop the daemon admitting new jobs; wait for those it has\n"
+	"  drain     cancel all your jobs that have not started\n"
 	"  admin     reload | set-client | shutdown (admin uid only)\n"
 	"  help      help [COMMAND]: this text, or a command's\n"
 	"\n"
 	"Options:\n"
 	"  -s, --socket PATH  the daemon's socket (default: $JSCHED_SOCKET, else\n"
 	"                     $XDG_RUNTIME_DIR/jschedd.sock, else /run/jschedd/jschedd.sock)\n"
+	"  -C, --client-name NAME  the client (tenant) name to submit as; the daemon's\n"
+	"                     config says which names a uid may use (default: login name)\n"
 	"  -h, --help         this text; `jsched COMMAND --help` for a command's\n"
 	"  -V, --version      the version of this tool\n"
 	"\n"
@@ -105,13 +107,15 @@ static const char help_cancel[] =
 	"Exits 1 if any could not be cancelled (the reason is printed).\n";
 
 static const char help_ls[] =
-	"usage: jsched ls [--state STATE[,STATE...]] [--json]\n"
+	"usage: jsched ls [--state STATE[,STATE...]] [--client NAME] [--all] [--json]\n"
 	"\n"
 	"List your jobs the daemon still knows, one a line: id, state, name, kind.\n"
 	"\n"
 	"  --state LIST  only jobs in these states: waiting, queued, running, succeeded,\n"
 	"                failed, cancelled, expired, dropped\n"
-	"  --json        print the daemon's JSON\n";
+	"  --client NAME only jobs charged to client NAME\n"
+	"  --all         every uid's jobs (admin only)\n"
+	"  --json        print the records as JSON, one a line\n";
 
 static const char help_output[] =
 	"usage: jsched output [--stdout | --stderr] ID\n"
@@ -150,21 +154,25 @@ static const char help_top[] =
 	"  --interval DURATION  time between screens (default 1s)\n";
 
 static const char help_drain[] =
-	"usage: jsched drain [--timeout DURATION]\n"
+	"usage: jsched drain [--client NAME] [--running]\n"
 	"\n"
-	"Ask the daemon to stop admitting new jobs and wait until those it holds have ended.\n"
+	"Cancel, in bulk, your jobs that have not started (queued and waiting) and print how\n"
+	"many.  By default those charged to this connection's client name.\n"
 	"\n"
-	"  --timeout DURATION  give up waiting after DURATION (exit 75)\n";
+	"  --client NAME  those charged to client NAME instead (another uid's needs admin)\n"
+	"  --running      also ask the running ones to stop\n";
 
 static const char help_admin[] =
 	"usage: jsched admin reload\n"
-	"       jsched admin set-client CLIENT [--weight W] [--max-queued N]\n"
+	"       jsched admin set-client CLIENT [--weight W] [--max-queued N] [--overflow HOW]\n"
 	"       jsched admin shutdown [--immediate]\n"
 	"\n"
 	"Administrative operations; the daemon allows them to admin uids only.\n"
 	"\n"
 	"  reload        re-read the configuration file\n"
-	"  set-client    set a client's weight (its share) and its queued-job limit\n"
+	"  set-client    set a client's weight (its share, 1..10000), its queued-job limit, and\n"
+	"                what happens when its queue is full: --overflow reject, drop_oldest,\n"
+	"                drop_newest or block\n"
 	"  shutdown      stop the daemon: by default after the jobs it holds have ended;\n"
 	"                --immediate cancels them\n";
 
@@ -370,7 +378,7 @@ enum {
 	O_FN = 1, O_ARGS, O_NAME, O_PRIORITY, O_DEADLINE, O_TIME_LIMIT, O_COST, O_AFTER, O_ANY_OF,
 	O_CWD, O_ENV, O_CLEAR_ENV, O_STDIN, O_WAIT, O_TIMEOUT, O_JSON, O_ANY, O_STATE, O_STDOUT,
 	O_STDERR, O_SINCE, O_COUNT, O_ONCE, O_INTERVAL, O_WEIGHT, O_MAX_QUEUED, O_IMMEDIATE,
-	O_SOCKET, O_VERSION,
+	O_SOCKET, O_VERSION, O_CLIENT, O_RUNNING, O_ALL, O_OVERFLOW,
 };
 
 static int parse_submit(struct parser *p, struct cli_cmd *cmd)
@@ -541,10 +549,15 @@ static int parse_generic(struct parser *p, struct cli_cmd *cmd, const struct opt
 			cmd->states = p->val;
 			break;
 		}
-		case O_SINCE:
-			if (parse_u64(p, "--since", p->val, 0, &cmd->since) < 0)
+		case O_SINCE: {
+			uint64_t seq;
+			if (parse_u64(p, "--since", p->val, 0, &seq) < 0)
 				return OPT_ERROR;
+			if (seq > (uint64_t)INT64_MAX)
+				return fail(p, "--since: %s is too large", p->val);
+			cmd->since = (int64_t)seq;
 			break;
+		}
 		case O_COUNT: {
 			uint64_t n;
 			if (parse_u64(p, "-n", p->val, 1, &n) < 0)
@@ -572,6 +585,16 @@ static int parse_generic(struct parser *p, struct cli_cmd *cmd, const struct opt
 				return OPT_ERROR;
 			break;
 		case O_IMMEDIATE: cmd->immediate = true; break;
+		case O_CLIENT: cmd->client = p->val; break;
+		case O_RUNNING: cmd->running = true; break;
+		case O_ALL: cmd->all = true; break;
+		case O_OVERFLOW:
+			if (strcmp(p->val, "reject") != 0 && strcmp(p->val, "drop_oldest") != 0 &&
+			    strcmp(p->val, "drop_newest") != 0 && strcmp(p->val, "block") != 0)
+				return fail(p, "--overflow: expected reject, drop_oldest, drop_newest or block, "
+					       "not '%s'", p->val);
+			cmd->overflow = p->val;
+			break;
 		case O_ANY: cmd->any = true; break;
 		case O_STDOUT: cmd->out_only = true; break;
 		case O_STDERR: cmd->err_only = true; break;
@@ -585,7 +608,8 @@ static int parse_admin(struct parser *p, struct cli_cmd *cmd)
 {
 	static const struct opt none[] = { { NULL, 0, false, 0 } };
 	static const struct opt set_client[] = {
-		{ "weight", 0, true, O_WEIGHT }, { "max-queued", 0, true, O_MAX_QUEUED }, { NULL, 0, false, 0 },
+		{ "weight", 0, true, O_WEIGHT }, { "max-queued", 0, true, O_MAX_QUEUED },
+		{ "overflow", 0, true, O_OVERFLOW }, { NULL, 0, false, 0 },
 	};
 	static const struct opt shutdown[] = { { "immediate", 0, false, O_IMMEDIATE }, { NULL, 0, false, 0 } };
 	int r = next_opt(p, none);
@@ -610,7 +634,8 @@ static int parse_admin(struct parser *p, struct cli_cmd *cmd)
 	if (strcmp(sub, "set-client") == 0) {
 		cmd->verb = CLI_ADMIN_SET_CLIENT;
 		p->cmd = "jsched admin set-client";
-		/* The client first, then the options: "admin set-client alice --weight 2". */
+		/* The client first, then the options: "admin set-client alice --weight 2".  (The
+		 * client is an operand here, not --client: it is what the command is about.) */
 		if (p->i >= p->argc || p->argv[p->i][0] == '-')
 			return fail(p, "expected a client name first (jsched admin set-client CLIENT "
 				       "--weight W)");
@@ -620,8 +645,8 @@ static int parse_admin(struct parser *p, struct cli_cmd *cmd)
 			return r;
 		if (cmd->client == NULL)
 			return fail(p, "expected a client name");
-		if (cmd->weight == 0 && cmd->max_queued == 0)
-			return fail(p, "nothing to set: give --weight and/or --max-queued");
+		if (cmd->weight == 0 && cmd->max_queued == 0 && cmd->overflow == NULL)
+			return fail(p, "nothing to set: give --weight, --max-queued or --overflow");
 		return 0;
 	}
 	return fail(p, "unknown admin command '%s' (reload, set-client, shutdown)", sub);
@@ -631,7 +656,8 @@ static int parse_admin(struct parser *p, struct cli_cmd *cmd)
 int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errlen)
 {
 	static const struct opt global[] = {
-		{ "socket", 's', true, O_SOCKET }, { "version", 'V', false, O_VERSION }, { NULL, 0, false, 0 },
+		{ "socket", 's', true, O_SOCKET }, { "client-name", 'C', true, O_CLIENT },
+		{ "version", 'V', false, O_VERSION }, { NULL, 0, false, 0 },
 	};
 	static const struct opt no_opts[] = { { NULL, 0, false, 0 } };
 	static const struct opt json_only[] = { { "json", 0, false, O_JSON }, { NULL, 0, false, 0 } };
@@ -643,7 +669,8 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 		{ "stdout", 0, false, O_STDOUT }, { "stderr", 0, false, O_STDERR }, { NULL, 0, false, 0 },
 	};
 	static const struct opt ls_opts[] = {
-		{ "state", 0, true, O_STATE }, { "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
+		{ "state", 0, true, O_STATE }, { "client", 0, true, O_CLIENT }, { "all", 0, false, O_ALL },
+		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
 	};
 	static const struct opt watch_opts[] = {
 		{ "since", 0, true, O_SINCE }, { "count", 'n', true, O_COUNT },
@@ -653,12 +680,15 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 		{ "once", 0, false, O_ONCE }, { "count", 'n', true, O_COUNT },
 		{ "interval", 0, true, O_INTERVAL }, { NULL, 0, false, 0 },
 	};
-	static const struct opt drain_opts[] = { { "timeout", 0, true, O_TIMEOUT }, { NULL, 0, false, 0 } };
+	static const struct opt drain_opts[] = {
+		{ "client", 0, true, O_CLIENT }, { "running", 0, false, O_RUNNING }, { NULL, 0, false, 0 },
+	};
 
 	memset(cmd, 0, sizeof *cmd);
 	cmd->priority = -1;
 	cmd->timeout_ms = -1;
 	cmd->interval_ms = 1000;
+	cmd->since = -1;
 	if (errlen > 0)
 		err[0] = '\0';
 	struct parser p = { .argc = argc, .argv = argv, .i = 1, .cmd = "jsched", .err = err, .errlen = errlen };
@@ -667,13 +697,22 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 		int id = next_opt(&p, global);
 		if (id == OPT_ERROR)
 			return CLI_EXIT_USAGE;
-		if (id == OPT_HELP || id == OPT_END) {
+		if (id == OPT_HELP) {
 			cmd->verb = CLI_HELP;
 			return CLI_EXIT_OK;
+		}
+		if (id == OPT_END) {
+			cmd->verb = CLI_HELP;
+			fail(&p, "expected a command (see jsched --help)");
+			return CLI_EXIT_USAGE;
 		}
 		if (id == O_VERSION) {
 			cmd->verb = CLI_VERSION;
 			return CLI_EXIT_OK;
+		}
+		if (id == O_CLIENT) {
+			cmd->client_name = p.val;
+			continue;
 		}
 		if (id == O_SOCKET) {
 			if (p.val[0] == '\0') {

@@ -47,6 +47,7 @@ struct cli_cmd {
 	enum cli_verb verb;
 	enum cli_verb help_for; /* CLI_HELP: the subcommand asked about, or CLI_HELP for all */
 	const char *socket;	/* --socket, or NULL for the default path */
+	const char *client_name; /* --client-name, or NULL for the daemon's default */
 	bool json;		/* --json: print the daemon's JSON as it came */
 
 	/* submit */
@@ -74,11 +75,14 @@ struct cli_cmd {
 	int64_t timeout_ms;  /* wait --timeout, submit --wait --timeout; -1: no limit */
 	const char *states;  /* ls --state, comma-separated */
 	bool out_only, err_only; /* output --stdout / --stderr */
-	uint64_t since;	     /* watch --since */
+	int64_t since;	     /* watch --since, or -1: live events only */
 	long count;	     /* watch -n, top -n: stop after COUNT (0: never) */
 	int64_t interval_ms; /* top --interval */
-	const char *client;  /* admin set-client CLIENT */
+	const char *client;  /* admin set-client CLIENT; ls, drain --client */
+	bool all;	     /* ls --all */
+	bool running;	     /* drain --running */
 	uint32_t weight, max_queued; /* admin set-client --weight, --max-queued (0: unchanged) */
+	const char *overflow; /* admin set-client --overflow */
 	bool immediate;	     /* admin shutdown --immediate */
 };
 

@@ -1,0 +1,112 @@
+/* main.c: the jsched tool: parse the command line, connect, run the subcommand, and turn
+ * what happened into an exit status (the table is in args.h and `jsched --help`).
+ */
+#include "libclient/tool/tool.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsched_version.h"
+
+static const char *const verb_names[CLI_VERB_COUNT] = {
+	[CLI_HELP] = "help",	       [CLI_VERSION] = "version",
+	[CLI_SUBMIT] = "submit",       [CLI_WAIT] = "wait",
+	[CLI_STATUS] = "status",       [CLI_CANCEL] = "cancel",
+	[CLI_LS] = "ls",	       [CLI_OUTPUT] = "output",
+	[CLI_WATCH] = "watch",	       [CLI_METRICS] = "metrics",
+	[CLI_TOP] = "top",	       [CLI_DRAIN] = "drain",
+	[CLI_ADMIN_RELOAD] = "admin reload", [CLI_ADMIN_SET_CLIENT] = "admin set-client",
+	[CLI_ADMIN_SHUTDOWN] = "admin shutdown",
+};
+
+/* tool_verb_name: see tool.h. */
+const char *tool_verb_name(enum cli_verb verb)
+{
+	return (unsigned)verb < CLI_VERB_COUNT ? verb_names[verb] : "?";
+}
+
+/* tool_exit_of: see tool.h. */
+int tool_exit_of(int code)
+{
+	switch (code) {
+	case 0:
+		return CLI_EXIT_OK;
+	case JSCHED_ECONNECT:
+	case JSCHED_EDISCONNECTED:
+		return CLI_EXIT_UNAVAILABLE;
+	case JSCHED_ETIMEOUT:
+		return CLI_EXIT_TIMEOUT;
+	case JSCHED_EPERMISSION_DENIED:
+		return CLI_EXIT_PERMISSION;
+	default:
+		return CLI_EXIT_FAILED;
+	}
+}
+
+/* tool_fail: see tool.h. */
+int tool_fail(struct jsched_conn *conn, const struct cli_cmd *cmd, int code)
+{
+	const char *wire = jsched_error_code(conn);
+	const char *msg = jsched_error_message(conn);
+	const char *field = jsched_error_field(conn);
+	fprintf(stderr, "jsched %s: %s%s%s", tool_verb_name(cmd->verb), wire != NULL ? wire : "",
+		wire != NULL ? ": " : "", msg != NULL && msg[0] != '\0' ? msg : jsched_strerror(code));
+	if (field != NULL)
+		fprintf(stderr, " (in %s)", field);
+	fputc('\n', stderr);
+	return tool_exit_of(code);
+}
+
+static int run(struct jsched_conn *conn, const struct cli_cmd *cmd)
+{
+	switch (cmd->verb) {
+	case CLI_SUBMIT: return cmd_submit(conn, cmd);
+	case CLI_WAIT: return cmd_wait(conn, cmd);
+	case CLI_STATUS: return cmd_status(conn, cmd);
+	case CLI_CANCEL: return cmd_cancel(conn, cmd);
+	case CLI_LS: return cmd_ls(conn, cmd);
+	case CLI_OUTPUT: return cmd_output(conn, cmd);
+	case CLI_WATCH: return cmd_watch(conn, cmd);
+	case CLI_METRICS: return cmd_metrics(conn, cmd);
+	case CLI_TOP: return cmd_top(conn, cmd);
+	case CLI_DRAIN: return cmd_drain(conn, cmd);
+	case CLI_ADMIN_RELOAD:
+	case CLI_ADMIN_SET_CLIENT:
+	case CLI_ADMIN_SHUTDOWN: return cmd_admin(conn, cmd);
+	default: return CLI_EXIT_USAGE;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct cli_cmd cmd;
+	char err[512];
+	int rc = cli_parse(argc, argv, &cmd, err, sizeof err);
+	if (rc != CLI_EXIT_OK) {
+		fprintf(stderr, "%s\n", err);
+		return rc;
+	}
+	if (cmd.verb == CLI_HELP) {
+		fputs(cli_help(cmd.help_for), stdout);
+		return CLI_EXIT_OK;
+	}
+	if (cmd.verb == CLI_VERSION) {
+		printf("jsched %s\n%s\n", JSCHED_VERSION, JSCHED_VERSION_LINE);
+		return CLI_EXIT_OK;
+	}
+	struct jsched_conn *conn;
+	char msg[512];
+	rc = jsched_connect_error(cmd.socket, cmd.client_name, &conn, msg, sizeof msg);
+	if (rc < 0) {
+		fprintf(stderr, "jsched %s: %s\n", tool_verb_name(cmd.verb), msg[0] != '\0' ? msg : jsched_strerror(rc));
+		return tool_exit_of(rc);
+	}
+	rc = run(conn, &cmd);
+	jsched_close(conn);
+	if (fflush(stdout) != 0 && rc == CLI_EXIT_OK) {
+		perror("jsched: stdout");
+		rc = CLI_EXIT_FAILED;
+	}
+	return rc;
+}
