@@ -26,3 +26,9 @@ install-systemd: $(SYSTEMD_UNITS)
 	install -m 0644 $(B)/systemd/jschedd.service $(B)/systemd/jschedd.socket $(DESTDIR)$(SYSTEMD_SYSTEM_DIR)/
 	install -m 0644 $(B)/systemd/user/jschedd.service $(B)/systemd/user/jschedd.socket $(DESTDIR)$(SYSTEMD_USER_DIR)/
 	install -m 0644 systemd/jschedd.sysusers $(DESTDIR)$(SYSUSERS_DIR)/jschedd.conf
+
+# The protocols' unit test (daemon/sdnotify.c needs nothing but libc).
+$(B)/tests/test_sdnotify: $(B)/obj/tests/systemd/test_sdnotify.o $(B)/obj/daemon/sdnotify.o
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(LDLIBS) -o $@
+TESTS += $(B)/tests/test_sdnotify
