@@ -40,7 +40,8 @@ void jd_config_defaults(struct jd_config *c)
 	c->fibers = 256;
 	c->idle_spin = false;
 	c->policy = JD_POLICY_FAIR;
-	c->quantum = 1000;
+	c->quantum = 0;
+	c->fair_window_ms = 10000;
 	c->default_client.weight = 1;
 	c->default_client.max_queued = 10000;
 	c->default_client.overflow = JD_OVERFLOW_REJECT;
@@ -51,7 +52,6 @@ void jd_config_defaults(struct jd_config *c)
 	c->max_connections_per_uid = 256;
 	c->max_queued_total = 100000;
 	c->max_batch = 10000;
-	c->window = 0; /* 0 = 2 x workers, decided at start */
 	c->retain_jobs = 10000;
 	c->retain_seconds = 3600;
 	c->retain_events = 10000;
@@ -295,10 +295,10 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 	static const char *const keys[] = {
 		"socket", "socket_mode", "socket_group", "workers", "fibers", "idle_policy",
 		"fairness", "clients", "admins", "limits", "retention", "modules", NULL};
-	static const char *const fair_keys[] = {"policy", "quantum", NULL};
+	static const char *const fair_keys[] = {"policy", "quantum", "window_ms", NULL};
 	static const char *const limit_keys[] = {
 		"frame_bytes", "handshake_ms", "output_buffer_bytes", "connections",
-		"connections_per_uid", "queued_jobs", "batch_jobs", "window", NULL};
+		"connections_per_uid", "queued_jobs", "batch_jobs", NULL};
 	static const char *const ret_keys[] = {"jobs", "seconds", "events", NULL};
 	static const char *const idle_names[] = {"sleep", "spin"};
 	unsigned u;
@@ -334,7 +334,8 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		if ((rc = get_enum(r, v, "policy", policy_names, 3, &u)))
 			return rc;
 		c->policy = (enum jd_policy_conf)u;
-		GET_U32(r, v, "quantum", 1, 1000000000, c->quantum);
+		GET_U32(r, v, "quantum", 0, 1000000000, c->quantum);
+		GET_U32(r, v, "window_ms", 100, 3600000, c->fair_window_ms);
 		r->prefix[0] = '\0';
 	}
 	if ((v = json_object_get(root, "clients")) && (rc = read_clients(r, v, c)))
@@ -356,7 +357,6 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		GET_U32(r, v, "connections_per_uid", 1, 1000000, c->max_connections_per_uid);
 		GET_U32(r, v, "queued_jobs", 1, 100000000, c->max_queued_total);
 		GET_U32(r, v, "batch_jobs", 1, 1000000, c->max_batch);
-		GET_U32(r, v, "window", 0, 1000000, c->window);
 		r->prefix[0] = '\0';
 	}
 	if ((v = json_object_get(root, "retention"))) {
@@ -429,7 +429,8 @@ const char *jd_config_diff_static(const struct jd_config *old, const struct jd_c
 	DIFF(strcmp(old->socket_group, neu->socket_group), "socket_group");
 	DIFF(old->workers != neu->workers, "workers");
 	DIFF(old->fibers != neu->fibers, "fibers");
-	DIFF(old->window != neu->window, "limits.window");
+	DIFF(old->fair_window_ms != neu->fair_window_ms, "fairness.window_ms");
+	DIFF(old->retain_events != neu->retain_events, "retention.events");
 	DIFF(mods, "modules");
 #undef DIFF
 	return buf;

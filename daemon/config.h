@@ -50,7 +50,8 @@ struct jd_config {
 	/* Changeable live. */
 	bool idle_spin;		/* idle policy: spin (true) or sleep */
 	enum jd_policy_conf policy;
-	uint32_t quantum;	/* drr quantum, in cost units */
+	uint32_t quantum;	/* drr quantum, in cost units (0: the largest cost seen) */
+	uint32_t fair_window_ms;	/* the fairness figures' sliding window */
 	struct jd_client_conf default_client;
 	struct jd_client_conf *clients; /* named entries, malloc'd */
 	size_t n_clients;
@@ -65,7 +66,6 @@ struct jd_config {
 	uint32_t max_connections_per_uid;
 	uint32_t max_queued_total;	/* queued jobs over all clients */
 	uint32_t max_batch;		/* jobs in one submit message */
-	uint32_t window;		/* jobs released into the pool at a time */
 
 	/* retention of finished jobs and of watch events */
 	uint32_t retain_jobs;

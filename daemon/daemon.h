@@ -1,0 +1,98 @@
+/* daemon/daemon.h: the one struct jd_daemon that ties the parts of jschedd together.
+ *
+ * main.c creates it, the loop thread owns it.  Each part keeps its state in its own
+ * member (server, jobs, clients, runner, watch) and its functions take the daemon, so
+ * any part can reach the others without globals.  The lifecycle (running, draining for
+ * a graceful shutdown, stopping for an immediate one) lives here too.
+ */
+#ifndef JD_DAEMON_H
+#define JD_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <uv.h>
+
+#include "daemon/clients.h"
+#include "daemon/config.h"
+#include "daemon/hist.h"
+#include "daemon/jobs.h"
+#include "daemon/modules.h"
+#include "daemon/runner.h"
+#include "daemon/server.h"
+#include "daemon/watch.h"
+
+enum jd_run_state {
+	JD_SERVING,	/* serving */
+	JD_DRAINING,	/* graceful shutdown: no new jobs, finishing the rest */
+	JD_STOPPING,	/* immediate shutdown: cancelling everything */
+};
+
+/* Exit statuses of jschedd (also in daemon/README.md). */
+enum {
+	JD_EXIT_OK = 0,		/* graceful shutdown, every job finished */
+	JD_EXIT_FAILURE = 1,	/* could not start (config, socket, modules) */
+	JD_EXIT_USAGE = 2,	/* bad command line */
+	JD_EXIT_IMMEDIATE = 3,	/* immediate shutdown: queued and running jobs cancelled */
+};
+
+struct jd_daemon {
+	uv_loop_t loop;
+	struct jd_config cfg;	/* in force */
+	char config_path[4096];	/* -c PATH, "" for none */
+	uint64_t start_ns, start_ms;
+	char instance[64];	/* PROTOCOL.md "instance" */
+	uid_t self_uid;
+
+	struct jd_server srv;
+	struct jd_jobs jobs;
+	struct jd_clients clients;
+	struct jd_modules modules;
+	struct jd_runner runner;
+	struct jd_watch watch;
+
+	/* global histograms (per client ones are in struct jd_client) */
+	struct jd_hist queue_wait, run, end_to_end;
+
+	/* throughput: jobs finished per second, ring of the last 64 seconds */
+	uint64_t tp_sec[64];
+	uint64_t tp_last_sec;
+
+	uv_signal_t sig_term, sig_int, sig_hup;
+	uv_timer_t tick;	/* 1 s: retention by age, throughput ring, deadline re-arm */
+	uv_timer_t deadline;	/* the earliest queued deadline (fair layer) */
+	uint64_t watchdog_ms;	/* systemd watchdog ping interval, 0 if none */
+
+	enum jd_run_state state;
+	int exit_status;
+	uint64_t reloads, reload_failures;
+};
+
+/* jd_now_ns / jd_now_ms: CLOCK_MONOTONIC in ns; CLOCK_REALTIME in ms.  Any thread. */
+uint64_t jd_now_ns(void);
+uint64_t jd_now_ms(void);
+
+/* jd_is_admin: may this uid use the admin operations?  Root, the daemon's own uid, and
+ * the config's `admins`. */
+bool jd_is_admin(const struct jd_daemon *d, uid_t uid);
+
+/* jd_daemon_shutdown: begin a shutdown (graceful or immediate; an immediate one during a
+ * graceful one escalates).  Every connection gets the shutdown event.  Loop thread. */
+void jd_daemon_shutdown(struct jd_daemon *d, bool immediate);
+
+/* jd_daemon_reload: re-read the config file and apply what can change live.  Returns 0
+ * (applied / restart_needed filled with new references to arrays of key names, if not
+ * NULL) or a negative code with the reason in err (the old config stays). */
+int jd_daemon_reload(struct jd_daemon *d, json_t **applied, json_t **restart_needed, char *err,
+		     size_t errlen);
+
+/* jd_daemon_maybe_exit: in a shutdown, stop the loop once no job is left.  Called after
+ * each settle.  Loop thread. */
+void jd_daemon_maybe_exit(struct jd_daemon *d);
+
+/* jd_daemon_arm_deadline: re-arm the deadline timer for the fair layer's earliest
+ * deadline. */
+void jd_daemon_arm_deadline(struct jd_daemon *d);
+
+#endif /* JD_DAEMON_H */

@@ -1,0 +1,214 @@
+/* daemon/main.c: jschedd's entry point: the command line, start-up order, the loop, exit.
+ *
+ * Start-up order matters: the config first (a bad one stops us before anything is
+ * touched), then the modules (a module that cannot load stops us too), then the socket
+ * (bound while the process is still single-threaded, for the umask trick in server.c),
+ * then the workers, then serving.  jschedd always runs in the foreground: systemd (or
+ * the user's shell) supervises it; there is no self-daemonising.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+#include "daemon/log.h"
+#include "daemon/sdnotify.h"
+#include "daemon/session.h"
+#include "jsched_version.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: jschedd [-c CONFIG] [--check-config] [--version] [--help]\n"
+		"\n"
+		"Run the job server in the foreground, on the socket named by the config's\n"
+		"\"socket\", else $JSCHED_SOCKET, $XDG_RUNTIME_DIR/jschedd.sock or\n"
+		"/run/jschedd/jschedd.sock.\n"
+		"\n"
+		"  -c, --config PATH   the JSON configuration (default: none, built-in defaults)\n"
+		"      --check-config  read the configuration, report, and exit (0 if valid)\n"
+		"      --version       print the version line and exit\n"
+		"\n"
+		"Signals: SIGTERM graceful shutdown (a second one: immediate); SIGINT immediate;\n"
+		"SIGHUP re-read the configuration.\n"
+		"Exit status: 0 graceful shutdown, 1 could not start, 2 bad usage, 3 immediate\n"
+		"shutdown (jobs were cancelled).\n");
+}
+
+static void signal_cb(uv_signal_t *h, int signum)
+{
+	struct jd_daemon *d = h->data;
+	json_t *applied = NULL, *restart = NULL;
+	char err[512];
+
+	switch (signum) {
+	case SIGHUP:
+		if (jd_daemon_reload(d, &applied, &restart, err, sizeof(err)) < 0)
+			jd_log(JD_LOG_ERR, "reload failed, keeping the running config: %s", err);
+		else if (json_array_size(restart) > 0)
+			jd_log(JD_LOG_WARN, "reload: %zu changed keys need a restart",
+			       json_array_size(restart));
+		json_decref(applied);
+		json_decref(restart);
+		break;
+	case SIGTERM:
+		jd_daemon_shutdown(d, d->state == JD_DRAINING);
+		break;
+	default:
+		jd_daemon_shutdown(d, true);
+		break;
+	}
+	if (d->state != JD_SERVING)
+		jd_sd_notify("STOPPING=1");
+}
+
+static void tick_cb(uv_timer_t *t)
+{
+	struct jd_daemon *d = t->data;
+
+	jd_jobs_trim(d);
+	if (d->watchdog_ms)
+		jd_sd_notify("WATCHDOG=1");
+}
+
+static void close_any_cb(uv_handle_t *h, void *arg)
+{
+	(void)arg;
+	if (!uv_is_closing(h))
+		uv_close(h, NULL);
+}
+
+/* flush_timeout_cb: the peers had their time to read their last replies. */
+static void flush_timeout_cb(uv_timer_t *t)
+{
+	jd_server_close_all(t->data);
+}
+
+/* finish: after the loop stopped: let pending replies drain (bounded: a peer that does
+ * not read gets 2 s), close every handle, free everything. */
+static int finish(struct jd_daemon *d)
+{
+	uv_timer_t flush;
+
+	jd_server_stop_accepting(d);
+	jd_server_flush_all(d);
+	uv_close((uv_handle_t *)&d->sig_term, NULL);
+	uv_close((uv_handle_t *)&d->sig_int, NULL);
+	uv_close((uv_handle_t *)&d->sig_hup, NULL);
+	uv_close((uv_handle_t *)&d->tick, NULL);
+	uv_close((uv_handle_t *)&d->deadline, NULL);
+	jd_runner_stop(d);
+	uv_timer_init(&d->loop, &flush);
+	flush.data = d;
+	uv_timer_start(&flush, flush_timeout_cb, 2000, 0);
+	uv_unref((uv_handle_t *)&flush);
+	uv_run(&d->loop, UV_RUN_DEFAULT);
+	uv_close((uv_handle_t *)&flush, NULL);
+	jd_server_free(d);
+	uv_run(&d->loop, UV_RUN_DEFAULT);
+	if (uv_loop_close(&d->loop) != 0)
+		jd_log(JD_LOG_WARN, "a libuv handle was left open at exit");
+	jd_jobs_free(&d->jobs);
+	jd_clients_free(d);
+	jd_watch_free(d);
+	jd_modules_unload(&d->modules);
+	jd_config_free(&d->cfg);
+	jd_log(JD_LOG_INFO, "exiting with status %d", d->exit_status);
+	return d->exit_status;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"check-config", no_argument, NULL, 'C'},
+		{"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static struct jd_daemon daemon_state;
+	struct jd_daemon *d = &daemon_state;
+	bool check_only = false;
+	char err[1024];
+	int opt;
+
+	jd_log_init();
+	while ((opt = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			snprintf(d->config_path, sizeof(d->config_path), "%s", optarg);
+			break;
+		case 'C':
+			check_only = true;
+			break;
+		case 'V':
+			printf("%s\n", JSCHED_VERSION_LINE);
+			return JD_EXIT_OK;
+		case 'h':
+			usage(stdout);
+			return JD_EXIT_OK;
+		default:
+			usage(stderr);
+			return JD_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "jschedd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return JD_EXIT_USAGE;
+	}
+	if (jd_config_load(&d->cfg, d->config_path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "jschedd: config: %s\n", err);
+		return JD_EXIT_FAILURE;
+	}
+	if (check_only) {
+		printf("%s: valid\n", d->config_path[0] ? d->config_path : "(no file)");
+		jd_config_free(&d->cfg);
+		return JD_EXIT_OK;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	d->start_ns = jd_now_ns();
+	d->start_ms = jd_now_ms();
+	d->self_uid = getuid();
+	snprintf(d->instance, sizeof(d->instance), "%llu-%d", (unsigned long long)d->start_ms,
+		 (int)getpid());
+	if (jd_modules_load(&d->modules, (const char (*)[4096])d->cfg.modules, d->cfg.n_modules, err,
+			    sizeof(err)) < 0 ||
+	    jd_jobs_init(&d->jobs) < 0) {
+		fprintf(stderr, "jschedd: %s\n", err[0] ? err : "out of memory");
+		return JD_EXIT_FAILURE;
+	}
+	uv_loop_init(&d->loop);
+	if (jd_server_listen(d, err, sizeof(err)) < 0 || jd_runner_start(d, err, sizeof(err)) < 0) {
+		fprintf(stderr, "jschedd: %s\n", err);
+		jd_server_stop_accepting(d);
+		d->exit_status = JD_EXIT_FAILURE;
+		uv_walk(&d->loop, close_any_cb, NULL);
+		uv_run(&d->loop, UV_RUN_DEFAULT);
+		uv_loop_close(&d->loop);
+		return JD_EXIT_FAILURE;
+	}
+	uv_signal_init(&d->loop, &d->sig_term);
+	uv_signal_init(&d->loop, &d->sig_int);
+	uv_signal_init(&d->loop, &d->sig_hup);
+	d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
+	uv_signal_start(&d->sig_term, signal_cb, SIGTERM);
+	uv_signal_start(&d->sig_int, signal_cb, SIGINT);
+	uv_signal_start(&d->sig_hup, signal_cb, SIGHUP);
+	uv_timer_init(&d->loop, &d->tick);
+	uv_timer_init(&d->loop, &d->deadline);
+	d->tick.data = d->deadline.data = d;
+	d->watchdog_ms = jd_sd_watchdog_usec() / 2000;
+	uv_timer_start(&d->tick, tick_cb, 1000,
+		       d->watchdog_ms && d->watchdog_ms < 1000 ? d->watchdog_ms : 1000);
+	jd_log(JD_LOG_INFO, "%s: %u workers, socket %s", JSCHED_VERSION_LINE,
+	       jd_pool_workers(d->runner.pool), d->srv.path);
+	jd_sd_notifyf("READY=1\nSTATUS=serving on %s with %u workers", d->srv.path,
+		      jd_pool_workers(d->runner.pool));
+	d->state = JD_SERVING;
+	uv_run(&d->loop, UV_RUN_DEFAULT);
+	return finish(d);
+}
