@@ -339,6 +339,8 @@ int jsched_process(struct jsched_conn *c)
 		read_in(c);
 	if (c->dead == 0)
 		flush_out(c);
+	if (c->dead != 0) /* callbacks may have said other things since */
+		jc_set_error(c, c->dead, "%s", c->dead_msg);
 	return c->dead;
 }
 
@@ -552,12 +554,6 @@ static int open_socket(const char *path, char *msg, size_t msglen)
 		close(fd);
 		return JSCHED_ECONNECT;
 	}
-	int fl = fcntl(fd, F_GETFL);
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
-		set_msg(msg, msglen, "fcntl: %s", strerror(errno));
-		close(fd);
-		return JSCHED_ECONNECT;
-	}
 	return fd;
 }
 
@@ -600,6 +596,36 @@ static int hello(struct jsched_conn *c, const char *client_name, char *msg, size
 	return 0;
 }
 
+/* Make a connection over fd (connected, owned from here on) and say hello. */
+static int connect_fd(int fd, const char *client_name, struct jsched_conn **out, char *msg, size_t msglen)
+{
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		set_msg(msg, msglen, "fcntl: %s", strerror(errno));
+		close(fd);
+		return JSCHED_ECONNECT;
+	}
+	struct jsched_conn *c = calloc(1, sizeof *c);
+	if (c == NULL) {
+		set_msg(msg, msglen, "out of memory");
+		close(fd);
+		return JSCHED_ENOMEM;
+	}
+	c->fd = fd;
+	c->inflight_tail = &c->inflight;
+	c->events_tail = &c->events;
+	c->next_id = 1;
+	c->frame_limit = JP_HANDSHAKE_FRAME_BYTES;
+	jp_decoder_init(&c->dec, JP_DEFAULT_REPLY_FRAME_BYTES);
+	int r = hello(c, client_name, msg, msglen);
+	if (r < 0) {
+		jsched_close(c);
+		return r;
+	}
+	*out = c;
+	return 0;
+}
+
 /* jsched_connect_error: see jsched.h. */
 int jsched_connect_error(const char *socket_path, const char *client_name, struct jsched_conn **out,
 			 char *msg, size_t msglen)
@@ -618,30 +644,22 @@ int jsched_connect_error(const char *socket_path, const char *client_name, struc
 		}
 		socket_path = path;
 	}
-	struct jsched_conn *c = calloc(1, sizeof *c);
-	if (c == NULL) {
-		set_msg(msg, msglen, "out of memory");
-		return JSCHED_ENOMEM;
+	int fd = open_socket(socket_path, msg, msglen);
+	if (fd < 0)
+		return fd;
+	return connect_fd(fd, client_name, out, msg, msglen);
+}
+
+/* jsched_connect_fd: see jsched.h. */
+int jsched_connect_fd(int fd, const char *client_name, struct jsched_conn **out)
+{
+	if (out == NULL || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		return JSCHED_EINVAL;
 	}
-	c->inflight_tail = &c->inflight;
-	c->events_tail = &c->events;
-	c->next_id = 1;
-	c->frame_limit = JP_HANDSHAKE_FRAME_BYTES;
-	jp_decoder_init(&c->dec, JP_DEFAULT_REPLY_FRAME_BYTES);
-	c->fd = open_socket(socket_path, msg, msglen);
-	if (c->fd < 0) {
-		int r = c->fd;
-		c->fd = -1;
-		jsched_close(c);
-		return r;
-	}
-	int r = hello(c, client_name, msg, msglen);
-	if (r < 0) {
-		jsched_close(c);
-		return r;
-	}
-	*out = c;
-	return 0;
+	*out = NULL;
+	return connect_fd(fd, client_name, out, NULL, 0);
 }
 
 /* jsched_connect: see jsched.h. */

@@ -97,6 +97,11 @@ JSCHED_API int jsched_connect(const char *socket_path, const char *client_name,
 JSCHED_API int jsched_connect_error(const char *socket_path, const char *client_name,
 				    struct jsched_conn **out, char *msg, size_t msglen);
 
+/* jsched_connect_fd is jsched_connect over fd, a stream socket already connected to the
+ * daemon (passed down by a parent, or one end of a socketpair in a test).  The connection
+ * owns fd from the call on: it is closed by jsched_close, or at once if this fails. */
+JSCHED_API int jsched_connect_fd(int fd, const char *client_name, struct jsched_conn **out);
+
 /* jsched_close closes the connection and frees it.  Callbacks of requests still in flight
  * run with JSCHED_EDISCONNECTED before it returns, never after.  Not from a callback of the
  * same connection.  NULL is a no-op. */
