@@ -69,7 +69,7 @@ FUZZ_SECONDS ?= 25
 FUZZ_DIR := build/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS := -std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $(FUZZ_SAN) \
-	-D_GNU_SOURCE -Iinclude -I. $(JANSSON_CFLAGS)
+	-D_GNU_SOURCE -Iinclude -I. -MMD -MP $(JANSSON_CFLAGS)
 FUZZ_TARGETS := $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_CODEC_OBJS := $(JPROTO_SRCS:%.c=$(FUZZ_DIR)/obj/%.o)
 
@@ -81,6 +81,8 @@ $(FUZZ_DIR)/obj/%.o: %.c
 $(FUZZ_TARGETS): $(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_%.o $(FUZZ_CODEC_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(JANSSON_LIBS)
+
+-include $(wildcard $(FUZZ_DIR)/obj/*/*.d $(FUZZ_DIR)/obj/*/*/*.d)
 
 .PHONY: fuzz-smoke
 fuzz-smoke: $(FUZZ_TARGETS)

@@ -76,7 +76,8 @@ int jp_decoder_feed(struct jp_decoder *d, const void *data, size_t n)
 		/* The first header completes with these bytes: judge it before keeping them. */
 		unsigned char h[JP_HEADER_BYTES];
 
-		memcpy(h, d->in.data, have);
+		if (have > 0)
+			memcpy(h, d->in.data, have);
 		memcpy(h + have, data, JP_HEADER_BYTES - have);
 		if (be32(h) > d->limit) {
 			too_large(d);

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""tests/fuzz/make_corpus.py: writes the seed corpus of the fuzz targets.
+
+corpus/request/: one frame payload per file: every example of proto/PROTOCOL.md, the
+                 daemon's replies and events, and a few near misses.
+corpus/frame/:   one byte choosing the decoder's limit, then a byte stream: frames one after
+                 another, zero-length, oversize, truncated, garbage.
+Run it from anywhere after changing the protocol; commit what it writes.
+"""
+import json
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+REQUESTS = [
+    {"op": "hello", "id": 0, "version": 1, "client": "nightly-ci"},
+    {"op": "hello", "id": 0, "version": 2},
+    {"op": "submit", "id": 3, "job": {"kind": "call", "fn": "echo", "args": {"x": 1}}},
+    {"op": "submit", "id": 4, "jobs": [
+        {"ref": "fetch", "kind": "exec", "argv": ["git", "pull"], "cwd": "/srv/app"},
+        {"ref": "build", "kind": "exec", "argv": ["make"], "cwd": "/srv/app", "after": ["fetch"]},
+        {"ref": "test", "kind": "exec", "argv": ["make", "test"], "cwd": "/srv/app",
+         "after": ["build"]},
+        {"kind": "call", "fn": "echo", "args": "tests failed",
+         "after": [{"ref": "test", "on": "failure"}]}]},
+    {"op": "submit", "id": 5, "job": {
+        "kind": "exec", "name": "unit tests", "argv": ["make", "test"],
+        "cwd": "/home/ana/src/app", "env": {"PATH": "/usr/bin:/bin", "HOME": "/home/ana"},
+        "timeout_ms": 600000, "priority": "high", "after": [{"job": 41, "on": "success"}]}},
+    {"op": "submit", "id": 6, "job": {"kind": "exec", "argv": ["wc", "-c"], "stdin": "aGVsbG8K"}},
+    {"op": "submit", "id": 7, "job": {"kind": "call", "fn": "sleep", "args": {"ms": 250},
+                                      "deadline_in_ms": 10000, "cost": 5}},
+    {"op": "submit", "id": 8, "jobs": [
+        {"ref": "a", "kind": "call", "fn": "noop", "after": ["b"]},
+        {"ref": "b", "kind": "call", "fn": "noop", "any_of": ["a", 7]}]},
+    {"op": "submit", "id": 9, "job": {"kind": "call", "fn": "noop", "deadline_at_ms": 1764460800000,
+                                      "any_of": [{"job": 1, "on": "any"}, "x"], "priority": "critical"}},
+    {"op": "submit", "id": 10, "job": {"kind": "exec", "argv": ["x"], "prio": "high"}},
+    {"op": "status", "id": 7, "job": 42},
+    {"op": "status", "id": 7, "jobs": [42, 43]},
+    {"op": "wait", "id": 9, "jobs": [102, 103], "mode": "any", "timeout_ms": 30000},
+    {"op": "wait", "id": 9, "job": 102},
+    {"op": "cancel", "id": 10, "jobs": [102, 103, 90]},
+    {"op": "list", "id": 11, "states": ["queued", "running"], "client": "ci", "all": False,
+     "after_job": 100, "limit": 50},
+    {"op": "output", "id": 11, "job": 102},
+    {"op": "watch", "id": 13, "from_seq": 117, "instance": "1764460800123-4242"},
+    {"op": "unwatch", "id": 14},
+    {"op": "metrics", "id": 15},
+    {"op": "drain", "id": 16, "client": "batch", "running": True},
+    {"op": "ping", "id": 17},
+    {"op": "reload", "id": 18},
+    {"op": "set_client", "id": 12, "client": "batch", "weight": 3, "overflow": "drop_oldest",
+     "max_queued": 100},
+    {"op": "shutdown", "id": 19, "mode": "immediate"},
+    {"op": "frobnicate", "id": 20},
+    {"id": -1},
+]
+
+FROM_DAEMON = [
+    {"id": 0, "ok": True, "version": 1, "daemon": "0.1.0", "instance": "1764460800123-4242",
+     "identity": {"uid": 1000, "gid": 1000, "pid": 31337, "client": "nightly-ci", "admin": False},
+     "limits": {"frame_bytes": 1048576, "reply_frame_bytes": 16777216, "jobs_per_submit": 10000,
+                "max_queued": 10000, "argv_items": 4096, "env_items": 4096, "stdin_bytes": 262144,
+                "deps_per_job": 1024, "output_bytes": 1048576, "events_retained": 4096}},
+    {"id": 0, "ok": False, "error": {"code": "version_mismatch", "message": "client speaks 2",
+                                     "supported": [1]}},
+    {"id": 7, "ok": False, "error": {"code": "bad_request", "message": "argv must be",
+                                     "field": "jobs[2].argv"}},
+    {"id": None, "ok": False, "error": {"code": "bad_frame", "message": "not JSON"}},
+    {"job": 42, "name": "unit tests", "client": "nightly-ci", "uid": 1000, "kind": "exec",
+     "priority": "high", "state": "failed", "submitted_ms": 1764460812345,
+     "started_ms": 1764460812350, "finished_ms": 1764460873002, "exit_code": 2,
+     "cause": "exit", "reason": "exited with status 2"},
+    {"job": 43, "client": "ci", "uid": 0, "kind": "call", "priority": "low",
+     "state": "succeeded", "submitted_ms": 1, "value": {"x": [1, 2.5, None]}},
+    {"event": "job", "seq": 118, "job": {"job": 104, "state": "running"}},
+    {"event": "shutdown", "mode": "graceful"},
+    {"id": 11, "ok": True, "complete": True,
+     "stdout": {"data": "QWxyZWFkeSB1cCB0byBkYXRlLgo=", "bytes": 20, "truncated": False},
+     "stderr": {"data": "", "bytes": 0, "truncated": False}},
+    {"kind": "exec", "argv": ["sh", "-c", "exit 3"], "env": {"A": "1"}, "stdin": "AAEC/w=="},
+]
+
+
+def frame(obj):
+    payload = json.dumps(obj, separators=(",", ":")).encode() if not isinstance(obj, bytes) else obj
+    return struct.pack(">I", len(payload)) + payload
+
+
+def write(folder, name, data):
+    path = os.path.join(HERE, "corpus", folder)
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, name), "wb") as f:
+        f.write(data)
+
+
+def main():
+    for i, r in enumerate(REQUESTS):
+        write("request", "req-%02d-%s.json" % (i, r.get("op", "none")),
+              json.dumps(r).encode())
+    for i, m in enumerate(FROM_DAEMON):
+        write("request", "daemon-%02d.json" % i, json.dumps(m).encode())
+    write("request", "bad-utf8.json", b'{"op":"ping","id":1,"x":"\xff"}')
+    write("request", "dup-key.json", b'{"op":"ping","id":1,"id":2}')
+
+    big = 255  # limit 16 + 255*64 = 16336 bytes
+    write("frame", "one", bytes([big]) + frame(REQUESTS[0]))
+    write("frame", "several", bytes([big]) + b"".join(frame(r) for r in REQUESTS[:8]))
+    write("frame", "zero-length", bytes([big]) + struct.pack(">I", 0) + frame({"op": "ping", "id": 1}))
+    write("frame", "oversize", bytes([0]) + frame(REQUESTS[3]))
+    write("frame", "huge-header", bytes([big]) + b"\x7f\xff\xff\xff{\"op\":")
+    write("frame", "truncated", bytes([big]) + frame(REQUESTS[4])[:-7])
+    write("frame", "garbage", bytes([big]) + frame(b"not json at all") + frame(b"[1,2]") +
+          frame(b'"s"') + frame(b'{"a":1}{"b":2}') + frame({"ok": True}))
+    write("frame", "http", bytes([big]) + b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+#!/bin/sh
+# tests/fuzz/smoke.sh BUILD_DIR TARGET...: run each libFuzzer target for FUZZ_SECONDS
+# (default 25) from its seed corpus (tests/fuzz/corpus/<name>), with what it finds kept in
+# BUILD_DIR/corpus-<name>.  Prints PASS/FAIL per target and ends with "N passed, N failed",
+# like mk/run-tests.sh.  A crash leaves its input in BUILD_DIR (crash-*); replay it with
+# `TARGET FILE`, or with the gcc replay program build/<variant>/tests/fuzz/replay_<name> FILE.
+set -u
+dir=$1
+shift
+secs=${FUZZ_SECONDS:-25}
+pass=0
+fail=0
+for t in "$@"; do
+	name=${t##*/fuzz_}
+	work=$dir/corpus-$name
+	log=$dir/fuzz-$name.log
+	mkdir -p "$work"
+	# -rss_limit_mb: the codec's limits keep memory small; anything above is a leak.
+	# -timeout: one input taking seconds is a bug (quadratic behaviour).
+	if "$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=1024 -max_len=65536 \
+		-artifact_prefix="$dir/" -print_final_stats=1 "$work" "tests/fuzz/corpus/$name" \
+		>"$log" 2>&1; then
+		pass=$((pass + 1))
+		echo "PASS  fuzz_$name  ($secs s, $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$') runs, corpus $(ls "$work" | wc -l))"
+	else
+		fail=$((fail + 1))
+		echo "FAIL  fuzz_$name"
+		tail -n 40 "$log" | sed 's/^/    | /'
+	fi
+done
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
