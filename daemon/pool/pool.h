@@ -231,9 +231,9 @@ int jd_event_wait_for(struct jd_event *ev, int64_t timeout_ns, struct jd_cancel 
  * a wait has returned and the count is zero again. */
 struct jd_wg {
 	atomic_llong count;
-	struct jd_event zero;
+	struct jd_event zero;	/* set while count is zero */
 };
-#define JD_WG_INIT { 0, JD_EVENT_INIT }
+#define JD_WG_INIT { 0, { 1 } } /* count 0, event set */
 
 /* jd_wg_init: a wait group with count 0 (waiting on it returns at once).  Any thread. */
 void jd_wg_init(struct jd_wg *wg);

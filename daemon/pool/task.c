@@ -1,0 +1,183 @@
+/* daemon/pool/task.c: fixed-size task records without malloc on the hot path.
+ *
+ * Records come from slabs of TASKS_PER_SLAB.  Each worker keeps a private free list (no
+ * atomics: it allocates the tasks it spawns and frees every task it runs); a thread
+ * outside the pool keeps a thread-local cache.  Both refill from, and spill to, one shared
+ * free list in batches of TASK_BATCH under a spin lock, so the lock is taken once per
+ * TASK_BATCH tasks; a new slab is malloc'd only when the shared list is empty.  Slabs are
+ * freed when the pool is destroyed, never before, so a record's memory stays valid for the
+ * pool's lifetime (the deque's ABA-free reasoning relies on records being reused only
+ * through these lists).
+ *
+ * A non-worker's cache is tagged with the pool's id (unique in the process), so a cache
+ * left over from another or a destroyed pool is simply abandoned, never reused.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/pool/internal.h"
+#include "jsched/error.h"
+
+#define TASKS_PER_SLAB 256
+#define TASK_BATCH 64
+#define TASK_SPILL 512 /* a worker keeps at most this many free records */
+
+static _Thread_local struct {
+	uint64_t pool_id;
+	struct jd_task *free;
+	unsigned n;
+} ext_cache;
+
+int jd_tasks_init(struct jd_pool *p)
+{
+	atomic_init(&p->task_lock, 0);
+	p->task_free = NULL;
+	p->task_nfree = 0;
+	p->slabs = NULL;
+	p->nslabs = p->capslabs = 0;
+	return 0;
+}
+
+void jd_tasks_fini(struct jd_pool *p)
+{
+	for (size_t i = 0; i < p->nslabs; i++)
+		free(p->slabs[i]);
+	free(p->slabs);
+	p->slabs = NULL;
+	p->nslabs = p->capslabs = 0;
+	p->task_free = NULL;
+}
+
+/* refill: take up to TASK_BATCH records from the shared list (allocating a slab when it
+ * is empty) and return them as a chain; *n gets the count.  NULL when out of memory. */
+static struct jd_task *refill(struct jd_pool *p, unsigned *n)
+{
+	jd_spin_lock(&p->task_lock);
+	if (!p->task_free) {
+		if (p->nslabs == p->capslabs) {
+			size_t cap = p->capslabs ? p->capslabs * 2 : 16;
+			void **s = realloc(p->slabs, cap * sizeof(*s));
+			if (!s) {
+				jd_spin_unlock(&p->task_lock);
+				return NULL;
+			}
+			p->slabs = s;
+			p->capslabs = cap;
+		}
+		struct jd_task *slab = aligned_alloc(64, TASKS_PER_SLAB * sizeof(*slab));
+		if (!slab) {
+			jd_spin_unlock(&p->task_lock);
+			return NULL;
+		}
+		p->slabs[p->nslabs++] = slab;
+		for (unsigned i = 0; i < TASKS_PER_SLAB; i++) {
+			slab[i].next = i + 1 < TASKS_PER_SLAB ? &slab[i + 1] : p->task_free;
+		}
+		p->task_free = slab;
+		p->task_nfree += TASKS_PER_SLAB;
+	}
+	struct jd_task *first = p->task_free, *last = first;
+	unsigned k = 1;
+	while (k < TASK_BATCH && last->next) {
+		last = last->next;
+		k++;
+	}
+	p->task_free = last->next;
+	p->task_nfree -= k;
+	jd_spin_unlock(&p->task_lock);
+	last->next = NULL;
+	*n = k;
+	return first;
+}
+
+struct jd_task *jd_task_alloc(struct jd_pool *p, struct jd_worker *w)
+{
+	struct jd_task *t;
+	if (w) {
+		if (!w->free) {
+			unsigned n;
+			w->free = refill(p, &n);
+			if (!w->free)
+				return NULL;
+			w->nfree = n;
+		}
+		t = w->free;
+		w->free = t->next;
+		w->nfree--;
+		return t;
+	}
+	if (ext_cache.pool_id != p->id) {
+		ext_cache.pool_id = p->id; /* abandon another pool's records */
+		ext_cache.free = NULL;
+		ext_cache.n = 0;
+	}
+	if (!ext_cache.free) {
+		unsigned n;
+		ext_cache.free = refill(p, &n);
+		if (!ext_cache.free)
+			return NULL;
+		ext_cache.n = n;
+	}
+	t = ext_cache.free;
+	ext_cache.free = t->next;
+	ext_cache.n--;
+	return t;
+}
+
+void jd_task_free(struct jd_worker *w, struct jd_task *t)
+{
+	t->next = w->free;
+	w->free = t;
+	if (++w->nfree < TASK_SPILL)
+		return;
+	/* Spill half to the shared list: tasks submitted from outside are allocated by
+	 * one thread and freed by the workers, so records flow that way. */
+	struct jd_task *first = w->free, *last = first;
+	for (unsigned i = 1; i < TASK_SPILL / 2; i++)
+		last = last->next;
+	w->free = last->next;
+	w->nfree -= TASK_SPILL / 2;
+	struct jd_pool *p = w->pool;
+	jd_spin_lock(&p->task_lock);
+	last->next = p->task_free;
+	p->task_free = first;
+	p->task_nfree += TASK_SPILL / 2;
+	jd_spin_unlock(&p->task_lock);
+}
+
+void jd_task_unalloc(struct jd_pool *p, struct jd_worker *w, struct jd_task *t)
+{
+	if (w) {
+		jd_task_free(w, t);
+	} else if (ext_cache.pool_id == p->id) {
+		t->next = ext_cache.free;
+		ext_cache.free = t;
+		ext_cache.n++;
+	}
+}
+
+int jd_task_check(const struct jd_task_spec *s)
+{
+	if (!s || !s->fn || s->payload_len > JD_TASK_PAYLOAD_MAX ||
+	    (s->payload_len && !s->payload))
+		return JSCHED_EINVAL;
+	return 0;
+}
+
+int jd_task_fill(struct jd_task *t, const struct jd_task_spec *s)
+{
+	t->next = NULL;
+	t->fn = s->fn;
+	t->wg = s->wg;
+	t->flags = (uint16_t)(s->flags & (JD_TASK_FIBER | JD_TASK_LARGE_STACK));
+	if (t->flags & JD_TASK_LARGE_STACK)
+		t->flags |= JD_TASK_FIBER;
+	t->kind = JD_TK_USER;
+	if (s->payload_len) {
+		memcpy(t->payload, s->payload, s->payload_len);
+		t->arg = t->payload;
+	} else {
+		t->arg = s->arg;
+	}
+	return 0;
+}
