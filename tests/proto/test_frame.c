@@ -61,9 +61,10 @@ static void test_encode_decode_round_trip(void **state)
 	assert_int_equal(jp_decoder_feed(&d, b.data, b.len), 0);
 	assert_int_equal(jp_decoder_next(&d, &back), 1);
 	assert_true(json_equal(msg, back));
-	assert_int_equal(jp_decoder_next(&d, &back), 0);
-	assert_int_equal(jp_decoder_buffered(&d), 0);
 	json_decref(back);
+	assert_int_equal(jp_decoder_next(&d, &back), 0);
+	assert_null(back);
+	assert_int_equal(jp_decoder_buffered(&d), 0);
 	json_decref(msg);
 	jp_buf_free(&b);
 	jp_decoder_free(&d);
@@ -430,7 +431,9 @@ static void test_buf(void **state)
 	assert_memory_equal(b.data, "llo", 3);
 	jp_buf_consume(&b, 10);
 	assert_int_equal(b.len, 0);
-	assert_int_equal(jp_buf_reserve(&b, SIZE_MAX), JSCHED_ENOMEM);
+	assert_int_equal(jp_buf_append(&b, "x", 1), 0);
+	assert_int_equal(jp_buf_reserve(&b, SIZE_MAX), JSCHED_ENOMEM);	/* len + extra overflows */
+	assert_int_equal(b.len, 1);
 	jp_buf_free(&b);
 	assert_null(b.data);
 }
