@@ -1,0 +1,321 @@
+/* tests/daemon/harness.c: the integration tests' daemon runner (see harness.h). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/daemon/harness.h"
+
+void jdt_sleep_ms(int ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+void jdt_write_config(struct jdt *t, const char *members)
+{
+	FILE *f = fopen(t->conf, "w");
+
+	assert_non_null(f);
+	fprintf(f, "{\"socket\": \"%s\", \"modules\": [\"%s/tests/daemon/module_example.so\"]%s%s}\n",
+		t->sock, t->build, members && members[0] ? ", " : "", members ? members : "");
+	fclose(f);
+}
+
+static bool try_hello(struct jdt *t)
+{
+	struct jsched_conn *c = NULL;
+
+	if (jsched_connect(t->sock, NULL, &c) != 0)
+		return false;
+	jsched_close(c);
+	return true;
+}
+
+void jdt_start(struct jdt *t, const char *members)
+{
+	const char *b = getenv("JSCHED_BUILD_DIR");
+	char bin[600];
+
+	memset(t, 0, sizeof(*t));
+	assert_non_null(realpath(b && b[0] ? b : "build/rel", t->build));
+	snprintf(t->dir, sizeof(t->dir), "/tmp/jdt.XXXXXX");
+	assert_non_null(mkdtemp(t->dir));
+	snprintf(t->sock, sizeof(t->sock), "%s/s", t->dir);
+	snprintf(t->conf, sizeof(t->conf), "%s/jschedd.json", t->dir);
+	snprintf(t->log, sizeof(t->log), "%s/jschedd.log", t->dir);
+	snprintf(bin, sizeof(bin), "%s/bin/jschedd", t->build);
+	jdt_write_config(t, members);
+	t->pid = fork();
+	assert_true(t->pid >= 0);
+	if (t->pid == 0) {
+		int fd = open(t->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		if (fd >= 0) {
+			dup2(fd, 2);
+			close(fd);
+		}
+		execl(bin, "jschedd", "-c", t->conf, (char *)NULL);
+		fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
+		_exit(127);
+	}
+	/* Up to 30 s (a sanitizer build on a busy 2-core machine starts slowly). */
+	for (int i = 0; i < 3000; i++) {
+		int st;
+
+		if (try_hello(t))
+			return;
+		if (waitpid(t->pid, &st, WNOHANG) == t->pid) {
+			char cmd[400];
+
+			snprintf(cmd, sizeof(cmd), "cat %s >&2", t->log);
+			if (system(cmd) != 0)
+				fprintf(stderr, "(no log)\n");
+			fail_msg("jschedd exited at start (status %d)", st);
+		}
+		jdt_sleep_ms(10);
+	}
+	fail_msg("jschedd did not answer on %s within 30 s", t->sock);
+}
+
+int jdt_wait_exit(struct jdt *t, int ms)
+{
+	int st;
+
+	for (int i = 0; i <= ms / 10; i++) {
+		pid_t p = waitpid(t->pid, &st, WNOHANG);
+
+		if (p == t->pid) {
+			t->pid = 0;
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		}
+		jdt_sleep_ms(10);
+	}
+	return -1;
+}
+
+static void remove_dir(struct jdt *t)
+{
+	char cmd[400];
+
+	if (!t->dir[0])
+		return;
+	if (getenv("JDT_KEEP"))
+		fprintf(stderr, "keeping %s\n", t->dir);
+	else {
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", t->dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", t->dir);
+	}
+	t->dir[0] = '\0';
+}
+
+int jdt_stop(struct jdt *t, int sig)
+{
+	int rc = 0;
+
+	if (t->pid > 0) {
+		kill(t->pid, sig);
+		rc = jdt_wait_exit(t, 30000);
+		if (rc < 0) {
+			kill(t->pid, SIGKILL);
+			waitpid(t->pid, NULL, 0);
+			t->pid = 0;
+			fail_msg("jschedd did not exit within 30 s of signal %d", sig);
+		}
+	}
+	if (rc != 0 && rc != 3) {
+		char cmd[400];
+
+		snprintf(cmd, sizeof(cmd), "tail -n 40 %s >&2", t->log);
+		if (system(cmd) != 0)
+			fprintf(stderr, "(no log)\n");
+	}
+	remove_dir(t);
+	return rc;
+}
+
+struct jsched_conn *jdt_connect(struct jdt *t, const char *client)
+{
+	struct jsched_conn *c = NULL;
+	char msg[256];
+	int rc = jsched_connect_error(t->sock, client, &c, msg, sizeof(msg));
+
+	if (rc != 0)
+		fail_msg("connect: %s (%s)", jsched_strerror(rc), msg);
+	return c;
+}
+
+int jdt_raw(struct jdt *t)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_true(strlen(t->sock) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, t->sock, strlen(t->sock) + 1);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+static json_t *vreq(struct jsched_conn *c, const char *fmt, va_list ap)
+{
+	char req[8192];
+	char *reply = NULL;
+	json_t *j;
+
+	vsnprintf(req, sizeof(req), fmt, ap);
+	jsched_request(c, req, &reply);
+	if (!reply)
+		fail_msg("no reply to %s: %s", req, jsched_error_message(c));
+	j = json_loads(reply, 0, NULL);
+	jsched_free(reply);
+	assert_non_null(j);
+	return j;
+}
+
+json_t *jdt_req(struct jsched_conn *c, const char *fmt, ...)
+{
+	va_list ap;
+	json_t *j;
+
+	va_start(ap, fmt);
+	j = vreq(c, fmt, ap);
+	va_end(ap);
+	return j;
+}
+
+json_t *jdt_ok(struct jsched_conn *c, const char *fmt, ...)
+{
+	va_list ap;
+	json_t *j;
+
+	va_start(ap, fmt);
+	j = vreq(c, fmt, ap);
+	va_end(ap);
+	if (!json_is_true(json_object_get(j, "ok"))) {
+		char *s = json_dumps(j, 0);
+
+		fail_msg("request failed: %s", s);
+	}
+	return j;
+}
+
+const char *jdt_err_code(const json_t *reply)
+{
+	const char *s = json_string_value(json_object_get(json_object_get(reply, "error"), "code"));
+
+	return s ? s : "";
+}
+
+uint64_t jdt_submit_call(struct jsched_conn *c, const char *fn, const char *args_json)
+{
+	struct jsched_spec *spec = NULL;
+	uint64_t id = 0;
+	int rc;
+
+	assert_int_equal(jsched_spec_call(fn, args_json, &spec), 0);
+	rc = jsched_submit(c, spec, &id);
+	jsched_spec_free(spec);
+	if (rc != 0)
+		fail_msg("submit %s: %s (%s)", fn, jsched_strerror(rc), jsched_error_message(c));
+	return id;
+}
+
+static const char *intern_state(const char *s)
+{
+	static const char *const names[] = {"waiting", "queued", "running", "succeeded", "failed",
+					    "cancelled", "expired", "dropped"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (s && strcmp(s, names[i]) == 0)
+			return names[i];
+	return "?";
+}
+
+const char *jdt_state(struct jsched_conn *c, uint64_t id)
+{
+	json_t *r = jdt_ok(c, "{\"op\": \"status\", \"job\": %llu}", (unsigned long long)id);
+	const char *s = intern_state(json_string_value(json_object_get(json_object_get(r, "job"), "state")));
+
+	json_decref(r);
+	return s;
+}
+
+const char *jdt_wait_final(struct jsched_conn *c, uint64_t id, json_t **rec)
+{
+	json_t *r = jdt_ok(c, "{\"op\": \"wait\", \"job\": %llu, \"timeout_ms\": 30000}",
+			   (unsigned long long)id);
+	json_t *job = json_object_get(r, "job");
+	const char *s = intern_state(json_string_value(json_object_get(job, "state")));
+
+	if (rec)
+		*rec = json_incref(job);
+	json_decref(r);
+	return s;
+}
+
+void jdt_until_state(struct jsched_conn *c, uint64_t id, const char *state)
+{
+	for (int i = 0; i < 3000; i++) {
+		if (strcmp(jdt_state(c, id), state) == 0)
+			return;
+		jdt_sleep_ms(10);
+	}
+	fail_msg("job %llu never reached state %s (now %s)", (unsigned long long)id, state,
+		 jdt_state(c, id));
+}
+
+json_t *jdt_metrics(struct jsched_conn *c)
+{
+	char *s = NULL;
+	json_t *j;
+
+	assert_int_equal(jsched_metrics(c, &s), 0);
+	j = json_loads(s, 0, NULL);
+	jsched_free(s);
+	assert_non_null(j);
+	return j;
+}
+
+json_t *jdt_client_metrics(json_t *doc, const char *name)
+{
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(json_object_get(doc, "clients"), i, c)
+		if (strcmp(json_string_value(json_object_get(c, "name")), name) == 0)
+			return c;
+	return NULL;
+}
+
+bool jdt_log_contains(struct jdt *t, const char *text)
+{
+	char buf[65536];
+	FILE *f = fopen(t->log, "r");
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, text) != NULL;
+}

@@ -1,0 +1,85 @@
+/* tests/daemon/harness.h: start a real jschedd for an integration test and talk to it.
+ *
+ * jdt_start() makes a temp dir, writes a config into it (the socket inside it, plus the
+ * JSON members the test passes), starts $JSCHED_BUILD_DIR/bin/jschedd -c that config
+ * (build/rel when unset) with its stderr in the temp dir, and waits until the socket
+ * answers a hello.  Every wait in here is bounded in count and time; a bound that runs
+ * out fails the test with a message instead of hanging it.
+ */
+#ifndef JDT_HARNESS_H
+#define JDT_HARNESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "jsched/jsched.h"
+
+struct jdt {
+	char dir[256];
+	char sock[300];
+	char conf[300];
+	char log[300];
+	char build[512];	/* absolute build dir */
+	pid_t pid;
+};
+
+/* jdt_start: start a daemon whose config is {"socket": <temp>/s, <members>} where
+ * `members` is a JSON fragment ("" or "\"workers\": 2, ...").  Asserts on failure. */
+void jdt_start(struct jdt *t, const char *members);
+
+/* jdt_write_config: rewrite the config file with new members (for SIGHUP tests). */
+void jdt_write_config(struct jdt *t, const char *members);
+
+/* jdt_stop: SIGTERM (or `sig`) and wait (bounded) for the exit; returns the exit status
+ * (or 128+signal).  Removes the temp dir. */
+int jdt_stop(struct jdt *t, int sig);
+
+/* jdt_wait_exit: wait (bounded, `ms`) for the daemon to exit on its own; returns the
+ * status as jdt_stop, or -1 if it did not exit. */
+int jdt_wait_exit(struct jdt *t, int ms);
+
+/* jdt_connect: a libjsched connection as `client` (NULL: default name).  Asserts. */
+struct jsched_conn *jdt_connect(struct jdt *t, const char *client);
+
+/* jdt_raw: a plain connected socket fd (no hello). */
+int jdt_raw(struct jdt *t);
+
+/* jdt_req: send a raw request (printf format, JSON) and return the parsed reply (new
+ * reference; asserts it is a reply).  */
+json_t *jdt_req(struct jsched_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* jdt_ok: jdt_req that asserts ok:true; returns the reply. */
+json_t *jdt_ok(struct jsched_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* jdt_err_code: the error code of a reply ("" if ok). */
+const char *jdt_err_code(const json_t *reply);
+
+/* jdt_submit_call: submit one call job, assert success, return its id. */
+uint64_t jdt_submit_call(struct jsched_conn *c, const char *fn, const char *args_json);
+
+/* jdt_wait_state: wait for job `id` to be final (bounded 30 s); returns its state name
+ * (static) and, if rec is not NULL, its record (new reference). */
+const char *jdt_wait_final(struct jsched_conn *c, uint64_t id, json_t **rec);
+
+/* jdt_state: the job's current state name (static). */
+const char *jdt_state(struct jsched_conn *c, uint64_t id);
+
+/* jdt_until_state: poll until job id is in `state` (bounded 30 s). */
+void jdt_until_state(struct jsched_conn *c, uint64_t id, const char *state);
+
+/* jdt_metrics: the metrics document (new reference). */
+json_t *jdt_metrics(struct jsched_conn *c);
+
+/* jdt_client_metrics: the metrics entry of client `name` in doc (borrowed), or NULL. */
+json_t *jdt_client_metrics(json_t *doc, const char *name);
+
+/* jdt_sleep_ms: a short pause for polling loops (never a pass/fail criterion). */
+void jdt_sleep_ms(int ms);
+
+/* jdt_log_contains: whether the daemon's stderr contains `text`. */
+bool jdt_log_contains(struct jdt *t, const char *text);
+
+#endif /* JDT_HARNESS_H */
