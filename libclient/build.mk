@@ -71,7 +71,8 @@ TESTS += $(LIBCLIENT_TESTS)
 
 $(B)/obj/tests/libclient/%.o: CFLAGS += $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) \
 	-DLIBJSCHED_SO='"$(CURDIR)/$(LIBJSCHED_SO)"' -DJSCHED_SRCDIR='"$(CURDIR)"' \
-	-DJSCHED_TEST_CC='"$(CC)"' -DJSCHED_BUILD_DIR='"$(CURDIR)/$(B)"'
+	-DJSCHED_TEST_CC='"$(CC)"' -DJSCHED_BUILD_DIR='"$(CURDIR)/$(B)"' \
+	-DJSCHED_TEST_SANFLAGS='"$(if $(SAN),-fsanitize=$(SAN))"'
 
 $(B)/tests/libclient/test_args: $(B)/obj/libclient/tool/args.o
 $(B)/tests/libclient/test_exports: $(LIBJSCHED_SO) $(B)/lib/$(JSCHED_SONAME) $(B)/lib/libjsched.so $(JSCHED_PC)

@@ -1,0 +1,283 @@
+/* test_args.c: the jsched tool's command line (libclient/tool/args.c): every subcommand's
+ * options, the defaults, and that each mistake is refused with a message naming the
+ * subcommand, the option and the bad value.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "libclient/tool/args.h"
+
+static struct cli_cmd cmd;
+static char err[512];
+
+/* Parse a NULL-terminated list of words (after "jsched"); returns cli_parse's status. */
+static int parse(const char *first, ...)
+{
+	static char *argv[64];
+	static char store[64][128];
+	int argc = 0;
+	argv[argc++] = (char *)(uintptr_t)"jsched";
+	va_list ap;
+	va_start(ap, first);
+	for (const char *w = first; w != NULL && argc < 63; w = va_arg(ap, const char *)) {
+		snprintf(store[argc], sizeof store[argc], "%s", w);
+		argv[argc] = store[argc];
+		argc++;
+	}
+	va_end(ap);
+	argv[argc] = NULL;
+	return cli_parse(argc, argv, &cmd, err, sizeof err);
+}
+
+#define OK(...) assert_int_equal(parse(__VA_ARGS__, NULL), CLI_EXIT_OK)
+/* Refused, with a message containing `what`. */
+#define BAD(what, ...)                                                             \
+	do {                                                                       \
+		assert_int_equal(parse(__VA_ARGS__, NULL), CLI_EXIT_USAGE);       \
+		if (strstr(err, what) == NULL)                                     \
+			fail_msg("message \"%s\" does not say \"%s\"", err, what); \
+	} while (0)
+
+static void test_global(void **state)
+{
+	(void)state;
+	assert_int_equal(parse(NULL), CLI_EXIT_USAGE); /* no command */
+	assert_int_equal(cmd.verb, CLI_HELP);
+	OK("--help");
+	assert_int_equal(cmd.verb, CLI_HELP);
+	assert_int_equal(cmd.help_for, CLI_HELP);
+	OK("-V");
+	assert_int_equal(cmd.verb, CLI_VERSION);
+	OK("-s", "/tmp/j.sock", "--client-name", "ci", "ls");
+	assert_string_equal(cmd.socket, "/tmp/j.sock");
+	assert_string_equal(cmd.client_name, "ci");
+	assert_int_equal(cmd.verb, CLI_LS);
+	OK("--socket=/x.sock", "metrics");
+	assert_string_equal(cmd.socket, "/x.sock");
+	OK("help", "submit");
+	assert_int_equal(cmd.verb, CLI_HELP);
+	assert_int_equal(cmd.help_for, CLI_SUBMIT);
+	OK("help", "admin");
+	assert_int_equal(cmd.help_for, CLI_ADMIN_RELOAD);
+	BAD("unknown command 'frobnicate'", "frobnicate");
+	BAD("unknown option '--bogus'", "--bogus", "ls");
+	BAD("--socket needs a value", "--socket");
+	BAD("no such command 'nope'", "help", "nope");
+	BAD("--socket: empty path", "--socket", "", "ls");
+}
+
+static void test_help_everywhere(void **state)
+{
+	(void)state;
+	static const char *const verbs[] = { "submit", "wait", "status", "cancel", "ls", "output", "watch",
+					     "metrics", "top", "drain", "admin" };
+	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++) {
+		OK(verbs[i], "--help");
+		assert_int_equal(cmd.verb, CLI_HELP);
+		assert_int_not_equal(cmd.help_for, CLI_HELP);
+		const char *text = cli_help(cmd.help_for);
+		char want[64];
+		snprintf(want, sizeof want, "usage: jsched %s", verbs[i]);
+		assert_non_null(strstr(text, want));
+		OK(verbs[i], "-h");
+		assert_int_equal(cmd.verb, CLI_HELP);
+	}
+	OK("admin", "set-client", "x", "--help");
+	assert_int_equal(cmd.verb, CLI_HELP);
+	/* The exit codes are documented in the main help. */
+	const char *main_help = cli_help(CLI_HELP);
+	assert_non_null(strstr(main_help, "Exit status"));
+	assert_non_null(strstr(main_help, "69"));
+	assert_non_null(strstr(main_help, "128+N"));
+}
+
+static void test_submit(void **state)
+{
+	(void)state;
+	OK("submit", "--", "make", "-j2", "test");
+	assert_int_equal(cmd.verb, CLI_SUBMIT);
+	assert_string_equal(cmd.command[0], "make");
+	assert_string_equal(cmd.command[2], "test");
+	assert_null(cmd.command[3]);
+	assert_int_equal(cmd.priority, -1);
+	assert_int_equal(cmd.timeout_ms, -1);
+	assert_false(cmd.wait);
+
+	/* Options after -- belong to the command. */
+	OK("submit", "--name", "n", "--", "ls", "--help", "-w");
+	assert_string_equal(cmd.command[1], "--help");
+	assert_false(cmd.wait);
+
+	OK("submit", "--fn", "echo", "--args", "{\"x\": 1}", "--priority", "high", "--deadline", "1.5m", "--cost", "9",
+	   "--after", "4", "--after=5", "--name", "nightly", "-w", "--timeout", "500ms", "--json");
+	assert_string_equal(cmd.fn, "echo");
+	assert_string_equal(cmd.args, "{\"x\": 1}");
+	assert_int_equal(cmd.priority, 2);
+	assert_int_equal(cmd.deadline_ms, 90000);
+	assert_int_equal(cmd.cost, 9);
+	assert_int_equal(cmd.n_ids, 2);
+	assert_int_equal(cmd.ids[1], 5);
+	assert_false(cmd.dep_any);
+	assert_true(cmd.wait);
+	assert_int_equal(cmd.timeout_ms, 500);
+	assert_true(cmd.json);
+
+	OK("submit", "--any-of", "4", "--any-of", "7", "--env", "A=1", "--env", "B=", "--clear-env", "--cwd", "/tmp",
+	   "--stdin", "-", "--time-limit", "10s", "--", "cat");
+	assert_true(cmd.dep_any);
+	assert_int_equal(cmd.n_env, 2);
+	assert_string_equal(cmd.env[1], "B=");
+	assert_null(cmd.env[2]);
+	assert_true(cmd.clear_env);
+	assert_string_equal(cmd.cwd, "/tmp");
+	assert_string_equal(cmd.stdin_file, "-");
+	assert_int_equal(cmd.time_limit_ms, 10000);
+
+	BAD("nothing to run", "submit");
+	BAD("no command after --", "submit", "--");
+	BAD("put the command after --", "submit", "make");
+	BAD("either --fn NAME or a command", "submit", "--fn", "echo", "--", "ls");
+	BAD("--priority: expected low, normal, high or critical, not 'urgent'", "submit", "--priority", "urgent",
+	    "--", "ls");
+	BAD("--deadline: expected a duration", "submit", "--deadline", "soon", "--", "ls");
+	BAD("--deadline: must be more than 0", "submit", "--deadline", "0", "--", "ls");
+	BAD("--after: expected a whole number above 0, not 'x'", "submit", "--after", "x", "--", "ls");
+	BAD("--after: expected a whole number above 0, not '0'", "submit", "--after", "0", "--", "ls");
+	BAD("cannot be combined", "submit", "--after", "1", "--any-of", "2", "--", "ls");
+	BAD("--env: expected NAME=VALUE, not 'A'", "submit", "--env", "A", "--", "ls");
+	BAD("--args needs --fn", "submit", "--args", "1", "--", "ls");
+	BAD("--cwd applies to exec jobs", "submit", "--fn", "echo", "--cwd", "/");
+	BAD("--timeout needs --wait", "submit", "--timeout", "1s", "--", "ls");
+	BAD("--cost: expected a whole number above 0", "submit", "--cost", "0", "--", "ls");
+	BAD("-w takes no value", "submit", "-wx", "--", "ls");
+	BAD("--wait takes no value", "submit", "--wait=yes", "--", "ls");
+	BAD("--name needs a value", "submit", "--name");
+	BAD("unknown option '--prio'", "submit", "--prio", "high", "--", "ls");
+}
+
+static void test_job_commands(void **state)
+{
+	(void)state;
+	OK("wait", "3", "--any", "4", "--timeout", "2s", "5");
+	assert_int_equal(cmd.verb, CLI_WAIT);
+	assert_int_equal(cmd.n_ids, 3);
+	assert_int_equal(cmd.ids[2], 5);
+	assert_true(cmd.any);
+	assert_int_equal(cmd.timeout_ms, 2000);
+	BAD("expected one or more job ids", "wait");
+	BAD("job id: expected a whole number above 0, not 'abc'", "wait", "abc");
+	BAD("job id: expected a whole number above 0, not '-3'", "wait", "--", "-3");
+
+	OK("status", "--json", "1", "2");
+	assert_int_equal(cmd.verb, CLI_STATUS);
+	assert_true(cmd.json);
+	assert_int_equal(cmd.n_ids, 2);
+	OK("cancel", "9");
+	assert_int_equal(cmd.verb, CLI_CANCEL);
+	BAD("unknown option '--json'", "cancel", "--json", "9");
+
+	OK("output", "--stderr", "12");
+	assert_int_equal(cmd.verb, CLI_OUTPUT);
+	assert_true(cmd.err_only);
+	BAD("expected one job id, got 2", "output", "1", "2");
+	BAD("cannot be combined", "output", "--stdout", "--stderr", "1");
+
+	OK("ls", "--state", "queued,running", "--client", "batch", "--all");
+	assert_string_equal(cmd.states, "queued,running");
+	assert_string_equal(cmd.client, "batch");
+	assert_true(cmd.all);
+	BAD("unknown state 'runing'", "ls", "--state", "queued,runing");
+	BAD("unexpected argument '5'", "ls", "5");
+
+	OK("watch", "--since", "117", "-n", "3");
+	assert_int_equal(cmd.since, 117);
+	assert_int_equal(cmd.count, 3);
+	OK("watch");
+	assert_int_equal(cmd.since, -1);
+	assert_int_equal(cmd.count, 0);
+	BAD("-n: expected a whole number above 0", "watch", "-n", "0");
+}
+
+static void test_daemon_commands(void **state)
+{
+	(void)state;
+	OK("metrics", "--json");
+	assert_int_equal(cmd.verb, CLI_METRICS);
+	assert_true(cmd.json);
+	OK("top", "--once");
+	assert_int_equal(cmd.verb, CLI_TOP);
+	assert_int_equal(cmd.count, 1);
+	assert_int_equal(cmd.interval_ms, 1000);
+	OK("top", "-n", "3", "--interval", "250ms");
+	assert_int_equal(cmd.count, 3);
+	assert_int_equal(cmd.interval_ms, 250);
+	BAD("--interval: at least 10ms", "top", "--interval", "1ms");
+
+	OK("drain", "--client", "batch", "--running");
+	assert_int_equal(cmd.verb, CLI_DRAIN);
+	assert_true(cmd.running);
+
+	OK("admin", "reload");
+	assert_int_equal(cmd.verb, CLI_ADMIN_RELOAD);
+	OK("admin", "shutdown", "--immediate");
+	assert_int_equal(cmd.verb, CLI_ADMIN_SHUTDOWN);
+	assert_true(cmd.immediate);
+	OK("admin", "shutdown");
+	assert_false(cmd.immediate);
+	OK("admin", "set-client", "batch", "--weight", "3", "--max-queued", "100", "--overflow", "drop_oldest");
+	assert_int_equal(cmd.verb, CLI_ADMIN_SET_CLIENT);
+	assert_string_equal(cmd.client, "batch");
+	assert_int_equal(cmd.weight, 3);
+	assert_int_equal(cmd.max_queued, 100);
+	assert_string_equal(cmd.overflow, "drop_oldest");
+	BAD("expected reload, set-client or shutdown", "admin");
+	BAD("unknown admin command 'restart'", "admin", "restart");
+	BAD("expected a client name first", "admin", "set-client", "--weight", "3");
+	BAD("nothing to set", "admin", "set-client", "batch");
+	BAD("--overflow: expected reject, drop_oldest, drop_newest or block", "admin", "set-client", "b", "--overflow",
+	    "drop");
+	BAD("--weight: expected a whole number above 0", "admin", "set-client", "b", "--weight", "-1");
+	BAD("--weight: 99999999999 is too large", "admin", "set-client", "b", "--weight", "99999999999");
+	BAD("jsched admin shutdown: unknown option '--now'", "admin", "shutdown", "--now");
+}
+
+static void test_durations(void **state)
+{
+	(void)state;
+	int64_t ms;
+	assert_int_equal(cli_parse_duration("500ms", &ms), 0);
+	assert_int_equal(ms, 500);
+	assert_int_equal(cli_parse_duration("10", &ms), 0);
+	assert_int_equal(ms, 10000);
+	assert_int_equal(cli_parse_duration("0.25s", &ms), 0);
+	assert_int_equal(ms, 250);
+	assert_int_equal(cli_parse_duration("2h", &ms), 0);
+	assert_int_equal(ms, 7200000);
+	assert_int_equal(cli_parse_duration("1.5m", &ms), 0);
+	assert_int_equal(ms, 90000);
+	assert_int_equal(cli_parse_duration("-1s", &ms), -1);
+	assert_int_equal(cli_parse_duration("5 s", &ms), -1);
+	assert_int_equal(cli_parse_duration("5d", &ms), -1);
+	assert_int_equal(cli_parse_duration("", &ms), -1);
+	assert_int_equal(cli_parse_duration("nan", &ms), -1);
+	assert_int_equal(cli_parse_duration("1e300h", &ms), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_global),
+		cmocka_unit_test(test_help_everywhere),
+		cmocka_unit_test(test_submit),
+		cmocka_unit_test(test_job_commands),
+		cmocka_unit_test(test_daemon_commands),
+		cmocka_unit_test(test_durations),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
