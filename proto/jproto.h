@@ -181,7 +181,9 @@ void jp_decoder_free(struct jp_decoder *d);
 
 /* jp_frame_parse parses one payload: UTF-8 JSON, one object, no duplicate member names, no
  * NUL in strings, nothing after it.  Returns 0 with *msg set (new reference), or
- * JSCHED_EBAD_FRAME (err says where) / JSCHED_ENOMEM.  err may be NULL. */
+ * JSCHED_EBAD_FRAME (err says where) / JSCHED_ENOMEM.  err may be NULL.  (jansson reports
+ * most of its own allocation failures as syntax errors, so out of memory inside the parser
+ * may come back as JSCHED_EBAD_FRAME.) */
 int jp_frame_parse(const void *payload, size_t len, json_t **msg, struct jp_err *err);
 
 /* jp_frame_append appends msg (borrowed; an object) as one frame (header + compact JSON)
