@@ -41,3 +41,20 @@ bench-deps:
 	$(Q)sh mk/deps.sh bench
 
 BENCHES += $(BENCH_POOL_TBB)
+
+# bench_pool, the jschedd side and the driver: it runs tbb_bench first, so it depends on it.
+BENCH_POOL := $(B)/bench/bench_pool
+$(B)/obj/bench/pool/bench_pool.o: CFLAGS += $(JANSSON_CFLAGS)
+$(BENCH_POOL): $(B)/obj/bench/pool/bench_pool.o $(BENCH_POOL_RELEASER) $(POOL_LIB) \
+		$(ARCH_OBJS) $(BENCH_COMMON_LIB) | $(BENCH_POOL_TBB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(JANSSON_LIBS) $(LDLIBS)
+
+BENCHES += $(BENCH_POOL)
+
+# make bench-pool [BENCH_ARGS="--json out.json --runs 7"]
+BENCH_ARGS ?=
+.PHONY: bench-pool
+bench-pool: $(BENCH_POOL) $(BENCH_POOL_TBB)
+	$(BENCH_POOL) $(BENCH_ARGS)
