@@ -191,19 +191,39 @@ static void fail_inflight(struct jsched_conn *c, int status)
 	}
 }
 
-/* The connection cannot go on: remember why, and fail what is in flight. */
+/* The connection cannot go on: remember why (the first reason wins). */
+static int mark_dead(struct jsched_conn *c, int status, const char *fmt, va_list ap)
+{
+	if (c->dead == 0) {
+		vsnprintf(c->dead_msg, sizeof c->dead_msg, fmt, ap);
+		c->dead = status;
+	}
+	jc_set_error(c, c->dead, "%s", c->dead_msg);
+	return c->dead;
+}
+
+/* ... and fail what is in flight. */
 static int kill_conn(struct jsched_conn *c, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int kill_conn(struct jsched_conn *c, int status, const char *fmt, ...)
 {
-	if (c->dead == 0) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(c->dead_msg, sizeof c->dead_msg, fmt, ap);
-		va_end(ap);
-		c->dead = status;
-		jc_set_error(c, status, "%s", c->dead_msg);
-	}
+	va_list ap;
+	va_start(ap, fmt);
+	mark_dead(c, status, fmt, ap);
+	va_end(ap);
 	fail_inflight(c, c->dead);
+	jc_set_error(c, c->dead, "%s", c->dead_msg); /* callbacks may have said other things */
+	return c->dead;
+}
+
+/* Only mark it: for jc_send, whose callers' callbacks must not run inside the call that
+ * queued them.  The next jsched_process or synchronous call fails them. */
+static int defer_kill(struct jsched_conn *c, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int defer_kill(struct jsched_conn *c, int status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	mark_dead(c, status, fmt, ap);
+	va_end(ap);
 	return c->dead;
 }
 
@@ -268,8 +288,9 @@ static int dispatch(struct jsched_conn *c, const json_t *msg)
 
 /* ---- the socket -------------------------------------------------------------------------- */
 
-/* Write what can be written.  0, or the connection's death. */
-static int flush_out(struct jsched_conn *c)
+/* Write what can be written.  0, or the connection's death (kill: also fail what is in
+ * flight; else leave that to the next jsched_process or pump). */
+static int flush_out(struct jsched_conn *c, bool kill)
 {
 	while (c->out.len > 0) {
 		ssize_t n = send(c->fd, c->out.data, c->out.len, MSG_NOSIGNAL);
@@ -278,8 +299,11 @@ static int flush_out(struct jsched_conn *c)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return 0;
-			return kill_conn(c, JSCHED_EDISCONNECTED, "connection to jschedd lost: write: %s",
-					 strerror(errno));
+			if (kill)
+				return kill_conn(c, JSCHED_EDISCONNECTED, "connection to jschedd lost: write: %s",
+						 strerror(errno));
+			return defer_kill(c, JSCHED_EDISCONNECTED, "connection to jschedd lost: write: %s",
+					  strerror(errno));
 		}
 		jp_buf_consume(&c->out, (size_t)n);
 	}
@@ -334,13 +358,13 @@ int jsched_process(struct jsched_conn *c)
 	if (c == NULL)
 		return JSCHED_EINVAL;
 	if (c->dead == 0)
-		flush_out(c);
+		flush_out(c, true);
 	if (c->dead == 0)
 		read_in(c);
 	if (c->dead == 0)
-		flush_out(c);
-	if (c->dead != 0) /* callbacks may have said other things since */
-		jc_set_error(c, c->dead, "%s", c->dead_msg);
+		flush_out(c, true);
+	if (c->dead != 0) /* requests a deferred death left in flight; our own message */
+		kill_conn(c, c->dead, "%s", c->dead_msg);
 	return c->dead;
 }
 
@@ -368,7 +392,7 @@ static int64_t now_ms(void)
 static int pump(struct jsched_conn *c, int64_t timeout_ms)
 {
 	if (c->dead != 0)
-		return c->dead;
+		return kill_conn(c, c->dead, "%s", c->dead_msg);
 	struct pollfd pfd = { .fd = c->fd, .events = (short)(POLLIN | (c->out.len > 0 ? POLLOUT : 0)) };
 	int t = timeout_ms < 0 ? -1 : timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms;
 	int n = poll(&pfd, 1, t);
@@ -416,7 +440,7 @@ int jc_send(struct jsched_conn *c, json_t *req, jsched_reply_cb cb, void *arg)
 	*p = (struct pending){ .id = id, .op = op < 0 ? JP_OP_PING : (enum jp_op)op, .cb = cb, .arg = arg };
 	*c->inflight_tail = p;
 	c->inflight_tail = &p->next;
-	flush_out(c); /* a failure here reaches the callback, as the contract says */
+	flush_out(c, false); /* a failure here reaches the callback later, as the contract says */
 	return (int)id;
 }
 

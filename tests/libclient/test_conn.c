@@ -610,6 +610,25 @@ static void test_disconnect(void **state)
 	assert_int_equal(log.calls, 2);
 }
 
+/* A request written to a daemon that has gone: its callback runs from the next
+ * jsched_process, never inside the call that queued it. */
+static void test_write_after_hangup(void **state)
+{
+	struct fixture *f = *state;
+	struct log log = { .conn = f->conn };
+	close(f->peer.fd);
+	f->peer.fd = -1;
+	uint64_t a = 10;
+	int id = jsched_status_async(f->conn, &a, 1, reply_cb, &log);
+	assert_true(id > 0);
+	assert_int_equal(log.calls, 0);
+	assert_int_equal(jsched_process(f->conn), JSCHED_EDISCONNECTED);
+	assert_int_equal(log.calls, 1);
+	assert_int_equal(log.status[0], JSCHED_EDISCONNECTED);
+	assert_int_equal(jsched_process(f->conn), JSCHED_EDISCONNECTED);
+	assert_int_equal(log.calls, 1);
+}
+
 static void test_oversized_frame(void **state)
 {
 	struct fixture *f = *state;
@@ -722,6 +741,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_async_out_of_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_partial_frames, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disconnect, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_after_hangup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oversized_frame, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reply_to_unknown_id, setup, teardown),
 		cmocka_unit_test(test_close_runs_callbacks),
