@@ -302,6 +302,11 @@ unsigned jd_pool_workers(const struct jd_pool *p)
 	return p->nworkers;
 }
 
+bool jd_pool_stopping(const struct jd_pool *p)
+{
+	return atomic_load_explicit(&p->stopping, memory_order_acquire) != JD_RUNNING;
+}
+
 int jd_pool_stats(const struct jd_pool *cp, struct jd_pool_stats *out,
 		  struct jd_worker_stats *per_worker, size_t n)
 {

@@ -149,6 +149,11 @@ void jd_pool_notify(struct jd_pool *p);
 /* jd_pool_workers: the number of worker threads.  Any thread. */
 unsigned jd_pool_workers(const struct jd_pool *p);
 
+/* jd_pool_stopping: whether jd_pool_destroy has begun, so that a long task can end
+ * early (under an immediate destroy, nothing queued behind it will run).  Any thread
+ * that may use the pool. */
+bool jd_pool_stopping(const struct jd_pool *p);
+
 /* ---- where am I ----------------------------------------------------------------------- */
 
 /* jd_in_fiber: true if the caller runs on a pool fiber (so a wait will suspend, not
@@ -226,9 +231,11 @@ int jd_event_wait_for(struct jd_event *ev, int64_t timeout_ns, struct jd_cancel 
 
 /* ---- wait groups ---------------------------------------------------------------------- */
 
-/* A wait group: a counter of outstanding work and an event set when it reaches zero.
- * Add before submitting; a task spec's wg is done automatically.  It may be reused once
- * a wait has returned and the count is zero again. */
+/* A wait group: a counter of outstanding work and an event set while it is zero.  Add
+ * before submitting; a task spec's wg is done automatically.  Adding more while tasks
+ * run is fine, even if the count touches zero in between (the event follows the count;
+ * a waiter returns when it sees zero).  Like an event it may be freed as soon as every
+ * waiter has returned, even while the last jd_wg_done is still returning. */
 struct jd_wg {
 	atomic_llong count;
 	struct jd_event zero;	/* set while count is zero */
@@ -238,8 +245,7 @@ struct jd_wg {
 /* jd_wg_init: a wait group with count 0 (waiting on it returns at once).  Any thread. */
 void jd_wg_init(struct jd_wg *wg);
 
-/* jd_wg_add: add n (> 0) to the count.  Must happen before the matching submits and,
- * when the count may be zero, before anyone waits.  Any thread. */
+/* jd_wg_add: add n (> 0) to the count, before the matching submits.  Any thread. */
 void jd_wg_add(struct jd_wg *wg, long long n);
 
 /* jd_wg_done: subtract one; the last one wakes the waiters.  Any thread. */

@@ -107,15 +107,10 @@ static void wake(struct jd_wait *w)
 		jd_futex_wake(&w->done, 1);
 }
 
-void jd_event_set(struct jd_event *ev)
+/* set_locked: set ev, whose lock the caller holds (v: the word read when locking), and
+ * wake its waiters. */
+static void set_locked(struct jd_event *ev, uintptr_t v)
 {
-	if (atomic_load_explicit(&ev->word, memory_order_acquire) == EV_SET)
-		return;
-	uintptr_t v = ev_lock(ev);
-	if (v & EV_SET) {
-		ev_unlock(ev, v);
-		return;
-	}
 	struct jd_wait *list = EV_HEAD(v);
 	for (struct jd_wait *w = list; w; w = w->next) {
 		w->linked = false;
@@ -127,6 +122,17 @@ void jd_event_set(struct jd_event *ev)
 		wake(list);
 		list = next;
 	}
+}
+
+void jd_event_set(struct jd_event *ev)
+{
+	if (atomic_load_explicit(&ev->word, memory_order_acquire) == EV_SET)
+		return;
+	uintptr_t v = ev_lock(ev);
+	if (v & EV_SET)
+		ev_unlock(ev, v);
+	else
+		set_locked(ev, v);
 }
 
 /* unlink: take w out of the list whose word is v (locked); returns the new word. */
@@ -400,17 +406,34 @@ void jd_wg_init(struct jd_wg *wg)
 	atomic_init(&wg->zero.word, EV_SET);
 }
 
+/* settle: make the group's event agree with its count (set at zero, unset otherwise).
+ * Called by whoever moved the count to or from zero; deciding under the event's lock
+ * with the count read there means a late "set" from a 1 -> 0 cannot undo the reset of a
+ * following 0 -> 1 (the count may touch zero between waits without a wait returning
+ * early). */
+static void settle(struct jd_wg *wg)
+{
+	uintptr_t v = ev_lock(&wg->zero);
+	bool zero = atomic_load_explicit(&wg->count, memory_order_acquire) == 0;
+	if (zero && !(v & EV_SET))
+		set_locked(&wg->zero, v);
+	else if (!zero && (v & EV_SET))
+		ev_unlock(&wg->zero, 0);
+	else
+		ev_unlock(&wg->zero, v);
+}
+
 void jd_wg_add(struct jd_wg *wg, long long n)
 {
 	if (atomic_fetch_add_explicit(&wg->count, n, memory_order_acq_rel) == 0)
-		jd_event_reset(&wg->zero);
+		settle(wg);
 }
 
 void jd_wg_done(struct jd_wg *wg)
 {
 	long long before = atomic_fetch_sub_explicit(&wg->count, 1, memory_order_acq_rel);
 	if (before == 1) {
-		jd_event_set(&wg->zero);
+		settle(wg);
 	} else if (before <= 0) {
 		fprintf(stderr, "jschedd: fatal: jd_wg_done on wait group %p with count %lld\n",
 			(void *)wg, before);
