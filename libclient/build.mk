@@ -77,6 +77,7 @@ $(B)/obj/tests/libclient/%.o: CFLAGS += $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) \
 $(B)/tests/libclient/test_args: $(B)/obj/libclient/tool/args.o
 $(B)/tests/libclient/test_exports: $(LIBJSCHED_SO) $(B)/lib/$(JSCHED_SONAME) $(B)/lib/libjsched.so $(JSCHED_PC)
 $(B)/tests/libclient/test_example: $(LIBJSCHED_A) $(B)/lib/$(JSCHED_SONAME) $(B)/lib/libjsched.so
+$(B)/tests/libclient/test_tool: $(JSCHED_BIN)
 
 $(LIBCLIENT_TESTS): $(B)/tests/libclient/%: $(B)/obj/tests/libclient/%.o $(LIBJSCHED_A)
 	@mkdir -p $(@D)

@@ -192,6 +192,7 @@ static void fail_inflight(struct jsched_conn *c, int status)
 }
 
 /* The connection cannot go on: remember why (the first reason wins). */
+static int mark_dead(struct jsched_conn *c, int status, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 static int mark_dead(struct jsched_conn *c, int status, const char *fmt, va_list ap)
 {
 	if (c->dead == 0) {

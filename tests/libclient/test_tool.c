@@ -1,0 +1,396 @@
+/* test_tool.c: the jsched tool as a person or a script meets it, against a fake daemon
+ * (a thread of this test answering from a script, through the codec): what each command
+ * sends (the caller's cwd and environment with an exec job), what it prints, the messages
+ * that name what went wrong, and the exit statuses of libclient/README.md.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include "tests/libclient/peer.h"
+
+#define JSCHED_BIN JSCHED_BUILD_DIR "/bin/jsched"
+
+/* The fake daemon: accepts connections one after another, answers hello itself and every
+ * other request with the next reply of the script ("%d" stands for the request's id). */
+struct fake {
+	pthread_mutex_t lock;
+	int listen_fd;
+	const char *const *script; /* guarded by lock, as are the three below */
+	size_t n, next;
+	json_t *requests[16];
+	size_t n_requests;
+};
+
+static struct fake fake;
+static char dir[64], sock[128], out_path[128], err_path[128];
+
+static void *fake_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		int fd = accept(fake.listen_fd, NULL, NULL);
+		if (fd < 0)
+			return NULL; /* shut down by teardown */
+		struct peer p;
+		peer_init(&p, fd);
+		for (json_t *req; (req = peer_recv(&p)) != NULL;) {
+			int id = (int)json_integer_value(json_object_get(req, "id"));
+			char buf[4096];
+			if (strcmp(json_string_value(json_object_get(req, "op")), "hello") == 0) {
+				snprintf(buf, sizeof buf, "%s", peer_hello_reply(id));
+				json_decref(req);
+			} else {
+				pthread_mutex_lock(&fake.lock);
+				const char *tmpl = fake.next < fake.n ? fake.script[fake.next++]
+								      : "{\"id\": %d, \"ok\": false, \"error\": {\"code\": "
+									"\"internal\", \"message\": \"script ran out\"}}";
+				if (fake.n_requests < 16)
+					fake.requests[fake.n_requests++] = req;
+				else
+					json_decref(req);
+				pthread_mutex_unlock(&fake.lock);
+				const char *hole = strstr(tmpl, "%d");
+				snprintf(buf, sizeof buf, "%.*s%d%s", (int)(hole - tmpl), tmpl, id, hole + 2);
+			}
+			/* An entry may hold several frames, split by \x1e (a reply and events). */
+			bool ok = true;
+			for (char *frame = buf, *next; ok && frame != NULL; frame = next) {
+				next = strchr(frame, '\x1e');
+				if (next != NULL)
+					*next++ = '\0';
+				ok = peer_send(&p, frame) == 0;
+			}
+			if (!ok)
+				break;
+		}
+		peer_free(&p);
+	}
+}
+
+static pthread_t fake_thread;
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof dir, "/tmp/jsched-tool-XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	snprintf(sock, sizeof sock, "%s/j.sock", dir);
+	snprintf(out_path, sizeof out_path, "%s/out", dir);
+	snprintf(err_path, sizeof err_path, "%s/err", dir);
+	pthread_mutex_init(&fake.lock, NULL);
+	fake.listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	memcpy(sa.sun_path, sock, strlen(sock) + 1);
+	if (bind(fake.listen_fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fake.listen_fd, 4) < 0)
+		return -1;
+	return pthread_create(&fake_thread, NULL, fake_main, NULL) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	shutdown(fake.listen_fd, SHUT_RDWR);
+	pthread_join(fake_thread, NULL);
+	close(fake.listen_fd);
+	for (size_t i = 0; i < fake.n_requests; i++)
+		json_decref(fake.requests[i]);
+	unlink(sock);
+	unlink(out_path);
+	unlink(err_path);
+	rmdir(dir);
+	return 0;
+}
+
+/* Give the fake daemon its next script, forgetting the requests of the last one. */
+static void script(const char *const *replies, size_t n)
+{
+	pthread_mutex_lock(&fake.lock);
+	for (size_t i = 0; i < fake.n_requests; i++)
+		json_decref(fake.requests[i]);
+	fake.n_requests = 0;
+	fake.script = replies;
+	fake.n = n;
+	fake.next = 0;
+	pthread_mutex_unlock(&fake.lock);
+}
+
+static json_t *request(size_t i)
+{
+	pthread_mutex_lock(&fake.lock);
+	json_t *r = i < fake.n_requests ? fake.requests[i] : NULL;
+	pthread_mutex_unlock(&fake.lock);
+	assert_non_null(r);
+	return r;
+}
+
+static char out[8192], err[8192];
+
+static void slurp(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = f != NULL ? fread(buf, 1, size - 1, f) : 0;
+	buf[n] = '\0';
+	if (f != NULL)
+		fclose(f);
+}
+
+/* Run `jsched -s SOCK args` (a shell fragment) with env_prefix; returns its exit status. */
+static int run(const char *env_prefix, const char *args)
+{
+	char cmd[4096];
+	snprintf(cmd, sizeof cmd, "%s %s -s %s %s >%s 2>%s", env_prefix, JSCHED_BIN, sock, args, out_path, err_path);
+	int status = system(cmd);
+	slurp(out_path, out, sizeof out);
+	slurp(err_path, err, sizeof err);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+#define CONTAINS(hay, needle)                                                            \
+	do {                                                                             \
+		if (strstr(hay, needle) == NULL)                                         \
+			fail_msg("expected \"%s\" in:\n%s", needle, hay);               \
+	} while (0)
+
+static void test_submit_sends_cwd_and_env(void **state)
+{
+	(void)state;
+	static const char *const s[] = { "{\"id\": %d, \"ok\": true, \"job\": 5}" };
+	script(s, 1);
+	assert_int_equal(run("cd /tmp && JSCHED_TOOL_VAR='a b'", "submit --name build --priority high "
+								      "--after 3 -- make -j2 'all'"), 0);
+	assert_string_equal(out, "5\n");
+	json_t *job = json_object_get(request(0), "job");
+	assert_string_equal(json_string_value(json_object_get(job, "kind")), "exec");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(job, "argv"), 2)), "all");
+	assert_string_equal(json_string_value(json_object_get(job, "cwd")), "/tmp");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(job, "env"), "JSCHED_TOOL_VAR")), "a b");
+	assert_string_equal(json_string_value(json_object_get(job, "priority")), "high");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(job, "after"), 0), "job")), 3);
+
+	script(s, 1);
+	assert_int_equal(run("cd /tmp &&", "submit --clear-env --env A=1 --cwd / --stdin /dev/null -- true"), 0);
+	job = json_object_get(request(0), "job");
+	json_t *env = json_object_get(job, "env");
+	assert_int_equal(json_object_size(env), 1);
+	assert_string_equal(json_string_value(json_object_get(env, "A")), "1");
+	assert_string_equal(json_string_value(json_object_get(job, "cwd")), "/");
+
+	script(s, 1);
+	assert_int_equal(run("", "submit --fn echo --args '[1, 2]' --deadline 2s --json"), 0);
+	assert_string_equal(out, "{\"job\": 5}\n");
+	job = json_object_get(request(0), "job");
+	assert_int_equal(json_array_size(json_object_get(job, "args")), 2);
+	assert_int_equal(json_integer_value(json_object_get(job, "deadline_in_ms")), 2000);
+	assert_null(json_object_get(job, "env"));
+
+	/* Not JSON: refused before anything is sent. */
+	script(s, 1);
+	assert_int_equal(run("", "submit --fn echo --args '{x'"), 64);
+	CONTAINS(err, "--args is not JSON");
+}
+
+static void test_submit_wait_exit_status(void **state)
+{
+	(void)state;
+	/* exit 3, with its output passed through and no message from jsched. */
+	static const char *const exited[] = {
+		"{\"id\": %d, \"ok\": true, \"job\": 5}",
+		"{\"id\": %d, \"ok\": true, \"job\": {\"job\": 5, \"kind\": \"exec\", \"state\": \"failed\", "
+		"\"submitted_ms\": 1, \"started_ms\": 2, \"finished_ms\": 3, \"exit_code\": 3, \"cause\": \"exit\", "
+		"\"reason\": \"exited with status 3\"}}",
+		"{\"id\": %d, \"ok\": true, \"complete\": true, \"stdout\": {\"data\": \"b3V0Cg==\", \"bytes\": 4, "
+		"\"truncated\": false}, \"stderr\": {\"data\": \"ZXJyCg==\", \"bytes\": 4, \"truncated\": false}}",
+	};
+	script(exited, 3);
+	assert_int_equal(run("", "submit --wait -- sh -c 'exit 3'"), 3);
+	assert_string_equal(out, "out\n");
+	assert_string_equal(err, "err\n");
+	assert_string_equal(json_string_value(json_object_get(request(1), "op")), "wait");
+	assert_string_equal(json_string_value(json_object_get(request(2), "op")), "output");
+
+	/* Killed by signal 9: 128+9, and a word on stderr. */
+	static const char *const killed[] = {
+		"{\"id\": %d, \"ok\": true, \"job\": 6}",
+		"{\"id\": %d, \"ok\": true, \"job\": {\"job\": 6, \"kind\": \"exec\", \"state\": \"failed\", "
+		"\"submitted_ms\": 1, \"started_ms\": 2, \"finished_ms\": 3, \"signal\": 9, \"cause\": \"signal\", "
+		"\"reason\": \"killed by signal 9\"}}",
+		"{\"id\": %d, \"ok\": true, \"complete\": true, \"stdout\": {\"data\": \"\", \"bytes\": 0, "
+		"\"truncated\": false}, \"stderr\": {\"data\": \"\", \"bytes\": 0, \"truncated\": false}}",
+	};
+	script(killed, 3);
+	assert_int_equal(run("", "submit -w -- sleep 100"), 137);
+	CONTAINS(err, "job 6 failed: killed by signal 9");
+
+	/* A call job: its value on stdout; 0. */
+	static const char *const call[] = {
+		"{\"id\": %d, \"ok\": true, \"job\": 7}",
+		"{\"id\": %d, \"ok\": true, \"job\": {\"job\": 7, \"kind\": \"call\", \"state\": \"succeeded\", "
+		"\"value\": {\"x\": 1}}}",
+	};
+	script(call, 2);
+	assert_int_equal(run("", "submit --wait --fn echo --args '{\"x\": 1}'"), 0);
+	assert_string_equal(out, "{\"x\":1}\n");
+
+	/* Still running when --timeout expires: 75. */
+	static const char *const slow[] = {
+		"{\"id\": %d, \"ok\": true, \"job\": 8}",
+		"{\"id\": %d, \"ok\": false, \"error\": {\"code\": \"timeout\", \"message\": \"time ran out\", "
+		"\"jobs\": [{\"job\": 8, \"state\": \"running\"}]}}",
+	};
+	script(slow, 2);
+	assert_int_equal(run("", "submit --wait --timeout 100ms --fn sleep"), 75);
+	CONTAINS(err, "job 8 still running");
+	assert_int_equal(json_integer_value(json_object_get(request(1), "timeout_ms")), 100);
+}
+
+static void test_errors_and_exit_codes(void **state)
+{
+	(void)state;
+	static const char *const full[] = { "{\"id\": %d, \"ok\": false, \"error\": {\"code\": \"queue_full\", "
+					    "\"message\": \"client tester has 10000 jobs queued\", \"field\": \"job\"}}" };
+	script(full, 1);
+	assert_int_equal(run("", "submit --fn noop"), 1);
+	assert_string_equal(err, "jsched submit: queue_full: client tester has 10000 jobs queued (in job)\n");
+
+	static const char *const denied[] = { "{\"id\": %d, \"ok\": false, \"error\": {\"code\": "
+					      "\"permission_denied\", \"message\": \"not an admin\"}}" };
+	script(denied, 1);
+	assert_int_equal(run("", "admin shutdown --immediate"), 77);
+	assert_string_equal(json_string_value(json_object_get(request(0), "mode")), "immediate");
+	CONTAINS(err, "jsched admin shutdown: permission_denied: not an admin");
+
+	static const char *const none[] = { "{\"id\": %d, \"ok\": false, \"error\": {\"code\": \"no_such_job\", "
+					    "\"message\": \"no job 99\", \"field\": \"jobs[1]\"}}" };
+	script(none, 1);
+	assert_int_equal(run("", "status 1 99"), 1);
+	CONTAINS(err, "no_such_job: no job 99 (in jobs[1])");
+
+	/* No daemon there: 69, and the message names the path. */
+	assert_int_equal(run("", "-s /nonexistent/j.sock ls"), 69);
+	CONTAINS(err, "/nonexistent/j.sock");
+	assert_int_equal(run("", "wait"), 64);
+	CONTAINS(err, "jsched wait: expected one or more job ids");
+}
+
+static void test_listing_commands(void **state)
+{
+	(void)state;
+	static const char *const ls[] = {
+		"{\"id\": %d, \"ok\": true, \"more\": false, \"jobs\": [{\"job\": 1, \"state\": \"queued\", \"kind\": "
+		"\"exec\", \"client\": \"tester\", \"priority\": \"low\", \"name\": \"nightly\"}]}",
+	};
+	script(ls, 1);
+	assert_int_equal(run("", "ls --state queued"), 0);
+	CONTAINS(out, "ID");
+	CONTAINS(out, "nightly");
+	CONTAINS(out, "tester");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(request(0), "states"), 0)), "queued");
+
+	static const char *const wait_many[] = {
+		"{\"id\": %d, \"ok\": true, \"jobs\": [{\"job\": 1, \"kind\": \"call\", \"state\": \"succeeded\", "
+		"\"value\": 1}, {\"job\": 2, \"kind\": \"call\", \"state\": \"failed\", \"cause\": \"handler\", "
+		"\"reason\": \"boom\"}]}",
+	};
+	script(wait_many, 1);
+	assert_int_equal(run("", "wait 1 2"), 1); /* one did not succeed */
+	CONTAINS(out, "boom");
+	script(wait_many, 1);
+	assert_int_equal(run("", "wait --any 1 2"), 0); /* one did */
+	assert_string_equal(json_string_value(json_object_get(request(0), "mode")), "any");
+
+	static const char *const cancel[] = {
+		"{\"id\": %d, \"ok\": true, \"jobs\": [{\"job\": 4, \"state\": \"running\", \"cancelling\": true}]}",
+	};
+	script(cancel, 1);
+	assert_int_equal(run("", "cancel 4"), 0);
+	CONTAINS(out, "asked to stop");
+
+	static const char *const metrics[] = {
+		"{\"id\": %d, \"ok\": true, \"metrics\": {\"version\": \"jschedd test\", \"uptime_ms\": 61000, "
+		"\"jobs\": {\"submitted\": 12}, \"clients\": [{\"name\": \"alice\", \"weight\": 3, \"queued\": "
+		"{\"high\": 2}}], \"workers\": [{\"tasks\": 7}], \"fairness\": {\"policy\": \"fair\", "
+		"\"jain_index\": 0.5}}}",
+	};
+	script(metrics, 1);
+	assert_int_equal(run("", "metrics"), 0);
+	CONTAINS(out, "jschedd test");
+	CONTAINS(out, "up 1m 01s");
+	CONTAINS(out, "submitted 12");
+	CONTAINS(out, "alice");
+	CONTAINS(out, "Jain's index 0.5");
+	script(metrics, 1);
+	assert_int_equal(run("", "metrics --json"), 0);
+	json_t *doc = json_loads(out, 0, NULL);
+	assert_non_null(doc);
+	assert_int_equal(json_integer_value(json_object_get(doc, "uptime_ms")), 61000);
+	json_decref(doc);
+	static const char *const three[] = { metrics[0], metrics[0], metrics[0] };
+	script(three, 3);
+	assert_int_equal(run("", "top -n 3 --interval 10ms"), 0);
+	const char *p = out;
+	for (int i = 0; i < 3; i++) {
+		p = strstr(p, "jsched top");
+		assert_non_null(p);
+		p++;
+	}
+
+	static const char *const output[] = {
+		"{\"id\": %d, \"ok\": true, \"complete\": false, \"stdout\": {\"data\": \"AAEC\", \"bytes\": 3, "
+		"\"truncated\": true}, \"stderr\": {\"data\": \"\", \"bytes\": 0, \"truncated\": false}}",
+	};
+	script(output, 1);
+	assert_int_equal(run("", "output 3"), 0);
+	assert_memory_equal(out, "\0\1\2", 3);
+	CONTAINS(err, "only the first bytes of the stdout");
+	CONTAINS(err, "has not ended");
+}
+
+static void test_watch(void **state)
+{
+	(void)state;
+	/* The reply to watch, then two events on its heels (one script entry, three frames). */
+	static const char *const events[] = {
+		"{\"id\": %d, \"ok\": true, \"seq\": 10, \"instance\": \"111-22\"}\x1e"
+		"{\"event\": \"job\", \"seq\": 11, \"job\": {\"job\": 4, \"kind\": \"call\", \"state\": \"running\"}}\x1e"
+		"{\"event\": \"job\", \"seq\": 12, \"job\": {\"job\": 4, \"kind\": \"call\", \"state\": \"succeeded\", "
+		"\"value\": 5}}",
+	};
+	script(events, 1);
+	assert_int_equal(run("", "watch -n 2"), 0);
+	CONTAINS(out, "11       4        running");
+	CONTAINS(out, "12       4        succeeded");
+	assert_null(json_object_get(request(0), "from_seq")); /* live only */
+
+	static const char *const lost[] = { "{\"id\": %d, \"ok\": false, \"error\": {\"code\": \"events_lost\", "
+					    "\"message\": \"events after 3 are gone\", \"oldest_seq\": 9}}" };
+	script(lost, 1);
+	assert_int_equal(run("", "watch --since 3 -n 1"), 1);
+	CONTAINS(err, "events_lost: events after 3 are gone");
+	assert_int_equal(json_integer_value(json_object_get(request(0), "from_seq")), 3);
+	assert_string_equal(json_string_value(json_object_get(request(0), "instance")), "111-22");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_submit_sends_cwd_and_env),
+		cmocka_unit_test(test_submit_wait_exit_status),
+		cmocka_unit_test(test_errors_and_exit_codes),
+		cmocka_unit_test(test_listing_commands),
+		cmocka_unit_test(test_watch),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
