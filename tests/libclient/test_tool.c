@@ -208,11 +208,11 @@ static void test_submit_wait_exit_status(void **state)
 	/* exit 3, with its output passed through and no message from jsched. */
 	static const char *const exited[] = {
 		"{\"id\": %d, \"ok\": true, \"job\": 5}",
-		"{\"id\": %d, \"ok\": true, \"job\": {\"job\": 5, \"kind\": \"exec\", \"state\": \"failed\", "
+		("{\"id\": %d, \"ok\": true, \"job\": {\"job\": 5, \"kind\": \"exec\", \"state\": \"failed\", "
 		"\"submitted_ms\": 1, \"started_ms\": 2, \"finished_ms\": 3, \"exit_code\": 3, \"cause\": \"exit\", "
-		"\"reason\": \"exited with status 3\"}}",
-		"{\"id\": %d, \"ok\": true, \"complete\": true, \"stdout\": {\"data\": \"b3V0Cg==\", \"bytes\": 4, "
-		"\"truncated\": false}, \"stderr\": {\"data\": \"ZXJyCg==\", \"bytes\": 4, \"truncated\": false}}",
+		"\"reason\": \"exited with status 3\"}}"),
+		("{\"id\": %d, \"ok\": true, \"complete\": true, \"stdout\": {\"data\": \"b3V0Cg==\", \"bytes\": 4, "
+		"\"truncated\": false}, \"stderr\": {\"data\": \"ZXJyCg==\", \"bytes\": 4, \"truncated\": false}}"),
 	};
 	script(exited, 3);
 	assert_int_equal(run("", "submit --wait -- sh -c 'exit 3'"), 3);
@@ -224,11 +224,11 @@ static void test_submit_wait_exit_status(void **state)
 	/* Killed by signal 9: 128+9, and a word on stderr. */
 	static const char *const killed[] = {
 		"{\"id\": %d, \"ok\": true, \"job\": 6}",
-		"{\"id\": %d, \"ok\": true, \"job\": {\"job\": 6, \"kind\": \"exec\", \"state\": \"failed\", "
+		("{\"id\": %d, \"ok\": true, \"job\": {\"job\": 6, \"kind\": \"exec\", \"state\": \"failed\", "
 		"\"submitted_ms\": 1, \"started_ms\": 2, \"finished_ms\": 3, \"signal\": 9, \"cause\": \"signal\", "
-		"\"reason\": \"killed by signal 9\"}}",
-		"{\"id\": %d, \"ok\": true, \"complete\": true, \"stdout\": {\"data\": \"\", \"bytes\": 0, "
-		"\"truncated\": false}, \"stderr\": {\"data\": \"\", \"bytes\": 0, \"truncated\": false}}",
+		"\"reason\": \"killed by signal 9\"}}"),
+		("{\"id\": %d, \"ok\": true, \"complete\": true, \"stdout\": {\"data\": \"\", \"bytes\": 0, "
+		"\"truncated\": false}, \"stderr\": {\"data\": \"\", \"bytes\": 0, \"truncated\": false}}"),
 	};
 	script(killed, 3);
 	assert_int_equal(run("", "submit -w -- sleep 100"), 137);
@@ -237,8 +237,8 @@ static void test_submit_wait_exit_status(void **state)
 	/* A call job: its value on stdout; 0. */
 	static const char *const call[] = {
 		"{\"id\": %d, \"ok\": true, \"job\": 7}",
-		"{\"id\": %d, \"ok\": true, \"job\": {\"job\": 7, \"kind\": \"call\", \"state\": \"succeeded\", "
-		"\"value\": {\"x\": 1}}}",
+		("{\"id\": %d, \"ok\": true, \"job\": {\"job\": 7, \"kind\": \"call\", \"state\": \"succeeded\", "
+		"\"value\": {\"x\": 1}}}"),
 	};
 	script(call, 2);
 	assert_int_equal(run("", "submit --wait --fn echo --args '{\"x\": 1}'"), 0);
@@ -247,8 +247,8 @@ static void test_submit_wait_exit_status(void **state)
 	/* Still running when --timeout expires: 75. */
 	static const char *const slow[] = {
 		"{\"id\": %d, \"ok\": true, \"job\": 8}",
-		"{\"id\": %d, \"ok\": false, \"error\": {\"code\": \"timeout\", \"message\": \"time ran out\", "
-		"\"jobs\": [{\"job\": 8, \"state\": \"running\"}]}}",
+		("{\"id\": %d, \"ok\": false, \"error\": {\"code\": \"timeout\", \"message\": \"time ran out\", "
+		"\"jobs\": [{\"job\": 8, \"state\": \"running\"}]}}"),
 	};
 	script(slow, 2);
 	assert_int_equal(run("", "submit --wait --timeout 100ms --fn sleep"), 75);
@@ -289,8 +289,8 @@ static void test_listing_commands(void **state)
 {
 	(void)state;
 	static const char *const ls[] = {
-		"{\"id\": %d, \"ok\": true, \"more\": false, \"jobs\": [{\"job\": 1, \"state\": \"queued\", \"kind\": "
-		"\"exec\", \"client\": \"tester\", \"priority\": \"low\", \"name\": \"nightly\"}]}",
+		("{\"id\": %d, \"ok\": true, \"more\": false, \"jobs\": [{\"job\": 1, \"state\": \"queued\", \"kind\": "
+		"\"exec\", \"client\": \"tester\", \"priority\": \"low\", \"name\": \"nightly\"}]}"),
 	};
 	script(ls, 1);
 	assert_int_equal(run("", "ls --state queued"), 0);
@@ -300,9 +300,9 @@ static void test_listing_commands(void **state)
 	assert_string_equal(json_string_value(json_array_get(json_object_get(request(0), "states"), 0)), "queued");
 
 	static const char *const wait_many[] = {
-		"{\"id\": %d, \"ok\": true, \"jobs\": [{\"job\": 1, \"kind\": \"call\", \"state\": \"succeeded\", "
+		("{\"id\": %d, \"ok\": true, \"jobs\": [{\"job\": 1, \"kind\": \"call\", \"state\": \"succeeded\", "
 		"\"value\": 1}, {\"job\": 2, \"kind\": \"call\", \"state\": \"failed\", \"cause\": \"handler\", "
-		"\"reason\": \"boom\"}]}",
+		"\"reason\": \"boom\"}]}"),
 	};
 	script(wait_many, 1);
 	assert_int_equal(run("", "wait 1 2"), 1); /* one did not succeed */
@@ -318,12 +318,12 @@ static void test_listing_commands(void **state)
 	assert_int_equal(run("", "cancel 4"), 0);
 	CONTAINS(out, "asked to stop");
 
-	static const char *const metrics[] = {
-		"{\"id\": %d, \"ok\": true, \"metrics\": {\"version\": \"jschedd test\", \"uptime_ms\": 61000, "
-		"\"jobs\": {\"submitted\": 12}, \"clients\": [{\"name\": \"alice\", \"weight\": 3, \"queued\": "
-		"{\"high\": 2}}], \"workers\": [{\"tasks\": 7}], \"fairness\": {\"policy\": \"fair\", "
-		"\"jain_index\": 0.5}}}",
-	};
+#define METRICS_REPLY                                                                                       \
+	("{\"id\": %d, \"ok\": true, \"metrics\": {\"version\": \"jschedd test\", \"uptime_ms\": 61000, "          \
+	 "\"jobs\": {\"submitted\": 12}, \"clients\": [{\"name\": \"alice\", \"weight\": 3, \"queued\": "           \
+	 "{\"high\": 2}}], \"workers\": [{\"tasks\": 7}], \"fairness\": {\"policy\": \"fair\", "                \
+	 "\"jain_index\": 0.5}}}")
+	static const char *const metrics[] = { METRICS_REPLY };
 	script(metrics, 1);
 	assert_int_equal(run("", "metrics"), 0);
 	CONTAINS(out, "jschedd test");
@@ -337,7 +337,7 @@ static void test_listing_commands(void **state)
 	assert_non_null(doc);
 	assert_int_equal(json_integer_value(json_object_get(doc, "uptime_ms")), 61000);
 	json_decref(doc);
-	static const char *const three[] = { metrics[0], metrics[0], metrics[0] };
+	static const char *const three[] = { METRICS_REPLY, METRICS_REPLY, METRICS_REPLY };
 	script(three, 3);
 	assert_int_equal(run("", "top -n 3 --interval 10ms"), 0);
 	const char *p = out;
@@ -348,8 +348,8 @@ static void test_listing_commands(void **state)
 	}
 
 	static const char *const output[] = {
-		"{\"id\": %d, \"ok\": true, \"complete\": false, \"stdout\": {\"data\": \"AAEC\", \"bytes\": 3, "
-		"\"truncated\": true}, \"stderr\": {\"data\": \"\", \"bytes\": 0, \"truncated\": false}}",
+		("{\"id\": %d, \"ok\": true, \"complete\": false, \"stdout\": {\"data\": \"AAEC\", \"bytes\": 3, "
+		"\"truncated\": true}, \"stderr\": {\"data\": \"\", \"bytes\": 0, \"truncated\": false}}"),
 	};
 	script(output, 1);
 	assert_int_equal(run("", "output 3"), 0);
@@ -363,10 +363,10 @@ static void test_watch(void **state)
 	(void)state;
 	/* The reply to watch, then two events on its heels (one script entry, three frames). */
 	static const char *const events[] = {
-		"{\"id\": %d, \"ok\": true, \"seq\": 10, \"instance\": \"111-22\"}\x1e"
+		("{\"id\": %d, \"ok\": true, \"seq\": 10, \"instance\": \"111-22\"}\x1e"
 		"{\"event\": \"job\", \"seq\": 11, \"job\": {\"job\": 4, \"kind\": \"call\", \"state\": \"running\"}}\x1e"
 		"{\"event\": \"job\", \"seq\": 12, \"job\": {\"job\": 4, \"kind\": \"call\", \"state\": \"succeeded\", "
-		"\"value\": 5}}",
+		"\"value\": 5}}"),
 	};
 	script(events, 1);
 	assert_int_equal(run("", "watch -n 2"), 0);
