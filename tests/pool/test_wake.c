@@ -1,0 +1,175 @@
+/* tests/pool/test_wake.c: no lost wake-ups under the sleep policy.
+ *
+ * A million times: submit one task from a thread outside the pool, then wait for it with a
+ * generous timeout.  Between two cycles every worker goes idle and parks, so each submit
+ * races the workers' park handshake somewhere in its window (announce, fence, look,
+ * futex wait); a lost wake-up would leave the task queued and the wait would time out,
+ * which fails the test with the cycle number (it does not hang).  The waiter's own spin is
+ * turned off so that it sleeps too and the wake-up back to it is exercised as well.
+ *
+ * The same runs with the feeder path (jd_pool_notify then the feeder hands the task over),
+ * and with a task that spawns a child onto its deque just before finishing (the wake-up of
+ * a thief by a worker).  Counts: CYCLES in the release build; under ThreadSanitizer,
+ * CYCLES / TSAN_DIV (see testutil.h), so that it stays under 30 s on 2 cores.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "daemon/pool/pool.h"
+#include "jsched/error.h"
+#include "tests/pool/testutil.h"
+
+#define CYCLES (1000000 / TSAN_DIV)
+#define LOST_NS (5ull * 1000000000u) /* a wait this long means a lost wake-up */
+
+static struct jd_pool *make_pool(unsigned workers, jd_feeder_fn feeder, void *ctx,
+			     int64_t wait_spin_ns)
+{
+	struct jd_pool_config cfg;
+	jd_pool_config_init(&cfg);
+	cfg.workers = workers;
+	cfg.idle = JD_IDLE_SLEEP;
+	cfg.wait_spin_ns = wait_spin_ns;
+	cfg.feeder = feeder;
+	cfg.feeder_ctx = ctx;
+	struct jd_pool *p;
+	assert_int_equal(jd_pool_create(&p, &cfg), 0);
+	return p;
+}
+
+static void count_task(void *arg)
+{
+	atomic_fetch_add((atomic_ulong *)arg, 1);
+}
+
+static void check_cycles(struct jd_pool *p, atomic_ulong *ran, int n, void (*submit)(struct jd_pool *, struct jd_wg *, atomic_ulong *))
+{
+	struct jd_wg wg = JD_WG_INIT;
+	for (int i = 0; i < n; i++) {
+		jd_wg_add(&wg, 1);
+		submit(p, &wg, ran);
+		int rc = jd_wg_wait_for(&wg, (int64_t)LOST_NS, NULL);
+		if (rc)
+			fail_msg("cycle %d: wait returned %d: lost wake-up", i, rc);
+	}
+	assert_int_equal(atomic_load(ran), (unsigned long)n);
+	struct jd_pool_stats st;
+	jd_pool_stats(p, &st, NULL, 0);
+	printf("    %d cycles, %llu parks\n", n, (unsigned long long)st.parks);
+}
+
+static void submit_one(struct jd_pool *p, struct jd_wg *wg, atomic_ulong *ran)
+{
+	struct jd_task_spec s = {.fn = count_task, .arg = ran, .wg = wg};
+	if (jd_pool_submit(p, &s))
+		fail();
+}
+
+static void test_submit_wait(void **state)
+{
+	(void)state;
+	/* The million: the waiter spins its default while the worker parks. */
+	atomic_ulong ran = 0;
+	struct jd_pool *p = make_pool(2, NULL, NULL, -1);
+	check_cycles(p, &ran, CYCLES, submit_one);
+	assert_int_equal(jd_pool_destroy(p, JD_SHUTDOWN_GRACEFUL), 0);
+	/* Both sides sleep: the waiter's futex wake-up is raced too; one and two workers. */
+	for (unsigned workers = 1; workers <= 2; workers++) {
+		atomic_store(&ran, 0);
+		p = make_pool(workers, NULL, NULL, 0);
+		check_cycles(p, &ran, CYCLES / 10, submit_one);
+		assert_int_equal(jd_pool_destroy(p, JD_SHUTDOWN_GRACEFUL), 0);
+	}
+}
+
+/* The feeder hands out one pending task per notify. */
+struct feed {
+	atomic_int pending;
+	atomic_ulong *ran;
+	struct jd_wg *wg;
+};
+static struct feed the_feed;
+
+static size_t feeder(void *ctx, struct jd_task_spec *out, size_t max)
+{
+	struct feed *f = ctx;
+	(void)max;
+	if (!atomic_exchange(&f->pending, 0))
+		return 0;
+	out[0] = (struct jd_task_spec){.fn = count_task, .arg = f->ran, .wg = f->wg};
+	return 1;
+}
+
+static void submit_feed(struct jd_pool *p, struct jd_wg *wg, atomic_ulong *ran)
+{
+	the_feed.ran = ran;
+	the_feed.wg = wg;
+	atomic_store(&the_feed.pending, 1);
+	jd_pool_notify(p);
+}
+
+static void test_notify_wait(void **state)
+{
+	(void)state;
+	atomic_ulong ran = 0;
+	struct jd_pool *p = make_pool(2, feeder, &the_feed, 0);
+	check_cycles(p, &ran, CYCLES / 10, submit_feed);
+	assert_int_equal(jd_pool_destroy(p, JD_SHUTDOWN_GRACEFUL), 0);
+}
+
+/* A task that spawns its child last: the child sits on the deque of a worker that then
+ * goes idle itself, or is stolen by the other one after a wake-up. */
+struct pair {
+	atomic_ulong *ran;
+	struct jd_wg *wg;
+};
+
+static void parent_task(void *arg)
+{
+	struct pair *pr = arg;
+	atomic_fetch_add(pr->ran, 1);
+	jd_wg_add(pr->wg, 1);
+	struct jd_task_spec s = {.fn = count_task, .arg = pr->ran, .wg = pr->wg};
+	if (jd_spawn(&s))
+		abort();
+}
+
+static struct pair the_pair;
+
+static void submit_parent(struct jd_pool *p, struct jd_wg *wg, atomic_ulong *ran)
+{
+	the_pair = (struct pair){ran, wg};
+	struct jd_task_spec s = {.fn = parent_task, .arg = &the_pair, .wg = wg};
+	if (jd_pool_submit(p, &s))
+		fail();
+}
+
+static void test_spawn_wait(void **state)
+{
+	(void)state;
+	atomic_ulong ran = 0;
+	struct jd_pool *p = make_pool(2, NULL, NULL, 0);
+	struct jd_wg wg = JD_WG_INIT;
+	int n = CYCLES / 10;
+	for (int i = 0; i < n; i++) {
+		jd_wg_add(&wg, 1);
+		submit_parent(p, &wg, &ran);
+		int rc = jd_wg_wait_for(&wg, (int64_t)LOST_NS, NULL);
+		if (rc)
+			fail_msg("cycle %d: wait returned %d: lost wake-up", i, rc);
+	}
+	assert_int_equal(atomic_load(&ran), 2ul * (unsigned long)n);
+	assert_int_equal(jd_pool_destroy(p, JD_SHUTDOWN_GRACEFUL), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_submit_wait),
+		cmocka_unit_test(test_notify_wait),
+		cmocka_unit_test(test_spawn_wait),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
