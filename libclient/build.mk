@@ -88,6 +88,22 @@ $(LIBCLIENT_TESTS): $(B)/tests/libclient/%: $(B)/obj/tests/libclient/%.o $(LIBJS
 test-libclient: $(LIBCLIENT_TESTS) $(JSCHED_BIN)
 	@JSCHED_BUILD_DIR=$(B) sh mk/run-tests.sh $(LIBCLIENT_TESTS)
 
+# ---- bench/client: requests against a real jschedd, sync beside pipelined ----------------
+BENCH_CLIENT := $(B)/bench/bench_client
+BENCHES += $(BENCH_CLIENT)
+$(B)/obj/bench/client/bench_client.o: CFLAGS += -DJSCHEDD_BIN='"$(CURDIR)/$(B)/bin/jschedd"' \
+	-DJSCHED_TOOL_BIN='"$(CURDIR)/$(JSCHED_BIN)"'
+# (bench/build.mk, which defines BENCH_COMMON_LIB, is read after this file: its path here.)
+$(BENCH_CLIENT): $(B)/obj/bench/client/bench_client.o $(LIBJSCHED_A) $(B)/lib/libbenchcommon.a
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LDLIBS)
+
+# make bench-client [BENCH_ARGS="--json out.json --runs 7"]
+.PHONY: bench-client
+bench-client: $(BENCH_CLIENT) $(B)/bin/jschedd $(JSCHED_BIN)
+	$(BENCH_CLIENT) $(BENCH_ARGS)
+
 .PHONY: install-libclient
 install: install-libclient
 install-libclient: $(LIBJSCHED_SO) $(LIBJSCHED_A) $(JSCHED_PC) $(JSCHED_BIN)
