@@ -89,7 +89,10 @@ static void test_protocol_examples(void **state)
 	jp_job_spec_clear(&s);
 	json_decref(j);
 
-	spec_ok("{\"kind\": \"exec\", \"argv\": [\"wc\", \"-c\"], \"stdin\": \"aGVsbG8K\"}", &s, &j);
+	spec_ok("{\"kind\": \"exec\", \"argv\": [\"wc\", \"-c\"], \"stdin\": \"aGVsbG8K\","
+		" \"env\": {}, \"after\": [], \"any_of\": []}", &s, &j);
+	assert_int_equal(s.n_after + s.n_any_of, 0);
+	assert_null(s.after);
 	assert_true(s.has_stdin);
 	assert_int_equal(s.stdin_len, 6);
 	assert_memory_equal(s.stdin_data, "hello\n", 6);
@@ -545,6 +548,24 @@ static void test_submit_cycles(void **state)
 	assert_true(strcmp(err.field, "jobs[2]") == 0 || strcmp(err.field, "jobs[3]") == 0 ||
 		    strcmp(err.field, "jobs[4]") == 0);
 	json_decref(j);
+	/* The same with the independent spec first. */
+	assert_int_equal(submit_of("{\"op\":\"submit\",\"id\":1,\"jobs\":["
+				   "{\"ref\":\"f\",\"kind\":\"call\",\"fn\":\"n\"},"
+				   "{\"ref\":\"a\",\"kind\":\"call\",\"fn\":\"n\",\"after\":[\"b\",\"f\"]},"
+				   "{\"ref\":\"b\",\"kind\":\"call\",\"fn\":\"n\",\"after\":[\"f\",\"c\"]},"
+				   "{\"ref\":\"c\",\"kind\":\"call\",\"fn\":\"n\",\"after\":[\"b\"]}]}",
+				   &s, &err, &j), JSCHED_EDEPENDENCY_CYCLE);
+	assert_true(strcmp(err.field, "jobs[2]") == 0 || strcmp(err.field, "jobs[3]") == 0);
+	json_decref(j);
+	/* jp_submit_parse wants a checked submit request. */
+	{
+		json_t *m = parse_text("{\"op\":\"status\",\"id\":1,\"job\":3}");
+		struct jp_request r;
+
+		assert_int_equal(jp_request_parse(m, NULL, &r, NULL), 0);
+		assert_int_equal(jp_submit_parse(&r, NULL, &s, &err), JSCHED_EBAD_REQUEST);
+		json_decref(m);
+	}
 }
 
 static void test_submit_big_chain(void **state)

@@ -280,6 +280,9 @@ static void test_hello(void **state)
 	assert_string_equal(h.identity.client, "ci");
 	assert_true(h.identity.admin);
 	assert_memory_equal(&h.limits, &lim, sizeof(lim));
+	json_object_del(m, "limits");	/* optional: the defaults then */
+	assert_int_equal(jp_hello_reply_parse(m, &h, NULL), 0);
+	assert_int_equal(h.limits.stdin_bytes, 262144);
 	json_object_del(json_object_get(m, "identity"), "uid");
 	assert_int_equal(jp_hello_reply_parse(m, &h, NULL), JSCHED_EPROTOCOL);
 	json_decref(m);
@@ -314,6 +317,9 @@ static void test_limits(void **state)
 	assert_int_equal(jp_limits_parse(j, &b, NULL), 0);	/* unknown members ignored */
 	assert_memory_equal(&a, &b, sizeof(a));
 	assert_int_equal(json_object_set_new(j, "argv_items", json_string("many")), 0);
+	assert_int_equal(jp_limits_parse(j, &b, NULL), JSCHED_EPROTOCOL);
+	json_decref(j);
+	j = json_array();
 	assert_int_equal(jp_limits_parse(j, &b, NULL), JSCHED_EPROTOCOL);
 	json_decref(j);
 }
@@ -544,6 +550,12 @@ static void test_record_errors(void **state)
 		"{\"job\":1,\"state\":\"queued\",\"kind\":\"script\"}",
 		"{\"job\":1,\"state\":\"queued\",\"name\":7}",
 		"{\"job\":1,\"state\":\"queued\",\"submitted_ms\":-5}",
+		"{\"job\":1,\"state\":\"queued\",\"client\":[]}",
+		"{\"job\":1,\"state\":\"queued\",\"uid\":-1}",
+		"{\"job\":1,\"state\":\"queued\",\"priority\":\"urgent\"}",
+		"{\"job\":1,\"state\":\"queued\",\"started_ms\":\"now\"}",
+		"{\"job\":1,\"state\":\"queued\",\"finished_ms\":1.5}",
+		"{\"job\":1,\"state\":\"failed\",\"reason\":false}",
 	};
 	struct jp_record r;
 	struct jp_err err = {0};
