@@ -3,6 +3,10 @@
 #   BENCH_COMMON_LIB   the shared harness (bench/common/bench.h); link every benchmark
 #                      with it and $(JANSSON_LIBS)
 #   bench-pool         builds and runs the pool benchmark against oneTBB (bench/pool/)
+#
+# This fragment is read last, so fragments read before it (arch, daemon, proto, libclient)
+# see BENCH_COMMON_LIB empty in their prerequisite lists: there, spell out
+# $(B)/lib/libbenchcommon.a (it is safe inside recipes, which expand late).
 
 BENCH_COMMON_LIB := $(B)/lib/libbenchcommon.a
 BENCH_COMMON_OBJS := $(B)/obj/bench/common/bench.o
