@@ -169,6 +169,8 @@ static void complete(struct jsched_conn *c, struct pending *p, int status, const
 		}
 		if (reply.ids == NULL)
 			status = jc_set_error(c, JSCHED_ENOMEM, "out of memory reading a reply");
+		else if (n == 0)
+			status = jc_set_error(c, JSCHED_EPROTOCOL, "submit reply without job ids");
 		reply.n_ids = status == 0 ? n : 0;
 	}
 	c->in_callback++;
@@ -258,8 +260,8 @@ static int dispatch(struct jsched_conn *c, const json_t *msg)
 		return kill_conn(c, JSCHED_EPROTOCOL, "unexpected message from jschedd: %s", err.message);
 	if (in.is_event) {
 		struct jsched_event *ev = jc_event_from_json(msg);
-		if (ev == NULL)
-			return kill_conn(c, JSCHED_ENOMEM, "out of memory reading an event");
+		if (ev == NULL) /* a "job" event without a readable record (or out of memory) */
+			return kill_conn(c, JSCHED_EPROTOCOL, "cannot read an event from jschedd");
 		push_event(c, ev);
 		return 0;
 	}

@@ -367,6 +367,8 @@ int jsched_list(struct jsched_conn *c, unsigned state_mask, const char *client, 
 				json_array_append_new(states, json_string(jsched_state_name((enum jsched_state)s)));
 		if (req != NULL && states != NULL)
 			json_object_set_new(req, "states", states);
+		else
+			json_decref(states);
 		if (req != NULL && client != NULL)
 			json_object_set_new(req, "client", json_string(client));
 		if (req != NULL && all_uids)

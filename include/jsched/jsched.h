@@ -442,7 +442,8 @@ JSCHED_API bool jsched_want_write(const struct jsched_conn *conn);
  * then run with that error; the connection can only be closed). */
 JSCHED_API int jsched_process(struct jsched_conn *conn);
 
-/* jsched_set_event_cb routes events to cb (NULL: keep them for jsched_next_event). */
+/* jsched_set_event_cb routes events to cb (NULL: keep them for jsched_next_event; they are
+ * kept without limit until read, so a watching program reads them). */
 JSCHED_API void jsched_set_event_cb(struct jsched_conn *conn, jsched_event_cb cb, void *arg);
 
 /* The asynchronous requests.  Each returns the request id (> 0) or an error. */
