@@ -73,7 +73,7 @@ static const char help_submit[] =
 	"  --time-limit DURATION  exec: kill the command after it ran this long\n"
 	"  --cost N             a hint of how much work the job is (default 1)\n"
 	"  --after ID           run after job ID succeeded (repeat: after all of them)\n"
-	"  --any-of ID          run after any one of these jobs succeeded (repeatable)\n"
+	"  --any-of ID          and after any one of these jobs succeeded (repeatable)\n"
 	"  --cwd DIR            exec: working directory (default: the current one)\n"
 	"  --env NAME=VALUE     exec: set a variable (repeatable)\n"
 	"  --clear-env          exec: send only the --env variables, not this environment\n"
@@ -358,14 +358,15 @@ static int parse_duration(struct parser *p, const char *what, const char *s, int
 	return 0;
 }
 
-static int add_id(struct parser *p, struct cli_cmd *cmd, const char *what, const char *s)
+/* Append a job id to ids[*n] (room for CLI_MAX_IDS). */
+static int add_id(struct parser *p, uint64_t *ids, size_t *n, const char *what, const char *s)
 {
-	if (cmd->n_ids == CLI_MAX_IDS)
-		return fail(p, "too many job ids (at most %d)", CLI_MAX_IDS);
+	if (*n == CLI_MAX_IDS)
+		return fail(p, "%s: too many job ids (at most %d)", what, CLI_MAX_IDS);
 	uint64_t id;
 	if (parse_u64(p, what, s, 1, &id) < 0)
 		return OPT_ERROR;
-	cmd->ids[cmd->n_ids++] = id;
+	ids[(*n)++] = id;
 	return 0;
 }
 
@@ -394,7 +395,7 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
 	};
 	static const char *const prios[] = { "low", "normal", "high", "critical" };
-	bool after = false, any_of = false, timeout = false;
+	bool timeout = false;
 	for (;;) {
 		int id = next_opt(p, opts);
 		switch (id) {
@@ -442,10 +443,12 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 				return OPT_ERROR;
 			break;
 		case O_AFTER:
-		case O_ANY_OF:
-			if (add_id(p, cmd, id == O_AFTER ? "--after" : "--any-of", p->val) < 0)
+			if (add_id(p, cmd->ids, &cmd->n_ids, "--after", p->val) < 0)
 				return OPT_ERROR;
-			*(id == O_AFTER ? &after : &any_of) = true;
+			break;
+		case O_ANY_OF:
+			if (add_id(p, cmd->any_of, &cmd->n_any_of, "--any-of", p->val) < 0)
+				return OPT_ERROR;
 			break;
 		case O_CWD: cmd->cwd = p->val; break;
 		case O_ENV:
@@ -469,10 +472,6 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 		}
 	}
 done:
-	if (after && any_of)
-		return fail(p, "--after and --any-of cannot be combined (a job waits for all of its "
-			       "dependencies or for any one)");
-	cmd->dep_any = any_of;
 	if (cmd->fn != NULL && cmd->command != NULL)
 		return fail(p, "give either --fn NAME or a command after --, not both");
 	if (cmd->fn == NULL && cmd->command == NULL)
@@ -519,7 +518,7 @@ static int parse_generic(struct parser *p, struct cli_cmd *cmd, const struct opt
 		case OPT_POSITIONAL:
 			if (operands == NO_IDS)
 				return no_positional(p);
-			if (add_id(p, cmd, "job id", p->argv[p->i++]) < 0)
+			if (add_id(p, cmd->ids, &cmd->n_ids, "job id", p->argv[p->i++]) < 0)
 				return OPT_ERROR;
 			break;
 		case OPT_DASHDASH:

@@ -64,10 +64,11 @@ struct cli_cmd {
 	const char *env[CLI_MAX_ENV + 1]; /* --env NAME=VALUE, NULL-terminated */
 	size_t n_env;
 	const char *stdin_file; /* --stdin FILE ("-": the tool's stdin) */
-	bool dep_any;	     /* the ids below are --any-of (else --after) */
+	uint64_t any_of[CLI_MAX_IDS]; /* --any-of (--after goes to ids) */
+	size_t n_any_of;
 	bool wait;	     /* --wait */
 
-	/* job ids: submit's dependencies, or the operands of wait/status/cancel/output */
+	/* job ids: submit's --after, or the operands of wait/status/cancel/output */
 	uint64_t ids[CLI_MAX_IDS];
 	size_t n_ids;
 

@@ -201,8 +201,9 @@ static int build_spec(const struct cli_cmd *cmd, struct jsched_spec **out)
 	if (r == 0 && cmd->cost > 0)
 		r = jsched_spec_set_cost(spec, cmd->cost);
 	for (size_t i = 0; r == 0 && i < cmd->n_ids; i++)
-		r = jsched_spec_add_dep(spec, cmd->dep_any ? JSCHED_GATE_ANY_OF : JSCHED_GATE_AFTER, cmd->ids[i],
-					JSCHED_DEP_SUCCESS);
+		r = jsched_spec_add_dep(spec, JSCHED_GATE_AFTER, cmd->ids[i], JSCHED_DEP_SUCCESS);
+	for (size_t i = 0; r == 0 && i < cmd->n_any_of; i++)
+		r = jsched_spec_add_dep(spec, JSCHED_GATE_ANY_OF, cmd->any_of[i], JSCHED_DEP_SUCCESS);
 	if (r < 0) {
 		/* The parser let through only what is well-formed; what is left is text that is
 		 * not UTF-8 (JSON cannot carry it) or an unusable working directory. */

@@ -123,14 +123,16 @@ static void test_submit(void **state)
 	assert_int_equal(cmd.cost, 9);
 	assert_int_equal(cmd.n_ids, 2);
 	assert_int_equal(cmd.ids[1], 5);
-	assert_false(cmd.dep_any);
+	assert_int_equal(cmd.n_any_of, 0);
 	assert_true(cmd.wait);
 	assert_int_equal(cmd.timeout_ms, 500);
 	assert_true(cmd.json);
 
 	OK("submit", "--any-of", "4", "--any-of", "7", "--env", "A=1", "--env", "B=", "--clear-env", "--cwd", "/tmp",
 	   "--stdin", "-", "--time-limit", "10s", "--", "cat");
-	assert_true(cmd.dep_any);
+	assert_int_equal(cmd.n_any_of, 2);
+	assert_int_equal(cmd.any_of[1], 7);
+	assert_int_equal(cmd.n_ids, 0);
 	assert_int_equal(cmd.n_env, 2);
 	assert_string_equal(cmd.env[1], "B=");
 	assert_null(cmd.env[2]);
@@ -149,7 +151,9 @@ static void test_submit(void **state)
 	BAD("--deadline: must be more than 0", "submit", "--deadline", "0", "--", "ls");
 	BAD("--after: expected a whole number above 0, not 'x'", "submit", "--after", "x", "--", "ls");
 	BAD("--after: expected a whole number above 0, not '0'", "submit", "--after", "0", "--", "ls");
-	BAD("cannot be combined", "submit", "--after", "1", "--any-of", "2", "--", "ls");
+	OK("submit", "--after", "1", "--any-of", "2", "--any-of", "3", "--", "ls"); /* both gates */
+	assert_int_equal(cmd.n_ids, 1);
+	assert_int_equal(cmd.n_any_of, 2);
 	BAD("--env: expected NAME=VALUE, not 'A'", "submit", "--env", "A", "--", "ls");
 	BAD("--args needs --fn", "submit", "--args", "1", "--", "ls");
 	BAD("--cwd applies to exec jobs", "submit", "--fn", "echo", "--cwd", "/");

@@ -170,7 +170,7 @@ static void test_submit_sends_cwd_and_env(void **state)
 	static const char *const s[] = { "{\"id\": %d, \"ok\": true, \"job\": 5}" };
 	script(s, 1);
 	assert_int_equal(run("cd /tmp && JSCHED_TOOL_VAR='a b'", "submit --name build --priority high "
-								      "--after 3 -- make -j2 'all'"), 0);
+								      "--after 3 --any-of 4 -- make -j2 'all'"), 0);
 	assert_string_equal(out, "5\n");
 	json_t *job = json_object_get(request(0), "job");
 	assert_string_equal(json_string_value(json_object_get(job, "kind")), "exec");
@@ -179,6 +179,7 @@ static void test_submit_sends_cwd_and_env(void **state)
 	assert_string_equal(json_string_value(json_object_get(json_object_get(job, "env"), "JSCHED_TOOL_VAR")), "a b");
 	assert_string_equal(json_string_value(json_object_get(job, "priority")), "high");
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(job, "after"), 0), "job")), 3);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(job, "any_of"), 0), "job")), 4);
 
 	script(s, 1);
 	assert_int_equal(run("cd /tmp &&", "submit --clear-env --env A=1 --cwd / --stdin /dev/null -- true"), 0);
