@@ -23,7 +23,8 @@
  *   are independent.  Specs, results and the functions that take no connection are
  *   safe to use from any thread (a spec or result itself from one thread at a time).
  * - Times are integers: durations in milliseconds, instants in milliseconds since the
- *   Unix epoch (CLOCK_REALTIME), 0 meaning "none".
+ *   Unix epoch (CLOCK_REALTIME; 0 in a record means "not yet").  A timeout_ms argument is
+ *   negative for "no limit" and 0 for "only look".
  * - JSON (a call job's arguments and result, the metrics document, a spec written as
  *   JSON) crosses this API as UTF-8 text, never as a jansson object, so a program does
  *   not need jansson's headers or the same jansson build as the library; the cost is one
@@ -82,8 +83,8 @@ struct jsched_conn;
 /* jsched_connect connects to the daemon at socket_path (NULL: jsched_default_socket_path),
  * says hello as client_name (NULL: the daemon's default, the login name of the caller's
  * uid) and waits for the daemon's answer.  On success *out is a connection the caller must
- * jsched_close.  Fails with JSCHED_ECONNECT (nothing listens there, or no such file; the
- * library's message in errno terms is lost, so the path is worth printing),
+ * jsched_close.  Fails with JSCHED_ECONNECT (nothing listens there, or no such file:
+ * jsched_connect_error says which, with the path),
  * JSCHED_EVERSION_MISMATCH (the daemon speaks another protocol version), JSCHED_EDISCONNECTED
  * (it hung up), or the code the daemon answered hello with (JSCHED_EPERMISSION_DENIED for a
  * client name the uid may not use, JSCHED_ESHUTTING_DOWN, JSCHED_EBAD_REQUEST for a bad
@@ -92,8 +93,8 @@ JSCHED_API int jsched_connect(const char *socket_path, const char *client_name,
 			      struct jsched_conn **out);
 
 /* jsched_connect_error is jsched_connect that also keeps the daemon's or the library's
- * words when it fails: msg (size msglen) receives e.g. "connect /run/x.sock: No such file
- * or directory" or the daemon's error message.  Any thread. */
+ * words when it fails: msg (size msglen) receives e.g. "cannot connect to jschedd at
+ * /run/x.sock: No such file or directory", or the daemon's error message.  Any thread. */
 JSCHED_API int jsched_connect_error(const char *socket_path, const char *client_name,
 				    struct jsched_conn **out, char *msg, size_t msglen);
 
