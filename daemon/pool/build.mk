@@ -37,10 +37,11 @@ POOL_TEST_NAMES := test_deque test_pool test_forkjoin test_wake test_shutdown te
 POOL_TESTS := $(POOL_TEST_NAMES:%=$(B)/tests/pool/%)
 
 $(POOL_TEST_NAMES:%=$(B)/obj/tests/pool/%.o): CPPFLAGS += $(CMOCKA_CFLAGS)
+# -rdynamic: the fiber-overflow report names the task's function through dladdr().
 $(B)/tests/pool/%: $(B)/obj/tests/pool/%.o $(POOL_LIB) $(ARCH_OBJS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(CMOCKA_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -rdynamic $^ -o $@ $(CMOCKA_LIBS) $(LDLIBS)
 
 TESTS += $(POOL_TESTS)
 

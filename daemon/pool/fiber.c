@@ -16,12 +16,16 @@
  * are still being saved.  A waiter is woken at most once per suspend because only the one
  * who claims its wait (jd_wait_claim) calls jd_fiber_wake.
  *
- * Thread-local storage.  A fiber resumes on whichever worker runs its resume record, so
- * it may change threads at a suspend.  The pool reads its own thread-local state only
- * through jd_self() (never inlined), and errno's value is saved before the switch and
- * restored after it, each in a function of its own, so no caller keeps the old thread's
- * errno address (glibc declares __errno_location const, which lets a compiler reuse it
- * within a function).
+ * Thread-local storage.  A fiber resumes on the worker where it suspended: its resume
+ * record goes to that worker's resume queue, which thieves do not touch.  The first
+ * version let any worker resume it, and tests/pool/test_fiber.c caught what JLib warns
+ * about: GCC computed errno's address once before a wait and used it after, so a fiber
+ * that had moved read another thread's errno (6 wrong values in 1000 moving waits).
+ * Tasks that hold nothing thread-derived across waits may opt back in to moving with
+ * JD_TASK_MIGRATE.  Either way errno's value is saved before the switch and restored
+ * after it (other tasks on the thread may have changed it meanwhile), each in a function
+ * of its own, and the pool reads its own thread-local state only through jd_self()
+ * (never inlined).
  *
  * Overflow.  A SIGSEGV handler, on a per-worker alternate signal stack, checks whether
  * the fault address lies in a guard page of a registered arena; if so it writes
@@ -46,7 +50,7 @@
 
 static _Atomic(struct jd_pool *) arenas[MAX_ARENAS];
 static struct sigaction old_segv;
-static pthread_once_t segv_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t segv_lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t page_size;
 
 static size_t round_page(size_t n)
@@ -244,11 +248,17 @@ void jd_fiber_wake(struct jd_fiber *f)
 			abort();
 		}
 	}
-	/* It is switched out: queue its resume record, on this worker's own deque if the
-	 * caller is a worker of the same pool (it will likely run it next), else on the
-	 * inbox of the worker that ran it last. */
+	/* It is switched out: queue its resume record.  A fiber lives on the worker where
+	 * it suspended (its resume queue is not stealable), unless its task said
+	 * JD_TASK_MIGRATE: then on this worker's own deque if the caller is a worker of
+	 * the same pool (it will likely run it next), else on the inbox of the worker that
+	 * ran it last, where any worker may take it. */
 	struct jd_worker *last = f->worker;
 	struct jd_pool *p = last->pool;
+	if (!(f->task->flags & JD_TASK_MIGRATE)) {
+		jd_push_resume(p, last, &f->resume);
+		return;
+	}
 	struct jd_worker *me = jd_self();
 	if (me && me->pool == p && jd_push_local(me, &f->resume) == 0)
 		return;
@@ -366,7 +376,14 @@ static void install_segv(void)
 
 void jd_overflow_register(struct jd_pool *p)
 {
-	pthread_once(&segv_once, install_segv);
+	/* (Re)install if someone replaced the handler since (a test framework, a
+	 * sanitizer runtime initialised late): ours chains to whatever it replaces. */
+	pthread_mutex_lock(&segv_lock);
+	struct sigaction cur;
+	if (sigaction(SIGSEGV, NULL, &cur) == 0 &&
+	    (!(cur.sa_flags & SA_SIGINFO) || cur.sa_sigaction != segv_handler))
+		install_segv();
+	pthread_mutex_unlock(&segv_lock);
 	for (int i = 0; i < MAX_ARENAS; i++) {
 		struct jd_pool *none = NULL;
 		if (atomic_compare_exchange_strong(&arenas[i], &none, p))

@@ -202,6 +202,8 @@ struct jd_inbox {
 struct jd_worker {
 	struct jd_deque deque;		/* owner pushes/pops, anyone steals */
 	struct jd_inbox inbox;
+	struct jd_inbox resumes;	/* resume records of fibers that live on this worker:
+					 * anyone pushes, only the owner takes (not stealable) */
 	alignas(JD_CACHELINE) struct jd_parker parker; /* owner parks, anyone unparks */
 	atomic_int idle;		/* 1: announced idle (parking); cleared by the one who
 					 * wakes it or by itself */
@@ -211,6 +213,7 @@ struct jd_worker {
 	alignas(JD_CACHELINE) struct jd_pool *pool;
 	unsigned index;
 	int cpu;			/* the CPU its topology was read for (-1: unknown) */
+	struct jd_task *ready;		/* resume records taken from `resumes` */
 	struct jd_task *free;		/* free task records */
 	unsigned nfree;
 	uint64_t rng;
@@ -250,6 +253,10 @@ void jd_push_inbox(struct jd_pool *p, struct jd_worker *w, struct jd_task *first
  * every worker is parked or parking, preferring `hint` (may be NULL).  Contains the
  * publisher's side of the park handshake (a seq_cst fence, then nidle).  Any thread. */
 void jd_wake_one(struct jd_pool *p, struct jd_worker *hint);
+
+/* jd_push_resume: queue a fiber's resume record on the worker it lives on and wake that
+ * worker if it is parked.  Any thread. */
+void jd_push_resume(struct jd_pool *p, struct jd_worker *w, struct jd_task *t);
 
 /* jd_wake_all: wake every parked worker.  Any thread. */
 void jd_wake_all(struct jd_pool *p);

@@ -19,11 +19,14 @@
  * code on failure.  Threads: every function says which thread may call it; "any thread"
  * includes threads that are not workers of the pool (the daemon's loop thread, a timer).
  *
- * Thread-local storage: a fiber may migrate between worker threads at a wait.  The pool
- * keeps errno's *value* across every wait (saved before the suspend, restored on the new
- * thread), and the pool's own code never caches a TLS address across a switch.  A task
- * must not hold the address of a thread-local variable (or anything thread-derived: a
- * pthread_t, a tid, a per-thread cache) across a wait.  Plain tasks never migrate.
+ * Thread-local storage: a fiber resumes on the worker thread where it suspended, so
+ * errno, thread-local variables and their addresses stay valid across a wait (compilers
+ * do keep such addresses across calls: glibc declares __errno_location const, and GCC
+ * reuses its result within a function).  The price: a woken fiber waits for its own
+ * worker, even if another is idle.  A task that holds nothing thread-derived across its
+ * waits (no TLS address, no errno read after a wait without an intervening call that sets
+ * it, no pthread_self) may say JD_TASK_MIGRATE: then any worker may resume it.  The pool
+ * keeps errno's value across every wait either way.
  */
 #ifndef JD_POOL_H
 #define JD_POOL_H
@@ -44,6 +47,7 @@ typedef void (*jd_task_fn)(void *arg);
 
 #define JD_TASK_FIBER 0x1u	 /* run on a fiber: waits inside suspend instead of blocking */
 #define JD_TASK_LARGE_STACK 0x2u /* a large-stack fiber (implies JD_TASK_FIBER) */
+#define JD_TASK_MIGRATE 0x4u	 /* the fiber may resume on any worker (see below) */
 
 /* Bytes of payload a task record carries inline (spec.payload_len <= this). */
 #define JD_TASK_PAYLOAD_MAX 24

@@ -303,6 +303,7 @@ static int fiber_wait(struct jd_worker *w, struct jd_event *ev, uint64_t deadlin
 		}
 		wt.tok[0] = wt.tok[1] = NULL; /* claimed by another: take its wake-up */
 	}
+	wt.deadline = deadline;
 	bool timed = deadline && jd_timer_add(p, &wt) == 0;
 	jd_fiber_suspend(f);
 	/* Resumed, perhaps on another worker: only p, f and wt are still valid here. */

@@ -1,6 +1,7 @@
 /* daemon/pool/worker.c: a worker thread: find work, run it, and park when there is none.
  *
- * Where a worker looks, in order: its own deque (LIFO: what it spawned last is hot in its
+ * Where a worker looks, in order: its resume queue (fibers that live on it, woken); its
+ * own deque (LIFO: what it spawned last is hot in its
  * cache); its inbox (moved whole into its deque, so that the others can steal from it);
  * the other workers, nearest tier first (topo.c), a deque steal or a whole inbox; then,
  * if jd_pool_notify() announced work, the feeder.  Then it idles: under SPIN it loops;
@@ -128,6 +129,45 @@ void jd_push_inbox(struct jd_pool *p, struct jd_worker *w, struct jd_task *first
 	jd_wake_one(p, w);
 }
 
+void jd_push_resume(struct jd_pool *p, struct jd_worker *w, struct jd_task *t)
+{
+	struct jd_inbox *in = &w->resumes;
+	t->next = NULL;
+	jd_spin_lock(&in->lock);
+	if (in->tail)
+		in->tail->next = t;
+	else
+		in->head = t;
+	in->tail = t;
+	atomic_store_explicit(&in->count,
+			      atomic_load_explicit(&in->count, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	jd_spin_unlock(&in->lock);
+	/* Only w can run it: wake w itself (the same handshake, aimed at one worker). */
+	atomic_thread_fence(memory_order_seq_cst);
+	try_wake(p, w);
+}
+
+/* take_resume: the next resume record of a fiber living on w.  w's thread. */
+static struct jd_task *take_resume(struct jd_worker *w)
+{
+	if (!w->ready) {
+		struct jd_inbox *in = &w->resumes;
+		if (!atomic_load_explicit(&in->count, memory_order_relaxed))
+			return NULL;
+		jd_spin_lock(&in->lock);
+		w->ready = in->head;
+		in->head = in->tail = NULL;
+		atomic_store_explicit(&in->count, 0, memory_order_relaxed);
+		jd_spin_unlock(&in->lock);
+		if (!w->ready)
+			return NULL;
+	}
+	struct jd_task *t = w->ready;
+	w->ready = t->next;
+	return t;
+}
+
 /* take_inbox: empty v's inbox (me == v: the owner; else a thief, which does not wait for
  * the lock); return the first task and push the rest on me's deque. */
 static struct jd_task *take_inbox(struct jd_worker *me, struct jd_worker *v)
@@ -239,8 +279,11 @@ static struct jd_task *feed(struct jd_worker *w)
 
 static struct jd_task *find_work(struct jd_worker *w, bool may_feed)
 {
-	struct jd_task *t = jd_deque_pop(&w->deque);
+	/* Resumed fibers first: they hold a fiber each, and they have waited already. */
+	struct jd_task *t = take_resume(w);
 	if (t)
+		return t;
+	if ((t = jd_deque_pop(&w->deque)))
 		return t;
 	if ((t = take_inbox(w, w)))
 		return t;
@@ -251,9 +294,11 @@ static struct jd_task *find_work(struct jd_worker *w, bool may_feed)
 	return NULL;
 }
 
-/* work_visible: is there anything to do anywhere (the parker's look)? */
-static bool work_visible(struct jd_pool *p)
+/* work_visible: is there anything for w to do (the parker's look)? */
+static bool work_visible(struct jd_pool *p, struct jd_worker *w)
 {
+	if (w->ready || atomic_load_explicit(&w->resumes.count, memory_order_relaxed))
+		return true;
 	for (unsigned i = 0; i < p->nworkers; i++) {
 		struct jd_worker *v = &p->workers[i];
 		if (jd_deque_size(&v->deque) > 0 ||
@@ -274,7 +319,7 @@ static void park(struct jd_worker *w, uint64_t deadline, atomic_uint *done)
 	atomic_fetch_add_explicit(&p->nidle, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst); /* the parker's FENCE */
 	bool stay = (done && atomic_load_explicit(done, memory_order_acquire)) ||
-		    work_visible(p) || atomic_load_explicit(&p->quit, memory_order_relaxed) ||
+		    work_visible(p, w) || atomic_load_explicit(&p->quit, memory_order_relaxed) ||
 		    atomic_load_explicit(&p->idle_policy, memory_order_relaxed) == JD_IDLE_SPIN ||
 		    (!done && atomic_load_explicit(&p->stopping, memory_order_relaxed) &&
 		     jd_quiescent(p));
