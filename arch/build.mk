@@ -66,8 +66,14 @@ bench-ctx: $(BENCH_CTX)
 # two-line wrapper that starts it under qemu-aarch64, with mk/run-tests.sh printing the
 # usual "N passed, N failed".  The lists are expanded inside recipes, after every fragment
 # has been read, so POOL_TESTS is complete whatever the include order.
+#
+# The programs run with the arm64 C library of Debian multiarch (-L /: the loader and
+# libc under /usr/lib/aarch64-linux-gnu, which libcmocka0:arm64 brought in), not the
+# cross toolchain's copy in /usr/aarch64-linux-gnu: with -L there, that loader picks up
+# the multiarch libc.so.6 (a different Debian revision) through ld.so.cache, and the mix
+# hangs in pthread_create.
 CROSS_AARCH64 := aarch64-linux-gnu-
-QEMU_AARCH64 := qemu-aarch64 -L /usr/aarch64-linux-gnu
+QEMU_AARCH64 := qemu-aarch64 -L /
 CROSS_LIST := build/cross-tests.list
 CROSS_MAKE = $(MAKE) --no-print-directory CROSS=$(CROSS_AARCH64) CC=$(CROSS_AARCH64)gcc \
 	SAN= CROSS_LIST=$(CROSS_LIST)
