@@ -418,8 +418,25 @@ int cmd_watch(struct jsched_conn *conn, const struct cli_cmd *cmd)
 		if (cmd->json) {
 			puts(ev->json);
 		} else if (ev->job != NULL) {
-			printf("%-8" PRIu64 " ", ev->seq);
-			tool_print_record(ev->job, false);
+			/* When the state was entered (a replayed event is older than now). */
+			const struct jsched_result *j = ev->job;
+			int64_t at = j->finished_ms > 0 ? j->finished_ms : j->started_ms > 0 ? j->started_ms : j->submitted_ms;
+			time_t secs = (time_t)(at / 1000);
+			struct tm tm;
+			char when[32] = "-";
+			if (at > 0 && localtime_r(&secs, &tm) != NULL) {
+				size_t len = strftime(when, sizeof when, "%H:%M:%S", &tm);
+				snprintf(when + len, sizeof when - len, ".%03d", (int)(at % 1000));
+			}
+			printf("%-8" PRIu64 " %-12s %-8" PRIu64 " %-10s %s", ev->seq, when, j->id,
+			       j->state_name != NULL ? j->state_name : "?", j->kind != NULL ? j->kind : "?");
+			if (jsched_state_final(j->state)) {
+				fputs("  ", stdout);
+				put_outcome(stdout, j);
+			}
+			if (j->name != NULL)
+				printf("  [%s]", j->name);
+			putchar('\n');
 		} else {
 			printf("%-8s %s %s\n", "-", ev->type, ev->mode != NULL ? ev->mode : "");
 		}

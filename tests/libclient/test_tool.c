@@ -371,8 +371,9 @@ static void test_watch(void **state)
 	};
 	script(events, 1);
 	assert_int_equal(run("", "watch -n 2"), 0);
-	CONTAINS(out, "11       4        running");
-	CONTAINS(out, "12       4        succeeded");
+	CONTAINS(out, "4        running    call\n");
+	CONTAINS(out, "4        succeeded  call  value 5, ran");
+	CONTAINS(out, "11       -            4");
 	assert_null(json_object_get(request(0), "from_seq")); /* live only */
 
 	static const char *const lost[] = { "{\"id\": %d, \"ok\": false, \"error\": {\"code\": \"events_lost\", "
