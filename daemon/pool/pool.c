@@ -142,8 +142,8 @@ int jd_pool_create(struct jd_pool **out, const struct jd_pool_config *cfg_in)
 			rc = JSCHED_EINTERNAL;
 			goto out_free;
 		}
-		char tn[16];
-		snprintf(tn, sizeof(tn), "%.10s/%u", name, i);
+		char tn[16]; /* the kernel's limit, with the NUL */
+		snprintf(tn, sizeof(tn), "%.10s/%u", name, i % 10000);
 		pthread_setname_np(w->thread, tn);
 	}
 	*out = p;

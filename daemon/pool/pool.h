@@ -95,8 +95,9 @@ struct jd_pool_config {
 	jd_feeder_fn feeder;		/* optional; see jd_pool_set_feeder() */
 	void *feeder_ctx;
 	unsigned feed_batch;		/* max tasks per feeder call; 0: 8 */
-	int64_t wait_spin_ns;		/* a thread (not fiber) waiter spins this long before
-					 * blocking; -1: default (20 µs; forever under SPIN) */
+	int64_t wait_spin_ns;		/* a waiting thread outside the pool spins this long
+					 * before it sleeps; -1: 20 µs.  Process-wide: the
+					 * last created pool's value applies */
 	const char *name;		/* worker thread name prefix (<= 10 chars); NULL: "jd-pool" */
 };
 

@@ -2,7 +2,7 @@
  * a deadline helper for bounded loops.
  *
  * Sizes in these tests are set for the 2-core machine in the release build.  Under
- * ThreadSanitizer (10-20x slower here, and slower still at every contended atomic) the
+ * ThreadSanitizer (several times slower here, more at every contended atomic) the
  * stress counts are divided by TSAN_DIV, so that each program stays well under 30 s; the
  * default counts are the ones the brief asks for.
  */
@@ -34,7 +34,7 @@
 #endif
 
 #ifdef TEST_TSAN
-#define TSAN_DIV 20
+#define TSAN_DIV 4
 #else
 #define TSAN_DIV 1
 #endif
