@@ -78,6 +78,8 @@ $(B)/tests/libclient/test_args: $(B)/obj/libclient/tool/args.o
 $(B)/tests/libclient/test_exports: $(LIBJSCHED_SO) $(B)/lib/$(JSCHED_SONAME) $(B)/lib/libjsched.so $(JSCHED_PC)
 $(B)/tests/libclient/test_example: $(LIBJSCHED_A) $(B)/lib/$(JSCHED_SONAME) $(B)/lib/libjsched.so
 $(B)/tests/libclient/test_tool: $(JSCHED_BIN)
+# test_oom fails the library's allocations in turn: its own through --wrap.
+$(B)/tests/libclient/test_oom: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup
 
 $(LIBCLIENT_TESTS): $(B)/tests/libclient/%: $(B)/obj/tests/libclient/%.o $(LIBJSCHED_A)
 	@mkdir -p $(@D)

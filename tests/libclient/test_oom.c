@@ -1,0 +1,175 @@
+/* test_oom.c: libjsched when memory runs out.  Every allocation the library makes (its
+ * own malloc/calloc/realloc/strdup, wrapped at link time with --wrap, and jansson's,
+ * through json_set_alloc_funcs) is made to fail in turn: the first, then the second, ...
+ * until a whole scenario (build specs, connect, submit, status, a batch, an event, close)
+ * runs without meeting the failure.  Each run must end without a crash, return errors as
+ * codes, and leak nothing (the ASan build's leak check runs at exit).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdbool.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <jsched/jsched.h>
+
+#include "tests/libclient/peer.h"
+
+static long countdown = -1; /* allocations left before the one that fails; -1: off */
+static bool failed;	     /* the armed failure happened */
+
+static bool should_fail(void)
+{
+	if (countdown < 0)
+		return false;
+	if (countdown-- == 0) {
+		failed = true;
+		return true;
+	}
+	return false;
+}
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+char *__real_strdup(const char *s);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+char *__wrap_strdup(const char *s);
+
+void *__wrap_malloc(size_t n)
+{
+	return should_fail() ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	return should_fail() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	return should_fail() ? NULL : __real_realloc(p, n);
+}
+
+char *__wrap_strdup(const char *s)
+{
+	return should_fail() ? NULL : __real_strdup(s);
+}
+
+static void *json_malloc(size_t n)
+{
+	return should_fail() ? NULL : __real_malloc(n);
+}
+
+/* One whole use of the library with the n-th allocation failing: build specs, connect,
+ * submit, status, a batch, a wait that times out, an event, close.  *all_ok tells whether
+ * every call succeeded; returns whether the failure happened. */
+/* The peer writes a frame, its allocations never counted. */
+static void say(struct peer *p, const char *json)
+{
+	long saved = countdown;
+	countdown = -1;
+	assert_int_equal(peer_send(p, json), 0);
+	countdown = saved;
+}
+
+/* The daemon cannot answer a request before it is sent, so each reply is written just
+ * before the call that sends its request (if an earlier call failed before sending, the
+ * ids shift and the library sees a reply it did not ask for: a protocol error, one more
+ * failure path, never a hang, since every call has a frame coming). */
+static bool run_with_failure_at(long n, bool *all_ok)
+{
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	struct peer p;
+	peer_init(&p, sv[1]);
+	say(&p, peer_hello_reply(1));
+
+	failed = false;
+	countdown = n;
+	bool ok = true;
+	struct jsched_spec *call = NULL, *exec = NULL;
+	struct jsched_conn *c = NULL;
+	const char *argv[] = { "make", "test", NULL };
+	const char *env[] = { "PATH=/bin", "HOME=/root", NULL };
+	int r = jsched_spec_call("echo", "{\"x\": [1, 2], \"y\": \"z\"}", &call);
+	ok &= r == 0;
+	if (r == 0)
+		ok &= jsched_spec_set_name(call, "n") == 0;
+	r = jsched_spec_exec(argv, &exec);
+	ok &= r == 0;
+	if (r == 0) {
+		ok &= jsched_spec_set_env(exec, env) == 0;
+		ok &= jsched_spec_set_stdin(exec, "abc", 3) == 0;
+		ok &= jsched_spec_add_dep(exec, JSCHED_GATE_AFTER, 7, JSCHED_DEP_ANY) == 0;
+		ok &= jsched_spec_add_dep_ref(exec, JSCHED_GATE_ANY_OF, "x", JSCHED_DEP_SUCCESS) == 0;
+		char *text = NULL;
+		ok &= jsched_spec_to_json(exec, &text) == 0;
+		jsched_free(text);
+	}
+	r = jsched_connect_fd(sv[0], "tester", &c);
+	ok &= r == 0;
+	if (r == 0 && call != NULL && exec != NULL) {
+		uint64_t id = 0, ids[2];
+		struct jsched_result *res = NULL;
+		struct jsched_results *l = NULL;
+		struct jsched_event *ev = NULL;
+		say(&p, "{\"event\": \"job\", \"seq\": 1, \"job\": {\"job\": 101, \"state\": \"queued\"}}");
+		say(&p, "{\"id\": 2, \"ok\": true, \"job\": 101}");
+		ok &= jsched_submit(c, call, &id) == 0;
+		say(&p, "{\"id\": 3, \"ok\": true, \"job\": {\"job\": 101, \"kind\": \"call\", \"state\": "
+			"\"succeeded\", \"value\": {\"x\": [1, 2]}, \"name\": \"n\"}}");
+		ok &= jsched_status(c, 101, &res) == 0;
+		jsched_result_free(res);
+		const struct jsched_spec *specs[] = { call, exec };
+		say(&p, "{\"id\": 4, \"ok\": true, \"jobs\": [102, 103]}");
+		ok &= jsched_submit_batch(c, specs, 2, ids) == 0;
+		say(&p, "{\"id\": 5, \"ok\": false, \"error\": {\"code\": \"timeout\", \"message\": \"t\", "
+			"\"jobs\": [{\"job\": 102, \"state\": \"running\"}, {\"job\": 103, \"state\": \"queued\"}]}}");
+		ok &= jsched_wait_many(c, ids, 2, JSCHED_WAIT_ALL, 10, &l) == JSCHED_ETIMEOUT;
+		jsched_results_free(l);
+		ok &= jsched_next_event(c, 0, &ev) == 0;
+		jsched_event_free(ev);
+	} else {
+		ok = false;
+	}
+	jsched_close(c);
+	jsched_spec_free(call);
+	jsched_spec_free(exec);
+	countdown = -1;
+	peer_free(&p);
+	*all_ok = ok;
+	return failed;
+}
+
+static void test_every_allocation_fails_in_turn(void **state)
+{
+	(void)state;
+	json_set_alloc_funcs(json_malloc, free);
+	long n;
+	bool ok = false;
+	/* Bounded: the scenario makes a few hundred allocations. */
+	for (n = 0; n < 5000; n++) {
+		if (!run_with_failure_at(n, &ok))
+			break; /* the scenario no longer meets the failure: done */
+	}
+	print_message("the scenario makes %ld allocations; each failed in turn\n", n);
+	assert_true(n > 50); /* it did reach the library's allocations */
+	assert_true(n < 5000); /* and ended */
+	assert_true(ok);       /* the run without a failure succeeded in full */
+	json_set_alloc_funcs(malloc, free);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_allocation_fails_in_turn),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
