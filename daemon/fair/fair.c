@@ -113,7 +113,7 @@ static void block(struct jd_fair *f, struct jd_fair_client *c, unsigned bits)
 	}
 	if ((bits & JD_FAIR_BLK_GLOBAL) && !(c->blocked & JD_FAIR_BLK_GLOBAL))
 		list_push(&f->gblocked, c);
-	c->blocked |= bits;
+	c->blocked = (uint8_t)(c->blocked | bits);
 }
 
 /* Clear the reasons client c is blocked that no longer hold (its queue at half its
@@ -134,7 +134,7 @@ static void check_unblock(struct jd_fair *f, struct jd_fair_client *c, struct jd
 		now &= ~JD_FAIR_BLK_GLOBAL;
 		list_del(&f->gblocked, c);
 	}
-	c->blocked = now;
+	c->blocked = (uint8_t)now;
 	if (now == 0) {
 		list_push(&f->unblocked, c);
 		c->on_unblocked = true;
@@ -247,6 +247,7 @@ void jd_fair_free(struct jd_fair *f)
 	}
 	free(f->clients);
 	free(f->heap);
+	free(f->heap_pos);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
 }
@@ -299,7 +300,9 @@ static int client_config(const struct jd_fair_client_config *in, struct jd_fair_
 static int grow_registry(struct jd_fair *f)
 {
 	size_t cap = f->clients_cap != 0 ? 2 * f->clients_cap : 16;
-	struct jd_fair_client **clients, **heap;
+	struct jd_fair_client **clients;
+	struct jd_fair_hent *heap;
+	uint32_t *pos;
 
 	clients = realloc(f->clients, cap * sizeof(*clients));
 	if (clients == NULL)
@@ -309,6 +312,10 @@ static int grow_registry(struct jd_fair *f)
 	if (heap == NULL)
 		return JSCHED_ENOMEM;
 	f->heap = heap;
+	pos = realloc(f->heap_pos, cap * sizeof(*pos));
+	if (pos == NULL)
+		return JSCHED_ENOMEM;
+	f->heap_pos = pos;
 	f->clients_cap = cap;
 	return 0;
 }
@@ -320,9 +327,10 @@ int jd_fair_client_add(struct jd_fair *f, const char *name,
 	struct jd_fair_client *c;
 	int rc;
 
-	c = calloc(1, sizeof(*c));
+	c = aligned_alloc(64, (sizeof(*c) + 63) & ~(size_t)63);
 	if (c == NULL)
 		return JSCHED_ENOMEM;
+	memset(c, 0, sizeof(*c));
 	rc = client_config(cfg, &c->cfg);
 	if (rc != 0)
 		goto out_free;
@@ -333,7 +341,6 @@ int jd_fair_client_add(struct jd_fair *f, const char *name,
 	}
 	c->fair = f;
 	c->udata = udata;
-	c->heap_idx = SIZE_MAX;
 
 	pthread_mutex_lock(&f->lock);
 	if (f->nclients == f->clients_cap && (rc = grow_registry(f)) != 0) {
@@ -341,7 +348,8 @@ int jd_fair_client_add(struct jd_fair *f, const char *name,
 		goto out_free_name;
 	}
 	c->id = f->next_client_id++;
-	c->reg_idx = f->nclients;
+	c->reg_idx = (uint32_t)f->nclients;
+	f->heap_pos[c->reg_idx] = JD_FAIR_NOPOS;
 	f->clients[f->nclients++] = c;
 	pthread_mutex_unlock(&f->lock);
 	*out = c;
@@ -398,8 +406,11 @@ int jd_fair_client_remove(struct jd_fair *f, struct jd_fair_client *c)
 		list_del(&f->unblocked, c);
 	counters_add(&f->removed, &c->ctr);
 	struct jd_fair_client *last = f->clients[--f->nclients];
-	f->clients[c->reg_idx] = last;
-	last->reg_idx = c->reg_idx;
+	if (last != c) {
+		f->clients[c->reg_idx] = last;
+		jd_fp_renumber(f, last->reg_idx, c->reg_idx);
+		last->reg_idx = c->reg_idx;
+	}
 	pthread_mutex_unlock(&f->lock);
 	free(c->name);
 	free(c);
@@ -525,7 +536,6 @@ size_t jd_fair_take(struct jd_fair *f, struct jd_fair_job **out, size_t max)
 		c->ctr.dispatched++;
 		c->ctr.service_jobs++;
 		c->ctr.service_cost += cost;
-		jd_fw_add(f, c, now, 1, cost, 0);
 		jd_fp_served(f, c, job);
 		if (c->queued == 0)
 			c->idle_since = now;
@@ -551,7 +561,7 @@ void jd_fair_complete(struct jd_fair *f, struct jd_fair_job *const *jobs, size_t
 	if (n == 0)
 		return;
 	pthread_mutex_lock(&f->lock);
-	uint64_t now = now_ns(f);
+	uint64_t epoch = jd_fw_epoch(f, now_ns(f));
 	for (size_t i = 0; i < n; i++) {
 		struct jd_fair_job *job = jobs[i];
 		struct jd_fair_client *c = job->client;
@@ -560,7 +570,7 @@ void jd_fair_complete(struct jd_fair *f, struct jd_fair_job *const *jobs, size_t
 		c->inflight--;
 		c->ctr.completed++;
 		c->ctr.service_ns += job->run_ns;
-		jd_fw_add(f, c, now, 0, 0, job->run_ns);
+		jd_fw_add(c, epoch, 1, jd_fair_job_cost(job), job->run_ns);
 		if (f->policy == JD_FAIR_POLICY_FAIR)
 			jd_fp_correct(f, c, run / (double)c->cfg.weight - job->charge);
 		job->charge = 0;

@@ -39,41 +39,51 @@ struct jd_fair_pq {
 	struct jd_fair_job *head, *tail;
 	struct jd_fair_hnode *edf;
 	uint64_t n;
-};
+} __attribute__((aligned(32)));
 
+/* A client.  The fields are grouped by when they are touched, so that a dispatch at
+ * 10,000 clients (where every client record is a cache miss) touches three lines: the
+ * first (hot) line, the counters, and one priority's queue.  Allocated 64-byte aligned. */
 struct jd_fair_client {
+	/* Hot: every admission, dispatch and completion (the first cache line). */
+	uint64_t queued, inflight;
+	double vtime;		/* fair: charged service / weight */
+	double est_ns;		/* fair: the run-time estimate, mean of recent completions */
+	struct jd_fair_client_config cfg;
+	uint8_t nonempty;	/* bit p set: pq[p] has jobs (so the head is one lookup) */
+	bool est_known;		/* est_ns comes from at least one completion */
+	bool visited;		/* wrr/drr: the current turn has started */
+	uint8_t blocked;	/* JD_FAIR_BLK_* bits (strategy block) */
+	uint32_t reg_idx;	/* index in fair->clients[] and fair->heap_pos[] */
+	uint64_t deficit;	/* drr */
+
+	/* Counters, and the wrr/drr ring (lines two and three). */
+	struct jd_fair_counters ctr;
+	struct jd_fair_client *rprev, *rnext; /* the ring of backlogged clients; NULL if out */
+
+	/* The queues, one line each. */
+	struct jd_fair_pq pq[JD_FAIR_NPRIO];
+
+	/* Cold. */
+	uint64_t left;		/* wrr: jobs left in this turn */
 	struct jd_fair *fair;
 	char *name;		/* immutable after add */
 	void *udata;		/* immutable after add */
-	uint64_t id;		/* registration order: the tie-break of the fair heap */
-	size_t reg_idx;		/* index in fair->clients[] */
-	struct jd_fair_client_config cfg;
-
-	struct jd_fair_pq pq[JD_FAIR_NPRIO];
-	uint64_t queued, inflight;
-	struct jd_fair_counters ctr;
-
-	/* policy `fair` */
-	double vtime;		/* charged service / weight */
-	double est_ns;		/* the run-time estimate: mean of recent completions */
-	bool est_known;		/* est_ns comes from at least one completion */
-	size_t heap_idx;	/* index in fair->heap[], or SIZE_MAX when not in it */
-	/* policies wrr and drr (and the scan baseline) */
-	struct jd_fair_client *rprev, *rnext; /* the ring of backlogged clients; NULL if out */
-	uint64_t deficit;	/* drr */
-	uint64_t left;		/* wrr: jobs left in this turn */
-	bool visited;		/* the current turn has started (quantum added / left set) */
-
-	/* backpressure (strategy block) */
-	unsigned blocked;	/* JD_FAIR_BLK_* bits */
+	uint64_t id;		/* registration order */
 	bool on_unblocked;	/* in fair->unblocked list */
 	struct jd_fair_client *bprev, *bnext; /* fair->gblocked or fair->unblocked list */
-
-	/* fairness window */
-	struct jd_fair_bucket win[JD_FAIR_WINDOW_BUCKETS];
 	bool ever_backlogged;
 	uint64_t idle_since;	/* clock when its queue last became empty */
+	struct jd_fair_bucket win[JD_FAIR_WINDOW_BUCKETS]; /* the sliding window */
 };
+
+/* An entry of the `fair` heap: the client's vtime, copied, and its registry index. */
+struct jd_fair_hent {
+	double key;
+	uint32_t ci;
+	uint32_t pad;
+};
+#define JD_FAIR_NOPOS UINT32_MAX	/* heap_pos of a client not in the heap */
 
 struct jd_fair {
 	pthread_mutex_t lock;
@@ -103,9 +113,10 @@ struct jd_fair {
 	struct jd_fair_hnode *expiry;	/* every queued job with a deadline, by deadline */
 	uint32_t max_cost;		/* the largest cost hint admitted: drr's quantum */
 
-	/* Policy fair: the binary min-heap of backlogged clients by (vtime, id). */
-	struct jd_fair_client **heap;
-	size_t heap_n;			/* capacity is clients_cap */
+	/* Policy fair: the 4-ary min-heap of backlogged clients by vtime. */
+	struct jd_fair_hent *heap;
+	uint32_t *heap_pos;		/* by registry index: position in heap, or NOPOS */
+	size_t heap_n;			/* capacity (of both) is clients_cap */
 	double vnow;			/* the least vtime at the latest dispatch */
 	/* Policies wrr and drr: the client being served, in the ring of backlogged ones. */
 	struct jd_fair_client *cur;
@@ -139,10 +150,12 @@ struct jd_fair_client *jd_fp_pick(struct jd_fair *f);
 void jd_fp_served(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_job *job);
 void jd_fp_correct(struct jd_fair *f, struct jd_fair_client *c, double delta);
 void jd_fp_rebuild(struct jd_fair *f);
+void jd_fp_renumber(struct jd_fair *f, size_t from, size_t to);
 
 /* window.c */
-void jd_fw_add(struct jd_fair *f, struct jd_fair_client *c, uint64_t now, uint64_t jobs,
-	       uint64_t cost, uint64_t ns);
+uint64_t jd_fw_epoch(const struct jd_fair *f, uint64_t now);
+void jd_fw_add(struct jd_fair_client *c, uint64_t epoch, uint64_t jobs, uint64_t cost,
+	       uint64_t ns);
 double jd_fw_service(const struct jd_fair *f, const struct jd_fair_client *c, uint64_t now,
 		     enum jd_fair_metric m);
 bool jd_fw_in_window(const struct jd_fair *f, const struct jd_fair_client *c, uint64_t now);

@@ -52,37 +52,41 @@ void jd_fq_push(struct jd_fair_client *c, struct jd_fair_job *job)
 	if (job->deadline_ns != 0)
 		jd_pheap_insert(&q->edf, &job->edf, jd_fq_deadline_less);
 	q->n++;
+	c->nonempty |= (uint8_t)(1u << job->prio);
 }
 
 /* jd_fq_head: the job client c would run next, or NULL if it has none queued. */
 struct jd_fair_job *jd_fq_head(const struct jd_fair_client *c)
 {
-	for (int p = 0; p < JD_FAIR_NPRIO; p++) {
-		const struct jd_fair_pq *q = &c->pq[p];
-		if (q->n == 0)
-			continue;
-		return q->edf != NULL ? job_of(q->edf, edf) : q->head;
-	}
-	return NULL;
+	if (c->nonempty == 0)
+		return NULL;
+	const struct jd_fair_pq *q = &c->pq[__builtin_ctz(c->nonempty)];
+	return q->edf != NULL ? job_of(q->edf, edf) : q->head;
 }
 
-/* jd_fq_remove: unlink a queued job from client c's queues. */
+/* jd_fq_remove: unlink a queued job from client c's queues.  The `prev` of a queue's
+ * head is left undefined: taking the head (the common case) then writes nothing into
+ * the next job, which at 10,000 clients is a cache miss saved per dispatch. */
 void jd_fq_remove(struct jd_fair_client *c, struct jd_fair_job *job)
 {
 	struct jd_fair_pq *q = &c->pq[job->prio];
 
-	if (job->prev != NULL)
-		job->prev->next = job->next;
-	else
+	if (q->head == job) {
 		q->head = job->next;
-	if (job->next != NULL)
-		job->next->prev = job->prev;
-	else
-		q->tail = job->prev;
+		if (q->head == NULL)
+			q->tail = NULL;
+	} else {
+		job->prev->next = job->next;
+		if (job->next != NULL)
+			job->next->prev = job->prev;
+		else
+			q->tail = job->prev;
+	}
 	job->prev = job->next = NULL;
 	if (job->deadline_ns != 0)
 		jd_pheap_remove(&q->edf, &job->edf, jd_fq_deadline_less);
-	q->n--;
+	if (--q->n == 0)
+		c->nonempty &= (uint8_t)~(1u << job->prio);
 }
 
 /* jd_fq_victim: the job an overflow drop removes when `in` arrives at a full queue: the
@@ -91,14 +95,8 @@ void jd_fq_remove(struct jd_fair_client *c, struct jd_fair_job *job)
 struct jd_fair_job *jd_fq_victim(const struct jd_fair_client *c, struct jd_fair_job *in,
 				 bool oldest)
 {
-	int low = -1;
+	int low = c->nonempty != 0 ? 31 - __builtin_clz(c->nonempty) : -1;
 
-	for (int p = JD_FAIR_NPRIO - 1; p >= 0; p--) {
-		if (c->pq[p].n != 0) {
-			low = p;
-			break;
-		}
-	}
 	if (low < 0 || in->prio > low)
 		return in;
 	if (in->prio < low)

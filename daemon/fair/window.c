@@ -1,7 +1,7 @@
 /* daemon/fair/window.c: the sliding window of service, and the unit the figures use.
  *
- * Each client keeps its service (jobs and declared cost at dispatch, run time at
- * completion) in JD_FAIR_WINDOW_BUCKETS slices of window_ns / JD_FAIR_WINDOW_BUCKETS
+ * Each client keeps its service (jobs, declared cost and run time, all recorded when a
+ * job completes: one touch of the window per job) in JD_FAIR_WINDOW_BUCKETS slices of window_ns / JD_FAIR_WINDOW_BUCKETS
  * each, indexed by clock / slice width; a slice older than the window is reused and
  * cleared.  The window therefore covers between 7/8 and all of window_ns, moves in steps
  * of one slice, and costs a constant amount per client whatever the job rate.  (An exact
@@ -11,11 +11,16 @@
  */
 #include "daemon/fair/fair_internal.h"
 
-/* jd_fw_add: add service to client c's slice for time `now`. */
-void jd_fw_add(struct jd_fair *f, struct jd_fair_client *c, uint64_t now, uint64_t jobs,
-	       uint64_t cost, uint64_t ns)
+/* jd_fw_epoch: the slice that time `now` falls in (never 0, which means "unused"). */
+uint64_t jd_fw_epoch(const struct jd_fair *f, uint64_t now)
 {
-	uint64_t epoch = now / f->slice_ns + 1;	/* + 1: epoch 0 means "never used" */
+	return now / f->slice_ns + 1;
+}
+
+/* jd_fw_add: add service to client c's slice `epoch` (from jd_fw_epoch). */
+void jd_fw_add(struct jd_fair_client *c, uint64_t epoch, uint64_t jobs, uint64_t cost,
+	       uint64_t ns)
+{
 	struct jd_fair_bucket *b = &c->win[epoch % JD_FAIR_WINDOW_BUCKETS];
 
 	if (b->epoch != epoch) {
@@ -48,7 +53,7 @@ enum jd_fair_metric jd_fw_metric(const struct jd_fair *f, enum jd_fair_metric m)
 double jd_fw_service(const struct jd_fair *f, const struct jd_fair_client *c, uint64_t now,
 		     enum jd_fair_metric m)
 {
-	uint64_t epoch = now / f->slice_ns + 1, sum = 0;
+	uint64_t epoch = jd_fw_epoch(f, now), sum = 0;
 
 	for (int i = 0; i < JD_FAIR_WINDOW_BUCKETS; i++) {
 		const struct jd_fair_bucket *b = &c->win[i];
