@@ -55,7 +55,10 @@ struct jd_fair_client {
 	bool visited;		/* wrr/drr: the current turn has started */
 	uint8_t blocked;	/* JD_FAIR_BLK_* bits (strategy block) */
 	uint32_t reg_idx;	/* index in fair->clients[] and fair->heap_pos[] */
-	uint64_t deficit;	/* drr */
+	union {
+		uint64_t deficit;	/* drr */
+		uint64_t left;		/* wrr: jobs left in this turn */
+	};
 
 	/* Counters, and the wrr/drr ring (lines two and three). */
 	struct jd_fair_counters ctr;
@@ -65,7 +68,6 @@ struct jd_fair_client {
 	struct jd_fair_pq pq[JD_FAIR_NPRIO];
 
 	/* Cold. */
-	uint64_t left;		/* wrr: jobs left in this turn */
 	struct jd_fair *fair;
 	char *name;		/* immutable after add */
 	void *udata;		/* immutable after add */
@@ -114,7 +116,8 @@ struct jd_fair {
 	uint32_t max_cost;		/* the largest cost hint admitted: drr's quantum */
 
 	/* Policy fair: the 4-ary min-heap of backlogged clients by vtime. */
-	struct jd_fair_hent *heap;
+	struct jd_fair_hent *heap;	/* = heap_mem + 3: see grow_registry */
+	struct jd_fair_hent *heap_mem;
 	uint32_t *heap_pos;		/* by registry index: position in heap, or NOPOS */
 	size_t heap_n;			/* capacity (of both) is clients_cap */
 	double vnow;			/* the least vtime at the latest dispatch */
@@ -147,7 +150,9 @@ bool jd_fq_expiry_less(const struct jd_fair_hnode *a, const struct jd_fair_hnode
 void jd_fp_enter(struct jd_fair *f, struct jd_fair_client *c);
 void jd_fp_leave(struct jd_fair *f, struct jd_fair_client *c);
 struct jd_fair_client *jd_fp_pick(struct jd_fair *f);
-void jd_fp_served(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_job *job);
+double jd_fp_served(struct jd_fair *f, struct jd_fair_client *c, const struct jd_fair_job *job,
+		    bool emptied);
+void jd_fp_prefetch(const struct jd_fair *f);
 void jd_fp_correct(struct jd_fair *f, struct jd_fair_client *c, double delta);
 void jd_fp_rebuild(struct jd_fair *f);
 void jd_fp_renumber(struct jd_fair *f, size_t from, size_t to);

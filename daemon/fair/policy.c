@@ -146,14 +146,15 @@ static double vtime_floor(const struct jd_fair *f)
 	return f->vnow;
 }
 
-static void charge(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_job *job)
+static double charge(struct jd_fair *f, struct jd_fair_client *c)
 {
 	double est = c->est_known ? c->est_ns : (double)f->fair_estimate_ns;
+	double charged = est / (double)c->cfg.weight;
 
 	if (c->vtime > f->vnow)
 		f->vnow = c->vtime;
-	job->charge = est / (double)c->cfg.weight;
-	c->vtime += job->charge;
+	c->vtime += charged;
+	return charged;
 }
 
 /* ---- wrr and drr: the ring of backlogged clients ------------------------------------ */
@@ -216,14 +217,15 @@ static bool turn(struct jd_fair *f, struct jd_fair_client *c)
 }
 
 /* Whether client c's turn is over after serving `job` (c->queued already counts it out). */
-static bool turn_over(struct jd_fair *f, struct jd_fair_client *c, const struct jd_fair_job *job)
+static bool turn_over(struct jd_fair *f, struct jd_fair_client *c, const struct jd_fair_job *job,
+		      bool emptied)
 {
 	if (f->policy == JD_FAIR_POLICY_WRR) {
 		c->left--;
-		return c->queued == 0 || c->left == 0;
+		return emptied || c->left == 0;
 	}
 	c->deficit -= jd_fair_job_cost(job);
-	return c->queued == 0;	/* else the next pick checks whether the head fits */
+	return emptied;	/* else the next pick checks whether the head fits */
 }
 
 /* ---- the scan baseline ------------------------------------------------------------- */
@@ -299,34 +301,58 @@ struct jd_fair_client *jd_fp_pick(struct jd_fair *f)
 	}
 }
 
-/* jd_fp_served: `job`, client c's head, has just been taken out of its queue (c->queued
- * already excludes it) and dispatched: charge c and move the policy on. */
-void jd_fp_served(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_job *job)
+/* jd_fp_served: client c's head `job` is being dispatched (called before it leaves the
+ * queue; `emptied` tells whether it is c's last queued job): charge c and move the policy
+ * on.  Returns the charge to record in job->charge (policy fair; else 0).  For `fair` it
+ * does not touch the job, so the caller can let the job's cache miss overlap the sift. */
+double jd_fp_served(struct jd_fair *f, struct jd_fair_client *c, const struct jd_fair_job *job,
+		    bool emptied)
 {
 	if (f->policy == JD_FAIR_POLICY_FAIR) {
-		charge(f, c, job);
+		double charged = charge(f, c);
 		if (f->scan_select)
-			return;
-		if (c->queued == 0)
+			return charged;
+		if (emptied)
 			heap_remove(f, c);
 		else
 			heap_update(f, c, false);
-		return;
+		return charged;
 	}
-	job->charge = 0;
-	if (!turn_over(f, c, job))
-		return;
+	if (!turn_over(f, c, job, emptied))
+		return 0;
 	if (f->scan_select) {
 		c->visited = false;
-		if (c->queued == 0)
+		if (emptied)
 			c->deficit = 0;
 		f->scan_cur++;
-	} else if (c->queued == 0) {
+	} else if (emptied) {
 		ring_remove(f, c);
 	} else {
 		c->visited = false;
 		f->cur = c->rnext;
 	}
+	return 0;
+}
+
+/* jd_fp_prefetch: start loading the record of the client likely to be picked next. */
+void jd_fp_prefetch(const struct jd_fair *f)
+{
+	const struct jd_fair_client *c = NULL;
+
+	if (f->scan_select)
+		return;
+	if (f->policy == JD_FAIR_POLICY_FAIR) {
+		if (f->heap_n > 0)
+			c = f->clients[f->heap[0].ci];
+	} else {
+		c = f->cur;
+	}
+	if (c == NULL)
+		return;
+	__builtin_prefetch(c, 1);
+	__builtin_prefetch(&c->pq[JD_FAIR_CRITICAL], 1);
+	__builtin_prefetch(&c->pq[JD_FAIR_NORMAL], 1);
+	__builtin_prefetch(&c->ctr, 1);
 }
 
 /* jd_fp_correct: policy fair: add delta to client c's vtime (a completion's correction of
