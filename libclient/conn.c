@@ -73,7 +73,9 @@ struct jsched_conn {
 	char *hello_text;
 	const char *version, *instance, *client; /* borrowed from hello */
 
-	/* The last error (jsched_error_*). */
+	/* The last error (jsched_error_*): its code, and its words (each NULL when absent, or
+	 * when memory ran out while recording them). */
+	int err_status;
 	char *err_code, *err_message, *err_field, *err_json;
 };
 
@@ -86,6 +88,7 @@ static void clear_error(struct jsched_conn *c)
 	free(c->err_field);
 	free(c->err_json);
 	c->err_code = c->err_message = c->err_field = c->err_json = NULL;
+	c->err_status = 0;
 }
 
 static char *dup_or_null(const char *s)
@@ -104,7 +107,8 @@ int jc_set_error_obj(struct jsched_conn *c, const json_t *error)
 	c->err_message = strdup(e.message);
 	c->err_field = e.field[0] != '\0' ? strdup(e.field) : NULL;
 	c->err_json = jc_dup_json(error);
-	return e.code != 0 ? e.code : JSCHED_EPROTOCOL;
+	c->err_status = e.code != 0 ? e.code : JSCHED_EPROTOCOL;
+	return c->err_status;
 }
 
 /* jc_set_error: see internal.h. */
@@ -117,6 +121,7 @@ int jc_set_error(struct jsched_conn *c, int code, const char *fmt, ...)
 	va_end(ap);
 	clear_error(c);
 	c->err_message = strdup(buf);
+	c->err_status = code;
 	return code;
 }
 
@@ -128,7 +133,11 @@ const char *jsched_error_code(const struct jsched_conn *c)
 
 const char *jsched_error_message(const struct jsched_conn *c)
 {
-	return c != NULL ? c->err_message : NULL;
+	if (c == NULL)
+		return NULL;
+	if (c->err_message == NULL && c->err_status != 0)
+		return jsched_strerror(c->err_status); /* the words were lost to a failed allocation */
+	return c->err_message;
 }
 
 const char *jsched_error_field(const struct jsched_conn *c)

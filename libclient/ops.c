@@ -221,10 +221,14 @@ static json_t *wait_request(struct jsched_conn *c, const uint64_t *ids, size_t n
 		return NULL;
 	}
 	json_t *req = ids_request(c, JP_OP_WAIT, ids, n, single, err);
-	if (req != NULL && mode == JSCHED_WAIT_ANY)
-		json_object_set_new(req, "mode", json_string("any"));
-	if (req != NULL && timeout_ms >= 0)
-		json_object_set_new(req, "timeout_ms", json_integer(timeout_ms));
+	/* A member lost to a failed allocation would change the request's meaning (a wait
+	 * without its timeout waits forever): check each. */
+	if (req != NULL && ((mode == JSCHED_WAIT_ANY && json_object_set_new(req, "mode", json_string("any")) < 0) ||
+			    (timeout_ms >= 0 && json_object_set_new(req, "timeout_ms", json_integer(timeout_ms)) < 0))) {
+		json_decref(req);
+		*err = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+		return NULL;
+	}
 	return req;
 }
 
@@ -246,6 +250,9 @@ int jsched_wait(struct jsched_conn *c, uint64_t id, int64_t timeout_ms, struct j
 		/* The timeout error carries the records as they stand ("jobs"). */
 		const json_t *jobs = json_object_get(json_object_get(reply, "error"), "jobs");
 		*out = jc_result_from_json(json_array_get(jobs, 0));
+		if (*out == NULL)
+			r = jc_set_error(c, json_is_object(json_array_get(jobs, 0)) ? JSCHED_ENOMEM : JSCHED_EPROTOCOL,
+					 "cannot read the records of the wait's timeout");
 	}
 	json_decref(reply);
 	return r;
@@ -267,8 +274,8 @@ int jsched_wait_many(struct jsched_conn *c, const uint64_t *ids, size_t n, enum 
 	if (r == 0 || r == JSCHED_ETIMEOUT) {
 		const json_t *from = r == 0 ? reply : json_object_get(reply, "error");
 		int rr = jc_results_from_json(json_object_get(from, "jobs"), out);
-		if (rr < 0 && r == 0)
-			r = jc_set_error(c, rr, "cannot read the wait reply");
+		if (rr < 0) /* also on a timeout: the records were promised */
+			r = jc_set_error(c, rr, "cannot read the records of the wait reply");
 	}
 	if (r == 0) {
 		int final = 0;

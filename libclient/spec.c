@@ -40,13 +40,15 @@ int jsched_spec_exec(const char *const *argv, struct jsched_spec **out)
 	if (argv == NULL || argv[0] == NULL)
 		return JSCHED_EINVAL;
 	json_t *arr = json_array();
-	for (size_t i = 0; arr != NULL && argv[i] != NULL; i++)
+	if (arr == NULL)
+		return JSCHED_ENOMEM;
+	for (size_t i = 0; argv[i] != NULL; i++)
 		if (json_array_append_new(arr, json_string(argv[i])) < 0) {
 			json_decref(arr);
 			/* json_string fails on bad UTF-8 as well as on memory */
 			return JSCHED_EINVAL;
 		}
-	json_t *obj = json_pack("{s:s, s:o?}", "kind", "exec", "argv", arr);
+	json_t *obj = json_pack("{s:s, s:o}", "kind", "exec", "argv", arr); /* steals arr */
 	if (obj == NULL)
 		return JSCHED_ENOMEM;
 	return new_spec(obj, out);
