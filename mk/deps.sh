@@ -83,5 +83,13 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
 fi
 
 echo "mk/deps.sh: missing Debian packages:$need" >&2
-echo "  install them with:  sudo apt-get install$need" >&2
+archs=$(printf '%s\n' $need | sed -n 's/^[^:]*:\([a-z0-9]*\)$/\1/p' | sort -u)
+if [ -n "$archs" ]; then
+	for arch in $archs; do
+		echo "  first enable $arch packages:  sudo dpkg --add-architecture $arch" >&2
+	done
+	echo "  then:  sudo apt-get update && sudo apt-get install$need" >&2
+else
+	echo "  install them with:  sudo apt-get install$need" >&2
+fi
 exit 1
