@@ -15,6 +15,20 @@ static json_t *request(enum jp_op op)
 	return json_pack("{s:s}", "op", jp_op_name(op));
 }
 
+/* add sets member key of *req to v (stolen).  If v is NULL or cannot be added, the whole
+ * request is dropped (*req = NULL, which jc_call reports as JSCHED_ENOMEM): a request that
+ * silently lost a member would mean something else (a drain of another client, a wait
+ * without its timeout). */
+static void add(json_t **req, const char *key, json_t *v)
+{
+	if (*req != NULL && (v == NULL || json_object_set_new(*req, key, v) < 0)) {
+		json_decref(*req);
+		*req = NULL;
+	} else if (*req == NULL) {
+		json_decref(v);
+	}
+}
+
 /* Check ids: none zero or above the protocol's largest integer. */
 static bool ids_ok(const uint64_t *ids, size_t n)
 {
@@ -221,14 +235,14 @@ static json_t *wait_request(struct jsched_conn *c, const uint64_t *ids, size_t n
 		return NULL;
 	}
 	json_t *req = ids_request(c, JP_OP_WAIT, ids, n, single, err);
-	/* A member lost to a failed allocation would change the request's meaning (a wait
-	 * without its timeout waits forever): check each. */
-	if (req != NULL && ((mode == JSCHED_WAIT_ANY && json_object_set_new(req, "mode", json_string("any")) < 0) ||
-			    (timeout_ms >= 0 && json_object_set_new(req, "timeout_ms", json_integer(timeout_ms)) < 0))) {
-		json_decref(req);
-		*err = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+	if (req == NULL)
 		return NULL;
-	}
+	if (mode == JSCHED_WAIT_ANY)
+		add(&req, "mode", json_string("any"));
+	if (timeout_ms >= 0)
+		add(&req, "timeout_ms", json_integer(timeout_ms));
+	if (req == NULL)
+		*err = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
 	return req;
 }
 
@@ -370,20 +384,20 @@ int jsched_list(struct jsched_conn *c, unsigned state_mask, const char *client, 
 		json_t *req = request(JP_OP_LIST), *reply = NULL;
 		json_t *states = state_mask != 0 ? json_array() : NULL;
 		for (int s = JSCHED_STATE_WAITING; states != NULL && s <= JSCHED_STATE_DROPPED; s++)
-			if (state_mask & (1u << s))
-				json_array_append_new(states, json_string(jsched_state_name((enum jsched_state)s)));
-		if (req != NULL && states != NULL)
-			json_object_set_new(req, "states", states);
-		else
-			json_decref(states);
-		if (req != NULL && client != NULL)
-			json_object_set_new(req, "client", json_string(client));
-		if (req != NULL && all_uids)
-			json_object_set_new(req, "all", json_true());
-		if (req != NULL && after > 0)
-			json_object_set_new(req, "after_job", json_integer((json_int_t)after));
-		if (req != NULL)
-			json_object_set_new(req, "limit", json_integer(JP_LIST_LIMIT_MAX));
+			if ((state_mask & (1u << s)) &&
+			    json_array_append_new(states, json_string(jsched_state_name((enum jsched_state)s))) < 0) {
+				json_decref(states);
+				states = NULL; /* add() below drops the request */
+			}
+		if (state_mask != 0)
+			add(&req, "states", states);
+		if (client != NULL)
+			add(&req, "client", json_string(client));
+		if (all_uids)
+			add(&req, "all", json_true());
+		if (after > 0)
+			add(&req, "after_job", json_integer((json_int_t)after));
+		add(&req, "limit", json_integer(JP_LIST_LIMIT_MAX));
 		r = jc_call(c, req, &reply);
 		const json_t *jobs = json_object_get(reply, "jobs");
 		if (r == 0 && (r = append_records(l, jobs)) < 0)
@@ -483,10 +497,10 @@ int jsched_drain(struct jsched_conn *c, const char *client, bool running, uint64
 	if (c == NULL)
 		return JSCHED_EINVAL;
 	json_t *req = request(JP_OP_DRAIN), *reply;
-	if (req != NULL && client != NULL)
-		json_object_set_new(req, "client", json_string(client));
-	if (req != NULL && running)
-		json_object_set_new(req, "running", json_true());
+	if (client != NULL)
+		add(&req, "client", json_string(client));
+	if (running)
+		add(&req, "running", json_true());
 	int r = jc_call(c, req, &reply);
 	uint64_t dummy;
 	if (r == 0) {
@@ -529,14 +543,13 @@ int jsched_admin_set_client(struct jsched_conn *c, const char *client, uint32_t 
 	if (client == NULL)
 		return jc_set_error(c, JSCHED_EINVAL, "no client name");
 	json_t *req = request(JP_OP_SET_CLIENT);
-	if (req != NULL)
-		json_object_set_new(req, "client", json_string(client));
-	if (req != NULL && weight > 0)
-		json_object_set_new(req, "weight", json_integer(weight));
-	if (req != NULL && max_queued > 0)
-		json_object_set_new(req, "max_queued", json_integer(max_queued));
-	if (req != NULL && overflow != NULL)
-		json_object_set_new(req, "overflow", json_string(overflow));
+	add(&req, "client", json_string(client));
+	if (weight > 0)
+		add(&req, "weight", json_integer(weight));
+	if (max_queued > 0)
+		add(&req, "max_queued", json_integer(max_queued));
+	if (overflow != NULL)
+		add(&req, "overflow", json_string(overflow));
 	return call_giving_reply(c, req, reply_json);
 }
 
@@ -546,8 +559,7 @@ int jsched_admin_shutdown(struct jsched_conn *c, bool immediate)
 	if (c == NULL)
 		return JSCHED_EINVAL;
 	json_t *req = request(JP_OP_SHUTDOWN);
-	if (req != NULL)
-		json_object_set_new(req, "mode", json_string(immediate ? "immediate" : "graceful"));
+	add(&req, "mode", json_string(immediate ? "immediate" : "graceful"));
 	return jc_call(c, req, NULL);
 }
 
@@ -559,11 +571,11 @@ int jsched_watch(struct jsched_conn *c, int64_t from_seq, const char *instance, 
 	if (c == NULL)
 		return JSCHED_EINVAL;
 	json_t *req = request(JP_OP_WATCH), *reply;
-	if (req != NULL && from_seq >= 0) {
-		json_object_set_new(req, "from_seq", json_integer(from_seq));
+	if (from_seq >= 0) {
+		add(&req, "from_seq", json_integer(from_seq));
 		const char *inst = instance != NULL ? instance : jsched_server_instance(c);
 		if (inst != NULL)
-			json_object_set_new(req, "instance", json_string(inst));
+			add(&req, "instance", json_string(inst));
 	}
 	int r = jc_call(c, req, &reply);
 	uint64_t dummy;
