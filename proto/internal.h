@@ -6,6 +6,8 @@
 
 #include <jansson.h>
 
+#include "proto/jproto.h"
+
 /* unconst: jansson's iteration macros take json_t *, though they only read; the codec's
  * parsers take const json_t * to promise they do not modify what they parse. */
 static inline json_t *unconst(const json_t *j)
@@ -19,5 +21,10 @@ static inline int set(json_t *o, const char *key, json_t *v)
 {
 	return v ? json_object_set_new(o, key, v) : -1;
 }
+
+/* jp_job_spec_parse_at is jp_job_spec_parse for the spec at path[index] (index -1: path
+ * alone), so that a submit names "jobs[3]" in errors without formatting a path per spec. */
+int jp_job_spec_parse_at(const json_t *obj, const char *path, long index,
+			 const struct jp_limits *lim, struct jp_job_spec *out, struct jp_err *err);
 
 #endif /* JPROTO_INTERNAL_H */

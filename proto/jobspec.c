@@ -15,71 +15,105 @@
 
 enum scope { ANY, EXEC, CALL };
 
+enum member {
+	M_KIND, M_NAME, M_REF, M_PRIORITY, M_DEADLINE_AT, M_DEADLINE_IN, M_AFTER, M_ANY_OF,
+	M_COST, M_ARGV, M_ENV, M_CWD, M_STDIN, M_TIMEOUT, M_FN, M_ARGS, M_COUNT
+};
+
+/* Indexed by enum member. */
 static const struct {
 	const char *name;
 	enum scope scope;
-} members[] = {
+} members[M_COUNT] = {
 	{"kind", ANY},	   {"name", ANY},	    {"ref", ANY},     {"priority", ANY},
 	{"deadline_at_ms", ANY}, {"deadline_in_ms", ANY}, {"after", ANY},   {"any_of", ANY},
 	{"cost", ANY},	   {"argv", EXEC},	    {"env", EXEC},    {"cwd", EXEC},
 	{"stdin", EXEC},   {"timeout_ms", EXEC},     {"fn", CALL},     {"args", CALL},
 };
 
+/* lookup: the member named key, or M_COUNT.  The first byte is compared inline, so most
+ * names are passed over without calling strcmp (the parser's hot spot, measured). */
+static enum member lookup(const char *key)
+{
+	for (int m = 0; m < M_COUNT; m++)
+		if (members[m].name[0] == key[0] && strcmp(members[m].name, key) == 0)
+			return (enum member)m;
+	return M_COUNT;
+}
+
 /* A parse in progress: where errors go and how to name the member at fault. */
 struct ctx {
-	const char *path;	/* the spec's own path, "" at top level */
+	const char *path;	/* the spec's own path, "" at top level ... */
+	long index;		/* ... followed by [index] if index >= 0 */
 	const struct jp_limits *lim;
 	struct jp_err *err;
-	char field[200];	/* room for a path and a sub-member (sub[160] below) */
+	char field[200];
 };
 
-/* at: the path of member key (and index i if i >= 0) of the spec, in c->field. */
-static const char *at(struct ctx *c, const char *key, long i)
-{
-	const char *dot = *c->path ? "." : "";
+/* A member's place in the spec: key, then [i] if i >= 0, then .sub if sub is not NULL
+ * ("after" 2 "on" is after[2].on; "env" -1 "HOME" is env.HOME).  Kept in pieces and
+ * formatted only on the error path, so a spec that parses costs no snprintf. */
+struct place {
+	const char *key;
+	long i;
+	const char *sub;
+};
 
-	if (i >= 0)
-		snprintf(c->field, sizeof(c->field), "%s%s%s[%ld]", c->path, dot, key, i);
+/* at: the full path of p, in c->field. */
+static const char *at(struct ctx *c, struct place p)
+{
+	char base[64], idx[24] = "";
+	const char *dot;
+
+	if (c->index >= 0)
+		snprintf(base, sizeof(base), "%s[%ld]", c->path, c->index);
 	else
-		snprintf(c->field, sizeof(c->field), "%s%s%s", c->path, dot, key);
+		snprintf(base, sizeof(base), "%s", c->path);
+	if (p.i >= 0)
+		snprintf(idx, sizeof(idx), "[%ld]", p.i);
+	dot = *base && *p.key ? "." : "";
+	snprintf(c->field, sizeof(c->field), "%s%s%s%s%s%.64s", base, dot, p.key, idx,
+		 p.sub ? "." : "", p.sub ? p.sub : "");
 	return c->field;
 }
 
-static int bad(struct ctx *c, const char *key, long i, const char *what)
+#define PLACE(key) ((struct place){(key), -1, NULL})
+
+static int bad(struct ctx *c, struct place p, const char *what)
 {
-	const char *f = at(c, key, i);
+	const char *f = at(c, p);
 
 	return jp_err_set(c->err, JSCHED_EBAD_REQUEST, f, "%s %s", f, what);
 }
 
 static int over(struct ctx *c, const char *key, size_t n, uint32_t limit)
 {
-	const char *f = at(c, key, -1);
+	const char *f = at(c, PLACE(key));
 
 	return jp_err_set(c->err, JSCHED_ELIMIT_EXCEEDED, f, "%s has %zu; the limit is %u", f, n,
 			  (unsigned)limit);
 }
 
-/* str: v as a NUL-free string of min..max bytes, else an error for key. */
-static int str(struct ctx *c, const json_t *v, const char *key, long i, size_t min, size_t max,
+/* str: v as a NUL-free string of min..max bytes, else an error for p. */
+static int str(struct ctx *c, const json_t *v, struct place p, size_t min, size_t max,
 	       const char **out)
 {
 	size_t len;
 
 	if (!json_is_string(v))
-		return bad(c, key, i, "must be a string");
+		return bad(c, p, "must be a string");
 	len = json_string_length(v);
 	if (len < min || len > max || strlen(json_string_value(v)) != len) {
 		char what[80];
 
 		snprintf(what, sizeof(what), "must be %zu to %zu bytes, without NUL", min, max);
-		return bad(c, key, i, what);
+		return bad(c, p, what);
 	}
 	*out = json_string_value(v);
 	return 0;
 }
 
-static int integer(struct ctx *c, const json_t *v, const char *key, int64_t min, int64_t max,
+static int integer(struct ctx *c, const json_t *v, struct place p, int64_t min, int64_t max,
 		   int64_t *out)
 {
 	char what[96];
@@ -90,7 +124,49 @@ static int integer(struct ctx *c, const json_t *v, const char *key, int64_t min,
 	}
 	snprintf(what, sizeof(what), "must be an integer from %lld to %lld", (long long)min,
 		 (long long)max);
-	return bad(c, key, -1, what);
+	return bad(c, p, what);
+}
+
+/* dep: one element of an `after` or `any_of` array (key) at index i. */
+static int dep(struct ctx *c, const json_t *e, const char *key, long i, struct jp_dep *d)
+{
+	const json_t *job, *ref, *on, *m;
+	const char *k;
+	int rc, o;
+
+	d->on = JP_ON_SUCCESS;
+	if (json_is_integer(e) && json_integer_value(e) >= 1 && json_integer_value(e) <= JP_MAX_INT) {
+		d->job = (int64_t)json_integer_value(e);	/* shorthand: an id */
+		return 0;
+	}
+	if (json_is_string(e))	/* shorthand: a ref */
+		return str(c, e, (struct place){key, i, NULL}, 1, JP_REF_MAX, &d->ref);
+	if (!json_is_object(e))
+		return bad(c, (struct place){key, i, NULL},
+			   "must be a job id, a ref, or {\"job\" or \"ref\", \"on\"}");
+	json_object_foreach(unconst(e), k, m) {
+		if (strcmp(k, "job") && strcmp(k, "ref") && strcmp(k, "on"))
+			return bad(c, (struct place){key, i, k}, "is not a member of a dependency");
+	}
+	job = json_object_get(e, "job");
+	ref = json_object_get(e, "ref");
+	on = json_object_get(e, "on");
+	if (!job == !ref)
+		return bad(c, (struct place){key, i, NULL}, "must name exactly one of job and ref");
+	if (job)
+		rc = integer(c, job, (struct place){key, i, "job"}, 1, JP_MAX_INT, &d->job);
+	else
+		rc = str(c, ref, (struct place){key, i, "ref"}, 1, JP_REF_MAX, &d->ref);
+	if (rc < 0)
+		return rc;
+	if (on) {
+		o = json_is_string(on) ? jp_dep_on_from_name(json_string_value(on)) : -1;
+		if (o < 0)
+			return bad(c, (struct place){key, i, "on"},
+				   "must be \"success\", \"failure\" or \"any\"");
+		d->on = (enum jp_dep_on)o;
+	}
+	return 0;
 }
 
 /* deps: an `after` or `any_of` array into *out / *n. */
@@ -98,9 +174,10 @@ static int deps(struct ctx *c, const json_t *v, const char *key, struct jp_dep *
 {
 	const json_t *e;
 	size_t i;
+	int rc;
 
 	if (!json_is_array(v))
-		return bad(c, key, -1, "must be an array of dependencies");
+		return bad(c, PLACE(key), "must be an array of dependencies");
 	if (json_array_size(v) > c->lim->deps_per_job)
 		return over(c, key, json_array_size(v), c->lim->deps_per_job);
 	if (json_array_size(v) == 0)
@@ -110,55 +187,9 @@ static int deps(struct ctx *c, const json_t *v, const char *key, struct jp_dep *
 		return jp_err_set(c->err, JSCHED_ENOMEM, NULL, "out of memory");
 	*n = json_array_size(v);
 	json_array_foreach(v, i, e) {
-		struct jp_dep *d = &(*out)[i];
-		const json_t *job, *ref, *on, *m;
-		const char *k;
-		char sub[160];
-		int rc, o;
-
-		d->on = JP_ON_SUCCESS;
-		if (json_is_integer(e) && json_integer_value(e) >= 1 &&
-		    json_integer_value(e) <= JP_MAX_INT) {
-			d->job = (int64_t)json_integer_value(e);	/* shorthand: an id */
-			continue;
-		}
-		if (json_is_string(e)) {	/* shorthand: a ref */
-			rc = str(c, e, key, (long)i, 1, JP_REF_MAX, &d->ref);
-			if (rc < 0)
-				return rc;
-			continue;
-		}
-		if (!json_is_object(e))
-			return bad(c, key, (long)i,
-				   "must be a job id, a ref, or {\"job\" or \"ref\", \"on\"}");
-		json_object_foreach(unconst(e), k, m) {
-			if (strcmp(k, "job") && strcmp(k, "ref") && strcmp(k, "on")) {
-				snprintf(sub, sizeof(sub), "%s[%zu].%s", key, i, k);
-				return bad(c, sub, -1, "is not a member of a dependency");
-			}
-		}
-		job = json_object_get(e, "job");
-		ref = json_object_get(e, "ref");
-		on = json_object_get(e, "on");
-		if (!job == !ref)
-			return bad(c, key, (long)i, "must name exactly one of job and ref");
-		if (job) {
-			snprintf(sub, sizeof(sub), "%s[%zu].job", key, i);
-			rc = integer(c, job, sub, 1, JP_MAX_INT, &d->job);
-		} else {
-			snprintf(sub, sizeof(sub), "%s[%zu].ref", key, i);
-			rc = str(c, ref, sub, -1, 1, JP_REF_MAX, &d->ref);
-		}
+		rc = dep(c, e, key, (long)i, &(*out)[i]);
 		if (rc < 0)
 			return rc;
-		if (on) {
-			o = json_is_string(on) ? jp_dep_on_from_name(json_string_value(on)) : -1;
-			if (o < 0) {
-				snprintf(sub, sizeof(sub), "%s[%zu].on", key, i);
-				return bad(c, sub, -1, "must be \"success\", \"failure\" or \"any\"");
-			}
-			d->on = (enum jp_dep_on)o;
-		}
 	}
 	return 0;
 }
@@ -167,17 +198,18 @@ static int argv_of(struct ctx *c, const json_t *v, struct jp_job_spec *s)
 {
 	const json_t *e;
 	size_t i;
+	int rc;
 
 	if (!json_is_array(v) || json_array_size(v) == 0)
-		return bad(c, "argv", -1, "must be a non-empty array of strings");
+		return bad(c, PLACE("argv"), "must be a non-empty array of strings");
 	if (json_array_size(v) > c->lim->argv_items)
 		return over(c, "argv", json_array_size(v), c->lim->argv_items);
 	s->argv = calloc(json_array_size(v) + 1, sizeof(*s->argv));
 	if (!s->argv)
 		return jp_err_set(c->err, JSCHED_ENOMEM, NULL, "out of memory");
 	json_array_foreach(v, i, e) {
-		int rc = str(c, e, "argv", (long)i, i == 0 ? 1 : 0, SIZE_MAX, &s->argv[i]);
-
+		rc = str(c, e, (struct place){"argv", (long)i, NULL}, i == 0 ? 1 : 0, SIZE_MAX,
+			 &s->argv[i]);
 		if (rc < 0)
 			return rc;
 	}
@@ -190,11 +222,10 @@ static int env_of(struct ctx *c, const json_t *v, struct jp_job_spec *s)
 	const char *k;
 	const json_t *e;
 	size_t i = 0;
-	char sub[160];
 	int rc;
 
 	if (!json_is_object(v))
-		return bad(c, "env", -1, "must be an object of strings");
+		return bad(c, PLACE("env"), "must be an object of strings");
 	if (json_object_size(v) > c->lim->env_items)
 		return over(c, "env", json_object_size(v), c->lim->env_items);
 	if (json_object_size(v) == 0)
@@ -203,10 +234,11 @@ static int env_of(struct ctx *c, const json_t *v, struct jp_job_spec *s)
 	if (!s->env)
 		return jp_err_set(c->err, JSCHED_ENOMEM, NULL, "out of memory");
 	json_object_foreach(unconst(v), k, e) {
-		snprintf(sub, sizeof(sub), "env.%s", k);
+		struct place p = {"env", -1, k};
+
 		if (*k == '\0' || strchr(k, '='))
-			return bad(c, sub, -1, "is not a variable name (empty, or contains '=')");
-		rc = str(c, e, sub, -1, 0, SIZE_MAX, &s->env[i].value);
+			return bad(c, p, "is not a variable name (empty, or contains '=')");
+		rc = str(c, e, p, 0, SIZE_MAX, &s->env[i].value);
 		if (rc < 0)
 			return rc;
 		s->env[i++].name = k;
@@ -220,7 +252,7 @@ static int stdin_of(struct ctx *c, const json_t *v, struct jp_job_spec *s)
 	int rc;
 
 	if (!json_is_string(v))
-		return bad(c, "stdin", -1, "must be a base64 string");
+		return bad(c, PLACE("stdin"), "must be a base64 string");
 	rc = jp_base64_decode(json_string_value(v), json_string_length(v), c->lim->stdin_bytes,
 			      &s->stdin_data, &s->stdin_len);
 	if (rc == JSCHED_ELIMIT_EXCEEDED)
@@ -228,59 +260,68 @@ static int stdin_of(struct ctx *c, const json_t *v, struct jp_job_spec *s)
 	if (rc == JSCHED_ENOMEM)
 		return jp_err_set(c->err, rc, NULL, "out of memory");
 	if (rc < 0)
-		return bad(c, "stdin", -1, "is not base64 (RFC 4648, padded, no whitespace)");
+		return bad(c, PLACE("stdin"), "is not base64 (RFC 4648, padded, no whitespace)");
 	s->has_stdin = true;
 	return 0;
 }
 
-/* member: one member of the spec. */
-static int member(struct ctx *c, const char *key, const json_t *v, struct jp_job_spec *s)
+/* member: one member of the spec, m naming it. */
+static int member(struct ctx *c, enum member m, const json_t *v, struct jp_job_spec *s)
 {
+	const char *key = members[m].name;
 	int64_t n;
 	int rc = 0, p;
 
-	if (strcmp(key, "kind") == 0) {
-		return 0;	/* read first, by jp_job_spec_parse */
-	} else if (strcmp(key, "name") == 0) {
-		rc = str(c, v, key, -1, 0, JP_NAME_MAX, &s->name);
-	} else if (strcmp(key, "ref") == 0) {
-		rc = str(c, v, key, -1, 1, JP_REF_MAX, &s->ref);
-	} else if (strcmp(key, "priority") == 0) {
+	switch (m) {
+	case M_KIND:
+		return 0;	/* read first, by jp_job_spec_parse_at */
+	case M_NAME:
+		return str(c, v, PLACE(key), 0, JP_NAME_MAX, &s->name);
+	case M_REF:
+		return str(c, v, PLACE(key), 1, JP_REF_MAX, &s->ref);
+	case M_PRIORITY:
 		p = json_is_string(v) ? jp_priority_from_name(json_string_value(v)) : -1;
 		if (p < 0)
-			return bad(c, key, -1, "must be \"low\", \"normal\", \"high\" or \"critical\"");
+			return bad(c, PLACE(key), "must be \"low\", \"normal\", \"high\" or \"critical\"");
 		s->priority = (enum jp_priority)p;
-	} else if (strcmp(key, "deadline_at_ms") == 0 || strcmp(key, "deadline_in_ms") == 0) {
+		return 0;
+	case M_DEADLINE_AT:
+	case M_DEADLINE_IN:
 		if (s->deadline != JP_DEADLINE_NONE)
-			return bad(c, "deadline_in_ms", -1,
+			return bad(c, PLACE("deadline_in_ms"),
 				   "cannot be given with deadline_at_ms: one deadline per job");
-		rc = integer(c, v, key, 0, JP_MAX_INT, &s->deadline_ms);
-		s->deadline = key[9] == 'a' ? JP_DEADLINE_AT : JP_DEADLINE_IN;
-	} else if (strcmp(key, "after") == 0) {
-		rc = deps(c, v, key, &s->after, &s->n_after);
-	} else if (strcmp(key, "any_of") == 0) {
-		rc = deps(c, v, key, &s->any_of, &s->n_any_of);
-	} else if (strcmp(key, "cost") == 0) {
-		rc = integer(c, v, key, 1, JP_COST_MAX, &n);
+		s->deadline = m == M_DEADLINE_AT ? JP_DEADLINE_AT : JP_DEADLINE_IN;
+		return integer(c, v, PLACE(key), 0, JP_MAX_INT, &s->deadline_ms);
+	case M_AFTER:
+		return deps(c, v, key, &s->after, &s->n_after);
+	case M_ANY_OF:
+		return deps(c, v, key, &s->any_of, &s->n_any_of);
+	case M_COST:
+		rc = integer(c, v, PLACE(key), 1, JP_COST_MAX, &n);
 		s->cost = (uint32_t)n;
-	} else if (strcmp(key, "argv") == 0) {
-		rc = argv_of(c, v, s);
-	} else if (strcmp(key, "env") == 0) {
-		rc = env_of(c, v, s);
-	} else if (strcmp(key, "cwd") == 0) {
-		rc = str(c, v, key, -1, 1, SIZE_MAX, &s->cwd);
+		return rc;
+	case M_ARGV:
+		return argv_of(c, v, s);
+	case M_ENV:
+		return env_of(c, v, s);
+	case M_CWD:
+		rc = str(c, v, PLACE(key), 1, SIZE_MAX, &s->cwd);
 		if (rc == 0 && s->cwd[0] != '/')
-			return bad(c, key, -1, "must be an absolute path");
-	} else if (strcmp(key, "stdin") == 0) {
-		rc = stdin_of(c, v, s);
-	} else if (strcmp(key, "timeout_ms") == 0) {
-		rc = integer(c, v, key, 1, JP_MAX_INT, &s->timeout_ms);
-	} else if (strcmp(key, "fn") == 0) {
-		rc = str(c, v, key, -1, 1, JP_NAME_MAX, &s->fn);
-	} else if (strcmp(key, "args") == 0) {
+			return bad(c, PLACE(key), "must be an absolute path");
+		return rc;
+	case M_STDIN:
+		return stdin_of(c, v, s);
+	case M_TIMEOUT:
+		return integer(c, v, PLACE(key), 1, JP_MAX_INT, &s->timeout_ms);
+	case M_FN:
+		return str(c, v, PLACE(key), 1, JP_NAME_MAX, &s->fn);
+	case M_ARGS:
 		s->args = unconst(v);
+		return 0;
+	case M_COUNT:
+		break;
 	}
-	return rc;
+	return jp_err_set(c->err, JSCHED_EINTERNAL, NULL, "unknown member");
 }
 
 void jp_job_spec_init(struct jp_job_spec *s)
@@ -302,11 +343,16 @@ void jp_job_spec_clear(struct jp_job_spec *s)
 int jp_job_spec_parse(const json_t *obj, const char *path, const struct jp_limits *lim,
 		      struct jp_job_spec *out, struct jp_err *err)
 {
+	return jp_job_spec_parse_at(obj, path, -1, lim, out, err);
+}
+
+int jp_job_spec_parse_at(const json_t *obj, const char *path, long index,
+			 const struct jp_limits *lim, struct jp_job_spec *out, struct jp_err *err)
+{
 	struct jp_limits dflt;
-	struct ctx c = {.path = path ? path : "", .lim = lim, .err = err};
+	struct ctx c = {.path = path ? path : "", .index = index, .lim = lim, .err = err};
 	const json_t *kind, *v;
 	const char *key;
-	size_t i;
 	int k, rc;
 
 	jp_job_spec_init(out);
@@ -315,38 +361,37 @@ int jp_job_spec_parse(const json_t *obj, const char *path, const struct jp_limit
 		c.lim = &dflt;
 	}
 	if (!json_is_object(obj))
-		return jp_err_set(err, JSCHED_EBAD_REQUEST, c.path, "a job spec is a JSON object");
+		return bad(&c, PLACE(""), "must be a job spec object");
 	kind = json_object_get(obj, "kind");
 	if (!kind)
-		return bad(&c, "kind", -1, "is required (\"exec\" or \"call\")");
+		return bad(&c, PLACE("kind"), "is required (\"exec\" or \"call\")");
 	k = json_is_string(kind) ? jp_kind_from_name(json_string_value(kind)) : -1;
 	if (k < 0)
-		return bad(&c, "kind", -1, "must be \"exec\" or \"call\"");
+		return bad(&c, PLACE("kind"), "must be \"exec\" or \"call\"");
 	out->kind = (enum jp_kind)k;
 	json_object_foreach(unconst(obj), key, v) {
-		for (i = 0; i < sizeof(members) / sizeof(members[0]); i++)
-			if (strcmp(members[i].name, key) == 0)
-				break;
-		if (i == sizeof(members) / sizeof(members[0])) {
-			rc = bad(&c, key, -1, "is not a member of a job spec");
+		enum member m = lookup(key);
+
+		if (m == M_COUNT) {
+			rc = bad(&c, PLACE(key), "is not a member of a job spec");
 			goto fail;
 		}
-		if ((members[i].scope == EXEC && out->kind != JP_KIND_EXEC) ||
-		    (members[i].scope == CALL && out->kind != JP_KIND_CALL)) {
-			rc = bad(&c, key, -1, members[i].scope == EXEC ? "is only for exec jobs"
-								       : "is only for call jobs");
+		if ((members[m].scope == EXEC && out->kind != JP_KIND_EXEC) ||
+		    (members[m].scope == CALL && out->kind != JP_KIND_CALL)) {
+			rc = bad(&c, PLACE(key), members[m].scope == EXEC ? "is only for exec jobs"
+									  : "is only for call jobs");
 			goto fail;
 		}
-		rc = member(&c, key, v, out);
+		rc = member(&c, m, v, out);
 		if (rc < 0)
 			goto fail;
 	}
 	if (out->kind == JP_KIND_EXEC && !out->argv) {
-		rc = bad(&c, "argv", -1, "is required for an exec job");
+		rc = bad(&c, PLACE("argv"), "is required for an exec job");
 		goto fail;
 	}
 	if (out->kind == JP_KIND_CALL && !out->fn) {
-		rc = bad(&c, "fn", -1, "is required for a call job");
+		rc = bad(&c, PLACE("fn"), "is required for a call job");
 		goto fail;
 	}
 	if (out->n_after + out->n_any_of > c.lim->deps_per_job) {

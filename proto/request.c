@@ -265,7 +265,7 @@ int jp_request_parse(const json_t *msg, const struct jp_limits *lim, struct jp_r
 		if (strcmp(key, "id") == 0 || strcmp(key, "op") == 0)
 			continue;
 		for (f = fields; f->name; f++)
-			if (strcmp(f->name, key) == 0)
+			if (f->name[0] == key[0] && strcmp(f->name, key) == 0)
 				break;
 		if (!f->name)
 			return jp_err_set(err, JSCHED_EBAD_REQUEST, key,

@@ -10,6 +10,7 @@
  * check: only it knows its jobs.
  */
 #include "proto/jproto.h"
+#include "proto/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,10 +44,13 @@ static void spec_path(const struct jp_submit *s, size_t i, char *buf, size_t siz
 		snprintf(buf, size, "jobs[%zu]", i);
 }
 
-/* resolve: give every ref dependency the index of the spec it names. */
-static int resolve(struct jp_submit *s, struct refent *refs, size_t nrefs, struct jp_err *err)
+/* resolve: give every ref dependency the index of the spec it names; *edges counts them. */
+static int resolve(struct jp_submit *s, struct refent *refs, size_t nrefs, size_t *edges,
+		   struct jp_err *err)
 {
 	char path[64];
+
+	*edges = 0;
 
 	for (size_t i = 0; i < s->n; i++) {
 		struct jp_job_spec *sp = &s->specs[i];
@@ -58,7 +62,7 @@ static int resolve(struct jp_submit *s, struct refent *refs, size_t nrefs, struc
 
 			if (!d->ref)
 				continue;
-			hit = bsearch(&key, refs, nrefs, sizeof(*refs), refcmp);
+			hit = nrefs ? bsearch(&key, refs, nrefs, sizeof(*refs), refcmp) : NULL;
 			if (!hit) {
 				char f[128];
 
@@ -70,6 +74,7 @@ static int resolve(struct jp_submit *s, struct refent *refs, size_t nrefs, struc
 						  "submit has", f, d->ref);
 			}
 			d->index = hit->index;
+			++*edges;
 		}
 	}
 	return 0;
@@ -172,7 +177,7 @@ int jp_submit_parse(const struct jp_request *r, const struct jp_limits *lim,
 {
 	const json_t *one = json_object_get(r->msg, "job"), *many = json_object_get(r->msg, "jobs");
 	struct refent *refs = NULL;
-	size_t nrefs = 0;
+	size_t nrefs = 0, edges;
 	char path[64];
 	int rc;
 
@@ -185,24 +190,28 @@ int jp_submit_parse(const struct jp_request *r, const struct jp_limits *lim,
 		return jp_err_set(err, JSCHED_EBAD_REQUEST, "jobs", "jobs must not be empty");
 	out->specs = calloc(out->n, sizeof(*out->specs));
 	out->order = calloc(out->n, sizeof(*out->order));
-	refs = calloc(out->n, sizeof(*refs));
-	if (!out->specs || !out->order || !refs) {
+	if (!out->specs || !out->order) {
 		rc = jp_err_set(err, JSCHED_ENOMEM, NULL, "out of memory");
 		goto fail;
 	}
 	for (size_t i = 0; i < out->n; i++)
 		jp_job_spec_init(&out->specs[i]);
 	for (size_t i = 0; i < out->n; i++) {
-		spec_path(out, i, path, sizeof(path));
-		rc = jp_job_spec_parse(one ? one : json_array_get(many, i), path, lim, &out->specs[i],
-				       err);
+		rc = jp_job_spec_parse_at(one ? one : json_array_get(many, i), one ? "job" : "jobs",
+					  one ? -1 : (long)i, lim, &out->specs[i], err);
 		if (rc < 0)
 			goto fail;
-		if (out->specs[i].ref)
-			refs[nrefs++] = (struct refent){.ref = out->specs[i].ref, .index = i};
+		if (!out->specs[i].ref)
+			continue;
+		if (!refs && !(refs = calloc(out->n, sizeof(*refs)))) {	/* at the first ref */
+			rc = jp_err_set(err, JSCHED_ENOMEM, NULL, "out of memory");
+			goto fail;
+		}
+		refs[nrefs++] = (struct refent){.ref = out->specs[i].ref, .index = i};
 	}
 	out->has_refs = nrefs > 0;
-	qsort(refs, nrefs, sizeof(*refs), refcmp);
+	if (nrefs > 1)
+		qsort(refs, nrefs, sizeof(*refs), refcmp);
 	for (size_t i = 1; i < nrefs; i++)
 		if (strcmp(refs[i - 1].ref, refs[i].ref) == 0) {
 			size_t a = refs[i - 1].index > refs[i].index ? refs[i - 1].index : refs[i].index;
@@ -214,11 +223,15 @@ int jp_submit_parse(const struct jp_request *r, const struct jp_limits *lim,
 					"ref \"%.64s\" is used by two specs", refs[i].ref);
 			goto fail;
 		}
-	rc = resolve(out, refs, nrefs, err);
-	if (rc == 0)
-		rc = sort(out, err);
+	rc = resolve(out, refs, nrefs, &edges, err);
 	if (rc < 0)
 		goto fail;
+	if (edges == 0) {	/* no spec waits for another: any order will do */
+		for (size_t i = 0; i < out->n; i++)
+			out->order[i] = i;
+	} else if ((rc = sort(out, err)) < 0) {
+		goto fail;
+	}
 	free(refs);
 	return 0;
 fail:
