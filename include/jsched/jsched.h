@@ -447,7 +447,10 @@ JSCHED_API int jsched_process(struct jsched_conn *conn);
  * kept without limit until read, so a watching program reads them). */
 JSCHED_API void jsched_set_event_cb(struct jsched_conn *conn, jsched_event_cb cb, void *arg);
 
-/* The asynchronous requests.  Each returns the request id (> 0) or an error. */
+/* The asynchronous requests.  Each returns the request id (> 0) or an error.  The
+ * operations without an _async call here (list, output, metrics, drain, watch, admin) go
+ * through jsched_request_async with their JSON (PROTOCOL.md section 6), read back with
+ * jsched_reply_json. */
 JSCHED_API int jsched_submit_async(struct jsched_conn *conn, const struct jsched_spec *spec,
 				   jsched_reply_cb cb, void *arg);
 JSCHED_API int jsched_submit_batch_async(struct jsched_conn *conn, const struct jsched_spec *const *specs,
