@@ -44,6 +44,12 @@ static void spec_path(const struct jp_submit *s, size_t i, char *buf, size_t siz
 		snprintf(buf, size, "jobs[%zu]", i);
 }
 
+/* dep_at: the j-th dependency of spec sp, counting through after, then any_of. */
+static struct jp_dep *dep_at(const struct jp_job_spec *sp, size_t j)
+{
+	return j < sp->n_after ? &sp->after[j] : &sp->any_of[j - sp->n_after];
+}
+
 /* resolve: give every ref dependency the index of the spec it names; *edges counts them. */
 static int resolve(struct jp_submit *s, struct refent *refs, size_t nrefs, size_t *edges,
 		   struct jp_err *err)
@@ -51,13 +57,12 @@ static int resolve(struct jp_submit *s, struct refent *refs, size_t nrefs, size_
 	char path[64];
 
 	*edges = 0;
-
 	for (size_t i = 0; i < s->n; i++) {
 		struct jp_job_spec *sp = &s->specs[i];
 
 		for (size_t j = 0; j < sp->n_after + sp->n_any_of; j++) {
 			bool in_after = j < sp->n_after;
-			struct jp_dep *d = in_after ? &sp->after[j] : &sp->any_of[j - sp->n_after];
+			struct jp_dep *d = dep_at(sp, j);
 			struct refent key = {.ref = d->ref}, *hit;
 
 			if (!d->ref)
@@ -80,23 +85,22 @@ static int resolve(struct jp_submit *s, struct refent *refs, size_t nrefs, size_
 	return 0;
 }
 
-/* dep_at: the j-th dependency of spec sp, across after and any_of. */
-static const struct jp_dep *dep_at(const struct jp_job_spec *sp, size_t j)
+/* sort: fill s->order with a topological order of the ref graph (edges ref dependencies,
+ * at least one), or report a cycle with the path of one spec on it. */
+static int sort(struct jp_submit *s, size_t edges, struct jp_err *err)
 {
-	return j < sp->n_after ? &sp->after[j] : &sp->any_of[j - sp->n_after];
-}
-
-/* sort: fill s->order with a topological order of the ref graph, or report a cycle with
- * the path of one spec on it. */
-static int sort(struct jp_submit *s, struct jp_err *err)
-{
-	size_t n = s->n, *indeg = calloc(n, sizeof(size_t)), *start = calloc(n + 1, sizeof(size_t));
-	size_t *next = NULL, head = 0, tail = 0, edges = 0;
+	size_t n = s->n, head = 0, tail = 0;
+	size_t *indeg = calloc(n, sizeof(size_t)), *start = calloc(n + 1, sizeof(size_t));
+	size_t *fill = calloc(n, sizeof(size_t)), *next = malloc(edges * sizeof(size_t));
+	char path[64];
 	int rc = 0;
 
-	if (!indeg || !start)
-		goto nomem;
-	/* Edges dependency -> dependent, in compressed rows indexed by the dependency. */
+	if (!indeg || !start || !fill || !next) {
+		rc = jp_err_set(err, JSCHED_ENOMEM, NULL, "out of memory");
+		goto out;
+	}
+	/* The edges dependency -> dependent in compressed rows: next[start[v] ..
+	 * start[v + 1]) are the specs that name spec v. */
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < s->specs[i].n_after + s->specs[i].n_any_of; j++) {
 			const struct jp_dep *d = dep_at(&s->specs[i], j);
@@ -104,28 +108,18 @@ static int sort(struct jp_submit *s, struct jp_err *err)
 			if (d->ref) {
 				start[d->index + 1]++;
 				indeg[i]++;
-				edges++;
 			}
 		}
 	for (size_t i = 0; i < n; i++)
 		start[i + 1] += start[i];
-	next = malloc((edges ? edges : 1) * sizeof(size_t));
-	if (!next)
-		goto nomem;
-	{
-		size_t *fill = calloc(n, sizeof(size_t));
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < s->specs[i].n_after + s->specs[i].n_any_of; j++) {
+			const struct jp_dep *d = dep_at(&s->specs[i], j);
 
-		if (!fill)
-			goto nomem;
-		for (size_t i = 0; i < n; i++)
-			for (size_t j = 0; j < s->specs[i].n_after + s->specs[i].n_any_of; j++) {
-				const struct jp_dep *d = dep_at(&s->specs[i], j);
-
-				if (d->ref)
-					next[start[d->index] + fill[d->index]++] = i;
-			}
-		free(fill);
-	}
+			if (d->ref)
+				next[start[d->index] + fill[d->index]++] = i;
+		}
+	/* Kahn: take the specs no one is waiting on, releasing those that wait on them. */
 	for (size_t i = 0; i < n; i++)
 		if (indeg[i] == 0)
 			s->order[tail++] = i;
@@ -137,10 +131,9 @@ static int sort(struct jp_submit *s, struct jp_err *err)
 				s->order[tail++] = next[e];
 	}
 	if (tail < n) {
-		/* Every spec left has a dependency also left: walking n steps along them from
-		 * any of them ends on a cycle. */
+		/* Every spec left waits on a spec also left: walking n steps along such
+		 * dependencies from any of them ends on a cycle. */
 		size_t v = 0;
-		char path[64];
 
 		while (indeg[v] == 0)
 			v++;
@@ -161,15 +154,12 @@ static int sort(struct jp_submit *s, struct jp_err *err)
 				"the refs form a cycle through %s (ref \"%.64s\")", path,
 				s->specs[v].ref ? s->specs[v].ref : "");
 	}
+out:
 	free(indeg);
 	free(start);
+	free(fill);
 	free(next);
 	return rc;
-nomem:
-	free(indeg);
-	free(start);
-	free(next);
-	return jp_err_set(err, JSCHED_ENOMEM, NULL, "out of memory");
 }
 
 int jp_submit_parse(const struct jp_request *r, const struct jp_limits *lim,
@@ -229,7 +219,7 @@ int jp_submit_parse(const struct jp_request *r, const struct jp_limits *lim,
 	if (edges == 0) {	/* no spec waits for another: any order will do */
 		for (size_t i = 0; i < out->n; i++)
 			out->order[i] = i;
-	} else if ((rc = sort(out, err)) < 0) {
+	} else if ((rc = sort(out, edges, err)) < 0) {
 		goto fail;
 	}
 	free(refs);
