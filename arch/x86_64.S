@@ -74,6 +74,8 @@ jd_arch_switch:
 	.cfi_endproc
 	.size	jd_arch_switch, .-jd_arch_switch
 
+	.hidden	jd_ctx_fn_returned	/* arch/ctx.c */
+
 	.globl	jd_arch_entry
 	.hidden	jd_arch_entry
 	.type	jd_arch_entry, @function
