@@ -369,6 +369,8 @@ int jsched_process(struct jsched_conn *c)
 {
 	if (c == NULL)
 		return JSCHED_EINVAL;
+	if (c->in_callback > 0) /* dispatching inside a dispatch would reorder callbacks */
+		return jc_set_error(c, JSCHED_EINVAL, "jsched_process from a callback");
 	if (c->dead == 0)
 		flush_out(c, true);
 	if (c->dead == 0)
@@ -544,6 +546,9 @@ int jsched_next_event(struct jsched_conn *c, int64_t timeout_ms, struct jsched_e
 		}
 		if (c->dead != 0)
 			return c->dead;
+		if (c->in_callback > 0)
+			return jc_set_error(c, JSCHED_EINVAL, "jsched_next_event from a callback can only take what "
+							      "has already arrived");
 		int64_t left = end < 0 ? -1 : end - now_ms();
 		if (end >= 0 && left < 0)
 			left = 0;

@@ -413,7 +413,8 @@ JSCHED_API int jsched_unwatch(struct jsched_conn *conn);
 /* jsched_next_event waits at most timeout_ms (negative: no limit; 0: only what has already
  * arrived) for the next event and stores it in *out (the caller frees it).  JSCHED_ETIMEOUT
  * if none came, JSCHED_EDISCONNECTED if the daemon hung up.  JSCHED_EINVAL when an event
- * callback is set (events go there instead). */
+ * callback is set (events go there instead), or from a callback when no event has
+ * arrived yet (it would have to wait). */
 JSCHED_API int jsched_next_event(struct jsched_conn *conn, int64_t timeout_ms, struct jsched_event **out);
 
 /* ---- event-loop mode --------------------------------------------------------------------
@@ -440,7 +441,8 @@ JSCHED_API bool jsched_want_write(const struct jsched_conn *conn);
 /* jsched_process writes what it can and reads what has arrived, without blocking, and runs
  * the callbacks of the replies and events that completed.  Returns 0, or
  * JSCHED_EDISCONNECTED once the daemon has hung up (the callbacks of requests in flight
- * then run with that error; the connection can only be closed). */
+ * then run with that error; the connection can only be closed).  Not from a callback
+ * (JSCHED_EINVAL). */
 JSCHED_API int jsched_process(struct jsched_conn *conn);
 
 /* jsched_set_event_cb routes events to cb (NULL: keep them for jsched_next_event; they are

@@ -474,6 +474,7 @@ struct log {
 	uint64_t event_seq[8];
 	struct jsched_conn *conn;
 	int sync_status; /* what a synchronous call from a callback returned */
+	int process_status; /* and jsched_process */
 };
 
 static void reply_cb(struct jsched_conn *conn, int status, const struct jsched_reply *reply, void *arg)
@@ -494,6 +495,7 @@ static void reply_cb(struct jsched_conn *conn, int status, const struct jsched_r
 	if (status == 0)
 		assert_non_null(jsched_reply_json(reply));
 	log->sync_status = jsched_ping(conn);
+	log->process_status = jsched_process(conn);
 }
 
 static void event_cb(struct jsched_conn *conn, struct jsched_event *ev, void *arg)
@@ -556,8 +558,9 @@ static void test_async_out_of_order(void **state)
 	assert_int_equal(log.status[2], JSCHED_ENO_SUCH_JOB);
 	assert_int_equal(log.events, 1);
 	assert_int_equal(log.event_seq[0], 1);
-	/* A synchronous call from a callback is refused, not deadlocked. */
+	/* A synchronous call or jsched_process from a callback is refused, not re-entered. */
 	assert_int_equal(log.sync_status, JSCHED_EINVAL);
+	assert_int_equal(log.process_status, JSCHED_EINVAL);
 	/* With an event callback set, jsched_next_event is refused. */
 	struct jsched_event *ev;
 	assert_int_equal(jsched_next_event(f->conn, 0, &ev), JSCHED_EINVAL);
