@@ -339,7 +339,7 @@ static int thread_wait(struct jd_event *ev, uint64_t deadline, struct jd_cancel 
 {
 	int64_t spin = atomic_load_explicit(&thread_spin_ns, memory_order_relaxed);
 	if (spin > 0) {
-		uint64_t end = jd_now_ns() + (uint64_t)spin;
+		uint64_t start = jd_now_ns(), end = start + (uint64_t)spin;
 		if (deadline && deadline < end)
 			end = deadline;
 		for (;;) {
@@ -350,8 +350,15 @@ static int thread_wait(struct jd_event *ev, uint64_t deadline, struct jd_cancel 
 			}
 			if (user && jd_cancel_fired(user))
 				return JSCHED_ECANCELLED;
-			if (jd_now_ns() >= end)
+			uint64_t now = jd_now_ns();
+			if (now >= end)
 				break;
+			/* After the first 2 µs, give the CPU to whoever is runnable here: with
+			 * more threads than CPUs the worker we wait for may be that one (a
+			 * DAG row without this: 108 µs per graph with a 100 µs spin, 6.7 µs
+			 * with a 2 µs one). */
+			if (now - start > 2000)
+				sched_yield();
 		}
 	}
 	struct jd_wait wt;

@@ -372,6 +372,20 @@ void jd_run_task(struct jd_worker *w, struct jd_task *t)
 	jd_task_complete(w, t);
 }
 
+#define SPIN_HOT 64
+
+/* spin_idle: one idle round under SPIN.  Keep searching, but once a search has come up
+ * empty SPIN_HOT times in a row, yield the CPU on every round: on a machine with more
+ * runnable threads than CPUs (two workers and the submitting thread on two CPUs) a worker
+ * that only spins takes the CPU from the thread that is about to give it work. */
+static void spin_idle(unsigned *spins)
+{
+	if (++*spins < SPIN_HOT)
+		jd_cpu_relax();
+	else
+		sched_yield();
+}
+
 bool jd_help_wait(struct jd_worker *w, atomic_uint *done, uint64_t deadline)
 {
 	struct jd_pool *p = w->pool;
@@ -381,15 +395,14 @@ bool jd_help_wait(struct jd_worker *w, atomic_uint *done, uint64_t deadline)
 			return true;
 		struct jd_task *t = find_work(w, false);
 		if (t) {
+			spins = 0;
 			jd_run_task(w, t);
 			continue;
 		}
 		if (deadline && jd_now_ns() >= deadline)
 			return false;
 		if (atomic_load_explicit(&p->idle_policy, memory_order_relaxed) == JD_IDLE_SPIN) {
-			if (++spins % 64 == 0)
-				sched_yield();
-			jd_cpu_relax();
+			spin_idle(&spins);
 			continue;
 		}
 		park(w, deadline, done);
@@ -438,10 +451,7 @@ void *jd_worker_main(void *arg)
 			break;
 		}
 		if (atomic_load_explicit(&p->idle_policy, memory_order_relaxed) == JD_IDLE_SPIN) {
-			/* Keep searching, but let the other threads of a small machine run. */
-			if (++spins % 64 == 0)
-				sched_yield();
-			jd_cpu_relax();
+			spin_idle(&spins);
 			continue;
 		}
 		park(w, 0, NULL);
