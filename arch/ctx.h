@@ -59,9 +59,9 @@ void jd_ctx_init_thread(struct jd_ctx *c);
 /* jd_ctx_make: prepare `c` to run fn(arg) on [stack_lo, stack_lo + stack_size) at its
  * first resumption.  stack_lo is page-aligned; the caller keeps the stack alive.  The
  * first frame sits at the top of the range, aligned down to 16 bytes.  `c` is either
- * memory holding no context (zeroed, preferably: jd_ctx_make reads it to tell, and Valgrind
- * flags a read of garbage) or a context made earlier that is not running (a finished
- * fiber being reused), whose sanitizer state is then released first, so no
+ * memory holding no context (preferably zeroed: jd_ctx_make reads it to tell, and
+ * Valgrind flags a read of garbage) or a context made earlier that is not running (a
+ * finished fiber being reused), whose sanitizer state is then released first, so no
  * jd_ctx_destroy is needed between two makes.  Any thread may call it. */
 void jd_ctx_make(struct jd_ctx *c, void *stack_lo, size_t stack_size, jd_ctx_fn fn,
 		 void *arg);
