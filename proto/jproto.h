@@ -136,7 +136,7 @@ json_t *jp_base64_json(const void *data, size_t n);
  * several frames at once); take whole frames out with jp_decoder_next (parsed) or
  * jp_decoder_next_frame (raw payload).  A frame's length is checked against the limit from
  * its header, before any memory is set aside for its payload.  One thread at a time.
- * Fields are private to decoder.c. */
+ * Fields are private to frame.c. */
 struct jp_decoder {
 	struct jp_buf in;	/* bytes fed and not yet taken; frames start at in.data + pos */
 	size_t pos;		/* start of the first frame not yet taken */
