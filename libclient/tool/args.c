@@ -60,10 +60,13 @@ static const char help_main[] =
 static const char help_submit[] =
 	"usage: jsched submit [OPTIONS] -- COMMAND [ARG...]\n"
 	"       jsched submit [OPTIONS] --fn NAME [--args JSON]\n"
+	"       jsched submit --batch FILE [--wait [--timeout DURATION]] [--json]\n"
 	"\n"
 	"Submit one job and print its id.  An exec job runs COMMAND with this shell's working\n"
 	"directory and environment unless told otherwise; a call job runs the daemon's handler\n"
-	"NAME with the JSON arguments.\n"
+	"NAME with the JSON arguments.  --batch submits a JSON array of job specs (PROTOCOL.md\n"
+	"section 4; with \"ref\" and \"after\": [\"ref\"] a graph), all or none, and prints\n"
+	"their ids in order; with --wait it waits for all and exits 0 if all succeeded.\n"
 	"\n"
 	"  --fn NAME            a call job of handler NAME\n"
 	"  --args JSON          its arguments (default: null)\n"
@@ -78,6 +81,7 @@ static const char help_submit[] =
 	"  --env NAME=VALUE     exec: set a variable (repeatable)\n"
 	"  --clear-env          exec: send only the --env variables, not this environment\n"
 	"  --stdin FILE         exec: feed FILE to the command's stdin (- for jsched's stdin)\n"
+	"  --batch FILE         submit the array of specs in FILE (- for stdin)\n"
 	"  -w, --wait           wait for the job and exit with its status\n"
 	"  --timeout DURATION   with --wait: give up after DURATION (exit 75)\n"
 	"  --json               print the daemon's reply as JSON\n";
@@ -379,7 +383,7 @@ enum {
 	O_FN = 1, O_ARGS, O_NAME, O_PRIORITY, O_DEADLINE, O_TIME_LIMIT, O_COST, O_AFTER, O_ANY_OF,
 	O_CWD, O_ENV, O_CLEAR_ENV, O_STDIN, O_WAIT, O_TIMEOUT, O_JSON, O_ANY, O_STATE, O_STDOUT,
 	O_STDERR, O_SINCE, O_COUNT, O_ONCE, O_INTERVAL, O_WEIGHT, O_MAX_QUEUED, O_IMMEDIATE,
-	O_SOCKET, O_VERSION, O_CLIENT, O_RUNNING, O_ALL, O_OVERFLOW,
+	O_SOCKET, O_VERSION, O_CLIENT, O_RUNNING, O_ALL, O_OVERFLOW, O_BATCH,
 };
 
 static int parse_submit(struct parser *p, struct cli_cmd *cmd)
@@ -390,7 +394,7 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 		{ "time-limit", 0, true, O_TIME_LIMIT }, { "cost", 0, true, O_COST },
 		{ "after", 0, true, O_AFTER }, { "any-of", 0, true, O_ANY_OF },
 		{ "cwd", 0, true, O_CWD }, { "env", 0, true, O_ENV },
-		{ "clear-env", 0, false, O_CLEAR_ENV }, { "stdin", 0, true, O_STDIN },
+		{ "clear-env", 0, false, O_CLEAR_ENV }, { "stdin", 0, true, O_STDIN }, { "batch", 0, true, O_BATCH },
 		{ "wait", 'w', false, O_WAIT }, { "timeout", 0, true, O_TIMEOUT },
 		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
 	};
@@ -460,6 +464,7 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 			break;
 		case O_CLEAR_ENV: cmd->clear_env = true; break;
 		case O_STDIN: cmd->stdin_file = p->val; break;
+		case O_BATCH: cmd->batch = p->val; break;
 		case O_WAIT: cmd->wait = true; break;
 		case O_TIMEOUT:
 			if (parse_duration(p, "--timeout", p->val, &cmd->timeout_ms) < 0)
@@ -472,10 +477,23 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 		}
 	}
 done:
+	if (cmd->batch != NULL) {
+		/* The file says everything about its jobs; only how to wait may be added. */
+		const char *spec_opt = cmd->command ? "a command" : cmd->fn ? "--fn" : cmd->args ? "--args"
+			: cmd->name ? "--name" : cmd->priority >= 0 ? "--priority" : cmd->deadline_ms ? "--deadline"
+			: cmd->time_limit_ms ? "--time-limit" : cmd->cost ? "--cost" : cmd->n_ids ? "--after"
+			: cmd->n_any_of ? "--any-of" : cmd->cwd ? "--cwd" : cmd->n_env ? "--env"
+			: cmd->clear_env ? "--clear-env" : cmd->stdin_file ? "--stdin" : NULL;
+		if (spec_opt != NULL)
+			return fail(p, "%s cannot be combined with --batch (write it in the file's specs)", spec_opt);
+		if (timeout && !cmd->wait)
+			return fail(p, "--timeout needs --wait");
+		return 0;
+	}
 	if (cmd->fn != NULL && cmd->command != NULL)
 		return fail(p, "give either --fn NAME or a command after --, not both");
 	if (cmd->fn == NULL && cmd->command == NULL)
-		return fail(p, "nothing to run: give a command after -- or --fn NAME");
+		return fail(p, "nothing to run: give a command after --, --fn NAME or --batch FILE");
 	if (cmd->command != NULL && cmd->command[0] == NULL)
 		return fail(p, "no command after --");
 	if (cmd->args != NULL && cmd->fn == NULL)

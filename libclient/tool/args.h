@@ -64,6 +64,7 @@ struct cli_cmd {
 	const char *env[CLI_MAX_ENV + 1]; /* --env NAME=VALUE, NULL-terminated */
 	size_t n_env;
 	const char *stdin_file; /* --stdin FILE ("-": the tool's stdin) */
+	const char *batch;   /* --batch FILE: a JSON array of specs ("-": stdin) */
 	uint64_t any_of[CLI_MAX_IDS]; /* --any-of (--after goes to ids) */
 	size_t n_any_of;
 	bool wait;	     /* --wait */

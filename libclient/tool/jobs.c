@@ -96,12 +96,13 @@ int tool_job_exit(const struct jsched_result *r)
 
 /* ---- submit --------------------------------------------------------------------------- */
 
-/* Read a whole file (or stdin for "-") into *data.  0, or -1 with a message printed. */
-static int read_file(const char *path, char **data, size_t *len)
+/* Read a whole file (or stdin for "-") into *data, for option opt.  0, or -1 with a
+ * message printed. */
+static int read_file(const char *opt, const char *path, char **data, size_t *len)
 {
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
 	if (f == NULL) {
-		fprintf(stderr, "jsched submit: --stdin %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "jsched submit: %s %s: %s\n", opt, path, strerror(errno));
 		return -1;
 	}
 	size_t cap = 65536, n = 0;
@@ -128,7 +129,7 @@ static int read_file(const char *path, char **data, size_t *len)
 	if (f != stdin)
 		fclose(f);
 	if (err) {
-		fprintf(stderr, "jsched submit: --stdin %s: %s\n", path, buf == NULL ? "out of memory" : "read error");
+		fprintf(stderr, "jsched submit: %s %s: %s\n", opt, path, buf == NULL ? "out of memory" : "read error");
 		free(buf);
 		return -1;
 	}
@@ -182,7 +183,7 @@ static int build_spec(const struct cli_cmd *cmd, struct jsched_spec **out)
 		if (r == 0 && cmd->stdin_file != NULL) {
 			char *data;
 			size_t len;
-			if (read_file(cmd->stdin_file, &data, &len) < 0) {
+			if (read_file("--stdin", cmd->stdin_file, &data, &len) < 0) {
 				jsched_spec_free(spec);
 				return CLI_EXIT_USAGE;
 			}
@@ -246,9 +247,73 @@ static int report_finished(struct jsched_conn *conn, const struct cli_cmd *cmd, 
 	return tool_job_exit(r);
 }
 
+/* submit --batch: the specs of a JSON array, in one message; ids in order. */
+static int submit_batch(struct jsched_conn *conn, const struct cli_cmd *cmd)
+{
+	char *text;
+	size_t len;
+	if (read_file("--batch", cmd->batch, &text, &len) < 0)
+		return CLI_EXIT_USAGE;
+	json_error_t jerr;
+	json_t *arr = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	free(text);
+	if (!json_is_array(arr) || json_array_size(arr) == 0) {
+		fprintf(stderr, "jsched submit: --batch %s: %s%s (line %d)\n", cmd->batch,
+			arr == NULL ? "not JSON: " : "expected a non-empty array of job specs",
+			arr == NULL ? jerr.text : "", arr == NULL ? jerr.line : 1);
+		json_decref(arr);
+		return CLI_EXIT_USAGE;
+	}
+	size_t n = json_array_size(arr);
+	struct jsched_spec **specs = calloc(n, sizeof *specs);
+	uint64_t *ids = calloc(n, sizeof *ids);
+	int rc = specs != NULL && ids != NULL ? CLI_EXIT_OK : CLI_EXIT_FAILED;
+	for (size_t i = 0; rc == CLI_EXIT_OK && i < n; i++) {
+		char *one = json_dumps(json_array_get(arr, i), JSON_COMPACT);
+		if (one == NULL || jsched_spec_from_json(one, &specs[i]) < 0) {
+			fprintf(stderr, "jsched submit: --batch %s: element %zu is not a job spec object\n", cmd->batch, i);
+			rc = CLI_EXIT_USAGE;
+		}
+		free(one);
+	}
+	json_decref(arr);
+	int r = 0;
+	if (rc == CLI_EXIT_OK) {
+		r = jsched_submit_batch(conn, (const struct jsched_spec *const *)specs, n, ids);
+		rc = r < 0 ? tool_fail(conn, cmd, r) : CLI_EXIT_OK;
+	}
+	for (size_t i = 0; rc == CLI_EXIT_OK && !cmd->wait && i < n; i++)
+		printf(cmd->json ? "{\"job\": %" PRIu64 "}\n" : "%" PRIu64 "\n", ids[i]);
+	if (rc == CLI_EXIT_OK && cmd->wait) {
+		struct jsched_results *l = NULL;
+		r = jsched_wait_many(conn, ids, n, JSCHED_WAIT_ALL, cmd->timeout_ms, &l);
+		if (r < 0 && r != JSCHED_ETIMEOUT) {
+			rc = tool_fail(conn, cmd, r);
+		} else {
+			for (size_t i = 0; l != NULL && i < l->count; i++) {
+				tool_print_record(l->items[i], cmd->json);
+				if (l->items[i]->state != JSCHED_STATE_SUCCEEDED)
+					rc = CLI_EXIT_FAILED;
+			}
+			if (r == JSCHED_ETIMEOUT) {
+				fprintf(stderr, "jsched submit: the --timeout expired before the jobs ended\n");
+				rc = CLI_EXIT_TIMEOUT;
+			}
+		}
+		jsched_results_free(l);
+	}
+	for (size_t i = 0; specs != NULL && i < n; i++)
+		jsched_spec_free(specs[i]);
+	free(specs);
+	free(ids);
+	return rc;
+}
+
 /* cmd_submit: see tool.h. */
 int cmd_submit(struct jsched_conn *conn, const struct cli_cmd *cmd)
 {
+	if (cmd->batch != NULL)
+		return submit_batch(conn, cmd);
 	struct jsched_spec *spec;
 	int rc = build_spec(cmd, &spec);
 	if (rc != 0)

@@ -141,6 +141,13 @@ static void test_submit(void **state)
 	assert_string_equal(cmd.stdin_file, "-");
 	assert_int_equal(cmd.time_limit_ms, 10000);
 
+	OK("submit", "--batch", "graph.json", "--wait", "--timeout", "1m", "--json");
+	assert_string_equal(cmd.batch, "graph.json");
+	assert_true(cmd.wait);
+	assert_int_equal(cmd.timeout_ms, 60000);
+	BAD("--priority cannot be combined with --batch", "submit", "--batch", "g.json", "--priority", "high");
+	BAD("a command cannot be combined with --batch", "submit", "--batch", "g.json", "--", "ls");
+	BAD("--timeout needs --wait", "submit", "--batch", "g.json", "--timeout", "1s");
 	BAD("nothing to run", "submit");
 	BAD("no command after --", "submit", "--");
 	BAD("put the command after --", "submit", "make");

@@ -257,6 +257,45 @@ static void test_submit_wait_exit_status(void **state)
 	assert_int_equal(json_integer_value(json_object_get(request(1), "timeout_ms")), 100);
 }
 
+static void test_batch(void **state)
+{
+	(void)state;
+	char path[256];
+	snprintf(path, sizeof path, "%s/graph.json", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("[{\"ref\": \"a\", \"kind\": \"call\", \"fn\": \"echo\"},\n"
+	      " {\"kind\": \"exec\", \"argv\": [\"true\"], \"after\": [\"a\"]}]\n", f);
+	fclose(f);
+	static const char *const ok[] = { "{\"id\": %d, \"ok\": true, \"jobs\": [7, 8], \"refs\": {\"a\": 7}}" };
+	script(ok, 1);
+	char args[512];
+	snprintf(args, sizeof args, "submit --batch %s", path);
+	assert_int_equal(run("", args), 0);
+	assert_string_equal(out, "7\n8\n");
+	json_t *jobs = json_object_get(request(0), "jobs");
+	assert_int_equal(json_array_size(jobs), 2);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(json_array_get(jobs, 1), "after"), 0)), "a");
+	/* The specs go as written: no cwd or environment added to the exec one. */
+	assert_null(json_object_get(json_array_get(jobs, 1), "env"));
+
+	static const char *const waited[] = {
+		"{\"id\": %d, \"ok\": true, \"jobs\": [7, 8]}",
+		"{\"id\": %d, \"ok\": true, \"jobs\": [{\"job\": 7, \"kind\": \"call\", \"state\": \"succeeded\"}, "
+		"{\"job\": 8, \"kind\": \"exec\", \"state\": \"cancelled\", \"cause\": \"dependency\"}]}",
+	};
+	script(waited, 2);
+	snprintf(args, sizeof args, "submit --batch - --wait < %s", path);
+	assert_int_equal(run("", args), 1); /* one did not succeed */
+	CONTAINS(out, "cancelled");
+	assert_int_equal(json_array_size(json_object_get(request(1), "jobs")), 2);
+
+	script(ok, 1);
+	assert_int_equal(run("echo '{\"kind\": \"call\"}' |", "submit --batch -"), 64);
+	CONTAINS(err, "expected a non-empty array of job specs");
+	unlink(path);
+}
+
 static void test_errors_and_exit_codes(void **state)
 {
 	(void)state;
@@ -390,6 +429,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_submit_sends_cwd_and_env),
 		cmocka_unit_test(test_submit_wait_exit_status),
+		cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_errors_and_exit_codes),
 		cmocka_unit_test(test_listing_commands),
 		cmocka_unit_test(test_watch),
