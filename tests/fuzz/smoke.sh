@@ -15,10 +15,12 @@ for t in "$@"; do
 	work=$dir/corpus-$name
 	log=$dir/fuzz-$name.log
 	mkdir -p "$work"
+	dict=""
+	[ -f "tests/fuzz/$name.dict" ] && dict="-dict=tests/fuzz/$name.dict"
 	# -rss_limit_mb: the codec's limits keep memory small; anything above is a leak.
 	# -timeout: one input taking seconds is a bug (quadratic behaviour).
 	if "$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=1024 -max_len=65536 \
-		-artifact_prefix="$dir/" -print_final_stats=1 "$work" "tests/fuzz/corpus/$name" \
+		-artifact_prefix="$dir/" -print_final_stats=1 $dict "$work" "tests/fuzz/corpus/$name" \
 		>"$log" 2>&1; then
 		pass=$((pass + 1))
 		echo "PASS  fuzz_$name  ($secs s, $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$') runs, corpus $(ls "$work" | wc -l))"
