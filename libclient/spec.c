@@ -37,7 +37,7 @@ int jsched_spec_exec(const char *const *argv, struct jsched_spec **out)
 	if (out == NULL)
 		return JSCHED_EINVAL;
 	*out = NULL;
-	if (argv == NULL || argv[0] == NULL)
+	if (argv == NULL || argv[0] == NULL || argv[0][0] == '\0')
 		return JSCHED_EINVAL;
 	json_t *arr = json_array();
 	if (arr == NULL)

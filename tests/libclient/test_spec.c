@@ -154,6 +154,8 @@ static void test_bad_values(void **state)
 	struct jsched_spec *s;
 	assert_int_equal(jsched_spec_exec(empty, &s), JSCHED_EINVAL);
 	assert_int_equal(jsched_spec_exec(NULL, &s), JSCHED_EINVAL);
+	const char *empty_cmd[] = { "", "x", NULL };
+	assert_int_equal(jsched_spec_exec(empty_cmd, &s), JSCHED_EINVAL);
 	const char *bad_utf8[] = { "echo", "\xff\xfe", NULL };
 	assert_int_equal(jsched_spec_exec(bad_utf8, &s), JSCHED_EINVAL);
 
