@@ -167,9 +167,9 @@ enum jsched_dep_on {
 
 /* jsched_spec_exec makes a spec for an exec job running argv[0] (looked up in the job's
  * PATH when it has no '/') with the arguments argv[1..]; argv ends with NULL and has at
- * least one word, the first not empty.  By default the command gets an empty environment and runs in "/" (the
- * daemon never passes on its own environment); see set_env and set_cwd, or
- * jsched_spec_inherit, which copies the caller's.  Any thread. */
+ * least one word, the first not empty.  By default the command gets an empty environment
+ * and runs in "/" (the daemon never passes on its own environment); see set_env and
+ * set_cwd, or jsched_spec_inherit, which copies the caller's.  Any thread. */
 JSCHED_API int jsched_spec_exec(const char *const *argv, struct jsched_spec **out);
 
 /* jsched_spec_call makes a spec for a call job: the daemon's handler fn (a built-in: noop,
