@@ -43,10 +43,11 @@ static json_t *parse_text(const char *text)
 	return j;
 }
 
-/* req_ok: text is a request that passes, with this op and id. */
+/* req_ok: text is a request that passes, with this op and id, also after a trip through
+ * the encoder and decoder. */
 static void req_ok(const char *text, enum jp_op op, int64_t id)
 {
-	json_t *j = parse_text(text);
+	json_t *j = wire(parse_text(text));
 	struct jp_request r;
 	struct jp_err err = {0};
 	int rc = jp_request_parse(j, NULL, &r, &err);
@@ -55,6 +56,7 @@ static void req_ok(const char *text, enum jp_op op, int64_t id)
 		fail_msg("%s: refused: %s (%s)", text, err.message, err.field);
 	assert_int_equal(r.op, op);
 	assert_int_equal(r.id, id);
+	assert_string_equal(jp_op_name(r.op), json_string_value(json_object_get(j, "op")));
 	json_decref(j);
 }
 
