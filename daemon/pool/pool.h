@@ -308,15 +308,19 @@ int jd_dag_add(struct jd_dag *d, const struct jd_task_spec *t, enum jd_gate gate
  * (bad id, self-edge) or JSCHED_ENOMEM.  Before jd_dag_run only. */
 int jd_dag_edge(struct jd_dag *d, int from, int to);
 
-/* jd_dag_run: check the graph for cycles and submit its roots.  Returns 0,
- * JSCHED_EDEPENDENCY_CYCLE (nothing ran), JSCHED_EINVAL (already run) or an error of
- * jd_pool_submit_batch.  Every node runs exactly once.  Any thread. */
+/* jd_dag_run: check the graph for cycles and start its roots.  Returns 0,
+ * JSCHED_EDEPENDENCY_CYCLE (nothing ran), JSCHED_EINVAL (already run) or JSCHED_ENOMEM.
+ * Every node runs exactly once (if the pool cannot take a ready node, the thread that
+ * released it runs it).  Any thread. */
 int jd_dag_run(struct jd_dag *d);
 
-/* jd_dag_wait: wait for every node to finish, as jd_wg_wait.  Any thread. */
+/* jd_dag_wait: wait for every node to finish, as jd_wg_wait.  A thread outside the pool
+ * that waits also runs ready plain nodes itself (as oneTBB's wait_for_all does): plain
+ * node bodies must not assume they run on a worker.  Any thread. */
 int jd_dag_wait(struct jd_dag *d);
 
-/* jd_dag_destroy: free the graph; it must not be running.  Any thread. */
+/* jd_dag_destroy: release the graph (it is freed once no queued task of it remains).
+ * After jd_dag_wait, or instead of jd_dag_run.  Any thread. */
 void jd_dag_destroy(struct jd_dag *d);
 
 /* ---- counters ------------------------------------------------------------------------- */

@@ -5,6 +5,7 @@
  */
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "daemon/pool/pool.h"
 #include "jsched/error.h"
@@ -252,6 +253,104 @@ static void test_dag(void **state)
 	assert_int_equal(jd_pool_destroy(p, JD_SHUTDOWN_GRACEFUL), 0);
 }
 
+/* A bigger random graph (past the inline sizes: 200 nodes, up to 12 successors each),
+ * edges only forward so it is acyclic, AND and OR gates, some nodes on fibers, waited
+ * from outside and from inside a task. */
+struct big {
+	atomic_int seq;
+	atomic_int at[200];
+	atomic_int runs[200];
+};
+
+struct bnode {
+	struct big *b;
+	int id;
+};
+
+static void big_body(void *arg)
+{
+	struct bnode *n = arg;
+	atomic_fetch_add(&n->b->runs[n->id], 1);
+	atomic_store(&n->b->at[n->id], atomic_fetch_add(&n->b->seq, 1) + 1);
+}
+
+struct big_run {
+	struct jd_pool *p;
+	unsigned seed;
+};
+
+static void run_big(struct jd_pool *p, unsigned seed)
+{
+	enum { N = 200 };
+	static bool edge[N][N];
+	memset(edge, 0, sizeof(edge));
+	struct big *b = calloc(1, sizeof(*b));
+	struct jd_dag *g;
+	assert_int_equal(jd_dag_create(&g, p), 0);
+	enum jd_gate gate[N];
+	for (int i = 0; i < N; i++) {
+		seed = seed * 1103515245u + 12345u;
+		gate[i] = (seed >> 16) % 3 == 0 ? JD_GATE_OR : JD_GATE_AND;
+		struct bnode n = {b, i};
+		struct jd_task_spec s = {.fn = big_body, .payload = &n, .payload_len = sizeof(n),
+					 .flags = (seed >> 20) % 5 == 0 ? JD_TASK_FIBER : 0};
+		assert_int_equal(jd_dag_add(g, &s, gate[i]), i);
+	}
+	for (int i = 0; i < N; i++) {
+		seed = seed * 1103515245u + 12345u;
+		int fan = (int)((seed >> 16) % 13);
+		for (int k = 0; k < fan && i + 1 < N; k++) {
+			seed = seed * 1103515245u + 12345u;
+			int j = i + 1 + (int)((seed >> 16) % (unsigned)(N - i - 1));
+			if (edge[i][j])
+				continue;
+			edge[i][j] = true;
+			assert_int_equal(jd_dag_edge(g, i, j), 0);
+		}
+	}
+	assert_int_equal(jd_dag_run(g), 0);
+	assert_int_equal(jd_dag_wait(g), 0);
+	for (int j = 0; j < N; j++) {
+		assert_int_equal(atomic_load(&b->runs[j]), 1);
+		int before = 0, preds = 0;
+		for (int i = 0; i < j; i++) {
+			if (!edge[i][j])
+				continue;
+			preds++;
+			before += atomic_load(&b->at[i]) < atomic_load(&b->at[j]);
+		}
+		if (gate[j] == JD_GATE_AND)
+			assert_int_equal(before, preds);
+		else if (preds)
+			assert_true(before >= 1);
+	}
+	jd_dag_destroy(g);
+	free(b);
+}
+
+static void big_task(void *arg)
+{
+	struct big_run *r = arg;
+	run_big(r->p, r->seed);
+}
+
+static void test_dag_big(void **state)
+{
+	(void)state;
+	struct jd_pool *p = make_pool(2, JD_IDLE_SLEEP);
+	for (unsigned seed = 1; seed <= 20; seed++)
+		run_big(p, seed);
+	for (unsigned seed = 21; seed <= 30; seed++) {
+		struct big_run r = {p, seed};
+		struct jd_wg wg = JD_WG_INIT;
+		jd_wg_add(&wg, 1);
+		jd_pool_submit(p, &(struct jd_task_spec){.fn = big_task, .arg = &r,
+							 .flags = seed % 2 ? JD_TASK_FIBER : 0, .wg = &wg});
+		assert_int_equal(jd_wg_wait(&wg), 0);
+	}
+	assert_int_equal(jd_pool_destroy(p, JD_SHUTDOWN_GRACEFUL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -259,6 +358,7 @@ int main(void)
 		cmocka_unit_test(test_parallel_for_outside),
 		cmocka_unit_test(test_parallel_for_inside),
 		cmocka_unit_test(test_dag),
+		cmocka_unit_test(test_dag_big),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
