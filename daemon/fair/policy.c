@@ -35,7 +35,8 @@
  * second comparison per child, and ties are the common case in synthetic loads.  A
  * served client usually sinks to the bottom (it was just charged), so sift_down first
  * walks the path of least children to a leaf and then climbs back (Floyd's bottom-up
- * variant): three comparisons per level instead of four.  README.md has the figures. */
+ * variant): three comparisons per level instead of four, two of them independent (a
+ * tournament).  README.md has the figures. */
 #define ARITY 4
 
 static inline bool ent_less(const struct jd_fair_hent *a, const struct jd_fair_hent *b)
@@ -80,8 +81,14 @@ static inline size_t least_child(const struct jd_fair *f, size_t i)
 
 	if (first >= f->heap_n)
 		return SIZE_MAX;
-	if (end > f->heap_n)
-		end = f->heap_n;
+	if (end <= f->heap_n) {
+		/* All four: a tournament, two independent comparisons then one. */
+		const struct jd_fair_hent *h = f->heap;
+		size_t a = first + (h[first + 1].key < h[first].key);
+		size_t b = first + 2 + (h[first + 3].key < h[first + 2].key);
+		return h[b].key < h[a].key ? b : a;
+	}
+	end = f->heap_n;
 	for (size_t k = first + 1; k < end; k++)
 		best = f->heap[k].key < f->heap[best].key ? k : best;
 	return best;
