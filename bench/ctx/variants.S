@@ -71,6 +71,34 @@ bench_switch_fpcmp:
 	ret
 	.size	bench_switch_fpcmp, .-bench_switch_fpcmp
 
+	.globl	bench_switch_jmp
+	.type	bench_switch_jmp, @function
+	.p2align 4
+bench_switch_jmp:
+	leaq	-JD_FRAME_SAVED(%rsp), %rsp
+	movq	%r12, JD_FRAME_R12(%rsp)
+	movq	%r13, JD_FRAME_R13(%rsp)
+	movq	%r14, JD_FRAME_R14(%rsp)
+	movq	%r15, JD_FRAME_R15(%rsp)
+	movq	%rbx, JD_FRAME_RBX(%rsp)
+	movq	%rbp, JD_FRAME_RBP(%rsp)
+	stmxcsr	JD_FRAME_MXCSR(%rsp)
+	fnstcw	JD_FRAME_X87CW(%rsp)
+	movq	%rsp, JD_CTX_SP(%rdi)
+	movq	JD_CTX_SP(%rsi), %rsp
+	ldmxcsr	JD_FRAME_MXCSR(%rsp)
+	fldcw	JD_FRAME_X87CW(%rsp)
+	movq	JD_FRAME_R12(%rsp), %r12
+	movq	JD_FRAME_R13(%rsp), %r13
+	movq	JD_FRAME_R14(%rsp), %r14
+	movq	JD_FRAME_R15(%rsp), %r15
+	movq	JD_FRAME_RBX(%rsp), %rbx
+	movq	JD_FRAME_RBP(%rsp), %rbp
+	movq	JD_FRAME_RET(%rsp), %rcx
+	leaq	JD_FRAME_SIZE(%rsp), %rsp
+	jmp	*%rcx
+	.size	bench_switch_jmp, .-bench_switch_jmp
+
 #elif defined(__aarch64__)
 	.text
 	.globl	bench_switch_nofp
