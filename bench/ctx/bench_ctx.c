@@ -135,6 +135,10 @@ int main(int argc, char **argv)
 	static double ctx[MAX_RUNS], ctx_deep[MAX_RUNS], uc[MAX_RUNS], nofp[MAX_RUNS],
 		fpcmp[MAX_RUNS], jmp[MAX_RUNS], jmp_deep[MAX_RUNS];
 
+	(void)nofp; /* some rows exist only on some CPUs */
+	(void)fpcmp;
+	(void)jmp;
+	(void)jmp_deep;
 	if (runs > MAX_RUNS)
 		runs = MAX_RUNS;
 	/* Interleaved, so that a slow moment of the machine hits every row alike. */
@@ -168,11 +172,6 @@ int main(int argc, char **argv)
 	bench_row(r, "switch, pop and jmp, 3 deep (not shipped)", "ns", NULL,
 		  bench_median(jmp_deep, (size_t)runs), "jd_ctx_switch, 3 deep", v_deep);
 #endif
-#else
-	(void)nofp;
-	(void)fpcmp;
-	(void)jmp;
-	(void)jmp_deep;
 #endif
 	bench_note(r, "jd_ctx_switch is the %s implementation; one switch = half a round trip "
 		      "between a thread and one fiber, median of %d runs; \"3 frames deep\": "
