@@ -515,15 +515,14 @@ out_unlock:
 	return rc;
 }
 
-size_t jd_fair_take(struct jd_fair *f, struct jd_fair_job **out, size_t max)
+/* Dispatch up to max jobs into out[] (the lock is held); returns how many. */
+static size_t take_locked(struct jd_fair *f, struct jd_fair_job **out, size_t max, uint64_t now,
+			  struct jd_fair_done *d)
 {
-	struct jd_fair_done d = {0};
 	size_t n = 0, room = max;
 
-	pthread_mutex_lock(&f->lock);
-	uint64_t now = now_ns(f);
 	if (f->expiry != NULL)
-		expire_due(f, now, &d);
+		expire_due(f, now, d);
 	uint32_t lim = atomic_load_explicit(&f->max_inflight, memory_order_relaxed);
 	if (lim != 0) {
 		uint64_t inflight = rd(&f->inflight);
@@ -551,28 +550,21 @@ size_t jd_fair_take(struct jd_fair *f, struct jd_fair_job **out, size_t max)
 		if (c->queued == 0)
 			c->idle_since = now;
 		if (c->blocked != 0)
-			check_unblock(f, c, &d);
+			check_unblock(f, c, d);
 		out[n++] = job;
 	}
 	add(&f->inflight, n);
 	if (n != 0)
-		check_global(f, &d);
-	pthread_mutex_unlock(&f->lock);
-
-	report(f, &d);
-	if (f->final_cb != NULL) {
-		for (size_t i = 0; i < n; i++)
-			f->final_cb(out[i], JD_FAIR_DISPATCHED, f->udata);
-	}
+		check_global(f, d);
 	return n;
 }
 
-void jd_fair_complete(struct jd_fair *f, struct jd_fair_job *const *jobs, size_t n)
+/* Account for completed jobs (the lock is held). */
+static void complete_locked(struct jd_fair *f, struct jd_fair_job *const *jobs, size_t n,
+			    uint64_t now)
 {
-	if (n == 0)
-		return;
-	pthread_mutex_lock(&f->lock);
-	uint64_t epoch = jd_fw_epoch(f, now_ns(f));
+	uint64_t epoch = jd_fw_epoch(f, now);
+
 	for (size_t i = 0; i < n; i++) {
 		struct jd_fair_job *job = jobs[i];
 		struct jd_fair_client *c = job->client;
@@ -594,7 +586,51 @@ void jd_fair_complete(struct jd_fair *f, struct jd_fair_job *const *jobs, size_t
 		}
 	}
 	sub(&f->inflight, n);
+}
+
+/* After the lock: the hooks of what expired, then of what was dispatched. */
+static void report_take(const struct jd_fair *f, struct jd_fair_done *d,
+			struct jd_fair_job *const *out, size_t n)
+{
+	report(f, d);
+	if (f->final_cb != NULL) {
+		for (size_t i = 0; i < n; i++)
+			f->final_cb(out[i], JD_FAIR_DISPATCHED, f->udata);
+	}
+}
+
+size_t jd_fair_take(struct jd_fair *f, struct jd_fair_job **out, size_t max)
+{
+	struct jd_fair_done d = {0};
+
+	pthread_mutex_lock(&f->lock);
+	size_t n = take_locked(f, out, max, now_ns(f), &d);
 	pthread_mutex_unlock(&f->lock);
+	report_take(f, &d, out, n);
+	return n;
+}
+
+void jd_fair_complete(struct jd_fair *f, struct jd_fair_job *const *jobs, size_t n)
+{
+	if (n == 0)
+		return;
+	pthread_mutex_lock(&f->lock);
+	complete_locked(f, jobs, n, now_ns(f));
+	pthread_mutex_unlock(&f->lock);
+}
+
+size_t jd_fair_complete_take(struct jd_fair *f, struct jd_fair_job **done, size_t ndone,
+			     struct jd_fair_job **out, size_t max)
+{
+	struct jd_fair_done d = {0};
+
+	pthread_mutex_lock(&f->lock);
+	uint64_t now = now_ns(f);
+	complete_locked(f, done, ndone, now);	/* reads done[] before out[] is written */
+	size_t n = take_locked(f, out, max, now, &d);
+	pthread_mutex_unlock(&f->lock);
+	report_take(f, &d, out, n);
+	return n;
 }
 
 int jd_fair_cancel(struct jd_fair *f, struct jd_fair_job *job)

@@ -316,6 +316,13 @@ size_t jd_fair_take(struct jd_fair *f, struct jd_fair_job **out, size_t max);
  * job's memory may be reused once it returns.  Any thread (workers). */
 void jd_fair_complete(struct jd_fair *f, struct jd_fair_job *const *jobs, size_t n);
 
+/* jd_fair_complete_take: jd_fair_complete(done, ndone) then jd_fair_take(out, max) under
+ * one acquisition of the lock: what a worker calls when its batch is finished.  done and
+ * out may be the same array (done[] is read before out[] is written).  Returns what
+ * jd_fair_take returns.  Any thread (workers). */
+size_t jd_fair_complete_take(struct jd_fair *f, struct jd_fair_job **done, size_t ndone,
+			     struct jd_fair_job **out, size_t max);
+
 /* jd_fair_cancel: cancel one queued job, O(1) (O(log jobs) amortized if it has a
  * deadline): it ends `cancelled` (the hook runs before this returns).  The daemon's job
  * table maps an id to its record, and so to the embedded jd_fair_job.  Returns 0, or

@@ -374,8 +374,16 @@ static void test_inflight_window(void **state)
 	jd_fair_complete(f, out, 2);
 	assert_int_equal(jd_fair_ready(f), 2);
 	assert_int_equal(jd_fair_take(f, out + 3, 8), 2);
+	/* Complete and take under one lock, in place: room for the 2 completed. */
+	assert_int_equal(jd_fair_complete_take(f, out + 2, 2, out + 2, 8), 2);
+	assert_int_equal(jd_fair_ready(f), 0);
 	jd_fair_set_max_inflight(f, 0);
-	assert_int_equal(jd_fair_ready(f), 3);
+	assert_int_equal(jd_fair_ready(f), 1);
+	struct jd_fair_stats st;
+	jd_fair_stats(f, JD_FAIR_METRIC_JOBS, &st);
+	assert_int_equal(st.inflight, 3);
+	assert_int_equal(st.total.completed, 4);
+	assert_int_equal(st.total.dispatched, 7);
 	jd_fair_free(f);
 }
 
