@@ -10,9 +10,13 @@
  * final design (it removed a timing probe that "looked deterministic while wrong"): a
  * worker running a range splits off the upper half only when its own deque is empty,
  * i.e. when the previous half it offered has been stolen.  An idle pool steals big
- * halves early; a busy pool pays one owner-only size check per chunk.  The caller keeps
- * one count in the wait group while it works on its own part, so the count cannot reach
- * zero (and the group's event cannot be set) while pieces are still being added.
+ * halves early; a busy pool pays one owner-only size check per chunk.  A caller outside
+ * the pool works too (as oneTBB's and OpenMP's callers do): it submits the upper half,
+ * works through the lower one, and offers half of what it has left again each time a
+ * range task has started since its last offer; the first chunk then starts at once rather
+ * than after a hand-off to a worker.  The caller keeps one count in the wait group while
+ * it works on its own part, so the count cannot reach zero while pieces are still being
+ * added.
  */
 #include "daemon/pool/internal.h"
 #include "jsched/error.h"
@@ -58,6 +62,8 @@ struct pfor {
 	size_t grain;
 	struct jd_pool *pool;
 	struct jd_wg wg;
+	atomic_bool taken;	/* a range task has started since the outside caller's
+				 * last offer (outside callers only) */
 };
 
 struct range {
@@ -71,7 +77,44 @@ static void run_range(struct pfor *pf, size_t lo, size_t hi);
 static void range_task(void *arg)
 {
 	struct range *r = arg;
+	if (!atomic_load_explicit(&r->pf->taken, memory_order_relaxed))
+		atomic_store_explicit(&r->pf->taken, true, memory_order_relaxed);
 	run_range(r->pf, r->lo, r->hi);
+}
+
+/* run_outside: the part of an outside caller: offer the upper half of what is left to
+ * the pool whenever the previous offer has been taken, work through the rest. */
+static int run_outside(struct pfor *pf, size_t lo, size_t hi)
+{
+	size_t g = pf->grain;
+	bool offered = false;
+	while (hi - lo > g) {
+		if (hi - lo >= 2 * g &&
+		    (!offered || atomic_load_explicit(&pf->taken, memory_order_relaxed))) {
+			struct range up = {pf, lo + (hi - lo) / 2, hi};
+			struct jd_task_spec s = {.fn = range_task,
+						 .payload = &up,
+						 .payload_len = sizeof(up),
+						 .wg = &pf->wg};
+			atomic_store_explicit(&pf->taken, false, memory_order_relaxed);
+			jd_wg_add(&pf->wg, 1);
+			int rc = jd_pool_submit(pf->pool, &s);
+			if (rc) {
+				jd_wg_done(&pf->wg);
+				if (!offered)
+					return rc; /* nothing handed over: refuse the whole loop */
+			} else {
+				offered = true;
+				hi = up.lo;
+				continue;
+			}
+		}
+		pf->body(pf->ctx, lo, lo + g);
+		lo += g;
+	}
+	if (lo < hi)
+		pf->body(pf->ctx, lo, hi);
+	return 0;
 }
 
 static void run_range(struct pfor *pf, size_t lo, size_t hi)
@@ -107,19 +150,15 @@ int jd_parallel_for(struct jd_pool *p, size_t begin, size_t end, size_t grain,
 		return 0;
 	struct pfor pf = {.body = body, .ctx = ctx, .grain = grain ? grain : 1, .pool = p};
 	jd_wg_init(&pf.wg);
-	jd_wg_add(&pf.wg, 1); /* the root's count, held until the root's part is done */
+	atomic_init(&pf.taken, false);
+	jd_wg_add(&pf.wg, 1); /* the caller's count, held until its own part is done */
 	struct jd_worker *w = jd_self();
-	if (w && w->pool == p) {
+	int rc = 0;
+	if (w && w->pool == p)
 		run_range(&pf, begin, end);
-		jd_wg_done(&pf.wg);
-	} else {
-		struct range r = {&pf, begin, end};
-		struct jd_task_spec s = {
-			.fn = range_task, .payload = &r, .payload_len = sizeof(r), .wg = &pf.wg};
-		int rc = jd_pool_submit(p, &s);
-		if (rc)
-			return rc;
-	}
+	else
+		rc = run_outside(&pf, begin, end);
+	jd_wg_done(&pf.wg);
 	jd_wg_wait(&pf.wg);
-	return 0;
+	return rc;
 }

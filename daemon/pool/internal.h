@@ -305,7 +305,7 @@ struct jd_pool {
 
 	/* task.c */
 	alignas(JD_CACHELINE) atomic_uint task_lock;
-	struct jd_task *task_free;	/* shared free list (task_lock) */
+	struct jd_task *task_free;	/* stack of free chunks (task_lock; task.c) */
 	uint64_t task_nfree;
 	void **slabs;			/* every slab ever allocated (task_lock) */
 	size_t nslabs, capslabs;

@@ -281,9 +281,10 @@ typedef void (*jd_range_fn)(void *ctx, size_t lo, size_t hi);
 /* jd_parallel_for: call body over [begin, end) in pieces of at most `grain` (0: 1)
  * items, on the pool's workers, and return when all have been processed.  The range is
  * split lazily: a worker splits off the upper half of what it has left only while its own
- * deque is empty, so idle workers steal big ranges and busy ones pay nothing.  From a
- * worker of `p` the calling worker takes part; from another thread the work is submitted
- * and the caller waits.  Returns 0 or JSCHED_ESHUTTING_DOWN.  Any thread. */
+ * deque is empty, so idle workers steal big ranges and busy ones pay nothing.  The
+ * caller takes part, on a worker of `p` or not (so body runs on the calling thread too),
+ * and returns when every piece is done.  Returns 0, or JSCHED_ESHUTTING_DOWN /
+ * JSCHED_ENOMEM if nothing could be handed to the pool (then nothing ran).  Any thread. */
 int jd_parallel_for(struct jd_pool *p, size_t begin, size_t end, size_t grain,
 		    jd_range_fn body, void *ctx);
 
