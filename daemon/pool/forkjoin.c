@@ -11,13 +11,18 @@
  * worker running a range splits off the upper half only when its own deque is empty,
  * i.e. when the previous half it offered has been stolen.  An idle pool steals big
  * halves early; a busy pool pays one owner-only size check per chunk.  A caller outside
- * the pool works too (as oneTBB's and OpenMP's callers do): it submits the upper half,
- * works through the lower one, and offers half of what it has left again each time a
- * range task has started since its last offer; the first chunk then starts at once rather
- * than after a hand-off to a worker.  The caller keeps one count in the wait group while
- * it works on its own part, so the count cannot reach zero while pieces are still being
- * added.
+ * the pool works too (as oneTBB's and OpenMP's callers do): it puts the upper half of its
+ * range in an offer cell and queues a claim task, works through the lower half, offers
+ * half of what is left again whenever the cell has been emptied, and at the end takes
+ * back an offer nobody claimed.  So the first chunk starts at once, and the caller never
+ * waits for a parked worker to wake up just to hand it work (measured on the 2-CPU guest,
+ * 20k sqrt, sleep policy: 68 us when the whole range went through a worker, 12 us so).
+ * Claim tasks may run after the call returned, so the outside caller's state is reference
+ * counted.  The caller keeps one count in the wait group until its own part is done, so
+ * the count cannot reach zero while pieces are still being added.
  */
+#include <stdlib.h>
+
 #include "daemon/pool/internal.h"
 #include "jsched/error.h"
 
@@ -61,9 +66,12 @@ struct pfor {
 	void *ctx;
 	size_t grain;
 	struct jd_pool *pool;
-	struct jd_wg wg;
-	atomic_bool taken;	/* a range task has started since the outside caller's
-				 * last offer (outside callers only) */
+	struct jd_wg wg;	/* the caller's share + claimed offers + spawned ranges */
+	/* Outside callers only: the offer cell and the references of claim tasks. */
+	atomic_uint lock;	/* over the cell */
+	bool offered;		/* the cell holds [offer_lo, offer_hi) (lock) */
+	size_t offer_lo, offer_hi;
+	atomic_int refs;	/* the caller + queued claim tasks; the last frees */
 };
 
 struct range {
@@ -77,46 +85,10 @@ static void run_range(struct pfor *pf, size_t lo, size_t hi);
 static void range_task(void *arg)
 {
 	struct range *r = arg;
-	if (!atomic_load_explicit(&r->pf->taken, memory_order_relaxed))
-		atomic_store_explicit(&r->pf->taken, true, memory_order_relaxed);
 	run_range(r->pf, r->lo, r->hi);
 }
 
-/* run_outside: the part of an outside caller: offer the upper half of what is left to
- * the pool whenever the previous offer has been taken, work through the rest. */
-static int run_outside(struct pfor *pf, size_t lo, size_t hi)
-{
-	size_t g = pf->grain;
-	bool offered = false;
-	while (hi - lo > g) {
-		if (hi - lo >= 2 * g &&
-		    (!offered || atomic_load_explicit(&pf->taken, memory_order_relaxed))) {
-			struct range up = {pf, lo + (hi - lo) / 2, hi};
-			struct jd_task_spec s = {.fn = range_task,
-						 .payload = &up,
-						 .payload_len = sizeof(up),
-						 .wg = &pf->wg};
-			atomic_store_explicit(&pf->taken, false, memory_order_relaxed);
-			jd_wg_add(&pf->wg, 1);
-			int rc = jd_pool_submit(pf->pool, &s);
-			if (rc) {
-				jd_wg_done(&pf->wg);
-				if (!offered)
-					return rc; /* nothing handed over: refuse the whole loop */
-			} else {
-				offered = true;
-				hi = up.lo;
-				continue;
-			}
-		}
-		pf->body(pf->ctx, lo, lo + g);
-		lo += g;
-	}
-	if (lo < hi)
-		pf->body(pf->ctx, lo, hi);
-	return 0;
-}
-
+/* run_range: a worker's part: split off the upper half while the deque is empty. */
 static void run_range(struct pfor *pf, size_t lo, size_t hi)
 {
 	size_t g = pf->grain;
@@ -143,22 +115,114 @@ static void run_range(struct pfor *pf, size_t lo, size_t hi)
 		pf->body(pf->ctx, lo, hi);
 }
 
+static void pfor_unref(struct pfor *pf)
+{
+	if (atomic_fetch_sub_explicit(&pf->refs, 1, memory_order_acq_rel) == 1)
+		free(pf);
+}
+
+/* take_offer: empty the cell into [*lo, *hi); false if it was empty. */
+static bool take_offer(struct pfor *pf, size_t *lo, size_t *hi, bool count)
+{
+	jd_spin_lock(&pf->lock);
+	bool got = pf->offered;
+	if (got) {
+		*lo = pf->offer_lo;
+		*hi = pf->offer_hi;
+		pf->offered = false;
+		if (count) /* the caller still holds its count, so no zero crossing */
+			jd_wg_add(&pf->wg, 1);
+	}
+	jd_spin_unlock(&pf->lock);
+	return got;
+}
+
+/* claim_task: a worker takes the outside caller's offer, if the caller has not taken it
+ * back yet. */
+static void claim_task(void *arg)
+{
+	struct pfor *pf = arg;
+	size_t lo, hi;
+	if (take_offer(pf, &lo, &hi, true)) {
+		run_range(pf, lo, hi);
+		jd_wg_done(&pf->wg);
+	}
+	pfor_unref(pf);
+}
+
+/* run_outside: an outside caller's part of [lo, hi): whenever the cell is empty, put the
+ * upper half of what is left in it and queue a claim task; work through the rest; then
+ * take back an offer nobody claimed and go on with it.  Returns 0, or the submit's error
+ * if not even the first offer could be queued (then all of it ran here). */
+static int run_outside(struct pfor *pf, size_t lo, size_t hi)
+{
+	size_t g = pf->grain;
+	int rc = 0;
+	bool queued_any = false;
+	do {
+		while (hi - lo > g) {
+			if (hi - lo >= 2 * g) {
+				size_t mid = lo + (hi - lo) / 2;
+				jd_spin_lock(&pf->lock);
+				bool free_cell = !pf->offered;
+				if (free_cell) {
+					pf->offer_lo = mid;
+					pf->offer_hi = hi;
+					pf->offered = true;
+				}
+				jd_spin_unlock(&pf->lock);
+				if (free_cell) {
+					atomic_fetch_add_explicit(&pf->refs, 1, memory_order_relaxed);
+					struct jd_task_spec s = {.fn = claim_task, .arg = pf};
+					int err = jd_pool_submit(pf->pool, &s);
+					if (err == 0) {
+						queued_any = true;
+						hi = mid;
+						continue;
+					}
+					atomic_fetch_sub_explicit(&pf->refs, 1, memory_order_relaxed);
+					size_t l2, h2; /* take it back; keep going alone */
+					take_offer(pf, &l2, &h2, false);
+					if (!queued_any)
+						rc = err;
+				}
+			}
+			pf->body(pf->ctx, lo, lo + g);
+			lo += g;
+		}
+		if (lo < hi)
+			pf->body(pf->ctx, lo, hi);
+	} while (take_offer(pf, &lo, &hi, false));
+	return rc;
+}
+
 int jd_parallel_for(struct jd_pool *p, size_t begin, size_t end, size_t grain,
 		    jd_range_fn body, void *ctx)
 {
 	if (end <= begin)
 		return 0;
-	struct pfor pf = {.body = body, .ctx = ctx, .grain = grain ? grain : 1, .pool = p};
-	jd_wg_init(&pf.wg);
-	atomic_init(&pf.taken, false);
-	jd_wg_add(&pf.wg, 1); /* the caller's count, held until its own part is done */
 	struct jd_worker *w = jd_self();
-	int rc = 0;
-	if (w && w->pool == p)
+	if (w && w->pool == p) {
+		struct pfor pf = {.body = body, .ctx = ctx, .grain = grain ? grain : 1, .pool = p};
+		jd_wg_init(&pf.wg);
+		jd_wg_add(&pf.wg, 1); /* the caller's count, held until its part is done */
 		run_range(&pf, begin, end);
-	else
-		rc = run_outside(&pf, begin, end);
-	jd_wg_done(&pf.wg);
-	jd_wg_wait(&pf.wg);
+		jd_wg_done(&pf.wg);
+		jd_wg_wait(&pf.wg);
+		return 0;
+	}
+	/* Outside the pool: claim tasks may run after we return, so pf lives on the heap. */
+	struct pfor *pf = malloc(sizeof(*pf));
+	if (!pf)
+		return JSCHED_ENOMEM;
+	*pf = (struct pfor){.body = body, .ctx = ctx, .grain = grain ? grain : 1, .pool = p};
+	jd_wg_init(&pf->wg);
+	atomic_init(&pf->lock, 0);
+	atomic_init(&pf->refs, 1);
+	jd_wg_add(&pf->wg, 1);
+	int rc = run_outside(pf, begin, end);
+	jd_wg_done(&pf->wg);
+	jd_wg_wait(&pf->wg);
+	pfor_unref(pf);
 	return rc;
 }
