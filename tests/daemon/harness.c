@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -67,7 +68,16 @@ void jdt_start(struct jdt *t, const char *members)
 	assert_true(t->pid >= 0);
 	if (t->pid == 0) {
 		int fd = open(t->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int null = open("/dev/null", O_RDWR);
 
+		/* The daemon dies with the test (a failed assertion must not leave it
+		 * running), and holds none of the test's output pipes. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			close(null);
+		}
 		if (fd >= 0) {
 			dup2(fd, 2);
 			close(fd);
@@ -135,9 +145,11 @@ int jdt_stop(struct jdt *t, int sig)
 		kill(t->pid, sig);
 		rc = jdt_wait_exit(t, 30000);
 		if (rc < 0) {
+			/* Not a pass: say so, but leave nothing behind. */
 			kill(t->pid, SIGKILL);
 			waitpid(t->pid, NULL, 0);
 			t->pid = 0;
+			remove_dir(t);
 			fail_msg("jschedd did not exit within 30 s of signal %d", sig);
 		}
 	}
