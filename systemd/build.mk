@@ -28,7 +28,7 @@ install-systemd: $(SYSTEMD_UNITS)
 	install -m 0644 systemd/jschedd.sysusers $(DESTDIR)$(SYSUSERS_DIR)/jschedd.conf
 
 # The protocols' unit test (daemon/sdnotify.c needs nothing but libc).
-$(B)/tests/test_sdnotify: $(B)/obj/tests/systemd/test_sdnotify.o $(B)/obj/daemon/sdnotify.o
+$(B)/tests/systemd/test_sdnotify: $(B)/obj/tests/systemd/test_sdnotify.o $(B)/obj/daemon/sdnotify.o
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) $^ $(CMOCKA_LIBS) $(LDLIBS) -o $@
-TESTS += $(B)/tests/test_sdnotify
+TESTS += $(B)/tests/systemd/test_sdnotify
