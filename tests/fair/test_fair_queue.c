@@ -10,6 +10,12 @@
 
 static struct tjob jobs[N_JOBS];
 
+static void count_client(struct jd_fair_client *c, void *arg)
+{
+	(void)c;
+	(*(int *)arg)++;
+}
+
 static void assert_final(const struct tjob *t, enum jd_fair_final s)
 {
 	assert_int_equal(atomic_load(&t->finals), 1);
@@ -387,6 +393,89 @@ static void test_inflight_window(void **state)
 	jd_fair_free(f);
 }
 
+/* Removing clients from the middle of the registry while others are in the `fair` heap:
+ * the survivors keep their places and are all served. */
+static void test_remove_renumbers(void **state)
+{
+	(void)state;
+	struct jd_fair_config cfg = test_config(JD_FAIR_POLICY_FAIR);
+	struct jd_fair *f = fair_new_or_die(&cfg);
+	struct jd_fair_client *c[16];
+
+	for (int i = 0; i < 16; i++)
+		c[i] = client_new(f, "c", (uint32_t)(1 + i % 3), 0, JD_FAIR_REJECT);
+	/* Odd clients get 3 jobs each; even ones stay idle and are removed. */
+	int k = 0;
+	for (int i = 1; i < 16; i += 2)
+		for (int j = 0; j < 3; j++)
+			assert_int_equal(admit(f, c[i], &jobs[k++], i, JD_FAIR_NORMAL, 0, 1), 0);
+	for (int i = 0; i < 16; i += 2)
+		assert_int_equal(jd_fair_client_remove(f, c[i]), 0);
+	int got[16] = {0};
+	for (int j = 0; j < k; j++) {
+		struct tjob *t = take1(f);
+		got[t->client]++;
+		complete1(f, t, 1000);
+	}
+	for (int i = 1; i < 16; i += 2)
+		assert_int_equal(got[i], 3);
+	struct jd_fair_stats st;
+	jd_fair_stats(f, JD_FAIR_METRIC_JOBS, &st);
+	assert_int_equal(st.clients, 8);
+	jd_fair_free(f);
+}
+
+/* Hooks run without the lock: a hook may call back into the instance. */
+static struct jd_fair *reentrant_f;
+static struct jd_fair_client *reentrant_c;
+static int reentrant_calls;
+
+static void reentrant_cb(struct jd_fair_job *job, enum jd_fair_final s, void *udata)
+{
+	struct jd_fair_stats st;
+
+	(void)udata;
+	test_final_cb(job, s, NULL);
+	jd_fair_stats(reentrant_f, JD_FAIR_METRIC_JOBS, &st);
+	if (s == JD_FAIR_CANCELLED && reentrant_calls++ == 0)	/* resubmit once */
+		assert_int_equal(admit(reentrant_f, reentrant_c, &jobs[40], 0, JD_FAIR_LOW, 0, 1), 0);
+}
+
+static void test_hook_may_call_in(void **state)
+{
+	(void)state;
+	struct jd_fair_config cfg = test_config(JD_FAIR_POLICY_FAIR);
+	cfg.final_cb = reentrant_cb;
+	reentrant_f = fair_new_or_die(&cfg);
+	reentrant_c = client_new(reentrant_f, "a", 1, 0, JD_FAIR_REJECT);
+	reentrant_calls = 0;
+	assert_int_equal(admit(reentrant_f, reentrant_c, &jobs[0], 0, JD_FAIR_NORMAL, 0, 1), 0);
+	assert_int_equal(jd_fair_cancel(reentrant_f, &jobs[0].fj), 0);
+	assert_final(&jobs[0], JD_FAIR_CANCELLED);
+	assert_ptr_equal(take1(reentrant_f), &jobs[40]);
+	jd_fair_free(reentrant_f);
+}
+
+/* Freeing an instance with queued jobs and clients frees everything it owns (ASan's
+ * leak check is the assertion); the jobs are the caller's and are not touched. */
+static void test_free_with_queued(void **state)
+{
+	(void)state;
+	struct jd_fair_config cfg = test_config(JD_FAIR_POLICY_DRR);
+	struct jd_fair *f = fair_new_or_die(&cfg);
+	int count = 0;
+
+	for (int i = 0; i < 40; i++) {
+		struct jd_fair_client *c = client_new(f, "c", 1, 0, JD_FAIR_REJECT);
+		assert_int_equal(admit(f, c, &jobs[i], i, i % 4, i % 2 ? 5000 : 0, 1), 0);
+	}
+	jd_fair_foreach_client(f, count_client, &count);
+	assert_int_equal(count, 40);
+	jd_fair_free(f);
+	for (int i = 0; i < 40; i++)
+		assert_int_equal(atomic_load(&jobs[i].finals), 0);
+}
+
 static void test_names_and_args(void **state)
 {
 	(void)state;
@@ -435,6 +524,9 @@ int main(void)
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_drain_and_remove),
 		cmocka_unit_test(test_inflight_window),
+		cmocka_unit_test(test_remove_renumbers),
+		cmocka_unit_test(test_hook_may_call_in),
+		cmocka_unit_test(test_free_with_queued),
 		cmocka_unit_test(test_names_and_args),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
