@@ -40,6 +40,10 @@ def main(argv):
     new_doc, new = load(argv[2])
     print(f"old: {old_doc.get('version')}  ({argv[1]})")
     print(f"new: {new_doc.get('version')}  ({argv[2]})")
+    for label, doc in (("old", old_doc), ("new", new_doc)):
+        if "load_start" in doc:
+            print(f"{label}: load average {doc['load_start']:.2f} at the start, "
+                  f"{doc.get('load_end', float('nan')):.2f} at the end")
     if old_doc.get("machine") != new_doc.get("machine"):
         print("note: the two runs were made on different machines")
     line = "{:<40} {:<6} {:<8} {:>12} {:>12} {:>9}"

@@ -145,6 +145,17 @@ static json_t *describe_machine(void)
 			 vm);
 }
 
+/* The 1-minute load average, or -1: printed at the start and the end of a run, because
+ * on a shared machine a figure means little without it. */
+static double read_loadavg(void)
+{
+	char line[128];
+	double l;
+	if (!read_line("/proc/loadavg", line, sizeof line) || sscanf(line, "%lf", &l) != 1)
+		return -1.0;
+	return l;
+}
+
 /* ---- the command line ------------------------------------------------------------- */
 
 static void usage(FILE *out, const char *program)
@@ -237,15 +248,17 @@ struct bench_report *bench_report_new(const char *program, int argc, char **argv
 
 	printf("%s\n", JSCHED_VERSION_LINE);
 	json_t *machine = describe_machine();
-	printf("%s: median of %d run%s per row%s\n\n", program, r->runs, r->runs == 1 ? "" : "s",
-	       r->quick ? ", quick sizes" : "");
+	double load = read_loadavg();
+	printf("%s: median of %d run%s per row%s; load average %.2f\n\n", program, r->runs,
+	       r->runs == 1 ? "" : "s", r->quick ? ", quick sizes" : "", load);
 	fflush(stdout);
 
 	r->rows = json_array();
 	r->notes = json_array();
-	r->doc = json_pack("{s:s, s:s, s:i, s:b, s:o, s:o, s:o}", "version", JSCHED_VERSION_LINE,
-			   "program", program, "runs", r->runs, "quick", r->quick, "machine",
-			   machine, "rows", r->rows, "notes", r->notes);
+	r->doc = json_pack("{s:s, s:s, s:i, s:b, s:o, s:f, s:o, s:o}", "version",
+			   JSCHED_VERSION_LINE, "program", program, "runs", r->runs, "quick",
+			   r->quick, "machine", machine, "load_start", load, "rows", r->rows,
+			   "notes", r->notes);
 	if (!r->doc)
 		out_of_memory();
 	return r;
@@ -327,13 +340,17 @@ void bench_note(struct bench_report *r, const char *fmt, ...)
 int bench_report_finish(struct bench_report *r)
 {
 	int rc = 0;
+	double load = read_loadavg();
+	printf("\n%s: load average %.2f at the end\n", r->program, load);
+	if (json_object_set_new(r->doc, "load_end", json_real(load)) != 0)
+		out_of_memory();
 	if (r->json_path) {
 		if (json_dump_file(r->doc, r->json_path, JSON_INDENT(2) | JSON_PRESERVE_ORDER) !=
 		    0) {
 			fprintf(stderr, "%s: cannot write %s\n", r->program, r->json_path);
 			rc = 1;
 		} else {
-			printf("\nwrote %s\n", r->json_path);
+			printf("wrote %s\n", r->json_path);
 		}
 	}
 	json_decref(r->doc);

@@ -15,10 +15,14 @@
  *
  *	{"version": "...", "program": "...", "runs": N, "quick": false,
  *	 "machine": {"cpu_model", "online_cpus", "kernel", "memory_bytes", "vm"},
+ *	 "load_start": 0.42, "load_end": 0.57,
  *	 "rows": [{"name", "unit", "policy", "value", "baseline", "baseline_value",
- *		   "ratio"}]}
+ *		   "ratio"}],
+ *	 "notes": ["..."]}
  *
- * where policy, baseline, baseline_value and ratio are null when the row has none.
+ * where policy, baseline, baseline_value and ratio are null when the row has none, and
+ * load_* is the 1-minute load average (/proc/loadavg) when the report began and ended:
+ * on a shared machine a figure means little without it.
  * bench/compare.py compares two such files row by row.
  *
  * Everything here is meant for the benchmark's main thread; none of it is thread-safe

@@ -80,6 +80,8 @@ static void test_json_report(void **state)
 	assert_string_equal(json_string_value(json_object_get(doc, "program")), "t");
 	assert_int_equal(json_integer_value(json_object_get(doc, "runs")), 7);
 	assert_true(json_is_true(json_object_get(doc, "quick")));
+	assert_true(json_is_real(json_object_get(doc, "load_start")));
+	assert_true(json_is_real(json_object_get(doc, "load_end")));
 	json_t *m = json_object_get(doc, "machine");
 	assert_true(json_is_object(m));
 	assert_true(json_integer_value(json_object_get(m, "online_cpus")) >= 1);

@@ -1,13 +1,15 @@
 /* bench/pool/bench_pool.c: jschedd's worker pool (daemon/pool/pool.h) side by side with
  * oneTBB, row by row (the rows are defined in rows.h).
  *
- * First the oneTBB side runs: this program starts tbb_bench (built next to it) as a child
- * with --machine-readable and reads one "key value unit" line per row, so that oneTBB's
- * threads have exited before the first jschedd worker starts and the two never compete
+ * The measuring goes in rounds, one per run (--runs, default 5).  A round first runs the
+ * oneTBB side: this program starts tbb_bench (built next to it) as a child with
+ * --machine-readable --runs 1 and reads one "key value unit" line per row, so that
+ * oneTBB's threads have exited before a jschedd worker starts and the two never compete
  * for the cores.  Then, for each idle policy (spin, then sleep), a fresh pool with the
- * default configuration (one worker per online CPU) runs every row, and each row is
- * printed with the oneTBB figure as its baseline.  If tbb_bench cannot be run, the rows
- * are printed without a baseline and a note says why.
+ * default configuration (one worker per online CPU) runs every row once untimed and once
+ * timed.  At the end each row is printed as the median over the rounds, beside oneTBB's
+ * median as its baseline.  If tbb_bench cannot be run, the rows have no baseline and a
+ * note says why.
  *
  * All measuring happens on the main thread, which is not a worker: it submits from
  * outside and waits from outside, as the daemon's loop thread will.
@@ -155,20 +157,6 @@ struct ctx {
 };
 
 typedef double (*run_fn)(struct ctx *c);
-
-/* One untimed warm-up run, then `runs` runs; the median of their figures. */
-static double measure(struct ctx *c, int runs, run_fn run)
-{
-	double *v = malloc((size_t)runs * sizeof *v);
-	if (!v)
-		die("malloc", JSCHED_ENOMEM);
-	run(c);
-	for (int i = 0; i < runs; i++)
-		v[i] = run(c);
-	double m = bench_median(v, (size_t)runs);
-	free(v);
-	return m;
-}
 
 static atomic_long ran;
 
@@ -424,57 +412,107 @@ static const struct row rows[] = {
 	{"dag", "DAG A->{B,C,D}->E->F", "us", run_dag, 0},
 };
 
+#define NROWS (sizeof rows / sizeof rows[0])
+
+static const struct {
+	enum jd_idle idle;
+	const char *name;
+} policies[] = {{JD_IDLE_SPIN, "spin"}, {JD_IDLE_SLEEP, "sleep"}};
+#define NPOLICIES (sizeof policies / sizeof policies[0])
+
+/* One round: a fresh pool with idle policy `idle`; every row once untimed, once timed
+ * into v[row]. */
+static void pool_round(struct ctx *c, enum jd_idle idle, unsigned threads, double *v)
+{
+	struct jd_pool_config cfg;
+	jd_pool_config_init(&cfg);
+	cfg.idle = idle;
+	cfg.workers = threads;
+	int err = jd_pool_create(&c->pool, &cfg);
+	if (err)
+		die("jd_pool_create", err);
+	if (!(c->rel = releaser_start()))
+		die("releaser_start", errno);
+	for (size_t i = 0; i < NROWS; i++) {
+		c->wait_us = rows[i].wait_us;
+		rows[i].run(c);
+		v[i] = rows[i].run(c);
+	}
+	releaser_stop(c->rel);
+	jd_pool_destroy(c->pool, JD_SHUTDOWN_GRACEFUL);
+	c->pool = NULL;
+}
+
+/* The median of the finite values among v[0..n) (sorts them to the front). */
+static double median_finite(double *v, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(v[i]))
+			v[k++] = v[i];
+	return bench_median(v, k);
+}
+
 int main(int argc, char **argv)
 {
 	struct bench_report *r = bench_report_new("bench_pool", argc, argv);
 	bool quick = bench_quick(r);
-	int runs = bench_runs(r);
+	size_t runs = (size_t)bench_runs(r);
 
 	/* One worker per online CPU, as jd_pool_create chooses by default; oneTBB gets the
 	 * same number of threads. */
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned threads = cpus > 0 ? (unsigned)cpus : 1;
 
-	struct baseline tbb;
-	run_tbb(&tbb, runs, quick, threads);
-	if (!tbb.name[0])
-		bench_note(r, "no oneTBB baseline: %s", tbb.why);
-
 	size_t fj_n = (size_t)scaled(FJ_N, quick);
 	uint32_t *fj_data = malloc(fj_n * sizeof *fj_data);
 	double *pfor_out = calloc(PFOR_N, sizeof *pfor_out);
-	if (!fj_data || !pfor_out)
+	/* [round][row] for oneTBB, [round][policy][row] for the pool */
+	double *tbb_v = malloc(runs * NROWS * sizeof *tbb_v);
+	double *pool_v = malloc(runs * NPOLICIES * NROWS * sizeof *pool_v);
+	double *col = malloc(runs * sizeof *col);
+	if (!fj_data || !pfor_out || !tbb_v || !pool_v || !col)
 		die("malloc", JSCHED_ENOMEM);
 	for (size_t i = 0; i < fj_n; i++)
 		fj_data[i] = (uint32_t)(i % 1000);
 
-	static const struct {
-		enum jd_idle idle;
-		const char *name;
-	} policies[] = {{JD_IDLE_SPIN, "spin"}, {JD_IDLE_SLEEP, "sleep"}};
-	for (size_t p = 0; p < 2; p++) {
-		struct jd_pool_config cfg;
-		jd_pool_config_init(&cfg);
-		cfg.idle = policies[p].idle;
-		cfg.workers = threads;
+	/* Rounds, not one block per side: on a shared machine the load drifts over the
+	 * minute a run takes, and interleaving makes both sides see the same drift. */
+	char tbb_name[64] = "";
+	for (size_t k = 0; k < runs; k++) {
+		struct baseline tbb;
+		run_tbb(&tbb, 1, quick, threads);
+		if (tbb.name[0] && !tbb_name[0])
+			snprintf(tbb_name, sizeof tbb_name, "%s", tbb.name);
+		else if (!tbb.name[0])
+			bench_note(r, "round %zu: no oneTBB figures: %s", k + 1, tbb.why);
+		for (size_t i = 0; i < NROWS; i++)
+			tbb_v[k * NROWS + i] = tbb.name[0] ? tbb_value(&tbb, rows[i].key) : NAN;
+
 		struct ctx c = {.quick = quick, .fj_data = fj_data, .pfor_out = pfor_out};
-		int err = jd_pool_create(&c.pool, &cfg);
-		if (err)
-			die("jd_pool_create", err);
-		if (!(c.rel = releaser_start()))
-			die("releaser_start", errno);
-		for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-			c.wait_us = rows[i].wait_us;
-			double v = measure(&c, runs, rows[i].run);
-			bench_row(r, rows[i].name, rows[i].unit, policies[p].name, v,
-				  tbb.name[0] ? tbb.name : NULL, tbb_value(&tbb, rows[i].key));
-		}
-		releaser_stop(c.rel);
-		jd_pool_destroy(c.pool, JD_SHUTDOWN_GRACEFUL);
+		for (size_t p = 0; p < NPOLICIES; p++)
+			pool_round(&c, policies[p].idle, threads, &pool_v[(k * NPOLICIES + p) * NROWS]);
 	}
+
+	for (size_t p = 0; p < NPOLICIES; p++) {
+		for (size_t i = 0; i < NROWS; i++) {
+			for (size_t k = 0; k < runs; k++)
+				col[k] = tbb_v[k * NROWS + i];
+			double base = median_finite(col, runs);
+			for (size_t k = 0; k < runs; k++)
+				col[k] = pool_v[(k * NPOLICIES + p) * NROWS + i];
+			bench_row(r, rows[i].name, rows[i].unit, policies[p].name, bench_median(col, runs),
+				  tbb_name[0] ? tbb_name : NULL, base);
+		}
+	}
+	bench_note(r, "each run is one round: oneTBB (own process), then a fresh pool per policy; "
+		      "every row warmed up once per round");
 	bench_note(r, "oneTBB has no batch submit: its batch row is its one-at-a-time figure");
 	bench_note(r, "oneTBB's DAG is a tbb::flow::graph of continue_nodes; its blocking rows "
 		      "hold the thread in a futex wait");
+	free(col);
+	free(pool_v);
+	free(tbb_v);
 	free(fj_data);
 	free(pfor_out);
 	return bench_report_finish(r);
