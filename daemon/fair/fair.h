@@ -161,7 +161,8 @@ struct jd_fair_config {
 	uint64_t fair_estimate_ns;	/* `fair`: the run-time estimate of a client with no
 					 * completed job yet; default 1 ms */
 	uint64_t window_ns;		/* the fairness figures' sliding window; default
-					 * 10 s (kept in 8 buckets, so it slides by 1/8) */
+					 * 10 s (kept in 8 buckets, so it slides by 1/8);
+					 * a job's service counts when it completes */
 	bool scan_select;		/* choose the next client by a linear scan over all
 					 * clients (the seed's shape), O(clients): only for
 					 * the benchmark's baseline */
