@@ -1,0 +1,343 @@
+/* tests/daemon/test_daemon_lifecycle.c: start, reload and stop.
+ *
+ * - graceful shutdown (SIGTERM) with work queued and running: no new connections or jobs,
+ *   every accepted job finishes (succeeded), a pending wait is answered, exit status 0;
+ * - immediate shutdown (admin op) with work queued, running and suspended: every job
+ *   ends cancelled with cause "shutdown", the wait is answered, exit status 3;
+ * - a second SIGTERM turns a graceful shutdown into an immediate one;
+ * - SIGHUP and `reload` re-read the config: a changed weight applies live; a bad value
+ *   is refused with the key's name and the old config stays;
+ * - a stale socket from a dead daemon is replaced; a live daemon is refused;
+ * - a bad config stops the daemon at start, naming the key. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/daemon/harness.h"
+
+/* run_jschedd: run the daemon with `conf` to its exit (bounded); its stderr into err. */
+static int run_jschedd(struct jdt *t, const char *conf, const char *extra_arg, char *err,
+		       size_t errlen)
+{
+	char bin[600], errpath[400];
+	pid_t pid;
+	int st = 0;
+	FILE *f;
+	size_t n;
+
+	snprintf(bin, sizeof(bin), "%s/bin/jschedd", t->build);
+	snprintf(errpath, sizeof(errpath), "%s/run.err", t->dir);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		dup2(fd, 2);
+		if (extra_arg)
+			execl(bin, "jschedd", "-c", conf, extra_arg, (char *)NULL);
+		else
+			execl(bin, "jschedd", "-c", conf, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 3000; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			break;
+		if (i == 2999) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			fail_msg("jschedd %s did not exit", conf);
+		}
+		jdt_sleep_ms(10);
+	}
+	f = fopen(errpath, "r");
+	n = f ? fread(err, 1, errlen - 1, f) : 0;
+	err[n] = '\0';
+	if (f)
+		fclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int wait_reply;
+static struct jsched_results *wait_results;
+static void wait_cb(struct jsched_conn *conn, int status, const struct jsched_reply *reply, void *arg)
+{
+	(void)conn;
+	(void)arg;
+	wait_reply = status == 0 ? 1 : -1;
+	if (status == 0)
+		assert_int_equal(jsched_reply_results(reply, &wait_results), 0);
+}
+
+/* pump: process c until the wait callback ran (bounded 30 s). */
+static void pump(struct jsched_conn *c)
+{
+	for (int i = 0; i < 3000 && wait_reply == 0; i++) {
+		struct pollfd p = {.fd = jsched_fd(c), .events = POLLIN | (jsched_want_write(c) ? POLLOUT : 0)};
+
+		if (poll(&p, 1, 10) > 0 && jsched_process(c) < 0)
+			break;
+	}
+}
+
+static void test_graceful_with_work_in_flight(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *c, *w;
+	struct jsched_conn *late = NULL;
+	uint64_t ids[12];
+	json_t *r;
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 1");
+	c = jdt_connect(&t, "grace");
+	w = jdt_connect(&t, "grace");
+	/* One worker: naps suspend (running), spins queue behind each other. */
+	for (int i = 0; i < 6; i++)
+		ids[i] = jdt_submit_call(c, "example.nap", "{\"ms\": 200}");
+	for (int i = 6; i < 12; i++)
+		ids[i] = jdt_submit_call(c, "spin", "{\"us\": 20000}");
+	wait_reply = 0;
+	assert_true(jsched_wait_async(w, ids, 12, JSCHED_WAIT_ALL, -1, wait_cb, NULL) > 0);
+	assert_int_equal(jsched_ping(c), 0); /* the wait is registered before the signal */
+	kill(t.pid, SIGTERM);
+	/* No new jobs (the existing connection is still answered) ... */
+	for (int i = 0; i < 100; i++) {
+		r = jdt_req(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"call\", \"fn\": \"noop\"}}");
+		if (strcmp(jdt_err_code(r), "shutting_down") == 0) {
+			json_decref(r);
+			break;
+		}
+		json_decref(r);
+		jdt_sleep_ms(10);
+	}
+	/* ... and no new connections. */
+	assert_int_not_equal(jsched_connect(t.sock, NULL, &late), 0);
+	pump(w);
+	assert_int_equal(wait_reply, 1);
+	assert_int_equal(wait_results->count, 12);
+	for (size_t i = 0; i < 12; i++)
+		assert_int_equal(wait_results->items[i]->state, JSCHED_STATE_SUCCEEDED);
+	jsched_results_free(wait_results);
+	jsched_close(c);
+	jsched_close(w);
+	assert_int_equal(jdt_wait_exit(&t, 30000), 0);
+	assert_true(jdt_log_contains(&t, "exiting with status 0"));
+	jdt_stop(&t, SIGTERM);
+}
+
+static void check_all_cancelled_by_shutdown(void)
+{
+	for (size_t i = 0; i < wait_results->count; i++) {
+		assert_int_equal(wait_results->items[i]->state, JSCHED_STATE_CANCELLED);
+		assert_string_equal(wait_results->items[i]->cause, "shutdown");
+	}
+	jsched_results_free(wait_results);
+}
+
+static void test_immediate_with_work_in_flight(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *c, *w;
+	uint64_t ids[6];
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 1");
+	c = jdt_connect(&t, "now");
+	w = jdt_connect(&t, "now");
+	ids[0] = jdt_submit_call(c, "example.hold", NULL);	  /* running, on the worker */
+	jdt_until_state(c, ids[0], "running");
+	ids[1] = jdt_submit_call(c, "sleep", "{\"ms\": 60000}"); /* queued behind it */
+	for (int i = 2; i < 6; i++)
+		ids[i] = jdt_submit_call(c, "noop", NULL);	  /* queued */
+	wait_reply = 0;
+	assert_true(jsched_wait_async(w, ids, 6, JSCHED_WAIT_ALL, -1, wait_cb, NULL) > 0);
+	assert_int_equal(jsched_ping(c), 0);
+	assert_int_equal(jsched_admin_shutdown(c, true), 0);
+	pump(w);
+	assert_int_equal(wait_reply, 1);
+	assert_int_equal(wait_results->count, 6);
+	check_all_cancelled_by_shutdown();
+	jsched_close(c);
+	jsched_close(w);
+	assert_int_equal(jdt_wait_exit(&t, 30000), 3);
+	jdt_stop(&t, SIGTERM);
+}
+
+static void test_second_sigterm_escalates(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *c, *w;
+	uint64_t ids[2];
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 2");
+	c = jdt_connect(&t, "twice");
+	w = jdt_connect(&t, "twice");
+	ids[0] = jdt_submit_call(c, "example.hold", NULL);
+	jdt_until_state(c, ids[0], "running");
+	ids[1] = jdt_submit_call(c, "example.nap", "{\"ms\": 60000}");
+	jdt_until_state(c, ids[1], "running");
+	wait_reply = 0;
+	assert_true(jsched_wait_async(w, ids, 2, JSCHED_WAIT_ALL, -1, wait_cb, NULL) > 0);
+	assert_int_equal(jsched_ping(c), 0);
+	kill(t.pid, SIGTERM);
+	/* Graceful: the hold never ends by itself, so the daemon keeps running ... */
+	assert_int_equal(jdt_wait_exit(&t, 200), -1);
+	assert_string_equal(jdt_state(c, ids[0]), "running");
+	/* ... until the second SIGTERM. */
+	kill(t.pid, SIGTERM);
+	pump(w);
+	assert_int_equal(wait_reply, 1);
+	check_all_cancelled_by_shutdown();
+	jsched_close(c);
+	jsched_close(w);
+	assert_int_equal(jdt_wait_exit(&t, 30000), 3);
+	jdt_stop(&t, SIGTERM);
+}
+
+static json_int_t weight_of(struct jsched_conn *c, const char *name)
+{
+	json_t *m = jdt_metrics(c);
+	json_int_t w = json_integer_value(json_object_get(jdt_client_metrics(m, name), "weight"));
+
+	json_decref(m);
+	return w;
+}
+
+static void test_reload(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *c;
+	json_t *r;
+	int i;
+
+	(void)state;
+	jdt_start(&t, "\"clients\": {\"tenant\": {\"weight\": 1}}");
+	c = jdt_connect(&t, "tenant");
+	assert_int_equal(weight_of(c, "tenant"), 1);
+	/* SIGHUP: the new weight applies live. */
+	jdt_write_config(&t, "\"clients\": {\"tenant\": {\"weight\": 5}}");
+	kill(t.pid, SIGHUP);
+	for (i = 0; i < 3000 && weight_of(c, "tenant") != 5; i++)
+		jdt_sleep_ms(10);
+	assert_int_equal(weight_of(c, "tenant"), 5);
+	/* reload: a bad value is refused with its key; nothing changes. */
+	jdt_write_config(&t, "\"clients\": {\"tenant\": {\"weight\": 0}}");
+	r = jdt_req(c, "{\"op\": \"reload\"}");
+	assert_string_equal(jdt_err_code(r), "invalid_argument");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"), "field")), "clients.tenant.weight");
+	json_decref(r);
+	assert_int_equal(weight_of(c, "tenant"), 5);
+	/* A good reload reports what it applied and what needs a restart. */
+	jdt_write_config(&t, "\"clients\": {\"tenant\": {\"weight\": 2}}, \"workers\": 7");
+	r = jdt_ok(c, "{\"op\": \"reload\"}");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(r, "applied"), 0)), "clients");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(r, "restart_needed"), 0)), "workers");
+	json_decref(r);
+	assert_int_equal(weight_of(c, "tenant"), 2);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+static void test_socket_stale_and_live(void **state)
+{
+	struct jdt t;
+	char err[4096];
+	struct jsched_conn *c;
+	struct stat st;
+
+	(void)state;
+	jdt_start(&t, "");
+	/* A second daemon on the same socket is refused while the first lives. */
+	assert_int_equal(run_jschedd(&t, t.conf, NULL, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "already listening"));
+	c = jdt_connect(&t, NULL); /* and the first is untouched */
+	assert_int_equal(jsched_ping(c), 0);
+	jsched_close(c);
+	/* Killed without a chance to clean up, it leaves its socket file behind ... */
+	kill(t.pid, SIGKILL);
+	waitpid(t.pid, NULL, 0);
+	t.pid = 0;
+	assert_int_equal(stat(t.sock, &st), 0);
+	/* ... which the next daemon replaces. */
+	{
+		char dir[256];
+
+		snprintf(dir, sizeof(dir), "%s", t.dir);
+		t.pid = fork();
+		if (t.pid == 0) {
+			char bin[600];
+			int null = open("/dev/null", O_WRONLY);
+
+			dup2(null, 1);
+			dup2(null, 2);
+			snprintf(bin, sizeof(bin), "%s/bin/jschedd", t.build);
+			execl(bin, "jschedd", "-c", t.conf, (char *)NULL);
+			_exit(127);
+		}
+		for (int i = 0; i < 3000; i++) {
+			if (jsched_connect(t.sock, NULL, &c) == 0)
+				break;
+			c = NULL;
+			jdt_sleep_ms(10);
+		}
+		assert_non_null(c);
+		assert_int_equal(jsched_ping(c), 0);
+		jsched_close(c);
+	}
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+static void test_bad_config_names_key(void **state)
+{
+	struct jdt t;
+	char err[4096], path[400];
+	FILE *f;
+
+	(void)state;
+	jdt_start(&t, "");
+	snprintf(path, sizeof(path), "%s/bad.json", t.dir);
+	f = fopen(path, "w");
+	fprintf(f, "{\"limits\": {\"frame_bytes\": \"big\"}}");
+	fclose(f);
+	assert_int_equal(run_jschedd(&t, path, "--check-config", err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "limits.frame_bytes"));
+	f = fopen(path, "w");
+	fprintf(f, "{\"fairness\": {\"polcy\": \"fair\"}}");
+	fclose(f);
+	assert_int_equal(run_jschedd(&t, path, NULL, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "fairness.polcy"));
+	assert_non_null(strstr(err, "unknown key"));
+	f = fopen(path, "w");
+	fprintf(f, "{\"modules\": [\"/nonexistent/module.so\"], \"socket\": \"%s/other\"}", t.dir);
+	fclose(f);
+	assert_int_equal(run_jschedd(&t, path, NULL, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "/nonexistent/module.so"));
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_graceful_with_work_in_flight),
+		cmocka_unit_test(test_immediate_with_work_in_flight),
+		cmocka_unit_test(test_second_sigterm_escalates),
+		cmocka_unit_test(test_reload),
+		cmocka_unit_test(test_socket_stale_and_live),
+		cmocka_unit_test(test_bad_config_names_key),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
