@@ -187,7 +187,8 @@ int jdt_raw(struct jdt *t)
 	return fd;
 }
 
-static json_t *vreq(struct jsched_conn *c, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static json_t *vreq(struct jsched_conn *c, const char *fmt,
+						      va_list ap)
 {
 	char req[8192];
 	char *reply = NULL;
