@@ -420,8 +420,29 @@ static const struct {
 } policies[] = {{JD_IDLE_SPIN, "spin"}, {JD_IDLE_SLEEP, "sleep"}};
 #define NPOLICIES (sizeof policies / sizeof policies[0])
 
+/* For profiling one row: BENCH_POOL_ONLY=key[,key...] (keys as in rows.h) runs only
+ * those rows, only on the pool side, and BENCH_POOL_POLICY=spin|sleep only that policy.
+ * Environment rather than options, because the options are the harness's (bench.h). */
+static bool row_selected(const char *key)
+{
+	const char *only = getenv("BENCH_POOL_ONLY");
+	if (!only || !*only)
+		return true;
+	size_t len = strlen(key);
+	for (const char *s = only; (s = strstr(s, key)); s += len)
+		if ((s == only || s[-1] == ',') && (s[len] == ',' || s[len] == '\0'))
+			return true;
+	return false;
+}
+
+static bool policy_selected(const char *name)
+{
+	const char *only = getenv("BENCH_POOL_POLICY");
+	return !only || !*only || strcmp(only, name) == 0;
+}
+
 /* One round: a fresh pool with idle policy `idle`; every row once untimed, once timed
- * into v[row]. */
+ * into v[row] (NAN for a row not selected). */
 static void pool_round(struct ctx *c, enum jd_idle idle, unsigned threads, double *v)
 {
 	struct jd_pool_config cfg;
@@ -434,6 +455,9 @@ static void pool_round(struct ctx *c, enum jd_idle idle, unsigned threads, doubl
 	if (!(c->rel = releaser_start()))
 		die("releaser_start", errno);
 	for (size_t i = 0; i < NROWS; i++) {
+		v[i] = NAN;
+		if (!row_selected(rows[i].key))
+			continue;
 		c->wait_us = rows[i].wait_us;
 		rows[i].run(c);
 		v[i] = rows[i].run(c);
@@ -478,24 +502,36 @@ int main(int argc, char **argv)
 
 	/* Rounds, not one block per side: on a shared machine the load drifts over the
 	 * minute a run takes, and interleaving makes both sides see the same drift. */
+	bool profiling = getenv("BENCH_POOL_ONLY") || getenv("BENCH_POOL_POLICY");
+	if (profiling)
+		bench_note(r, "BENCH_POOL_ONLY/BENCH_POOL_POLICY set: selected rows, no oneTBB");
 	char tbb_name[64] = "";
 	for (size_t k = 0; k < runs; k++) {
-		struct baseline tbb;
-		run_tbb(&tbb, 1, quick, threads);
+		struct baseline tbb = {.name = ""};
+		if (!profiling)
+			run_tbb(&tbb, 1, quick, threads);
 		if (tbb.name[0] && !tbb_name[0])
 			snprintf(tbb_name, sizeof tbb_name, "%s", tbb.name);
-		else if (!tbb.name[0])
+		else if (!tbb.name[0] && !profiling)
 			bench_note(r, "round %zu: no oneTBB figures: %s", k + 1, tbb.why);
 		for (size_t i = 0; i < NROWS; i++)
 			tbb_v[k * NROWS + i] = tbb.name[0] ? tbb_value(&tbb, rows[i].key) : NAN;
 
 		struct ctx c = {.quick = quick, .fj_data = fj_data, .pfor_out = pfor_out};
-		for (size_t p = 0; p < NPOLICIES; p++)
-			pool_round(&c, policies[p].idle, threads, &pool_v[(k * NPOLICIES + p) * NROWS]);
+		for (size_t p = 0; p < NPOLICIES; p++) {
+			double *v = &pool_v[(k * NPOLICIES + p) * NROWS];
+			if (policy_selected(policies[p].name))
+				pool_round(&c, policies[p].idle, threads, v);
+			else
+				for (size_t i = 0; i < NROWS; i++)
+					v[i] = NAN;
+		}
 	}
 
 	for (size_t p = 0; p < NPOLICIES; p++) {
 		for (size_t i = 0; i < NROWS; i++) {
+			if (!row_selected(rows[i].key) || !policy_selected(policies[p].name))
+				continue;
 			for (size_t k = 0; k < runs; k++)
 				col[k] = tbb_v[k * NROWS + i];
 			double base = median_finite(col, runs);
