@@ -492,8 +492,7 @@ int jd_fair_admit(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_jo
 	c->queued++;
 	add(&f->queued, 1);
 	c->ctr.submitted++;
-	if (jd_fair_job_cost(job) > f->max_cost)
-		f->max_cost = jd_fair_job_cost(job);
+	jd_fp_note_cost(f, jd_fair_job_cost(job));
 	if (!was_backlogged) {
 		c->ever_backlogged = true;
 		jd_fp_enter(f, c);

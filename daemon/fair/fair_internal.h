@@ -113,7 +113,9 @@ struct jd_fair {
 	_Atomic uint64_t queued, inflight;
 	uint64_t seq;
 	struct jd_fair_hnode *expiry;	/* every queued job with a deadline, by deadline */
-	uint32_t max_cost;		/* the largest cost hint admitted: drr's quantum */
+	/* drr's default quantum: the largest cost hint among the last 4096 to 8192
+	 * admissions (two generations, so a one-off huge hint ages out). */
+	uint32_t max_cost, max_cost_prev, cost_count;
 
 	/* Policy fair: the 4-ary min-heap of backlogged clients by vtime. */
 	struct jd_fair_hent *heap;	/* = heap_mem + 3: see grow_registry */
@@ -123,6 +125,7 @@ struct jd_fair {
 	double vnow;			/* the least vtime at the latest dispatch */
 	/* Policies wrr and drr: the client being served, in the ring of backlogged ones. */
 	struct jd_fair_client *cur;
+	size_t ring_n;			/* clients in the ring */
 	/* The scan baseline: the registry index being served. */
 	size_t scan_cur;
 
@@ -155,6 +158,7 @@ double jd_fp_served(struct jd_fair *f, struct jd_fair_client *c, const struct jd
 void jd_fp_prefetch(const struct jd_fair *f);
 void jd_fp_correct(struct jd_fair *f, struct jd_fair_client *c, double delta);
 void jd_fp_rebuild(struct jd_fair *f);
+void jd_fp_note_cost(struct jd_fair *f, uint32_t cost);
 void jd_fp_renumber(struct jd_fair *f, size_t from, size_t to);
 
 /* window.c */

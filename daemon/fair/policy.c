@@ -172,6 +172,7 @@ static void ring_insert(struct jd_fair *f, struct jd_fair_client *c)
 
 	c->visited = false;
 	c->deficit = 0;
+	f->ring_n++;
 	if (cur == NULL) {
 		c->rnext = c->rprev = c;
 		f->cur = c;
@@ -186,6 +187,7 @@ static void ring_insert(struct jd_fair *f, struct jd_fair_client *c)
 
 static void ring_remove(struct jd_fair *f, struct jd_fair_client *c)
 {
+	f->ring_n--;
 	if (c->rnext == c) {
 		f->cur = NULL;
 	} else {
@@ -201,8 +203,47 @@ static void ring_remove(struct jd_fair *f, struct jd_fair_client *c)
 
 static uint64_t quantum(const struct jd_fair *f)
 {
-	uint32_t q = f->drr_quantum != 0 ? f->drr_quantum : f->max_cost;
+	uint32_t q = f->drr_quantum;
+
+	if (q == 0)
+		q = f->max_cost > f->max_cost_prev ? f->max_cost : f->max_cost_prev;
 	return q != 0 ? q : 1;
+}
+
+/* drr: a whole pass over the ring found no client whose head job fits its deficit (the
+ * quantum is below some costs).  Rather than walk the ring again and again, give every
+ * client at once the quanta of the empty rounds that would pass before the first one
+ * can send: O(ring) per jump, and the next pass sends.  (The next pass adds one more
+ * quantum to each client as it visits: k - 1 here.) */
+static void drr_jump(struct jd_fair *f)
+{
+	uint64_t q = quantum(f), k = UINT64_MAX;
+	struct jd_fair_client *c = f->cur;
+
+	do {
+		uint64_t per = (uint64_t)c->cfg.weight * q;
+		uint64_t need = jd_fair_job_cost(jd_fq_head(c)) - c->deficit; /* > 0 */
+		uint64_t rounds = (need + per - 1) / per;
+		if (rounds < k)
+			k = rounds;
+		c = c->rnext;
+	} while (c != f->cur);
+	do {
+		c->deficit += (k - 1) * c->cfg.weight * q;
+		c = c->rnext;
+	} while (c != f->cur);
+}
+
+/* jd_fp_note_cost: an admitted job's cost, for drr's default quantum. */
+void jd_fp_note_cost(struct jd_fair *f, uint32_t cost)
+{
+	if (cost > f->max_cost)
+		f->max_cost = cost;
+	if (++f->cost_count == 4096) {
+		f->max_cost_prev = f->max_cost;
+		f->max_cost = 0;
+		f->cost_count = 0;
+	}
 }
 
 /* Start client c's turn if it has not started: wrr sets its job allowance, drr adds its
@@ -216,9 +257,12 @@ static bool turn(struct jd_fair *f, struct jd_fair_client *c)
 		}
 		return true;
 	}
+	uint64_t grant = (uint64_t)c->cfg.weight * quantum(f);
 	if (!c->visited) {
-		c->deficit += (uint64_t)c->cfg.weight * quantum(f);
+		c->deficit += grant;
 		c->visited = true;
+	} else if (c->deficit > grant) {
+		c->deficit = grant;	/* the default quantum shrank mid-turn: end the long turn */
 	}
 	return jd_fair_job_cost(jd_fq_head(c)) <= c->deficit;
 }
@@ -299,8 +343,12 @@ struct jd_fair_client *jd_fp_pick(struct jd_fair *f)
 		return scan_pick(f);
 	if (f->policy == JD_FAIR_POLICY_FAIR)
 		return f->clients[f->heap[0].ci];
-	for (;;) {
+	for (size_t visits = 0;; visits++) {
 		struct jd_fair_client *c = f->cur;
+		if (visits == f->ring_n) {	/* drr only: wrr always sends */
+			drr_jump(f);
+			visits = 0;
+		}
 		if (turn(f, c))
 			return c;
 		c->visited = false;
@@ -391,6 +439,7 @@ void jd_fp_rebuild(struct jd_fair *f)
 {
 	f->heap_n = 0;
 	f->cur = NULL;
+	f->ring_n = 0;
 	f->scan_cur = 0;
 	for (size_t i = 0; i < f->nclients; i++) {
 		struct jd_fair_client *c = f->clients[i];

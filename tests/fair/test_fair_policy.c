@@ -263,6 +263,57 @@ static void test_drr_unequal_costs(void **state)
 	jd_fair_free(S.f);
 }
 
+/* drr with a quantum far below every cost: whole rounds in which nobody can send are
+ * skipped at once (each choice stays cheap), and the cost split still holds. */
+static void test_drr_small_quantum(void **state)
+{
+	(void)state;
+	struct jd_fair_config cfg = test_config(JD_FAIR_POLICY_DRR);
+	cfg.drr_quantum = 1;
+	sim_start(&cfg);
+	sim_client("c1000", 1, 1000, 1000, true);
+	sim_client("c2000", 1, 1000, 2000, true);
+	sim_client("c3000", 2, 1000, 3000, true);
+	sim_run(30000);
+	assert_near(share(S.costs, 0), 0.25, 0.0025, "cost 1000, weight 1");
+	assert_near(share(S.costs, 1), 0.25, 0.0025, "cost 2000, weight 1");
+	assert_near(share(S.costs, 2), 0.50, 0.005, "cost 3000, weight 2");
+	jd_fair_free(S.f);
+}
+
+/* drr's default quantum follows the largest recent cost: one huge hint makes turns long
+ * for a while (a turn's deficit is then huge), then ages out, long turns included. */
+static int longest_run(int steps)
+{
+	int run = 0, longest = 0, prev = -1;
+
+	for (int s = 0; s < steps; s++) {
+		sim_step();
+		run = S.last == prev ? run + 1 : 1;
+		prev = S.last;
+		if (run > longest)
+			longest = run;
+	}
+	return longest;
+}
+
+static void test_drr_quantum_ages(void **state)
+{
+	(void)state;
+	struct jd_fair_config cfg = test_config(JD_FAIR_POLICY_DRR);
+	sim_start(&cfg);
+	sim_client("a", 1, 1000, 1, true);
+	sim_client("b", 1, 1000, 1, true);
+	sim_client("huge", 1, 1000, 1, false);
+	assert_int_equal(longest_run(1000), 1);
+	/* One job with a huge declared cost. */
+	assert_int_equal(admit(S.f, S.c[2], &S.pool[2][0], 2, JD_FAIR_NORMAL, 0, 1000000), 0);
+	assert_true(longest_run(1000) > 100);		/* one client's long turn */
+	sim_run(9000);					/* > 8192 admissions later */
+	assert_int_equal(longest_run(1000), 1);
+	jd_fair_free(S.f);
+}
+
 /* ---- no burst from a newcomer or a returning client ---------------------------------- */
 
 /* Client `i` has just become active among k backlogged equal-weight clients: in every
@@ -448,6 +499,8 @@ int main(void)
 		cmocka_unit_test(test_fair_unequal_run_times),
 		cmocka_unit_test(test_fair_two_workers),
 		cmocka_unit_test(test_drr_unequal_costs),
+		cmocka_unit_test(test_drr_small_quantum),
+		cmocka_unit_test(test_drr_quantum_ages),
 		cmocka_unit_test(test_no_burst),
 		cmocka_unit_test(test_weight_change_mid_stream),
 		cmocka_unit_test(test_policy_switch_mid_stream),
