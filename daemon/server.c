@@ -26,6 +26,7 @@
 
 #include "daemon/daemon.h"
 #include "daemon/log.h"
+#include "daemon/sdnotify.h"
 #include "daemon/session.h"
 #include "jsched/error.h"
 #include "jsched/jsched.h"
@@ -351,11 +352,36 @@ int jd_server_listen(struct jd_daemon *d, char *err, size_t errlen)
 	mode_t old_umask;
 	int rc;
 
+	uv_idle_init(&d->loop, &s->reaper);
+	s->reaper.data = d;
+	uv_pipe_init(&d->loop, &s->listener, 0);
+	s->listener.data = d;
 	if (d->cfg.socket[0]) {
 		snprintf(s->path, sizeof(s->path), "%s", d->cfg.socket);
 	} else if (jsched_default_socket_path(s->path, sizeof(s->path)) < 0) {
 		snprintf(err, errlen, "the default socket path does not fit in a socket address");
 		return JSCHED_EINVAL;
+	}
+	/* Socket activation (systemd's jschedd.socket): the listening socket is fd 3, bound
+	 * and owned by the service manager, which also removes the file. */
+	if (jd_sd_listen_fds() >= 1) {
+		rc = uv_pipe_open(&s->listener, 3);
+		if (rc == 0)
+			rc = uv_listen((uv_stream_t *)&s->listener, 128, connection_cb);
+		if (rc < 0) {
+			snprintf(err, errlen, "cannot use the socket passed by systemd: %s",
+				 uv_strerror(rc));
+			return JSCHED_EIO;
+		}
+		s->listening = s->activated = true;
+		{
+			size_t len = sizeof(s->path);
+
+			if (uv_pipe_getsockname(&s->listener, s->path, &len) < 0)
+				snprintf(s->path, sizeof(s->path), "(fd 3)");
+		}
+		jd_log(JD_LOG_INFO, "listening on the socket passed by systemd: %s", s->path);
+		return 0;
 	}
 	if (lstat(s->path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
@@ -373,10 +399,6 @@ int jd_server_listen(struct jd_daemon *d, char *err, size_t errlen)
 	if (strcmp(s->path, "/run/jschedd/jschedd.sock") == 0)
 		mkdir("/run/jschedd", 0755);
 
-	uv_idle_init(&d->loop, &s->reaper);
-	s->reaper.data = d;
-	uv_pipe_init(&d->loop, &s->listener, 0);
-	s->listener.data = d;
 	/* Bind under a umask that leaves no window in which the socket is more open than
 	 * configured; single-threaded here (the pool starts later). */
 	old_umask = umask(0777 & ~(mode_t)d->cfg.socket_mode);
@@ -394,7 +416,6 @@ int jd_server_listen(struct jd_daemon *d, char *err, size_t errlen)
 		rc = uv_listen((uv_stream_t *)&s->listener, 128, connection_cb);
 	if (rc < 0) {
 		snprintf(err, errlen, "cannot listen on %s: %s", s->path, uv_strerror(rc));
-		uv_close((uv_handle_t *)&s->listener, NULL);
 		unlink(s->path);
 		return JSCHED_EIO;
 	}
@@ -411,7 +432,8 @@ void jd_server_stop_accepting(struct jd_daemon *d)
 		return;
 	s->listening = false;
 	uv_close((uv_handle_t *)&s->listener, NULL);
-	unlink(s->path);
+	if (!s->activated)
+		unlink(s->path);
 }
 
 void jd_server_close_all(struct jd_daemon *d)

@@ -73,6 +73,7 @@ struct jd_server {
 	uv_idle_t reaper;	/* drains the pending-close list */
 	char path[108];
 	bool listening;
+	bool activated;		/* the socket came from systemd (LISTEN_FDS): not ours to unlink */
 	struct jd_conn *conns;	/* all open connections */
 	struct jd_conn *to_close;
 	uint32_t n_conns;
