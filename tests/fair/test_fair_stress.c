@@ -109,7 +109,8 @@ static void test_stress(void **state)
 	for (uintptr_t i = 0; i < N_TAKERS; i++)
 		assert_int_equal(pthread_create(&th[i], NULL, taker, (void *)i), 0);
 
-	uint64_t seed = 42, entered = 0, rejected = 0, start = wall_s();
+	uint64_t seed = 42, entered = 0, rejected = 0, blocked = 0, resumed = 0;
+	uint64_t start = wall_s();
 	int next = 0;
 	while (next < N_JOBS) {
 		assert_true(wall_s() - start < DEADLINE_S);
@@ -119,8 +120,10 @@ static void test_stress(void **state)
 			size_t n = jd_fair_unblocked(F, un, N_CLIENTS);
 			for (size_t k = 0; k < n; k++)
 				for (int i = 0; i < N_CLIENTS; i++)
-					if (un[k] == C[i])
+					if (un[k] == C[i]) {
+						resumed += paused[i];
 						paused[i] = false;
+					}
 		}
 		uint64_t r = xorshift(&seed);
 		int ci = (int)(r % N_CLIENTS);
@@ -134,8 +137,10 @@ static void test_stress(void **state)
 			} else {
 				assert_true(rc >= 0);
 				entered++;
-				if (rc == JD_FAIR_BLOCKED)
+				if (rc == JD_FAIR_BLOCKED) {
+					blocked += !paused[ci];
 					paused[ci] = true;
+				}
 			}
 		} else {
 			sched_yield();
@@ -148,6 +153,10 @@ static void test_stress(void **state)
 			jd_fair_expire(F);
 		if (r % 3000 == 4)
 			jd_fair_set_policy(F, (enum jd_fair_policy)((r >> 28) % 3));
+		if (r % 4000 == 6)
+			jd_fair_set_max_inflight(F, 8 + (uint32_t)((r >> 12) % 32));
+		if (r % 4000 == 7)
+			jd_fair_set_max_queued(F, 1000 + (uint32_t)((r >> 12) % 4000));
 		if (r % 1000 == 5) {	/* new weight and limit, same strategy */
 			int k = (int)((r >> 40) % N_CLIENTS);
 			struct jd_fair_client_config cc = {
@@ -198,9 +207,12 @@ static void test_stress(void **state)
 	assert_int_equal(st.total.completed, atomic_load(&completed));
 	assert_int_equal(st.total.dispatched + st.total.cancelled + st.total.expired +
 			 st.total.dropped, entered);
-	/* The load exercised every final state. */
+	/* The load exercised every final state, and backpressure both ways. */
 	for (int s = 1; s <= 4; s++)
 		assert_true(atomic_load(&hook_count[s]) > 0);
+	assert_true(blocked > 0 && resumed > 0);
+	print_message("blocked %llu resumed %llu\n", (unsigned long long)blocked,
+		      (unsigned long long)resumed);
 	print_message("entered %llu rejected %llu: dispatched %llu cancelled %llu expired %llu "
 		      "dropped %llu\n", (unsigned long long)entered, (unsigned long long)rejected,
 		      (unsigned long long)st.total.dispatched,
