@@ -82,3 +82,22 @@ bench-smoke: $(BENCHES)
 		if timeout 300 $$b --quick --runs 1 >/dev/null 2>&1; then echo "PASS  $$b"; \
 		else echo "FAIL  $$b"; fail=1; fi; \
 	done; exit $$fail
+
+# ---- bench/e2e: jschedd end to end beside beanstalkd, xargs, task-spooler, nq ----------
+# (issue 7; bench/e2e/README.md).  bench_e2e starts the build's jschedd itself and runs
+# the jsched tool for the CLI row, so both are prerequisites; the baselines come from the
+# bench group of mk/deps.sh.
+#   make bench-e2e [BENCH_ARGS="--json out.json --runs 7 --part rtt,tput"]
+BENCH_E2E := $(B)/bench/bench_e2e
+BENCH_E2E_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(wildcard bench/e2e/*.c))
+$(BENCH_E2E_OBJS): CFLAGS += $(JANSSON_CFLAGS) -DJSCHEDD_BIN='"$(CURDIR)/$(B)/bin/jschedd"' \
+	-DJSCHED_TOOL_BIN='"$(CURDIR)/$(JSCHED_BIN)"'
+$(BENCH_E2E): $(BENCH_E2E_OBJS) $(LIBJSCHED_A) $(BENCH_COMMON_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LDLIBS)
+BENCHES += $(BENCH_E2E)
+
+.PHONY: bench-e2e
+bench-e2e: $(BENCH_E2E) $(B)/bin/jschedd $(JSCHED_BIN) bench-deps
+	$(BENCH_E2E) $(BENCH_ARGS)

@@ -1,0 +1,162 @@
+/* bench/e2e/e2e.h: what the parts of the end-to-end benchmark share.
+ *
+ * bench_e2e measures jschedd from the outside, through libjsched and a real daemon, beside
+ * the tools a user would pick instead (beanstalkd, xargs, task-spooler, nq, a raw spawn
+ * loop).  Each part lives in its own file (rtt.c, tput.c, exec.c, fair.c, scale.c) and is
+ * one function that adds rows to the report; main.c picks the parts.  This header holds
+ * the helpers they share: a daemon started in a temporary folder with a chosen config
+ * (daemon.c), a beanstalkd started on a free loopback port and a tiny client for its text
+ * protocol (beanstalk.c), and small utilities (util.c).
+ *
+ * The benchmark is one single-threaded process; where a part needs several clients or
+ * workers at once it forks children, which never return from the part's helper (they
+ * _exit).  Everything here is for that main thread (or a forked child), not thread-safe.
+ */
+#ifndef BENCH_E2E_H
+#define BENCH_E2E_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jsched/jsched.h>
+
+#include "bench/common/bench.h"
+
+/* ---- what every part is given ------------------------------------------------------- */
+
+struct e2e {
+	struct bench_report *rep;
+	bool quick;
+	int runs;	/* runs per short row (--runs; default 5) */
+	int runs_long;	/* runs per long row: min(runs, 3) */
+	unsigned cpus;	/* online CPUs: the daemon's default worker count and N for -P N */
+	double tput_batch; /* part 2's batch throughput (jobs/s) once it ran, else 0 */
+};
+
+void e2e_rtt(struct e2e *e);	/* 1. round trip */
+void e2e_tput(struct e2e *e);	/* 2. tiny-job throughput */
+void e2e_exec(struct e2e *e);	/* 3. commands */
+void e2e_fair(struct e2e *e);	/* 4. fairness */
+void e2e_scale(struct e2e *e);	/* 5. scale */
+
+/* ---- a jschedd of our own (daemon.c) -------------------------------------------------- */
+
+struct e2e_daemon {
+	char dir[64];	/* the temporary folder: socket, config, log */
+	char sock[128];
+	char conf[128];
+	char log[128];
+	pid_t pid;
+};
+
+/* e2e_daemon_start: write {"socket": <dir>/s, <members>} as the config (members is a JSON
+ * fragment, "" for none), start the build's jschedd -c on it with its stderr in the
+ * folder, and wait (at most 10 s) until it answers a hello.  Exits the process on
+ * failure, with the log's tail on stderr. */
+void e2e_daemon_start(struct e2e_daemon *d, const char *members);
+
+/* e2e_daemon_stop: SIGTERM, then SIGKILL after 5 s; waits; removes the folder. */
+void e2e_daemon_stop(struct e2e_daemon *d);
+
+/* e2e_connect: a connection to d as `client` (NULL: the default name); exits on failure. */
+struct jsched_conn *e2e_connect(struct e2e_daemon *d, const char *client);
+
+/* e2e_rss_kib: the VmRSS of process pid in KiB (from /proc), or -1. */
+long e2e_rss_kib(pid_t pid);
+
+/* e2e_metrics_number: the number at the slash-separated path in the daemon's metrics
+ * (e.g. "jobs/succeeded"); NAN if it is absent. */
+double e2e_metrics_number(struct jsched_conn *c, const char *path);
+
+/* e2e_wait_ids: wait until every job in ids[0..n) is final, in chunks of 1,000 ids per
+ * wait request; exits unless all succeeded. */
+void e2e_wait_ids(struct jsched_conn *c, const uint64_t *ids, size_t n);
+
+/* e2e_submit_pipelined: submit n copies of spec over c, `batch` specs per submit message
+ * (1: one job per message), with at most `window` messages in flight (event-loop mode),
+ * and store the ids in ids[0..n).  Exits on failure. */
+void e2e_submit_pipelined(struct jsched_conn *c, const struct jsched_spec *spec, size_t n, size_t batch,
+			  size_t window, uint64_t *ids);
+
+/* e2e_clients_run: fork nclients client processes (names client0 ...), each connected
+ * before the clock starts; start them together; each submits per_client copies of spec
+ * in batches of 1,000 (4 in flight) and waits for all of them.  Returns jobs/s over all,
+ * until the last process is done (tput.c). */
+double e2e_clients_run(struct e2e_daemon *d, const struct jsched_spec *spec, int nclients, size_t per_client);
+
+/* ---- beanstalkd (beanstalk.c) -------------------------------------------------------- */
+
+struct e2e_beanstalkd {
+	pid_t pid;
+	int port;
+};
+
+/* e2e_beanstalkd_start: start beanstalkd on 127.0.0.1 and a free port, in memory (no
+ * binlog), and wait (at most 10 s) until it accepts a connection. */
+void e2e_beanstalkd_start(struct e2e_beanstalkd *b);
+void e2e_beanstalkd_stop(struct e2e_beanstalkd *b);
+
+/* A connection speaking beanstalkd's text protocol (doc/protocol.txt of beanstalkd):
+ * a TCP socket with TCP_NODELAY and a read buffer. */
+struct bs_conn {
+	int fd;
+	size_t len, off;
+	char buf[65536];
+};
+
+/* bs_connect: connect to the beanstalkd on 127.0.0.1:port; exits on failure. */
+void bs_connect(struct bs_conn *c, int port);
+void bs_close(struct bs_conn *c);
+/* bs_send: write all of buf; exits on failure. */
+void bs_send(struct bs_conn *c, const void *buf, size_t len);
+/* bs_line: read one reply line (without CRLF) into line[0..size); exits on failure. */
+void bs_line(struct bs_conn *c, char *line, size_t size);
+/* bs_cmd: send one command line (CRLF added) and read its reply line; exits unless the
+ * reply starts with `expect`. */
+void bs_cmd(struct bs_conn *c, const char *cmd, const char *expect, char *line, size_t size);
+/* bs_put: put a job with body body[0..len) into the used tube; returns its id (the
+ * INSERTED reply is read). */
+uint64_t bs_put(struct bs_conn *c, const char *body, size_t len);
+/* bs_reserve: reserve a job from the watched tubes; returns its id and copies its body
+ * (NUL-terminated, cut to size) into body. */
+uint64_t bs_reserve(struct bs_conn *c, char *body, size_t size);
+/* bs_delete: delete job id. */
+void bs_delete(struct bs_conn *c, uint64_t id);
+
+/* bs_worker: the worker process's body: watch tube "jobs", and for each job reserve it,
+ * delete it and, if reply, put its body into tube "replies"; a job whose body is "q" ends
+ * the worker.  Never returns (_exit(0)); call it in a forked child. */
+__attribute__((noreturn)) void bs_worker(int port, bool reply);
+
+/* ---- utilities (util.c) -------------------------------------------------------------- */
+
+/* e2e_die: print "bench-e2e: <what>: <why>" and exit 1 (killing any daemons started). */
+__attribute__((noreturn, format(printf, 1, 2))) void e2e_die(const char *fmt, ...);
+
+/* e2e_track / e2e_untrack: remember a child process that e2e_die must kill. */
+void e2e_track(pid_t pid);
+void e2e_untrack(pid_t pid);
+
+/* e2e_percentile: the q-quantile (0..1) of v[0..n), nearest rank; sorts v in place. */
+double e2e_percentile(double *v, size_t n, double q);
+
+/* e2e_sleep_ms: sleep, restarting after signals. */
+void e2e_sleep_ms(int ms);
+
+/* e2e_spawn: posix_spawn argv (argv[0] a path) with stdout and stderr to /dev/null (unless
+ * keep_out) and the given extra environment ("NAME=value" strings ending with NULL; may
+ * be NULL); returns the pid; exits on failure. */
+pid_t e2e_spawn(char *const argv[], char *const extra_env[], bool keep_out);
+
+/* e2e_wait_ok: wait for child pid; exits unless it exited 0.  what names it. */
+void e2e_wait_ok(pid_t pid, const char *what);
+
+/* e2e_run_ok: e2e_spawn + e2e_wait_ok. */
+void e2e_run_ok(char *const argv[], char *const extra_env[], const char *what);
+
+/* e2e_median_of: the median of v[0..n) (a copy is sorted, v is left as it is). */
+double e2e_median_of(const double *v, size_t n);
+
+#endif /* BENCH_E2E_H */

@@ -1,0 +1,249 @@
+/* bench/e2e/exec.c: part 3, commands: 2,000 /bin/true exec jobs end to end, in jobs/s,
+ * beside what a user runs instead, in the same run, N = the daemon's workers (the CPUs):
+ *
+ *   - raw posix_spawn: N children at a time, the next spawned as one is reaped (the floor:
+ *     no server, no queue, no capture);
+ *   - xargs -P N -n 1 /bin/true, fed 2,000 lines;
+ *   - task-spooler: tsp -S N, then one `tsp /bin/true` process per job (that is how it is
+ *     used), the last queued with -N N so that `tsp -w` on it returns only once every
+ *     earlier job has ended; its own TS_SOCKET and TMPDIR (output files) in a temp folder;
+ *   - nq: one `nq /bin/true` per job (nq runs its queue one job at a time: no -P), then
+ *     `nq -w`; NQDIR in a temp folder.
+ * jschedd: 2,000 exec specs (/bin/true, empty environment) in batches of 500, 4 in flight,
+ * then wait for all; the daemon captures each job's (empty) output.
+ *
+ * And the cost of one command-line call: `jsched submit -- /bin/true` (the job is queued,
+ * the tool does not wait) against `tsp /bin/true`, each spawned and reaped one at a time,
+ * in ms per call.
+ *
+ * Exec jobs came to the daemon after this benchmark: when the daemon answers the first
+ * exec submit with not_supported, the jschedd rows are left out with a note (the CLI row
+ * then submits `--fn noop` and says so) and the baselines are still measured.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench/e2e/e2e.h"
+
+static char tmp[64];
+
+static void rm_rf(const char *path)
+{
+	char *argv[] = {(char *)(uintptr_t)"/bin/rm", (char *)(uintptr_t)"-rf", (char *)(uintptr_t)path, NULL};
+
+	e2e_run_ok(argv, NULL, "rm -rf");
+}
+
+static double raw_spawn(size_t n, unsigned par)
+{
+	char *argv[] = {(char *)(uintptr_t)"/bin/true", NULL};
+	size_t started = 0, done = 0;
+	uint64_t t0 = bench_now_ns();
+
+	while (done < n) {
+		while (started < n && started - done < par) {
+			e2e_spawn(argv, NULL, false);
+			started++;
+		}
+		int status;
+		if (wait(&status) < 0)
+			e2e_die("wait: %s", strerror(errno));
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			e2e_die("/bin/true failed");
+		done++;
+	}
+	return (double)n / ((double)(bench_now_ns() - t0) / 1e9);
+}
+
+static double xargs_rate(size_t n, unsigned par)
+{
+	char file[128], cmd[256];
+
+	snprintf(file, sizeof(file), "%s/lines", tmp);
+	FILE *f = fopen(file, "w");
+	if (!f)
+		e2e_die("%s: %s", file, strerror(errno));
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%zu\n", i);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "exec /usr/bin/xargs -P %u -n 1 /bin/true < %s", par, file);
+	char *argv[] = {(char *)(uintptr_t)"/bin/sh", (char *)(uintptr_t)"-c", cmd, NULL};
+	uint64_t t0 = bench_now_ns();
+	e2e_run_ok(argv, NULL, "xargs");
+	return (double)n / ((double)(bench_now_ns() - t0) / 1e9);
+}
+
+/* The environment that points task-spooler at its own socket and output folder. */
+static char ts_socket[160], ts_tmpdir[160];
+static char *ts_env[] = {ts_socket, ts_tmpdir, NULL};
+
+static void tsp(const char *a1, const char *a2, const char *a3)
+{
+	char *argv[] = {(char *)(uintptr_t)"/usr/bin/tsp", (char *)(uintptr_t)a1, (char *)(uintptr_t)a2,
+			(char *)(uintptr_t)a3, NULL};
+
+	e2e_run_ok(argv, ts_env, "tsp");
+}
+
+static double tsp_rate(size_t n, unsigned par)
+{
+	char slots[16];
+
+	snprintf(slots, sizeof(slots), "%u", par);
+	tsp("-C", NULL, NULL); /* forget the previous run's finished jobs */
+	uint64_t t0 = bench_now_ns();
+	for (size_t i = 0; i + 1 < n; i++)
+		tsp("/bin/true", NULL, NULL);
+	tsp("-N", slots, "/bin/true");
+	tsp("-w", NULL, NULL);
+	return (double)n / ((double)(bench_now_ns() - t0) / 1e9);
+}
+
+static double nq_rate(size_t n, int run)
+{
+	char dir[128], env_dir[160];
+
+	snprintf(dir, sizeof(dir), "%s/nq%d", tmp, run);
+	snprintf(env_dir, sizeof(env_dir), "NQDIR=%s", dir);
+	char *env[] = {env_dir, NULL};
+	char *job[] = {(char *)(uintptr_t)"/usr/bin/nq", (char *)(uintptr_t)"-q", (char *)(uintptr_t)"/bin/true", NULL};
+	char *waitall[] = {(char *)(uintptr_t)"/usr/bin/nq", (char *)(uintptr_t)"-w", NULL};
+	uint64_t t0 = bench_now_ns();
+	for (size_t i = 0; i < n; i++)
+		e2e_run_ok(job, env, "nq");
+	e2e_run_ok(waitall, env, "nq -w");
+	double rate = (double)n / ((double)(bench_now_ns() - t0) / 1e9);
+	rm_rf(dir);
+	return rate;
+}
+
+/* Whether this daemon runs exec jobs: one /bin/true, submitted and waited for. */
+static bool exec_supported(struct jsched_conn *c, const struct jsched_spec *spec)
+{
+	struct jsched_result *res = NULL;
+	uint64_t id;
+	int r = jsched_submit(c, spec, &id);
+
+	if (r == JSCHED_ENOT_SUPPORTED)
+		return false;
+	if (r == 0)
+		r = jsched_wait(c, id, 10000, &res);
+	if (r < 0 || res->state != JSCHED_STATE_SUCCEEDED)
+		e2e_die("exec /bin/true: %s (%s)", jsched_strerror(r), res && res->reason ? res->reason
+							 : jsched_error_message(c));
+	jsched_result_free(res);
+	return true;
+}
+
+static double jsched_exec_rate(struct e2e_daemon *d, const struct jsched_spec *spec, size_t n)
+{
+	struct jsched_conn *c = e2e_connect(d, "exec");
+	uint64_t *ids = malloc(n * sizeof(*ids));
+
+	if (!ids)
+		e2e_die("out of memory");
+	uint64_t t0 = bench_now_ns();
+	e2e_submit_pipelined(c, spec, n, 500, 4, ids);
+	e2e_wait_ids(c, ids, n);
+	double rate = (double)n / ((double)(bench_now_ns() - t0) / 1e9);
+	free(ids);
+	jsched_close(c);
+	return rate;
+}
+
+/* ms per run of argv (spawned and reaped one at a time), k times. */
+static double per_call_ms(char *const argv[], char *const env[], int k)
+{
+	uint64_t t0 = bench_now_ns();
+
+	for (int i = 0; i < k; i++)
+		e2e_run_ok(argv, env, argv[0]);
+	return (double)(bench_now_ns() - t0) / 1e6 / k;
+}
+
+void e2e_exec(struct e2e *e)
+{
+	size_t n = e->quick ? 200 : 2000;
+	int calls = e->quick ? 10 : 100;
+	unsigned par = e->cpus;
+	double raw[64], xa[64], ts[64], nq[64], js[64], cli_js[64], cli_ts[64];
+	const char *const truth[] = {"/bin/true", NULL};
+	struct jsched_spec *spec;
+	struct e2e_daemon d;
+	char conf[64];
+
+	snprintf(tmp, sizeof(tmp), "/tmp/bench-e2e-exec-XXXXXX");
+	if (!mkdtemp(tmp))
+		e2e_die("mkdtemp: %s", strerror(errno));
+	snprintf(ts_socket, sizeof(ts_socket), "TS_SOCKET=%s/ts.sock", tmp);
+	snprintf(ts_tmpdir, sizeof(ts_tmpdir), "TMPDIR=%s", tmp);
+	if (jsched_spec_exec(truth, &spec) < 0)
+		e2e_die("out of memory");
+
+	snprintf(conf, sizeof(conf), "\"workers\": %u", e->cpus);
+	e2e_daemon_start(&d, conf);
+	struct jsched_conn *c = e2e_connect(&d, "exec");
+	bool has_exec = exec_supported(c, spec);
+	jsched_close(c);
+
+	char slots[16];
+	snprintf(slots, sizeof(slots), "%u", par);
+	tsp("-S", slots, NULL); /* starts the task-spooler server with N slots */
+	for (int run = 0; run < e->runs && run < 64; run++) {
+		raw[run] = raw_spawn(n, par);
+		xa[run] = xargs_rate(n, par);
+		if (has_exec)
+			js[run] = jsched_exec_rate(&d, spec, n);
+	}
+	for (int run = 0; run < e->runs_long; run++) {
+		ts[run] = tsp_rate(n, par);
+		nq[run] = nq_rate(n, run);
+	}
+
+	/* One command-line call each. */
+	char *js_exec[] = {(char *)(uintptr_t)JSCHED_TOOL_BIN, (char *)(uintptr_t)"-s", d.sock,
+			   (char *)(uintptr_t)"submit", (char *)(uintptr_t)"--", (char *)(uintptr_t)"/bin/true", NULL};
+	char *js_noop[] = {(char *)(uintptr_t)JSCHED_TOOL_BIN, (char *)(uintptr_t)"-s", d.sock,
+			   (char *)(uintptr_t)"submit", (char *)(uintptr_t)"--fn", (char *)(uintptr_t)"noop", NULL};
+	char *ts_call[] = {(char *)(uintptr_t)"/usr/bin/tsp", (char *)(uintptr_t)"/bin/true", NULL};
+	for (int run = 0; run < e->runs && run < 64; run++) {
+		cli_js[run] = per_call_ms(has_exec ? js_exec : js_noop, NULL, calls);
+		tsp("-C", NULL, NULL);
+		cli_ts[run] = per_call_ms(ts_call, ts_env, calls);
+		tsp("-w", NULL, NULL);
+	}
+	tsp("-K", NULL, NULL); /* stop the task-spooler server */
+	e2e_daemon_stop(&d);
+	rm_rf(tmp);
+
+	size_t runs = (size_t)e->runs, lruns = (size_t)e->runs_long;
+	double rawm = e2e_median_of(raw, runs), xam = e2e_median_of(xa, runs);
+	double tsm = e2e_median_of(ts, lruns), nqm = e2e_median_of(nq, lruns);
+	char label[64];
+	snprintf(label, sizeof(label), "raw posix_spawn x%u", par);
+	bench_row(e->rep, "exec: raw posix_spawn, N in parallel (floor)", "jobs/s", NULL, rawm, NULL, 0);
+	bench_row(e->rep, "exec: xargs -P N", "jobs/s", NULL, xam, label, rawm);
+	bench_row(e->rep, "exec: task-spooler tsp -S N", "jobs/s", NULL, tsm, label, rawm);
+	bench_row(e->rep, "exec: nq (one at a time)", "jobs/s", NULL, nqm, label, rawm);
+	if (has_exec) {
+		double jsm = e2e_median_of(js, runs);
+		bench_row(e->rep, "exec: jschedd /bin/true, batches of 500", "jobs/s", NULL, jsm, label, rawm);
+		bench_row(e->rep, "exec: jschedd /bin/true vs xargs", "jobs/s", NULL, jsm, "xargs -P N", xam);
+		bench_row(e->rep, "exec: jschedd /bin/true vs task-spooler", "jobs/s", NULL, jsm, "tsp -S N", tsm);
+		bench_row(e->rep, "exec: jschedd /bin/true vs nq", "jobs/s", NULL, jsm, "nq", nqm);
+	} else {
+		bench_note(e->rep, "exec: MISSING: this jschedd answers exec submits with not_supported; "
+				   "the jschedd exec rows are left out");
+	}
+	bench_row(e->rep, has_exec ? "cli: jsched submit -- /bin/true (one call)" : "cli: jsched submit --fn noop (one call)",
+		  "ms/call", NULL, e2e_median_of(cli_js, runs), "tsp /bin/true (one call)",
+		  e2e_median_of(cli_ts, runs));
+	bench_note(e->rep, "exec: %zu jobs per run, N = %u; raw/xargs/jschedd %d runs, tsp/nq %d runs; "
+			   "cli: %d calls per run, %d runs",
+		   n, par, e->runs, e->runs_long, calls, e->runs);
+	jsched_spec_free(spec);
+}

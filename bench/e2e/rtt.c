@@ -1,0 +1,240 @@
+/* bench/e2e/rtt.c: part 1, the round trip: one client submits one noop call job and waits
+ * for its completion, 10,000 times; p50 and p99 in µs.
+ *
+ * Beside it, in the same run:
+ *   - the floor: a raw 64-byte ping-pong between two processes over a Unix socket pair
+ *     (no server, no protocol: what any request/reply over a Unix socket costs here);
+ *   - beanstalkd: the client puts a job into tube "jobs", a worker process (bs_worker)
+ *     reserves and deletes it and puts a reply into tube "replies", which the client
+ *     reserves; the time is put to reply reserved (the client then deletes the reply,
+ *     outside the timer).
+ *
+ * jschedd is measured two ways, each under both idle policies (the daemon restarted with
+ * "idle_policy": "sleep", then "spin"):
+ *   - submit + wait: jsched_submit then jsched_wait, two requests, what most programs do;
+ *   - submit + event: the connection watches its jobs (jsched_watch), so one submit brings
+ *     back its reply and the job's events (queued, running, succeeded), and the time ends
+ *     at the final event: one request per job, the protocol's shortest path.
+ * Each run's p50 and p99 are taken over its round trips; a row is the median over runs.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench/e2e/e2e.h"
+
+enum { MSG = 64 };
+
+static void full_io(int fd, void *buf, size_t len, bool wr)
+{
+	char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = wr ? write(fd, p, len) : read(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			e2e_die("ping-pong %s: %s", wr ? "write" : "read", n == 0 ? "closed" : strerror(errno));
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+/* The floor: n ping-pongs of MSG bytes with a forked echo process; lat[i] in µs. */
+static void pingpong(size_t n, double *lat)
+{
+	int sv[2];
+	char buf[MSG];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		e2e_die("socketpair: %s", strerror(errno));
+	pid_t pid = fork();
+	if (pid < 0)
+		e2e_die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(sv[0]);
+		for (size_t i = 0; i < n; i++) {
+			full_io(sv[1], buf, MSG, false);
+			full_io(sv[1], buf, MSG, true);
+		}
+		_exit(0);
+	}
+	close(sv[1]);
+	memset(buf, 'x', sizeof(buf));
+	for (size_t i = 0; i < n; i++) {
+		uint64_t t0 = bench_now_ns();
+
+		full_io(sv[0], buf, MSG, true);
+		full_io(sv[0], buf, MSG, false);
+		lat[i] = (double)(bench_now_ns() - t0) / 1e3;
+	}
+	close(sv[0]);
+	e2e_wait_ok(pid, "ping-pong peer");
+}
+
+/* beanstalkd: n put -> reserve -> delete -> reply round trips through one worker. */
+static void beanstalk_rtt(int port, size_t n, double *lat)
+{
+	struct bs_conn *c = malloc(sizeof(*c));
+	char line[64], body[64];
+
+	if (!c)
+		e2e_die("out of memory");
+	pid_t pid = fork();
+	if (pid < 0)
+		e2e_die("fork: %s", strerror(errno));
+	if (pid == 0)
+		bs_worker(port, true);
+	bs_connect(c, port);
+	bs_cmd(c, "use jobs", "USING", line, sizeof(line));
+	bs_cmd(c, "watch replies", "WATCHING", line, sizeof(line));
+	bs_cmd(c, "ignore default", "WATCHING", line, sizeof(line));
+	for (size_t i = 0; i < n; i++) {
+		uint64_t t0 = bench_now_ns();
+
+		bs_put(c, "noop", 4);
+		uint64_t id = bs_reserve(c, body, sizeof(body));
+		lat[i] = (double)(bench_now_ns() - t0) / 1e3;
+		bs_delete(c, id);
+	}
+	bs_put(c, "q", 1);
+	e2e_wait_ok(pid, "beanstalkd worker");
+	bs_close(c);
+	free(c);
+}
+
+/* jschedd, submit + wait, n times. */
+static void jsched_rtt_wait(struct jsched_conn *c, const struct jsched_spec *spec, size_t n, double *lat)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct jsched_result *res = NULL;
+		uint64_t id, t0 = bench_now_ns();
+		int r = jsched_submit(c, spec, &id);
+
+		if (r == 0)
+			r = jsched_wait(c, id, 10000, &res);
+		lat[i] = (double)(bench_now_ns() - t0) / 1e3;
+		if (r < 0 || res->state != JSCHED_STATE_SUCCEEDED)
+			e2e_die("noop submit + wait: %s (%s)", jsched_strerror(r), jsched_error_message(c));
+		jsched_result_free(res);
+	}
+}
+
+/* jschedd, submit + final event on a watching connection, n times. */
+static void jsched_rtt_event(struct jsched_conn *c, const struct jsched_spec *spec, size_t n, double *lat)
+{
+	int r = jsched_watch(c, -1, NULL, NULL);
+
+	if (r < 0)
+		e2e_die("watch: %s", jsched_strerror(r));
+	for (size_t i = 0; i < n; i++) {
+		uint64_t id, t0 = bench_now_ns();
+
+		if ((r = jsched_submit(c, spec, &id)) < 0)
+			e2e_die("submit: %s", jsched_strerror(r));
+		for (int k = 0; k < 100; k++) {
+			struct jsched_event *ev;
+
+			if ((r = jsched_next_event(c, 10000, &ev)) < 0)
+				e2e_die("waiting for job %llu's events: %s", (unsigned long long)id,
+					jsched_strerror(r));
+			bool done = ev->job && ev->job->id == id && jsched_state_final(ev->job->state);
+			if (done && ev->job->state != JSCHED_STATE_SUCCEEDED)
+				e2e_die("noop job ended %s", ev->job->state_name);
+			jsched_event_free(ev);
+			if (done)
+				break;
+		}
+		lat[i] = (double)(bench_now_ns() - t0) / 1e3;
+	}
+	if ((r = jsched_unwatch(c)) < 0)
+		e2e_die("unwatch: %s", jsched_strerror(r));
+}
+
+/* Per-run percentiles of one measurement, and the medians over runs. */
+struct pct {
+	double p50[64], p99[64];
+	int runs;
+};
+
+static void pct_add(struct pct *p, double *lat, size_t n)
+{
+	p->p50[p->runs] = e2e_percentile(lat, n, 0.50);
+	p->p99[p->runs] = e2e_percentile(lat, n, 0.99);
+	p->runs++;
+}
+
+void e2e_rtt(struct e2e *e)
+{
+	size_t n = e->quick ? 500 : 10000;
+	double *lat = malloc(n * sizeof(*lat));
+	struct pct floor = {0}, bs = {0};
+	struct e2e_beanstalkd b;
+	struct jsched_spec *spec;
+
+	if (!lat || jsched_spec_call("noop", NULL, &spec) < 0)
+		e2e_die("out of memory");
+	e2e_beanstalkd_start(&b);
+	for (int run = 0; run < e->runs && run < 64; run++) {
+		pingpong(n, lat);
+		pct_add(&floor, lat, n);
+		beanstalk_rtt(b.port, n, lat);
+		pct_add(&bs, lat, n);
+	}
+	e2e_beanstalkd_stop(&b);
+	double floor50 = e2e_median_of(floor.p50, (size_t)floor.runs);
+	double floor99 = e2e_median_of(floor.p99, (size_t)floor.runs);
+	double bs50 = e2e_median_of(bs.p50, (size_t)bs.runs);
+	double bs99 = e2e_median_of(bs.p99, (size_t)bs.runs);
+	bench_row(e->rep, "rtt: unix ping-pong 64 B (floor), p50", "us", NULL, floor50, NULL, 0);
+	bench_row(e->rep, "rtt: unix ping-pong 64 B (floor), p99", "us", NULL, floor99, NULL, 0);
+	bench_row(e->rep, "rtt: beanstalkd put-reserve-delete-reply, p50", "us", NULL, bs50,
+		  "unix ping-pong p50", floor50);
+	bench_row(e->rep, "rtt: beanstalkd put-reserve-delete-reply, p99", "us", NULL, bs99,
+		  "unix ping-pong p99", floor99);
+
+	static const char *const policies[] = {"sleep", "spin"};
+	for (size_t p = 0; p < 2; p++) {
+		struct e2e_daemon d;
+		struct pct wait = {0}, ev = {0};
+		char conf[128];
+
+		snprintf(conf, sizeof(conf), "\"workers\": %u, \"idle_policy\": \"%s\"", e->cpus, policies[p]);
+		e2e_daemon_start(&d, conf);
+		struct jsched_conn *c = e2e_connect(&d, "rtt");
+		jsched_rtt_wait(c, spec, n / 10, lat); /* warm-up: first-touch of the daemon's tables */
+		for (int run = 0; run < e->runs && run < 64; run++) {
+			jsched_rtt_wait(c, spec, n, lat);
+			pct_add(&wait, lat, n);
+			jsched_rtt_event(c, spec, n, lat);
+			pct_add(&ev, lat, n);
+		}
+		jsched_close(c);
+		e2e_daemon_stop(&d);
+
+		double w50 = e2e_median_of(wait.p50, (size_t)wait.runs);
+		double w99 = e2e_median_of(wait.p99, (size_t)wait.runs);
+		double e50 = e2e_median_of(ev.p50, (size_t)ev.runs);
+		double e99 = e2e_median_of(ev.p99, (size_t)ev.runs);
+		const char *pol = policies[p];
+		bench_row(e->rep, "rtt: noop submit + wait, p50", "us", pol, w50, "unix ping-pong p50", floor50);
+		bench_row(e->rep, "rtt: noop submit + wait, p50 vs beanstalkd", "us", pol, w50,
+			  "beanstalkd p50", bs50);
+		bench_row(e->rep, "rtt: noop submit + wait, p99", "us", pol, w99, "beanstalkd p99", bs99);
+		bench_row(e->rep, "rtt: noop submit + final event, p50", "us", pol, e50, "unix ping-pong p50",
+			  floor50);
+		bench_row(e->rep, "rtt: noop submit + final event, p50 vs beanstalkd", "us", pol, e50,
+			  "beanstalkd p50", bs50);
+		bench_row(e->rep, "rtt: noop submit + final event, p99", "us", pol, e99, "beanstalkd p99", bs99);
+	}
+	bench_note(e->rep, "rtt: %zu round trips per run, %d runs; p50/p99 per run, median over runs; "
+			   "jschedd with %u workers; processes not pinned to CPUs",
+		   n, e->runs, e->cpus);
+	jsched_spec_free(spec);
+	free(lat);
+}
