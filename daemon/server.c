@@ -227,10 +227,18 @@ void jd_conn_pause(struct jd_conn *c)
 
 void jd_conn_resume(struct jd_conn *c)
 {
+	json_t *held = c->blocked;
+
 	if (!c->read_paused || c->closing)
 		return;
 	c->read_paused = false;
-	/* Frames already buffered come first, then new bytes. */
+	/* The held submit first (it may pause the connection again), then the frames
+	 * already buffered, then new bytes. */
+	c->blocked = NULL;
+	if (held) {
+		jd_session_message(c, held);
+		json_decref(held);
+	}
 	drain_frames(c);
 	if (!c->closing && !c->read_paused)
 		uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb);

@@ -113,7 +113,8 @@ int jd_conn_send(struct jd_conn *c, json_t *msg);
  * Idempotent.  Loop thread. */
 void jd_conn_close(struct jd_conn *c, const char *why);
 
-/* jd_conn_pause / jd_conn_resume: stop / restart reading from c (backpressure). */
+/* jd_conn_pause / jd_conn_resume: stop / restart reading from c (backpressure).  Resume
+ * first runs the submit held in c->blocked, if any, then the frames already read. */
 void jd_conn_pause(struct jd_conn *c);
 void jd_conn_resume(struct jd_conn *c);
 

@@ -266,25 +266,10 @@ out:
 
 void jd_session_client_unblocked(struct jd_daemon *d, struct jd_client *cl)
 {
-	struct jd_conn *c;
-
 	cl->blocked = false;
-	/* Run each held submit again (it may block the client anew), then read on. */
-	for (c = d->srv.conns; c && !cl->blocked; c = c->next) {
-		json_t *held;
-
-		if (c->client != cl || !c->read_paused || c->closing)
-			continue;
-		held = c->blocked;
-		c->blocked = NULL;
-		c->read_paused = false;
-		if (held) {
-			jd_session_message(c, held);
-			json_decref(held);
-		}
-		if (c->read_paused)
-			continue;
-		c->read_paused = true; /* jd_conn_resume expects a paused connection */
-		jd_conn_resume(c);
-	}
+	/* Resume the client's paused connections (each runs its held submit first) until
+	 * one of them fills the queue again. */
+	for (struct jd_conn *c = d->srv.conns; c && !cl->blocked; c = c->next)
+		if (c->client == cl && c->read_paused)
+			jd_conn_resume(c);
 }
