@@ -29,7 +29,8 @@ static int setup(void **state)
 {
 	(void)state;
 	jdt_start(&t, "\"workers\": 2, \"limits\": {\"handshake_ms\": 200, "
-		      "\"output_buffer_bytes\": 65536, \"frame_bytes\": 65536}");
+		      "\"output_buffer_bytes\": 65536, \"frame_bytes\": 65536, "
+		      "\"connections_per_uid\": 8}");
 	bystander = jdt_connect(&t, "bystander");
 	return 0;
 }
@@ -259,6 +260,53 @@ static void test_client_that_never_reads(void **state)
 	bystander_ok();
 }
 
+static void test_frame_limit_after_hello(void **state)
+{
+	int fd = hello();
+	size_t n = 70000;
+	char *big = malloc(n + 64);
+
+	(void)state;
+	/* Valid JSON, but larger than limits.frame_bytes (64 KiB here). */
+	snprintf(big, n + 64, "{\"op\": \"ping\", \"id\": 1, \"pad\": \"");
+	memset(big + strlen(big), 'x', n);
+	snprintf(big + strlen(big), 8, "\"}");
+	send_frame(fd, big);
+	free(big);
+	expect_error_then_close(fd, "frame_too_large");
+	bystander_ok();
+}
+
+static void test_connections_per_uid(void **state)
+{
+	int fds[16], n, refused = -1;
+
+	(void)state;
+	/* limits.connections_per_uid is 8 and the bystander holds one: the 8th raw
+	 * connection from here is told so and closed. */
+	for (n = 0; n < 16 && refused < 0; n++) {
+		json_t *r;
+
+		static const char hello_req[] = "\0\0\0\x26{\"op\": \"hello\", \"id\": 0, \"version\": 1}";
+
+		fds[n] = jdt_raw(&t);
+		/* A refused connection may already be closed: the send may fail; the
+		 * refusal is still there to read. */
+		(void)!send(fds[n], hello_req, sizeof(hello_req) - 1, MSG_NOSIGNAL);
+		r = read_frame(fds[n]);
+		assert_non_null(r);
+		if (!json_is_true(json_object_get(r, "ok"))) {
+			assert_string_equal(jdt_err_code(r), "limit_exceeded");
+			refused = n;
+		}
+		json_decref(r);
+	}
+	assert_int_equal(refused, 7);
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	bystander_ok();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -267,6 +315,8 @@ int main(void)
 		cmocka_unit_test(test_before_hello),
 		cmocka_unit_test(test_bad_requests_answered),
 		cmocka_unit_test(test_client_that_never_reads),
+		cmocka_unit_test(test_frame_limit_after_hello),
+		cmocka_unit_test(test_connections_per_uid),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

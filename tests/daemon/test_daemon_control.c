@@ -242,6 +242,43 @@ static void test_overflow_block(void **state)
 	jsched_close(o);
 }
 
+static void test_priority_order(void **state)
+{
+	static const char *const prios[4] = {"low", "normal", "high", "critical"};
+	struct jsched_conn *w = jdt_connect(&t, "control");
+	uint64_t h, ids[4], order[4];
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(jsched_watch(w, -1, NULL, NULL), 0);
+	h = hold();
+	/* Queued lowest first; they must start highest first once the worker is free. */
+	for (int i = 0; i < 4; i++) {
+		json_t *r = jdt_ok(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"call\", "
+				      "\"fn\": \"noop\", \"priority\": \"%s\"}}", prios[i]);
+
+		ids[i] = (uint64_t)json_integer_value(json_object_get(r, "job"));
+		json_decref(r);
+	}
+	release(h);
+	/* The watch stream has every start, in the order the worker took them. */
+	for (int i = 0; i < 400 && n < 4; i++) {
+		struct jsched_event *ev = NULL;
+
+		if (jsched_next_event(w, 30000, &ev) != 0)
+			fail_msg("no event");
+		if (ev->job && ev->job->state == JSCHED_STATE_RUNNING)
+			for (int k = 0; k < 4; k++)
+				if (ev->job->id == ids[k])
+					order[n++] = ids[k];
+		jsched_event_free(ev);
+	}
+	assert_int_equal(n, 4);
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(order[k], ids[3 - k]);
+	jsched_close(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -249,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_cancel_suspended_sleep),
 		cmocka_unit_test(test_deadlines),
 		cmocka_unit_test(test_drain),
+		cmocka_unit_test(test_priority_order),
 		cmocka_unit_test(test_overflow_reject_and_drops),
 		cmocka_unit_test(test_overflow_block),
 	};
