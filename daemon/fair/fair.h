@@ -298,7 +298,8 @@ const char *jd_fair_client_name(const struct jd_fair_client *c);
  * incoming job ended `dropped`: its hook has run), or a negative error with no hook and
  * the job untouched: JSCHED_EQUEUE_FULL (client limit with `reject`, or the global cap),
  * JSCHED_EINVAL (bad priority, or the job is queued already).  A drop_oldest /
- * drop_newest admission that dropped an older job returns 0 after that job's hook.
+ * drop_newest admission that dropped a job already queued returns 0 after that job's
+ * hook.
  * Any thread (the loop thread in the daemon). */
 int jd_fair_admit(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_job *job);
 
