@@ -13,16 +13,25 @@ JSCHEDD := $(B)/bin/jschedd
 JSCHEDD_SRCS := daemon/main.c daemon/daemon.c daemon/config.c daemon/server.c \
 	daemon/session.c daemon/submit.c daemon/wait.c daemon/watch.c daemon/jobs.c \
 	daemon/clients.c daemon/runner.c daemon/task.c daemon/builtins.c daemon/modules.c \
-	daemon/metrics.c daemon/hist.c daemon/log.c daemon/sdnotify.c
+	daemon/metrics.c daemon/hist.c daemon/log.c daemon/sdnotify.c daemon/exec.c \
+	daemon/security.c
 JSCHEDD_OBJS := $(JSCHEDD_SRCS:%.c=$(B)/obj/%.o)
 $(JSCHEDD_OBJS): CFLAGS += $(UV_CFLAGS) $(JANSSON_CFLAGS)
 JSCHEDD_MODULE := $(B)/tests/daemon/module_example.so
 JSCHEDD_TESTS := $(patsubst tests/daemon/%.c,$(B)/tests/daemon/%,$(wildcard tests/daemon/test_*.c))
 JSCHEDD_POOL := $(or $(JD_POOL_LIB),$(POOL_LIB),$(POOL_OBJS))
 
+# jschedd-runas: starts a command as its owner when jschedd runs as root (daemon/runas.c);
+# jschedd looks for it beside itself.  libc only.
+JSCHEDD_RUNAS := $(B)/bin/jschedd-runas
+$(JSCHEDD_RUNAS): $(B)/obj/daemon/runas.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^
+
 # Until the pool's fragment defines its library, jschedd is left out of `all`.
 ifneq ($(JSCHEDD_POOL),)
-BINS += $(JSCHEDD)
+BINS += $(JSCHEDD) $(JSCHEDD_RUNAS)
 RUN_BIN := $(JSCHEDD)
 RUN_ARGS :=
 TESTS += $(JSCHEDD_TESTS)
@@ -49,7 +58,8 @@ $(JSCHEDD_MODULE): $(B)/obj/tests/daemon/module_example.o
 # module built, so those are order-only prerequisites.
 $(B)/obj/tests/daemon/%.o: CFLAGS += $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS)
 $(JSCHEDD_TESTS): $(B)/tests/daemon/%: $(B)/obj/tests/daemon/%.o \
-		$(B)/obj/tests/daemon/harness.o $(LIBJSCHED_A) | $(JSCHEDD) $(JSCHEDD_MODULE)
+		$(B)/obj/tests/daemon/harness.o $(LIBJSCHED_A) | $(JSCHEDD) $(JSCHEDD_RUNAS) \
+		$(JSCHEDD_MODULE)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(JANSSON_LIBS) $(CMOCKA_LIBS) $(LDLIBS)

@@ -35,7 +35,8 @@ const char *jd_policy_conf_name(enum jd_policy_conf p)
 void jd_config_defaults(struct jd_config *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->socket_mode = 0600;
+	c->socket_mode = JD_SOCKET_MODE_AUTO;
+	jd_exec_config_defaults(&c->exec);
 	c->workers = 0;
 	c->fibers = 256;
 	c->idle_spin = false;
@@ -62,6 +63,7 @@ void jd_config_free(struct jd_config *c)
 	free(c->clients);
 	c->clients = NULL;
 	c->n_clients = 0;
+	jd_security_config_free(&c->sec);
 }
 
 /* One reader pass: the error buffer and the dotted path of the object being read. */
@@ -294,7 +296,8 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 {
 	static const char *const keys[] = {
 		"socket", "socket_mode", "socket_group", "workers", "fibers", "idle_policy",
-		"fairness", "clients", "admins", "limits", "retention", "modules", NULL};
+		"fairness", "clients", "admins", "limits", "retention", "modules", "exec",
+		"client_names", NULL};
 	static const char *const fair_keys[] = {"policy", "quantum", "window_ms", NULL};
 	static const char *const limit_keys[] = {
 		"frame_bytes", "handshake_ms", "output_buffer_bytes", "connections",
@@ -343,6 +346,12 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 	if ((v = json_object_get(root, "admins")) && (rc = read_admins(r, v, c)))
 		return rc;
 	if ((v = json_object_get(root, "modules")) && (rc = read_modules(r, v, c)))
+		return rc;
+	if ((v = json_object_get(root, "exec")) &&
+	    (rc = jd_exec_config_read(v, &c->exec, r->err, r->errlen)))
+		return rc;
+	if ((v = json_object_get(root, "client_names")) &&
+	    (rc = jd_security_config_read(v, &c->sec, r->err, r->errlen)))
 		return rc;
 	if ((v = json_object_get(root, "limits"))) {
 		snprintf(r->prefix, sizeof(r->prefix), "limits.");

@@ -15,6 +15,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "daemon/exec.h"
+#include "daemon/security.h"
+
 /* What to do when a client's queue (or the global cap) is full; mirrors daemon/fair's
  * strategies by name. */
 enum jd_overflow {
@@ -40,7 +43,9 @@ struct jd_config {
 	/* Fixed for the daemon's lifetime (a reload that changes them is refused for those
 	 * keys and says so). */
 	char socket[108];	/* "" = jsched_default_socket_path() */
-	unsigned socket_mode;	/* permission bits of the socket file */
+	unsigned socket_mode;	/* permission bits of the socket file, or JD_SOCKET_MODE_AUTO
+				 * (security.h: 0660 + group jsched on the system path, else
+				 * 0600) */
 	char socket_group[64];	/* "" = the daemon's group */
 	unsigned workers;	/* 0 = online CPUs */
 	unsigned fibers;	/* fiber stacks in the pool (sleep/suspending jobs) */
@@ -57,6 +62,8 @@ struct jd_config {
 	size_t n_clients;
 	uid_t admins[32];	/* uids allowed admin ops besides root and the daemon's uid */
 	size_t n_admins;
+	struct jd_exec_config exec;		/* "exec": commands (exec.h) */
+	struct jd_security_config sec;		/* "client_names" (security.h) */
 
 	/* limits */
 	uint32_t frame_bytes;		/* largest frame after hello */

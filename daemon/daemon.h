@@ -16,10 +16,12 @@
 
 #include "daemon/clients.h"
 #include "daemon/config.h"
+#include "daemon/exec.h"
 #include "daemon/hist.h"
 #include "daemon/jobs.h"
 #include "daemon/modules.h"
 #include "daemon/runner.h"
+#include "daemon/security.h"
 #include "daemon/server.h"
 #include "daemon/watch.h"
 
@@ -51,6 +53,9 @@ struct jd_daemon {
 	struct jd_modules modules;
 	struct jd_runner runner;
 	struct jd_watch watch;
+	struct jd_exec exec;	/* commands: slots, processes (exec.h) */
+	struct jd_security sec;	/* denial counters (security.h) */
+	bool socket_activated;	/* the listening socket came from systemd ($LISTEN_FDS) */
 
 	/* global histograms (per client ones are in struct jd_client) */
 	struct jd_hist queue_wait, run, end_to_end;

@@ -59,6 +59,7 @@ static void job_free(struct jd_job *j)
 	json_decref(j->value);
 	json_decref(j->run_value);
 	json_decref(j->args);
+	jd_exec_job_free(j->exec);
 	free(j);
 }
 
@@ -477,6 +478,8 @@ json_t *jd_job_record(struct jd_daemon *d, const struct jd_job *j)
 			if (j->value)
 				json_object_set(r, "detail", j->value);
 		}
+		if (j->exec)
+			jd_exec_record(j, r);
 	}
 	return r;
 }

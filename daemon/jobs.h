@@ -33,6 +33,7 @@ struct jd_daemon;
 struct jd_client;
 struct jd_wait_link;
 struct jsched_handler;
+struct jd_exec_job;
 
 /* The states of section 5 of proto/PROTOCOL.md, in the order a job passes them. */
 enum jd_state {
@@ -82,6 +83,7 @@ struct jd_job {
 
 	struct jd_client *client;	/* charged to */
 	uid_t uid;			/* owned by */
+	gid_t gid;			/* its primary gid (peer credentials at submit) */
 	char *name;			/* or NULL */
 	enum jd_kind kind;
 	enum jd_state state;
@@ -105,8 +107,10 @@ struct jd_job {
 
 	struct jd_wait_link *waiters;	/* pending waits (session.c) */
 
-	/* call job: set at submit, read by the worker */
+	/* call job: set at submit, read by the worker (an exec job's handler is
+	 * jd_exec_handler) */
 	const struct jsched_handler *handler;
+	struct jd_exec_job *exec;	/* exec job: spec, result, output (exec.h); else NULL */
 	json_t *args;		/* new ref; read-only once admitted */
 
 	/* worker: written by the worker running the job, read by the loop thread after

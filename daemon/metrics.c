@@ -148,5 +148,9 @@ json_t *jd_metrics(struct jd_daemon *d)
 		"notices", "wakeups",
 		(json_int_t)atomic_load_explicit(&d->runner.wakeups, memory_order_relaxed), "batches",
 		(json_int_t)d->runner.batches, "notices", (json_int_t)d->runner.noticed);
+	if (doc) {
+		json_object_set_new(doc, "exec", jd_exec_metrics(d));
+		json_object_set_new(doc, "security", jd_security_metrics(d));
+	}
 	return doc;
 }

@@ -82,21 +82,40 @@ static size_t feeder(void *ctx, struct jd_task_spec *out, size_t max)
 {
 	struct jd_runner *r = ctx;
 	struct jd_fair_job *fjs[FEED_BATCH_MAX];
-	size_t n;
+	size_t n, k = 0;
 
 	if (max > FEED_BATCH_MAX)
 		max = FEED_BATCH_MAX;
-	n = jd_fair_take(r->fair, fjs, max);
-	for (size_t i = 0; i < n; i++) {
-		struct jd_job *j = job_of(fjs[i]);
+	/* An exec job without a free process slot is parked in exec.c (it runs when a
+	 * slot frees): take on until something runs or the fair queues are empty, so that
+	 * returning less than max still means "nothing more". */
+	do {
+		size_t want = max - k;
 
-		out[i] = (struct jd_task_spec){
-			.fn = run_job,
-			.arg = j,
-			.flags = (j->handler->flags & JSCHED_HANDLER_SUSPENDS) ? JD_TASK_FIBER : 0,
-		};
-	}
-	return n;
+		n = jd_fair_take(r->fair, fjs, want);
+		for (size_t i = 0; i < n; i++) {
+			struct jd_job *j = job_of(fjs[i]);
+
+			if (j->exec && !jd_exec_slot_take(j->client->d, j))
+				continue;
+			out[k++] = (struct jd_task_spec){
+				.fn = run_job,
+				.arg = j,
+				.flags = (j->handler->flags & JSCHED_HANDLER_SUSPENDS) ? JD_TASK_FIBER : 0,
+			};
+		}
+		if (n < want)
+			break;
+	} while (k < max);
+	return k;
+}
+
+void jd_runner_dispatch(struct jd_daemon *d, struct jd_job *j)
+{
+	struct jd_task_spec t = {.fn = run_job, .arg = j, .flags = JD_TASK_FIBER};
+
+	if (jd_pool_submit(d->runner.pool, &t) < 0)
+		jd_log(JD_LOG_ERR, "job %llu: the pool refused it", (unsigned long long)j->id);
 }
 
 /* final_cb: the fair layer's hook.  `dispatched` needs nothing (the worker reports the
@@ -147,6 +166,10 @@ static void done(struct jd_daemon *d, struct jd_job *j)
 	int rc = j->run_rc;
 	char why[160];
 
+	if (j->exec) {
+		jd_exec_job_done(d, j);
+		return;
+	}
 	jd_job_set_running(d, j);
 	j->value = j->run_value;
 	j->run_value = NULL;
@@ -258,6 +281,10 @@ int jd_runner_start(struct jd_daemon *d, char *err, size_t errlen)
 		r->fair = NULL;
 		return rc;
 	}
+	if ((rc = jd_exec_init(d)) < 0) {
+		snprintf(err, errlen, "cannot set up process handling");
+		return rc;
+	}
 	return 0;
 }
 
@@ -268,6 +295,7 @@ void jd_runner_stop(struct jd_daemon *d)
 	if (r->pool)
 		jd_pool_destroy(r->pool, JD_SHUTDOWN_GRACEFUL);
 	r->pool = NULL;
+	jd_exec_stop(d);
 	/* Notices pushed by the last tasks are about jobs already final (or freed with
 	 * the table); they need no processing. */
 	uv_close((uv_handle_t *)&r->async, NULL);
@@ -283,8 +311,10 @@ void jd_runner_kick(struct jd_daemon *d)
 
 void jd_runner_cancel(struct jd_daemon *d, struct jd_job *j)
 {
-	(void)d;
 	jd_cancel_fire(&j->ctok);
+	/* Its commands (an exec job's, or a handler's): SIGTERM to each group; a parked
+	 * exec job ends at once. */
+	jd_exec_cancel(d, j, j->shutdown_cancel || d->state == JD_STOPPING ? "shutdown" : "cancel");
 }
 
 void jd_runner_apply_config(struct jd_daemon *d)
@@ -294,4 +324,5 @@ void jd_runner_apply_config(struct jd_daemon *d)
 	fair_config(&d->cfg, &fc);
 	jd_fair_set_policy(d->runner.fair, fc.policy);
 	jd_pool_set_idle(d->runner.pool, d->cfg.idle_spin ? JD_IDLE_SPIN : JD_IDLE_SLEEP);
+	jd_exec_apply_config(d);
 }

@@ -53,6 +53,10 @@ void jd_runner_stop(struct jd_daemon *d);
 /* jd_runner_kick: new jobs are queued: let an idle worker feed.  Loop thread. */
 void jd_runner_kick(struct jd_daemon *d);
 
+/* jd_runner_dispatch: run a job the feeder took earlier and parked (an exec job that
+ * waited for a process slot, exec.c) on a fiber.  Loop thread. */
+void jd_runner_dispatch(struct jd_daemon *d, struct jd_job *j);
+
 /* jd_runner_cancel: ask a running job to stop (its cancel token fires).  Loop thread. */
 void jd_runner_cancel(struct jd_daemon *d, struct jd_job *j);
 

@@ -61,6 +61,8 @@ void jd_reply_error(struct jd_conn *c, int64_t id, int code, const char *field, 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (code == JSCHED_EPERMISSION_DENIED)
+		c->d->sec.denied++; /* every denial passes here (metrics: security.denied) */
 	jd_reply_error_obj(c, id, jp_error_new(code, field, msg));
 }
 
@@ -79,6 +81,7 @@ void jd_limits_of(const struct jd_conn *c, struct jp_limits *lim)
 	lim->jobs_per_submit = cfg->max_batch;
 	lim->max_queued = c->client ? c->client->conf.max_queued : cfg->default_client.max_queued;
 	lim->events_retained = cfg->retain_events;
+	lim->output_bytes = cfg->exec.output_bytes;
 }
 
 struct jd_job *jd_find_owned(struct jd_conn *c, int64_t req_id, int64_t id, const char *field)
@@ -179,8 +182,12 @@ static void op_hello(struct jd_conn *c, const struct jp_request *r)
 		default_client_name(c->uid, dflt, sizeof(dflt));
 		name = dflt;
 	}
-	/* Which uids may use which client names is issue 6's (multi-user security); until
-	 * then any name is accepted and jobs are still owned by the uid. */
+	/* Which uids may use which client names: the config's client_names (security.c). */
+	if (!jd_security_name_allowed(d, c->uid, name)) {
+		jd_reply_error(c, r->id, JSCHED_EPERMISSION_DENIED, "client",
+			       "uid %u may not use the client name '%s'", (unsigned)c->uid, name);
+		return;
+	}
 	c->client = jd_client_get(d, name);
 	if (!c->client) {
 		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
@@ -320,6 +327,10 @@ static void op_output(struct jd_conn *c, const struct jp_request *r)
 
 	if (!j)
 		return;
+	if (j->exec) {
+		jd_reply_ok(c, r->id, jd_exec_output(j));
+		return;
+	}
 	jd_reply_error(c, r->id, JSCHED_ENOT_SUPPORTED, "job",
 		       "job %llu is a call job: it has no output (its result is in its record)",
 		       (unsigned long long)j->id);

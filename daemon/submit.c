@@ -63,12 +63,16 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 		const struct jp_job_spec *sp = &s->specs[i];
 
 		if (sp->kind == JP_KIND_EXEC) {
-			spec_path(s, i, "kind", field, sizeof(field));
-			jd_reply_error(c, id, JSCHED_ENOT_SUPPORTED, field,
-				       "exec jobs are not available in this build of jschedd");
-			return false;
+			char why[200];
+
+			if (!jd_security_exec_allowed(d, c->uid, why, sizeof(why))) {
+				spec_path(s, i, "kind", field, sizeof(field));
+				jd_reply_error(c, id, JSCHED_EPERMISSION_DENIED, field, "%s", why);
+				return false;
+			}
 		}
-		handlers[i] = jd_handler_find(&d->modules, sp->fn);
+		handlers[i] = sp->kind == JP_KIND_EXEC ? &jd_exec_handler
+						       : jd_handler_find(&d->modules, sp->fn);
 		if (!handlers[i]) {
 			spec_path(s, i, "fn", field, sizeof(field));
 			jd_reply_error(c, id, JSCHED_ENO_SUCH_FUNCTION, field,
@@ -149,7 +153,10 @@ static struct jd_job *make_job(struct jd_conn *c, const struct jp_job_spec *sp,
 		return NULL;
 	j->client = c->client;
 	j->uid = c->uid;
-	j->kind = JD_KIND_CALL;
+	j->gid = c->gid;
+	j->kind = sp->kind == JP_KIND_EXEC ? JD_KIND_EXEC : JD_KIND_CALL;
+	if (j->kind == JD_KIND_EXEC && !(j->exec = jd_exec_job_new(sp)))
+		goto fail;
 	j->prio = fair_prio[sp->priority];
 	j->fj.prio = j->prio;
 	j->fj.cost = sp->cost;

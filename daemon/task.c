@@ -41,7 +41,9 @@ uint64_t jd_task_end(struct jsched_task *t)
 	/* Whoever starts a sub-task also waits for it: none outlives its handler. */
 	jsched_task_join(t);
 	t->cpu_ns += thread_cpu_ns() - t->cpu_mark;
-	return t->cpu_ns;
+	/* A command the job ran is charged for its wall time: its CPU is not ours to see
+	 * (libuv reaps it without rusage), and its slot was held all along. */
+	return t->cpu_ns + t->child_ns;
 }
 
 /* suspend_begin / suspend_end: bracket a wait that may move the fiber. */

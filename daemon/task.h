@@ -21,6 +21,7 @@ struct jsched_task {
 	uint64_t cpu_mark;	/* thread CPU clock at the start of the current stretch */
 	uint64_t cpu_ns;	/* CPU time of the finished stretches */
 	uint64_t suspended_ns;	/* wall time spent in sleeps and joins */
+	uint64_t child_ns;	/* wall time of the commands it ran (exec.c), charged as run time */
 };
 
 /* jd_task_begin / jd_task_end: open and close the task's CPU accounting; end returns

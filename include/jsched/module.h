@@ -113,6 +113,43 @@ void jsched_task_set_error(struct jsched_task *t, const char *message);
 /* jsched_task_id: the job's id, as clients see it. */
 uint64_t jsched_task_id(const struct jsched_task *t);
 
+/* A child process for jsched_task_run.  Strings are copied before the call suspends. */
+struct jsched_process {
+	const char *const *argv;	/* argv[0] (required) without a '/' is looked up in
+					 * env's PATH, else /usr/local/bin:/usr/bin:/bin */
+	const char *const *env;		/* "NAME=value", NULL-terminated; NULL: empty.  The
+					 * daemon's environment is never passed on */
+	const char *cwd;		/* NULL: "/" */
+	const void *stdin_data;		/* NULL: stdin is /dev/null */
+	size_t stdin_len;
+	uint64_t timeout_ms;		/* 0: none; then SIGTERM, SIGKILL after the grace */
+	size_t output_bytes;		/* captured per stream; 0: the daemon's exec.output_bytes */
+};
+
+/* How it ended and what it wrote.  Free with jsched_process_result_free. */
+struct jsched_process_result {
+	int exit_code;			/* 0..255 if it exited, else -1 */
+	int signal;			/* the signal that ended it, else 0 */
+	bool timed_out;			/* stopped by timeout_ms */
+	char *out, *err;		/* captured bytes (not NUL-terminated; may be NULL) */
+	size_t out_len, err_len;
+	bool out_truncated, err_truncated;
+};
+
+/* jsched_task_run: run a command as the job's owner would run an exec job (same identity,
+ * own process group, the daemon's cap on concurrent processes) and wait for it: the fiber
+ * suspends, no worker is held (without JSCHED_HANDLER_SUSPENDS the worker blocks).
+ * Returns 0 once it has ended, whatever its status (see *res); JSCHED_ECANCELLED if the
+ * job was cancelled (the process is stopped first; *res holds what it got); JSCHED_EIO if
+ * it could not start (the reason is set as the task's error); JSCHED_EINVAL, or
+ * JSCHED_ENOMEM.  Added to ABI 1 by jschedd 0.1: a module that calls it needs a daemon
+ * that has it. */
+int jsched_task_run(struct jsched_task *t, const struct jsched_process *p,
+		    struct jsched_process_result *res);
+
+/* jsched_process_result_free: free what jsched_task_run stored in *res. */
+void jsched_process_result_free(struct jsched_process_result *res);
+
 #ifdef __cplusplus
 }
 #endif
