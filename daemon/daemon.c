@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "daemon/log.h"
+#include "daemon/service.h"
 #include "daemon/session.h"
 
 /* The list op's state mask uses the codec's numbering; the job table's is the same. */
@@ -107,6 +108,7 @@ void jd_daemon_shutdown(struct jd_daemon *d, bool immediate)
 	       immediate ? "immediate" : "graceful", (unsigned long long)d->jobs.n_live);
 	d->state = immediate ? JD_STOPPING : JD_DRAINING;
 	d->exit_status = immediate ? JD_EXIT_IMMEDIATE : JD_EXIT_OK;
+	jd_service_stopping(d); /* STOPPING=1 to systemd (service.c) */
 	jd_server_stop_accepting(d);
 	jd_session_broadcast_shutdown(d, immediate ? "immediate" : "graceful");
 	if (immediate)
@@ -142,6 +144,8 @@ static json_t *live_diff(const struct jd_config *a, const struct jd_config *b)
 	LIVE(a->max_batch != b->max_batch, "limits.batch_jobs");
 	LIVE(a->retain_jobs != b->retain_jobs, "retention.jobs");
 	LIVE(a->retain_seconds != b->retain_seconds, "retention.seconds");
+	LIVE(memcmp(&a->exec, &b->exec, sizeof(a->exec)) != 0, "exec");
+	LIVE(a->sec.n_grants != b->sec.n_grants, "client_names");
 #undef LIVE
 	return arr;
 }

@@ -55,7 +55,6 @@ struct jd_daemon {
 	struct jd_watch watch;
 	struct jd_exec exec;	/* commands: slots, processes (exec.h) */
 	struct jd_security sec;	/* denial counters (security.h) */
-	bool socket_activated;	/* the listening socket came from systemd ($LISTEN_FDS) */
 
 	/* global histograms (per client ones are in struct jd_client) */
 	struct jd_hist queue_wait, run, end_to_end;
@@ -68,6 +67,7 @@ struct jd_daemon {
 	uv_timer_t tick;	/* 1 s: retention by age, throughput ring, deadline re-arm */
 	uv_timer_t deadline;	/* the earliest queued deadline (fair layer) */
 	uint64_t watchdog_ms;	/* systemd watchdog ping interval, 0 if none */
+	char service_status[512];	/* the last STATUS= sent (service.c) */
 
 	enum jd_run_state state;
 	int exit_status;

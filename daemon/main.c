@@ -16,6 +16,7 @@
 #include "daemon/daemon.h"
 #include "daemon/log.h"
 #include "daemon/sdnotify.h"
+#include "daemon/service.h"
 #include "daemon/session.h"
 #include "jsched_version.h"
 
@@ -29,6 +30,7 @@ static void usage(FILE *f)
 		"/run/jschedd/jschedd.sock.\n"
 		"\n"
 		"  -c, --config PATH   the JSON configuration (default: none, built-in defaults)\n"
+		"      --config-optional PATH  the same if PATH exists, else the defaults\n"
 		"      --check-config  read the configuration, report, and exit (0 if valid)\n"
 		"      --version       print the version line and exit\n"
 		"\n"
@@ -61,8 +63,6 @@ static void signal_cb(uv_signal_t *h, int signum)
 		jd_daemon_shutdown(d, true);
 		break;
 	}
-	if (d->state != JD_SERVING)
-		jd_sd_notify("STOPPING=1");
 }
 
 static void tick_cb(uv_timer_t *t)
@@ -70,8 +70,7 @@ static void tick_cb(uv_timer_t *t)
 	struct jd_daemon *d = t->data;
 
 	jd_jobs_trim(d);
-	if (d->watchdog_ms)
-		jd_sd_notify("WATCHDOG=1");
+	jd_service_tick(d); /* STATUS= on change, WATCHDOG=1 (service.c) */
 }
 
 static void close_any_cb(uv_handle_t *h, void *arg)
@@ -124,6 +123,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"config", required_argument, NULL, 'c'},
+		{"config-optional", required_argument, NULL, 'O'},
 		{"check-config", no_argument, NULL, 'C'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
@@ -140,6 +140,12 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'c':
 			snprintf(d->config_path, sizeof(d->config_path), "%s", optarg);
+			break;
+		case 'O':
+			/* The units' form: the file if it exists, else the built-in defaults
+			 * (creating it later needs a restart, not a reload). */
+			if (access(optarg, F_OK) == 0)
+				snprintf(d->config_path, sizeof(d->config_path), "%s", optarg);
 			break;
 		case 'C':
 			check_only = true;
@@ -206,9 +212,8 @@ int main(int argc, char **argv)
 		       d->watchdog_ms && d->watchdog_ms < 1000 ? d->watchdog_ms : 1000);
 	jd_log(JD_LOG_INFO, "%s: %u workers, socket %s", JSCHED_VERSION_LINE,
 	       jd_pool_workers(d->runner.pool), d->srv.path);
-	jd_sd_notifyf("READY=1\nSTATUS=serving on %s with %u workers", d->srv.path,
-		      jd_pool_workers(d->runner.pool));
 	d->state = JD_SERVING;
+	jd_service_ready(d); /* the socket accepts and the workers run */
 	uv_run(&d->loop, UV_RUN_DEFAULT);
 	return finish(d);
 }

@@ -358,6 +358,8 @@ int jd_server_listen(struct jd_daemon *d, char *err, size_t errlen)
 	struct jd_server *s = &d->srv;
 	struct stat st;
 	mode_t old_umask;
+	unsigned mode;
+	gid_t group;
 	int rc;
 
 	uv_idle_init(&d->loop, &s->reaper);
@@ -407,19 +409,20 @@ int jd_server_listen(struct jd_daemon *d, char *err, size_t errlen)
 	if (strcmp(s->path, "/run/jschedd/jschedd.sock") == 0)
 		mkdir("/run/jschedd", 0755);
 
+	/* The mode and group: as configured, else the safe defaults for the path
+	 * (security.c: 0660 + group jsched for the system socket, 0600 otherwise). */
+	if ((rc = jd_security_socket_mode(s->path, d->cfg.socket_mode, d->cfg.socket_group,
+					  &mode, &group, err, errlen)) < 0)
+		return rc;
 	/* Bind under a umask that leaves no window in which the socket is more open than
 	 * configured; single-threaded here (the pool starts later). */
-	old_umask = umask(0777 & ~(mode_t)d->cfg.socket_mode);
+	old_umask = umask(0777 & ~(mode_t)mode);
 	rc = uv_pipe_bind(&s->listener, s->path);
 	umask(old_umask);
-	if (rc == 0 && chmod(s->path, (mode_t)d->cfg.socket_mode) < 0)
+	if (rc == 0 && chmod(s->path, (mode_t)mode) < 0)
 		rc = -errno;
-	if (rc == 0 && d->cfg.socket_group[0]) {
-		struct group *g = getgrnam(d->cfg.socket_group);
-
-		if (!g || chown(s->path, (uid_t)-1, g->gr_gid) < 0)
-			rc = g ? -errno : UV_EINVAL;
-	}
+	if (rc == 0 && group != (gid_t)-1 && chown(s->path, (uid_t)-1, group) < 0)
+		rc = -errno;
 	if (rc == 0)
 		rc = uv_listen((uv_stream_t *)&s->listener, 128, connection_cb);
 	if (rc < 0) {
