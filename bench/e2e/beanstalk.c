@@ -65,8 +65,7 @@ void e2e_beanstalkd_start(struct e2e_beanstalkd *b)
 	snprintf(port, sizeof(port), "%d", b->port);
 	char *argv[] = {(char *)(uintptr_t)"/usr/bin/beanstalkd", (char *)(uintptr_t)"-l",
 			(char *)(uintptr_t)"127.0.0.1", (char *)(uintptr_t)"-p", port, NULL};
-	b->pid = e2e_spawn(argv, NULL, false);
-	e2e_track(b->pid);
+	b->pid = e2e_spawn_server(argv, NULL);
 	for (int i = 0; i < 1000; i++) {
 		int status, fd = try_connect(b->port);
 

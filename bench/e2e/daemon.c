@@ -9,7 +9,6 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +18,6 @@
 #include <jansson.h>
 
 #include "bench/e2e/e2e.h"
-
-extern char **environ;
 
 static void log_tail(const struct e2e_daemon *d)
 {
@@ -39,8 +36,6 @@ static void log_tail(const struct e2e_daemon *d)
 
 void e2e_daemon_start(struct e2e_daemon *d, const char *members)
 {
-	posix_spawn_file_actions_t fa;
-
 	memset(d, 0, sizeof(*d));
 	snprintf(d->dir, sizeof(d->dir), "/tmp/bench-e2e-XXXXXX");
 	if (!mkdtemp(d->dir))
@@ -55,15 +50,7 @@ void e2e_daemon_start(struct e2e_daemon *d, const char *members)
 	fclose(f);
 
 	char *argv[] = {(char *)(uintptr_t)JSCHEDD_BIN, (char *)(uintptr_t)"-c", d->conf, NULL};
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, d->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-	posix_spawn_file_actions_addopen(&fa, 2, d->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-	int rc = posix_spawn(&d->pid, JSCHEDD_BIN, &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (rc != 0)
-		e2e_die("cannot start %s: %s", JSCHEDD_BIN, strerror(rc));
-	e2e_track(d->pid);
+	d->pid = e2e_spawn_server(argv, d->log);
 	for (int i = 0; i < 1000; i++) {
 		struct jsched_conn *c;
 		int status;

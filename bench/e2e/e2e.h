@@ -150,6 +150,14 @@ void e2e_sleep_ms(int ms);
  * be NULL); returns the pid; exits on failure. */
 pid_t e2e_spawn(char *const argv[], char *const extra_env[], bool keep_out);
 
+/* e2e_spawn_server: fork and exec a server (argv[0] a path) with stdout and stderr
+ * appended to log (NULL: /dev/null), tied to this process: it gets SIGKILL when the
+ * benchmark dies, however it dies, and e2e_die kills it too.  Returns the pid. */
+pid_t e2e_spawn_server(char *const argv[], const char *log);
+
+/* e2e_on_die: fn runs in e2e_die before the exit (one at a time; NULL: none). */
+void e2e_on_die(void (*fn)(void));
+
 /* e2e_wait_ok: wait for child pid; exits unless it exited 0.  what names it. */
 void e2e_wait_ok(pid_t pid, const char *what);
 

@@ -89,6 +89,14 @@ static void tsp(const char *a1, const char *a2, const char *a3)
 	e2e_run_ok(argv, ts_env, "tsp");
 }
 
+/* If the benchmark fails midway: stop the task-spooler server, which is not our child. */
+static void tsp_kill(void)
+{
+	char *argv[] = {(char *)(uintptr_t)"/usr/bin/tsp", (char *)(uintptr_t)"-K", NULL};
+
+	e2e_run_ok(argv, ts_env, "tsp -K");
+}
+
 static double tsp_rate(size_t n, unsigned par)
 {
 	char slots[16];
@@ -193,6 +201,7 @@ void e2e_exec(struct e2e *e)
 	char slots[16];
 	snprintf(slots, sizeof(slots), "%u", par);
 	tsp("-S", slots, NULL); /* starts the task-spooler server with N slots */
+	e2e_on_die(tsp_kill);
 	for (int run = 0; run < e->runs && run < 64; run++) {
 		raw[run] = raw_spawn(n, par);
 		xa[run] = xargs_rate(n, par);
@@ -216,6 +225,7 @@ void e2e_exec(struct e2e *e)
 		cli_ts[run] = per_call_ms(ts_call, ts_env, calls);
 		tsp("-w", NULL, NULL);
 	}
+	e2e_on_die(NULL);
 	tsp("-K", NULL, NULL); /* stop the task-spooler server */
 	e2e_daemon_stop(&d);
 	rm_rf(tmp);

@@ -148,9 +148,11 @@ void e2e_fair(struct e2e *e)
 	}
 	jsched_spec_free(spec);
 	double one = e2e_median_of(rate[0], (size_t)e->runs);
-	bench_row(e->rep, "fair: 4 clients x 10000 spin 1us, 1 worker", "jobs/s", "fair", one, NULL, 0);
-	bench_row(e->rep, "fair: 4 clients x 10000 spin 1us, 2 workers", "jobs/s", "fair",
-		  e2e_median_of(rate[1], (size_t)e->runs), "1 worker", one);
+	char name[96];
+	snprintf(name, sizeof(name), "fair: 4 clients x %zu spin 1us, 1 worker", per);
+	bench_row(e->rep, name, "jobs/s", "fair", one, NULL, 0);
+	snprintf(name, sizeof(name), "fair: 4 clients x %zu spin 1us, 2 workers", per);
+	bench_row(e->rep, name, "jobs/s", "fair", e2e_median_of(rate[1], (size_t)e->runs), "1 worker", one);
 	bench_note(e->rep, "fair: saturation %d s each, one run (shares over the daemon's %d s window); "
 			   "4 x %zu spin jobs: %d runs",
 		   secs, secs, per, e->runs);

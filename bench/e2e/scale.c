@@ -75,7 +75,7 @@ static void scale_once(struct e2e *e, struct scale_run *out)
 	struct jsched_conn *ctl = e2e_connect(&d, "blocker");
 	long rss0 = e2e_rss_kib(d.pid);
 	for (size_t i = 0; i < nclients; i++) {
-		char name[16];
+		char name[32];
 		snprintf(name, sizeof(name), "s%zu", i);
 		c[i] = e2e_connect(&d, name);
 	}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +37,14 @@ void e2e_untrack(pid_t pid)
 			tracked[i] = 0;
 }
 
+/* What e2e_die runs before it exits (a server that is not our child, like tsp's). */
+static void (*on_die)(void);
+
+void e2e_on_die(void (*fn)(void))
+{
+	on_die = fn;
+}
+
 void e2e_die(const char *fmt, ...)
 {
 	va_list ap;
@@ -48,6 +57,11 @@ void e2e_die(const char *fmt, ...)
 	for (size_t i = 0; i < sizeof(tracked) / sizeof(tracked[0]); i++)
 		if (tracked[i] > 0)
 			kill(tracked[i], SIGKILL);
+	if (on_die) {
+		void (*fn)(void) = on_die;
+		on_die = NULL;
+		fn();
+	}
 	exit(1);
 }
 
@@ -108,6 +122,29 @@ pid_t e2e_spawn(char *const argv[], char *const extra_env[], bool keep_out)
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc != 0)
 		e2e_die("cannot run %s: %s", argv[0], strerror(rc));
+	return pid;
+}
+
+pid_t e2e_spawn_server(char *const argv[], const char *log)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	if (pid < 0)
+		e2e_die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int in = open("/dev/null", O_RDONLY);
+		int out = open(log ? log : "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0600);
+
+		/* Die with the benchmark, even when it is killed before it can stop us. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent || in < 0 || out < 0)
+			_exit(127);
+		dup2(in, 0);
+		dup2(out, 1);
+		dup2(out, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	e2e_track(pid);
 	return pid;
 }
 
