@@ -9,6 +9,8 @@
  *                   tests use it to keep a worker busy for exactly as long as they want
  *   example.nap     {"ms": int} -> "rested": suspends in jsched_task_sleep; "cancelled"
  *                   is a failure with JSCHED_ECANCELLED if the job is cancelled meanwhile
+ *   example.run     {"argv": [...]} -> {"exit_code": N, "signal": N, "stdout": "..."}:
+ *                   runs a command through jsched_task_run (its fiber suspends meanwhile)
  */
 #include <sched.h>
 #include <stdint.h>
@@ -85,11 +87,37 @@ static int nap(struct jsched_task *t, const json_t *args, json_t **result)
 	return rc;
 }
 
+static int run(struct jsched_task *t, const json_t *args, json_t **result)
+{
+	json_t *a = json_object_get(args, "argv");
+	const char *argv[16] = {0};
+	const char *env[] = {"PATH=/usr/bin:/bin", NULL};
+	struct jsched_process p = {.argv = argv, .env = env};
+	struct jsched_process_result res;
+	size_t i;
+	json_t *v;
+	int rc;
+
+	if (!json_is_array(a) || json_array_size(a) < 1 || json_array_size(a) > 15) {
+		jsched_task_set_error(t, "args must be {\"argv\": [1 to 15 strings]}");
+		return JSCHED_EINVAL;
+	}
+	json_array_foreach(a, i, v)
+		argv[i] = json_string_value(v);
+	rc = jsched_task_run(t, &p, &res);
+	if (rc == 0)
+		*result = json_pack("{s:i, s:i, s:s%}", "exit_code", res.exit_code, "signal",
+				    res.signal, "stdout", res.out ? res.out : "", res.out_len);
+	jsched_process_result_free(&res);
+	return rc;
+}
+
 static const struct jsched_handler handlers[] = {
 	{"example.add", add, 0},
 	{"example.psum", psum, JSCHED_HANDLER_SUSPENDS},
 	{"example.hold", hold, 0},
 	{"example.nap", nap, JSCHED_HANDLER_SUSPENDS},
+	{"example.run", run, JSCHED_HANDLER_SUSPENDS},
 };
 
 JSCHED_MODULE_EXPORT const struct jsched_module jsched_module = {

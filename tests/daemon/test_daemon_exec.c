@@ -1,0 +1,508 @@
+/* tests/daemon/test_daemon_exec.c: exec jobs against a real jschedd: exit codes and
+ * signals, output capture and truncation, stdin, env and cwd, the time limit, cancel of a
+ * running command and of the children it started, commands that cannot start, the cap on
+ * concurrent processes (jobs past it stay queued and call jobs are not held up by them),
+ * a handler's child process through jsched_task_run, and no process left behind after
+ * either kind of shutdown.
+ *
+ * Nothing here depends on timing: commands that must be running are `sleep 300`, and the
+ * test waits (bounded) for the state it needs before acting; a "time limit" test checks
+ * the outcome (cause timeout, SIGTERM), not how long it took.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proto/jproto.h"
+#include "tests/daemon/harness.h"
+
+static struct jdt t;
+
+static int setup(void **state)
+{
+	(void)state;
+	jdt_start(&t, "\"workers\": 2, \"exec\": {\"output_bytes\": 1000, \"kill_grace_ms\": 2000}");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+	return 0;
+}
+
+/* submit: one exec job from a JSON spec (printf format); returns its id. */
+__attribute__((format(printf, 2, 3))) static uint64_t submit(struct jsched_conn *c,
+							     const char *fmt, ...)
+{
+	char spec[4096];
+	va_list ap;
+	json_t *r;
+	uint64_t id;
+
+	va_start(ap, fmt);
+	vsnprintf(spec, sizeof(spec), fmt, ap);
+	va_end(ap);
+	r = jdt_ok(c, "{\"op\": \"submit\", \"job\": %s}", spec);
+	id = (uint64_t)json_integer_value(json_object_get(r, "job"));
+	json_decref(r);
+	assert_true(id > 0);
+	return id;
+}
+
+/* output: the decoded stdout (or stderr) of job id, NUL-terminated (free it); *trunc and
+ * *complete if not NULL. */
+static char *output(struct jsched_conn *c, uint64_t id, const char *stream, bool *trunc,
+		    bool *complete)
+{
+	json_t *r = jdt_ok(c, "{\"op\": \"output\", \"job\": %llu}", (unsigned long long)id);
+	json_t *s = json_object_get(r, stream);
+	unsigned char *data = NULL;
+	size_t len = 0;
+	bool tr = false;
+
+	assert_int_equal(jp_output_stream_parse(s, &data, &len, &tr, NULL), 0);
+	if (trunc)
+		*trunc = tr;
+	if (complete)
+		*complete = json_is_true(json_object_get(r, "complete"));
+	json_decref(r);
+	return (char *)data;
+}
+
+static void expect_final(struct jsched_conn *c, uint64_t id, const char *state, const char *cause,
+			 json_t **rec_out)
+{
+	json_t *rec;
+	const char *s = jdt_wait_final(c, id, &rec);
+
+	if (strcmp(s, state) != 0) {
+		char *dump = json_dumps(rec, 0);
+
+		fail_msg("job %llu ended %s, expected %s: %s", (unsigned long long)id, s, state, dump);
+	}
+	if (cause)
+		assert_string_equal(json_string_value(json_object_get(rec, "cause")), cause);
+	if (rec_out)
+		*rec_out = rec;
+	else
+		json_decref(rec);
+}
+
+static void test_exit_codes_and_signals(void **state)
+{
+	struct jsched_conn *c = jdt_connect(&t, NULL);
+	uint64_t ok = submit(c, "{\"kind\": \"exec\", \"argv\": [\"true\"]}");
+	uint64_t three = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"exit 3\"]}");
+	uint64_t killed = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"kill -9 $$\"]}");
+	json_t *rec;
+
+	(void)state;
+	expect_final(c, ok, "succeeded", NULL, &rec);
+	assert_int_equal(json_integer_value(json_object_get(rec, "exit_code")), 0);
+	assert_string_equal(json_string_value(json_object_get(rec, "kind")), "exec");
+	assert_non_null(json_object_get(rec, "started_ms"));
+	json_decref(rec);
+	expect_final(c, three, "failed", "exit", &rec);
+	assert_int_equal(json_integer_value(json_object_get(rec, "exit_code")), 3);
+	assert_null(json_object_get(rec, "signal"));
+	assert_string_equal(json_string_value(json_object_get(rec, "reason")), "exited with status 3");
+	json_decref(rec);
+	expect_final(c, killed, "failed", "signal", &rec);
+	assert_int_equal(json_integer_value(json_object_get(rec, "signal")), 9);
+	assert_null(json_object_get(rec, "exit_code"));
+	json_decref(rec);
+	jsched_close(c);
+}
+
+static void test_output_capture_and_truncation(void **state)
+{
+	struct jsched_conn *c = jdt_connect(&t, NULL);
+	/* 5000 bytes on stdout ("x\n" ...) against a limit of 1000; 4 on stderr. */
+	uint64_t id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
+			     "\"yes x | head -c 5000; echo err >&2\"]}");
+	bool trunc, complete;
+	char *out, *err;
+
+	(void)state;
+	expect_final(c, id, "succeeded", NULL, NULL);
+	out = output(c, id, "stdout", &trunc, &complete);
+	assert_true(complete);
+	assert_true(trunc);
+	assert_int_equal(strlen(out), 1000);
+	assert_int_equal(strspn(out, "x\n"), 1000);
+	free(out);
+	err = output(c, id, "stderr", &trunc, NULL);
+	assert_false(trunc);
+	assert_string_equal(err, "err\n");
+	free(err);
+	jsched_close(c);
+}
+
+static void test_stdin_env_cwd(void **state)
+{
+	struct jsched_conn *c = jdt_connect(&t, NULL);
+	/* "hello\n" in base64; no PATH in the job's environment: `sh` and `cat` are found in
+	 * the default /usr/local/bin:/usr/bin:/bin. */
+	uint64_t in = submit(c, "{\"kind\": \"exec\", \"argv\": [\"cat\"], \"stdin\": \"aGVsbG8K\"}");
+	uint64_t env = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
+			      "\"echo $FOO; pwd; echo ${HOME:-unset}\"], \"env\": {\"FOO\": \"bar\"}, "
+			      "\"cwd\": \"/tmp\"}");
+	uint64_t noin = submit(c, "{\"kind\": \"exec\", \"argv\": [\"wc\", \"-c\"]}");
+	char *s;
+
+	(void)state;
+	expect_final(c, in, "succeeded", NULL, NULL);
+	s = output(c, in, "stdout", NULL, NULL);
+	assert_string_equal(s, "hello\n");
+	free(s);
+	/* The daemon's own environment (HOME, ...) is not passed on. */
+	expect_final(c, env, "succeeded", NULL, NULL);
+	s = output(c, env, "stdout", NULL, NULL);
+	assert_string_equal(s, "bar\n/tmp\nunset\n");
+	free(s);
+	/* Without stdin the command reads /dev/null. */
+	expect_final(c, noin, "succeeded", NULL, NULL);
+	s = output(c, noin, "stdout", NULL, NULL);
+	assert_string_equal(s, "0\n");
+	free(s);
+	jsched_close(c);
+}
+
+static void test_time_limit(void **state)
+{
+	struct jsched_conn *c = jdt_connect(&t, NULL);
+	uint64_t id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"], \"timeout_ms\": 100}");
+	json_t *rec;
+
+	(void)state;
+	expect_final(c, id, "failed", "timeout", &rec);
+	assert_int_equal(json_integer_value(json_object_get(rec, "signal")), SIGTERM);
+	json_decref(rec);
+	jsched_close(c);
+}
+
+/* pid_gone: wait (bounded 20 s) until pid no longer runs (gone, or a zombie nobody has
+ * reaped yet); returns whether it did. */
+static bool pid_gone(pid_t pid)
+{
+	for (int i = 0; i < 2000; i++) {
+		char path[64], buf[256];
+		FILE *f;
+		const char *paren;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		if (!(f = fopen(path, "r")))
+			return true;
+		buf[0] = '\0';
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = '\0';
+		fclose(f);
+		paren = strrchr(buf, ')');
+		if (paren && paren[1] == ' ' && paren[2] == 'Z')
+			return true;
+		jdt_sleep_ms(10);
+	}
+	return false;
+}
+
+/* started_pids: wait (bounded) until job id's stdout has two pids on its first line (the
+ * shell's and its background child's). */
+static void started_pids(struct jsched_conn *c, uint64_t id, pid_t *sh, pid_t *child)
+{
+	for (int i = 0; i < 3000; i++) {
+		char *s = output(c, id, "stdout", NULL, NULL);
+		int a = 0, b = 0;
+		bool got = s && strchr(s, '\n') && sscanf(s, "%d %d", &a, &b) == 2;
+
+		free(s);
+		if (got) {
+			*sh = a;
+			*child = b;
+			return;
+		}
+		jdt_sleep_ms(10);
+	}
+	fail_msg("job %llu never printed its pids", (unsigned long long)id);
+}
+
+#define SH_WITH_CHILD "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"sleep 300 & echo $$ $!; wait\"]}"
+
+static void test_cancel_running_and_children(void **state)
+{
+	struct jsched_conn *c = jdt_connect(&t, NULL);
+	uint64_t id = submit(c, SH_WITH_CHILD);
+	pid_t sh, child;
+	json_t *r;
+
+	(void)state;
+	started_pids(c, id, &sh, &child);
+	assert_string_equal(jdt_state(c, id), "running");
+	assert_int_equal(kill(child, 0), 0);
+	r = jdt_ok(c, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)id);
+	json_decref(r);
+	expect_final(c, id, "cancelled", "cancel", NULL);
+	assert_true(pid_gone(sh));
+	assert_true(pid_gone(child));
+	jsched_close(c);
+}
+
+static void test_leftovers_stopped_when_leader_exits(void **state)
+{
+	struct jsched_conn *c = jdt_connect(&t, NULL);
+	/* The shell exits at once, leaving a background sleep that holds its stdout: the
+	 * job ends when the group is stopped, and nothing of it remains. */
+	uint64_t id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"sleep 300 & echo $$ $!\"]}");
+	pid_t sh, child;
+	char *s;
+
+	(void)state;
+	expect_final(c, id, "succeeded", NULL, NULL);
+	s = output(c, id, "stdout", NULL, NULL);
+	assert_int_equal(sscanf(s, "%d %d", &sh, &child), 2);
+	free(s);
+	assert_true(pid_gone(child));
+	jsched_close(c);
+}
+
+static void test_cannot_start(void **state)
+{
+	struct jsched_conn *c = jdt_connect(&t, NULL);
+	uint64_t nofile = submit(c, "{\"kind\": \"exec\", \"argv\": [\"/nonexistent/cmd\"]}");
+	uint64_t nopath = submit(c, "{\"kind\": \"exec\", \"argv\": [\"no-such-command-jsched\"]}");
+	uint64_t noexec;
+	char plain[400];
+	FILE *f;
+
+	/* A plain file, mode 0644: not executable, even for root. */
+	snprintf(plain, sizeof(plain), "%s/plain", t.dir);
+	assert_non_null(f = fopen(plain, "w"));
+	fputs("echo should not run\n", f);
+	fclose(f);
+	assert_int_equal(chmod(plain, 0644), 0);
+	noexec = submit(c, "{\"kind\": \"exec\", \"argv\": [\"%s\"]}", plain);
+	uint64_t nocwd = submit(c, "{\"kind\": \"exec\", \"argv\": [\"true\"], \"cwd\": \"/nonexistent\"}");
+	json_t *rec;
+
+	(void)state;
+	expect_final(c, nofile, "failed", "spawn", &rec);
+	assert_string_equal(json_string_value(json_object_get(rec, "reason")),
+			    "no such file or directory: /nonexistent/cmd");
+	json_decref(rec);
+	expect_final(c, nopath, "failed", "spawn", &rec);
+	assert_non_null(strstr(json_string_value(json_object_get(rec, "reason")), "no such file"));
+	json_decref(rec);
+	expect_final(c, noexec, "failed", "spawn", &rec);
+	assert_non_null(strstr(json_string_value(json_object_get(rec, "reason")), "permission denied"));
+	json_decref(rec);
+	expect_final(c, nocwd, "failed", "spawn", &rec);
+	assert_non_null(strstr(json_string_value(json_object_get(rec, "reason")), "working directory"));
+	json_decref(rec);
+	jsched_close(c);
+}
+
+static void test_handler_child_process(void **state)
+{
+	struct jsched_conn *c = jdt_connect(&t, NULL);
+	uint64_t id = jdt_submit_call(c, "example.run", "{\"argv\": [\"sh\", \"-c\", \"echo from-child; exit 7\"]}");
+	json_t *rec, *v;
+
+	(void)state;
+	expect_final(c, id, "succeeded", NULL, &rec);
+	v = json_object_get(rec, "value");
+	assert_int_equal(json_integer_value(json_object_get(v, "exit_code")), 7);
+	assert_string_equal(json_string_value(json_object_get(v, "stdout")), "from-child\n");
+	json_decref(rec);
+	jsched_close(c);
+}
+
+/* exec_metric: metrics.exec.<key>. */
+static json_int_t exec_metric(struct jsched_conn *c, const char *key)
+{
+	json_t *m = jdt_metrics(c);
+	json_int_t v = json_integer_value(json_object_get(json_object_get(m, "exec"), key));
+
+	json_decref(m);
+	return v;
+}
+
+static void test_process_cap(void **state)
+{
+	struct jdt t2;
+	struct jsched_conn *c;
+	uint64_t ids[5], noop;
+	int running = 0, queued = 0;
+	json_t *r;
+
+	(void)state;
+	jdt_start(&t2, "\"workers\": 2, \"exec\": {\"max_processes\": 2}");
+	c = jdt_connect(&t2, NULL);
+	for (int i = 0; i < 5; i++)
+		ids[i] = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
+	/* Two run; three wait for a slot, still queued, holding no fiber or worker. */
+	for (int i = 0; i < 3000 && !(exec_metric(c, "running") == 2 && exec_metric(c, "parked") == 3); i++)
+		jdt_sleep_ms(10);
+	assert_int_equal(exec_metric(c, "running"), 2);
+	assert_int_equal(exec_metric(c, "parked"), 3);
+	for (int i = 0; i < 5; i++) {
+		const char *s = jdt_state(c, ids[i]);
+
+		running += strcmp(s, "running") == 0;
+		queued += strcmp(s, "queued") == 0;
+	}
+	assert_int_equal(running, 2);
+	assert_int_equal(queued, 3);
+	/* A call job is not stuck behind them. */
+	noop = jdt_submit_call(c, "noop", NULL);
+	assert_string_equal(jdt_wait_final(c, noop, NULL), "succeeded");
+	/* Cancel the oldest running one: a parked job takes its slot. */
+	r = jdt_ok(c, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)ids[0]);
+	json_decref(r);
+	expect_final(c, ids[0], "cancelled", "cancel", NULL);
+	for (int i = 0; i < 3000 && exec_metric(c, "parked") != 2; i++)
+		jdt_sleep_ms(10);
+	assert_int_equal(exec_metric(c, "parked"), 2);
+	/* Cancel the rest: parked ones end at once, running ones when their group is gone. */
+	r = jdt_ok(c, "{\"op\": \"cancel\", \"jobs\": [%llu, %llu, %llu, %llu]}",
+		   (unsigned long long)ids[1], (unsigned long long)ids[2], (unsigned long long)ids[3],
+		   (unsigned long long)ids[4]);
+	json_decref(r);
+	for (int i = 1; i < 5; i++)
+		expect_final(c, ids[i], "cancelled", "cancel", NULL);
+	assert_true(exec_metric(c, "peak_running") <= 2);
+	assert_int_equal(exec_metric(c, "running"), 0);
+	assert_int_equal(exec_metric(c, "slots_used"), 0);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t2, SIGTERM), 0);
+}
+
+static void test_immediate_shutdown_leaves_nothing(void **state)
+{
+	struct jdt t2;
+	struct jsched_conn *c;
+	uint64_t a, b;
+	pid_t sh1, ch1, sh2, ch2;
+	json_t *r;
+
+	(void)state;
+	jdt_start(&t2, "\"workers\": 2, \"exec\": {\"kill_grace_ms\": 500}");
+	c = jdt_connect(&t2, NULL);
+	a = submit(c, SH_WITH_CHILD);
+	/* This one ignores SIGTERM: SIGKILL after the grace ends it. */
+	b = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
+		   "\"trap '' TERM; sleep 300 & echo $$ $!; wait; wait\"]}");
+	started_pids(c, a, &sh1, &ch1);
+	started_pids(c, b, &sh2, &ch2);
+	r = jdt_ok(c, "{\"op\": \"shutdown\", \"mode\": \"immediate\"}");
+	json_decref(r);
+	jsched_close(c);
+	assert_int_equal(jdt_wait_exit(&t2, 30000), 3);
+	assert_true(pid_gone(sh1));
+	assert_true(pid_gone(ch1));
+	assert_true(pid_gone(sh2));
+	assert_true(pid_gone(ch2));
+	assert_int_equal(jdt_stop(&t2, SIGTERM), 0);
+}
+
+/* frame_send / frame_recv: one raw protocol frame on fd (4-byte big-endian length). */
+static void frame_send(int fd, const char *json)
+{
+	uint32_t n = (uint32_t)strlen(json);
+	unsigned char h[4] = {(unsigned char)(n >> 24), (unsigned char)(n >> 16),
+			      (unsigned char)(n >> 8), (unsigned char)n};
+
+	assert_int_equal(write(fd, h, 4), 4);
+	assert_int_equal(write(fd, json, n), (ssize_t)n);
+}
+
+static json_t *frame_recv(int fd)
+{
+	unsigned char h[4];
+	char buf[65536];
+	size_t n, got = 0;
+
+	assert_int_equal(read(fd, h, 4), 4);
+	n = (size_t)h[0] << 24 | (size_t)h[1] << 16 | (size_t)h[2] << 8 | h[3];
+	assert_true(n < sizeof(buf));
+	while (got < n) {
+		ssize_t k = read(fd, buf + got, n - got);
+
+		assert_true(k > 0);
+		got += (size_t)k;
+	}
+	return json_loadb(buf, n, 0, NULL);
+}
+
+static void test_graceful_shutdown_waits(void **state)
+{
+	struct jdt t2;
+	struct jsched_conn *c;
+	uint64_t id;
+	json_t *m;
+	char req[256], go[400];
+	int fd;
+	FILE *f;
+
+	(void)state;
+	jdt_start(&t2, "\"workers\": 2");
+	c = jdt_connect(&t2, NULL);
+	/* The command waits for a file the test creates after the shutdown has begun. */
+	snprintf(go, sizeof(go), "%s/go", t2.dir);
+	id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
+		    "\"while [ ! -e %s ]; do sleep 0.01; done; echo finished\"]}", go);
+	jdt_until_state(c, id, "running");
+	jsched_close(c);
+	/* A raw connection with a wait outstanding before the shutdown begins. */
+	fd = jdt_raw(&t2);
+	frame_send(fd, "{\"op\": \"hello\", \"id\": 0, \"version\": 1}");
+	json_decref(frame_recv(fd));
+	snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 1, \"job\": %llu}", (unsigned long long)id);
+	frame_send(fd, req);
+	kill(t2.pid, SIGTERM);
+	/* The shutdown event comes first: the daemon is draining, and the job still runs. */
+	m = frame_recv(fd);
+	assert_string_equal(json_string_value(json_object_get(m, "event")), "shutdown");
+	json_decref(m);
+	f = fopen(go, "w");
+	assert_non_null(f);
+	fclose(f);
+	m = frame_recv(fd);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(m, "job"), "state")), "succeeded");
+	json_decref(m);
+	close(fd);
+	assert_int_equal(jdt_wait_exit(&t2, 30000), 0);
+	assert_int_equal(jdt_stop(&t2, SIGTERM), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exit_codes_and_signals),
+		cmocka_unit_test(test_output_capture_and_truncation),
+		cmocka_unit_test(test_stdin_env_cwd),
+		cmocka_unit_test(test_time_limit),
+		cmocka_unit_test(test_cancel_running_and_children),
+		cmocka_unit_test(test_leftovers_stopped_when_leader_exits),
+		cmocka_unit_test(test_cannot_start),
+		cmocka_unit_test(test_handler_child_process),
+	};
+	const struct CMUnitTest own_daemon[] = {
+		cmocka_unit_test(test_process_cap),
+		cmocka_unit_test(test_immediate_shutdown_leaves_nothing),
+		cmocka_unit_test(test_graceful_shutdown_waits),
+	};
+	int rc = cmocka_run_group_tests(tests, setup, teardown);
+
+	return rc | cmocka_run_group_tests(own_daemon, NULL, NULL);
+}
