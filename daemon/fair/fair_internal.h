@@ -79,9 +79,10 @@ struct jd_fair_client {
 	struct jd_fair_bucket win[JD_FAIR_WINDOW_BUCKETS]; /* the sliding window */
 };
 
-/* An entry of the `fair` heap: the client's vtime, copied, and its registry index. */
+/* An entry of the `fair` heap: the client's vtime as an integer key (policy.c: vkey),
+ * and its registry index. */
 struct jd_fair_hent {
-	double key;
+	uint64_t key;
 	uint32_t ci;
 	uint32_t pad;
 };

@@ -39,6 +39,19 @@
  * them independent (a tournament).  README.md has the figures. */
 #define ARITY 4
 
+/* The heap orders clients by vtime in 1/16 ns, as integers: an integer comparison is
+ * shorter than a floating-point one on the sift's dependency chain (65 -> 53 ns per
+ * cycle at 100 clients).  1/16 ns is far below any charge, and 2^64 / 16 ns is 36 years
+ * of one weight-1 client's service. */
+static inline uint64_t vkey(double vtime)
+{
+	double k = vtime * 16;
+
+	if (k <= 0)
+		return 0;
+	return k < 0x1p64 ? (uint64_t)k : UINT64_MAX;
+}
+
 static inline bool ent_less(const struct jd_fair_hent *a, const struct jd_fair_hent *b)
 {
 	return a->key < b->key;
@@ -118,7 +131,7 @@ static void sift_down(struct jd_fair *f, size_t i)
 /* The client's vtime has changed: move it to its place. */
 static void heap_update(struct jd_fair *f, struct jd_fair_client *c, bool up)
 {
-	f->heap[pos_of(f, c)].key = c->vtime;
+	f->heap[pos_of(f, c)].key = vkey(c->vtime);
 	if (up)
 		sift_up(f, pos_of(f, c));
 	else
@@ -127,7 +140,7 @@ static void heap_update(struct jd_fair *f, struct jd_fair_client *c, bool up)
 
 static void heap_insert(struct jd_fair *f, struct jd_fair_client *c)
 {
-	struct jd_fair_hent e = {c->vtime, (uint32_t)c->reg_idx, 0};
+	struct jd_fair_hent e = {vkey(c->vtime), (uint32_t)c->reg_idx, 0};
 
 	heap_put(f, f->heap_n++, e);
 	sift_up(f, f->heap_n - 1);
@@ -149,7 +162,7 @@ static void heap_remove(struct jd_fair *f, struct jd_fair_client *c)
 static double vtime_floor(const struct jd_fair *f)
 {
 	if (!f->scan_select && f->heap_n > 0)
-		return f->heap[0].key;
+		return f->clients[f->heap[0].ci]->vtime;
 	return f->vnow;
 }
 
