@@ -46,7 +46,11 @@ void e2e_daemon_start(struct e2e_daemon *d, const char *members)
 	FILE *f = fopen(d->conf, "w");
 	if (!f)
 		e2e_die("%s: %s", d->conf, strerror(errno));
-	fprintf(f, "{\"socket\": \"%s\"%s%s}\n", d->sock, members[0] ? ", " : "", members);
+	/* BENCH_E2E_CONF: members appended to every part's config, for experiments.  The
+	 * daemon refuses a duplicate key, so name only keys the part does not set itself. */
+	const char *extra = getenv("BENCH_E2E_CONF");
+	fprintf(f, "{\"socket\": \"%s\"%s%s%s%s}\n", d->sock, members[0] ? ", " : "", members,
+		extra && extra[0] ? ", " : "", extra ? extra : "");
 	fclose(f);
 
 	char *argv[] = {(char *)(uintptr_t)JSCHEDD_BIN, (char *)(uintptr_t)"-c", d->conf, NULL};
