@@ -95,6 +95,7 @@ void jdt_start(struct jdt *t, const char *members)
 		if (waitpid(t->pid, &st, WNOHANG) == t->pid) {
 			char cmd[400];
 
+			t->pid = 0;
 			snprintf(cmd, sizeof(cmd), "cat %s >&2", t->log);
 			if (system(cmd) != 0)
 				fprintf(stderr, "(no log)\n");
@@ -112,6 +113,10 @@ int jdt_wait_exit(struct jdt *t, int ms)
 	for (int i = 0; i <= ms / 10; i++) {
 		pid_t p = waitpid(t->pid, &st, WNOHANG);
 
+		if (p < 0) { /* already reaped */
+			t->pid = 0;
+			return 0;
+		}
 		if (p == t->pid) {
 			t->pid = 0;
 			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
