@@ -1,0 +1,345 @@
+/* tests/daemon/test_daemon_security.c: two users against one real jschedd running as root.
+ *
+ * User A is root (the test itself); user B is `jsched-test`, created here if absent
+ * (useradd, with a supplementary group `jsched-test-x`).  B's side runs in a forked child
+ * that switches to B's groups, gid and uid before it connects, so the daemon sees B's
+ * peer credentials exactly as it would see another login.  The child sends the requests
+ * it is given and writes each reply to a pipe; the parent makes the assertions.
+ *
+ * What is checked: B may use only its own client name (and those the config grants it);
+ * B cannot see, wait on, read the output of, cancel or list A's jobs; admin operations
+ * are refused to B; every refusal is permission_denied and is counted in the metrics; an
+ * exec job of B's runs as B (uid, gid, supplementary groups), enters its working
+ * directory as B, and an exec job of root's runs as root.  Not root: every test skips.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proto/jproto.h"
+#include "tests/daemon/harness.h"
+
+#define USER_B "jsched-test"
+#define GROUP_X "jsched-test-x"
+
+static struct jdt t;
+static uid_t uid_b;
+static gid_t gid_b, gid_x;
+static bool ready;
+
+static int setup(void **state)
+{
+	struct passwd *pw;
+	struct group *gr;
+
+	(void)state;
+	if (geteuid() != 0)
+		return 0;
+	if (!getpwnam(USER_B) &&
+	    system("(getent group " GROUP_X " >/dev/null || groupadd " GROUP_X ") && "
+		   "useradd --no-create-home --shell /usr/sbin/nologin --groups " GROUP_X " " USER_B
+		   " >/dev/null 2>&1") != 0)
+		return 0;
+	pw = getpwnam(USER_B);
+	gr = getgrnam(GROUP_X);
+	if (!pw || !gr)
+		return 0;
+	uid_b = pw->pw_uid;
+	gid_b = pw->pw_gid;
+	gid_x = gr->gr_gid;
+	/* B reaches the socket: the temp dir is traversable and the socket 0666. */
+	jdt_start(&t, "\"workers\": 2, \"socket_mode\": \"0666\", "
+		      "\"client_names\": {\"" USER_B "\": [\"ci-b\"]}");
+	assert_int_equal(chmod(t.dir, 0711), 0);
+	ready = true;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (ready)
+		assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+	return 0;
+}
+
+static void need_root(void)
+{
+	if (!ready) {
+		if (geteuid() != 0)
+			fprintf(stderr, "skipped: the security tests need root (to create and become "
+					"a second user)\n");
+		else
+			fprintf(stderr, "skipped: could not create the user " USER_B "\n");
+		skip();
+	}
+}
+
+/* as_b: connect as B with client name `client` (NULL: default) and send each request;
+ * replies[i] gets each reply (new references).  Returns NULL, or the connect error's
+ * message (static buffer) if the hello was refused. */
+static const char *as_b(const char *client, const char *const *reqs, size_t n, json_t **replies)
+{
+	static char connect_err[512];
+	int fds[2];
+	pid_t pid;
+	FILE *in;
+	char line[1 << 16];
+	int st;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct jsched_conn *c = NULL;
+		char why[256];
+		FILE *out = fdopen(fds[1], "w");
+
+		close(fds[0]);
+		if (initgroups(USER_B, gid_b) < 0 || setgid(gid_b) < 0 || setuid(uid_b) < 0 ||
+		    getuid() == 0)
+			_exit(2);
+		if (jsched_connect_error(t.sock, client, &c, why, sizeof(why)) != 0) {
+			json_t *e = json_pack("{s:s}", "connect_error", why);
+			char *s = json_dumps(e, 0);
+
+			fprintf(out, "%s\n", s);
+			fclose(out);
+			_exit(0);
+		}
+		for (size_t i = 0; i < n; i++) {
+			char *reply = NULL;
+
+			jsched_request(c, reqs[i], &reply);
+			fprintf(out, "%s\n", reply ? reply : "{}");
+			jsched_free(reply);
+		}
+		jsched_close(c);
+		fclose(out);
+		_exit(0);
+	}
+	close(fds[1]);
+	in = fdopen(fds[0], "r");
+	assert_non_null(in);
+	for (size_t i = 0; i < n + 1 && fgets(line, sizeof(line), in); i++) {
+		json_t *j = json_loads(line, 0, NULL);
+
+		assert_non_null(j);
+		if (json_object_get(j, "connect_error")) {
+			snprintf(connect_err, sizeof(connect_err), "%s",
+				 json_string_value(json_object_get(j, "connect_error")));
+			json_decref(j);
+			fclose(in);
+			assert_int_equal(waitpid(pid, &st, 0), pid);
+			return connect_err;
+		}
+		assert_true(i < n);
+		replies[i] = j;
+	}
+	fclose(in);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	return NULL;
+}
+
+static void test_client_names(void **state)
+{
+	const char *req[] = {"{\"op\": \"ping\"}"};
+	json_t *rep[1];
+	const char *err;
+
+	(void)state;
+	need_root();
+	/* Its own login name (the default) and the name the config grants it. */
+	assert_null(as_b(NULL, req, 1, rep));
+	assert_true(json_is_true(json_object_get(rep[0], "ok")));
+	json_decref(rep[0]);
+	assert_null(as_b("ci-b", req, 1, rep));
+	json_decref(rep[0]);
+	/* Anyone else's: refused. */
+	err = as_b("root", req, 1, rep);
+	assert_non_null(err);
+	assert_non_null(strstr(err, "may not use the client name"));
+	assert_non_null(as_b("nightly", req, 1, rep));
+}
+
+static const char *code(const json_t *reply)
+{
+	return jdt_err_code(reply);
+}
+
+static void test_other_users_jobs_are_invisible(void **state)
+{
+	struct jsched_conn *a;
+	uint64_t running, done;
+	char r[10][160];
+	const char *reqs[10];
+	json_t *rep[10], *m;
+	json_int_t denied0, denied1;
+
+	(void)state;
+	need_root();
+	a = jdt_connect(&t, "alpha");
+	{
+		json_t *x = jdt_ok(a, "{\"op\": \"submit\", \"job\": {\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}}");
+
+		running = (uint64_t)json_integer_value(json_object_get(x, "job"));
+		json_decref(x);
+	}
+	done = jdt_submit_call(a, "noop", NULL);
+	assert_string_equal(jdt_wait_final(a, done, NULL), "succeeded");
+	jdt_until_state(a, running, "running");
+	m = jdt_metrics(a);
+	denied0 = json_integer_value(json_object_get(json_object_get(m, "security"), "denied"));
+	json_decref(m);
+
+	snprintf(r[0], sizeof(r[0]), "{\"op\": \"status\", \"job\": %llu}", (unsigned long long)done);
+	snprintf(r[1], sizeof(r[1]), "{\"op\": \"wait\", \"job\": %llu, \"timeout_ms\": 0}", (unsigned long long)running);
+	snprintf(r[2], sizeof(r[2]), "{\"op\": \"output\", \"job\": %llu}", (unsigned long long)running);
+	snprintf(r[3], sizeof(r[3]), "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)running);
+	snprintf(r[4], sizeof(r[4]), "{\"op\": \"list\"}");
+	snprintf(r[5], sizeof(r[5]), "{\"op\": \"list\", \"all\": true}");
+	snprintf(r[6], sizeof(r[6]), "{\"op\": \"shutdown\", \"mode\": \"immediate\"}");
+	snprintf(r[7], sizeof(r[7]), "{\"op\": \"set_client\", \"client\": \"alpha\", \"weight\": 9}");
+	snprintf(r[8], sizeof(r[8]), "{\"op\": \"reload\"}");
+	snprintf(r[9], sizeof(r[9]), "{\"op\": \"drain\", \"client\": \"alpha\", \"running\": true}");
+	for (int i = 0; i < 10; i++)
+		reqs[i] = r[i];
+	assert_null(as_b(NULL, reqs, 10, rep));
+	assert_string_equal(code(rep[0]), "permission_denied");
+	assert_string_equal(code(rep[1]), "permission_denied");
+	assert_string_equal(code(rep[2]), "permission_denied");
+	assert_string_equal(code(rep[3]), "permission_denied");
+	/* B's own list does not show A's jobs. */
+	assert_true(json_is_true(json_object_get(rep[4], "ok")));
+	assert_int_equal(json_array_size(json_object_get(rep[4], "jobs")), 0);
+	assert_string_equal(code(rep[5]), "permission_denied");
+	assert_string_equal(code(rep[6]), "permission_denied");
+	assert_string_equal(code(rep[7]), "permission_denied");
+	assert_string_equal(code(rep[8]), "permission_denied");
+	/* Draining A's client name touches only B's own jobs there: none. */
+	assert_true(json_is_true(json_object_get(rep[9], "ok")));
+	assert_int_equal(json_integer_value(json_object_get(rep[9], "cancelling")), 0);
+	for (int i = 0; i < 10; i++)
+		json_decref(rep[i]);
+	/* A's job is untouched, and every refusal was counted. */
+	assert_string_equal(jdt_state(a, running), "running");
+	m = jdt_metrics(a);
+	denied1 = json_integer_value(json_object_get(json_object_get(m, "security"), "denied"));
+	json_decref(m);
+	assert_int_equal(denied1 - denied0, 8);
+	{
+		json_t *x = jdt_ok(a, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)running);
+
+		json_decref(x);
+	}
+	assert_string_equal(jdt_wait_final(a, running, NULL), "cancelled");
+	jsched_close(a);
+}
+
+/* b_exec: as B, submit an exec job (spec JSON), wait for it and return its record and
+ * stdout (decoded, in *out: free it). */
+static json_t *b_exec(const char *spec, char **out)
+{
+	char sub[1024], wait[128], outp[128];
+	const char *reqs[1] = {sub};
+	json_t *rep[1], *w[2], *rec;
+	uint64_t id;
+	const char *wreqs[2] = {wait, outp};
+
+	snprintf(sub, sizeof(sub), "{\"op\": \"submit\", \"job\": %s}", spec);
+	assert_null(as_b(NULL, reqs, 1, rep));
+	id = (uint64_t)json_integer_value(json_object_get(rep[0], "job"));
+	json_decref(rep[0]);
+	assert_true(id > 0);
+	snprintf(wait, sizeof(wait), "{\"op\": \"wait\", \"job\": %llu, \"timeout_ms\": 30000}", (unsigned long long)id);
+	snprintf(outp, sizeof(outp), "{\"op\": \"output\", \"job\": %llu}", (unsigned long long)id);
+	assert_null(as_b(NULL, wreqs, 2, w));
+	rec = json_incref(json_object_get(w[0], "job"));
+	{
+		unsigned char *data = NULL;
+		size_t len = 0;
+		bool tr;
+
+		assert_int_equal(jp_output_stream_parse(json_object_get(w[1], "stdout"), &data, &len,
+							&tr, NULL), 0);
+		*out = (char *)data;
+	}
+	json_decref(w[0]);
+	json_decref(w[1]);
+	return rec;
+}
+
+static void test_exec_runs_as_its_owner(void **state)
+{
+	struct jsched_conn *a;
+	char *out, expect[256];
+	json_t *rec;
+	uint64_t id;
+
+	(void)state;
+	need_root();
+	/* B's job: B's uid, gid and supplementary groups. */
+	rec = b_exec("{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"id -u; id -g; id -G\"]}", &out);
+	assert_string_equal(json_string_value(json_object_get(rec, "state")), "succeeded");
+	snprintf(expect, sizeof(expect), "%u\n%u\n", (unsigned)uid_b, (unsigned)gid_b);
+	assert_int_equal(strncmp(out, expect, strlen(expect)), 0);
+	{
+		char g[32];
+		const char *groups = out + strlen(expect);
+
+		snprintf(g, sizeof(g), "%u", (unsigned)gid_x);
+		assert_non_null(strstr(groups, g));
+		assert_null(strstr(groups, " 0 ")); /* not root's group */
+		assert_false(strncmp(groups, "0 ", 2) == 0 || strcmp(groups, "0\n") == 0);
+	}
+	free(out);
+	json_decref(rec);
+	/* B cannot enter root's home: the directory is entered as B. */
+	rec = b_exec("{\"kind\": \"exec\", \"argv\": [\"true\"], \"cwd\": \"/root\"}", &out);
+	assert_string_equal(json_string_value(json_object_get(rec, "state")), "failed");
+	assert_string_equal(json_string_value(json_object_get(rec, "cause")), "spawn");
+	assert_non_null(strstr(json_string_value(json_object_get(rec, "reason")), "working directory"));
+	free(out);
+	json_decref(rec);
+	/* Root's own job runs as root. */
+	a = jdt_connect(&t, NULL);
+	{
+		json_t *x = jdt_ok(a, "{\"op\": \"submit\", \"job\": {\"kind\": \"exec\", \"argv\": [\"id\", \"-u\"]}}");
+
+		id = (uint64_t)json_integer_value(json_object_get(x, "job"));
+		json_decref(x);
+	}
+	assert_string_equal(jdt_wait_final(a, id, NULL), "succeeded");
+	{
+		json_t *o = jdt_ok(a, "{\"op\": \"output\", \"job\": %llu}", (unsigned long long)id);
+
+		/* "0\n" in base64 */
+		assert_string_equal(json_string_value(json_object_get(json_object_get(o, "stdout"), "data")), "MAo=");
+		json_decref(o);
+	}
+	jsched_close(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_client_names),
+		cmocka_unit_test(test_other_users_jobs_are_invisible),
+		cmocka_unit_test(test_exec_runs_as_its_owner),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
