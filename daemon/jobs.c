@@ -451,35 +451,38 @@ void jd_jobs_settle(struct jd_daemon *d)
 	jd_daemon_maybe_exit(d);
 }
 
-json_t *jd_job_record(struct jd_daemon *d, const struct jd_job *j)
+json_t *jd_job_record_as(struct jd_daemon *d, const struct jd_job *j, enum jd_state s)
 {
 	json_t *r = json_pack("{s:I, s:s, s:I, s:s, s:s, s:s, s:I}", "job", (json_int_t)j->id,
 			      "client", j->client->name, "uid", (json_int_t)j->uid, "kind",
 			      j->kind == JD_KIND_CALL ? "call" : "exec", "priority",
-			      jd_prio_name(j->prio), "state", jd_state_name(j->state),
-			      "submitted_ms", (json_int_t)j->submitted_ms);
+			      jd_prio_name(j->prio), "state", jd_state_name(s), "submitted_ms",
+			      (json_int_t)j->submitted_ms);
 
 	(void)d;
 	if (!r)
 		return NULL;
 	if (j->name)
 		json_object_set_new(r, "name", json_string(j->name));
-	if (j->started_ms)
+	if (j->started_ms && s >= JD_RUNNING)
 		json_object_set_new(r, "started_ms", json_integer((json_int_t)j->started_ms));
-	if (jd_state_final(j->state)) {
+	if (jd_state_final(s)) {
 		json_object_set_new(r, "finished_ms", json_integer((json_int_t)j->finished_ms));
-		if (j->state == JD_SUCCEEDED) {
+		if (s == JD_SUCCEEDED) {
 			if (j->kind == JD_KIND_CALL)
 				json_object_set(r, "value", j->value ? j->value : json_null());
 		} else {
 			json_object_set_new(r, "cause", json_string(j->cause ? j->cause : "handler"));
 			json_object_set_new(r, "reason",
-					    json_string(j->reason ? j->reason : jd_state_name(j->state)));
+					    json_string(j->reason ? j->reason : jd_state_name(s)));
 			if (j->value)
 				json_object_set(r, "detail", j->value);
 		}
-		if (j->exec)
-			jd_exec_record(j, r);
 	}
 	return r;
+}
+
+json_t *jd_job_record(struct jd_daemon *d, const struct jd_job *j)
+{
+	return jd_job_record_as(d, j, j->state);
 }

@@ -196,6 +196,10 @@ void jd_jobs_trim(struct jd_daemon *d);
 /* jd_job_record: the job record of PROTOCOL.md section 5.  New reference, or NULL. */
 json_t *jd_job_record(struct jd_daemon *d, const struct jd_job *j);
 
+/* jd_job_record_as: the record j had when it entered state s (s <= j->state): the
+ * members of later states left out.  For watch events.  New reference, or NULL. */
+json_t *jd_job_record_as(struct jd_daemon *d, const struct jd_job *j, enum jd_state s);
+
 /* jd_state_name: "waiting" ... "dropped". */
 const char *jd_state_name(enum jd_state s);
 

@@ -40,28 +40,38 @@ static uint64_t oldest_seq(const struct jd_uid_stream *s)
 	return s->last_seq >= s->cap ? s->last_seq - s->cap + 1 : 1;
 }
 
+/* event_json: the event `seq` of stream s as sent (new reference). */
+static json_t *event_json(struct jd_daemon *d, const struct jd_uid_stream *s, uint64_t seq)
+{
+	const struct jd_event_rec *e = &s->ring[seq % s->cap];
+	struct jd_job *j = jd_job_find(d, e->job, NULL);
+	json_t *rec = j ? jd_job_record_as(d, j, (enum jd_state)e->state)
+			: json_pack("{s:I, s:s, s:I, s:b}", "job", (json_int_t)e->job, "state",
+				    jd_state_name((enum jd_state)e->state), "uid",
+				    (json_int_t)s->uid, "forgotten", 1);
+
+	return rec ? jp_event_job_new((int64_t)seq, rec) : NULL;
+}
+
 void jd_watch_job(struct jd_daemon *d, const struct jd_job *j)
 {
 	struct jd_uid_stream *s = stream_of(d, j->uid, true);
-	json_t *rec, *ev;
+	json_t *ev = NULL;
 
 	if (!s)
 		return;
-	rec = jd_job_record(d, j);
-	ev = rec ? json_pack("{s:s, s:I, s:o}", "event", "job", "seq",
-			     (json_int_t)(s->last_seq + 1), "job", rec)
-		 : NULL;
-	if (!ev)
-		return;
 	s->last_seq++;
 	d->watch.events++;
-	json_decref(s->ring[s->last_seq % s->cap]);
-	s->ring[s->last_seq % s->cap] = ev;
-	for (struct jd_conn *c = d->watch.watchers; c; c = c->watch_next)
-		if (c->uid == j->uid && !c->closing) {
-			jd_conn_send(c, ev);
-			c->watch_seq = s->last_seq;
-		}
+	s->ring[s->last_seq % s->cap] = (struct jd_event_rec){.job = j->id, .state = (uint8_t)j->state};
+	for (struct jd_conn *c = d->watch.watchers; c; c = c->watch_next) {
+		if (c->uid != j->uid || c->closing)
+			continue;
+		if (!ev && !(ev = event_json(d, s, s->last_seq)))
+			return;
+		jd_conn_send(c, ev);
+		c->watch_seq = s->last_seq;
+	}
+	json_decref(ev);
 }
 
 static void unlink_watcher(struct jd_daemon *d, struct jd_conn *c)
@@ -101,8 +111,13 @@ int jd_watch_start(struct jd_daemon *d, struct jd_conn *c, int64_t id, bool has_
 	jd_reply_ok(c, id, json_pack("{s:I, s:s}", "seq", (json_int_t)last, "instance",
 				     d->instance));
 	if (has_from)
-		for (uint64_t q = from_seq + 1; q <= last; q++)
-			jd_conn_send(c, s->ring[q % s->cap]);
+		for (uint64_t q = from_seq + 1; q <= last && !c->closing; q++) {
+			json_t *ev = event_json(d, s, q);
+
+			if (ev)
+				jd_conn_send(c, ev);
+			json_decref(ev);
+		}
 	c->watching = true;
 	c->watch_seq = last;
 	c->watch_next = d->watch.watchers;
@@ -125,8 +140,6 @@ void jd_watch_free(struct jd_daemon *d)
 		struct jd_uid_stream *s = d->watch.streams;
 
 		d->watch.streams = s->next;
-		for (size_t i = 0; i < s->cap; i++)
-			json_decref(s->ring[i]);
 		free(s->ring);
 		free(s);
 	}
