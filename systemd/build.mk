@@ -27,6 +27,18 @@ install-systemd: $(SYSTEMD_UNITS)
 	install -m 0644 $(B)/systemd/user/jschedd.service $(B)/systemd/user/jschedd.socket $(DESTDIR)$(SYSTEMD_USER_DIR)/
 	install -m 0644 systemd/jschedd.sysusers $(DESTDIR)$(SYSUSERS_DIR)/jschedd.conf
 
+# The programs the units start: jschedd, and beside it jschedd-runas (the helper that
+# starts a command as its owner when jschedd runs as root; jschedd looks for it in its own
+# directory).  And the module API header, for those who write handler modules.  The
+# client library, its headers, the pkg-config file and jsched are libclient's.
+.PHONY: install-jschedd
+install: install-jschedd
+install-jschedd: $(JSCHEDD) $(JSCHEDD_RUNAS)
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 $(JSCHEDD) $(JSCHEDD_RUNAS) $(DESTDIR)$(BINDIR)/
+	install -d $(DESTDIR)$(INCLUDEDIR)/jsched
+	install -m 0644 include/jsched/module.h $(DESTDIR)$(INCLUDEDIR)/jsched/
+
 # The protocols' unit test (daemon/sdnotify.c needs nothing but libc).
 $(B)/tests/systemd/test_sdnotify: $(B)/obj/tests/systemd/test_sdnotify.o $(B)/obj/daemon/sdnotify.o
 	@mkdir -p $(@D)
