@@ -10,7 +10,9 @@
  * B cannot see, wait on, read the output of, cancel or list A's jobs; admin operations
  * are refused to B; every refusal is permission_denied and is counted in the metrics; an
  * exec job of B's runs as B (uid, gid, supplementary groups), enters its working
- * directory as B, and an exec job of root's runs as root.  Not root: every test skips.
+ * directory as B, and an exec job of root's runs as root.  And a jschedd running as B
+ * (not root) refuses root's exec jobs, unless exec.allow_other_uids lets them run as B.
+ * Not root: every test skips.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +39,7 @@
 #define GROUP_X "jsched-test-x"
 
 static struct jdt t;
+static const char *b_sock;	/* the socket B's side connects to (NULL: t.sock) */
 static uid_t uid_b;
 static gid_t gid_b, gid_x;
 static bool ready;
@@ -111,7 +116,7 @@ static const char *as_b(const char *client, const char *const *reqs, size_t n, j
 		if (initgroups(USER_B, gid_b) < 0 || setgid(gid_b) < 0 || setuid(uid_b) < 0 ||
 		    getuid() == 0)
 			_exit(2);
-		if (jsched_connect_error(t.sock, client, &c, why, sizeof(why)) != 0) {
+		if (jsched_connect_error(b_sock ? b_sock : t.sock, client, &c, why, sizeof(why)) != 0) {
 			json_t *e = json_pack("{s:s}", "connect_error", why);
 			char *s = json_dumps(e, 0);
 
@@ -333,12 +338,144 @@ static void test_exec_runs_as_its_owner(void **state)
 	jsched_close(a);
 }
 
+/* start_as_b: run jschedd as B with `members` in its config, in a directory of B's;
+ * waits (bounded) until it answers.  Fills sock (and dir). */
+static pid_t start_as_b(const char *members, char *d, size_t dlen, char *sock, size_t slen)
+{
+	char conf[256], bin[900];
+	FILE *f;
+	pid_t pid;
+
+	snprintf(d, dlen, "/tmp/jds.XXXXXX");
+	assert_non_null(mkdtemp(d));
+	assert_int_equal(chown(d, uid_b, gid_b), 0);
+	assert_int_equal(chmod(d, 0711), 0);
+	snprintf(sock, slen, "%s/s", d);
+	snprintf(conf, sizeof(conf), "%s/c.json", d);
+	snprintf(bin, sizeof(bin), "%s/bin/jschedd", t.build);
+	assert_non_null(f = fopen(conf, "w"));
+	fprintf(f, "{\"socket\": \"%s\", \"socket_mode\": \"0666\", \"workers\": 1%s%s}\n", sock,
+		members[0] ? ", " : "", members);
+	fclose(f);
+	assert_int_equal(chmod(conf, 0644), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char log[300];
+		int fd;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (initgroups(USER_B, gid_b) < 0 || setgid(gid_b) < 0 || setuid(uid_b) < 0)
+			_exit(126);
+		snprintf(log, sizeof(log), "%s/log", d);
+		if ((fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600)) >= 0) {
+			dup2(fd, 2);
+			close(fd);
+		}
+		execl(bin, "jschedd", "-c", conf, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 3000; i++) {
+		struct jsched_conn *c = NULL;
+
+		if (jsched_connect(sock, NULL, &c) == 0) {
+			jsched_close(c);
+			return pid;
+		}
+		jdt_sleep_ms(10);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	fail_msg("jschedd as " USER_B " did not answer on %s", sock);
+	return -1;
+}
+
+static void stop_b_daemon(pid_t pid, const char *d)
+{
+	char cmd[300];
+	int st;
+
+	kill(pid, SIGTERM);
+	for (int i = 0; i < 3000 && waitpid(pid, &st, WNOHANG) != pid; i++)
+		jdt_sleep_ms(10);
+	if (kill(pid, 0) == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		fail_msg("jschedd as " USER_B " did not stop");
+	}
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* root_exec: as root (not the daemon's user), submit `id -u` to the daemon at sock;
+ * returns the reply (new reference). */
+static json_t *root_exec(const char *sock, struct jsched_conn **c)
+{
+	assert_int_equal(jsched_connect(sock, NULL, c), 0);
+	return jdt_req(*c, "{\"op\": \"submit\", \"job\": {\"kind\": \"exec\", \"argv\": [\"id\", \"-u\"]}}");
+}
+
+static void test_daemon_not_root(void **state)
+{
+	char d[64], sock[128], expect[32];
+	struct jsched_conn *c;
+	json_t *r, *m, *rec;
+	char *out;
+	pid_t pid;
+	uint64_t id;
+
+	(void)state;
+	need_root();
+	/* jschedd running as B refuses root's exec jobs: it could only run them as B. */
+	pid = start_as_b("", d, sizeof(d), sock, sizeof(sock));
+	r = root_exec(sock, &c);
+	assert_string_equal(jdt_err_code(r), "permission_denied");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"), "field")), "job.kind");
+	json_decref(r);
+	m = jdt_metrics(c);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "security"), "denied_exec")), 1);
+	assert_false(json_is_true(json_object_get(json_object_get(m, "security"), "root")));
+	json_decref(m);
+	jsched_close(c);
+	/* B's own job runs, as B. */
+	b_sock = sock;
+	rec = b_exec("{\"kind\": \"exec\", \"argv\": [\"id\", \"-u\"]}", &out);
+	b_sock = NULL;
+	snprintf(expect, sizeof(expect), "%u\n", (unsigned)uid_b);
+	assert_string_equal(out, expect);
+	free(out);
+	json_decref(rec);
+	stop_b_daemon(pid, d);
+	/* With exec.allow_other_uids, root's job is accepted and runs as the daemon's user. */
+	pid = start_as_b("\"exec\": {\"allow_other_uids\": true}", d, sizeof(d), sock, sizeof(sock));
+	r = root_exec(sock, &c);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	id = (uint64_t)json_integer_value(json_object_get(r, "job"));
+	json_decref(r);
+	assert_string_equal(jdt_wait_final(c, id, NULL), "succeeded");
+	{
+		json_t *o = jdt_ok(c, "{\"op\": \"output\", \"job\": %llu}", (unsigned long long)id);
+		unsigned char *data = NULL;
+		size_t len;
+		bool tr;
+
+		assert_int_equal(jp_output_stream_parse(json_object_get(o, "stdout"), &data, &len, &tr, NULL), 0);
+		assert_string_equal((char *)data, expect);
+		free(data);
+		json_decref(o);
+	}
+	jsched_close(c);
+	stop_b_daemon(pid, d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_client_names),
 		cmocka_unit_test(test_other_users_jobs_are_invisible),
 		cmocka_unit_test(test_exec_runs_as_its_owner),
+		cmocka_unit_test(test_daemon_not_root),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
