@@ -478,6 +478,8 @@ json_t *jd_job_record_as(struct jd_daemon *d, const struct jd_job *j, enum jd_st
 			if (j->value)
 				json_object_set(r, "detail", j->value);
 		}
+		if (j->exec)
+			jd_exec_record(j, r);
 	}
 	return r;
 }
