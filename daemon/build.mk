@@ -3,6 +3,7 @@
 #
 #   $(B)/bin/jschedd                    the daemon; `make run` starts it in the foreground
 #   $(B)/tests/daemon/module_example.so the example handler module the tests load
+#   $(B)/tests/daemon/unit_*            unit tests of the config reader and the histogram
 #   $(B)/tests/daemon/test_*            integration tests: each starts a real jschedd in a
 #                                       temp dir and talks to it through libjsched
 #   test-daemon                         builds and runs those tests
@@ -18,6 +19,7 @@ JSCHEDD_SRCS := daemon/main.c daemon/daemon.c daemon/config.c daemon/server.c \
 JSCHEDD_OBJS := $(JSCHEDD_SRCS:%.c=$(B)/obj/%.o)
 $(JSCHEDD_OBJS): CFLAGS += $(UV_CFLAGS) $(JANSSON_CFLAGS)
 JSCHEDD_MODULE := $(B)/tests/daemon/module_example.so
+JSCHEDD_BADMODULE := $(B)/tests/daemon/module_badabi.so
 JSCHEDD_TESTS := $(patsubst tests/daemon/%.c,$(B)/tests/daemon/%,$(wildcard tests/daemon/test_*.c))
 JSCHEDD_POOL := $(or $(JD_POOL_LIB),$(POOL_LIB),$(POOL_OBJS))
 
@@ -45,12 +47,31 @@ $(JSCHEDD): $(JSCHEDD_OBJS) $(JD_FAIR_LIB) $(JSCHEDD_POOL) $(ARCH_OBJS) $(JPROTO
 		$(JD_FAIR_LIB) $(JSCHEDD_POOL) $(ARCH_OBJS) $(JPROTO_LIB) $(B)/obj/libclient/path.o \
 		$(UV_LIBS) $(JANSSON_LIBS) -ldl $(LDLIBS)
 
-# ---- the example module ----------------------------------------------------------------
-$(B)/obj/tests/daemon/module_example.o: CFLAGS += -fvisibility=hidden $(JANSSON_CFLAGS)
-$(JSCHEDD_MODULE): $(B)/obj/tests/daemon/module_example.o
+# ---- the example module, and one built for another ABI (which jschedd must refuse) ----
+$(B)/obj/tests/daemon/module_example.o $(B)/obj/tests/daemon/module_badabi.o: \
+	CFLAGS += -fvisibility=hidden $(JANSSON_CFLAGS)
+$(JSCHEDD_MODULE) $(JSCHEDD_BADMODULE): $(B)/tests/daemon/%.so: $(B)/obj/tests/daemon/%.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS)
+
+# ---- unit tests of the parts that need no daemon ---------------------------------------
+JSCHEDD_UNIT := $(B)/tests/daemon/unit_config $(B)/tests/daemon/unit_hist
+# The config reader calls the exec and security parts' readers, which bring in the rest
+# of the daemon: unit_config links every daemon object but main.o.
+$(B)/tests/daemon/unit_config: $(B)/obj/tests/daemon/unit_config.o \
+		$(filter-out %/main.o,$(JSCHEDD_OBJS)) $(JD_FAIR_LIB) $(JSCHEDD_POOL) $(ARCH_OBJS) \
+		$(JPROTO_LIB) $(B)/obj/libclient/path.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(UV_LIBS) $(JANSSON_LIBS) $(CMOCKA_LIBS) -ldl $(LDLIBS)
+$(B)/tests/daemon/unit_hist: $(B)/obj/tests/daemon/unit_hist.o $(B)/obj/daemon/hist.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)
+ifneq ($(JSCHEDD_POOL),)
+TESTS += $(JSCHEDD_UNIT)
+endif
 
 # ---- integration tests -----------------------------------------------------------------
 # One program per tests/daemon/test_*.c, each with the shared harness (start a daemon in
@@ -59,11 +80,11 @@ $(JSCHEDD_MODULE): $(B)/obj/tests/daemon/module_example.o
 $(B)/obj/tests/daemon/%.o: CFLAGS += $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS)
 $(JSCHEDD_TESTS): $(B)/tests/daemon/%: $(B)/obj/tests/daemon/%.o \
 		$(B)/obj/tests/daemon/harness.o $(LIBJSCHED_A) | $(JSCHEDD) $(JSCHEDD_RUNAS) \
-		$(JSCHEDD_MODULE)
+		$(JSCHEDD_MODULE) $(JSCHEDD_BADMODULE)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(JANSSON_LIBS) $(CMOCKA_LIBS) $(LDLIBS)
 
 .PHONY: test-daemon
-test-daemon: $(JSCHEDD_TESTS) $(JSCHEDD) $(JSCHEDD_MODULE)
-	@JSCHED_BUILD_DIR=$(B) sh mk/run-tests.sh $(JSCHEDD_TESTS)
+test-daemon: $(JSCHEDD_UNIT) $(JSCHEDD_TESTS) $(JSCHEDD) $(JSCHEDD_MODULE)
+	@JSCHED_BUILD_DIR=$(B) sh mk/run-tests.sh $(JSCHEDD_UNIT) $(JSCHEDD_TESTS)

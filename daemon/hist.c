@@ -34,6 +34,8 @@ void jd_hist_record(struct jd_hist *h, uint64_t v)
 	h->sum += v;
 	if (v > h->max)
 		h->max = v;
+	if (h->count == 1 || v < h->min)
+		h->min = v;
 }
 
 uint64_t jd_hist_percentile(const struct jd_hist *h, double q)
@@ -52,7 +54,7 @@ uint64_t jd_hist_percentile(const struct jd_hist *h, double q)
 		if (seen >= rank) {
 			uint64_t mid = bucket_low(i) + bucket_width(i) / 2;
 
-			return mid > h->max ? h->max : mid;
+			return mid > h->max ? h->max : mid < h->min ? h->min : mid;
 		}
 	}
 	return h->max;

@@ -4,7 +4,8 @@
  * bucketed by their highest set bit and the next four bits, so every bucket is at most
  * 1/16 (6.25 %) wide relative to its values, from 1 ns to 2^64 ns, in a fixed 976
  * counters (7.8 KiB).  Percentiles are read back as the midpoint of the bucket holding
- * them, clamped to the exact maximum.  The daemon records queue wait, run time and end
+ * them, clamped to the exact minimum and maximum (so a run of one value reads back
+ * exactly).  The daemon records queue wait, run time and end
  * to end per client and in all; only the loop thread touches them, so there is no lock.
  */
 #ifndef JD_HIST_H
@@ -16,7 +17,7 @@
 
 struct jd_hist {
 	uint64_t count;
-	uint64_t max;
+	uint64_t min, max;
 	uint64_t sum;
 	uint64_t bucket[JD_HIST_BUCKETS];
 };

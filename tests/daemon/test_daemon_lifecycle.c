@@ -329,6 +329,14 @@ static void test_bad_config_names_key(void **state)
 	fclose(f);
 	assert_int_equal(run_jschedd(&t, path, NULL, err, sizeof(err)), 1);
 	assert_non_null(strstr(err, "/nonexistent/module.so"));
+	/* A module built for another ABI is refused, by name. */
+	f = fopen(path, "w");
+	fprintf(f, "{\"modules\": [\"%s/tests/daemon/module_badabi.so\"], \"socket\": \"%s/other\"}",
+		t.build, t.dir);
+	fclose(f);
+	assert_int_equal(run_jschedd(&t, path, NULL, err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "module_badabi.so"));
+	assert_non_null(strstr(err, "ABI"));
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 }
 

@@ -1,0 +1,137 @@
+/* tests/daemon/unit_config.c: the config reader on its own (no daemon): defaults with no
+ * file, every kind of bad value refused with its dotted key, client entries inheriting
+ * from "default", and the keys a reload cannot change. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/config.h"
+#include "jsched/error.h"
+
+static char path[64];
+
+static int load(struct jd_config *c, const char *json, char *err, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(json, f);
+	fclose(f);
+	return jd_config_load(c, path, err, len);
+}
+
+/* refused: json must fail, with `key` at the start of the message. */
+static void refused(const char *json, const char *key)
+{
+	struct jd_config c;
+	char err[512];
+
+	assert_int_equal(load(&c, json, err, sizeof(err)), JSCHED_EINVAL);
+	if (strncmp(err, key, strlen(key)) != 0)
+		fail_msg("config %s: message \"%s\" does not start with %s", json, err, key);
+	jd_config_free(&c);
+}
+
+static void test_defaults(void **state)
+{
+	struct jd_config c;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(jd_config_load(&c, NULL, err, sizeof(err)), 0);
+	assert_int_equal(c.default_client.weight, 1);
+	assert_int_equal(c.frame_bytes, 1u << 20);
+	assert_int_equal(c.policy, JD_POLICY_FAIR);
+	assert_int_equal(jd_config_client(&c, "anyone")->weight, 1);
+	jd_config_free(&c);
+	assert_int_equal(load(&c, "{}", err, sizeof(err)), 0);
+	jd_config_free(&c);
+}
+
+static void test_bad_values_named(void **state)
+{
+	(void)state;
+	refused("{\"workers\": -1}", "workers");
+	refused("{\"workers\": \"two\"}", "workers");
+	refused("{\"idle_policy\": \"nap\"}", "idle_policy");
+	refused("{\"socket_mode\": \"0999\"}", "socket_mode");
+	refused("{\"socket_group\": \"no-such-group-here\"}", "socket_group");
+	refused("{\"limits\": {\"frame_bytes\": 10}}", "limits.frame_bytes");
+	refused("{\"limits\": {\"handshake\": 10}}", "limits.handshake");
+	refused("{\"limits\": 5}", "limits.");
+	refused("{\"fairness\": {\"policy\": \"lottery\"}}", "fairness.policy");
+	refused("{\"clients\": {\"default\": {\"weight\": 0}}}", "clients.default.weight");
+	refused("{\"clients\": {\"ci\": {\"overflow\": \"spill\"}}}", "clients.ci.overflow");
+	refused("{\"clients\": {\"ci\": {\"colour\": 1}}}", "clients.ci.colour");
+	refused("{\"admins\": [\"no-such-user-here\"]}", "admins");
+	refused("{\"modules\": [42]}", "modules");
+	refused("{\"retention\": {\"events\": 1}}", "retention.events");
+	refused("{\"tuning\": 1}", "tuning");
+	refused("[1, 2]", "");
+}
+
+static void test_not_json(void **state)
+{
+	struct jd_config c;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(load(&c, "{\"workers\": 2,}", err, sizeof(err)), JSCHED_EINVAL);
+	assert_non_null(strstr(err, path)); /* file:line: what jansson says */
+	assert_int_equal(load(&c, "{\"workers\": 1, \"workers\": 2}", err, sizeof(err)), JSCHED_EINVAL);
+}
+
+static void test_clients_inherit(void **state)
+{
+	struct jd_config c;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(load(&c, "{\"clients\": {\"default\": {\"max_queued\": 7, \"overflow\": \"block\"},"
+				  " \"ci\": {\"weight\": 3}}}", err, sizeof(err)), 0);
+	assert_int_equal(jd_config_client(&c, "ci")->weight, 3);
+	assert_int_equal(jd_config_client(&c, "ci")->max_queued, 7);
+	assert_int_equal(jd_config_client(&c, "ci")->overflow, JD_OVERFLOW_BLOCK);
+	assert_int_equal(jd_config_client(&c, "other")->weight, 1);
+	assert_int_equal(jd_config_client(&c, "other")->max_queued, 7);
+	jd_config_free(&c);
+}
+
+static void test_static_diff(void **state)
+{
+	struct jd_config a, b;
+	char err[256], buf[256];
+
+	(void)state;
+	assert_int_equal(load(&a, "{\"workers\": 2, \"idle_policy\": \"sleep\"}", err, sizeof(err)), 0);
+	assert_int_equal(load(&b, "{\"workers\": 4, \"idle_policy\": \"spin\", \"socket_mode\": \"0660\"}",
+			      err, sizeof(err)), 0);
+	/* idle_policy is live; workers and socket_mode need a restart. */
+	assert_string_equal(jd_config_diff_static(&a, &b, buf, sizeof(buf)), "socket_mode,workers");
+	jd_config_free(&a);
+	jd_config_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_bad_values_named),
+		cmocka_unit_test(test_not_json),
+		cmocka_unit_test(test_clients_inherit),
+		cmocka_unit_test(test_static_diff),
+	};
+	int rc;
+
+	snprintf(path, sizeof(path), "/tmp/jd-unit-config.%d.json", (int)getpid());
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	unlink(path);
+	return rc;
+}
