@@ -340,6 +340,33 @@ static void test_bad_config_names_key(void **state)
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 }
 
+static void test_retention_by_age(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *c;
+	uint64_t id;
+	json_t *r = NULL;
+	bool forgotten = false;
+
+	(void)state;
+	jdt_start(&t, "\"retention\": {\"seconds\": 1}");
+	c = jdt_connect(&t, "aging");
+	id = jdt_submit_call(c, "noop", NULL);
+	assert_string_equal(jdt_wait_final(c, id, NULL), "succeeded");
+	/* Kept at first, forgotten once older than a second (the daemon checks every
+	 * second): poll, bounded. */
+	for (int i = 0; i < 1000 && !forgotten; i++) {
+		r = jdt_req(c, "{\"op\": \"status\", \"job\": %llu}", (unsigned long long)id);
+		forgotten = strcmp(jdt_err_code(r), "job_forgotten") == 0;
+		json_decref(r);
+		if (!forgotten)
+			jdt_sleep_ms(10);
+	}
+	assert_true(forgotten);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -347,6 +374,7 @@ int main(void)
 		cmocka_unit_test(test_immediate_with_work_in_flight),
 		cmocka_unit_test(test_second_sigterm_escalates),
 		cmocka_unit_test(test_reload),
+		cmocka_unit_test(test_retention_by_age),
 		cmocka_unit_test(test_socket_stale_and_live),
 		cmocka_unit_test(test_bad_config_names_key),
 	};
