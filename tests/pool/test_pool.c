@@ -7,7 +7,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "daemon/pool/internal.h" /* the topology test reads the victim lists */
 #include "daemon/pool/pool.h"
 #include "jsched/error.h"
 #include "tests/pool/testutil.h"
@@ -369,6 +371,48 @@ static void test_feeder(void **state)
 	pthread_mutex_destroy(&src2.lock);
 }
 
+/* Topology and pinning: more workers than CPUs, pinned; each worker's victims are every
+ * other worker exactly once, in tiers; workers on the same CPU are in tier 0; tasks run. */
+static void test_topology_pin(void **state)
+{
+	(void)state;
+	struct jd_pool_config cfg;
+	jd_pool_config_init(&cfg);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	cfg.workers = (unsigned)(ncpu > 0 ? ncpu : 1) * 2;
+	cfg.pin = true;
+	struct jd_pool *p;
+	assert_int_equal(jd_pool_create(&p, &cfg), 0);
+	unsigned n = p->nworkers;
+	for (unsigned i = 0; i < n; i++) {
+		struct jd_worker *w = &p->workers[i];
+		assert_int_equal(w->tier_end[2], n - 1);
+		assert_true(w->tier_end[0] <= w->tier_end[1] && w->tier_end[1] <= w->tier_end[2]);
+		bool *seen = calloc(n, sizeof(*seen));
+		for (unsigned k = 0; k < n - 1; k++) {
+			unsigned v = w->victims[k];
+			assert_true(v < n && v != i && !seen[v]);
+			seen[v] = true;
+			if (w->cpu >= 0 && p->workers[v].cpu == w->cpu)
+				assert_true(k < w->tier_end[0]); /* same CPU: nearest tier */
+		}
+		free(seen);
+	}
+	struct counts c = {calloc(1000, sizeof(atomic_uint)), 1000};
+	struct jd_wg wg = JD_WG_INIT;
+	jd_wg_add(&wg, 1000);
+	for (size_t i = 0; i < 1000; i++) {
+		struct hit h = {&c, i};
+		assert_int_equal(jd_pool_submit(p, &(struct jd_task_spec){.fn = hit_task, .payload = &h,
+									   .payload_len = sizeof(h), .wg = &wg}),
+				 0);
+	}
+	assert_int_equal(jd_wg_wait(&wg), 0);
+	check_once(&c);
+	free(c.hits);
+	assert_int_equal(jd_pool_destroy(p, JD_SHUTDOWN_GRACEFUL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -376,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_spawn_tree),     cmocka_unit_test(test_many_submitters),
 		cmocka_unit_test(test_bad_specs),      cmocka_unit_test(test_introspection),
 		cmocka_unit_test(test_idle_switch),    cmocka_unit_test(test_feeder),
+		cmocka_unit_test(test_topology_pin),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
