@@ -78,13 +78,17 @@ $(B)/tests/libclient/test_args: $(B)/obj/libclient/tool/args.o
 $(B)/tests/libclient/test_exports: $(LIBJSCHED_SO) $(B)/lib/$(JSCHED_SONAME) $(B)/lib/libjsched.so $(JSCHED_PC)
 $(B)/tests/libclient/test_example: $(LIBJSCHED_A) $(B)/lib/$(JSCHED_SONAME) $(B)/lib/libjsched.so
 $(B)/tests/libclient/test_tool: $(JSCHED_BIN)
+# test_tool_daemon runs the tool against a real jschedd, through the daemon tests' harness
+# (daemon/build.mk is read after this file: the paths are spelled out).
+$(B)/tests/libclient/test_tool_daemon: $(B)/obj/tests/daemon/harness.o | $(JSCHED_BIN) $(B)/bin/jschedd \
+	$(B)/tests/daemon/module_example.so
 # test_oom fails the library's allocations in turn: its own through --wrap.
 $(B)/tests/libclient/test_oom: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup
 
 $(LIBCLIENT_TESTS): $(B)/tests/libclient/%: $(B)/obj/tests/libclient/%.o $(LIBJSCHED_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(JANSSON_LIBS) $(CMOCKA_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(JANSSON_LIBS) $(CMOCKA_LIBS) $(LDLIBS)
 
 .PHONY: test-libclient
 test-libclient: $(LIBCLIENT_TESTS) $(JSCHED_BIN)
