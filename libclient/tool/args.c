@@ -131,11 +131,15 @@ static const char help_output[] =
 	"  --stderr  only the standard error\n";
 
 static const char help_watch[] =
-	"usage: jsched watch [--since SEQ] [-n COUNT] [--json]\n"
+	"usage: jsched watch [--since SEQ [--instance ID]] [-n COUNT] [--json]\n"
 	"\n"
-	"Print events about your jobs as they happen, one a line, until interrupted.\n"
+	"Print events about your jobs as they happen, one a line, until interrupted: the event's\n"
+	"number, when, the job, its state.  The first line (on stderr) names the daemon's\n"
+	"instance and its last event number, for a later --since.\n"
 	"\n"
-	"  --since SEQ   start after event SEQ (to resume without gaps)\n"
+	"  --since SEQ   first replay the retained events after SEQ (to resume without gaps)\n"
+	"  --instance ID the instance SEQ belongs to; if the daemon restarted since, the\n"
+	"                events are gone and watch says so (exit 1)\n"
 	"  -n COUNT      stop after COUNT events\n"
 	"  --json        print each event's JSON\n";
 
@@ -383,7 +387,7 @@ enum {
 	O_FN = 1, O_ARGS, O_NAME, O_PRIORITY, O_DEADLINE, O_TIME_LIMIT, O_COST, O_AFTER, O_ANY_OF,
 	O_CWD, O_ENV, O_CLEAR_ENV, O_STDIN, O_WAIT, O_TIMEOUT, O_JSON, O_ANY, O_STATE, O_STDOUT,
 	O_STDERR, O_SINCE, O_COUNT, O_ONCE, O_INTERVAL, O_WEIGHT, O_MAX_QUEUED, O_IMMEDIATE,
-	O_SOCKET, O_VERSION, O_CLIENT, O_RUNNING, O_ALL, O_OVERFLOW, O_BATCH,
+	O_SOCKET, O_VERSION, O_CLIENT, O_RUNNING, O_ALL, O_OVERFLOW, O_BATCH, O_INSTANCE,
 };
 
 static int parse_submit(struct parser *p, struct cli_cmd *cmd)
@@ -524,6 +528,8 @@ static int parse_generic(struct parser *p, struct cli_cmd *cmd, const struct opt
 		int id = dashdash ? (p->i < p->argc ? OPT_POSITIONAL : OPT_END) : next_opt(p, opts);
 		switch (id) {
 		case OPT_END:
+			if (cmd->instance != NULL && cmd->since < 0)
+				return fail(p, "--instance needs --since");
 			if (operands == NO_IDS)
 				return 0;
 			if (cmd->n_ids == 0)
@@ -583,6 +589,7 @@ static int parse_generic(struct parser *p, struct cli_cmd *cmd, const struct opt
 			break;
 		}
 		case O_ONCE: cmd->count = 1; break;
+		case O_INSTANCE: cmd->instance = p->val; break;
 		case O_INTERVAL:
 			if (parse_duration(p, "--interval", p->val, &cmd->interval_ms) < 0)
 				return OPT_ERROR;
@@ -690,7 +697,7 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
 	};
 	static const struct opt watch_opts[] = {
-		{ "since", 0, true, O_SINCE }, { "count", 'n', true, O_COUNT },
+		{ "since", 0, true, O_SINCE }, { "instance", 0, true, O_INSTANCE }, { "count", 'n', true, O_COUNT },
 		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
 	};
 	static const struct opt top_opts[] = {

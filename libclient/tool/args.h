@@ -78,6 +78,7 @@ struct cli_cmd {
 	const char *states;  /* ls --state, comma-separated */
 	bool out_only, err_only; /* output --stdout / --stderr */
 	int64_t since;	     /* watch --since, or -1: live events only */
+	const char *instance; /* watch --instance */
 	long count;	     /* watch -n, top -n: stop after COUNT (0: never) */
 	int64_t interval_ms; /* top --interval */
 	const char *client;  /* admin set-client CLIENT; ls, drain --client */

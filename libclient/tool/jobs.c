@@ -468,7 +468,7 @@ int cmd_output(struct jsched_conn *conn, const struct cli_cmd *cmd)
 int cmd_watch(struct jsched_conn *conn, const struct cli_cmd *cmd)
 {
 	uint64_t last;
-	int r = jsched_watch(conn, cmd->since, NULL, &last);
+	int r = jsched_watch(conn, cmd->since, cmd->instance, &last);
 	if (r < 0)
 		return tool_fail(conn, cmd, r);
 	if (!cmd->json)

@@ -209,6 +209,9 @@ static void test_job_commands(void **state)
 	OK("watch", "--since", "117", "-n", "3");
 	assert_int_equal(cmd.since, 117);
 	assert_int_equal(cmd.count, 3);
+	OK("watch", "--since", "5", "--instance", "111-22");
+	assert_string_equal(cmd.instance, "111-22");
+	BAD("--instance needs --since", "watch", "--instance", "111-22");
 	OK("watch");
 	assert_int_equal(cmd.since, -1);
 	assert_int_equal(cmd.count, 0);
