@@ -395,8 +395,11 @@ static void record_latency(struct jd_daemon *d, struct jd_job *j)
 	struct jd_client *c = j->client;
 
 	if (j->started_ns) {
+		/* Run time as the worker measured it (the loop thread may learn of the end a
+		 * little later, with its batch); the other two end when the client can know. */
+		uint64_t end = j->run_finished_ns ? j->run_finished_ns : j->finished_ns;
 		uint64_t qw = j->started_ns - (j->queued_ns ? j->queued_ns : j->submitted_ns);
-		uint64_t run = j->finished_ns > j->started_ns ? j->finished_ns - j->started_ns : 0;
+		uint64_t run = end > j->started_ns ? end - j->started_ns : 0;
 
 		jd_hist_record(&d->queue_wait, qw);
 		jd_hist_record(&c->queue_wait, qw);

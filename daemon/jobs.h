@@ -119,7 +119,6 @@ struct jd_job {
 	json_t *run_value;	/* handler's result (new ref) */
 	char *run_error;	/* jsched_task_set_error message */
 	uint64_t run_started_ns, run_finished_ns, run_started_ms;
-	uint64_t run_suspended_ns;	/* time spent in sleeps and joins */
 
 	/* shared: fired by the loop thread, seen by the handler and its waits */
 	struct jd_cancel ctok;

@@ -151,6 +151,10 @@ json_t *jd_metrics(struct jd_daemon *d)
 	if (doc) {
 		json_object_set_new(doc, "exec", jd_exec_metrics(d));
 		json_object_set_new(doc, "security", jd_security_metrics(d));
+		json_object_set_new(doc, "config",
+				    json_pack("{s:s, s:I, s:I}", "path", d->config_path, "reloads",
+					      (json_int_t)d->reloads, "reload_failures",
+					      (json_int_t)d->reload_failures));
 	}
 	return doc;
 }

@@ -27,6 +27,7 @@
 #include "daemon/task.h"
 
 #define FEED_BATCH_MAX 16
+#define JD_FEED_BATCH 2	/* jobs a worker takes from the fair layer at a time */
 
 static struct jd_job *job_of(struct jd_fair_job *fj)
 {
@@ -71,7 +72,6 @@ static void run_job(void *arg)
 	j->fj.run_ns = jd_task_end(&t);
 	j->run_rc = rc;
 	j->run_value = value;
-	j->run_suspended_ns = t.suspended_ns;
 	j->run_finished_ns = jd_now_ns();
 	jd_fair_complete(r->fair, &fjp, 1);
 	push_notice(r, &j->n_done, JD_NOTICE_DONE);
@@ -272,7 +272,7 @@ int jd_runner_start(struct jd_daemon *d, char *err, size_t errlen)
 	pc.feeder_ctx = r;
 	/* Small batches keep the window tight: a job leaves its client's queue only when
 	 * a worker is about to run it, so weights act on what actually runs. */
-	pc.feed_batch = r->feed_batch = 2;
+	pc.feed_batch = JD_FEED_BATCH;
 	pc.name = "jd-work";
 	if ((rc = jd_pool_create(&r->pool, &pc)) < 0) {
 		snprintf(err, errlen, "cannot start the worker pool: %s",

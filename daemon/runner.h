@@ -4,7 +4,7 @@
  * the pool's feeder hook: a worker with nothing in its deque, its inbox or to steal
  * takes the next few jobs in fair order (jd_fair_take), so jobs leave their clients'
  * queues only when a worker is free to start them.  That is the bounded window: at most
- * `feed_batch` jobs per idle worker are released at a time, and fairness is decided in
+ * JD_FEED_BATCH (2) jobs per idle worker are released at a time, and fairness is decided in
  * the fair layer, not undone by queues further down.  A job suspended in a sleep or a
  * join does not hold a place in it (nor a worker).
  *
@@ -39,7 +39,6 @@ struct jd_runner {
 	_Atomic(struct jd_notice *) notices;	/* any thread pushes, loop thread takes all */
 	atomic_uint_fast64_t wakeups;	/* async sends (metrics: batching) */
 	uint64_t batches, noticed;	/* loop thread: batches taken, notices in them */
-	unsigned feed_batch;
 };
 
 /* jd_runner_start: create the fair instance and the pool from the config.  Returns 0 or

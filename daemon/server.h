@@ -54,9 +54,8 @@ struct jd_conn {
 
 	json_t *blocked;	/* the submit request waiting for room (new ref), or NULL */
 
-	/* watch: events with seq > watch_seq belong to this connection's uid */
+	/* watch: this connection receives its uid's job events */
 	bool watching;
-	uint64_t watch_seq;
 	struct jd_conn *watch_next, *watch_prev;
 
 	struct jd_wait *waits;	/* pending wait requests (session.c) */

@@ -69,7 +69,6 @@ void jd_watch_job(struct jd_daemon *d, const struct jd_job *j)
 		if (!ev && !(ev = event_json(d, s, s->last_seq)))
 			return;
 		jd_conn_send(c, ev);
-		c->watch_seq = s->last_seq;
 	}
 	json_decref(ev);
 }
@@ -119,7 +118,6 @@ int jd_watch_start(struct jd_daemon *d, struct jd_conn *c, int64_t id, bool has_
 			json_decref(ev);
 		}
 	c->watching = true;
-	c->watch_seq = last;
 	c->watch_next = d->watch.watchers;
 	c->watch_prev = NULL;
 	if (d->watch.watchers)
