@@ -2,10 +2,10 @@
  *
  * 1. The ```c block between the "example.c" markers in README.md is byte for byte
  *    libclient/example.c.
- * 2. example.c compiles with the installed-style include path and links against
- *    libjsched.so (as a user's program would, with no private header).
- * 3. It runs, against a fake jschedd on a thread of this test (hello, submit, wait, through
- *    the codec), found through $JSCHED_SOCKET, and prints the echo job's result.
+ * 2. example.c and example_loop.c (the event-loop mode) compile with the installed-style
+ *    include path and link against libjsched.so, as a user's program would.
+ * 3. They run, against a fake jschedd on a thread of this test (hello, submit, wait, through
+ *    the codec), found through $JSCHED_SOCKET, and print what they should.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -57,47 +57,89 @@ static void test_readme_block_is_the_file(void **state)
 	free(example);
 }
 
-/* The fake daemon: one connection, hello, submit, wait. */
+/* The fake daemon: connections one after another (until the listening socket is shut
+ * down); hello, submit (ids 1, 2, ...), and wait (one job or a list: succeeded, the value
+ * being the last submitted args). */
 struct fake {
 	int listen_fd;
 	int served; /* requests answered */
 	json_t *submitted_args;
+	int next_job;
 };
 
 static void *fake_main(void *arg)
 {
 	struct fake *f = arg;
-	int fd = accept(f->listen_fd, NULL, NULL);
-	if (fd < 0)
-		return NULL;
-	struct peer p;
-	peer_init(&p, fd);
-	for (json_t *req; (req = peer_recv(&p)) != NULL; json_decref(req)) {
-		const char *op = json_string_value(json_object_get(req, "op"));
-		int id = (int)json_integer_value(json_object_get(req, "id"));
-		char buf[2048];
-		if (strcmp(op, "hello") == 0) {
-			snprintf(buf, sizeof buf, "%s", peer_hello_reply(id));
-		} else if (strcmp(op, "submit") == 0) {
-			f->submitted_args = json_incref(json_object_get(json_object_get(req, "job"), "args"));
-			snprintf(buf, sizeof buf, "{\"id\": %d, \"ok\": true, \"job\": 1}", id);
-		} else if (strcmp(op, "wait") == 0) {
-			char *args = json_dumps(f->submitted_args, JSON_COMPACT | JSON_ENCODE_ANY);
-			snprintf(buf, sizeof buf,
-				 "{\"id\": %d, \"ok\": true, \"job\": {\"job\": 1, \"kind\": \"call\", \"state\": "
-				 "\"succeeded\", \"value\": %s}}",
-				 id, args != NULL ? args : "null");
-			free(args);
-		} else {
-			snprintf(buf, sizeof buf, "{\"id\": %d, \"ok\": false, \"error\": {\"code\": \"unknown_op\", "
-						  "\"message\": \"not in this fake\"}}", id);
+	for (int fd; (fd = accept(f->listen_fd, NULL, NULL)) >= 0;) {
+		struct peer p;
+		peer_init(&p, fd);
+		for (json_t *req; (req = peer_recv(&p)) != NULL; json_decref(req)) {
+			const char *op = json_string_value(json_object_get(req, "op"));
+			int id = (int)json_integer_value(json_object_get(req, "id"));
+			json_t *reply = json_pack("{s:i, s:b}", "id", id, "ok", 1);
+			if (strcmp(op, "hello") == 0) {
+				json_decref(reply);
+				reply = json_loads(peer_hello_reply(id), 0, NULL);
+			} else if (strcmp(op, "submit") == 0) {
+				json_decref(f->submitted_args);
+				f->submitted_args = json_incref(json_object_get(json_object_get(req, "job"), "args"));
+				json_object_set_new(reply, "job", json_integer(++f->next_job));
+			} else if (strcmp(op, "wait") == 0) {
+				const json_t *one = json_object_get(req, "job"), *many = json_object_get(req, "jobs");
+				json_t *recs = json_array();
+				for (size_t i = 0; i < (one != NULL ? 1 : json_array_size(many)); i++)
+					json_array_append_new(recs, json_pack("{s:O, s:s, s:s, s:O}", "job",
+									      one != NULL ? one : json_array_get(many, i),
+									      "kind", "call", "state", "succeeded", "value",
+									      f->submitted_args));
+				if (one != NULL)
+					json_object_set(reply, "job", json_array_get(recs, 0));
+				else
+					json_object_set(reply, "jobs", recs);
+				json_decref(recs);
+			} else {
+				json_decref(reply);
+				reply = json_pack("{s:i, s:b, s:{s:s, s:s}}", "id", id, "ok", 0, "error", "code",
+						  "unknown_op", "message", "not in this fake");
+			}
+			char *text = json_dumps(reply, JSON_COMPACT);
+			json_decref(reply);
+			int r = text != NULL ? peer_send(&p, text) : -1;
+			free(text);
+			if (r < 0)
+				break;
+			f->served++;
 		}
-		if (peer_send(&p, buf) < 0)
-			break;
-		f->served++;
+		peer_free(&p);
 	}
-	peer_free(&p);
 	return NULL;
+}
+
+/* Compile libclient/NAME.c as a user would (-I to the headers, -l to the shared library)
+ * into exe. */
+static void compile(const char *name, const char *exe)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd,
+		 "%s -std=c11 -Wall -Wextra -Werror %s -I%s/include -o %s %s/libclient/%s.c -L%s/lib "
+		 "-Wl,-rpath,%s/lib -ljsched",
+		 JSCHED_TEST_CC, JSCHED_TEST_SANFLAGS, JSCHED_SRCDIR, exe, JSCHED_SRCDIR, name, JSCHED_BUILD_DIR,
+		 JSCHED_BUILD_DIR);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Run exe with JSCHED_SOCKET=sock; its first line in line, its exit status returned. */
+static int run_example(const char *exe, const char *sock, char *line, size_t size)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "JSCHED_SOCKET=%s %s", sock, exe);
+	FILE *out = popen(cmd, "r");
+	assert_non_null(out);
+	line[0] = '\0';
+	if (fgets(line, (int)size, out) == NULL)
+		line[0] = '\0';
+	int status = pclose(out);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 static void test_compiles_links_runs(void **state)
@@ -105,17 +147,12 @@ static void test_compiles_links_runs(void **state)
 	(void)state;
 	char dir[] = "/tmp/jsched-example-XXXXXX";
 	assert_non_null(mkdtemp(dir));
-	char exe[256], sock[256], cmd[2048];
+	char exe[256], loop_exe[256], sock[256];
 	snprintf(exe, sizeof exe, "%s/example", dir);
+	snprintf(loop_exe, sizeof loop_exe, "%s/example_loop", dir);
 	snprintf(sock, sizeof sock, "%s/jschedd.sock", dir);
-
-	/* As a user would: -I to the headers, -L/-l to the shared library. */
-	snprintf(cmd, sizeof cmd,
-		 "%s -std=c11 -Wall -Wextra -Werror %s -I%s/include -o %s %s/libclient/example.c -L%s/lib "
-		 "-Wl,-rpath,%s/lib -ljsched",
-		 JSCHED_TEST_CC, JSCHED_TEST_SANFLAGS, JSCHED_SRCDIR, exe, JSCHED_SRCDIR, JSCHED_BUILD_DIR,
-		 JSCHED_BUILD_DIR);
-	assert_int_equal(system(cmd), 0);
+	compile("example", exe);
+	compile("example_loop", loop_exe);
 
 	struct fake f = { .listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0) };
 	assert_true(f.listen_fd >= 0);
@@ -127,22 +164,22 @@ static void test_compiles_links_runs(void **state)
 	pthread_t t;
 	assert_int_equal(pthread_create(&t, NULL, fake_main, &f), 0);
 
-	snprintf(cmd, sizeof cmd, "JSCHED_SOCKET=%s %s", sock, exe);
-	FILE *out = popen(cmd, "r");
-	assert_non_null(out);
-	char line[512] = "";
-	char *got = fgets(line, sizeof line, out);
-	int status = pclose(out);
+	char line[512], loop_line[512];
+	int status = run_example(exe, sock, line, sizeof line);
+	int loop_status = run_example(loop_exe, sock, loop_line, sizeof loop_line);
+	shutdown(f.listen_fd, SHUT_RDWR);
 	pthread_join(t, NULL);
 	close(f.listen_fd);
 	json_decref(f.submitted_args);
 	unlink(sock);
 	unlink(exe);
+	unlink(loop_exe);
 	rmdir(dir);
-	assert_non_null(got);
 	assert_string_equal(line, "job 1 succeeded: {\"hello\":\"world\"}\n");
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	assert_int_equal(f.served, 3);
+	assert_int_equal(status, 0);
+	assert_string_equal(loop_line, "10 jobs submitted, 10 final\n");
+	assert_int_equal(loop_status, 0);
+	assert_int_equal(f.served, 3 + 12); /* hello, submit, wait; hello, 10 submits, wait */
 }
 
 int main(void)
