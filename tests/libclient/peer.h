@@ -12,12 +12,16 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <jansson.h>
+
+#include <stdbool.h>
 
 #include "proto/jproto.h"
 
@@ -168,6 +172,73 @@ static inline void script_free(struct script *s)
 {
 	for (size_t i = 0; i < 16; i++)
 		json_decref(s->requests[i]);
+}
+
+/* A fake daemon on a listening Unix socket, for programs that connect by path (the tool,
+ * the examples): a thread accepts connections one after another until fake_stop, answers
+ * hello itself, and every other request with the text answer() returns (malloc()ed; NULL
+ * hangs up).  The text may hold several frames split by \x1e (a reply and events after it).
+ * answer() runs on the fake's thread and borrows req. */
+typedef char *(*fake_answer_fn)(const json_t *req, void *arg);
+
+struct fake_server {
+	int listen_fd;
+	pthread_t thread;
+	fake_answer_fn answer;
+	void *arg;
+};
+
+static inline void *fake_server_main(void *arg)
+{
+	struct fake_server *f = arg;
+	for (int fd; (fd = accept(f->listen_fd, NULL, NULL)) >= 0;) {
+		struct peer p;
+		peer_init(&p, fd);
+		bool ok = true;
+		for (json_t *req; ok && (req = peer_recv(&p)) != NULL; json_decref(req)) {
+			int id = (int)json_integer_value(json_object_get(req, "id"));
+			char *text = strcmp(json_string_value(json_object_get(req, "op")), "hello") == 0
+					     ? strdup(peer_hello_reply(id))
+					     : f->answer(req, f->arg);
+			ok = text != NULL;
+			for (char *frame = text, *next; ok && frame != NULL; frame = next) {
+				next = strchr(frame, '\x1e');
+				if (next != NULL)
+					*next++ = '\0';
+				ok = peer_send(&p, frame) == 0;
+			}
+			free(text);
+		}
+		peer_free(&p);
+	}
+	return NULL; /* fake_stop shut the socket down */
+}
+
+/* fake_start listens on path and starts the thread; 0 or -1. */
+static inline int fake_start(struct fake_server *f, const char *path, fake_answer_fn answer, void *arg)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	if (strlen(path) >= sizeof sa.sun_path)
+		return -1;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	f->answer = answer;
+	f->arg = arg;
+	f->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (f->listen_fd < 0 || bind(f->listen_fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+	    listen(f->listen_fd, 4) < 0 || pthread_create(&f->thread, NULL, fake_server_main, f) != 0) {
+		if (f->listen_fd >= 0)
+			close(f->listen_fd);
+		return -1;
+	}
+	return 0;
+}
+
+/* fake_stop ends the thread (after the connection it serves, if any, hangs up). */
+static inline void fake_stop(struct fake_server *f)
+{
+	shutdown(f->listen_fd, SHUT_RDWR);
+	pthread_join(f->thread, NULL);
+	close(f->listen_fd);
 }
 
 #endif /* JSCHED_TESTS_LIBCLIENT_PEER_H */

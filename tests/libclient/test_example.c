@@ -16,8 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 
 #include "tests/libclient/peer.h"
@@ -57,62 +55,41 @@ static void test_readme_block_is_the_file(void **state)
 	free(example);
 }
 
-/* The fake daemon: connections one after another (until the listening socket is shut
- * down); hello, submit (ids 1, 2, ...), and wait (one job or a list: succeeded, the value
- * being the last submitted args). */
+/* The fake daemon's answers: submit (ids 1, 2, ...), and wait (one job or a list:
+ * succeeded, the value being the last submitted args).  Only its thread touches this. */
 struct fake {
-	int listen_fd;
 	int served; /* requests answered */
 	json_t *submitted_args;
 	int next_job;
 };
 
-static void *fake_main(void *arg)
+static char *answer(const json_t *req, void *arg)
 {
 	struct fake *f = arg;
-	for (int fd; (fd = accept(f->listen_fd, NULL, NULL)) >= 0;) {
-		struct peer p;
-		peer_init(&p, fd);
-		for (json_t *req; (req = peer_recv(&p)) != NULL; json_decref(req)) {
-			const char *op = json_string_value(json_object_get(req, "op"));
-			int id = (int)json_integer_value(json_object_get(req, "id"));
-			json_t *reply = json_pack("{s:i, s:b}", "id", id, "ok", 1);
-			if (strcmp(op, "hello") == 0) {
-				json_decref(reply);
-				reply = json_loads(peer_hello_reply(id), 0, NULL);
-			} else if (strcmp(op, "submit") == 0) {
-				json_decref(f->submitted_args);
-				f->submitted_args = json_incref(json_object_get(json_object_get(req, "job"), "args"));
-				json_object_set_new(reply, "job", json_integer(++f->next_job));
-			} else if (strcmp(op, "wait") == 0) {
-				const json_t *one = json_object_get(req, "job"), *many = json_object_get(req, "jobs");
-				json_t *recs = json_array();
-				for (size_t i = 0; i < (one != NULL ? 1 : json_array_size(many)); i++)
-					json_array_append_new(recs, json_pack("{s:O, s:s, s:s, s:O}", "job",
-									      one != NULL ? one : json_array_get(many, i),
-									      "kind", "call", "state", "succeeded", "value",
-									      f->submitted_args));
-				if (one != NULL)
-					json_object_set(reply, "job", json_array_get(recs, 0));
-				else
-					json_object_set(reply, "jobs", recs);
-				json_decref(recs);
-			} else {
-				json_decref(reply);
-				reply = json_pack("{s:i, s:b, s:{s:s, s:s}}", "id", id, "ok", 0, "error", "code",
-						  "unknown_op", "message", "not in this fake");
-			}
-			char *text = json_dumps(reply, JSON_COMPACT);
-			json_decref(reply);
-			int r = text != NULL ? peer_send(&p, text) : -1;
-			free(text);
-			if (r < 0)
-				break;
-			f->served++;
-		}
-		peer_free(&p);
+	const char *op = json_string_value(json_object_get(req, "op"));
+	json_t *reply = json_pack("{s:O, s:b}", "id", json_object_get(req, "id"), "ok", 1);
+	if (strcmp(op, "submit") == 0) {
+		json_decref(f->submitted_args);
+		f->submitted_args = json_incref(json_object_get(json_object_get(req, "job"), "args"));
+		json_object_set_new(reply, "job", json_integer(++f->next_job));
+	} else if (strcmp(op, "wait") == 0) {
+		const json_t *one = json_object_get(req, "job"), *many = json_object_get(req, "jobs");
+		json_t *recs = json_array();
+		for (size_t i = 0; i < (one != NULL ? 1 : json_array_size(many)); i++)
+			json_array_append_new(recs, json_pack("{s:O, s:s, s:s, s:O}", "job",
+							      one != NULL ? one : json_array_get(many, i), "kind",
+							      "call", "state", "succeeded", "value", f->submitted_args));
+		json_object_set(reply, one != NULL ? "job" : "jobs", one != NULL ? json_array_get(recs, 0) : recs);
+		json_decref(recs);
+	} else {
+		json_decref(reply);
+		reply = json_pack("{s:O, s:b, s:{s:s, s:s}}", "id", json_object_get(req, "id"), "ok", 0, "error",
+				  "code", "unknown_op", "message", "not in this fake");
 	}
-	return NULL;
+	char *text = json_dumps(reply, JSON_COMPACT);
+	json_decref(reply);
+	f->served++;
+	return text;
 }
 
 /* Compile libclient/NAME.c as a user would (-I to the headers, -l to the shared library)
@@ -154,22 +131,14 @@ static void test_compiles_links_runs(void **state)
 	compile("example", exe);
 	compile("example_loop", loop_exe);
 
-	struct fake f = { .listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0) };
-	assert_true(f.listen_fd >= 0);
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	assert_true(strlen(sock) < sizeof sa.sun_path);
-	memcpy(sa.sun_path, sock, strlen(sock) + 1);
-	assert_int_equal(bind(f.listen_fd, (struct sockaddr *)&sa, sizeof sa), 0);
-	assert_int_equal(listen(f.listen_fd, 1), 0);
-	pthread_t t;
-	assert_int_equal(pthread_create(&t, NULL, fake_main, &f), 0);
+	struct fake f = { 0 };
+	struct fake_server server;
+	assert_int_equal(fake_start(&server, sock, answer, &f), 0);
 
 	char line[512], loop_line[512];
 	int status = run_example(exe, sock, line, sizeof line);
 	int loop_status = run_example(loop_exe, sock, loop_line, sizeof loop_line);
-	shutdown(f.listen_fd, SHUT_RDWR);
-	pthread_join(t, NULL);
-	close(f.listen_fd);
+	fake_stop(&server);
 	json_decref(f.submitted_args);
 	unlink(sock);
 	unlink(exe);
@@ -179,7 +148,7 @@ static void test_compiles_links_runs(void **state)
 	assert_int_equal(status, 0);
 	assert_string_equal(loop_line, "10 jobs submitted, 10 final\n");
 	assert_int_equal(loop_status, 0);
-	assert_int_equal(f.served, 3 + 12); /* hello, submit, wait; hello, 10 submits, wait */
+	assert_int_equal(f.served, 2 + 11); /* submit, wait; 10 submits, wait (hello aside) */
 }
 
 int main(void)

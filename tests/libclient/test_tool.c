@@ -13,72 +13,44 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 
 #include "tests/libclient/peer.h"
 
 #define JSCHED_BIN JSCHED_BUILD_DIR "/bin/jsched"
 
-/* The fake daemon: accepts connections one after another, answers hello itself and every
- * other request with the next reply of the script ("%d" stands for the request's id). */
-struct fake {
+/* The fake daemon's state: the script it answers from ("%d" stands for the request's id)
+ * and the requests it got, both guarded by lock (the test and the fake's thread share
+ * them). */
+static struct {
 	pthread_mutex_t lock;
-	int listen_fd;
-	const char *const *script; /* guarded by lock, as are the three below */
+	const char *const *script;
 	size_t n, next;
 	json_t *requests[16];
 	size_t n_requests;
-};
+} fake = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static struct fake fake;
+static struct fake_server server;
 static char dir[64], sock[128], out_path[128], err_path[128];
 
-static void *fake_main(void *arg)
+static char *answer(const json_t *req, void *arg)
 {
 	(void)arg;
-	for (;;) {
-		int fd = accept(fake.listen_fd, NULL, NULL);
-		if (fd < 0)
-			return NULL; /* shut down by teardown */
-		struct peer p;
-		peer_init(&p, fd);
-		for (json_t *req; (req = peer_recv(&p)) != NULL;) {
-			int id = (int)json_integer_value(json_object_get(req, "id"));
-			char buf[4096];
-			if (strcmp(json_string_value(json_object_get(req, "op")), "hello") == 0) {
-				snprintf(buf, sizeof buf, "%s", peer_hello_reply(id));
-				json_decref(req);
-			} else {
-				pthread_mutex_lock(&fake.lock);
-				const char *tmpl = fake.next < fake.n ? fake.script[fake.next++]
-								      : "{\"id\": %d, \"ok\": false, \"error\": {\"code\": "
-									"\"internal\", \"message\": \"script ran out\"}}";
-				if (fake.n_requests < 16)
-					fake.requests[fake.n_requests++] = req;
-				else
-					json_decref(req);
-				pthread_mutex_unlock(&fake.lock);
-				const char *hole = strstr(tmpl, "%d");
-				snprintf(buf, sizeof buf, "%.*s%d%s", (int)(hole - tmpl), tmpl, id, hole + 2);
-			}
-			/* An entry may hold several frames, split by \x1e (a reply and events). */
-			bool ok = true;
-			for (char *frame = buf, *next; ok && frame != NULL; frame = next) {
-				next = strchr(frame, '\x1e');
-				if (next != NULL)
-					*next++ = '\0';
-				ok = peer_send(&p, frame) == 0;
-			}
-			if (!ok)
-				break;
-		}
-		peer_free(&p);
-	}
+	pthread_mutex_lock(&fake.lock);
+	const char *tmpl = fake.next < fake.n ? fake.script[fake.next++]
+					      : "{\"id\": %d, \"ok\": false, \"error\": {\"code\": \"internal\", "
+						"\"message\": \"script ran out\"}}";
+	/* A copy, not a reference: jansson's reference counts are not a synchronisation
+	 * between threads (TSan says so), so the test thread gets an object of its own. */
+	if (fake.n_requests < 16)
+		fake.requests[fake.n_requests++] = json_deep_copy(req);
+	pthread_mutex_unlock(&fake.lock);
+	char buf[4096];
+	const char *hole = strstr(tmpl, "%d");
+	snprintf(buf, sizeof buf, "%.*s%d%s", (int)(hole - tmpl), tmpl, (int)json_integer_value(json_object_get(req, "id")),
+		 hole + 2);
+	return strdup(buf);
 }
-
-static pthread_t fake_thread;
 
 static int setup(void **state)
 {
@@ -89,21 +61,13 @@ static int setup(void **state)
 	snprintf(sock, sizeof sock, "%s/j.sock", dir);
 	snprintf(out_path, sizeof out_path, "%s/out", dir);
 	snprintf(err_path, sizeof err_path, "%s/err", dir);
-	pthread_mutex_init(&fake.lock, NULL);
-	fake.listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	memcpy(sa.sun_path, sock, strlen(sock) + 1);
-	if (bind(fake.listen_fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fake.listen_fd, 4) < 0)
-		return -1;
-	return pthread_create(&fake_thread, NULL, fake_main, NULL) == 0 ? 0 : -1;
+	return fake_start(&server, sock, answer, NULL);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	shutdown(fake.listen_fd, SHUT_RDWR);
-	pthread_join(fake_thread, NULL);
-	close(fake.listen_fd);
+	fake_stop(&server);
 	for (size_t i = 0; i < fake.n_requests; i++)
 		json_decref(fake.requests[i]);
 	unlink(sock);
