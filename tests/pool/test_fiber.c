@@ -8,8 +8,9 @@
  *   - external wake: a thread outside the pool sets the event a suspended fiber waits on;
  *   - timed waits in a fiber (the timer thread), in a plain task (helping), outside;
  *   - cancel tokens: fired before and during waits, racing sets and timeouts;
- *   - errno and TLS addresses across waits: a fiber stays on its thread; one that says
- *     JD_TASK_MIGRATE moves, and errno's value moves with it.
+ *   - errno and TLS addresses across waits: a fiber stays on its thread (even when the
+ *     other worker is idle and steals everything else); one that says JD_TASK_MIGRATE is
+ *     made to move, and errno's value moves with it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -443,7 +444,7 @@ __attribute__((noinline)) static int read_errno(void)
 
 /* Two fibers hand the turn to each other through two events, staying busy a little after
  * each hand-off so that an idle worker could take the partner's resume record. */
-static void pingpong(struct pingpong *pp, bool migrating)
+static void pingpong(struct pingpong *pp)
 {
 	for (int i = 0; i < pp->rounds; i++) {
 		int before = jd_worker_index();
@@ -456,13 +457,11 @@ static void pingpong(struct pingpong *pp, bool migrating)
 			;
 		int rc = jd_event_wait(pp->mine);
 		int after = jd_worker_index();
-		/* Pinned: plain errno (the compiler may reuse its address from before the
-		 * wait) and the held TLS address are both still this thread's.  Moving:
-		 * only a fresh read of errno is meaningful. */
-		int e = migrating ? read_errno() : errno;
-		if (e != 1000 + pp->id * 100000 + i)
+		/* Plain errno (the compiler may reuse its address from before the wait) and
+		 * the held TLS address must both still be this thread's. */
+		if (errno != 1000 + pp->id * 100000 + i)
 			atomic_fetch_add(&pp->errno_bad, 1);
-		if (!migrating && *marker != after + 1)
+		if (*marker != after + 1)
 			atomic_fetch_add(&pp->tls_bad, 1);
 		if (after != before)
 			atomic_fetch_add(&pp->moves, 1);
@@ -474,12 +473,7 @@ static void pingpong(struct pingpong *pp, bool migrating)
 
 static void pinned_task(void *arg)
 {
-	pingpong(arg, false);
-}
-
-static void migrating_task(void *arg)
-{
-	pingpong(arg, true);
+	pingpong(arg);
 }
 
 static int run_pingpong(struct jd_pool *p, unsigned flags, int *errno_bad, int *tls_bad)
@@ -487,7 +481,7 @@ static int run_pingpong(struct jd_pool *p, unsigned flags, int *errno_bad, int *
 	struct jd_event a = JD_EVENT_INIT, b = JD_EVENT_INIT;
 	struct pingpong pa = {.mine = &a, .other = &b, .rounds = 300, .id = 1};
 	struct pingpong pb = {.mine = &b, .other = &a, .rounds = 300, .id = 2};
-	jd_task_fn fn = flags & JD_TASK_MIGRATE ? migrating_task : pinned_task;
+	jd_task_fn fn = pinned_task;
 	struct jd_wg wg = JD_WG_INIT;
 	jd_wg_add(&wg, 2);
 	jd_pool_submit(p, &(struct jd_task_spec){.fn = fn, .arg = &pa, .flags = flags, .wg = &wg});
@@ -512,17 +506,79 @@ static void test_tls_pinned(void **state)
 	assert_int_equal(jd_pool_destroy(p, JD_SHUTDOWN_GRACEFUL), 0);
 }
 
+/* A JD_TASK_MIGRATE fiber moves, deterministically: it suspends on worker A; two plain
+ * tasks then run at once (so on both workers); the one on the other worker sets the event,
+ * which queues the fiber on that worker's own deque, while the one on A keeps A busy until
+ * the fiber has resumed.  So the fiber resumes on the other worker, with errno's value. */
+struct mig {
+	struct jd_event ev;
+	atomic_int fiber_worker;	/* where it suspended */
+	atomic_int resumed_on;		/* where it resumed (-1: not yet) */
+	atomic_int errno_ok;
+	atomic_int started;		/* spinners running */
+	atomic_int spinner_worker[2];
+};
+
+static void mig_fiber(void *arg)
+{
+	struct mig *m = arg;
+	atomic_store(&m->fiber_worker, jd_worker_index());
+	errno = 4242;
+	jd_event_wait(&m->ev);
+	atomic_store(&m->errno_ok, read_errno() == 4242);
+	atomic_store(&m->resumed_on, jd_worker_index());
+}
+
+struct spinner {
+	struct mig *m;
+	int id;
+};
+
+static void mig_spinner(void *arg)
+{
+	struct spinner *sp = arg;
+	struct mig *m = sp->m;
+	int me = jd_worker_index();
+	atomic_store(&m->spinner_worker[sp->id], me);
+	atomic_fetch_add(&m->started, 1);
+	uint64_t give_up = test_now_ns() + TEST_PATIENCE_NS;
+	while (atomic_load(&m->started) < 2 && test_now_ns() < give_up)
+		;
+	if (me != atomic_load(&m->fiber_worker)) {
+		jd_event_set(&m->ev); /* the setter, on the other worker */
+		return;
+	}
+	while (atomic_load(&m->resumed_on) < 0 && test_now_ns() < give_up)
+		; /* the hog: keep the fiber's worker busy until it resumed elsewhere */
+}
+
 static void test_tls_migrating(void **state)
 {
 	(void)state;
-	struct jd_pool *p = make_pool(2, 16, JD_IDLE_SPIN);
-	int errno_bad = 0, tls_bad = 0, moves = 0;
-	for (int rep = 0; rep < 20 && moves == 0; rep++)
-		moves += run_pingpong(p, JD_TASK_FIBER | JD_TASK_MIGRATE, &errno_bad, &tls_bad);
-	print_message("    migrating fibers changed threads %d times across waits\n", moves);
-	assert_true(moves > 0);
-	assert_int_equal(errno_bad, 0); /* the value moves with the fiber */
-	jd_pool_set_idle(p, JD_IDLE_SLEEP);
+	struct jd_pool *p = make_pool(2, 16, JD_IDLE_SLEEP);
+	for (int rep = 0; rep < 50 / TSAN_DIV + 5; rep++) {
+		struct mig m;
+		jd_event_init(&m.ev);
+		atomic_init(&m.fiber_worker, -1);
+		atomic_init(&m.resumed_on, -1);
+		atomic_init(&m.errno_ok, 0);
+		atomic_init(&m.started, 0);
+		struct jd_wg wg = JD_WG_INIT;
+		jd_wg_add(&wg, 1);
+		jd_pool_submit(p, &(struct jd_task_spec){.fn = mig_fiber, .arg = &m,
+							 .flags = JD_TASK_FIBER | JD_TASK_MIGRATE, .wg = &wg});
+		wait_suspended(p, 1);
+		struct spinner sp[2] = {{&m, 0}, {&m, 1}};
+		jd_wg_add(&wg, 2);
+		assert_int_equal(jd_pool_submit_batch(p, (struct jd_task_spec[2]){
+			{.fn = mig_spinner, .arg = &sp[0], .wg = &wg},
+			{.fn = mig_spinner, .arg = &sp[1], .wg = &wg}}, 2), 0);
+		assert_int_equal(jd_wg_wait(&wg), 0);
+		assert_int_not_equal(atomic_load(&m.spinner_worker[0]),
+				     atomic_load(&m.spinner_worker[1]));
+		assert_int_not_equal(atomic_load(&m.resumed_on), atomic_load(&m.fiber_worker));
+		assert_int_equal(atomic_load(&m.errno_ok), 1);
+	}
 	assert_int_equal(jd_pool_destroy(p, JD_SHUTDOWN_GRACEFUL), 0);
 }
 
