@@ -208,7 +208,6 @@ bool jd_exec_slot_take(struct jd_daemon *d, struct jd_job *j)
 	} else {
 		j->exec->parked = true;
 		j->exec->park_next = NULL;
-		j->exec->parked_seq = ++x->park_seq;
 		if (x->parked_tail)
 			x->parked_tail->exec->park_next = j;
 		else
@@ -295,11 +294,13 @@ static void slot_release(struct jd_daemon *d)
 		struct jd_proc *w;
 
 		pthread_mutex_lock(&x->lock);
-		if ((w = x->slot_waiters)) {
+		if (x->slots_used > x->cap) {
+			x->slots_used--; /* the cap was lowered: this slot is gone */
+		} else if ((w = x->slot_waiters)) {
 			x->slot_waiters = w->req_next;
 			if (!x->slot_waiters)
 				x->slot_waiters_tail = NULL;
-		} else if (x->slots_used <= x->cap && (j = best_parked(x))) {
+		} else if ((j = best_parked(x))) {
 			unpark(x, j);
 		} else {
 			x->slots_used--;
@@ -360,6 +361,7 @@ void jd_exec_apply_config(struct jd_daemon *d)
 	pthread_mutex_unlock(&x->lock);
 	while (more-- > 0)
 		slot_release(d);
+	jd_jobs_settle(d); /* parked jobs found expired on the way */
 }
 
 /* ---- finishing ------------------------------------------------------------------------- */
@@ -675,11 +677,16 @@ static void spawn(struct jd_proc *p)
 	if (!p->helper) {
 		struct stat st;
 
+		const char *why = NULL;
+
 		/* The working directory, checked here for a clear reason (libuv's chdir
 		 * failure and exec failure look alike). */
-		if (stat(s->cwd, &st) < 0 || !S_ISDIR(st.st_mode) || access(s->cwd, X_OK) < 0) {
-			spawn_failed(p, "cannot enter the working directory %s: %s", s->cwd,
-				     errno ? strerror(errno) : "not a directory");
+		if (stat(s->cwd, &st) < 0 || (S_ISDIR(st.st_mode) && access(s->cwd, X_OK) < 0))
+			why = uv_strerror(-errno);
+		else if (!S_ISDIR(st.st_mode))
+			why = "not a directory";
+		if (why) {
+			spawn_failed(p, "cannot enter the working directory %s: %s", s->cwd, why);
 			goto fail_early;
 		}
 		if (strchr(s->argv[0], '/') || env_path(s->env)) {
@@ -1086,7 +1093,7 @@ void jd_exec_job_done(struct jd_daemon *d, struct jd_job *j)
 		snprintf(why, sizeof(why), "exited with status %d", r->exit_code);
 		jd_job_finish(d, j, JD_FAILED, "exit", why);
 	} else {
-		jd_job_finish(d, j, JD_FAILED, "exit", "exited with status 0 after its time limit");
+		jd_job_finish(d, j, JD_FAILED, "spawn", "the command did not run");
 	}
 }
 

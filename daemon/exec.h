@@ -109,7 +109,6 @@ struct jd_exec_job {
 	struct jd_exec_result res;
 	bool parked;
 	struct jd_job *park_next;
-	uint64_t parked_seq;
 };
 
 /* The daemon's process machinery (struct jd_daemon.exec). */
@@ -122,7 +121,7 @@ struct jd_exec {
 	uint32_t slots_used;		/* under lock: slots held (parked jobs hold none) */
 	struct jd_job *parked;		/* under lock: parked exec jobs, oldest first */
 	struct jd_job *parked_tail;
-	uint64_t n_parked, park_seq;	/* under lock */
+	uint64_t n_parked;		/* under lock */
 	/* loop thread: */
 	struct jd_proc *live;		/* processes alive or closing */
 	struct jd_proc *slot_waiters, *slot_waiters_tail;	/* handler spawns waiting */

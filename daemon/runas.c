@@ -34,6 +34,17 @@
 
 __attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *fmt, ...);
 
+/* lc: strerror(e) with a lower-case first letter, as jschedd words its own reasons
+ * ("no such file or directory"). */
+static const char *lc(int e)
+{
+	static char buf[128];
+
+	snprintf(buf, sizeof(buf), "%s", strerror(e));
+	buf[0] = (char)tolower((unsigned char)buf[0]);
+	return buf;
+}
+
 static void fail(const char *fmt, ...)
 {
 	char msg[256];
@@ -100,27 +111,20 @@ int main(int argc, char **argv)
 		fail("jschedd-runas: refusing to run as root");
 	pw = getpwuid(uid);
 	if (pw ? initgroups(pw->pw_name, gid) < 0 : setgroups(1, &gid) < 0)
-		fail("cannot set the groups of uid %u: %s", (unsigned)uid, strerror(errno));
+		fail("cannot set the groups of uid %u: %s", (unsigned)uid, lc(errno));
 	if (setgid(gid) < 0)
-		fail("cannot set gid %u: %s", (unsigned)gid, strerror(errno));
+		fail("cannot set gid %u: %s", (unsigned)gid, lc(errno));
 	if (setuid(uid) < 0)
-		fail("cannot set uid %u: %s", (unsigned)uid, strerror(errno));
+		fail("cannot set uid %u: %s", (unsigned)uid, lc(errno));
 	if (setuid(0) == 0 || geteuid() == 0)
 		fail("jschedd-runas: root could be regained after switching to uid %u", (unsigned)uid);
 	if (chdir(cwd) < 0)
-		fail("cannot enter the working directory %s: %s", cwd, strerror(errno));
+		fail("cannot enter the working directory %s: %s", cwd, lc(errno));
 	if (strchr(cmd[0], '/') || getenv("PATH")) {
 		execvp(cmd[0], cmd);
 		err = errno;
 	} else {
 		err = exec_default_path(cmd);
 	}
-	{
-		char what[128];
-
-		/* "no such file or directory: mak", as jschedd says it for its own spawns */
-		snprintf(what, sizeof(what), "%s", strerror(err));
-		what[0] = (char)tolower((unsigned char)what[0]);
-		fail("%s: %s", what, cmd[0]);
-	}
+	fail("%s: %s", lc(err), cmd[0]); /* "no such file or directory: mak" */
 }

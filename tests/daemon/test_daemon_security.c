@@ -319,6 +319,13 @@ static void test_exec_runs_as_its_owner(void **state)
 	assert_non_null(strstr(json_string_value(json_object_get(rec, "reason")), "working directory"));
 	free(out);
 	json_decref(rec);
+	/* A command B cannot start: the helper reports why, in jschedd's words. */
+	rec = b_exec("{\"kind\": \"exec\", \"argv\": [\"no-such-command-jsched\"]}", &out);
+	assert_string_equal(json_string_value(json_object_get(rec, "cause")), "spawn");
+	assert_string_equal(json_string_value(json_object_get(rec, "reason")),
+			    "no such file or directory: no-such-command-jsched");
+	free(out);
+	json_decref(rec);
 	/* Root's own job runs as root. */
 	a = jdt_connect(&t, NULL);
 	{
