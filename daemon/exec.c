@@ -191,14 +191,14 @@ void jd_exec_job_free(struct jd_exec_job *x)
 
 /* ---- slots ----------------------------------------------------------------------------- */
 
-static struct jd_exec *X(struct jd_daemon *d)
+static struct jd_exec *exec_of(struct jd_daemon *d)
 {
 	return &d->exec;
 }
 
 bool jd_exec_slot_take(struct jd_daemon *d, struct jd_job *j)
 {
-	struct jd_exec *x = X(d);
+	struct jd_exec *x = exec_of(d);
 	bool got;
 
 	pthread_mutex_lock(&x->lock);
@@ -287,7 +287,7 @@ static void not_run(struct jd_proc *p, const char *cause);
  * back.  Loop thread. */
 static void slot_release(struct jd_daemon *d)
 {
-	struct jd_exec *x = X(d);
+	struct jd_exec *x = exec_of(d);
 
 	for (;;) {
 		struct jd_job *j = NULL;
@@ -349,7 +349,7 @@ static bool slot_try(struct jd_exec *x, struct jd_proc *p)
 
 void jd_exec_apply_config(struct jd_daemon *d)
 {
-	struct jd_exec *x = X(d);
+	struct jd_exec *x = exec_of(d);
 	uint32_t cap = d->cfg.exec.max_processes, more = 0;
 
 	pthread_mutex_lock(&x->lock);
@@ -373,7 +373,7 @@ static void handle_closed_cb(uv_handle_t *h)
 
 	if (--p->open_handles > 0)
 		return;
-	x = X(p->d);
+	x = exec_of(p->d);
 	if (p->prev)
 		p->prev->next = p->next;
 	else if (x->live == p)
@@ -425,7 +425,7 @@ static void finish(struct jd_proc *p)
 	if (p->stat_len > 0) {
 		res->end = JD_EXEC_SPAWN_FAILED;
 		snprintf(res->reason, sizeof(res->reason), "%.*s", (int)p->stat_len, p->stat_buf);
-		X(p->d)->spawn_failed++;
+		exec_of(p->d)->spawn_failed++;
 	}
 	res->run_ns = jd_now_ns() - p->started_ns;
 	close_handle((uv_handle_t *)&p->pin, &p->in_open);
@@ -475,7 +475,7 @@ static void stop(struct jd_proc *p)
 		return;
 	p->stage = 1;
 	kill_group(p, SIGTERM);
-	X(p->d)->stopped++;
+	exec_of(p->d)->stopped++;
 	uv_timer_start(&p->timer, timer_cb, p->d->cfg.exec.kill_grace_ms, 0);
 }
 
@@ -486,7 +486,7 @@ static void timer_cb(uv_timer_t *t)
 	switch (p->stage) {
 	case 0: /* the time limit */
 		p->res->timed_out = true;
-		X(p->d)->timed_out++;
+		exec_of(p->d)->timed_out++;
 		stop(p);
 		break;
 	case 1:
@@ -510,7 +510,7 @@ static void timer_cb(uv_timer_t *t)
 static void exit_cb(uv_process_t *h, int64_t status, int sig)
 {
 	struct jd_proc *p = h->data;
-	struct jd_exec *x = X(p->d);
+	struct jd_exec *x = exec_of(p->d);
 
 	p->exited = true;
 	x->running--;
@@ -644,7 +644,7 @@ __attribute__((format(printf, 2, 3))) static void spawn_failed(struct jd_proc *p
 	va_start(ap, fmt);
 	vsnprintf(p->res->reason, sizeof(p->res->reason), fmt, ap);
 	va_end(ap);
-	X(p->d)->spawn_failed++;
+	exec_of(p->d)->spawn_failed++;
 }
 
 /* spawn: start p's command (it holds a slot).  On failure the result says why and the
@@ -652,7 +652,7 @@ __attribute__((format(printf, 2, 3))) static void spawn_failed(struct jd_proc *p
 static void spawn(struct jd_proc *p)
 {
 	struct jd_daemon *d = p->d;
-	struct jd_exec *x = X(d);
+	struct jd_exec *x = exec_of(d);
 	const struct jd_exec_spec *s = p->spec;
 	struct jd_run_as as;
 	uv_process_options_t o;
@@ -807,7 +807,7 @@ static void start(struct jd_daemon *d, struct jd_proc *p)
 		not_run(p, p->job->shutdown_cancel || d->state == JD_STOPPING ? "shutdown" : "cancel");
 		return;
 	}
-	if (!p->has_slot && !slot_try(X(d), p))
+	if (!p->has_slot && !slot_try(exec_of(d), p))
 		return; /* waits for a slot (slot_release spawns it) */
 	p->has_slot = true;
 	spawn(p);
@@ -816,7 +816,7 @@ static void start(struct jd_daemon *d, struct jd_proc *p)
 static void requests_cb(uv_async_t *h)
 {
 	struct jd_daemon *d = h->data;
-	struct jd_proc *p = atomic_exchange_explicit(&X(d)->requests, NULL, memory_order_acquire);
+	struct jd_proc *p = atomic_exchange_explicit(&exec_of(d)->requests, NULL, memory_order_acquire);
 	struct jd_proc *fifo = NULL;
 
 	while (p) {
@@ -844,7 +844,7 @@ static int run_wait(struct jsched_task *t, const struct jd_exec_spec *spec,
 		    struct jd_exec_result *res, bool has_slot)
 {
 	struct jd_daemon *d = t->job->client->d;
-	struct jd_exec *x = X(d);
+	struct jd_exec *x = exec_of(d);
 	struct jd_proc *p = calloc(1, sizeof(*p));
 	struct jd_proc *old;
 	struct jd_event done;
@@ -976,7 +976,7 @@ void jsched_process_result_free(struct jsched_process_result *r)
 
 int jd_exec_init(struct jd_daemon *d)
 {
-	struct jd_exec *x = X(d);
+	struct jd_exec *x = exec_of(d);
 	int rc;
 
 	atomic_init(&x->requests, NULL);
@@ -992,7 +992,7 @@ int jd_exec_init(struct jd_daemon *d)
 
 void jd_exec_stop(struct jd_daemon *d)
 {
-	struct jd_exec *x = X(d);
+	struct jd_exec *x = exec_of(d);
 
 	if (!x->started)
 		return;
@@ -1003,7 +1003,7 @@ void jd_exec_stop(struct jd_daemon *d)
 
 void jd_exec_cancel(struct jd_daemon *d, struct jd_job *j, const char *cause)
 {
-	struct jd_exec *x = X(d);
+	struct jd_exec *x = exec_of(d);
 	bool was_parked = false;
 	struct jd_proc **pp;
 
@@ -1120,7 +1120,7 @@ json_t *jd_exec_output(const struct jd_job *j)
 
 json_t *jd_exec_metrics(struct jd_daemon *d)
 {
-	struct jd_exec *x = X(d);
+	struct jd_exec *x = exec_of(d);
 	uint64_t parked, slots;
 	uint32_t cap;
 
@@ -1140,7 +1140,7 @@ json_t *jd_exec_metrics(struct jd_daemon *d)
 
 void jd_exec_status(struct jd_daemon *d, char *buf, size_t len)
 {
-	struct jd_exec *x = X(d);
+	struct jd_exec *x = exec_of(d);
 	uint64_t parked;
 
 	pthread_mutex_lock(&x->lock);
