@@ -102,11 +102,14 @@ static int connect_with_hello_reply(const char *reply)
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	struct peer p;
 	peer_init(&p, sv[1]);
-	if (reply != NULL)
+	if (reply != NULL) {
 		assert_int_equal(peer_send(&p, reply), 0);
-	else
-		close(p.fd), p.fd = -1; /* hang up at once */
-	struct jsched_conn *c = (struct jsched_conn *)&p; /* must be reset to NULL */
+	} else { /* hang up at once */
+		close(p.fd);
+		p.fd = -1;
+	}
+	static char sentinel;
+	struct jsched_conn *c = (struct jsched_conn *)(void *)&sentinel; /* must come back NULL */
 	int r = jsched_connect_fd(sv[0], NULL, &c);
 	assert_null(c);
 	peer_free(&p);
