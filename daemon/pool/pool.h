@@ -12,8 +12,9 @@
  * unless it asks for a fiber (JD_TASK_FIBER): then it gets a stack from a guard-paged arena
  * and every wait inside it (events, wait groups, sleeps) suspends the fiber and frees the
  * worker.  A wait outside a fiber blocks the caller; on a worker thread it keeps running
- * other tasks while it waits (so fork-join works on a single worker).  A suspended fiber
- * may be resumed on a different worker thread: see "Thread-local storage" below.
+ * other tasks while it waits (so fork-join works on a single worker).  When every fiber
+ * is in use, a fiber task runs on the worker's stack instead (its waits then run other
+ * tasks), so the pool keeps making progress.
  *
  * Errors follow include/jsched/error.h: 0 or a count on success, a negative JSCHED_E*
  * code on failure.  Threads: every function says which thread may call it; "any thread"
@@ -120,12 +121,12 @@ int jd_pool_destroy(struct jd_pool *p, enum jd_shutdown how);
 
 /* jd_pool_submit: queue one task.  On a worker of `p` it goes to the worker's own deque
  * (as jd_spawn); elsewhere to a worker's inbox, waking a parked worker if needed.
- * Returns 0, JSCHED_EINVAL (no fn, payload too large), or JSCHED_ESHUTTING_DOWN.
- * Any thread. */
+ * Returns 0, JSCHED_EINVAL (no fn, payload too large), JSCHED_ESHUTTING_DOWN (from
+ * outside, once destroy has begun) or JSCHED_ENOMEM.  Any thread. */
 int jd_pool_submit(struct jd_pool *p, const struct jd_task_spec *t);
 
-/* jd_pool_submit_batch: queue n tasks with one hand-off (one inbox lock and at most one
- * wake-up per target worker).  Returns 0 or an error as jd_pool_submit (then nothing was
+/* jd_pool_submit_batch: queue n tasks with one hand-off (from outside: one inbox, one
+ * lock, one wake-up; the woken worker moves them to its deque, where others steal).  Returns 0 or an error as jd_pool_submit (then nothing was
  * queued).  Any thread. */
 int jd_pool_submit_batch(struct jd_pool *p, const struct jd_task_spec *t, size_t n);
 
@@ -166,8 +167,8 @@ bool jd_pool_stopping(const struct jd_pool *p);
 bool jd_in_fiber(void);
 
 /* jd_worker_index: the calling worker's index in its pool (0 ... workers-1), or -1 on a
- * thread that is not a worker.  Any thread.  Inside a fiber the answer may change
- * after a wait. */
+ * thread that is not a worker.  Any thread.  In a JD_TASK_MIGRATE fiber the answer may
+ * change at a wait. */
 int jd_worker_index(void);
 
 /* jd_current_pool: the pool whose worker is calling, or NULL.  Any thread. */
@@ -182,7 +183,7 @@ struct jd_pool *jd_current_pool(void);
 struct jd_cancel {
 	atomic_uint lock;	/* spin lock over `waits` (any thread) */
 	atomic_bool fired;	/* set once by jd_cancel_fire */
-	void *waits;		/* the waits registered now (struct jd_wait list, under lock) */
+	void *waits;		/* the waits registered now (internal list, under lock) */
 };
 #define JD_CANCEL_INIT { 0, false, NULL }
 
