@@ -245,6 +245,52 @@ static void remove_dependent(struct jd_job *target, struct jd_job *j)
 		}
 }
 
+/* A waiting job's deadline.  The fair layer sees a job only once its gates open, so a
+ * job still waiting when its deadline passes is expired by a timer of its own (armed
+ * only for waiting jobs that have a deadline; closed when the job is released or ends). */
+struct jd_wait_deadline {
+	uv_timer_t timer;
+	struct jd_job *job;
+	struct jd_daemon *d;
+};
+
+static void wdl_closed_cb(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+static void wdl_stop(struct jd_job *j)
+{
+	if (!j->wdl)
+		return;
+	uv_close((uv_handle_t *)&j->wdl->timer, wdl_closed_cb);
+	j->wdl = NULL;
+}
+
+static void wdl_fire_cb(uv_timer_t *t)
+{
+	struct jd_wait_deadline *w = t->data;
+
+	jd_job_finish(w->d, w->job, JD_EXPIRED, "deadline",
+		      "its deadline passed while it waited for its dependencies");
+	jd_jobs_settle(w->d);
+}
+
+static void wdl_arm(struct jd_daemon *d, struct jd_job *j)
+{
+	uint64_t now = jd_now_ns(), due = j->fj.deadline_ns;
+	struct jd_wait_deadline *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return; /* it expires when released instead */
+	w->job = j;
+	w->d = d;
+	uv_timer_init(&d->loop, &w->timer);
+	w->timer.data = w;
+	uv_timer_start(&w->timer, wdl_fire_cb, due > now ? (due - now + 999999) / 1000000 : 0, 0);
+	j->wdl = w;
+}
+
 int jd_job_link_deps(struct jd_daemon *d, struct jd_job *j)
 {
 	int open = j->after_pending == 0 && (j->n_any == 0 || j->any_ok);
@@ -261,6 +307,8 @@ int jd_job_link_deps(struct jd_daemon *d, struct jd_job *j)
 			return 0;
 		}
 	}
+	if (j->state == JD_WAITING && open != 1 && j->fj.deadline_ns)
+		wdl_arm(d, j);
 	return j->state == JD_WAITING && open == 1;
 }
 
@@ -268,6 +316,7 @@ int jd_job_release(struct jd_daemon *d, struct jd_job *j)
 {
 	int rc;
 
+	wdl_stop(j);
 	move_state(d, j, JD_QUEUED);
 	j->queued_ns = jd_now_ns();
 	jd_watch_job(d, j);
@@ -303,6 +352,7 @@ bool jd_job_finish(struct jd_daemon *d, struct jd_job *j, enum jd_state s, const
 		return false;
 	/* A waiting job leaves its targets' dependents lists now: it may be forgotten
 	 * (freed) before they end. */
+	wdl_stop(j);
 	if (j->state == JD_WAITING)
 		for (uint32_t k = 0; k < j->n_deps; k++)
 			if (j->deps[k].target) {

@@ -32,6 +32,7 @@
 struct jd_daemon;
 struct jd_client;
 struct jd_wait_link;
+struct jd_wait_deadline;
 struct jsched_handler;
 struct jd_exec_job;
 
@@ -102,6 +103,7 @@ struct jd_job {
 	uint32_t after_pending;	/* unjudged `after` deps */
 	uint32_t n_any, any_failed;
 	bool any_ok;
+	struct jd_wait_deadline *wdl;	/* a waiting job's deadline timer, or NULL */
 	struct jd_job **dependents;	/* jobs with an unjudged dep on this one */
 	uint32_t n_dependents, cap_dependents;
 

@@ -112,6 +112,13 @@ static void test_deadlines(void **state)
 	assert_null(json_object_get(rec, "started_ms"));
 	json_decref(rec);
 	assert_string_equal(jdt_wait_final(c, past, NULL), "expired");
+	/* A job still waiting for its dependencies expires at its deadline too. */
+	r = jdt_ok(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"call\", \"fn\": \"noop\", "
+		      "\"deadline_in_ms\": 1, \"after\": [%llu]}}", (unsigned long long)h);
+	assert_string_equal(jdt_wait_final(c, (uint64_t)json_integer_value(json_object_get(r, "job")), &rec), "expired");
+	assert_non_null(strstr(json_string_value(json_object_get(rec, "reason")), "waited"));
+	json_decref(rec);
+	json_decref(r);
 	release(h);
 	/* A generous deadline is met. */
 	r = jdt_ok(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"call\", \"fn\": \"noop\", \"deadline_in_ms\": 600000}}");
