@@ -6,7 +6,10 @@
 #                                     static link needs only -ljsched and jansson
 #   $(B)/lib/pkgconfig/jsched.pc      for pkg-config, with this build's PREFIX
 #   $(B)/bin/jsched                   the command-line tool (linked statically with libjsched)
-#   install-libclient                 installs all of it under $(DESTDIR)$(PREFIX)
+#   install-libclient                 installs all of it under $(DESTDIR)$(PREFIX) (a
+#                                     prerequisite of `make install`)
+#   $(B)/tests/libclient/test_*       the tests (TESTS); `make test-libclient` runs them
+#   $(B)/bench/bench_client           bench/client (BENCHES); `make bench-client` runs it
 #
 # The library's objects are compiled with -fvisibility=hidden, and the version script
 # hides everything else too (the codec's jp_* symbols come in from libjproto.a).
