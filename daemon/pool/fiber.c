@@ -131,18 +131,15 @@ void jd_fibers_fini(struct jd_pool *p)
 
 struct jd_fiber *jd_fiber_acquire(struct jd_pool *p, bool large)
 {
-	/* No large stack left: a standard one is better than none. */
-	for (int c = large ? 1 : 0; c >= 0; c--) {
-		struct jd_fiber_class *k = &p->fclass[c];
-		jd_spin_lock(&k->lock);
-		struct jd_fiber *f = k->free;
-		if (f)
-			k->free = f->next_free;
-		jd_spin_unlock(&k->lock);
-		if (f)
-			return f;
-	}
-	return NULL;
+	/* Never a standard stack for a large task: the worker's own stack (where an
+	 * exhausted fiber task runs) is bigger than either. */
+	struct jd_fiber_class *k = &p->fclass[large ? 1 : 0];
+	jd_spin_lock(&k->lock);
+	struct jd_fiber *f = k->free;
+	if (f)
+		k->free = f->next_free;
+	jd_spin_unlock(&k->lock);
+	return f;
 }
 
 static void fiber_release(struct jd_pool *p, struct jd_fiber *f)

@@ -9,8 +9,10 @@
  * pool's lifetime (the deque's ABA-free reasoning relies on records being reused only
  * through these lists).
  *
- * A non-worker's cache is tagged with the pool's id (unique in the process), so a cache
- * left over from another or a destroyed pool is simply abandoned, never reused.
+ * A non-worker keeps caches for up to EXT_CACHES pools, each tagged with the pool's id
+ * (unique in the process).  A cache is never handed back: its pool may be gone.  When a
+ * thread feeds more pools than that, the oldest slot's records are abandoned to their
+ * pool (unused until it is destroyed, at most 63 records each time), never reused.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +23,30 @@
 #define TASKS_PER_SLAB 256
 #define TASK_BATCH 64
 
-static _Thread_local struct {
+#define EXT_CACHES 4 /* pools a thread outside them can feed without losing its cache */
+
+struct ext_cache {
 	uint64_t pool_id;
 	struct jd_task *free;
 	unsigned n;
-} ext_cache;
+};
+
+static _Thread_local struct ext_cache ext_caches[EXT_CACHES];
+static _Thread_local unsigned ext_next_victim;
+
+/* ext_cache_of: this thread's cache for pool p (taking over the least recently claimed
+ * slot, whose records are abandoned to their pool, if p has none). */
+static struct ext_cache *ext_cache_of(struct jd_pool *p)
+{
+	for (unsigned i = 0; i < EXT_CACHES; i++)
+		if (ext_caches[i].pool_id == p->id)
+			return &ext_caches[i];
+	struct ext_cache *c = &ext_caches[ext_next_victim++ % EXT_CACHES];
+	c->pool_id = p->id;
+	c->free = NULL;
+	c->n = 0;
+	return c;
+}
 
 int jd_tasks_init(struct jd_pool *p)
 {
@@ -115,21 +136,17 @@ struct jd_task *jd_task_alloc(struct jd_pool *p, struct jd_worker *w)
 		w->nfree--;
 		return t;
 	}
-	if (ext_cache.pool_id != p->id) {
-		ext_cache.pool_id = p->id; /* abandon another pool's records */
-		ext_cache.free = NULL;
-		ext_cache.n = 0;
-	}
-	if (!ext_cache.free) {
+	struct ext_cache *c = ext_cache_of(p);
+	if (!c->free) {
 		unsigned n;
-		ext_cache.free = refill(p, &n);
-		if (!ext_cache.free)
+		c->free = refill(p, &n);
+		if (!c->free)
 			return NULL;
-		ext_cache.n = n;
+		c->n = n;
 	}
-	t = ext_cache.free;
-	ext_cache.free = t->next;
-	ext_cache.n--;
+	t = c->free;
+	c->free = t->next;
+	c->n--;
 	return t;
 }
 
@@ -162,10 +179,11 @@ void jd_task_unalloc(struct jd_pool *p, struct jd_worker *w, struct jd_task *t)
 {
 	if (w) {
 		jd_task_free(w, t);
-	} else if (ext_cache.pool_id == p->id) {
-		t->next = ext_cache.free;
-		ext_cache.free = t;
-		ext_cache.n++;
+	} else {
+		struct ext_cache *c = ext_cache_of(p);
+		t->next = c->free;
+		c->free = t;
+		c->n++;
 	}
 }
 

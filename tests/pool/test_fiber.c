@@ -169,10 +169,25 @@ static void big_frame(void *arg)
 	*(int *)arg = buf[512] == (char)512 && jd_in_fiber();
 }
 
+struct big_wait {
+	struct jd_event *go;
+	atomic_int ok;
+};
+
+static void big_frame_wait(void *arg)
+{
+	struct big_wait *b = arg;
+	volatile char buf[300 * 1024];
+	for (size_t i = 0; i < sizeof(buf); i += 512)
+		buf[i] = (char)i;
+	jd_event_wait(b->go); /* holds its stack while it waits */
+	atomic_store(&b->ok, buf[1024] == (char)1024);
+}
+
 static void test_large_stack(void **state)
 {
 	(void)state;
-	struct jd_pool *p = make_pool(2, 4, JD_IDLE_SLEEP);
+	struct jd_pool *p = make_pool(2, 4, JD_IDLE_SLEEP); /* 2 large fibers */
 	int ok = 0;
 	struct jd_wg wg = JD_WG_INIT;
 	jd_wg_add(&wg, 1);
@@ -180,6 +195,28 @@ static void test_large_stack(void **state)
 				  .fn = big_frame, .arg = &ok, .flags = JD_TASK_LARGE_STACK, .wg = &wg});
 	jd_wg_wait(&wg);
 	assert_int_equal(ok, 1);
+	/* Three large tasks waiting at once, two large fibers: the third must not get a
+	 * standard fiber (it would overflow); it runs on a worker's stack. */
+	struct jd_event go = JD_EVENT_INIT;
+	struct big_wait b[3];
+	jd_wg_add(&wg, 3);
+	for (int i = 0; i < 3; i++) {
+		b[i].go = &go;
+		atomic_init(&b[i].ok, 0);
+		jd_pool_submit(p, &(struct jd_task_spec){
+					  .fn = big_frame_wait, .arg = &b[i], .flags = JD_TASK_LARGE_STACK, .wg = &wg});
+	}
+	wait_suspended(p, 2);
+	struct jd_pool_stats st;
+	uint64_t give_up = test_now_ns() + TEST_PATIENCE_NS;
+	do
+		jd_pool_stats(p, &st, NULL, 0);
+	while (st.fiber_exhausted < 1 && test_now_ns() < give_up);
+	assert_int_equal(st.fiber_exhausted, 1);
+	jd_event_set(&go);
+	assert_int_equal(jd_wg_wait(&wg), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(atomic_load(&b[i].ok), 1);
 	assert_int_equal(jd_pool_destroy(p, JD_SHUTDOWN_GRACEFUL), 0);
 }
 
