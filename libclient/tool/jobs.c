@@ -157,8 +157,15 @@ static int build_spec(const struct cli_cmd *cmd, struct jsched_spec **out)
 		r = jsched_spec_call(cmd->fn, cmd->args, &spec);
 	} else {
 		r = jsched_spec_exec((const char *const *)cmd->command, &spec);
-		if (r == 0 && !cmd->clear_env)
+		if (r == 0 && !cmd->clear_env) {
 			r = jsched_spec_inherit(spec); /* this shell's environment and cwd */
+			if (r == JSCHED_EIO) {
+				fprintf(stderr, "jsched submit: cannot read the current directory: %s (was it "
+						"removed? cd elsewhere)\n", strerror(errno));
+				jsched_spec_free(spec);
+				return CLI_EXIT_FAILED;
+			}
+		}
 		if (r == 0 && cmd->clear_env) {
 			char *cwd = realpath(".", NULL);
 			r = cwd != NULL ? jsched_spec_set_cwd(spec, cwd) : JSCHED_EIO;

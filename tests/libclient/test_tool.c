@@ -161,6 +161,13 @@ static void test_submit_sends_cwd_and_env(void **state)
 	assert_int_equal(json_integer_value(json_object_get(job, "deadline_in_ms")), 2000);
 	assert_null(json_object_get(job, "env"));
 
+	/* A working directory that no longer exists: said so, nothing sent. */
+	script(s, 1);
+	char prefix[512];
+	snprintf(prefix, sizeof prefix, "mkdir %s/gone && cd %s/gone && rmdir %s/gone &&", dir, dir, dir);
+	assert_int_equal(run(prefix, "submit -- ls"), 1);
+	CONTAINS(err, "cannot read the current directory");
+
 	/* Not JSON: refused before anything is sent. */
 	script(s, 1);
 	assert_int_equal(run("", "submit --fn echo --args '{x'"), 64);
