@@ -2,8 +2,8 @@
  * signals, output capture and truncation, stdin, env and cwd, the time limit, cancel of a
  * running command and of the children it started, commands that cannot start, the cap on
  * concurrent processes (jobs past it stay queued and call jobs are not held up by them),
- * a handler's child process through jsched_task_run, and no process left behind after
- * either kind of shutdown.
+ * a handler's child process through jsched_task_run, no process left behind after
+ * either kind of shutdown, and the config keys (a bad one is named).
  *
  * Nothing here depends on timing: commands that must be running are `sleep 300`, and the
  * test waits (bounded) for the state it needs before acting; a "time limit" test checks
@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "proto/jproto.h"
@@ -485,6 +486,48 @@ static void test_graceful_shutdown_waits(void **state)
 	assert_int_equal(jdt_stop(&t2, SIGTERM), 0);
 }
 
+/* check_config: run `jschedd --check-config -c FILE` on a config with `members`; returns
+ * its exit status and its stderr in err. */
+static int check_config(const char *members, char *err, size_t len)
+{
+	char conf[300], cmd[1024];
+	FILE *f;
+	int st;
+	size_t n;
+
+	snprintf(conf, sizeof(conf), "%s/bad.json", t.dir);
+	assert_non_null(f = fopen(conf, "w"));
+	fprintf(f, "{%s}\n", members);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "%s/bin/jschedd --check-config -c %s 2>&1 >/dev/null", t.build, conf);
+	assert_non_null(f = popen(cmd, "r"));
+	n = fread(err, 1, len - 1, f);
+	err[n] = '\0';
+	st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_config_keys(void **state)
+{
+	char err[1024];
+
+	(void)state;
+	assert_int_equal(check_config("\"exec\": {\"max_processes\": 8, \"output_bytes\": 0, "
+				      "\"kill_grace_ms\": 0, \"allow_other_uids\": true}, "
+				      "\"client_names\": {\"root\": [\"ci\", \"*\"], \"0\": []}",
+				      err, sizeof(err)), 0);
+	assert_int_equal(check_config("\"exec\": {\"max_processes\": 0}", err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "exec.max_processes: must be an integer in [1, 65536]"));
+	assert_int_equal(check_config("\"exec\": {\"colour\": 1}", err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "exec.colour: unknown key"));
+	assert_int_equal(check_config("\"exec\": {\"allow_other_uids\": 1}", err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "exec.allow_other_uids"));
+	assert_int_equal(check_config("\"client_names\": {\"no-such-user-jsched\": [\"a\"]}", err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "client_names.no-such-user-jsched: no such user"));
+	assert_int_equal(check_config("\"client_names\": {\"root\": [\"bad name\"]}", err, sizeof(err)), 1);
+	assert_non_null(strstr(err, "client_names.root: entry 0"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,6 +539,7 @@ int main(void)
 		cmocka_unit_test(test_leftovers_stopped_when_leader_exits),
 		cmocka_unit_test(test_cannot_start),
 		cmocka_unit_test(test_handler_child_process),
+		cmocka_unit_test(test_config_keys),
 	};
 	const struct CMUnitTest own_daemon[] = {
 		cmocka_unit_test(test_process_cap),
