@@ -5,8 +5,8 @@
  * jd_session_message().  A connection paused by backpressure keeps its undecoded bytes
  * in the decoder and is resumed by the session when its queue has room.
  *
- * Write path: each frame is one uv_write with its bytes in the same allocation as the
- * request.  out_bytes counts what libuv has not yet written; over the configured limit
+ * Write path: each frame is one uv_write of the buffer the codec encoded it into (no
+ * copy).  out_bytes counts what libuv has not yet written; over the configured limit
  * the peer is not reading, and the connection is closed (the daemon lives on).
  *
  * Identity: SO_PEERCRED at accept gives uid, gid and pid; nothing the client says can
@@ -38,7 +38,7 @@ struct wreq {
 	uv_write_t req;
 	struct jd_conn *c;
 	size_t len;
-	char data[];
+	char *bytes;		/* the encoded frame (jp_frame_encode's) */
 };
 
 static struct jd_uid_count *uid_slot(struct jd_server *s, uid_t uid, bool create)
@@ -121,6 +121,7 @@ static void write_cb(uv_write_t *req, int status)
 	struct jd_conn *c = w->c;
 
 	c->out_bytes -= w->len;
+	free(w->bytes);
 	free(w);
 	if (status < 0 && status != UV_ECANCELED)
 		jd_conn_close(c, uv_strerror(status));
@@ -139,18 +140,18 @@ int jd_conn_send(struct jd_conn *c, json_t *msg)
 	rc = jp_frame_encode(msg, &bytes, &len);
 	if (rc < 0)
 		return rc;
-	w = malloc(sizeof(*w) + len);
+	w = malloc(sizeof(*w));
 	if (!w) {
 		free(bytes);
 		return JSCHED_ENOMEM;
 	}
-	memcpy(w->data, bytes, len);
-	free(bytes);
 	w->c = c;
 	w->len = len;
-	buf = uv_buf_init(w->data, (unsigned)len);
+	w->bytes = bytes;
+	buf = uv_buf_init(bytes, (unsigned)len);
 	rc = uv_write(&w->req, (uv_stream_t *)&c->pipe, &buf, 1, write_cb);
 	if (rc < 0) {
+		free(bytes);
 		free(w);
 		jd_conn_close(c, uv_strerror(rc));
 		return JSCHED_EIO;
