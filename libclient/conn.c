@@ -68,6 +68,7 @@ struct jsched_conn {
 	jsched_event_cb event_cb;
 	void *event_arg;
 	int in_callback;	  /* > 0 while a callback runs: synchronous calls refused */
+	int64_t reply_timeout;	  /* jsched_set_timeout: ms a synchronous call waits; < 0: no limit */
 
 	json_t *hello;		  /* the hello reply */
 	char *hello_text;
@@ -465,6 +466,12 @@ struct sync_slot {
 	json_t *reply; /* new reference */
 };
 
+/* The callback of a request whose caller stopped waiting: its reply goes nowhere. */
+static void drop_cb(struct jsched_conn *c, int status, const struct jsched_reply *reply, void *arg)
+{
+	(void)c, (void)status, (void)reply, (void)arg;
+}
+
 static void sync_cb(struct jsched_conn *c, int status, const struct jsched_reply *reply, void *arg)
 {
 	(void)c;
@@ -475,7 +482,7 @@ static void sync_cb(struct jsched_conn *c, int status, const struct jsched_reply
 }
 
 /* jc_call: see internal.h. */
-int jc_call(struct jsched_conn *c, json_t *req, json_t **reply)
+int jc_call(struct jsched_conn *c, json_t *req, json_t **reply, int64_t wait_ms)
 {
 	if (reply != NULL)
 		*reply = NULL;
@@ -484,11 +491,26 @@ int jc_call(struct jsched_conn *c, json_t *req, json_t **reply)
 		return jc_set_error(c, JSCHED_EINVAL, "synchronous call from a callback (use the _async calls)");
 	}
 	struct sync_slot slot = { 0 };
-	int r = jc_send(c, req, sync_cb, &slot);
-	if (r < 0)
-		return r;
-	while (!slot.done)
-		pump(c, -1); /* the slot is filled even when the connection dies */
+	int id = jc_send(c, req, sync_cb, &slot);
+	if (id < 0)
+		return id;
+	int64_t limit = c->reply_timeout < 0 || wait_ms < 0 ? -1 : c->reply_timeout + wait_ms;
+	int64_t end = limit < 0 ? -1 : now_ms() + limit;
+	while (!slot.done) { /* the slot is filled even when the connection dies */
+		int64_t left = end < 0 ? -1 : end - now_ms();
+		if (end >= 0 && left <= 0) {
+			/* Stop waiting; the request stays in flight with a callback that drops its
+			 * reply, so the connection stays in step and usable. */
+			for (struct pending *p = c->inflight; p != NULL; p = p->next)
+				if (p->id == id) {
+					p->cb = drop_cb;
+					p->arg = NULL;
+				}
+			return jc_set_error(c, JSCHED_ETIMEOUT, "no reply from jschedd within %lld ms",
+					    (long long)limit);
+		}
+		pump(c, left);
+	}
 	/* Later replies processed in the same pump may have set other errors: ours is the one
 	 * the caller asks about. */
 	const json_t *err = slot.reply != NULL ? json_object_get(slot.reply, "error") : NULL;
@@ -504,6 +526,13 @@ int jc_call(struct jsched_conn *c, json_t *req, json_t **reply)
 }
 
 /* ---- events --------------------------------------------------------------------------------- */
+
+/* jsched_set_timeout: see jsched.h. */
+void jsched_set_timeout(struct jsched_conn *c, int64_t timeout_ms)
+{
+	if (c != NULL)
+		c->reply_timeout = timeout_ms < 0 ? -1 : timeout_ms;
+}
 
 /* jsched_set_event_cb: see jsched.h. */
 void jsched_set_event_cb(struct jsched_conn *c, jsched_event_cb cb, void *arg)
@@ -605,7 +634,7 @@ static int hello(struct jsched_conn *c, const char *client_name, char *msg, size
 	json_t *req = jp_hello_new(0, client_name);
 	if (req != NULL)
 		json_object_del(req, "id"); /* jc_send numbers it */
-	int r = jc_call(c, req, &reply);
+	int r = jc_call(c, req, &reply, 0);
 	if (r < 0) {
 		/* PROTOCOL.md section 3: a hello reply that cannot be read at all is a version
 		 * mismatch too (a daemon of a very different version). */
@@ -657,6 +686,7 @@ static int connect_fd(int fd, const char *client_name, struct jsched_conn **out,
 	c->events_tail = &c->events;
 	c->next_id = 1;
 	c->frame_limit = JP_HANDSHAKE_FRAME_BYTES;
+	c->reply_timeout = -1;
 	jp_decoder_init(&c->dec, JP_DEFAULT_REPLY_FRAME_BYTES);
 	int r = hello(c, client_name, msg, msglen);
 	if (r < 0) {

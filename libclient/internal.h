@@ -39,8 +39,10 @@ int jc_set_error(struct jsched_conn *conn, int code, const char *fmt, ...) __att
 /* jc_call sends req (steals it; {"op": ...} without "id") and waits for its reply: on
  * success *reply (may be NULL) receives it (new reference).  On an error reply, returns its
  * code with conn's last error set and *reply still set (a wait's timeout carries records).
- * Not from a callback.  The thread that owns conn. */
-int jc_call(struct jsched_conn *conn, json_t *req, json_t **reply);
+ * wait_ms is how long the daemon may take by the request's own terms (a wait's timeout_ms;
+ * negative: no limit; 0 for every other request): it is added to the connection's reply
+ * timeout (jsched_set_timeout).  Not from a callback.  The thread that owns conn. */
+int jc_call(struct jsched_conn *conn, json_t *req, json_t **reply, int64_t wait_ms);
 
 /* jc_send queues req (steals it) with its callback; returns the request id (> 0) or an
  * error (then cb never runs).  op is kept so the reply can be read by type. */

@@ -128,7 +128,7 @@ int jsched_submit(struct jsched_conn *c, const struct jsched_spec *spec, uint64_
 	json_t *req = submit_request(c, &spec, 1, true, &r), *reply;
 	if (req == NULL)
 		return r;
-	r = jc_call(c, req, &reply);
+	r = jc_call(c, req, &reply, 0);
 	if (r == 0 && !jc_get_u64(reply, "job", id))
 		r = jc_set_error(c, JSCHED_EPROTOCOL, "submit reply without a job id");
 	json_decref(reply);
@@ -144,7 +144,7 @@ int jsched_submit_batch(struct jsched_conn *c, const struct jsched_spec *const *
 	json_t *req = submit_request(c, specs, n, false, &r), *reply;
 	if (req == NULL)
 		return r;
-	r = jc_call(c, req, &reply);
+	r = jc_call(c, req, &reply, 0);
 	const json_t *arr = json_object_get(reply, "jobs");
 	if (r == 0 && json_array_size(arr) != n)
 		r = jc_set_error(c, JSCHED_EPROTOCOL, "submit reply with %zu ids for %zu specs", json_array_size(arr), n);
@@ -192,7 +192,7 @@ int jsched_status(struct jsched_conn *c, uint64_t id, struct jsched_result **out
 	json_t *req = ids_request(c, JP_OP_STATUS, &id, 1, true, &r), *reply;
 	if (req == NULL)
 		return r;
-	r = jc_call(c, req, &reply);
+	r = jc_call(c, req, &reply, 0);
 	if (r == 0 && read_one(reply, out) < 0)
 		r = jc_set_error(c, JSCHED_EPROTOCOL, "status reply without a job record");
 	json_decref(reply);
@@ -210,7 +210,7 @@ int jsched_status_many(struct jsched_conn *c, const uint64_t *ids, size_t n, str
 	json_t *req = ids_request(c, JP_OP_STATUS, ids, n, false, &r), *reply;
 	if (req == NULL)
 		return r;
-	r = jc_call(c, req, &reply);
+	r = jc_call(c, req, &reply, 0);
 	if (r == 0 && (r = jc_results_from_json(json_object_get(reply, "jobs"), out)) < 0)
 		jc_set_error(c, r, "cannot read the status reply");
 	json_decref(reply);
@@ -257,11 +257,12 @@ int jsched_wait(struct jsched_conn *c, uint64_t id, int64_t timeout_ms, struct j
 	json_t *req = wait_request(c, &id, 1, true, JSCHED_WAIT_ALL, timeout_ms, &r), *reply;
 	if (req == NULL)
 		return r;
-	r = jc_call(c, req, &reply);
+	r = jc_call(c, req, &reply, timeout_ms);
 	if (r == 0 && read_one(reply, out) < 0) {
 		r = jc_set_error(c, JSCHED_EPROTOCOL, "wait reply without a job record");
-	} else if (r == JSCHED_ETIMEOUT) {
-		/* The timeout error carries the records as they stand ("jobs"). */
+	} else if (r == JSCHED_ETIMEOUT && reply != NULL) {
+		/* The daemon's timeout error carries the records as they stand ("jobs"); our own
+		 * (jsched_set_timeout) has no reply. */
 		const json_t *jobs = json_object_get(json_object_get(reply, "error"), "jobs");
 		*out = jc_result_from_json(json_array_get(jobs, 0));
 		if (*out == NULL)
@@ -284,8 +285,8 @@ int jsched_wait_many(struct jsched_conn *c, const uint64_t *ids, size_t n, enum 
 	json_t *req = wait_request(c, ids, n, false, mode, timeout_ms, &r), *reply;
 	if (req == NULL)
 		return r;
-	r = jc_call(c, req, &reply);
-	if (r == 0 || r == JSCHED_ETIMEOUT) {
+	r = jc_call(c, req, &reply, timeout_ms);
+	if (r == 0 || (r == JSCHED_ETIMEOUT && reply != NULL)) {
 		const json_t *from = r == 0 ? reply : json_object_get(reply, "error");
 		int rr = jc_results_from_json(json_object_get(from, "jobs"), out);
 		if (rr < 0) /* also on a timeout: the records were promised */
@@ -323,7 +324,7 @@ int jsched_cancel_many(struct jsched_conn *c, const uint64_t *ids, size_t n, str
 	json_t *req = ids_request(c, JP_OP_CANCEL, ids, n, false, &r), *reply;
 	if (req == NULL)
 		return r;
-	r = jc_call(c, req, &reply);
+	r = jc_call(c, req, &reply, 0);
 	if (r == 0 && out != NULL && (r = jc_results_from_json(json_object_get(reply, "jobs"), out)) < 0)
 		jc_set_error(c, r, "cannot read the cancel reply");
 	json_decref(reply);
@@ -398,7 +399,7 @@ int jsched_list(struct jsched_conn *c, unsigned state_mask, const char *client, 
 		if (after > 0)
 			add(&req, "after_job", json_integer((json_int_t)after));
 		add(&req, "limit", json_integer(JP_LIST_LIMIT_MAX));
-		r = jc_call(c, req, &reply);
+		r = jc_call(c, req, &reply, 0);
 		const json_t *jobs = json_object_get(reply, "jobs");
 		if (r == 0 && (r = append_records(l, jobs)) < 0)
 			jc_set_error(c, r, "cannot read the list reply");
@@ -426,7 +427,7 @@ int jsched_output(struct jsched_conn *c, uint64_t id, struct jsched_output **out
 	json_t *req = ids_request(c, JP_OP_OUTPUT, &id, 1, true, &r), *reply;
 	if (req == NULL)
 		return r;
-	r = jc_call(c, req, &reply);
+	r = jc_call(c, req, &reply, 0);
 	struct jsched_output *o = r == 0 ? calloc(1, sizeof *o) : NULL;
 	if (r == 0 && o == NULL)
 		r = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
@@ -470,7 +471,7 @@ int jsched_metrics(struct jsched_conn *c, char **out)
 	if (c == NULL || out == NULL)
 		return JSCHED_EINVAL;
 	json_t *reply;
-	int r = jc_call(c, request(JP_OP_METRICS), &reply);
+	int r = jc_call(c, request(JP_OP_METRICS), &reply, 0);
 	const json_t *m = json_object_get(reply, "metrics");
 	if (r == 0 && !json_is_object(m))
 		r = jc_set_error(c, JSCHED_EPROTOCOL, "metrics reply without a metrics document");
@@ -485,7 +486,7 @@ int jsched_ping(struct jsched_conn *c)
 {
 	if (c == NULL)
 		return JSCHED_EINVAL;
-	return jc_call(c, request(JP_OP_PING), NULL);
+	return jc_call(c, request(JP_OP_PING), NULL, 0);
 }
 
 /* ---- drain and admin --------------------------------------------------------------------------- */
@@ -501,7 +502,7 @@ int jsched_drain(struct jsched_conn *c, const char *client, bool running, uint64
 		add(&req, "client", json_string(client));
 	if (running)
 		add(&req, "running", json_true());
-	int r = jc_call(c, req, &reply);
+	int r = jc_call(c, req, &reply, 0);
 	uint64_t dummy;
 	if (r == 0) {
 		jc_get_u64(reply, "cancelled", cancelled != NULL ? cancelled : &dummy);
@@ -517,7 +518,7 @@ static int call_giving_reply(struct jsched_conn *c, json_t *req, char **reply_js
 	if (reply_json != NULL)
 		*reply_json = NULL;
 	json_t *reply;
-	int r = jc_call(c, req, &reply);
+	int r = jc_call(c, req, &reply, 0);
 	if (r == 0)
 		r = give_json(c, reply, reply_json);
 	json_decref(reply);
@@ -560,7 +561,7 @@ int jsched_admin_shutdown(struct jsched_conn *c, bool immediate)
 		return JSCHED_EINVAL;
 	json_t *req = request(JP_OP_SHUTDOWN);
 	add(&req, "mode", json_string(immediate ? "immediate" : "graceful"));
-	return jc_call(c, req, NULL);
+	return jc_call(c, req, NULL, 0);
 }
 
 /* ---- watch ------------------------------------------------------------------------------------- */
@@ -577,7 +578,7 @@ int jsched_watch(struct jsched_conn *c, int64_t from_seq, const char *instance, 
 		if (inst != NULL)
 			add(&req, "instance", json_string(inst));
 	}
-	int r = jc_call(c, req, &reply);
+	int r = jc_call(c, req, &reply, 0);
 	uint64_t dummy;
 	if (r == 0)
 		jc_get_u64(reply, "seq", last_seq != NULL ? last_seq : &dummy);
@@ -590,7 +591,7 @@ int jsched_unwatch(struct jsched_conn *c)
 {
 	if (c == NULL)
 		return JSCHED_EINVAL;
-	return jc_call(c, request(JP_OP_UNWATCH), NULL);
+	return jc_call(c, request(JP_OP_UNWATCH), NULL, 0);
 }
 
 /* ---- any request ------------------------------------------------------------------------------- */
@@ -618,7 +619,7 @@ int jsched_request(struct jsched_conn *c, const char *request_json, char **reply
 	json_t *req = parse_request(c, request_json, &r), *reply;
 	if (req == NULL)
 		return r;
-	r = jc_call(c, req, &reply);
+	r = jc_call(c, req, &reply, 0);
 	if (reply != NULL && reply_json != NULL && (*reply_json = jc_dup_json(reply)) == NULL && r == 0)
 		r = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
 	json_decref(reply);

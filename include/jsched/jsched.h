@@ -108,6 +108,14 @@ JSCHED_API int jsched_connect_fd(int fd, const char *client_name, struct jsched_
  * same connection.  NULL is a no-op. */
 JSCHED_API void jsched_close(struct jsched_conn *conn);
 
+/* jsched_set_timeout bounds how long a synchronous call waits for its reply, in ms
+ * (negative, the default: as long as it takes).  A wait's own timeout_ms is added to the
+ * bound, and a wait with no limit of its own is not bounded.  When the bound passes, the
+ * call returns JSCHED_ETIMEOUT with nothing in its out-parameters (jsched_wait's *out is
+ * NULL, unlike the daemon's own timeout); the request may still take effect (a submit may
+ * still be admitted), its late reply is dropped, and the connection stays usable. */
+JSCHED_API void jsched_set_timeout(struct jsched_conn *conn, int64_t timeout_ms);
+
 /* What the daemon said at hello.  Borrowed, valid until jsched_close.
  * - jsched_server_version: the daemon's release, e.g. "0.1.0".
  * - jsched_server_instance: differs each time the daemon starts (for jsched_watch).

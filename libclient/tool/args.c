@@ -42,6 +42,8 @@ static const char help_main[] =
 	"                     $XDG_RUNTIME_DIR/jschedd.sock, else /run/jschedd/jschedd.sock)\n"
 	"  -C, --client-name NAME  the client (tenant) name to submit as; the daemon's\n"
 	"                     config says which names a uid may use (default: login name)\n"
+	"  --reply-timeout DURATION  give up when jschedd has not answered a request within\n"
+	"                     DURATION (exit 75); a wait's own --timeout is added to it\n"
 	"  -h, --help         this text; `jsched COMMAND --help` for a command's\n"
 	"  -V, --version      the version of this tool\n"
 	"\n"
@@ -387,7 +389,7 @@ enum {
 	O_FN = 1, O_ARGS, O_NAME, O_PRIORITY, O_DEADLINE, O_TIME_LIMIT, O_COST, O_AFTER, O_ANY_OF,
 	O_CWD, O_ENV, O_CLEAR_ENV, O_STDIN, O_WAIT, O_TIMEOUT, O_JSON, O_ANY, O_STATE, O_STDOUT,
 	O_STDERR, O_SINCE, O_COUNT, O_ONCE, O_INTERVAL, O_WEIGHT, O_MAX_QUEUED, O_IMMEDIATE,
-	O_SOCKET, O_VERSION, O_CLIENT, O_RUNNING, O_ALL, O_OVERFLOW, O_BATCH, O_INSTANCE,
+	O_SOCKET, O_VERSION, O_CLIENT, O_RUNNING, O_ALL, O_OVERFLOW, O_BATCH, O_INSTANCE, O_REPLY_TIMEOUT,
 };
 
 static int parse_submit(struct parser *p, struct cli_cmd *cmd)
@@ -681,6 +683,7 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 {
 	static const struct opt global[] = {
 		{ "socket", 's', true, O_SOCKET }, { "client-name", 'C', true, O_CLIENT },
+		{ "reply-timeout", 0, true, O_REPLY_TIMEOUT },
 		{ "version", 'V', false, O_VERSION }, { NULL, 0, false, 0 },
 	};
 	static const struct opt no_opts[] = { { NULL, 0, false, 0 } };
@@ -713,6 +716,7 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 	cmd->timeout_ms = -1;
 	cmd->interval_ms = 1000;
 	cmd->since = -1;
+	cmd->reply_timeout_ms = -1;
 	if (errlen > 0)
 		err[0] = '\0';
 	struct parser p = { .argc = argc, .argv = argv, .i = 1, .cmd = "jsched", .err = err, .errlen = errlen };
@@ -736,6 +740,11 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 		}
 		if (id == O_CLIENT) {
 			cmd->client_name = p.val;
+			continue;
+		}
+		if (id == O_REPLY_TIMEOUT) {
+			if (parse_duration(&p, "--reply-timeout", p.val, &cmd->reply_timeout_ms) < 0)
+				return CLI_EXIT_USAGE;
 			continue;
 		}
 		if (id == O_SOCKET) {

@@ -48,6 +48,7 @@ struct cli_cmd {
 	enum cli_verb help_for; /* CLI_HELP: the subcommand asked about, or CLI_HELP for all */
 	const char *socket;	/* --socket, or NULL for the default path */
 	const char *client_name; /* --client-name, or NULL for the daemon's default */
+	int64_t reply_timeout_ms; /* --reply-timeout, or -1: wait as long as it takes */
 	bool json;		/* --json: print the daemon's JSON as it came */
 
 	/* submit */

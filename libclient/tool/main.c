@@ -102,6 +102,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "jsched %s: %s\n", tool_verb_name(cmd.verb), msg[0] != '\0' ? msg : jsched_strerror(rc));
 		return tool_exit_of(rc);
 	}
+	jsched_set_timeout(conn, cmd.reply_timeout_ms);
 	rc = run(conn, &cmd);
 	jsched_close(conn);
 	if (fflush(stdout) != 0 && rc == CLI_EXIT_OK) {

@@ -176,8 +176,9 @@ static inline void script_free(struct script *s)
 
 /* A fake daemon on a listening Unix socket, for programs that connect by path (the tool,
  * the examples): a thread accepts connections one after another until fake_stop, answers
- * hello itself, and every other request with the text answer() returns (malloc()ed; NULL
- * hangs up).  The text may hold several frames split by \x1e (a reply and events after it).
+ * hello itself, and every other request with the text answer() returns (malloc()ed; ""
+ * answers nothing, NULL hangs up).  The text may hold several frames split by \x1e (a reply
+ * and events after it).
  * answer() runs on the fake's thread and borrows req. */
 typedef char *(*fake_answer_fn)(const json_t *req, void *arg);
 
@@ -205,7 +206,8 @@ static inline void *fake_server_main(void *arg)
 				next = strchr(frame, '\x1e');
 				if (next != NULL)
 					*next++ = '\0';
-				ok = peer_send(&p, frame) == 0;
+				if (frame[0] != '\0')
+					ok = peer_send(&p, frame) == 0;
 			}
 			free(text);
 		}

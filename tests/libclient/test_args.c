@@ -58,6 +58,11 @@ static void test_global(void **state)
 	assert_string_equal(cmd.socket, "/tmp/j.sock");
 	assert_string_equal(cmd.client_name, "ci");
 	assert_int_equal(cmd.verb, CLI_LS);
+	OK("--reply-timeout", "2s", "metrics");
+	assert_int_equal(cmd.reply_timeout_ms, 2000);
+	OK("metrics");
+	assert_int_equal(cmd.reply_timeout_ms, -1);
+	BAD("--reply-timeout: expected a duration", "--reply-timeout", "soon", "ls");
 	OK("--socket=/x.sock", "metrics");
 	assert_string_equal(cmd.socket, "/x.sock");
 	OK("help", "submit");

@@ -648,6 +648,36 @@ static void test_oversized_frame(void **state)
 	assert_int_equal(jsched_ping(f->conn), JSCHED_EPROTOCOL);
 }
 
+/* jsched_set_timeout: a call whose reply does not come returns JSCHED_ETIMEOUT; the late
+ * reply is dropped and the connection goes on.  (The peer answers only after the call has
+ * given up, so no timing decides the outcome.) */
+static void test_reply_timeout(void **state)
+{
+	struct fixture *f = *state;
+	jsched_set_timeout(f->conn, 20);
+	assert_int_equal(jsched_ping(f->conn), JSCHED_ETIMEOUT);
+	assert_non_null(strstr(jsched_error_message(f->conn), "within 20 ms"));
+	json_decref(expect_request(f, "ping", 2));
+	/* A wait gets its own time on top; with the daemon silent it times out too, with no
+	 * records (the daemon's timeout would have sent them). */
+	struct jsched_result *r = (struct jsched_result *)1;
+	assert_int_equal(jsched_wait(f->conn, 5, 10, &r), JSCHED_ETIMEOUT);
+	assert_null(r);
+	json_decref(expect_request(f, "wait", 3));
+	/* The late replies arrive; the next call gets its own. */
+	assert_int_equal(peer_send(&f->peer, "{\"id\": 2, \"ok\": true}"), 0);
+	assert_int_equal(peer_send(&f->peer, "{\"id\": 3, \"ok\": true, \"job\": {\"job\": 5, \"state\": \"queued\"}}"), 0);
+	assert_int_equal(peer_send(&f->peer, "{\"id\": 4, \"ok\": true, \"job\": 77}"), 0);
+	jsched_set_timeout(f->conn, -1);
+	struct jsched_spec *spec;
+	assert_int_equal(jsched_spec_call("noop", NULL, &spec), 0);
+	uint64_t id = 0;
+	assert_int_equal(jsched_submit(f->conn, spec, &id), 0);
+	assert_int_equal(id, 77);
+	jsched_spec_free(spec);
+	json_decref(expect_request(f, "submit", 4));
+}
+
 static void test_reply_to_unknown_id(void **state)
 {
 	struct fixture *f = *state;
@@ -749,6 +779,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_disconnect, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_after_hangup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oversized_frame, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reply_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reply_to_unknown_id, setup, teardown),
 		cmocka_unit_test(test_close_runs_callbacks),
 		cmocka_unit_test_setup_teardown(test_many_in_flight, setup, teardown),

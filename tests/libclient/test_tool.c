@@ -19,7 +19,8 @@
 
 #define JSCHED_BIN JSCHED_BUILD_DIR "/bin/jsched"
 
-/* The fake daemon's state: the script it answers from ("%d" stands for the request's id)
+/* The fake daemon's state: the script it answers from ("%d" stands for the request's id;
+ * NULL: no answer at all)
  * and the requests it got, both guarded by lock (the test and the fake's thread share
  * them). */
 static struct {
@@ -45,6 +46,8 @@ static char *answer(const json_t *req, void *arg)
 	if (fake.n_requests < 16)
 		fake.requests[fake.n_requests++] = json_deep_copy(req);
 	pthread_mutex_unlock(&fake.lock);
+	if (tmpl == NULL)
+		return strdup(""); /* a script entry NULL: stay silent */
 	char buf[4096];
 	const char *hole = strstr(tmpl, "%d");
 	snprintf(buf, sizeof buf, "%.*s%d%s", (int)(hole - tmpl), tmpl, (int)json_integer_value(json_object_get(req, "id")),
@@ -288,6 +291,12 @@ static void test_errors_and_exit_codes(void **state)
 	script(none, 1);
 	assert_int_equal(run("", "status 1 99"), 1);
 	CONTAINS(err, "no_such_job: no job 99 (in jobs[1])");
+
+	/* A daemon that does not answer (a NULL script entry): --reply-timeout gives up, 75. */
+	static const char *const silent[] = { NULL };
+	script(silent, 1);
+	assert_int_equal(run("", "--reply-timeout 50ms ls"), 75);
+	CONTAINS(err, "no reply from jschedd within 50 ms");
 
 	/* No daemon there: 69, and the message names the path. */
 	assert_int_equal(run("", "-s /nonexistent/j.sock ls"), 69);
