@@ -64,7 +64,8 @@ static void print_view(FILE *f, const json_t *m)
 
 	const json_t *jobs = json_object_get(m, "jobs");
 	static const char *const counters[] = { "submitted", "waiting", "queued", "running", "succeeded",
-						"failed", "cancelled", "expired", "dropped", "rejected" };
+						"failed", "cancelled", "expired", "dropped", "rejected", "retained",
+						"forgotten" };
 	fputs("\njobs        ", f);
 	for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
 		fprintf(f, " %s %s", counters[i], num(jobs, counters[i], a));
@@ -80,8 +81,10 @@ static void print_view(FILE *f, const json_t *m)
 
 	const json_t *fair = json_object_get(m, "fairness");
 	const char *policy = json_string_value(json_object_get(fair, "policy"));
-	fprintf(f, "\nfairness     policy %s, Jain's index %s\n", policy != NULL ? policy : "-",
-		num(fair, "jain_index", a));
+	const char *metric = json_string_value(json_object_get(fair, "metric"));
+	fprintf(f, "\nfairness     policy %s, Jain's index %s over %s backlogged clients, shares in %s\n",
+		policy != NULL ? policy : "-", num(fair, "jain_index", a), num(fair, "backlogged", b),
+		metric != NULL ? metric : "-");
 
 	const json_t *clients = json_object_get(m, "clients");
 	fprintf(f, "\n%-16s %6s %6s %6s %6s %6s %8s %9s %8s %8s %10s\n", "CLIENT", "WEIGHT", "CRIT", "HIGH",
@@ -108,10 +111,15 @@ static void print_view(FILE *f, const json_t *m)
 
 	const json_t *fib = json_object_get(m, "fibers");
 	const json_t *conn = json_object_get(m, "connections");
-	fprintf(f, "\nfibers       total %s, in use %s, suspended %s\n", num(fib, "total", a), num(fib, "in_use", b),
-		num(fib, "suspended", c));
-	fprintf(f, "connections  open %s, watching %s, accepted %s, closed over limit %s\n", num(conn, "open", a),
-		num(conn, "watching", b), num(conn, "total_accepted", d), num(conn, "closed_over_limit", e));
+	const json_t *ex = json_object_get(m, "exec");
+	fprintf(f, "\nfibers       total %s, in use %s, suspended %s, none free %s times\n", num(fib, "total", a),
+		num(fib, "in_use", b), num(fib, "suspended", c), num(fib, "exhausted", d));
+	fprintf(f, "exec         running %s of %s, waiting for a slot %s, spawned %s, failed to spawn %s, "
+		   "timed out %s\n", num(ex, "running", a), num(ex, "max_processes", b), num(ex, "parked", c),
+		num(ex, "spawned", d), num(ex, "spawn_failed", e), num(ex, "timed_out", g));
+	fprintf(f, "connections  open %s, watching %s, accepted %s, closed over limit %s, refused %s\n",
+		num(conn, "open", a), num(conn, "watching", b), num(conn, "total_accepted", c),
+		num(conn, "closed_over_limit", d), num(conn, "refused", e));
 }
 
 /* Fetch and parse the metrics document; NULL with the failure printed (*rc set). */
