@@ -66,12 +66,15 @@ static struct jd_fair_hnode *merge_pairs(struct jd_fair_hnode *first, jd_pheap_l
 	return root;
 }
 
+/* jd_pheap_insert: meld the detached node n, as a one-node heap, into *root.  O(1). */
 void jd_pheap_insert(struct jd_fair_hnode **root, struct jd_fair_hnode *n, jd_pheap_less less)
 {
 	n->child = n->next = n->prev = NULL;
 	*root = meld(*root, n, less);
 }
 
+/* jd_pheap_remove: cut n out (the root, or a subtree from its sibling list) and meld the
+ * pairing of its children back into *root.  O(log n) amortized. */
 void jd_pheap_remove(struct jd_fair_hnode **root, struct jd_fair_hnode *n, jd_pheap_less less)
 {
 	struct jd_fair_hnode *kids = n->child;
