@@ -8,7 +8,8 @@
  * and a job is reported after it has left every structure (its owner may free it).  Why
  * one mutex and not finer locks: every operation touches shared state anyway (the
  * policy's structure and the instance counters), the critical sections are a few hundred
- * ns, and takers take in batches; README.md has the measurement.
+ * ns, and takers take in batches; README.md has the measurement.  The functions defined
+ * here are documented in fair.h.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -5,6 +5,7 @@
  * threads.
  */
 #include "tests/fair/fair_test.h"
+#include "daemon/fair/pheap.h"
 
 #define N_JOBS 64
 
@@ -476,6 +477,69 @@ static void test_free_with_queued(void **state)
 		assert_int_equal(atomic_load(&jobs[i].finals), 0);
 }
 
+/* The pairing heap against a reference: random inserts, removals of arbitrary nodes and
+ * pops of the least, checked at every step. */
+struct pnode {
+	struct jd_fair_hnode h;
+	uint64_t key;
+	bool in;
+};
+
+static bool pnode_less(const struct jd_fair_hnode *a, const struct jd_fair_hnode *b)
+{
+	return ((const struct pnode *)(const void *)a)->key <
+	       ((const struct pnode *)(const void *)b)->key;
+}
+
+static void test_pheap_random(void **state)
+{
+	(void)state;
+	enum { N = 2000 };
+	static struct pnode nodes[N];
+	struct jd_fair_hnode *root = NULL;
+	uint64_t seed = 7;
+	int in = 0;
+
+	for (int step = 0; step < 40000; step++) {
+		seed = seed * 6364136223846793005u + 1442695040888963407u;
+		int i = (int)((seed >> 33) % N), op = (int)((seed >> 20) % 3);
+		if (!nodes[i].in) {
+			nodes[i].key = (seed >> 40) % 1000;	/* duplicates on purpose */
+			nodes[i].in = true;
+			jd_pheap_insert(&root, &nodes[i].h, pnode_less);
+			in++;
+		} else if (op == 0) {
+			jd_pheap_remove(&root, &nodes[i].h, pnode_less);
+			nodes[i].in = false;
+			in--;
+		} else if (op == 1 && root != NULL) {
+			struct pnode *m = (struct pnode *)(void *)root;
+			jd_pheap_remove(&root, root, pnode_less);
+			m->in = false;
+			in--;
+		}
+		/* The root is a least key among the nodes in. */
+		uint64_t least = UINT64_MAX;
+		for (int k = 0; k < N; k++)
+			if (nodes[k].in && nodes[k].key < least)
+				least = nodes[k].key;
+		if (in == 0)
+			assert_null(root);
+		else
+			assert_int_equal(((struct pnode *)(void *)root)->key, least);
+	}
+	/* Drain in order. */
+	uint64_t prev = 0;
+	while (root != NULL) {
+		struct pnode *m = (struct pnode *)(void *)root;
+		assert_true(m->key >= prev);
+		prev = m->key;
+		jd_pheap_remove(&root, root, pnode_less);
+		in--;
+	}
+	assert_int_equal(in, 0);
+}
+
 static void test_names_and_args(void **state)
 {
 	(void)state;
@@ -524,6 +588,7 @@ int main(void)
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_drain_and_remove),
 		cmocka_unit_test(test_inflight_window),
+		cmocka_unit_test(test_pheap_random),
 		cmocka_unit_test(test_remove_renumbers),
 		cmocka_unit_test(test_hook_may_call_in),
 		cmocka_unit_test(test_free_with_queued),
