@@ -19,6 +19,10 @@
  * ever stranded.  Drainers may outlive jd_dag_wait, so the graph is reference counted:
  * jd_dag_destroy drops the owner's reference and the last drainer frees it.
  *
+ * Drainers run even under an immediate destroy (JD_TASK_KEEP): there they drop the nodes
+ * they take (counted as dropped tasks) but still release their successors, so every node
+ * ends once and jd_dag_wait returns.
+ *
  * Small graphs (up to 8 nodes, 4 successors per node) need no allocation but the graph.
  */
 #include <stdlib.h>
@@ -217,8 +221,9 @@ static int list(struct jd_dag *d, struct dag_node **nds, int n)
 		}
 		jd_spin_unlock(&d->lock);
 		for (int i = 0; i < k; i++)
-			specs[i] = (struct jd_task_spec){
-				.fn = drainer, .arg = nds[done + i], .flags = nds[done + i]->flags};
+			specs[i] = (struct jd_task_spec){.fn = drainer,
+							 .arg = nds[done + i],
+							 .flags = nds[done + i]->flags | JD_TASK_KEEP};
 		atomic_fetch_add_explicit(&d->refs, k, memory_order_relaxed);
 		int rc = jd_pool_submit_batch(d->pool, specs, (size_t)k);
 		if (rc) {
@@ -237,7 +242,11 @@ static void run_chain(struct dag_node *nd)
 {
 	while (nd) {
 		struct jd_dag *d = nd->dag;
-		nd->fn(nd->payload_len ? (void *)nd->payload : nd->arg);
+		if (atomic_load_explicit(&d->pool->stopping, memory_order_relaxed) !=
+		    JD_STOP_IMMEDIATE)
+			nd->fn(nd->payload_len ? (void *)nd->payload : nd->arg);
+		else /* dropped, but released as if finished so that the graph ends */
+			atomic_fetch_add_explicit(&d->pool->dropped, 1, memory_order_relaxed);
 		struct dag_node *next = NULL, *more[16];
 		int nmore = 0;
 		int *succ = succ_of(nd);

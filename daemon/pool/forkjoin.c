@@ -144,7 +144,11 @@ static void claim_task(void *arg)
 	struct pfor *pf = arg;
 	size_t lo, hi;
 	if (take_offer(pf, &lo, &hi, true)) {
-		run_range(pf, lo, hi);
+		/* Under an immediate destroy the claim still runs (JD_TASK_KEEP) to drop its
+		 * reference; the range it took is dropped. */
+		if (atomic_load_explicit(&pf->pool->stopping, memory_order_relaxed) !=
+		    JD_STOP_IMMEDIATE)
+			run_range(pf, lo, hi);
 		jd_wg_done(&pf->wg);
 	}
 	pfor_unref(pf);
@@ -173,7 +177,8 @@ static int run_outside(struct pfor *pf, size_t lo, size_t hi)
 				jd_spin_unlock(&pf->lock);
 				if (free_cell) {
 					atomic_fetch_add_explicit(&pf->refs, 1, memory_order_relaxed);
-					struct jd_task_spec s = {.fn = claim_task, .arg = pf};
+					struct jd_task_spec s = {
+						.fn = claim_task, .arg = pf, .flags = JD_TASK_KEEP};
 					int err = jd_pool_submit(pf->pool, &s);
 					if (err == 0) {
 						queued_any = true;

@@ -32,6 +32,11 @@ enum jd_task_kind {
 	JD_TK_RESUME = 1, /* resume the suspended fiber `arg` (embedded in the fiber) */
 };
 
+/* JD_TASK_KEEP: a task of the pool's own helpers (DAG drainers, parallel-for claims)
+ * that runs even under an immediate destroy, to retire its state; it drops the user work
+ * it would have started itself.  pool.h keeps flag bits from 0x100 up for the pool. */
+#define JD_TASK_KEEP 0x100u
+
 /* One task: exactly one cache line.  Owned by whoever holds it: a queue while queued,
  * then the worker running it, which frees it when fn returns. */
 struct jd_task {

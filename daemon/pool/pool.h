@@ -49,6 +49,7 @@ typedef void (*jd_task_fn)(void *arg);
 #define JD_TASK_FIBER 0x1u	 /* run on a fiber: waits inside suspend instead of blocking */
 #define JD_TASK_LARGE_STACK 0x2u /* a large-stack fiber (implies JD_TASK_FIBER) */
 #define JD_TASK_MIGRATE 0x4u	 /* the fiber may resume on any worker (see below) */
+/* (bits from 0x100 up are the pool's own) */
 
 /* Bytes of payload a task record carries inline (spec.payload_len <= this). */
 #define JD_TASK_PAYLOAD_MAX 24

@@ -200,7 +200,8 @@ int jd_task_fill(struct jd_task *t, const struct jd_task_spec *s)
 	t->next = NULL;
 	t->fn = s->fn;
 	t->wg = s->wg;
-	t->flags = (uint16_t)(s->flags & (JD_TASK_FIBER | JD_TASK_LARGE_STACK | JD_TASK_MIGRATE));
+	t->flags = (uint16_t)(s->flags & (JD_TASK_FIBER | JD_TASK_LARGE_STACK | JD_TASK_MIGRATE |
+					  JD_TASK_KEEP));
 	if (t->flags & JD_TASK_LARGE_STACK)
 		t->flags |= JD_TASK_FIBER;
 	t->kind = JD_TK_USER;

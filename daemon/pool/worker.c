@@ -188,6 +188,7 @@ static struct jd_task *take_inbox(struct jd_worker *me, struct jd_worker *v)
 		return NULL;
 	struct jd_task *t = first->next;
 	bool pushed = false;
+	n--; /* `first` is ours: n counts the rest */
 	while (t) {
 		struct jd_task *next = t->next;
 		if (jd_deque_push(&me->deque, t)) { /* out of memory: keep the rest queued */
@@ -294,8 +295,10 @@ static struct jd_task *find_work(struct jd_worker *w, bool may_feed)
 	return NULL;
 }
 
-/* work_visible: is there anything for w to do (the parker's look)? */
-static bool work_visible(struct jd_pool *p, struct jd_worker *w)
+/* work_visible: is there anything for w to do (the parker's look)?  A helping worker
+ * (inside a wait) does not call the feeder, so the feeder's flag is not work for it: else
+ * a pool whose every worker helps would spin on the flag instead of parking. */
+static bool work_visible(struct jd_pool *p, struct jd_worker *w, bool may_feed)
 {
 	if (w->ready || atomic_load_explicit(&w->resumes.count, memory_order_relaxed))
 		return true;
@@ -305,7 +308,7 @@ static bool work_visible(struct jd_pool *p, struct jd_worker *w)
 		    atomic_load_explicit(&v->inbox.count, memory_order_relaxed))
 			return true;
 	}
-	return atomic_load_explicit(&p->feed_pending, memory_order_relaxed) &&
+	return may_feed && atomic_load_explicit(&p->feed_pending, memory_order_relaxed) &&
 	       atomic_load_explicit(&p->feeder, memory_order_relaxed) &&
 	       !atomic_load_explicit(&p->stopping, memory_order_relaxed);
 }
@@ -319,7 +322,7 @@ static void park(struct jd_worker *w, uint64_t deadline, atomic_uint *done)
 	atomic_fetch_add_explicit(&p->nidle, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst); /* the parker's FENCE */
 	bool stay = (done && atomic_load_explicit(done, memory_order_acquire)) ||
-		    work_visible(p, w) || atomic_load_explicit(&p->quit, memory_order_relaxed) ||
+		    work_visible(p, w, !done) || atomic_load_explicit(&p->quit, memory_order_relaxed) ||
 		    atomic_load_explicit(&p->idle_policy, memory_order_relaxed) == JD_IDLE_SPIN ||
 		    (!done && atomic_load_explicit(&p->stopping, memory_order_relaxed) &&
 		     jd_quiescent(p));
@@ -351,7 +354,8 @@ void jd_run_task(struct jd_worker *w, struct jd_task *t)
 		jd_fiber_run(w, t->arg);
 		return;
 	}
-	if (atomic_load_explicit(&p->stopping, memory_order_relaxed) == JD_STOP_IMMEDIATE) {
+	if (atomic_load_explicit(&p->stopping, memory_order_relaxed) == JD_STOP_IMMEDIATE &&
+	    !(t->flags & JD_TASK_KEEP)) {
 		atomic_fetch_add_explicit(&p->dropped, 1, memory_order_relaxed);
 		jd_task_complete(w, t); /* dropped: its wait group is done all the same */
 		return;

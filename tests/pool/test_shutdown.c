@@ -229,6 +229,41 @@ static void test_submit_while_stopping(void **state)
 	assert_int_equal(atomic_load(&ran), 0);
 }
 
+/* A graph queued behind the blocker when an immediate destroy begins: its nodes are
+ * dropped (counted), none runs, and jd_dag_wait returns. */
+static void test_immediate_dag(void **state)
+{
+	(void)state;
+	atomic_store(&ran, 0);
+	struct jd_pool *p = make_pool(1);
+	struct blocker b = {.p = p};
+	atomic_init(&b.running, false);
+	atomic_init(&b.saw_stop, false);
+	assert_int_equal(jd_pool_submit(p, &(struct jd_task_spec){.fn = blocker_task, .arg = &b}), 0);
+	uint64_t give_up = test_now_ns() + TEST_PATIENCE_NS;
+	while (!atomic_load(&b.running) && test_now_ns() < give_up)
+		;
+	struct jd_dag *g;
+	assert_int_equal(jd_dag_create(&g, p), 0);
+	/* Fiber nodes: an outside waiter does not run those itself. */
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(jd_dag_add(g, &(struct jd_task_spec){.fn = counted, .flags = JD_TASK_FIBER},
+					    JD_GATE_AND),
+				 i);
+		if (i)
+			assert_int_equal(jd_dag_edge(g, i - 1, i), 0);
+	}
+	assert_int_equal(jd_dag_run(g), 0);
+	struct destroyer d = {p, -1};
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, destroy_thread, &d), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(d.dropped, 4);
+	assert_int_equal(atomic_load(&ran), 0);
+	assert_int_equal(jd_dag_wait(g), 0);
+	jd_dag_destroy(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,6 +271,7 @@ int main(void)
 		cmocka_unit_test(test_graceful_idle),
 		cmocka_unit_test(test_immediate),
 		cmocka_unit_test(test_submit_while_stopping),
+		cmocka_unit_test(test_immediate_dag),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
