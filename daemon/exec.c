@@ -347,10 +347,24 @@ static bool slot_try(struct jd_exec *x, struct jd_proc *p)
 	return got;
 }
 
+/* cap_of: the cap in force: exec.max_processes, but no more than the pool's fibers (each
+ * running command's job waits on one; past them, waits would nest on worker stacks). */
+static uint32_t cap_of(const struct jd_daemon *d)
+{
+	uint32_t cap = d->cfg.exec.max_processes;
+
+	if (d->cfg.fibers && cap > d->cfg.fibers) {
+		jd_log(JD_LOG_WARN, "exec.max_processes %u is more than the %u fibers: %u apply",
+		       (unsigned)cap, d->cfg.fibers, d->cfg.fibers);
+		cap = d->cfg.fibers;
+	}
+	return cap;
+}
+
 void jd_exec_apply_config(struct jd_daemon *d)
 {
 	struct jd_exec *x = exec_of(d);
-	uint32_t cap = d->cfg.exec.max_processes, more = 0;
+	uint32_t cap = cap_of(d), more = 0;
 
 	pthread_mutex_lock(&x->lock);
 	if (cap > x->cap)
@@ -981,7 +995,7 @@ int jd_exec_init(struct jd_daemon *d)
 
 	atomic_init(&x->requests, NULL);
 	pthread_mutex_init(&x->lock, NULL);
-	x->cap = d->cfg.exec.max_processes;
+	x->cap = cap_of(d);
 	jd_security_helper_path(x->helper, sizeof(x->helper));
 	if ((rc = uv_async_init(&d->loop, &x->async, requests_cb)) < 0)
 		return JSCHED_EINTERNAL;

@@ -118,7 +118,9 @@ void jd_security_default_name(uid_t uid, char *buf, size_t len)
 	struct passwd pw, *res = NULL;
 	char tmp[1024];
 
-	if (getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) == 0 && res && valid_name(res->pw_name))
+	/* The same rule as hello's default (session.c): the login name if it fits. */
+	if (getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) == 0 && res && res->pw_name[0] &&
+	    strlen(res->pw_name) <= 64)
 		snprintf(buf, len, "%s", res->pw_name);
 	else
 		snprintf(buf, len, "uid-%u", (unsigned)uid);

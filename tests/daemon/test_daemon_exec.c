@@ -528,6 +528,24 @@ static void test_config_keys(void **state)
 	assert_non_null(strstr(err, "client_names.root: entry 0"));
 }
 
+static void test_socket_mode_and_cap_defaults(void **state)
+{
+	struct stat st;
+	struct jdt t2;
+	struct jsched_conn *c;
+
+	(void)state;
+	/* A socket outside /run/jschedd with no socket_mode: 0600, only our own user. */
+	assert_int_equal(stat(t.sock, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	/* The process cap never exceeds the fibers the commands' jobs wait on. */
+	jdt_start(&t2, "\"workers\": 1, \"fibers\": 8, \"exec\": {\"max_processes\": 100}");
+	c = jdt_connect(&t2, NULL);
+	assert_int_equal(exec_metric(c, "max_processes"), 8);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t2, SIGTERM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -540,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_cannot_start),
 		cmocka_unit_test(test_handler_child_process),
 		cmocka_unit_test(test_config_keys),
+		cmocka_unit_test(test_socket_mode_and_cap_defaults),
 	};
 	const struct CMUnitTest own_daemon[] = {
 		cmocka_unit_test(test_process_cap),
