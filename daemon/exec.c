@@ -37,6 +37,8 @@
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
+/* One command.  The fiber fills job/spec/res/done/has_slot and pushes it; from then on
+ * every field belongs to the loop thread. */
 struct jd_proc {
 	uv_process_t proc;
 	uv_pipe_t pin, pout, perr, pstat;	/* pstat: jschedd-runas's report pipe (fd 3) */

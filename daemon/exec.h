@@ -15,7 +15,11 @@
  * processes per unit of weight (ties: the oldest).  So a burst of exec jobs never piles up
  * suspended fibers, and call jobs are never stuck behind exec jobs waiting for a slot.
  * A handler's process asks for its slot at spawn time (its fiber is already running) and
- * goes first when one frees.
+ * goes first when one frees.  The cap never exceeds the pool's fibers.  The first shape
+ * considered kept every exec job's fiber suspended in a queue on the loop thread until a
+ * slot freed: simpler, but a burst of jobs takes one fiber each, and past the fiber pool
+ * the pool runs fiber tasks on worker stacks, whose waits then nest; parking before the
+ * fiber is taken has no such limit.
  *
  * Process groups and stopping.  Each command is the leader of its own session and process
  * group (setsid).  Cancel, time-out and immediate shutdown send SIGTERM to the group, and
