@@ -14,7 +14,7 @@ JSCHEDD := $(B)/bin/jschedd
 JSCHEDD_SRCS := daemon/main.c daemon/daemon.c daemon/config.c daemon/server.c \
 	daemon/session.c daemon/submit.c daemon/wait.c daemon/watch.c daemon/jobs.c \
 	daemon/clients.c daemon/runner.c daemon/task.c daemon/builtins.c daemon/modules.c \
-	daemon/metrics.c daemon/hist.c daemon/log.c daemon/sdnotify.c daemon/exec.c \
+	daemon/metrics.c daemon/record.c daemon/hist.c daemon/log.c daemon/sdnotify.c daemon/exec.c \
 	daemon/security.c daemon/service.c
 JSCHEDD_OBJS := $(JSCHEDD_SRCS:%.c=$(B)/obj/%.o)
 $(JSCHEDD_OBJS): CFLAGS += $(UV_CFLAGS) $(JANSSON_CFLAGS)

@@ -6,8 +6,10 @@
  * in the decoder and is resumed by the session when its queue has room.
  *
  * Write path: each frame is one uv_write of the buffer the codec encoded it into (no
- * copy).  out_bytes counts what libuv has not yet written; over the configured limit
- * the peer is not reading, and the connection is closed (the daemon lives on).
+ * copy).  libuv writes what the socket takes at once and queues the rest; when its queue
+ * for a connection (uv_stream_get_write_queue_size: bytes the kernel has not taken) passes
+ * the configured limit, the peer is not reading, and the connection is closed (the
+ * daemon lives on).
  *
  * Identity: SO_PEERCRED at accept gives uid, gid and pid; nothing the client says can
  * change them.
@@ -37,7 +39,6 @@
 struct wreq {
 	uv_write_t req;
 	struct jd_conn *c;
-	size_t len;
 	char *bytes;		/* the encoded frame (jp_frame_encode's) */
 };
 
@@ -120,33 +121,25 @@ static void write_cb(uv_write_t *req, int status)
 	struct wreq *w = (struct wreq *)req;
 	struct jd_conn *c = w->c;
 
-	c->out_bytes -= w->len;
 	free(w->bytes);
 	free(w);
 	if (status < 0 && status != UV_ECANCELED)
 		jd_conn_close(c, uv_strerror(status));
 }
 
-int jd_conn_send(struct jd_conn *c, json_t *msg)
+/* queue: write one encoded frame (takes `bytes`, malloc'd) and enforce the output limit. */
+static int queue(struct jd_conn *c, char *bytes, size_t len)
 {
 	struct wreq *w;
 	uv_buf_t buf;
-	size_t len;
-	char *bytes;
 	int rc;
 
-	if (c->closing)
-		return JSCHED_EDISCONNECTED;
-	rc = jp_frame_encode(msg, &bytes, &len);
-	if (rc < 0)
-		return rc;
 	w = malloc(sizeof(*w));
 	if (!w) {
 		free(bytes);
 		return JSCHED_ENOMEM;
 	}
 	w->c = c;
-	w->len = len;
 	w->bytes = bytes;
 	buf = uv_buf_init(bytes, (unsigned)len);
 	rc = uv_write(&w->req, (uv_stream_t *)&c->pipe, &buf, 1, write_cb);
@@ -156,12 +149,13 @@ int jd_conn_send(struct jd_conn *c, json_t *msg)
 		jd_conn_close(c, uv_strerror(rc));
 		return JSCHED_EIO;
 	}
-	c->out_bytes += len;
-	if (c->out_bytes > c->d->cfg.output_buffer_bytes) {
+	if (uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) >
+	    c->d->cfg.output_buffer_bytes) {
 		c->d->srv.disconnected_limit++;
 		jd_log(JD_LOG_WARN, "connection %llu (uid %u pid %d): %zu bytes unread, over the "
 		       "output limit; disconnecting", (unsigned long long)c->serial,
-		       (unsigned)c->uid, (int)c->pid, c->out_bytes);
+		       (unsigned)c->uid, (int)c->pid,
+		       uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe));
 		jd_conn_close(c, "output buffer limit");
 		return JSCHED_ELIMIT_EXCEEDED;
 	}
@@ -216,6 +210,35 @@ static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 		return;
 	}
 	drain_frames(c);
+}
+
+int jd_conn_send(struct jd_conn *c, json_t *msg)
+{
+	size_t len;
+	char *bytes;
+	int rc;
+
+	if (c->closing)
+		return JSCHED_EDISCONNECTED;
+	rc = jp_frame_encode(msg, &bytes, &len);
+	return rc < 0 ? rc : queue(c, bytes, len);
+}
+
+int jd_conn_send_frame(struct jd_conn *c, struct jp_buf *b)
+{
+	size_t n = b->len - JP_HEADER_BYTES;
+	unsigned char *p = b->data;
+
+	jp_buf_init(b);
+	if (c->closing || n > UINT32_MAX) {
+		free(p);
+		return c->closing ? JSCHED_EDISCONNECTED : JSCHED_EFRAME_TOO_LARGE;
+	}
+	p[0] = (unsigned char)(n >> 24);
+	p[1] = (unsigned char)(n >> 16);
+	p[2] = (unsigned char)(n >> 8);
+	p[3] = (unsigned char)n;
+	return queue(c, (char *)p, n + JP_HEADER_BYTES);
 }
 
 void jd_conn_pause(struct jd_conn *c)

@@ -50,7 +50,6 @@ struct jd_conn {
 
 	struct jp_decoder dec;	/* bytes in, frames out */
 	char rbuf[65536];	/* read buffer (libuv reads into it) */
-	size_t out_bytes;	/* queued, not yet written */
 
 	json_t *blocked;	/* the submit request waiting for room (new ref), or NULL */
 
@@ -107,6 +106,11 @@ void jd_server_free(struct jd_daemon *d);
  * limit the connection is closed (the client does not read).  Returns 0 or a negative
  * JSCHED_E* code (the message is then dropped).  Loop thread. */
 int jd_conn_send(struct jd_conn *c, json_t *msg);
+
+/* jd_conn_send_frame: send a payload the caller wrote as JSON text into b after
+ * JP_HEADER_BYTES reserved bytes (the header is filled in here).  Takes b's memory (b is
+ * left empty), also on failure.  Returns as jd_conn_send.  Loop thread. */
+int jd_conn_send_frame(struct jd_conn *c, struct jp_buf *b);
 
 /* jd_conn_close: close c after the current callback returns; `why` goes to the log.
  * Idempotent.  Loop thread. */

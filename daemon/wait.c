@@ -6,12 +6,14 @@
  * answered when its condition holds (every job final, or one for "any"), when its timer
  * fires (the `timeout` error, carrying the records as they stand), or dropped silently
  * with its connection.  Records are captured at the moment each job ends, so a job
- * forgotten by retention before the last one ends is still reported exactly.
+ * forgotten by retention before the last one ends is still reported exactly.  They are
+ * captured, and the reply written, as JSON text (record.h says why).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "daemon/daemon.h"
+#include "daemon/record.h"
 #include "daemon/session.h"
 #include "daemon/session_ops.h"
 
@@ -29,7 +31,7 @@ struct jd_wait {
 	size_t n, pending;
 	uv_timer_t timer;
 	bool has_timer;
-	json_t **records;	/* per job: its final record once it ended (new refs) */
+	struct jp_buf *records;	/* per job: its final record once it ended (JSON text) */
 	struct jd_job **jobs;	/* per job, for the records of those still running */
 	struct jd_wait_link links[];
 };
@@ -57,7 +59,7 @@ static void wait_end(struct jd_wait *w)
 {
 	for (size_t i = 0; i < w->n; i++) {
 		unlink_link(&w->links[i]);
-		json_decref(w->records[i]);
+		jp_buf_free(&w->records[i]);
 	}
 	free(w->records);
 	free(w->jobs);
@@ -76,37 +78,53 @@ static void wait_end(struct jd_wait *w)
 	}
 }
 
-/* records: the jobs' records, final ones as captured, the others as they stand. */
-static json_t *records(struct jd_daemon *d, struct jd_wait *w)
+static int put(struct jp_buf *b, const char *s)
 {
-	json_t *arr = json_array();
-
-	for (size_t i = 0; i < w->n; i++)
-		json_array_append_new(arr, w->records[i] ? json_incref(w->records[i])
-							 : jd_job_record(d, w->jobs[i]));
-	return arr;
+	return jp_buf_append(b, s, strlen(s));
 }
 
-static void answer(struct jd_daemon *d, struct jd_wait *w)
+/* reply: send the answer (ok) or the timeout error, with the jobs' records: final ones
+ * as captured, the others as they stand. */
+static void reply(struct jd_daemon *d, struct jd_wait *w, bool timed_out)
 {
-	json_t *arr = records(d, w);
+	struct jp_buf b;
+	int rc;
 
-	if (w->single)
-		jd_reply_ok(w->c, w->id, json_pack("{s:O}", "job", json_array_get(arr, 0)));
-	else
-		jd_reply_ok(w->c, w->id, json_pack("{s:O}", "jobs", arr));
-	json_decref(arr);
+	jp_buf_init(&b);
+	/* Room for the frame header, which jd_conn_send_frame fills in. */
+	rc = jp_buf_reserve(&b, JP_HEADER_BYTES + 64) || jp_buf_append(&b, "\0\0\0\0", 4) ||
+	     put(&b, "{\"id\":");
+	if (!rc)
+		rc = w->id == JP_ID_NONE ? jp_buf_append(&b, "null", 4) : jd_json_text_int(&b, w->id);
+	if (!rc && timed_out)
+		rc = put(&b, ",\"ok\":false,\"error\":{\"code\":\"timeout\",\"message\":"
+			    "\"the jobs did not end in time\",\"jobs\":[");
+	else if (!rc)
+		rc = put(&b, w->single ? ",\"ok\":true,\"job\":" : ",\"ok\":true,\"jobs\":[");
+	for (size_t i = 0; i < w->n && !rc; i++) {
+		if (i > 0)
+			rc = put(&b, ",");
+		if (!rc)
+			rc = w->records[i].len
+				     ? jp_buf_append(&b, w->records[i].data, w->records[i].len)
+				     : jd_record_text(&b, d, w->jobs[i], w->jobs[i]->state);
+	}
+	if (!rc)
+		rc = put(&b, timed_out ? "]}}" : w->single ? "}" : "]}");
+	if (rc) {
+		jp_buf_free(&b);
+		jd_reply_error_obj(w->c, w->id, jp_error_new(JSCHED_ENOMEM, NULL, "out of memory"));
+	} else {
+		jd_conn_send_frame(w->c, &b);
+	}
 	wait_end(w);
 }
 
 static void timeout_cb(uv_timer_t *t)
 {
 	struct jd_wait *w = t->data;
-	json_t *err = jd_error_obj(JSCHED_ETIMEOUT, NULL, "the jobs did not end in time");
 
-	json_object_set_new(err, "jobs", records(w->c->d, w));
-	jd_reply_error_obj(w->c, w->id, err);
-	wait_end(w);
+	reply(w->c->d, w, true);
 }
 
 void jd_op_wait(struct jd_conn *c, const struct jp_request *r)
@@ -150,7 +168,7 @@ void jd_op_wait(struct jd_conn *c, const struct jp_request *r)
 		/* A job that is final but not yet settled counts as ended: its record is
 		 * complete. */
 		if (jd_state_final(jobs[i]->state)) {
-			w->records[i] = jd_job_record(d, jobs[i]);
+			jd_record_text(&w->records[i], d, jobs[i], jobs[i]->state);
 			done++;
 			continue;
 		}
@@ -162,7 +180,7 @@ void jd_op_wait(struct jd_conn *c, const struct jp_request *r)
 		w->pending++;
 	}
 	if (done == n || (any && done > 0)) {
-		answer(d, w);
+		reply(d, w, false);
 		return;
 	}
 	if (timeout >= 0) {
@@ -182,10 +200,10 @@ void jd_session_job_final(struct jd_daemon *d, struct jd_job *j)
 		struct jd_wait *w = l->w;
 
 		unlink_link(l);
-		w->records[l - w->links] = jd_job_record(d, j);
+		jd_record_text(&w->records[l - w->links], d, j, j->state);
 		w->pending--;
 		if (w->pending == 0 || w->any)
-			answer(d, w);
+			reply(d, w, false);
 	}
 }
 

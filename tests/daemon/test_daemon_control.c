@@ -126,6 +126,61 @@ static void test_deadlines(void **state)
 	json_decref(r);
 }
 
+static struct jsched_results *any_results;
+static void any_cb(struct jsched_conn *conn, int status, const struct jsched_reply *reply, void *arg)
+{
+	(void)conn;
+	(void)arg;
+	assert_int_equal(status, 0);
+	assert_int_equal(jsched_reply_results(reply, &any_results), 0);
+}
+
+static void test_wait_timeout(void **state)
+{
+	uint64_t h = hold(), q = jdt_submit_call(c, "noop", NULL);
+	json_t *r, *jobs;
+
+	(void)state;
+	/* 0 polls; a short timeout runs out: both answer `timeout` with the records as they
+	 * stand, in request order. */
+	r = jdt_req(c, "{\"op\": \"wait\", \"jobs\": [%llu, %llu], \"timeout_ms\": 0}",
+		    (unsigned long long)h, (unsigned long long)q);
+	assert_string_equal(jdt_err_code(r), "timeout");
+	json_decref(r);
+	r = jdt_req(c, "{\"op\": \"wait\", \"jobs\": [%llu, %llu], \"timeout_ms\": 20}",
+		    (unsigned long long)h, (unsigned long long)q);
+	assert_string_equal(jdt_err_code(r), "timeout");
+	jobs = json_object_get(json_object_get(r, "error"), "jobs");
+	assert_int_equal(json_array_size(jobs), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(jobs, 0), "state")), "running");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(jobs, 1), "state")), "queued");
+	json_decref(r);
+	/* "any": answered when the first one ends (the held job, cancelled here). */
+	{
+		struct jsched_conn *o = jdt_connect(&t, "control");
+		uint64_t ids[2] = {q, h};
+
+		any_results = NULL;
+		assert_true(jsched_wait_async(o, ids, 2, JSCHED_WAIT_ANY, 30000, any_cb, NULL) > 0);
+		assert_int_equal(jsched_ping(o), 0); /* the wait is registered */
+		assert_int_equal(jsched_cancel(c, h), 0);
+		for (int i = 0; i < 3000 && !any_results; i++) {
+			struct pollfd p = {.fd = jsched_fd(o), .events = POLLIN};
+
+			if (poll(&p, 1, 10) > 0)
+				assert_true(jsched_process(o) >= 0);
+		}
+		assert_non_null(any_results);
+		assert_int_equal(any_results->count, 2);
+		assert_int_equal(any_results->items[1]->state, JSCHED_STATE_CANCELLED);
+		assert_false(jsched_state_final(any_results->items[0]->state) &&
+			     any_results->items[0]->state != JSCHED_STATE_SUCCEEDED);
+		jsched_results_free(any_results);
+		jsched_close(o);
+	}
+	assert_string_equal(jdt_wait_final(c, q, NULL), "succeeded");
+}
+
 static void test_drain(void **state)
 {
 	uint64_t h = hold(), q[3];
@@ -292,6 +347,7 @@ int main(void)
 		cmocka_unit_test(test_cancel_queued_and_running),
 		cmocka_unit_test(test_cancel_suspended_sleep),
 		cmocka_unit_test(test_deadlines),
+		cmocka_unit_test(test_wait_timeout),
 		cmocka_unit_test(test_drain),
 		cmocka_unit_test(test_priority_order),
 		cmocka_unit_test(test_overflow_reject_and_drops),
