@@ -240,14 +240,50 @@ static void unpark(struct jd_exec *x, struct jd_job *j)
 	x->n_parked--;
 }
 
+/* last_grant: when a parked job of client c last got a slot (0: never, or forgotten).
+ * Loop thread. */
+static uint64_t last_grant(const struct jd_exec *x, const struct jd_client *c)
+{
+	for (size_t i = 0; i < 64; i++)
+		if (x->granted[i].client == c)
+			return x->granted[i].at;
+	return 0;
+}
+
+/* note_grant: remember that client c got a slot now (the table keeps the 64 most recent
+ * clients; one forgotten counts as never served, which only helps it).  Loop thread. */
+static void note_grant(struct jd_exec *x, const struct jd_client *c)
+{
+	size_t oldest = 0;
+
+	x->grants++;
+	for (size_t i = 0; i < 64; i++) {
+		if (x->granted[i].client == c) {
+			x->granted[i].at = x->grants;
+			return;
+		}
+		if (x->granted[i].at < x->granted[oldest].at)
+			oldest = i;
+	}
+	x->granted[oldest].client = c;
+	x->granted[oldest].at = x->grants;
+}
+
 /* best_parked: the parked job whose client has the fewest running processes per unit of
- * weight (the oldest among equals).  Loop thread, under x->lock. */
+ * weight; among equals, the client served least recently, then the oldest job.  Only the
+ * oldest parked job of each client is a candidate, so one pass over the list with a small
+ * table of clients does it.  Loop thread, under x->lock. */
 static struct jd_job *best_parked(struct jd_exec *x)
 {
-	struct { const struct jd_client *c; unsigned n; } cnt[64];
+	struct {
+		const struct jd_client *c;
+		unsigned running;
+		bool seen;
+	} cl[64];
 	size_t nc = 0;
 	struct jd_job *best = NULL;
 	double best_load = 0;
+	uint64_t best_at = 0;
 
 	if (!x->parked || !x->parked->exec->park_next)
 		return x->parked;
@@ -256,29 +292,37 @@ static struct jd_job *best_parked(struct jd_exec *x)
 
 		if (p->finished || !p->job)
 			continue;
-		for (i = 0; i < nc && cnt[i].c != p->job->client; i++)
+		for (i = 0; i < nc && cl[i].c != p->job->client; i++)
 			;
 		if (i == nc && nc < 64)
-			cnt[nc++] = (__typeof__(cnt[0])){p->job->client, 0};
+			cl[nc++] = (__typeof__(cl[0])){p->job->client, 0, false};
 		if (i < nc)
-			cnt[i].n++;
+			cl[i].running++;
 	}
 	for (struct jd_job *j = x->parked; j; j = j->exec->park_next) {
-		unsigned n = 0;
+		size_t i;
 		double load;
+		uint64_t at;
 
-		for (size_t i = 0; i < nc; i++)
-			if (cnt[i].c == j->client)
-				n = cnt[i].n;
-		load = (double)n / (j->client->conf.weight ? j->client->conf.weight : 1);
-		if (!best || load < best_load) {
+		for (i = 0; i < nc && cl[i].c != j->client; i++)
+			;
+		if (i == nc) {
+			if (nc == 64)
+				continue; /* past 64 clients: they wait for a later pass */
+			cl[nc++] = (__typeof__(cl[0])){j->client, 0, false};
+		}
+		if (cl[i].seen)
+			continue; /* an older job of this client was the candidate */
+		cl[i].seen = true;
+		load = (double)cl[i].running / (j->client->conf.weight ? j->client->conf.weight : 1);
+		at = last_grant(x, j->client);
+		if (!best || load < best_load || (load == best_load && at < best_at)) {
 			best = j;
 			best_load = load;
-			if (n == 0)
-				break; /* the oldest job of a client running nothing */
+			best_at = at;
 		}
 	}
-	return best;
+	return best ? best : x->parked;
 }
 
 static void spawn(struct jd_proc *p);
@@ -304,6 +348,7 @@ static void slot_release(struct jd_daemon *d)
 				x->slot_waiters_tail = NULL;
 		} else if ((j = best_parked(x))) {
 			unpark(x, j);
+			note_grant(x, j->client);
 		} else {
 			x->slots_used--;
 		}

@@ -12,7 +12,8 @@
  * slot when a worker's feeder takes it from the fair layer (jd_exec_slot_take): with no
  * free slot the job is parked here, still "queued", holding no fiber and no worker, and
  * is dispatched when a slot frees, to the parked job whose client has the fewest running
- * processes per unit of weight (ties: the oldest).  So a burst of exec jobs never piles up
+ * processes per unit of weight (ties: the client served least recently, then the oldest
+ * job), so clients with parked jobs take turns even under a cap of one.  So a burst of exec jobs never piles up
  * suspended fibers, and call jobs are never stuck behind exec jobs waiting for a slot.
  * A handler's process asks for its slot at spawn time (its fiber is already running) and
  * goes first when one frees.  The cap never exceeds the pool's fibers.  The first shape
@@ -130,6 +131,8 @@ struct jd_exec {
 	struct jd_proc *live;		/* processes alive or closing */
 	struct jd_proc *slot_waiters, *slot_waiters_tail;	/* handler spawns waiting */
 	uint32_t running;		/* processes alive now */
+	struct { const void *client; uint64_t at; } granted[64];	/* last grant per client */
+	uint64_t grants;
 	uint64_t spawned, spawn_failed, timed_out, stopped, helper_spawns;
 	uint64_t peak_running;
 	char helper[4096];		/* path of jschedd-runas, "" if not found */

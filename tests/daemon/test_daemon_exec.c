@@ -388,6 +388,47 @@ static void test_process_cap(void **state)
 	assert_int_equal(jdt_stop(&t2, SIGTERM), 0);
 }
 
+static void test_parked_clients_take_turns(void **state)
+{
+	struct jdt t2;
+	struct jsched_conn *a, *b;
+	uint64_t ja[3], jb;
+	json_t *r;
+
+	(void)state;
+	jdt_start(&t2, "\"workers\": 2, \"exec\": {\"max_processes\": 1}");
+	a = jdt_connect(&t2, "tenant-a");
+	b = jdt_connect(&t2, "tenant-b");
+	for (int i = 0; i < 3; i++)
+		ja[i] = submit(a, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
+	jdt_until_state(a, ja[0], "running");
+	for (int i = 0; i < 3000 && exec_metric(a, "parked") != 2; i++)
+		jdt_sleep_ms(10);
+	jb = submit(b, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
+	for (int i = 0; i < 3000 && exec_metric(a, "parked") != 3; i++)
+		jdt_sleep_ms(10);
+	assert_int_equal(exec_metric(a, "parked"), 3);
+	/* A's first command ends: the slot goes to B, whose job came last but whose client
+	 * has not been served, not to A's next job. */
+	r = jdt_ok(a, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)ja[0]);
+	json_decref(r);
+	jdt_until_state(b, jb, "running");
+	assert_string_equal(jdt_state(a, ja[1]), "queued");
+	/* B's ends: back to A. */
+	r = jdt_ok(b, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)jb);
+	json_decref(r);
+	jdt_until_state(a, ja[1], "running");
+	assert_string_equal(jdt_state(a, ja[2]), "queued");
+	r = jdt_ok(a, "{\"op\": \"cancel\", \"jobs\": [%llu, %llu]}", (unsigned long long)ja[1],
+		   (unsigned long long)ja[2]);
+	json_decref(r);
+	expect_final(a, ja[2], "cancelled", "cancel", NULL);
+	expect_final(a, ja[1], "cancelled", "cancel", NULL);
+	jsched_close(a);
+	jsched_close(b);
+	assert_int_equal(jdt_stop(&t2, SIGTERM), 0);
+}
+
 static void test_immediate_shutdown_leaves_nothing(void **state)
 {
 	struct jdt t2;
@@ -562,6 +603,7 @@ int main(void)
 	};
 	const struct CMUnitTest own_daemon[] = {
 		cmocka_unit_test(test_process_cap),
+		cmocka_unit_test(test_parked_clients_take_turns),
 		cmocka_unit_test(test_immediate_shutdown_leaves_nothing),
 		cmocka_unit_test(test_graceful_shutdown_waits),
 	};
