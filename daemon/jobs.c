@@ -500,6 +500,7 @@ void jd_jobs_settle(struct jd_daemon *d)
 		free(deps);
 		retain(d, j);
 	}
+	jd_runner_flush_kicks(d);
 	jd_jobs_trim(d);
 	jd_daemon_maybe_exit(d);
 }

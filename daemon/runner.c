@@ -306,7 +306,16 @@ void jd_runner_stop(struct jd_daemon *d)
 
 void jd_runner_kick(struct jd_daemon *d)
 {
-	jd_pool_notify(d->runner.pool);
+	d->runner.kicks++;
+}
+
+void jd_runner_flush_kicks(struct jd_daemon *d)
+{
+	unsigned n = d->runner.kicks, w = jd_pool_workers(d->runner.pool);
+
+	d->runner.kicks = 0;
+	for (unsigned i = 0; i < n && i < w; i++)
+		jd_pool_notify(d->runner.pool);
 }
 
 void jd_runner_cancel(struct jd_daemon *d, struct jd_job *j)

@@ -39,6 +39,7 @@ struct jd_runner {
 	_Atomic(struct jd_notice *) notices;	/* any thread pushes, loop thread takes all */
 	atomic_uint_fast64_t wakeups;	/* async sends (metrics: batching) */
 	uint64_t batches, noticed;	/* loop thread: batches taken, notices in them */
+	unsigned kicks;		/* loop thread: jobs queued since the last flush */
 };
 
 /* jd_runner_start: create the fair instance and the pool from the config.  Returns 0 or
@@ -49,8 +50,15 @@ int jd_runner_start(struct jd_daemon *d, char *err, size_t errlen);
  * job must be final.  Loop thread, at exit. */
 void jd_runner_stop(struct jd_daemon *d);
 
-/* jd_runner_kick: new jobs are queued: let an idle worker feed.  Loop thread. */
+/* jd_runner_kick: a job was queued: an idle worker should feed.  The wake-ups are sent
+ * by jd_runner_flush_kicks, at most one per worker however many jobs were queued (a
+ * batch of 1,000 does not make 1,000 calls into the pool).  Loop thread. */
 void jd_runner_kick(struct jd_daemon *d);
+
+/* jd_runner_flush_kicks: send the wake-ups the kicks since the last flush asked for.
+ * jd_jobs_settle calls it, which runs after every message and notice batch.  Loop
+ * thread. */
+void jd_runner_flush_kicks(struct jd_daemon *d);
 
 /* jd_runner_dispatch: run a job the feeder took earlier and parked (an exec job that
  * waited for a process slot, exec.c) on a fiber.  Loop thread. */
