@@ -1,7 +1,7 @@
 /* daemon/server.c: the Unix socket, accepted connections, framing and limits.
  *
- * Read path: libuv reads into the connection's own 64 KiB buffer (no allocation per
- * read), the codec's incremental decoder cuts frames, and each message goes to
+ * Read path: libuv reads into one 64 KiB buffer shared by all connections (no allocation
+ * per read; the decoder copies what it keeps), the codec's incremental decoder cuts frames, and each message goes to
  * jd_session_message().  A connection paused by backpressure keeps its undecoded bytes
  * in the decoder and is resumed by the session when its queue has room.
  *
@@ -167,7 +167,7 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 	struct jd_conn *c = h->data;
 
 	(void)suggested;
-	*buf = uv_buf_init(c->rbuf, sizeof(c->rbuf));
+	*buf = uv_buf_init(c->d->srv.rbuf, sizeof(c->d->srv.rbuf));
 }
 
 /* drain_frames: hand every whole frame in the decoder to the session, until the
@@ -197,14 +197,13 @@ static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 	struct jd_conn *c = stream->data;
 	int rc;
 
-	(void)buf;
 	if (nread == 0)
 		return;
 	if (nread < 0) {
 		jd_conn_close(c, nread == UV_EOF ? "end of stream" : uv_strerror((int)nread));
 		return;
 	}
-	rc = jp_decoder_feed(&c->dec, c->rbuf, (size_t)nread);
+	rc = jp_decoder_feed(&c->dec, buf->base, (size_t)nread);
 	if (rc < 0) {
 		jd_session_fatal(c, rc, "cannot buffer input");
 		return;

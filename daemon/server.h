@@ -49,7 +49,6 @@ struct jd_conn {
 	int open_handles;	/* pipe + timer; freed when both close callbacks ran */
 
 	struct jp_decoder dec;	/* bytes in, frames out */
-	char rbuf[65536];	/* read buffer (libuv reads into it) */
 
 	json_t *blocked;	/* the submit request waiting for room (new ref), or NULL */
 
@@ -79,6 +78,10 @@ struct jd_server {
 	size_t n_uids, cap_uids;
 	uint64_t next_serial;
 	uint64_t accepted, refused, disconnected_limit;
+	/* Every read lands here: read_cb hands the bytes to that connection's decoder
+	 * (which copies them) before libuv reads again, so one buffer serves all
+	 * connections, and an idle connection costs no read buffer. */
+	char rbuf[65536];
 };
 
 /* jd_server_listen: resolve the path (config, else the standard resolution), replace a
