@@ -48,3 +48,10 @@ TESTS += $(POOL_TESTS)
 .PHONY: test-pool
 test-pool: $(POOL_TESTS)
 	@JSCHED_BUILD_DIR=$(B) sh mk/run-tests.sh $(POOL_TESTS)
+
+# ---- model checking (optional: needs the Debian package spin) ---------------------------
+# The park/notify handshake and the fiber suspend/wake protocol, each with a negative
+# control that must fail (daemon/pool/model/).
+.PHONY: pool-model
+pool-model:
+	$(Q)CC=$(CC) sh daemon/pool/model/check.sh $(B)/model
