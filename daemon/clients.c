@@ -77,6 +77,7 @@ void jd_clients_free(struct jd_daemon *d)
 		struct jd_client *c = d->clients.head;
 
 		d->clients.head = c->next;
+		free(c->lat);
 		free(c);
 	}
 	d->clients.count = 0;

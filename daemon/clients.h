@@ -33,7 +33,7 @@ struct jd_client {
 	uint64_t live;			/* waiting + queued (its limit's count) */
 	uint64_t by_state[JD_NSTATES];	/* as in struct jd_jobs */
 	uint64_t submitted, rejected;
-	struct jd_hist queue_wait, run, end_to_end;
+	struct jd_latency *lat;		/* allocated at its first finished job (23 KiB) */
 };
 
 struct jd_clients {

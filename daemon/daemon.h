@@ -56,8 +56,8 @@ struct jd_daemon {
 	struct jd_exec exec;	/* commands: slots, processes (exec.h) */
 	struct jd_security sec;	/* denial counters (security.h) */
 
-	/* global histograms (per client ones are in struct jd_client) */
-	struct jd_hist queue_wait, run, end_to_end;
+	/* latency histograms of every job (per client ones are in struct jd_client) */
+	struct jd_latency lat;
 
 	/* throughput: jobs finished per second, ring of the last 64 seconds */
 	uint64_t tp_sec[64];

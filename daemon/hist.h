@@ -22,6 +22,13 @@ struct jd_hist {
 	uint64_t bucket[JD_HIST_BUCKETS];
 };
 
+/* The three latencies the daemon keeps, in all and per client (ns). */
+struct jd_latency {
+	struct jd_hist queue_wait;	/* queued -> started */
+	struct jd_hist run;		/* started -> finished */
+	struct jd_hist end_to_end;	/* submitted -> finished */
+};
+
 /* jd_hist_record: count one value (ns). */
 void jd_hist_record(struct jd_hist *h, uint64_t v);
 

@@ -444,6 +444,10 @@ static void record_latency(struct jd_daemon *d, struct jd_job *j)
 {
 	struct jd_client *c = j->client;
 
+	/* A client's histograms cost 23 KiB: only clients that run jobs pay for them. */
+	if (!c->lat)
+		c->lat = calloc(1, sizeof(*c->lat));
+
 	if (j->started_ns) {
 		/* Run time as the worker measured it (the loop thread may learn of the end a
 		 * little later, with its batch); the other two end when the client can know. */
@@ -451,13 +455,16 @@ static void record_latency(struct jd_daemon *d, struct jd_job *j)
 		uint64_t qw = j->started_ns - (j->queued_ns ? j->queued_ns : j->submitted_ns);
 		uint64_t run = end > j->started_ns ? end - j->started_ns : 0;
 
-		jd_hist_record(&d->queue_wait, qw);
-		jd_hist_record(&c->queue_wait, qw);
-		jd_hist_record(&d->run, run);
-		jd_hist_record(&c->run, run);
+		jd_hist_record(&d->lat.queue_wait, qw);
+		jd_hist_record(&d->lat.run, run);
+		if (c->lat) {
+			jd_hist_record(&c->lat->queue_wait, qw);
+			jd_hist_record(&c->lat->run, run);
+		}
 	}
-	jd_hist_record(&d->end_to_end, j->finished_ns - j->submitted_ns);
-	jd_hist_record(&c->end_to_end, j->finished_ns - j->submitted_ns);
+	jd_hist_record(&d->lat.end_to_end, j->finished_ns - j->submitted_ns);
+	if (c->lat)
+		jd_hist_record(&c->lat->end_to_end, j->finished_ns - j->submitted_ns);
 	jd_throughput_tick(d, j->finished_ms);
 	d->tp_sec[(j->finished_ms / 1000) % 64]++;
 }

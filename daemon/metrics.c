@@ -44,11 +44,15 @@ static json_t *percentiles(const struct jd_hist *h)
 			 (json_int_t)(h->max / 1000), "count", (json_int_t)h->count);
 }
 
-static json_t *latencies(const struct jd_hist *qw, const struct jd_hist *run,
-			 const struct jd_hist *e2e)
+/* latencies: the three percentile sets; l NULL reads as empty. */
+static json_t *latencies(const struct jd_latency *l)
 {
-	return json_pack("{s:o, s:o, s:o}", "queue_wait", percentiles(qw), "run", percentiles(run),
-			 "end_to_end", percentiles(e2e));
+	static const struct jd_latency none;
+
+	if (!l)
+		l = &none;
+	return json_pack("{s:o, s:o, s:o}", "queue_wait", percentiles(&l->queue_wait), "run",
+			 percentiles(&l->run), "end_to_end", percentiles(&l->end_to_end));
 }
 
 /* counters: the state counts of a client or of everything. */
@@ -85,7 +89,7 @@ static json_t *client_doc(struct jd_daemon *d, struct jd_client *c, const struct
 	json_object_set_new(o, "service_cost", json_integer((json_int_t)cs.counters.service_cost));
 	json_object_set_new(o, "share", json_real(cs.realized_share));
 	json_object_set_new(o, "target_share", json_real(cs.configured_share));
-	json_object_set_new(o, "latency_us", latencies(&c->queue_wait, &c->run, &c->end_to_end));
+	json_object_set_new(o, "latency_us", latencies(c->lat));
 	return o;
 }
 
@@ -134,7 +138,7 @@ json_t *jd_metrics(struct jd_daemon *d)
 		"version", JSCHED_VERSION_LINE, "instance", d->instance, "uptime_ms",
 		(json_int_t)(jd_now_ns() - d->start_ns) / 1000000, "jobs", jobs, "throughput", "1s",
 		rate(d, 1), "10s", rate(d, 10), "60s", rate(d, 60), "latency_us",
-		latencies(&d->queue_wait, &d->run, &d->end_to_end), "clients", clients, "fairness",
+		latencies(&d->lat), "clients", clients, "fairness",
 		"policy", jd_fair_policy_name(st.policy), "metric",
 		st.metric == JD_FAIR_METRIC_TIME   ? "time"
 		: st.metric == JD_FAIR_METRIC_COST ? "cost"
