@@ -215,12 +215,12 @@ __attribute__((noinline)) static void restore_errno(struct jd_fiber *f)
 
 void jd_fiber_suspend(struct jd_fiber *f)
 {
-	struct jd_pool *p = f->worker->pool;
+	struct jd_worker *w = f->worker; /* counted where it suspended */
 	save_errno(f);
-	atomic_fetch_add_explicit(&p->fibers_suspended, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&w->fibers_suspended, 1, memory_order_relaxed);
 	jd_ctx_switch(&f->ctx, f->ret);
-	/* Resumed, perhaps on another thread. */
-	atomic_fetch_sub_explicit(&p->fibers_suspended, 1, memory_order_relaxed);
+	/* Resumed (on w, or anywhere for JD_TASK_MIGRATE). */
+	atomic_fetch_sub_explicit(&w->fibers_suspended, 1, memory_order_relaxed);
 	restore_errno(f);
 }
 

@@ -235,7 +235,8 @@ struct jd_worker {
 	atomic_uint_least64_t steals, parks, feeds, busy_ns;
 	atomic_uint_least64_t created;	/* tasks this worker created (quiescence) */
 	atomic_uint_least64_t completed; /* tasks finished or dropped here (release) */
-	atomic_uint fibers_in_use;	/* any worker (fetch_add/sub) */
+	atomic_uint fibers_in_use;	/* started here, not ended: any worker (fetch_add/sub) */
+	atomic_uint fibers_suspended;	/* suspended here now: any thread (fetch_add/sub) */
 };
 
 /* jd_self: the worker the calling thread is, or NULL.  Never inlined, so that no caller
@@ -304,8 +305,7 @@ struct jd_pool {
 	alignas(JD_CACHELINE) atomic_uint_least64_t ext_created; /* by non-workers */
 	atomic_uint rr;			/* round robin over inboxes for external submits */
 
-	alignas(JD_CACHELINE) atomic_uint fibers_suspended;
-	atomic_uint_least64_t fiber_exhausted;
+	alignas(JD_CACHELINE) atomic_uint_least64_t fiber_exhausted;
 	atomic_uint_least64_t dropped;
 
 	/* task.c */

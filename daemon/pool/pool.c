@@ -324,6 +324,8 @@ int jd_pool_stats(const struct jd_pool *cp, struct jd_pool_stats *out,
 			.busy_ns = atomic_load_explicit(&w->busy_ns, memory_order_relaxed),
 			.fibers_in_use =
 				atomic_load_explicit(&w->fibers_in_use, memory_order_relaxed),
+			.fibers_suspended =
+				atomic_load_explicit(&w->fibers_suspended, memory_order_relaxed),
 		};
 		out->tasks_run += s.tasks_run;
 		out->steals += s.steals;
@@ -331,6 +333,7 @@ int jd_pool_stats(const struct jd_pool *cp, struct jd_pool_stats *out,
 		out->feeds += s.feeds;
 		out->busy_ns += s.busy_ns;
 		out->fibers_in_use += s.fibers_in_use;
+		out->fibers_suspended += s.fibers_suspended;
 		if (per_worker && i < n)
 			per_worker[i] = s;
 	}
@@ -338,6 +341,5 @@ int jd_pool_stats(const struct jd_pool *cp, struct jd_pool_stats *out,
 	out->fiber_exhausted = atomic_load_explicit(&p->fiber_exhausted, memory_order_relaxed);
 	out->fibers = p->fclass[0].count;
 	out->large_fibers = p->fclass[1].count;
-	out->fibers_suspended = atomic_load_explicit(&p->fibers_suspended, memory_order_relaxed);
 	return (int)p->nworkers;
 }

@@ -336,6 +336,7 @@ struct jd_worker_stats {
 	uint64_t feeds;		/* tasks received from the feeder */
 	uint64_t busy_ns;	/* time spent outside the idle search/park */
 	uint32_t fibers_in_use; /* fibers this worker took that are running or suspended */
+	uint32_t fibers_suspended; /* fibers suspended in a wait, on this worker */
 };
 
 struct jd_pool_stats {

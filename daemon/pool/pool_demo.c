@@ -124,10 +124,11 @@ int main(void)
 	struct jd_pool_stats st;
 	struct jd_worker_stats ws[64];
 	int nw = jd_pool_stats(p, &st, ws, 64);
-	printf("\n%-8s %10s %8s %8s %12s\n", "worker", "tasks", "steals", "parks", "busy ms");
+	printf("\n%-8s %10s %8s %8s %12s %8s\n", "worker", "tasks", "steals", "parks", "busy ms",
+	       "fibers");
 	for (int i = 0; i < nw && i < 64; i++)
-		printf("%-8d %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %12.3f\n", i, ws[i].tasks_run,
-		       ws[i].steals, ws[i].parks, (double)ws[i].busy_ns / 1e6);
+		printf("%-8d %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %12.3f %8u\n", i, ws[i].tasks_run,
+		       ws[i].steals, ws[i].parks, (double)ws[i].busy_ns / 1e6, ws[i].fibers_in_use);
 	printf("fibers: %u standard, %u large; in use %u, suspended %u; exhausted %" PRIu64 "\n",
 	       st.fibers, st.large_fibers, st.fibers_in_use, st.fibers_suspended,
 	       st.fiber_exhausted);

@@ -260,6 +260,14 @@ static void test_external_wake(void **state)
 		jd_pool_submit(p, &(struct jd_task_spec){
 					  .fn = ext_waiter, .arg = &e, .flags = JD_TASK_FIBER, .wg = &wg});
 		wait_suspended(p, 1);
+		if (rep == 0) { /* counted on the worker it suspended on */
+			struct jd_pool_stats st;
+			struct jd_worker_stats ws[2];
+			assert_int_equal(jd_pool_stats(p, &st, ws, 2), 2);
+			int on = atomic_load(&e.worker_before);
+			assert_int_equal(ws[on].fibers_suspended, 1);
+			assert_int_equal(ws[1 - on].fibers_suspended, 0);
+		}
 		pthread_t th;
 		assert_int_equal(pthread_create(&th, NULL, setter, &e.ev), 0);
 		pthread_join(th, NULL);
