@@ -226,8 +226,10 @@ bool jd_event_is_set(const struct jd_event *ev);
 
 /* jd_event_wait: wait until `ev` is set.  In a fiber: suspends the fiber (the worker runs
  * other tasks).  On a worker thread outside a fiber: runs other tasks while waiting.
- * Elsewhere: spins briefly, then blocks.  Returns 0, or JSCHED_ECANCELLED in a fiber of a
- * pool being destroyed immediately.  Any thread. */
+ * Elsewhere: spins briefly, then blocks.  Returns 0, or JSCHED_ECANCELLED on a worker of a
+ * pool being destroyed immediately.  Beware: then the event was NOT set, and if another
+ * thread still holds its address (to set it later), the waiter must not free it (for
+ * example, leave the event where the setter can still reach it).  Any thread. */
 int jd_event_wait(struct jd_event *ev);
 
 /* jd_event_wait_for: as jd_event_wait with a timeout (nanoseconds, < 0: none) and an
