@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proto/jproto.h"
@@ -251,6 +252,14 @@ static void test_cancel_running_and_children(void **state)
 	started_pids(c, id, &sh, &child);
 	assert_string_equal(jdt_state(c, id), "running");
 	assert_int_equal(kill(child, 0), 0);
+	{
+		/* The capture so far, while it runs. */
+		bool complete = true;
+		char *s = output(c, id, "stdout", NULL, &complete);
+
+		assert_false(complete);
+		free(s);
+	}
 	r = jdt_ok(c, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)id);
 	json_decref(r);
 	expect_final(c, id, "cancelled", "cancel", NULL);
@@ -382,6 +391,27 @@ static void test_process_cap(void **state)
 	for (int i = 1; i < 5; i++)
 		expect_final(c, ids[i], "cancelled", "cancel", NULL);
 	assert_true(exec_metric(c, "peak_running") <= 2);
+	/* A parked job whose deadline passes before it gets a slot ends expired, unrun. */
+	{
+		uint64_t hog = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
+		uint64_t hog2 = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
+		uint64_t late = submit(c, "{\"kind\": \"exec\", \"argv\": [\"true\"], \"deadline_in_ms\": 300}");
+		uint64_t t0 = (uint64_t)time(NULL);
+		json_t *rec;
+
+		jdt_until_state(c, hog2, "running");
+		/* Wait until the deadline is surely past (a clock check, not a pass criterion). */
+		while ((uint64_t)time(NULL) < t0 + 2)
+			jdt_sleep_ms(50);
+		r = jdt_ok(c, "{\"op\": \"cancel\", \"jobs\": [%llu, %llu]}", (unsigned long long)hog,
+			   (unsigned long long)hog2);
+		json_decref(r);
+		expect_final(c, late, "expired", "deadline", &rec);
+		assert_null(json_object_get(rec, "started_ms"));
+		json_decref(rec);
+		expect_final(c, hog, "cancelled", "cancel", NULL);
+		expect_final(c, hog2, "cancelled", "cancel", NULL);
+	}
 	assert_int_equal(exec_metric(c, "running"), 0);
 	assert_int_equal(exec_metric(c, "slots_used"), 0);
 	jsched_close(c);
