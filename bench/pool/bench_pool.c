@@ -179,23 +179,27 @@ static void check_ran(long want)
 	}
 }
 
-/* Row round_trip: submit one empty task, wait for it on its wait group (us). */
+/* Row round_trip: submit one empty task, wait for it on its wait group; the median
+ * chunk's mean (us). */
 static double run_round_trip(struct ctx *c)
 {
-	int reps = scaled(ROUND_TRIP_REPS, c->quick);
+	int chunks = scaled(ROUND_TRIP_REPS, c->quick) / ROUND_TRIP_CHUNK;
+	double v[ROUND_TRIP_REPS / ROUND_TRIP_CHUNK];
 	struct jd_wg wg = JD_WG_INIT;
 	struct jd_task_spec t = {.fn = count_task, .wg = &wg};
-	uint64_t t0 = rows_now_ns();
-	for (int i = 0; i < reps; i++) {
-		jd_wg_add(&wg, 1);
-		int err = jd_pool_submit(c->pool, &t);
-		if (err)
-			die("jd_pool_submit", err);
-		jd_wg_wait(&wg);
-		check_ran(1);
+	for (int k = 0; k < chunks; k++) {
+		uint64_t t0 = rows_now_ns();
+		for (int i = 0; i < ROUND_TRIP_CHUNK; i++) {
+			jd_wg_add(&wg, 1);
+			int err = jd_pool_submit(c->pool, &t);
+			if (err)
+				die("jd_pool_submit", err);
+			jd_wg_wait(&wg);
+			check_ran(1);
+		}
+		v[k] = (double)(rows_now_ns() - t0) / ROUND_TRIP_CHUNK / 1e3;
 	}
-	double us = (double)(rows_now_ns() - t0) / reps / 1e3;
-	return us;
+	return bench_median(v, (size_t)chunks);
 }
 
 /* Row tasks: TASKS_N submits, then one wait (ns per task). */
@@ -368,35 +372,42 @@ static double run_blocking(struct ctx *c)
 	return (double)(rows_now_ns() - t0) / 1e6;
 }
 
-/* Row dag: build A -> {B, C, D} -> E -> F, run it, wait, destroy (us). */
+/* One DAG A -> {B, C, D} -> E -> F: build, run, wait, destroy. */
+static void dag_once(struct ctx *c)
+{
+	static const int edges[][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 4}, {2, 4}, {3, 4}, {4, 5}};
+	struct jd_task_spec t = {.fn = count_task};
+	struct jd_dag *d;
+	int err = jd_dag_create(&d, c->pool);
+	if (err)
+		die("jd_dag_create", err);
+	int n[6];
+	for (int i = 0; i < 6; i++)
+		if ((n[i] = jd_dag_add(d, &t, JD_GATE_AND)) < 0)
+			die("jd_dag_add", n[i]);
+	for (size_t e = 0; e < sizeof edges / sizeof edges[0]; e++)
+		if ((err = jd_dag_edge(d, n[edges[e][0]], n[edges[e][1]])) != 0)
+			die("jd_dag_edge", err);
+	if ((err = jd_dag_run(d)) != 0)
+		die("jd_dag_run", err);
+	if ((err = jd_dag_wait(d)) != 0)
+		die("jd_dag_wait", err);
+	jd_dag_destroy(d);
+	check_ran(6);
+}
+
+/* Row dag: DAG_REPS graphs; the median chunk's mean (us). */
 static double run_dag(struct ctx *c)
 {
-	int reps = scaled(DAG_REPS, c->quick);
-	struct jd_task_spec t = {.fn = count_task};
-	uint64_t t0 = rows_now_ns();
-	for (int r = 0; r < reps; r++) {
-		struct jd_dag *d;
-		int err = jd_dag_create(&d, c->pool);
-		if (err)
-			die("jd_dag_create", err);
-		int n[6];
-		for (int i = 0; i < 6; i++)
-			if ((n[i] = jd_dag_add(d, &t, JD_GATE_AND)) < 0)
-				die("jd_dag_add", n[i]);
-		static const int edges[][2] = {{0, 1}, {0, 2}, {0, 3}, {1, 4},
-					       {2, 4}, {3, 4}, {4, 5}};
-		for (size_t e = 0; e < sizeof edges / sizeof edges[0]; e++)
-			if ((err = jd_dag_edge(d, n[edges[e][0]], n[edges[e][1]])) != 0)
-				die("jd_dag_edge", err);
-		if ((err = jd_dag_run(d)) != 0)
-			die("jd_dag_run", err);
-		if ((err = jd_dag_wait(d)) != 0)
-			die("jd_dag_wait", err);
-		jd_dag_destroy(d);
-		check_ran(6);
+	int chunks = scaled(DAG_REPS, c->quick) / DAG_CHUNK;
+	double v[DAG_REPS / DAG_CHUNK];
+	for (int k = 0; k < chunks; k++) {
+		uint64_t t0 = rows_now_ns();
+		for (int r = 0; r < DAG_CHUNK; r++)
+			dag_once(c);
+		v[k] = (double)(rows_now_ns() - t0) / DAG_CHUNK / 1e3;
 	}
-	double us = (double)(rows_now_ns() - t0) / reps / 1e3;
-	return us;
+	return bench_median(v, (size_t)chunks);
 }
 
 /* ---- main -------------------------------------------------------------------------- */

@@ -8,14 +8,18 @@
 // How each row maps onto oneTBB (all in one tbb::task_arena of --threads slots, the same
 // number of threads as jschedd's pool):
 //   round_trip    task_arena::enqueue() from the main thread, which is outside the arena;
-//                 the task sets a flag the main thread waits on (spin, then futex: the
-//                 best an outside thread can do)
+//                 the task sets a flag the main thread spins on.  Spinning without limit
+//                 is oneTBB's best case: the worker, having just finished, is still in its
+//                 short search for work when the next task comes.  With a bounded spin
+//                 (20 us, then a futex, as jschedd's outside waiter does) the two settle
+//                 into waking each other every time: 20-40 us per round trip here.
 //   tasks         task_group::run() per task, then task_group::wait()
 //   tasks_batch   oneTBB has no batch submission: the same code as `tasks`
 //   fork_join     recursive task_group (run the left half, recurse on the right, wait)
 //   parallel_for  tbb::parallel_for over blocked_range, default (auto) partitioner
-//   blocking      task_group::run() per task; a waiting task blocks its thread in a futex
-//                 until the releaser fires (oneTBB cannot suspend a task: that is the point)
+//   blocking      task_group::run() per task; a waiting task holds its thread until the
+//                 releaser fires (spin 20 us, then a futex): oneTBB cannot suspend a task,
+//                 that is the point of the row
 //   dag           tbb::flow::graph of continue_node<continue_msg>, built every run
 // Rows 2-6 run inside task_arena::execute(), so the main thread is one of the arena's
 // threads, as it is in any oneTBB program; the time of a run is taken inside execute().
@@ -55,23 +59,20 @@ struct Options {
 	int threads = 0;
 };
 
-// A one-shot flag an outside thread can wait on: spin a little, then sleep in a futex.
-// The spin lasts 20 us, as long as jschedd's pool spins by default before it blocks a
-// thread that waits from outside (jd_pool_config.wait_spin_ns).
+// A one-shot flag a thread can wait on: spin for up to spin_ns, then sleep in a futex.
 class Flag {
 public:
-	static constexpr uint64_t kSpinNs = 20000;
 	void set()
 	{
 		v_.store(1, std::memory_order_seq_cst);
 		if (waiters_.load(std::memory_order_seq_cst))
 			futex(FUTEX_WAKE_PRIVATE, INT32_MAX);
 	}
-	void wait()
+	void wait(uint64_t spin_ns)
 	{
-		uint64_t until = rows_now_ns() + kSpinNs;
+		uint64_t until = rows_now_ns() + spin_ns;
 		for (unsigned i = 1; !v_.load(std::memory_order_acquire); i++) {
-			if (i % 64 == 0 && rows_now_ns() > until)
+			if (i % 64 == 0 && spin_ns != kSpinForever && rows_now_ns() > until)
 				goto block;
 			rows_cpu_relax();
 		}
@@ -83,6 +84,11 @@ public:
 		waiters_.fetch_sub(1, std::memory_order_seq_cst);
 	}
 	void reset() { v_.store(0, std::memory_order_relaxed); }
+
+	static constexpr uint64_t kSpinForever = UINT64_MAX;
+	// 20 us: as long as jschedd's pool spins before it blocks a waiting thread
+	// (jd_pool_config.wait_spin_ns).
+	static constexpr uint64_t kSpinDefault = 20000;
 
 private:
 	void futex(int op, int val)
@@ -126,16 +132,20 @@ template <class F> double measure(const Options &opt, F run)
 
 double round_trip(tbb::task_arena &arena, const Options &opt)
 {
-	int reps = scaled(ROUND_TRIP_REPS, opt);
+	int chunks = scaled(ROUND_TRIP_REPS, opt) / ROUND_TRIP_CHUNK;
 	return measure(opt, [&] {
 		Flag &flag = round_trip_flag;
-		uint64_t t0 = rows_now_ns();
-		for (int i = 0; i < reps; i++) {
-			flag.reset();
-			arena.enqueue([&flag] { flag.set(); });
-			flag.wait();
+		std::vector<double> v;
+		for (int k = 0; k < chunks; k++) {
+			uint64_t t0 = rows_now_ns();
+			for (int i = 0; i < ROUND_TRIP_CHUNK; i++) {
+				flag.reset();
+				arena.enqueue([&flag] { flag.set(); });
+				flag.wait(Flag::kSpinForever);
+			}
+			v.push_back((double)(rows_now_ns() - t0) / ROUND_TRIP_CHUNK / 1e3);
 		}
-		return (double)(rows_now_ns() - t0) / reps / 1e3;
+		return median(v);
 	});
 }
 
@@ -244,7 +254,7 @@ double blocking(tbb::task_arena &arena, struct releaser *rel, int wait_us, const
 							uint64_t when = rows_now_ns() + (uint64_t)wait_us * 1000;
 							if (releaser_after(rel, when, fire_flag, f) != 0)
 								std::abort();
-							f->wait();
+							f->wait(Flag::kSpinDefault);
 						});
 					} else {
 						tg.run([] { busy_work(BLOCK_WORK_NS); });
@@ -258,37 +268,44 @@ double blocking(tbb::task_arena &arena, struct releaser *rel, int wait_us, const
 	});
 }
 
-double dag(tbb::task_arena &arena, const Options &opt)
+// One DAG, built, run and waited; `ran` counts the nodes.
+void dag_once(std::atomic<int> &ran)
 {
 	namespace flow = tbb::flow;
-	int reps = scaled(DAG_REPS, opt);
+	flow::graph g;
+	auto body = [&ran](const flow::continue_msg &) {
+		ran.fetch_add(1, std::memory_order_relaxed);
+	};
+	flow::continue_node<flow::continue_msg> a(g, body), b(g, body), c(g, body), d(g, body),
+		e(g, body), f(g, body);
+	flow::make_edge(a, b);
+	flow::make_edge(a, c);
+	flow::make_edge(a, d);
+	flow::make_edge(b, e);
+	flow::make_edge(c, e);
+	flow::make_edge(d, e);
+	flow::make_edge(e, f);
+	a.try_put(flow::continue_msg());
+	g.wait_for_all();
+}
+
+double dag(tbb::task_arena &arena, const Options &opt)
+{
+	int chunks = scaled(DAG_REPS, opt) / DAG_CHUNK;
 	return measure(opt, [&] {
 		std::atomic<int> ran{0};
-		uint64_t dt = 0;
+		std::vector<double> v;
 		arena.execute([&] {
-			uint64_t t0 = rows_now_ns();
-			for (int r = 0; r < reps; r++) {
-				flow::graph g;
-				auto body = [&ran](const flow::continue_msg &) {
-					ran.fetch_add(1, std::memory_order_relaxed);
-				};
-				flow::continue_node<flow::continue_msg> a(g, body), b(g, body), c(g, body),
-					d(g, body), e(g, body), f(g, body);
-				flow::make_edge(a, b);
-				flow::make_edge(a, c);
-				flow::make_edge(a, d);
-				flow::make_edge(b, e);
-				flow::make_edge(c, e);
-				flow::make_edge(d, e);
-				flow::make_edge(e, f);
-				a.try_put(flow::continue_msg());
-				g.wait_for_all();
+			for (int k = 0; k < chunks; k++) {
+				uint64_t t0 = rows_now_ns();
+				for (int r = 0; r < DAG_CHUNK; r++)
+					dag_once(ran);
+				v.push_back((double)(rows_now_ns() - t0) / DAG_CHUNK / 1e3);
 			}
-			dt = rows_now_ns() - t0;
 		});
-		if (ran.load() != 6 * reps)
+		if (ran.load() != 6 * DAG_CHUNK * chunks)
 			std::abort();
-		return (double)dt / reps / 1e3;
+		return median(v);
 	});
 }
 
