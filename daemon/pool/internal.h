@@ -68,7 +68,8 @@ void jd_task_unalloc(struct jd_pool *p, struct jd_worker *w, struct jd_task *t);
 /* jd_task_check: whether a spec is valid (0 or JSCHED_EINVAL). */
 int jd_task_check(const struct jd_task_spec *s);
 
-/* jd_tasks_init / jd_tasks_fini: the pool's slab list and shared free list. */
+/* jd_tasks_init / jd_tasks_fini: the pool's slab list and shared free list (fini frees
+ * every record).  The creating / destroying thread. */
 int jd_tasks_init(struct jd_pool *p);
 void jd_tasks_fini(struct jd_pool *p);
 
@@ -110,6 +111,9 @@ struct jd_fiber_class {
 	struct jd_fiber *fibers;	/* count fibers */
 };
 
+/* jd_fibers_init: map the arena (guard pages included) and fill both classes' free lists
+ * as cfg says; 0, JSCHED_EINVAL (sizes) or JSCHED_ENOMEM.  jd_fibers_fini: unmap it.
+ * The creating / destroying thread, while no worker runs. */
 int jd_fibers_init(struct jd_pool *p, const struct jd_pool_config *cfg);
 void jd_fibers_fini(struct jd_pool *p);
 
@@ -133,9 +137,11 @@ void jd_fiber_suspend(struct jd_fiber *f);
  * suspend, by whoever claimed its wait.  Any thread. */
 void jd_fiber_wake(struct jd_fiber *f);
 
-/* jd_overflow_install: the process-wide SIGSEGV handler that reports fiber stack
- * overflows; jd_overflow_register/unregister: a pool's arena.  jd_altstack_*: per-thread
- * signal stack of a worker. */
+/* jd_overflow_register: install the process-wide SIGSEGV handler that reports fiber stack
+ * overflows (again, if someone replaced it) and list p's arena; unregister: unlist it.
+ * The creating / destroying thread.  jd_altstack_init / fini: the calling worker's
+ * alternate signal stack (the handler must not run on the overflowed stack); 0,
+ * JSCHED_ENOMEM or JSCHED_EINTERNAL.  The worker's own thread. */
 void jd_overflow_register(struct jd_pool *p);
 void jd_overflow_unregister(struct jd_pool *p);
 int jd_altstack_init(void **mem);
@@ -188,8 +194,14 @@ struct jd_timer {
 	pthread_t thread;
 };
 
+/* jd_timer_init: start the timer thread (0, JSCHED_ENOMEM or JSCHED_EINTERNAL);
+ * jd_timer_fini: stop and join it.  The creating / destroying thread. */
 int jd_timer_init(struct jd_pool *p);
 void jd_timer_fini(struct jd_pool *p);
+
+/* jd_timer_add: end fiber wait w with JSCHED_ETIMEOUT at w->deadline unless claimed first;
+ * 0 or JSCHED_ENOMEM (cannot happen: one entry per fiber).  jd_timer_remove: forget it if
+ * still there; after it returns the timer no longer touches w.  The waiting fiber. */
 int jd_timer_add(struct jd_pool *p, struct jd_wait *w);
 void jd_timer_remove(struct jd_pool *p, struct jd_wait *w);
 
