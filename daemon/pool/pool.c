@@ -15,6 +15,7 @@
  * tasks can finish.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,8 +88,10 @@ int jd_pool_create(struct jd_pool **out, const struct jd_pool_config *cfg_in)
 	else
 		jd_pool_config_init(&cfg);
 	unsigned n = cfg.workers;
-	if (!n) {
-		long c = sysconf(_SC_NPROCESSORS_ONLN);
+	if (!n) { /* the CPUs this process may use (a cpuset may allow fewer than online) */
+		cpu_set_t set;
+		long c = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
+								      : sysconf(_SC_NPROCESSORS_ONLN);
 		n = c > 0 ? (unsigned)c : 1;
 	}
 	if (n > 1024 || (cfg.idle != JD_IDLE_SLEEP && cfg.idle != JD_IDLE_SPIN))

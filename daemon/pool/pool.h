@@ -87,7 +87,7 @@ enum jd_shutdown {
 typedef size_t (*jd_feeder_fn)(void *ctx, struct jd_task_spec *out, size_t max);
 
 struct jd_pool_config {
-	unsigned workers;		/* worker threads; 0: online CPUs */
+	unsigned workers;		/* worker threads; 0: the CPUs this process may use */
 	enum jd_idle idle;		/* initial idle policy */
 	bool pin;			/* pin worker i to the i-th allowed CPU */
 	unsigned fibers;		/* standard fibers; 0: 64 per worker */
