@@ -48,6 +48,7 @@ void jd_pool_config_init(struct jd_pool_config *cfg)
 
 static void pool_free(struct jd_pool *p)
 {
+	jd_timer_fini(p); /* first: its claims reach fibers and workers */
 	if (p->workers) {
 		for (unsigned i = 0; i < p->nworkers; i++) {
 			jd_deque_fini(&p->workers[i].deque);
@@ -55,7 +56,6 @@ static void pool_free(struct jd_pool *p)
 		}
 		free(p->workers);
 	}
-	jd_timer_fini(p);
 	jd_overflow_unregister(p);
 	jd_fibers_fini(p);
 	jd_tasks_fini(p);
