@@ -42,7 +42,7 @@ struct baseline {
 	struct {
 		char key[32];
 		double value;
-	} rows[16];
+	} rows[32];		/* the rows, and the releaser's lateness (late_*) */
 };
 
 static int scaled(int n, bool quick)
@@ -152,6 +152,7 @@ struct ctx {
 	struct releaser *rel;
 	bool quick;
 	int wait_us;			/* the blocking row's wait */
+	double late_mean_us, late_max_us; /* the releaser's lateness in the last row */
 	const uint32_t *fj_data;	/* fork-join input */
 	double *pfor_out;		/* parallel-for output */
 };
@@ -459,9 +460,17 @@ static bool policy_selected(const char *name)
 	return !only || !*only || strcmp(only, name) == 0;
 }
 
+/* The releaser's lateness per row (blocking rows only): the mean over rounds of each
+ * round's mean, and the largest; one set per policy, filled by pool_round. */
+struct lateness {
+	double mean_us, max_us;
+};
+static size_t lateness_rounds = 1;
+
 /* One round: a fresh pool with idle policy `idle`; every row once untimed, once timed
- * into v[row] (NAN for a row not selected). */
-static void pool_round(struct ctx *c, enum jd_idle idle, unsigned threads, double *v)
+ * into v[row] (NAN for a row not selected); the releaser's lateness added to lateness[]. */
+static void pool_round(struct ctx *c, enum jd_idle idle, unsigned threads, double *v,
+		       struct lateness *lateness)
 {
 	struct jd_pool_config cfg;
 	jd_pool_config_init(&cfg);
@@ -477,8 +486,14 @@ static void pool_round(struct ctx *c, enum jd_idle idle, unsigned threads, doubl
 		if (!row_selected(rows[i].key))
 			continue;
 		c->wait_us = rows[i].wait_us;
+		uint64_t fired, mean, max;
+		releaser_lateness(c->rel, &fired, &mean, &max);
 		rows[i].run(c);
 		v[i] = rows[i].run(c);
+		releaser_lateness(c->rel, &fired, &mean, &max);
+		lateness[i].mean_us += (double)mean / 1e3 / (double)lateness_rounds;
+		if ((double)max / 1e3 > lateness[i].max_us)
+			lateness[i].max_us = (double)max / 1e3;
 	}
 	releaser_stop(c->rel);
 	jd_pool_destroy(c->pool, JD_SHUTDOWN_GRACEFUL);
@@ -524,6 +539,10 @@ int main(int argc, char **argv)
 	if (profiling)
 		bench_note(r, "BENCH_POOL_ONLY/BENCH_POOL_POLICY set: selected rows, no oneTBB");
 	char tbb_name[64] = "";
+	struct lateness late[NPOLICIES][NROWS + 1], tbb_late[NROWS + 1];
+	memset(late, 0, sizeof late);
+	memset(tbb_late, 0, sizeof tbb_late);
+	lateness_rounds = runs;
 	for (size_t k = 0; k < runs; k++) {
 		struct baseline tbb = {.name = ""};
 		if (!profiling)
@@ -532,14 +551,22 @@ int main(int argc, char **argv)
 			snprintf(tbb_name, sizeof tbb_name, "%s", tbb.name);
 		else if (!tbb.name[0] && !profiling)
 			bench_note(r, "round %zu: no oneTBB figures: %s", k + 1, tbb.why);
-		for (size_t i = 0; i < NROWS; i++)
+		for (size_t i = 0; i < NROWS; i++) {
 			tbb_v[k * NROWS + i] = tbb.name[0] ? tbb_value(&tbb, rows[i].key) : NAN;
+			if (!rows[i].wait_us || !tbb.name[0])
+				continue;
+			char key[64];
+			snprintf(key, sizeof key, "late_mean_%s", rows[i].key);
+			tbb_late[i].mean_us += tbb_value(&tbb, key) / (double)runs;
+			snprintf(key, sizeof key, "late_max_%s", rows[i].key);
+			tbb_late[i].max_us = fmax(tbb_late[i].max_us, tbb_value(&tbb, key));
+		}
 
 		struct ctx c = {.quick = quick, .fj_data = fj_data, .pfor_out = pfor_out};
 		for (size_t p = 0; p < NPOLICIES; p++) {
 			double *v = &pool_v[(k * NPOLICIES + p) * NROWS];
 			if (policy_selected(policies[p].name))
-				pool_round(&c, policies[p].idle, threads, v);
+				pool_round(&c, policies[p].idle, threads, v, late[p]);
 			else
 				for (size_t i = 0; i < NROWS; i++)
 					v[i] = NAN;
@@ -558,6 +585,15 @@ int main(int argc, char **argv)
 			bench_row(r, rows[i].name, rows[i].unit, policies[p].name, bench_median(col, runs),
 				  tbb_name[0] ? tbb_name : NULL, base);
 		}
+	}
+	for (size_t i = 0; i < NROWS; i++) {
+		if (!rows[i].wait_us || !row_selected(rows[i].key))
+			continue;
+		bench_note(r,
+			   "releaser lateness in %s, mean/max us: spin %.1f/%.0f, sleep %.1f/%.0f, "
+			   "oneTBB %.1f/%.0f",
+			   rows[i].key, late[0][i].mean_us, late[0][i].max_us, late[1][i].mean_us,
+			   late[1][i].max_us, tbb_late[i].mean_us, tbb_late[i].max_us);
 	}
 	bench_note(r, "each run is one round: oneTBB (own process), then a fresh pool per policy; "
 		      "every row warmed up once per round");

@@ -21,6 +21,7 @@ struct releaser {
 	struct timer *heap;	/* min-heap on deadline_ns; under lock */
 	size_t n, cap;		/* under lock */
 	bool stop;		/* under lock */
+	uint64_t fired, late_sum_ns, late_max_ns; /* lateness so far; under lock */
 };
 
 static uint64_t now_ns(void)
@@ -80,6 +81,13 @@ static void *releaser_main(void *arg)
 		uint64_t now = now_ns();
 		if (r->stop || r->heap[0].deadline_ns <= now) {
 			struct timer t = heap_pop(r);
+			if (!r->stop) {
+				uint64_t late = now - t.deadline_ns;
+				r->fired++;
+				r->late_sum_ns += late;
+				if (late > r->late_max_ns)
+					r->late_max_ns = late;
+			}
 			pthread_mutex_unlock(&r->lock);
 			t.fire(t.arg);
 			pthread_mutex_lock(&r->lock);
@@ -144,6 +152,17 @@ int releaser_after(struct releaser *r, uint64_t deadline_ns, void (*fire)(void *
 	if (earliest)
 		pthread_cond_signal(&r->cond);
 	return 0;
+}
+
+void releaser_lateness(struct releaser *r, uint64_t *count, uint64_t *mean_ns,
+		       uint64_t *max_ns)
+{
+	pthread_mutex_lock(&r->lock);
+	*count = r->fired;
+	*mean_ns = r->fired ? r->late_sum_ns / r->fired : 0;
+	*max_ns = r->late_max_ns;
+	r->fired = r->late_sum_ns = r->late_max_ns = 0;
+	pthread_mutex_unlock(&r->lock);
 }
 
 void releaser_stop(struct releaser *r)

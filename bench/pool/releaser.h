@@ -29,6 +29,13 @@ struct releaser *releaser_start(void);
 int releaser_after(struct releaser *r, uint64_t deadline_ns, void (*fire)(void *arg),
 		   void *arg);
 
+/* releaser_lateness: how late the releaser fired since the last call (or the start):
+ * the number of timers fired, their mean and their largest lateness (fire time minus
+ * deadline) in nanoseconds; then starts counting afresh.  A late releaser makes every
+ * waiting task wait longer than the row says, so the benchmark reports this beside it. */
+void releaser_lateness(struct releaser *r, uint64_t *count, uint64_t *mean_ns,
+		       uint64_t *max_ns);
+
 /* releaser_stop: fire everything still pending (at once), stop the thread, free. */
 void releaser_stop(struct releaser *r);
 

@@ -379,9 +379,14 @@ int main(int argc, char **argv)
 	out("fork_join", fork_join(arena, opt), "ms");
 	out("parallel_for", parallel_for(arena, opt), "ms");
 	const int waits[BLOCK_NWAITS] = BLOCK_WAITS_US;
+	uint64_t fired, mean, max; // the releaser's lateness over each blocking row
 	for (int w : waits) {
 		std::string key = "blocking_" + std::to_string(w);
+		releaser_lateness(rel, &fired, &mean, &max);
 		out(key.c_str(), blocking(arena, rel, w, opt), "ms");
+		releaser_lateness(rel, &fired, &mean, &max);
+		out(("late_mean_" + key).c_str(), (double)mean / 1e3, "us");
+		out(("late_max_" + key).c_str(), (double)max / 1e3, "us");
 	}
 	out("dag", dag(arena, opt), "us");
 
