@@ -173,7 +173,7 @@ static void after_removal(struct jd_fair *f, struct jd_fair_client *c, uint64_t 
 {
 	if (c->queued == 0) {
 		jd_fp_leave(f, c);
-		c->idle_since = now;
+		jd_fw_idle(f, c, now);
 	}
 	if (c->blocked != 0)
 		check_unblock(f, c, d);
@@ -495,7 +495,7 @@ int jd_fair_admit(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_jo
 	c->ctr.submitted++;
 	jd_fp_note_cost(f, jd_fair_job_cost(job));
 	if (!was_backlogged) {
-		c->ever_backlogged = true;
+		jd_fw_busy(c, now_ns(f));
 		jd_fp_enter(f, c);
 	}
 	if (c->cfg.overflow == JD_FAIR_BLOCK) {
@@ -548,7 +548,7 @@ static size_t take_locked(struct jd_fair *f, struct jd_fair_job **out, size_t ma
 		c->ctr.service_jobs++;
 		c->ctr.service_cost += cost;
 		if (c->queued == 0)
-			c->idle_since = now;
+			jd_fw_idle(f, c, now);
 		if (c->blocked != 0)
 			check_unblock(f, c, d);
 		out[n++] = job;
@@ -734,14 +734,10 @@ size_t jd_fair_unblocked(struct jd_fair *f, struct jd_fair_client **out, size_t 
 
 void jd_fair_stats(struct jd_fair *f, enum jd_fair_metric metric, struct jd_fair_stats *out)
 {
-	double sum = 0, sumsq = 0;
-
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&f->lock);
-	uint64_t now = now_ns(f);
-	enum jd_fair_metric m = jd_fw_metric(f, metric);
 	out->policy = f->policy;
-	out->metric = m;
+	out->metric = jd_fw_metric(f, metric);
 	out->queued = rd(&f->queued);
 	out->inflight = rd(&f->inflight);
 	out->clients = (uint32_t)f->nclients;
@@ -751,28 +747,24 @@ void jd_fair_stats(struct jd_fair *f, enum jd_fair_metric metric, struct jd_fair
 		counters_add(&out->total, &c->ctr);
 		if (c->queued > 0)
 			out->backlogged++;
-		if (!jd_fw_in_window(f, c, now))
-			continue;
-		double s = jd_fw_service(f, c, now, m);
-		double x = s / (double)c->cfg.weight;
-		out->window_clients++;
-		out->window_service += s;
-		out->window_weight += c->cfg.weight;
-		sum += x;
-		sumsq += x * x;
 	}
+	jd_fw_figures(f, now_ns(f), out);
 	pthread_mutex_unlock(&f->lock);
-	out->jain = 1;
-	if (out->window_clients >= 2 && sumsq > 0)
-		out->jain = sum * sum / ((double)out->window_clients * sumsq);
 }
 
 void jd_fair_client_stats(struct jd_fair *f, struct jd_fair_client *c,
 			  const struct jd_fair_stats *totals, struct jd_fair_client_stats *out)
 {
+	struct jd_fair_stats none;
+
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&f->lock);
-	uint64_t now = now_ns(f);
+	if (totals == NULL) {	/* no totals: the window's own figures, shares 0 */
+		memset(&none, 0, sizeof(none));
+		none.metric = jd_fw_metric(f, JD_FAIR_METRIC_POLICY);
+		none.slice_last = jd_fw_epoch(f, now_ns(f));
+		totals = &none;
+	}
 	out->name = c->name;
 	out->config = c->cfg;
 	out->queued = c->queued;
@@ -780,18 +772,9 @@ void jd_fair_client_stats(struct jd_fair *f, struct jd_fair_client *c,
 	for (int p = 0; p < JD_FAIR_NPRIO; p++)
 		out->queued_prio[p] = c->pq[p].n;
 	out->blocked = c->blocked != 0;
-	out->in_window = jd_fw_in_window(f, c, now);
 	out->counters = c->ctr;
-	if (out->in_window)
-		out->window_service = jd_fw_service(f, c, now, totals != NULL ? totals->metric :
-						    jd_fw_metric(f, JD_FAIR_METRIC_POLICY));
+	jd_fw_client_figures(f, c, totals, out);
 	pthread_mutex_unlock(&f->lock);
-	if (totals != NULL && out->in_window) {
-		if (totals->window_service > 0)
-			out->realized_share = out->window_service / totals->window_service;
-		if (totals->window_weight > 0)
-			out->configured_share = (double)out->config.weight / totals->window_weight;
-	}
 }
 
 void jd_fair_foreach_client(struct jd_fair *f, void (*fn)(struct jd_fair_client *c, void *arg),

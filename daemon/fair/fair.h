@@ -161,14 +161,16 @@ struct jd_fair_config {
 	uint64_t fair_estimate_ns;	/* `fair`: the run-time estimate of a client with no
 					 * completed job yet; default 1 ms */
 	uint64_t window_ns;		/* the fairness figures' sliding window; default
-					 * 10 s (kept in 8 buckets, so it slides by 1/8);
-					 * a job's service counts when it completes */
+					 * 10 s (kept in JD_FAIR_WINDOW_SLICES slices, so it
+					 * slides by 1/8); a job's service counts when it
+					 * completes */
 	bool scan_select;		/* choose the next client by a linear scan over all
 					 * clients (the seed's shape), O(clients): only for
 					 * the benchmark's baseline */
 
 	/* The clock, in ns, monotonic; NULL = CLOCK_MONOTONIC.  Called at most once per
-	 * jd_fair_* call (never by jd_fair_admit), with the lock held, from any thread. */
+	 * jd_fair_* call (by jd_fair_admit only when a client's queue goes from empty to
+	 * non-empty), with the lock held, from any thread. */
 	uint64_t (*clock)(void *clock_ctx);
 	void *clock_ctx;
 
@@ -210,20 +212,33 @@ struct jd_fair_counters {
 	uint64_t service_ns;	/* sum of the measured run times of completed jobs */
 };
 
-/* Instance-wide figures: jd_fair_stats. */
+/* The sliding window's slices (window_ns / JD_FAIR_WINDOW_SLICES each). */
+#define JD_FAIR_WINDOW_SLICES 8
+
+/* Instance-wide figures: jd_fair_stats.  The fairness figures are judged slice by slice
+ * of the window, among the clients backlogged (queue non-empty at some time) in each
+ * slice, so that a client alone on the machine for a while does not count as unfairness
+ * once others arrive. */
 struct jd_fair_stats {
 	enum jd_fair_policy policy;
 	enum jd_fair_metric metric;	/* the unit the figures below use (never POLICY) */
 	uint64_t queued, inflight;
 	uint32_t clients;		/* registered clients */
 	uint32_t backlogged;		/* clients with queued jobs now */
-	uint32_t window_clients;	/* clients backlogged at some time in the window */
-	double jain;			/* Jain's index of (window service / weight) over the
-					 * window clients; 1 = perfectly fair; 1 when fewer
-					 * than two of them */
-	double window_service;		/* total service of the window clients in the window */
+	uint32_t window_clients;	/* clients backlogged in at least one slice */
+	double jain;			/* Jain's index of (service / weight) over the
+					 * clients backlogged in each slice, averaged over
+					 * the slices weighted by their service; 1 =
+					 * perfectly fair (and 1 when there is no service) */
+	double window_service;		/* total service of backlogged clients, all slices */
 	double window_weight;		/* total weight of the window clients */
 	struct jd_fair_counters total;	/* summed over all clients, removed ones included */
+	/* Per slice, oldest first (the last is the current, partial one), for
+	 * jd_fair_client_stats: the service and the weight of the clients backlogged in
+	 * it.  slice_last identifies the window. */
+	uint64_t slice_last;
+	double slice_service[JD_FAIR_WINDOW_SLICES];
+	double slice_weight[JD_FAIR_WINDOW_SLICES];
 };
 
 /* One client's figures: jd_fair_client_stats. */
@@ -233,11 +248,14 @@ struct jd_fair_client_stats {
 	uint64_t queued, inflight;
 	uint64_t queued_prio[JD_FAIR_NPRIO];
 	bool blocked;
-	bool in_window;			/* backlogged at some time in the window */
-	double window_service;		/* its service in the window, in the stats' metric */
-	double realized_share;		/* window_service / stats.window_service (0 if not
-					 * in the window or no service at all) */
-	double configured_share;	/* weight / stats.window_weight (0 if not in window) */
+	bool in_window;			/* backlogged in at least one slice of the window */
+	double window_service;		/* its service in the slices where it was
+					 * backlogged, in the stats' metric */
+	double realized_share;		/* that, over all backlogged clients' service in
+					 * the same slices (0 if none) */
+	double configured_share;	/* its weight over the backlogged clients' total
+					 * weight, averaged over the same slices (weighted
+					 * by their service) */
 	struct jd_fair_counters counters;
 };
 

@@ -20,16 +20,18 @@
 #include "daemon/fair/fair.h"
 
 #define JD_FAIR_STATE_QUEUED 5	/* jd_fair_job.state between admit and its final state */
-#define JD_FAIR_WINDOW_BUCKETS 8
+#define JD_FAIR_WINDOW_BUCKETS JD_FAIR_WINDOW_SLICES
 
 /* Why a client is blocked (overflow strategy `block`); both bits must clear. */
 #define JD_FAIR_BLK_CLIENT 1u	/* its own queue reached max_queued */
 #define JD_FAIR_BLK_GLOBAL 2u	/* its admission filled the global cap */
 
-/* One bucket of the sliding window: the service given in one window_ns / 8 slice. */
+/* One bucket of the sliding window: the service given in one window_ns / 8 slice, and
+ * whether the client was backlogged in it (window.c). */
 struct jd_fair_bucket {
-	uint64_t epoch;		/* which slice (clock / slice width); 0 = never used */
+	uint64_t epoch;		/* which slice (clock / slice width + 1); 0 = never used */
 	uint64_t jobs, cost, ns;
+	bool busy;
 };
 
 /* A client's queued jobs of one priority: all of them in arrival order (FIFO, and what
@@ -74,8 +76,7 @@ struct jd_fair_client {
 	uint64_t id;		/* registration order */
 	bool on_unblocked;	/* in fair->unblocked list */
 	struct jd_fair_client *bprev, *bnext; /* fair->gblocked or fair->unblocked list */
-	bool ever_backlogged;
-	uint64_t idle_since;	/* clock when its queue last became empty */
+	uint64_t busy_since;	/* clock when its queue last became non-empty */
 	struct jd_fair_bucket win[JD_FAIR_WINDOW_BUCKETS]; /* the sliding window */
 };
 
@@ -166,10 +167,12 @@ void jd_fp_renumber(struct jd_fair *f, size_t from, size_t to);
 uint64_t jd_fw_epoch(const struct jd_fair *f, uint64_t now);
 void jd_fw_add(struct jd_fair_client *c, uint64_t epoch, uint64_t jobs, uint64_t cost,
 	       uint64_t ns);
-double jd_fw_service(const struct jd_fair *f, const struct jd_fair_client *c, uint64_t now,
-		     enum jd_fair_metric m);
-bool jd_fw_in_window(const struct jd_fair *f, const struct jd_fair_client *c, uint64_t now);
+void jd_fw_busy(struct jd_fair_client *c, uint64_t now);
+void jd_fw_idle(struct jd_fair *f, struct jd_fair_client *c, uint64_t now);
 enum jd_fair_metric jd_fw_metric(const struct jd_fair *f, enum jd_fair_metric m);
+void jd_fw_figures(const struct jd_fair *f, uint64_t now, struct jd_fair_stats *out);
+void jd_fw_client_figures(const struct jd_fair *f, const struct jd_fair_client *c,
+			  const struct jd_fair_stats *totals, struct jd_fair_client_stats *out);
 
 static inline uint32_t jd_fair_job_cost(const struct jd_fair_job *job)
 {

@@ -489,6 +489,40 @@ static void test_window(void **state)
 	jd_fair_free(S.f);
 }
 
+/* A client alone on the machine gets everything, fairly: the figures judge each slice
+ * among the clients backlogged in it, so the ramp-up does not read as unfairness. */
+static void test_window_ramp_up(void **state)
+{
+	(void)state;
+	struct jd_fair_config cfg = test_config(JD_FAIR_POLICY_FAIR);
+	cfg.window_ns = 8000000;	/* 8 ms, in 1 ms slices */
+	sim_start(&cfg);
+	sim_client("first", 1, 1000, 1, true);
+	sim_client("later", 1, 1000, 1, false);
+	sim_run(5000);			/* 5 ms alone */
+	sim_activate(1);
+	sim_run(3000);			/* 3 ms shared */
+
+	struct jd_fair_stats st;
+	struct jd_fair_client_stats a, b;
+	jd_fair_stats(S.f, JD_FAIR_METRIC_POLICY, &st);
+	jd_fair_client_stats(S.f, S.c[0], &st, &a);
+	jd_fair_client_stats(S.f, S.c[1], &st, &b);
+	assert_int_equal(st.window_clients, 2);
+	/* One index over the whole window would say (6.5 + 1.5)^2 / (2 (6.5^2 + 1.5^2)):
+	 * 0.72. */
+	assert_true(st.jain > 0.99);
+	assert_true(a.realized_share > 0.7);	/* most of the window, rightly */
+	assert_near(a.realized_share, a.configured_share, 0.02, "first: realized vs configured");
+	assert_near(b.realized_share, 0.5, 0.02, "later's realized share");
+	assert_near(b.configured_share, 0.5, 0.02, "later's configured share");
+	/* Without totals: window figures, no shares. */
+	jd_fair_client_stats(S.f, S.c[1], NULL, &b);
+	assert_true(b.in_window && b.window_service > 0);
+	assert_true(b.realized_share == 0 && b.configured_share == 0);
+	jd_fair_free(S.f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -505,6 +539,7 @@ int main(void)
 		cmocka_unit_test(test_weight_change_mid_stream),
 		cmocka_unit_test(test_policy_switch_mid_stream),
 		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_window_ramp_up),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
