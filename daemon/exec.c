@@ -198,27 +198,37 @@ static struct jd_exec *exec_of(struct jd_daemon *d)
 	return &d->exec;
 }
 
-bool jd_exec_slot_take(struct jd_daemon *d, struct jd_job *j)
+size_t jd_exec_take(struct jd_daemon *d, struct jd_fair *f, struct jd_fair_job **fjs,
+		    size_t want, size_t *taken)
 {
 	struct jd_exec *x = exec_of(d);
-	bool got;
+	size_t n, k = 0;
 
+	/* Lock order: ours, then the fair layer's (inside jd_fair_take); nothing takes
+	 * ours while holding the fair lock (its hooks run without it). */
 	pthread_mutex_lock(&x->lock);
-	got = x->slots_used < x->cap;
-	if (got) {
-		x->slots_used++;
-	} else {
-		j->exec->parked = true;
-		j->exec->park_next = NULL;
-		if (x->parked_tail)
-			x->parked_tail->exec->park_next = j;
-		else
-			x->parked = j;
-		x->parked_tail = j;
-		x->n_parked++;
+	n = jd_fair_take(f, fjs, want);
+	for (size_t i = 0; i < n; i++) {
+		struct jd_job *j = (struct jd_job *)((char *)fjs[i] - offsetof(struct jd_job, fj));
+
+		if (j->exec && x->slots_used >= x->cap) {
+			j->exec->parked = true;
+			j->exec->park_next = NULL;
+			if (x->parked_tail)
+				x->parked_tail->exec->park_next = j;
+			else
+				x->parked = j;
+			x->parked_tail = j;
+			x->n_parked++;
+			continue;
+		}
+		if (j->exec)
+			x->slots_used++;
+		fjs[k++] = fjs[i];
 	}
 	pthread_mutex_unlock(&x->lock);
-	return got;
+	*taken = n;
+	return k;
 }
 
 /* unpark: take j off the parked list.  Under x->lock. */

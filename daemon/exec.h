@@ -162,10 +162,16 @@ void jd_exec_apply_config(struct jd_daemon *d);
 struct jd_exec_job *jd_exec_job_new(const struct jp_job_spec *sp);
 void jd_exec_job_free(struct jd_exec_job *x);
 
-/* jd_exec_slot_take: the feeder took exec job j: true if it got a process slot (run
- * it), false if it was parked (it will be dispatched through jd_runner_dispatch when a
- * slot frees).  Worker threads (the feeder), under no lock of ours. */
-bool jd_exec_slot_take(struct jd_daemon *d, struct jd_job *j);
+/* jd_exec_take: the feeder's jd_fair_take (up to `want` jobs from f into fjs), with the
+ * exec jobs among them given a process slot or parked under the same lock as the take,
+ * so that slots go in fair order even when several workers feed at once.  Parked jobs
+ * are removed from fjs (they are dispatched through jd_runner_dispatch when a slot
+ * frees); returns how many remain to run, and *taken how many the fair layer gave.
+ * Worker threads (the feeder). */
+struct jd_fair;
+struct jd_fair_job;
+size_t jd_exec_take(struct jd_daemon *d, struct jd_fair *f, struct jd_fair_job **fjs,
+		    size_t want, size_t *taken);
 
 /* jd_exec_cancel: stop j's processes (SIGTERM to each group, SIGKILL after the grace);
  * a parked exec job ends cancelled at once.  Loop thread. */

@@ -81,6 +81,7 @@ static void run_job(void *arg)
 static size_t feeder(void *ctx, struct jd_task_spec *out, size_t max)
 {
 	struct jd_runner *r = ctx;
+	struct jd_daemon *d = (struct jd_daemon *)((char *)r - offsetof(struct jd_daemon, runner));
 	struct jd_fair_job *fjs[FEED_BATCH_MAX];
 	size_t n, k = 0;
 
@@ -90,21 +91,19 @@ static size_t feeder(void *ctx, struct jd_task_spec *out, size_t max)
 	 * slot frees): take on until something runs or the fair queues are empty, so that
 	 * returning less than max still means "nothing more". */
 	do {
-		size_t want = max - k;
+		size_t want = max - k, taken;
 
-		n = jd_fair_take(r->fair, fjs, want);
+		n = jd_exec_take(d, r->fair, fjs, want, &taken);
 		for (size_t i = 0; i < n; i++) {
 			struct jd_job *j = job_of(fjs[i]);
 
-			if (j->exec && !jd_exec_slot_take(j->client->d, j))
-				continue;
 			out[k++] = (struct jd_task_spec){
 				.fn = run_job,
 				.arg = j,
 				.flags = (j->handler->flags & JSCHED_HANDLER_SUSPENDS) ? JD_TASK_FIBER : 0,
 			};
 		}
-		if (n < want)
+		if (taken < want)
 			break;
 	} while (k < max);
 	return k;

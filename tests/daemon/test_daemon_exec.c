@@ -395,11 +395,13 @@ static void test_process_cap(void **state)
 	{
 		uint64_t hog = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
 		uint64_t hog2 = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
-		uint64_t late = submit(c, "{\"kind\": \"exec\", \"argv\": [\"true\"], \"deadline_in_ms\": 300}");
-		uint64_t t0 = (uint64_t)time(NULL);
+		uint64_t late, t0;
 		json_t *rec;
 
+		jdt_until_state(c, hog, "running");
 		jdt_until_state(c, hog2, "running");
+		late = submit(c, "{\"kind\": \"exec\", \"argv\": [\"true\"], \"deadline_in_ms\": 300}");
+		t0 = (uint64_t)time(NULL);
 		/* Wait until the deadline is surely past (a clock check, not a pass criterion). */
 		while ((uint64_t)time(NULL) < t0 + 2)
 			jdt_sleep_ms(50);
