@@ -347,7 +347,7 @@ static void slot_release(struct jd_daemon *d)
 
 	for (;;) {
 		struct jd_job *j = NULL;
-		struct jd_proc *w;
+		struct jd_proc *w = NULL;
 
 		pthread_mutex_lock(&x->lock);
 		if (x->slots_used > x->cap) {

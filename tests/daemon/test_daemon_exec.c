@@ -420,6 +420,45 @@ static void test_process_cap(void **state)
 	assert_int_equal(jdt_stop(&t2, SIGTERM), 0);
 }
 
+static void test_cap_lowered_by_reload(void **state)
+{
+	struct jdt t2;
+	struct jsched_conn *c;
+	uint64_t ids[3];
+	json_t *r;
+
+	(void)state;
+	jdt_start(&t2, "\"workers\": 2, \"exec\": {\"max_processes\": 2}");
+	c = jdt_connect(&t2, NULL);
+	for (int i = 0; i < 3; i++)
+		ids[i] = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
+	for (int i = 0; i < 3000 && !(exec_metric(c, "running") == 2 && exec_metric(c, "parked") == 1); i++)
+		jdt_sleep_ms(10);
+	assert_int_equal(exec_metric(c, "parked"), 1);
+	/* The cap drops to 1 on reload: nothing running is touched... */
+	jdt_write_config(&t2, "\"workers\": 2, \"exec\": {\"max_processes\": 1}");
+	kill(t2.pid, SIGHUP);
+	for (int i = 0; i < 3000 && exec_metric(c, "max_processes") != 1; i++)
+		jdt_sleep_ms(10);
+	assert_int_equal(exec_metric(c, "running"), 2);
+	/* ...but the first slot freed is taken back, not handed to the parked job... */
+	r = jdt_ok(c, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)ids[0]);
+	json_decref(r);
+	expect_final(c, ids[0], "cancelled", "cancel", NULL);
+	assert_int_equal(exec_metric(c, "slots_used"), 1);
+	assert_int_equal(exec_metric(c, "parked"), 1);
+	/* ...and the next one goes to it. */
+	r = jdt_ok(c, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)ids[1]);
+	json_decref(r);
+	jdt_until_state(c, ids[2], "running");
+	r = jdt_ok(c, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)ids[2]);
+	json_decref(r);
+	expect_final(c, ids[2], "cancelled", "cancel", NULL);
+	assert_int_equal(exec_metric(c, "slots_used"), 0);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t2, SIGTERM), 0);
+}
+
 static void test_parked_clients_take_turns(void **state)
 {
 	struct jdt t2;
@@ -635,6 +674,7 @@ int main(void)
 	};
 	const struct CMUnitTest own_daemon[] = {
 		cmocka_unit_test(test_process_cap),
+		cmocka_unit_test(test_cap_lowered_by_reload),
 		cmocka_unit_test(test_parked_clients_take_turns),
 		cmocka_unit_test(test_immediate_shutdown_leaves_nothing),
 		cmocka_unit_test(test_graceful_shutdown_waits),
