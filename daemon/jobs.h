@@ -194,7 +194,8 @@ void jd_jobs_settle(struct jd_daemon *d);
 /* jd_jobs_trim: forget the oldest final jobs over the retention count and age. */
 void jd_jobs_trim(struct jd_daemon *d);
 
-/* jd_job_record: the job record of PROTOCOL.md section 5.  New reference, or NULL. */
+/* jd_job_record: the job record of PROTOCOL.md section 5 (record.c).  New reference, or
+ * NULL. */
 json_t *jd_job_record(struct jd_daemon *d, const struct jd_job *j);
 
 /* jd_job_record_as: the record j had when it entered state s (s <= j->state): the

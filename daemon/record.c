@@ -1,10 +1,13 @@
-/* daemon/record.c: job records as JSON text (see record.h). */
+/* daemon/record.c: the job record, the one place that knows its members (PROTOCOL.md
+ * section 5): written as JSON text (record.h says why), and read back into a jansson
+ * object where one is needed (status, list, watch events, the exec part's members). */
 #include "daemon/record.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "daemon/daemon.h"
+#include "daemon/exec.h"
 
 static int put(struct jp_buf *b, const char *s)
 {
@@ -109,21 +112,11 @@ static int value_text(struct jp_buf *b, const json_t *v)
 	return rc;
 }
 
-int jd_record_text(struct jp_buf *out, struct jd_daemon *d, const struct jd_job *j,
-		   enum jd_state s)
+/* base_text: the record with every member but the exec part's. */
+static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s)
 {
 	int rc;
 
-	if (j->exec) {
-		/* The exec part adds its own members: let it, through jansson. */
-		json_t *r = jd_job_record_as(d, j, s);
-		char *t = r ? json_dumps(r, JSON_COMPACT) : NULL;
-
-		json_decref(r);
-		rc = t ? put(out, t) : JSCHED_ENOMEM;
-		free(t);
-		return rc;
-	}
 	rc = put(out, "{\"job\":") || jd_json_text_int(out, (int64_t)j->id) ||
 	     member(out, "client") || jd_json_text_string(out, j->client->name) ||
 	     member(out, "uid") || jd_json_text_int(out, (int64_t)j->uid) ||
@@ -137,14 +130,55 @@ int jd_record_text(struct jp_buf *out, struct jd_daemon *d, const struct jd_job 
 		rc = member(out, "started_ms") || jd_json_text_int(out, (int64_t)j->started_ms);
 	if (!rc && jd_state_final(s)) {
 		rc = member(out, "finished_ms") || jd_json_text_int(out, (int64_t)j->finished_ms);
-		if (!rc && s == JD_SUCCEEDED)
-			rc = member(out, "value") || value_text(out, j->value);
-		else if (!rc)
+		if (s == JD_SUCCEEDED) {
+			/* A call's result; an exec job's outcome is the exec part's members. */
+			if (!rc && j->kind == JD_KIND_CALL)
+				rc = member(out, "value") || value_text(out, j->value);
+		} else if (!rc) {
 			rc = member(out, "cause") ||
 			     jd_json_text_string(out, j->cause ? j->cause : "handler") ||
 			     member(out, "reason") ||
 			     jd_json_text_string(out, j->reason ? j->reason : jd_state_name(s)) ||
 			     (j->value && (member(out, "detail") || value_text(out, j->value)));
+		}
 	}
 	return rc || jp_buf_append(out, "}", 1) ? JSCHED_ENOMEM : 0;
+}
+
+json_t *jd_job_record_as(struct jd_daemon *d, const struct jd_job *j, enum jd_state s)
+{
+	struct jp_buf b;
+	json_t *r = NULL;
+
+	(void)d;
+	jp_buf_init(&b);
+	if (base_text(&b, j, s) == 0)
+		r = json_loadb((const char *)b.data, b.len, 0, NULL);
+	jp_buf_free(&b);
+	if (r && j->exec && jd_state_final(s))
+		jd_exec_record(j, r);
+	return r;
+}
+
+json_t *jd_job_record(struct jd_daemon *d, const struct jd_job *j)
+{
+	return jd_job_record_as(d, j, j->state);
+}
+
+int jd_record_text(struct jp_buf *out, struct jd_daemon *d, const struct jd_job *j,
+		   enum jd_state s)
+{
+	json_t *r;
+	char *t;
+	int rc;
+
+	if (!j->exec)
+		return base_text(out, j, s);
+	/* The exec part adds its members to a jansson object (exec.c): go through it. */
+	r = jd_job_record_as(d, j, s);
+	t = r ? json_dumps(r, JSON_COMPACT) : NULL;
+	json_decref(r);
+	rc = t ? put(out, t) : JSCHED_ENOMEM;
+	free(t);
+	return rc;
 }

@@ -1,16 +1,16 @@
 /* daemon/record.h: job records written straight to JSON text, for replies that carry
- * many of them (`wait` on a batch).
+ * many of them (`wait` on a batch), and as jansson objects for the others.
  *
- * jd_job_record (jobs.c) builds a record as a jansson object, which is what single
- * records, `status`, `list` and watch events use.  A `wait` on a batch of 1,000 jobs
- * carries 1,000 records; building those as objects, serialising and freeing them made
- * jansson and malloc/free the larger part of the loop thread's time: end to end, one
- * client submitting batches of 1,000 noops and waiting for each got 77k jobs/s, against
- * 190k jobs/s when it did not wait for records (measured on this 2-core VM).  This file
- * writes the same record (same members, same meaning: PROTOCOL.md section 5) as text
- * directly into the reply's buffer.  Exec jobs, whose records carry the exec part's
- * members, go through jd_job_record and jansson's encoder, so there is one place that
- * knows those.  Loop thread only.
+ * A `wait` on a batch of 1,000 jobs carries 1,000 records.  Built as jansson objects
+ * (the first version), serialised and freed, they made jansson and malloc/free the larger
+ * part of the loop thread's time: end to end, one client submitting batches of 1,000
+ * noops and waiting for each got ~81k jobs/s, against ~190k jobs/s when it did not wait
+ * for records; written as text, ~103k (measured on this 2-core VM).  This file
+ * writes the record (PROTOCOL.md section 5) as text directly into the reply's buffer,
+ * and is the only place that knows its members: jd_job_record (declared in jobs.h) parses
+ * that text into an object for the replies that want one.  Exec jobs, whose records carry
+ * the exec part's members (added to an object by exec.c), go through jd_job_record.
+ * Loop thread only.
  */
 #ifndef JD_RECORD_H
 #define JD_RECORD_H
