@@ -194,13 +194,6 @@ void jd_jobs_settle(struct jd_daemon *d);
 /* jd_jobs_trim: forget the oldest final jobs over the retention count and age. */
 void jd_jobs_trim(struct jd_daemon *d);
 
-/* jd_job_record: the job record of PROTOCOL.md section 5 (record.c).  New reference, or
- * NULL. */
-json_t *jd_job_record(struct jd_daemon *d, const struct jd_job *j);
-
-/* jd_job_record_as: the record j had when it entered state s (s <= j->state): the
- * members of later states left out.  For watch events.  New reference, or NULL. */
-json_t *jd_job_record_as(struct jd_daemon *d, const struct jd_job *j, enum jd_state s);
 
 /* jd_state_name: "waiting" ... "dropped". */
 const char *jd_state_name(enum jd_state s);

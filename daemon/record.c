@@ -1,6 +1,5 @@
 /* daemon/record.c: the job record, the one place that knows its members (PROTOCOL.md
- * section 5): written as JSON text (record.h says why), and read back into a jansson
- * object where one is needed (status, list, watch events, the exec part's members). */
+ * section 5), written as JSON text (record.h says why). */
 #include "daemon/record.h"
 
 #include <stdlib.h>
@@ -9,9 +8,14 @@
 #include "daemon/daemon.h"
 #include "daemon/exec.h"
 
+int jd_json_text_raw(struct jp_buf *out, const char *s)
+{
+	return jp_buf_append(out, s, strlen(s));
+}
+
 static int put(struct jp_buf *b, const char *s)
 {
-	return jp_buf_append(b, s, strlen(s));
+	return jd_json_text_raw(b, s);
 }
 
 int jd_json_text_int(struct jp_buf *out, int64_t v)
@@ -145,24 +149,20 @@ static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s
 	return rc || jp_buf_append(out, "}", 1) ? JSCHED_ENOMEM : 0;
 }
 
-json_t *jd_job_record_as(struct jd_daemon *d, const struct jd_job *j, enum jd_state s)
+/* exec_record: an exec job's record as an object, with the members exec.c adds to it.
+ * New reference, or NULL. */
+static json_t *exec_record(const struct jd_job *j, enum jd_state s)
 {
 	struct jp_buf b;
 	json_t *r = NULL;
 
-	(void)d;
 	jp_buf_init(&b);
 	if (base_text(&b, j, s) == 0)
 		r = json_loadb((const char *)b.data, b.len, 0, NULL);
 	jp_buf_free(&b);
-	if (r && j->exec && jd_state_final(s))
+	if (r && jd_state_final(s))
 		jd_exec_record(j, r);
 	return r;
-}
-
-json_t *jd_job_record(struct jd_daemon *d, const struct jd_job *j)
-{
-	return jd_job_record_as(d, j, j->state);
 }
 
 int jd_record_text(struct jp_buf *out, struct jd_daemon *d, const struct jd_job *j,
@@ -172,13 +172,39 @@ int jd_record_text(struct jp_buf *out, struct jd_daemon *d, const struct jd_job 
 	char *t;
 	int rc;
 
+	(void)d;
 	if (!j->exec)
 		return base_text(out, j, s);
-	/* The exec part adds its members to a jansson object (exec.c): go through it. */
-	r = jd_job_record_as(d, j, s);
+	/* The exec part adds its members to a jansson object (exec.c): go through one. */
+	r = exec_record(j, s);
 	t = r ? json_dumps(r, JSON_COMPACT) : NULL;
 	json_decref(r);
 	rc = t ? put(out, t) : JSCHED_ENOMEM;
 	free(t);
 	return rc;
+}
+
+int jd_records_text(struct jp_buf *out, struct jd_daemon *d, const struct jd_records *r,
+		    bool single)
+{
+	int rc = single ? 0 : put(out, "[");
+
+	for (size_t i = 0; i < r->n && !rc; i++) {
+		if (i > 0)
+			rc = put(out, ",");
+		if (!rc)
+			rc = r->texts && r->texts[i].len
+				     ? jp_buf_append(out, r->texts[i].data, r->texts[i].len)
+				     : jd_record_text(out, d, r->jobs[i], r->jobs[i]->state);
+	}
+	return rc || single ? rc : put(out, "]");
+}
+
+int jd_reply_text_start(struct jp_buf *b, int64_t id)
+{
+	return jp_buf_reserve(b, JP_HEADER_BYTES + 64) ||
+			       jp_buf_append(b, "\0\0\0\0", JP_HEADER_BYTES) || put(b, "{\"id\":") ||
+			       (id == JP_ID_NONE ? put(b, "null") : jd_json_text_int(b, id))
+		       ? JSCHED_ENOMEM
+		       : 0;
 }

@@ -17,6 +17,7 @@
 #include "daemon/daemon.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
+#include "daemon/record.h"
 #include "daemon/session_ops.h"
 #include "jsched_version.h"
 
@@ -210,19 +211,22 @@ static void op_hello(struct jd_conn *c, const struct jp_request *r)
 static void op_status(struct jd_conn *c, const struct jp_request *r)
 {
 	struct jd_job **jobs;
-	size_t n;
+	struct jd_records recs;
+	struct jp_buf b;
 	bool single;
-	json_t *arr;
 
-	if (jd_find_all_owned(c, r, &jobs, &n, &single) < 0)
+	if (jd_find_all_owned(c, r, &jobs, &recs.n, &single) < 0)
 		return;
-	if (single) {
-		jd_reply_ok(c, r->id, json_pack("{s:o}", "job", jd_job_record(c->d, jobs[0])));
+	recs.jobs = jobs;
+	recs.texts = NULL;
+	jp_buf_init(&b);
+	if (jd_reply_text_start(&b, r->id) ||
+	    jd_json_text_raw(&b, single ? ",\"ok\":true,\"job\":" : ",\"ok\":true,\"jobs\":") ||
+	    jd_records_text(&b, c->d, &recs, single) || jd_json_text_raw(&b, "}")) {
+		jp_buf_free(&b);
+		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 	} else {
-		arr = json_array();
-		for (size_t i = 0; i < n; i++)
-			json_array_append_new(arr, jd_job_record(c->d, jobs[i]));
-		jd_reply_ok(c, r->id, json_pack("{s:o}", "jobs", arr));
+		jd_conn_send_frame(c, &b);
 	}
 	free(jobs);
 }
@@ -304,8 +308,9 @@ static void op_list(struct jd_conn *c, const struct jp_request *r)
 	};
 	size_t limit = (size_t)jp_req_int(r, "limit", 1000);
 	struct jd_job **v;
+	struct jd_records recs = {0};
+	struct jp_buf b;
 	size_t n;
-	json_t *arr;
 
 	if (f.all && !jd_is_admin(c->d, c->uid)) {
 		jd_reply_error(c, r->id, JSCHED_EPERMISSION_DENIED, "all",
@@ -314,11 +319,18 @@ static void op_list(struct jd_conn *c, const struct jp_request *r)
 	}
 	/* The jp_state numbering is ours too (checked in daemon.c). */
 	n = collect(c->d, list_keep, &f, &v);
-	arr = json_array();
-	for (size_t i = 0; i < n && i < limit; i++)
-		json_array_append_new(arr, jd_job_record(c->d, v[i]));
+	recs.n = n < limit ? n : limit;
+	recs.jobs = v;
+	jp_buf_init(&b);
+	if (jd_reply_text_start(&b, r->id) || jd_json_text_raw(&b, ",\"ok\":true,\"jobs\":") ||
+	    jd_records_text(&b, c->d, &recs, false) ||
+	    jd_json_text_raw(&b, n > limit ? ",\"more\":true}" : ",\"more\":false}")) {
+		jp_buf_free(&b);
+		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+	} else {
+		jd_conn_send_frame(c, &b);
+	}
 	free(v);
-	jd_reply_ok(c, r->id, json_pack("{s:o, s:b}", "jobs", arr, "more", n > limit));
 }
 
 static void op_output(struct jd_conn *c, const struct jp_request *r)

@@ -78,39 +78,22 @@ static void wait_end(struct jd_wait *w)
 	}
 }
 
-static int put(struct jp_buf *b, const char *s)
-{
-	return jp_buf_append(b, s, strlen(s));
-}
-
 /* reply: send the answer (ok) or the timeout error, with the jobs' records: final ones
  * as captured, the others as they stand. */
 static void reply(struct jd_daemon *d, struct jd_wait *w, bool timed_out)
 {
+	struct jd_records recs = {.n = w->n, .jobs = w->jobs, .texts = w->records};
 	struct jp_buf b;
 	int rc;
 
 	jp_buf_init(&b);
-	/* Room for the frame header, which jd_conn_send_frame fills in. */
-	rc = jp_buf_reserve(&b, JP_HEADER_BYTES + 64) || jp_buf_append(&b, "\0\0\0\0", 4) ||
-	     put(&b, "{\"id\":");
-	if (!rc)
-		rc = w->id == JP_ID_NONE ? jp_buf_append(&b, "null", 4) : jd_json_text_int(&b, w->id);
-	if (!rc && timed_out)
-		rc = put(&b, ",\"ok\":false,\"error\":{\"code\":\"timeout\",\"message\":"
-			    "\"the jobs did not end in time\",\"jobs\":[");
-	else if (!rc)
-		rc = put(&b, w->single ? ",\"ok\":true,\"job\":" : ",\"ok\":true,\"jobs\":[");
-	for (size_t i = 0; i < w->n && !rc; i++) {
-		if (i > 0)
-			rc = put(&b, ",");
-		if (!rc)
-			rc = w->records[i].len
-				     ? jp_buf_append(&b, w->records[i].data, w->records[i].len)
-				     : jd_record_text(&b, d, w->jobs[i], w->jobs[i]->state);
-	}
-	if (!rc)
-		rc = put(&b, timed_out ? "]}}" : w->single ? "}" : "]}");
+	rc = jd_reply_text_start(&b, w->id) ||
+	     jd_json_text_raw(&b, timed_out ? ",\"ok\":false,\"error\":{\"code\":\"timeout\","
+					      "\"message\":\"the jobs did not end in time\",\"jobs\":"
+			      : w->single ? ",\"ok\":true,\"job\":"
+					  : ",\"ok\":true,\"jobs\":") ||
+	     jd_records_text(&b, d, &recs, w->single && !timed_out) ||
+	     jd_json_text_raw(&b, timed_out ? "}}" : "}");
 	if (rc) {
 		jp_buf_free(&b);
 		jd_reply_error_obj(w->c, w->id, jp_error_new(JSCHED_ENOMEM, NULL, "out of memory"));

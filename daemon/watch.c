@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "daemon/daemon.h"
+#include "daemon/record.h"
 #include "daemon/session.h"
 #include "jsched/error.h"
 
@@ -40,23 +41,51 @@ static uint64_t oldest_seq(const struct jd_uid_stream *s)
 	return s->last_seq >= s->cap ? s->last_seq - s->cap + 1 : 1;
 }
 
-/* event_json: the event `seq` of stream s as sent (new reference). */
-static json_t *event_json(struct jd_daemon *d, const struct jd_uid_stream *s, uint64_t seq)
+/* event_frame: the event `seq` of stream s, as a frame ready for jd_conn_send_frame
+ * (header room, then JSON text).  Returns 0 or JSCHED_ENOMEM (b then empty). */
+static int event_frame(struct jp_buf *b, struct jd_daemon *d, const struct jd_uid_stream *s,
+		       uint64_t seq)
 {
 	const struct jd_event_rec *e = &s->ring[seq % s->cap];
 	struct jd_job *j = jd_job_find(d, e->job, NULL);
-	json_t *rec = j ? jd_job_record_as(d, j, (enum jd_state)e->state)
-			: json_pack("{s:I, s:s, s:I, s:b}", "job", (json_int_t)e->job, "state",
-				    jd_state_name((enum jd_state)e->state), "uid",
-				    (json_int_t)s->uid, "forgotten", 1);
+	int rc;
 
-	return rec ? jp_event_job_new((int64_t)seq, rec) : NULL;
+	jp_buf_init(b);
+	rc = jp_buf_append(b, "\0\0\0\0", JP_HEADER_BYTES) ||
+	     jd_json_text_raw(b, "{\"event\":\"job\",\"seq\":") ||
+	     jd_json_text_int(b, (int64_t)seq) || jd_json_text_raw(b, ",\"job\":");
+	if (!rc && j)
+		rc = jd_record_text(b, d, j, (enum jd_state)e->state);
+	else if (!rc) /* forgotten since: what the ring still knows */
+		rc = jd_json_text_raw(b, "{\"job\":") || jd_json_text_int(b, (int64_t)e->job) ||
+		     jd_json_text_raw(b, ",\"state\":") ||
+		     jd_json_text_string(b, jd_state_name((enum jd_state)e->state)) ||
+		     jd_json_text_raw(b, ",\"uid\":") || jd_json_text_int(b, (int64_t)s->uid) ||
+		     jd_json_text_raw(b, ",\"forgotten\":true}");
+	if (!rc)
+		rc = jd_json_text_raw(b, "}");
+	if (rc) {
+		jp_buf_free(b);
+		return JSCHED_ENOMEM;
+	}
+	return 0;
+}
+
+/* send_copy: send the frame in b to c, keeping b (each watcher gets its own copy). */
+static void send_copy(struct jd_conn *c, const struct jp_buf *b)
+{
+	struct jp_buf copy;
+
+	jp_buf_init(&copy);
+	if (jp_buf_append(&copy, b->data, b->len) == 0)
+		jd_conn_send_frame(c, &copy);
 }
 
 void jd_watch_job(struct jd_daemon *d, const struct jd_job *j)
 {
 	struct jd_uid_stream *s = stream_of(d, j->uid, true);
-	json_t *ev = NULL;
+	struct jp_buf ev;
+	bool built = false;
 
 	if (!s)
 		return;
@@ -66,11 +95,13 @@ void jd_watch_job(struct jd_daemon *d, const struct jd_job *j)
 	for (struct jd_conn *c = d->watch.watchers; c; c = c->watch_next) {
 		if (c->uid != j->uid || c->closing)
 			continue;
-		if (!ev && !(ev = event_json(d, s, s->last_seq)))
+		if (!built && event_frame(&ev, d, s, s->last_seq) < 0)
 			return;
-		jd_conn_send(c, ev);
+		built = true;
+		send_copy(c, &ev);
 	}
-	json_decref(ev);
+	if (built)
+		jp_buf_free(&ev);
 }
 
 static void unlink_watcher(struct jd_daemon *d, struct jd_conn *c)
@@ -111,11 +142,10 @@ int jd_watch_start(struct jd_daemon *d, struct jd_conn *c, int64_t id, bool has_
 				     d->instance));
 	if (has_from)
 		for (uint64_t q = from_seq + 1; q <= last && !c->closing; q++) {
-			json_t *ev = event_json(d, s, q);
+			struct jp_buf ev;
 
-			if (ev)
-				jd_conn_send(c, ev);
-			json_decref(ev);
+			if (event_frame(&ev, d, s, q) == 0)
+				jd_conn_send_frame(c, &ev);
 		}
 	c->watching = true;
 	c->watch_next = d->watch.watchers;
