@@ -313,6 +313,7 @@ struct jd_pool {
 	_Atomic(struct jd_feeder *) feeder;
 	unsigned feed_batch;		/* 1 ... 64 */
 	bool pin;
+	uint64_t park_after_ns;		/* SLEEP: keep searching this long before parking */
 
 	alignas(JD_CACHELINE) atomic_uint_least64_t ext_created; /* by non-workers */
 	atomic_uint rr;			/* round robin over inboxes for external submits */

@@ -44,6 +44,7 @@ void jd_pool_config_init(struct jd_pool_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->idle = JD_IDLE_SLEEP;
 	cfg->wait_spin_ns = -1;
+	cfg->park_after_ns = -1;
 }
 
 static void pool_free(struct jd_pool *p)
@@ -108,6 +109,7 @@ int jd_pool_create(struct jd_pool **out, const struct jd_pool_config *cfg_in)
 	atomic_init(&p->idle_policy, cfg.idle);
 	p->feed_batch = cfg.feed_batch ? (cfg.feed_batch > 64 ? 64 : cfg.feed_batch) : 8;
 	p->pin = cfg.pin;
+	p->park_after_ns = cfg.park_after_ns < 0 ? 50000 : (uint64_t)cfg.park_after_ns;
 	jd_tasks_init(p);
 	int rc = JSCHED_ENOMEM;
 	if (posix_memalign(&mem, JD_CACHELINE, n * sizeof(struct jd_worker)))

@@ -68,7 +68,8 @@ struct jd_task_spec {
 /* ---- the pool ------------------------------------------------------------------------- */
 
 enum jd_idle {
-	JD_IDLE_SLEEP = 0, /* idle workers park; a submit wakes one (never a lost wake-up) */
+	JD_IDLE_SLEEP = 0, /* idle workers park (after park_after_ns of searching); a submit
+			    * wakes one (never a lost wake-up) */
 	JD_IDLE_SPIN = 1,  /* idle workers keep searching; for a machine the application owns */
 };
 
@@ -97,14 +98,17 @@ struct jd_pool_config {
 	jd_feeder_fn feeder;		/* optional; see jd_pool_set_feeder() */
 	void *feeder_ctx;
 	unsigned feed_batch;		/* max tasks per feeder call; 0: 8 */
+	int64_t park_after_ns;		/* SLEEP: an idle worker keeps searching this long
+					 * before it parks; 0: at once; -1: 50 µs (a wake-up
+					 * here costs 40-70 µs; see README.md) */
 	int64_t wait_spin_ns;		/* a waiting thread outside the pool spins this long
 					 * before it sleeps; -1: 20 µs.  Process-wide: the
 					 * last created pool's value applies */
 	const char *name;		/* worker thread name prefix (<= 10 chars); NULL: "jd-pool" */
 };
 
-/* jd_pool_config_init: fill `cfg` with the defaults (all zero, wait_spin_ns -1).
- * Any thread. */
+/* jd_pool_config_init: fill `cfg` with the defaults (all zero; park_after_ns and
+ * wait_spin_ns -1).  Any thread. */
 void jd_pool_config_init(struct jd_pool_config *cfg);
 
 /* jd_pool_create: start a pool described by `cfg` (NULL: defaults) and store it in *out.

@@ -437,12 +437,14 @@ void *jd_worker_main(void *arg)
 	jd_altstack_init(&w->altstack);
 	jd_ctx_init_thread(&w->thread_ctx);
 	unsigned spins = 0;
+	uint64_t idle_since = 0;
 	w->busy_since = jd_now_ns();
 	for (;;) {
 		struct jd_task *t = find_work(w, true);
 		if (t) {
 			note_busy(w);
 			spins = 0;
+			idle_since = 0;
 			jd_run_task(w, t);
 			continue;
 		}
@@ -458,6 +460,16 @@ void *jd_worker_main(void *arg)
 			spin_idle(&spins);
 			continue;
 		}
+		if (p->park_after_ns) { /* SLEEP's grace: search a while before parking */
+			uint64_t now = jd_now_ns();
+			if (!idle_since)
+				idle_since = now;
+			if (now - idle_since < p->park_after_ns) {
+				spin_idle(&spins);
+				continue;
+			}
+		}
+		idle_since = 0;
 		park(w, 0, NULL);
 	}
 	note_idle(w);

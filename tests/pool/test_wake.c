@@ -32,6 +32,7 @@ static struct jd_pool *make_pool(unsigned workers, jd_feeder_fn feeder, void *ct
 	cfg.workers = workers;
 	cfg.idle = JD_IDLE_SLEEP;
 	cfg.wait_spin_ns = wait_spin_ns;
+	cfg.park_after_ns = 0; /* park at once, so that every cycle races a real park */
 	cfg.feeder = feeder;
 	cfg.feeder_ctx = ctx;
 	struct jd_pool *p;
