@@ -156,13 +156,11 @@ static void claim_task(void *arg)
 
 /* run_outside: an outside caller's part of [lo, hi): whenever the cell is empty, put the
  * upper half of what is left in it and queue a claim task; work through the rest; then
- * take back an offer nobody claimed and go on with it.  Returns 0, or the submit's error
- * if not even the first offer could be queued (then all of it ran here). */
-static int run_outside(struct pfor *pf, size_t lo, size_t hi)
+ * take back an offer nobody claimed and go on with it.  If the pool refuses a claim task
+ * (out of memory, shutting down), the caller takes the offer back and does the work. */
+static void run_outside(struct pfor *pf, size_t lo, size_t hi)
 {
 	size_t g = pf->grain;
-	int rc = 0;
-	bool queued_any = false;
 	do {
 		while (hi - lo > g) {
 			if (hi - lo >= 2 * g) {
@@ -179,17 +177,13 @@ static int run_outside(struct pfor *pf, size_t lo, size_t hi)
 					atomic_fetch_add_explicit(&pf->refs, 1, memory_order_relaxed);
 					struct jd_task_spec s = {
 						.fn = claim_task, .arg = pf, .flags = JD_TASK_KEEP};
-					int err = jd_pool_submit(pf->pool, &s);
-					if (err == 0) {
-						queued_any = true;
+					if (jd_pool_submit(pf->pool, &s) == 0) {
 						hi = mid;
 						continue;
 					}
 					atomic_fetch_sub_explicit(&pf->refs, 1, memory_order_relaxed);
 					size_t l2, h2; /* take it back; keep going alone */
 					take_offer(pf, &l2, &h2, false);
-					if (!queued_any)
-						rc = err;
 				}
 			}
 			pf->body(pf->ctx, lo, lo + g);
@@ -198,7 +192,6 @@ static int run_outside(struct pfor *pf, size_t lo, size_t hi)
 		if (lo < hi)
 			pf->body(pf->ctx, lo, hi);
 	} while (take_offer(pf, &lo, &hi, false));
-	return rc;
 }
 
 int jd_parallel_for(struct jd_pool *p, size_t begin, size_t end, size_t grain,
@@ -225,9 +218,9 @@ int jd_parallel_for(struct jd_pool *p, size_t begin, size_t end, size_t grain,
 	atomic_init(&pf->lock, 0);
 	atomic_init(&pf->refs, 1);
 	jd_wg_add(&pf->wg, 1);
-	int rc = run_outside(pf, begin, end);
+	run_outside(pf, begin, end);
 	jd_wg_done(&pf->wg);
 	jd_wg_wait(&pf->wg);
 	pfor_unref(pf);
-	return rc;
+	return 0;
 }

@@ -291,8 +291,9 @@ typedef void (*jd_range_fn)(void *ctx, size_t lo, size_t hi);
  * split lazily: a worker splits off the upper half of what it has left only while its own
  * deque is empty, so idle workers steal big ranges and busy ones pay nothing.  The
  * caller takes part, on a worker of `p` or not (so body runs on the calling thread too),
- * and returns when every piece is done.  Returns 0, or JSCHED_ESHUTTING_DOWN /
- * JSCHED_ENOMEM if nothing could be handed to the pool (then nothing ran).  Any thread. */
+ * and returns when every piece is done; what the pool cannot take (out of memory) the
+ * caller does itself.  Returns 0, or JSCHED_ENOMEM from a thread outside the pool if
+ * even the loop's small state could not be allocated (then nothing ran).  Any thread. */
 int jd_parallel_for(struct jd_pool *p, size_t begin, size_t end, size_t grain,
 		    jd_range_fn body, void *ctx);
 
