@@ -100,11 +100,12 @@ static const char help_wait[] =
 	"  --json               print the results as JSON\n";
 
 static const char help_status[] =
-	"usage: jsched status [--json] ID...\n"
+	"usage: jsched status [-l | --json] ID...\n"
 	"\n"
-	"Print each job's state, and its result once it has ended.\n"
+	"Print each job's state, and its result once it has ended, one a line.\n"
 	"\n"
-	"  --json  print the daemon's JSON\n";
+	"  -l, --long  every member of the record, one a line: client, priority, times ...\n"
+	"  --json      print the daemon's JSON\n";
 
 static const char help_cancel[] =
 	"usage: jsched cancel ID...\n"
@@ -390,6 +391,7 @@ enum {
 	O_CWD, O_ENV, O_CLEAR_ENV, O_STDIN, O_WAIT, O_TIMEOUT, O_JSON, O_ANY, O_STATE, O_STDOUT,
 	O_STDERR, O_SINCE, O_COUNT, O_ONCE, O_INTERVAL, O_WEIGHT, O_MAX_QUEUED, O_IMMEDIATE,
 	O_SOCKET, O_VERSION, O_CLIENT, O_RUNNING, O_ALL, O_OVERFLOW, O_BATCH, O_INSTANCE, O_REPLY_TIMEOUT,
+	O_LONG,
 };
 
 static int parse_submit(struct parser *p, struct cli_cmd *cmd)
@@ -591,6 +593,7 @@ static int parse_generic(struct parser *p, struct cli_cmd *cmd, const struct opt
 			break;
 		}
 		case O_ONCE: cmd->count = 1; break;
+		case O_LONG: cmd->longform = true; break;
 		case O_INSTANCE: cmd->instance = p->val; break;
 		case O_INTERVAL:
 			if (parse_duration(p, "--interval", p->val, &cmd->interval_ms) < 0)
@@ -688,6 +691,9 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 	};
 	static const struct opt no_opts[] = { { NULL, 0, false, 0 } };
 	static const struct opt json_only[] = { { "json", 0, false, O_JSON }, { NULL, 0, false, 0 } };
+	static const struct opt status_opts[] = {
+		{ "long", 'l', false, O_LONG }, { "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
+	};
 	static const struct opt wait_opts[] = {
 		{ "any", 0, false, O_ANY }, { "timeout", 0, true, O_TIMEOUT },
 		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
@@ -799,7 +805,7 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 		break;
 	case CLI_SUBMIT: r = parse_submit(&p, cmd); break;
 	case CLI_WAIT: r = parse_generic(&p, cmd, wait_opts, SOME_IDS); break;
-	case CLI_STATUS: r = parse_generic(&p, cmd, json_only, SOME_IDS); break;
+	case CLI_STATUS: r = parse_generic(&p, cmd, status_opts, SOME_IDS); break;
 	case CLI_CANCEL: r = parse_generic(&p, cmd, no_opts, SOME_IDS); break;
 	case CLI_OUTPUT: r = parse_generic(&p, cmd, output_opts, ONE_ID); break;
 	case CLI_LS: r = parse_generic(&p, cmd, ls_opts, NO_IDS); break;

@@ -50,6 +50,7 @@ struct cli_cmd {
 	const char *client_name; /* --client-name, or NULL for the daemon's default */
 	int64_t reply_timeout_ms; /* --reply-timeout, or -1: wait as long as it takes */
 	bool json;		/* --json: print the daemon's JSON as it came */
+	bool longform;		/* status -l: every member, one a line */
 
 	/* submit */
 	char **command;	     /* exec: the words after "--" (NULL-terminated, in argv) */

@@ -383,6 +383,41 @@ int cmd_wait(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	return rc;
 }
 
+/* Print an instant (ms since the epoch) as local date and time, or "-". */
+static void put_instant(const char *label, int64_t at)
+{
+	printf("  %-10s ", label);
+	time_t secs = (time_t)(at / 1000);
+	struct tm tm;
+	char when[32];
+	if (at > 0 && localtime_r(&secs, &tm) != NULL && strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm) > 0)
+		printf("%s.%03d\n", when, (int)(at % 1000));
+	else
+		puts("-");
+}
+
+/* status -l: a record, every member a line. */
+static void print_long(const struct jsched_result *r)
+{
+	printf("job %" PRIu64 "%s%s%s\n", r->id, r->name != NULL ? " (" : "", r->name != NULL ? r->name : "",
+	       r->name != NULL ? ")" : "");
+	printf("  %-10s %s\n", "state", r->state_name != NULL ? r->state_name : "?");
+	printf("  %-10s %s\n", "kind", r->kind != NULL ? r->kind : "?");
+	printf("  %-10s %s (uid %u)\n", "client", r->client != NULL ? r->client : "?", (unsigned)r->uid);
+	printf("  %-10s %s\n", "priority", r->priority != NULL ? r->priority : "?");
+	put_instant("submitted", r->submitted_ms);
+	put_instant("started", r->started_ms);
+	put_instant("finished", r->finished_ms);
+	if (r->exit_code >= 0)
+		printf("  %-10s %d\n", "exit code", r->exit_code);
+	if (r->signal > 0)
+		printf("  %-10s %d\n", "signal", r->signal);
+	if (r->value_json != NULL)
+		printf("  %-10s %s\n", "value", r->value_json);
+	if (r->cause != NULL)
+		printf("  %-10s %s: %s\n", "cause", r->cause, r->reason != NULL ? r->reason : "");
+}
+
 /* cmd_status: see tool.h. */
 int cmd_status(struct jsched_conn *conn, const struct cli_cmd *cmd)
 {
@@ -390,8 +425,12 @@ int cmd_status(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	int r = jsched_status_many(conn, cmd->ids, cmd->n_ids, &l);
 	if (r < 0)
 		return tool_fail(conn, cmd, r);
-	for (size_t i = 0; i < l->count; i++)
-		tool_print_record(l->items[i], cmd->json);
+	for (size_t i = 0; i < l->count; i++) {
+		if (cmd->longform && !cmd->json)
+			print_long(l->items[i]);
+		else
+			tool_print_record(l->items[i], cmd->json);
+	}
 	jsched_results_free(l);
 	return CLI_EXIT_OK;
 }

@@ -194,6 +194,8 @@ static void test_job_commands(void **state)
 	assert_int_equal(cmd.verb, CLI_STATUS);
 	assert_true(cmd.json);
 	assert_int_equal(cmd.n_ids, 2);
+	OK("status", "-l", "7");
+	assert_true(cmd.longform);
 	OK("cancel", "9");
 	assert_int_equal(cmd.verb, CLI_CANCEL);
 	BAD("unknown option '--json'", "cancel", "--json", "9");

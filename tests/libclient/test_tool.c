@@ -331,6 +331,20 @@ static void test_listing_commands(void **state)
 	assert_int_equal(run("", "wait --any 1 2"), 0); /* one did */
 	assert_string_equal(json_string_value(json_object_get(request(0), "mode")), "any");
 
+	static const char *const status[] = {
+		"{\"id\": %d, \"ok\": true, \"jobs\": [{\"job\": 42, \"name\": \"unit tests\", \"client\": \"ana\", "
+		"\"uid\": 1000, \"kind\": \"exec\", \"priority\": \"high\", \"state\": \"failed\", \"submitted_ms\": "
+		"1764460812345, \"started_ms\": 1764460812350, \"finished_ms\": 1764460873002, \"exit_code\": 2, "
+		"\"cause\": \"exit\", \"reason\": \"exited with status 2\"}]}",
+	};
+	script(status, 1);
+	assert_int_equal(run("", "status -l 42"), 0);
+	CONTAINS(out, "job 42 (unit tests)\n");
+	CONTAINS(out, "  client     ana (uid 1000)\n");
+	CONTAINS(out, "  exit code  2\n");
+	CONTAINS(out, "  cause      exit: exited with status 2\n");
+	CONTAINS(out, ".350\n"); /* started, to the millisecond */
+
 	static const char *const cancel[] = {
 		"{\"id\": %d, \"ok\": true, \"jobs\": [{\"job\": 4, \"state\": \"running\", \"cancelling\": true}]}",
 	};
