@@ -95,6 +95,11 @@ struct jd_pool_config {
 	unsigned large_fibers;		/* large-stack fibers; 0: 8 per worker */
 	size_t fiber_stack;		/* usable bytes per standard stack; 0: 64 KiB */
 	size_t large_fiber_stack;	/* usable bytes per large stack; 0: 512 KiB */
+	bool fibers_dontfork;		/* mark the fiber arena MADV_DONTFORK: fork() in this
+					 * process stops copying its 2 mappings per fiber
+					 * (jschedd's exec rate +52%, README).  A fiber must
+					 * then never fork(): the child would have no stack
+					 * (posix_spawn, vfork, system, popen are fine) */
 	jd_feeder_fn feeder;		/* optional; see jd_pool_set_feeder() */
 	void *feeder_ctx;
 	unsigned feed_batch;		/* max tasks per feeder call; 0: 8 */
