@@ -43,7 +43,9 @@ def main(argv):
     for label, doc in (("old", old_doc), ("new", new_doc)):
         if "load_start" in doc:
             print(f"{label}: load average {doc['load_start']:.2f} at the start, "
-                  f"{doc.get('load_end', float('nan')):.2f} at the end")
+                  f"{doc.get('load_end', float('nan')):.2f} at the end"
+                  + (f", others used {100 * doc['others_cpu_share']:.0f}% of the CPUs"
+                     if "others_cpu_share" in doc else ""))
     if old_doc.get("machine") != new_doc.get("machine"):
         print("note: the two runs were made on different machines")
     line = "{:<40} {:<6} {:<8} {:>12} {:>12} {:>9}"

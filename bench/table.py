@@ -36,7 +36,9 @@ def main(argv):
           f"{m.get('kernel')}, {m.get('memory_bytes', 0) / 2**30:.1f} GiB, "
           f"{'virtual machine' if m.get('vm') else 'bare metal'}; load average "
           f"{doc.get('load_start', float('nan')):.2f} at the start, "
-          f"{doc.get('load_end', float('nan')):.2f} at the end.")
+          f"{doc.get('load_end', float('nan')):.2f} at the end"
+          + (f"; other processes used {100 * doc['others_cpu_share']:.0f}% of the CPUs "
+             "during the run." if "others_cpu_share" in doc else "."))
     print()
     print("| row | policy | value | baseline | ratio |")
     print("|---|---|---:|---:|---:|")

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +26,8 @@ struct bench_report {
 	int runs;
 	bool quick;
 	bool header_printed;
+	double cpu_start_s, busy_start_s; /* all CPUs' time and busy time at the start */
+	double self_start_s;	/* this process's and its waited-for children's CPU time */
 	json_t *doc;		/* the whole JSON document (owned) */
 	json_t *rows;		/* borrowed from doc */
 	json_t *notes;		/* borrowed from doc */
@@ -156,6 +159,38 @@ static double read_loadavg(void)
 	return l;
 }
 
+/* The machine's CPU time since boot, all of it and the busy part (not idle or iowait),
+ * in seconds summed over the CPUs; false if /proc/stat is unreadable. */
+static bool read_cpu_times(double *total_s, double *busy_s)
+{
+	char line[512];
+	unsigned long long v[10] = {0};
+	if (!read_line("/proc/stat", line, sizeof line) ||
+	    sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+		   &v[3], &v[4], &v[5], &v[6], &v[7]) < 8)
+		return false;
+	double hz = (double)sysconf(_SC_CLK_TCK);
+	unsigned long long all = 0;
+	for (int i = 0; i < 8; i++)
+		all += v[i];
+	*total_s = (double)all / hz;
+	*busy_s = (double)(all - v[3] - v[4]) / hz;
+	return true;
+}
+
+/* CPU time of this process and of its children that have been waited for, in seconds. */
+static double self_cpu_s(void)
+{
+	double s = 0;
+	struct rusage ru;
+	int who[2] = {RUSAGE_SELF, RUSAGE_CHILDREN};
+	for (int i = 0; i < 2; i++)
+		if (getrusage(who[i], &ru) == 0)
+			s += (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+			     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	return s;
+}
+
 /* ---- the command line ------------------------------------------------------------- */
 
 static void usage(FILE *out, const char *program)
@@ -255,6 +290,9 @@ struct bench_report *bench_report_new(const char *program, int argc, char **argv
 
 	r->rows = json_array();
 	r->notes = json_array();
+	if (!read_cpu_times(&r->cpu_start_s, &r->busy_start_s))
+		r->cpu_start_s = -1;
+	r->self_start_s = self_cpu_s();
 	r->doc = json_pack("{s:s, s:s, s:i, s:b, s:o, s:f, s:o, s:o}", "version",
 			   JSCHED_VERSION_LINE, "program", program, "runs", r->runs, "quick",
 			   r->quick, "machine", machine, "load_start", load, "rows", r->rows,
@@ -341,9 +379,20 @@ int bench_report_finish(struct bench_report *r)
 {
 	int rc = 0;
 	double load = read_loadavg();
-	printf("\n%s: load average %.2f at the end\n", r->program, load);
+	printf("\n%s: load average %.2f at the end", r->program, load);
 	if (json_object_set_new(r->doc, "load_end", json_real(load)) != 0)
 		out_of_memory();
+	/* What others used of the machine while this ran: the one figure that says whether
+	 * the rows above are worth keeping (the load average lags by a minute). */
+	double total, busy;
+	if (r->cpu_start_s >= 0 && read_cpu_times(&total, &busy) && total > r->cpu_start_s) {
+		double others = (busy - r->busy_start_s) - (self_cpu_s() - r->self_start_s);
+		double share = others > 0 ? others / (total - r->cpu_start_s) : 0.0;
+		printf("; other processes used %.0f%% of the CPUs during the run", 100.0 * share);
+		if (json_object_set_new(r->doc, "others_cpu_share", json_real(share)) != 0)
+			out_of_memory();
+	}
+	printf("\n");
 	if (r->json_path) {
 		if (json_dump_file(r->doc, r->json_path, JSON_INDENT(2) | JSON_PRESERVE_ORDER) !=
 		    0) {

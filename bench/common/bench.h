@@ -15,14 +15,17 @@
  *
  *	{"version": "...", "program": "...", "runs": N, "quick": false,
  *	 "machine": {"cpu_model", "online_cpus", "kernel", "memory_bytes", "vm"},
- *	 "load_start": 0.42, "load_end": 0.57,
+ *	 "load_start": 0.42, "load_end": 0.57, "others_cpu_share": 0.03,
  *	 "rows": [{"name", "unit", "policy", "value", "baseline", "baseline_value",
  *		   "ratio"}],
  *	 "notes": ["..."]}
  *
  * where policy, baseline, baseline_value and ratio are null when the row has none, and
- * load_* is the 1-minute load average (/proc/loadavg) when the report began and ended:
- * on a shared machine a figure means little without it.
+ * load_* is the 1-minute load average (/proc/loadavg) when the report began and ended,
+ * and others_cpu_share the fraction of all CPU time, between bench_report_new and
+ * bench_report_finish, that other processes used (busy time from /proc/stat minus this
+ * process's and its waited-for children's): on a shared machine a figure means little
+ * without them.
  * bench/compare.py compares two such files row by row.
  *
  * Everything here is meant for the benchmark's main thread; none of it is thread-safe

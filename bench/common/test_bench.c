@@ -82,6 +82,8 @@ static void test_json_report(void **state)
 	assert_true(json_is_true(json_object_get(doc, "quick")));
 	assert_true(json_is_real(json_object_get(doc, "load_start")));
 	assert_true(json_is_real(json_object_get(doc, "load_end")));
+	double others = json_real_value(json_object_get(doc, "others_cpu_share"));
+	assert_true(others >= 0.0 && others <= 1.0);
 	json_t *m = json_object_get(doc, "machine");
 	assert_true(json_is_object(m));
 	assert_true(json_integer_value(json_object_get(m, "online_cpus")) >= 1);
