@@ -5,7 +5,8 @@
 #   core   what `make`, `make run` and `make test` need (compiler, pkg-config, libuv,
 #          jansson, cmocka)
 #   ci     what .ci/run needs beyond core (clang and its sanitizer/fuzzer runtimes, the
-#          AArch64 cross compiler and qemu-user to execute its output)
+#          AArch64 cross compiler and qemu-user to execute its output, the spin model
+#          checker for the pool's park/wake models)
 #   bench  the side-by-side baselines of bench/ (oneTBB, beanstalkd, task-spooler, nq)
 #   cross  what `make test-cross` needs: the AArch64 cross compiler, qemu-user, and cmocka
 #          for arm64 from Debian's multiarch archive (the arm64 architecture is added to
@@ -45,6 +46,7 @@ for group in "$@"; do
 		want libclang-rt-14-dev /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
 		want gcc-aarch64-linux-gnu bin:aarch64-linux-gnu-gcc
 		want qemu-user bin:qemu-aarch64
+		want spin bin:spin
 		;;
 	cross)
 		want gcc-aarch64-linux-gnu bin:aarch64-linux-gnu-gcc

@@ -15,6 +15,8 @@ command -v spin >/dev/null 2>&1 || {
 }
 mkdir -p "$out"
 status=0
+passed=0
+failed=0
 for model in park suspend; do
 	for variant in ok broken; do
 		dir="$out/$model-$variant"
@@ -28,12 +30,16 @@ for model in park suspend; do
 		states=$(sed -n 's/^ *\([0-9]*\) states, stored.*/\1/p' "$dir/pan.out" | head -n 1)
 		if [ "$variant" = ok ] && [ "$errors" = 0 ]; then
 			echo "PASS  $model: verified, $states states"
+			passed=$((passed + 1))
 		elif [ "$variant" = broken ] && [ -n "$errors" ] && [ "$errors" != 0 ]; then
 			echo "PASS  $model -DBROKEN: the checker finds the bug (negative control)"
+			passed=$((passed + 1))
 		else
 			echo "FAIL  $model $variant: errors=${errors:-?} (see $dir/pan.out)"
 			status=1
+			failed=$((failed + 1))
 		fi
 	done
 done
+echo "$passed passed, $failed failed"
 exit $status
