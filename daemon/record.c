@@ -187,7 +187,9 @@ int jd_record_text(struct jp_buf *out, struct jd_daemon *d, const struct jd_job 
 int jd_records_text(struct jp_buf *out, struct jd_daemon *d, const struct jd_records *r,
 		    bool single)
 {
-	int rc = single ? 0 : put(out, "[");
+	/* A call job's record is about 200 bytes: one allocation for a batch's reply, not a
+	 * dozen doublings. */
+	int rc = jp_buf_reserve(out, r->n * 200) || (!single && put(out, "["));
 
 	for (size_t i = 0; i < r->n && !rc; i++) {
 		if (i > 0)
