@@ -82,6 +82,44 @@ static void *taker(void *arg)
 	return NULL;
 }
 
+/* The loop thread's bookkeeping. */
+static uint64_t entered, rejected, blocked, resumed;
+static bool paused[N_CLIENTS];
+static int next;
+
+/* Admit jobs[next] to client ci and count the outcome. */
+static int loop_admit(int ci, int prio, uint64_t deadline, uint32_t cost)
+{
+	int rc = admit(F, C[ci], &jobs[next], ci, prio, deadline, cost);
+
+	next++;
+	if (rc == JSCHED_EQUEUE_FULL) {
+		rejected++;
+	} else {
+		assert_true(rc >= 0);
+		entered++;
+		if (rc == JD_FAIR_BLOCKED) {
+			blocked += !paused[ci];
+			paused[ci] = true;
+		}
+	}
+	return rc;
+}
+
+/* Resume reading from the clients the instance says have room again. */
+static void loop_unblocked(void)
+{
+	struct jd_fair_client *un[N_CLIENTS];
+	size_t n = jd_fair_unblocked(F, un, N_CLIENTS);
+
+	for (size_t k = 0; k < n; k++)
+		for (int i = 0; i < N_CLIENTS; i++)
+			if (un[k] == C[i]) {
+				resumed += paused[i];
+				paused[i] = false;
+			}
+}
+
 static uint64_t hooks_total(void)
 {
 	uint64_t t = 0;
@@ -99,52 +137,46 @@ static void test_stress(void **state)
 	cfg.wake_cb = stress_wake_cb;
 	F = fair_new_or_die(&cfg);
 
-	bool paused[N_CLIENTS] = {false};
+	entered = rejected = blocked = resumed = 0;
+	next = 0;
 	for (int i = 0; i < N_CLIENTS; i++) {
+		paused[i] = false;
 		enum jd_fair_overflow ov = (enum jd_fair_overflow)(i % 4);
 		C[i] = client_new(F, "c", (uint32_t)(1 + i % 5), 64 + 32 * (uint32_t)(i % 3), ov);
 	}
+
+	/* A prelude before the takers start, so that every final state and backpressure
+	 * both ways happen whatever the timing of the random part: client 1 (drop_oldest,
+	 * limit 96) gets 100 jobs, client 3 (block, limit 64) is filled until it blocks,
+	 * client 0 (reject) has one job cancelled and one expired. */
+	for (int k = 0; k < 100; k++)
+		loop_admit(1, JD_FAIR_NORMAL, 0, 1);
+	while (loop_admit(3, JD_FAIR_NORMAL, 0, 1) != JD_FAIR_BLOCKED)
+		assert_true(next < 200);
+	loop_admit(0, JD_FAIR_LOW, 0, 1);
+	assert_int_equal(jd_fair_cancel(F, &jobs[next - 1].fj), 0);
+	loop_admit(0, JD_FAIR_LOW, vclock(NULL) + 10, 1);
+	vclock_advance(20);
+	assert_int_equal(jd_fair_expire(F), 1);
 
 	pthread_t th[N_TAKERS];
 	for (uintptr_t i = 0; i < N_TAKERS; i++)
 		assert_int_equal(pthread_create(&th[i], NULL, taker, (void *)i), 0);
 
-	uint64_t seed = 42, entered = 0, rejected = 0, blocked = 0, resumed = 0;
-	uint64_t start = wall_s();
-	int next = 0;
+	uint64_t seed = 42, start = wall_s();
 	while (next < N_JOBS) {
 		assert_true(wall_s() - start < DEADLINE_S);
 		vclock_advance(100);
-		if (atomic_exchange(&wake_flag, 0)) {
-			struct jd_fair_client *un[N_CLIENTS];
-			size_t n = jd_fair_unblocked(F, un, N_CLIENTS);
-			for (size_t k = 0; k < n; k++)
-				for (int i = 0; i < N_CLIENTS; i++)
-					if (un[k] == C[i]) {
-						resumed += paused[i];
-						paused[i] = false;
-					}
-		}
+		if (atomic_exchange(&wake_flag, 0))
+			loop_unblocked();
 		uint64_t r = xorshift(&seed);
 		int ci = (int)(r % N_CLIENTS);
-		if (!paused[ci]) {
-			struct tjob *t = &jobs[next];
-			uint64_t dl = r % 4 == 0 ? vclock(NULL) + (r >> 8) % 200000 : 0;
-			int rc = admit(F, C[ci], t, ci, (int)((r >> 4) % 4), dl, 1 + (uint32_t)((r >> 6) % 4));
-			next++;
-			if (rc == JSCHED_EQUEUE_FULL) {
-				rejected++;
-			} else {
-				assert_true(rc >= 0);
-				entered++;
-				if (rc == JD_FAIR_BLOCKED) {
-					blocked += !paused[ci];
-					paused[ci] = true;
-				}
-			}
-		} else {
+		if (!paused[ci])
+			loop_admit(ci, (int)((r >> 4) % 4),
+				   r % 4 == 0 ? vclock(NULL) + (r >> 8) % 200000 : 0,
+				   1 + (uint32_t)((r >> 6) % 4));
+		else
 			sched_yield();
-		}
 		if (r % 50 == 1 && next > 0)		/* cancel a recent job, maybe running */
 			(void)jd_fair_cancel(F, &jobs[next - 1 - (int)((r >> 20) % (uint64_t)(next < 500 ? next : 500))].fj);
 		if (r % 5000 == 2)
@@ -176,6 +208,7 @@ static void test_stress(void **state)
 	atomic_store(&stop, true);
 	for (int i = 0; i < N_TAKERS; i++)
 		pthread_join(th[i], NULL);
+	loop_unblocked();	/* the queues are empty: every blocked client has room */
 
 	assert_int_equal(atomic_load(&bad), 0);
 	/* Exactly once, for every job. */
