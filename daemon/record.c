@@ -199,7 +199,9 @@ int jd_records_text(struct jp_buf *out, struct jd_daemon *d, const struct jd_rec
 				     ? jp_buf_append(out, r->texts[i].data, r->texts[i].len)
 				     : jd_record_text(out, d, r->jobs[i], r->jobs[i]->state);
 	}
-	return rc || single ? rc : put(out, "]");
+	if (rc)
+		return JSCHED_ENOMEM;
+	return single ? 0 : put(out, "]");
 }
 
 int jd_reply_text_start(struct jp_buf *b, int64_t id)
