@@ -35,6 +35,11 @@
  * handler without the flag runs straight on the worker's stack and must not suspend
  * (the calls then block the worker, which works but wastes it).
  *
+ * Child processes: run them with jsched_task_run() (below), or posix_spawn(), system()
+ * or popen(); never fork() from a handler.  jschedd leaves the fiber stacks out of
+ * forked children (MADV_DONTFORK, which makes its own exec jobs 50% faster), so a forked
+ * child of code running on a fiber would have no stack.
+ *
  * The jsched_task_* functions are provided by the jschedd binary (exported to modules
  * only); a module links against nothing of the daemon's.
  */
