@@ -49,9 +49,9 @@ TESTS += $(B)/tests/systemd/test_sdnotify
 # STOPPING arrive on a test NOTIFY_SOCKET, socket activation through
 # systemd-socket-activate (tests/systemd/test_systemd.c).  It runs the built jschedd.
 $(B)/obj/tests/systemd/test_systemd.o: CFLAGS += $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS)
-$(B)/tests/test_systemd: $(B)/obj/tests/systemd/test_systemd.o $(LIBJSCHED_A) | $(JSCHEDD)
+$(B)/tests/systemd/test_systemd: $(B)/obj/tests/systemd/test_systemd.o $(LIBJSCHED_A) | $(JSCHEDD)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) $(filter %.o %.a,$^) $(JANSSON_LIBS) $(CMOCKA_LIBS) $(LDLIBS) -o $@
 ifneq ($(JSCHEDD_POOL),)
-TESTS += $(B)/tests/test_systemd
+TESTS += $(B)/tests/systemd/test_systemd
 endif
