@@ -23,9 +23,10 @@ while [ "$i" -lt "$n" ]; do
 	esac
 done
 
-if pgrep -f 'bench_[a-z]' >/dev/null 2>&1; then
+# By process name, not command line: a script that waits to run a benchmark is not one.
+if pgrep '^bench_' >/dev/null 2>&1; then
 	echo "bench/e2e/run.sh: another benchmark is running:" >&2
-	pgrep -fa 'bench_[a-z]' >&2 || true
+	pgrep -a '^bench_' >&2 || true
 fi
 make -j2 build/rel/bench/bench_e2e build/rel/bin/jschedd build/rel/bin/jsched bench-deps >&2
 if [ -n "$parts" ]; then
