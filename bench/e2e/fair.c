@@ -138,9 +138,14 @@ void e2e_fair(struct e2e *e)
 		e2e_die("out of memory");
 	for (unsigned w = 1; w <= 2; w++) {
 		struct e2e_daemon d;
-		char conf[64];
+		char conf[256];
 
-		snprintf(conf, sizeof(conf), "\"workers\": %u", w);
+		/* Every job's record kept until the client's final wait reads it. */
+		snprintf(conf, sizeof(conf),
+			 "\"workers\": %u, \"limits\": {\"queued_jobs\": 1000000}, "
+			 "\"clients\": {\"default\": {\"max_queued\": 1000000}}, "
+			 "\"retention\": {\"jobs\": 1000000}",
+			 w);
 		e2e_daemon_start(&d, conf);
 		for (int run = 0; run < e->runs && run < 64; run++)
 			rate[w - 1][run] = e2e_clients_run(&d, spec, 4, per);
