@@ -38,12 +38,13 @@ BENCH_POOL_TBB := $(B)/bench/tbb_bench
 BENCH_POOL_RELEASER := $(B)/obj/bench/pool/releaser.o
 
 $(BENCH_POOL_TBB): OPT := -O2 -g
-$(BENCH_POOL_TBB): $(B)/obj/bench/pool/tbb_bench.o $(B)/obj/bench/pool/releaser-tbb.o
+$(BENCH_POOL_TBB): $(B)/obj/bench/pool/tbb_bench.o $(B)/obj/bench/pool/releaser-tbb.o \
+		$(B)/obj/bench/pool/kernels-tbb.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CXX) -pthread $^ -o $@ -ltbb -lm
 
-$(B)/obj/bench/pool/releaser-tbb.o: bench/pool/releaser.c | $(B)/gen/jsched_version.h
+$(B)/obj/bench/pool/%-tbb.o: bench/pool/%.c | $(B)/gen/jsched_version.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $< (for tbb_bench)")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
@@ -59,7 +60,8 @@ BENCHES += $(BENCH_POOL_TBB)
 # bench_pool, the jschedd side and the driver: it runs tbb_bench first, so it depends on it.
 BENCH_POOL := $(B)/bench/bench_pool
 $(B)/obj/bench/pool/bench_pool.o: CFLAGS += $(JANSSON_CFLAGS)
-$(BENCH_POOL): $(B)/obj/bench/pool/bench_pool.o $(BENCH_POOL_RELEASER) $(POOL_LIB) \
+$(BENCH_POOL): $(B)/obj/bench/pool/bench_pool.o $(BENCH_POOL_RELEASER) \
+		$(B)/obj/bench/pool/kernels.o $(POOL_LIB) \
 		$(ARCH_OBJS) $(BENCH_COMMON_LIB) | $(BENCH_POOL_TBB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LINK    $@")

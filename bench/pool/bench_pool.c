@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "bench/common/bench.h"
+#include "bench/pool/kernels.h"
 #include "bench/pool/releaser.h"
 #include "bench/pool/rows.h"
 #include "daemon/pool/pool.h"
@@ -255,10 +256,7 @@ static void fj_task(void *arg)
 {
 	struct fj *f = arg;
 	if (f->hi - f->lo <= FJ_LEAF) {
-		uint64_t s = 0;
-		for (size_t i = f->lo; i < f->hi; i++)
-			s += f->data[i];
-		f->sum = s;
+		f->sum = kernel_sum(f->data, f->lo, f->hi);
 		return;
 	}
 	size_t mid = f->lo + (f->hi - f->lo) / 2;
@@ -293,9 +291,7 @@ static double run_fork_join(struct ctx *c)
 
 static void pfor_body(void *arg, size_t lo, size_t hi)
 {
-	double *out = arg;
-	for (size_t i = lo; i < hi; i++)
-		out[i] = sqrt((double)i);
+	kernel_sqrt(arg, lo, hi);
 }
 
 /* Row parallel_for: one jd_parallel_for over PFOR_N items (ms). */
@@ -529,8 +525,8 @@ int main(int argc, char **argv)
 	double *col = malloc(runs * sizeof *col);
 	if (!fj_data || !pfor_out || !tbb_v || !pool_v || !col)
 		die("malloc", JSCHED_ENOMEM);
-	for (size_t i = 0; i < fj_n; i++)
-		fj_data[i] = (uint32_t)(i % 1000);
+	if (fj_fill(fj_data, fj_n) != fj_expected(fj_n))
+		die("fork-join input", 0);
 
 	/* Rounds, not one block per side: on a shared machine the load drifts over the
 	 * minute a run takes, and interleaving makes both sides see the same drift. */

@@ -63,6 +63,18 @@ static inline uint64_t fj_expected(uint64_t n)
 	return full * (999 * 1000 / 2) + rest * (rest - 1) / 2;
 }
 
+/* fj_fill: write the fork-join input and return its sum, read back (the caller checks it
+ * against fj_expected). */
+static inline uint64_t fj_fill(uint32_t *data, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		data[i] = (uint32_t)(i % 1000);
+	uint64_t s = 0;
+	for (uint64_t i = 0; i < n; i++)
+		s += ((volatile const uint32_t *)data)[i];
+	return s;
+}
+
 static inline uint64_t rows_now_ns(void)
 {
 	struct timespec ts;

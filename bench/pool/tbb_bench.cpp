@@ -47,6 +47,7 @@
 #include <oneapi/tbb/task_group.h>
 #include <oneapi/tbb/version.h>
 
+#include "bench/pool/kernels.h"
 #include "bench/pool/releaser.h"
 #include "bench/pool/rows.h"
 
@@ -173,12 +174,8 @@ const uint32_t *fj_data;
 
 uint64_t fj_sum(size_t lo, size_t hi)
 {
-	if (hi - lo <= FJ_LEAF) {
-		uint64_t s = 0;
-		for (size_t i = lo; i < hi; i++)
-			s += fj_data[i];
-		return s;
-	}
+	if (hi - lo <= FJ_LEAF)
+		return kernel_sum(fj_data, lo, hi);
 	size_t mid = lo + (hi - lo) / 2;
 	uint64_t left = 0;
 	tbb::task_group tg;
@@ -193,8 +190,8 @@ double fork_join(tbb::task_arena &arena, const Options &opt)
 	size_t n = (size_t)scaled(FJ_N, opt);
 	int reps = scaled(FJ_REPS, opt);
 	std::vector<uint32_t> data(n);
-	for (size_t i = 0; i < n; i++)
-		data[i] = (uint32_t)(i % 1000);
+	if (fj_fill(data.data(), n) != fj_expected(n))
+		std::abort();
 	fj_data = data.data();
 	return measure(opt, [&] {
 		uint64_t dt = 0;
@@ -221,8 +218,8 @@ double parallel_for(tbb::task_arena &arena, const Options &opt)
 			for (int r = 0; r < reps; r++)
 				tbb::parallel_for(tbb::blocked_range<int>(0, n),
 						  [&](const tbb::blocked_range<int> &br) {
-							  for (int i = br.begin(); i != br.end(); i++)
-								  out[i] = std::sqrt((double)i);
+							  kernel_sqrt(out.data(), (size_t)br.begin(),
+								      (size_t)br.end());
 						  });
 			dt = rows_now_ns() - t0;
 		});
