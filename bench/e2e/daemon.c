@@ -40,6 +40,7 @@ void e2e_daemon_start(struct e2e_daemon *d, const char *members)
 	snprintf(d->dir, sizeof(d->dir), "/tmp/bench-e2e-XXXXXX");
 	if (!mkdtemp(d->dir))
 		e2e_die("mkdtemp: %s", strerror(errno));
+	e2e_track_dir(d->dir, true);
 	snprintf(d->sock, sizeof(d->sock), "%s/s", d->dir);
 	snprintf(d->conf, sizeof(d->conf), "%s/jschedd.json", d->dir);
 	snprintf(d->log, sizeof(d->log), "%s/jschedd.log", d->dir);
@@ -87,6 +88,7 @@ void e2e_daemon_stop(struct e2e_daemon *d)
 	waitpid(d->pid, &status, 0);
 out_clean:
 	e2e_untrack(d->pid);
+	e2e_track_dir(d->dir, false);
 	unlink(d->sock);
 	unlink(d->conf);
 	unlink(d->log);

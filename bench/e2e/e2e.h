@@ -155,6 +155,10 @@ pid_t e2e_spawn(char *const argv[], char *const extra_env[], bool keep_out);
  * benchmark dies, however it dies, and e2e_die kills it too.  Returns the pid. */
 pid_t e2e_spawn_server(char *const argv[], const char *log);
 
+/* e2e_track_dir: remember (track) or forget a temporary folder that e2e_die removes with
+ * its contents; dir must stay valid while tracked. */
+void e2e_track_dir(const char *dir, bool track);
+
 /* e2e_on_die: fn runs in e2e_die before the exit (one at a time; NULL: none). */
 void e2e_on_die(void (*fn)(void));
 

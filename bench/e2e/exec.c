@@ -188,6 +188,7 @@ void e2e_exec(struct e2e *e)
 	snprintf(tmp, sizeof(tmp), "/tmp/bench-e2e-exec-XXXXXX");
 	if (!mkdtemp(tmp))
 		e2e_die("mkdtemp: %s", strerror(errno));
+	e2e_track_dir(tmp, true);
 	snprintf(ts_socket, sizeof(ts_socket), "TS_SOCKET=%s/ts.sock", tmp);
 	snprintf(ts_tmpdir, sizeof(ts_tmpdir), "TMPDIR=%s", tmp);
 	if (jsched_spec_exec(truth, &spec) < 0)
@@ -231,6 +232,7 @@ void e2e_exec(struct e2e *e)
 	e2e_on_die(NULL);
 	tsp("-K", NULL, NULL); /* stop the task-spooler server */
 	e2e_daemon_stop(&d);
+	e2e_track_dir(tmp, false);
 	rm_rf(tmp);
 
 	size_t runs = (size_t)e->runs, lruns = (size_t)e->runs_long;

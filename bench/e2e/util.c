@@ -2,6 +2,7 @@
  * left behind), percentiles, sleeping, and running child programs. */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <math.h>
 #include <signal.h>
 #include <spawn.h>
@@ -37,6 +38,25 @@ void e2e_untrack(pid_t pid)
 			tracked[i] = 0;
 }
 
+/* The temporary folders e2e_die removes (borrowed paths; the owners outlive the run). */
+static const char *dirs[8];
+
+void e2e_track_dir(const char *dir, bool track)
+{
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (track ? dirs[i] == NULL : dirs[i] == dir) {
+			dirs[i] = track ? dir : NULL;
+			return;
+		}
+}
+
+static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st, (void)type, (void)ftw;
+	remove(path);
+	return 0;
+}
+
 /* What e2e_die runs before it exits (a server that is not our child, like tsp's). */
 static void (*on_die)(void);
 
@@ -57,11 +77,14 @@ void e2e_die(const char *fmt, ...)
 	for (size_t i = 0; i < sizeof(tracked) / sizeof(tracked[0]); i++)
 		if (tracked[i] > 0)
 			kill(tracked[i], SIGKILL);
-	if (on_die) {
+	if (on_die) { /* first: it may need a tracked folder (tsp's socket) */
 		void (*fn)(void) = on_die;
 		on_die = NULL;
 		fn();
 	}
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (dirs[i])
+			nftw(dirs[i], rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 	exit(1);
 }
 
