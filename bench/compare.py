@@ -3,7 +3,9 @@
 
 Both files are what a benchmark writes with --json (the shape is in bench/common/bench.h).
 Rows are matched by (name, policy); for each pair this prints the two values and
-new / old, so below 1.00x means the new run was faster for a time.  Rows present in only
+new / old, so below 1.00x means the new run was faster for a time, and each run's own
+ratio to its baseline (value / baseline in that run), which moves less with the machine's
+load than the values do.  Rows present in only
 one file are listed after the table.  Exit status: 0, or 2 on a usage or file error.
 """
 import json
@@ -48,15 +50,19 @@ def main(argv):
                      if "others_cpu_share" in doc else ""))
     if old_doc.get("machine") != new_doc.get("machine"):
         print("note: the two runs were made on different machines")
-    line = "{:<40} {:<6} {:<8} {:>12} {:>12} {:>9}"
-    print(line.format("row", "policy", "unit", "old", "new", "new/old"))
+    line = "{:<40} {:<6} {:<8} {:>12} {:>12} {:>9} {:>11} {:>11}"
+    print(line.format("row", "policy", "unit", "old", "new", "new/old", "old/base",
+                      "new/base"))
     for key, n in new.items():
         o = old.get(key)
         if o is None:
             continue
         ov, nv = o.get("value"), n.get("value")
         ratio = f"{nv / ov:.2f}x" if ov and nv is not None else "-"
-        print(line.format(key[0], key[1] or "-", n.get("unit", ""), fmt(ov), fmt(nv), ratio))
+        def base(r):
+            return f"{r['ratio']:.2f}x" if r.get("ratio") is not None else "-"
+        print(line.format(key[0], key[1] or "-", n.get("unit", ""), fmt(ov), fmt(nv), ratio,
+                          base(o), base(n)))
     only_old = [k for k in old if k not in new]
     only_new = [k for k in new if k not in old]
     for label, keys in (("only in old", only_old), ("only in new", only_new)):
