@@ -4,7 +4,7 @@
  * own (the job's handler is jd_exec_handler, run by runner.c like any suspending call
  * handler); for a handler it is the handler's, through jsched_task_run (module.h).  The
  * fiber posts a spawn request to the loop thread (a lock-free list and a uv_async) and
- * suspends on an event; the loop thread owns everything about the process (uv_spawn, the
+ * suspends on an event; the loop thread owns everything about the process (posix_spawn and a pidfd, the
  * pipes, the time limit, the signals) and sets the event when the process has exited and
  * its output pipes are drained.  No worker thread is held while a command runs.
  *

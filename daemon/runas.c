@@ -2,7 +2,7 @@
  *
  *   jschedd-runas UID GID CWD -- ARGV...
  *
- * jschedd, running as root, starts it (through uv_spawn, in the command's own new session,
+ * jschedd, running as root, starts it (through posix_spawn, in the command's own new session,
  * with the command's environment and pipes already in place) for every exec job whose
  * owner is not root.  It sets the supplementary groups of UID's user (initgroups; just GID
  * if UID has no passwd entry), then GID, then UID, checks that root cannot be regained,

@@ -11,7 +11,7 @@
  * never touches the job again (the loop thread may free it).
  *
  * Exec jobs (issue 6) slot in at run_job: the handler's place is taken by a fiber that
- * asks the loop thread to uv_spawn the command (a notice the other way, through a second
+ * asks the loop thread to start the command (a notice the other way, through a second
  * uv_async) and suspends on an event the exit callback sets.
  */
 #include "daemon/runner.h"
@@ -273,12 +273,11 @@ int jd_runner_start(struct jd_daemon *d, char *err, size_t errlen)
 	 * a worker is about to run it, so weights act on what actually runs. */
 	pc.feed_batch = JD_FEED_BATCH;
 	pc.name = "jd-work";
-	/* Every exec job forks the loop thread (libuv 1.44's uv_spawn), and fork copies each
-	 * mapping of the process: 2 per fiber stack, 544 of jschedd's 591.  Leaving the fiber
-	 * arena out of the child raised 2,000 /bin/true jobs from 590 to 895 jobs/s (median
-	 * of 24 alternating runs).  The price: code on a fiber must not fork(); handlers run
-	 * commands through jsched_task_run() (module.h says so). */
-	pc.fibers_dontfork = true;
+	/* Not fibers_dontfork.  While exec jobs were started with libuv's uv_spawn (fork),
+	 * each spawn copied the page tables of every mapping, 544 of 591 of them fiber
+	 * stacks, and leaving the arena out of children raised 2,000 /bin/true jobs from 590
+	 * to 895 jobs/s.  exec.c now uses posix_spawn (clone with CLONE_VM, nothing copied:
+	 * 2,375 jobs/s), so the flag would only forbid handlers to fork() on a fiber. */
 	if ((rc = jd_pool_create(&r->pool, &pc)) < 0) {
 		snprintf(err, errlen, "cannot start the worker pool: %s",
 			 jp_error_name(rc) ? jp_error_name(rc) : "?");

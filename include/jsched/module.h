@@ -35,10 +35,10 @@
  * handler without the flag runs straight on the worker's stack and must not suspend
  * (the calls then block the worker, which works but wastes it).
  *
- * Child processes: run them with jsched_task_run() (below), or posix_spawn(), system()
- * or popen(); never fork() from a handler.  jschedd leaves the fiber stacks out of
- * forked children (MADV_DONTFORK, which makes its own exec jobs 50% faster), so a forked
- * child of code running on a fiber would have no stack.
+ * Child processes: run them with jsched_task_run() (below), which suspends the fiber
+ * instead of blocking a worker in waitpid() and applies the daemon's identity rules and
+ * process cap; posix_spawn() is the cheaper call for a handler's own children (fork()
+ * copies the page tables of every fiber stack in the daemon).
  *
  * The jsched_task_* functions are provided by the jschedd binary (exported to modules
  * only); a module links against nothing of the daemon's.
