@@ -129,8 +129,8 @@ GIT_REV := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 $(B)/gen/jsched_version.h: FORCE
 	@mkdir -p $(@D)
 	@printf '#define JSCHED_VERSION "%s"\n#define JSCHED_VERSION_LINE "jschedd %s (git %s, %s, %s, ctx %s)"\n' \
-		'$(VERSION)' '$(VERSION)' '$(GIT_REV)' '$(VARIANT)' '$(notdir $(CC))' '$(CTX)' > $@.tmp
-	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+		'$(VERSION)' '$(VERSION)' '$(GIT_REV)' '$(VARIANT)' '$(notdir $(CC))' '$(CTX)' > $@.tmp.$$$$; \
+	cmp -s $@.tmp.$$$$ $@ && rm -f $@.tmp.$$$$ || mv $@.tmp.$$$$ $@
 
 .PHONY: all test bench run install clean help FORCE
 FORCE:
