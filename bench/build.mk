@@ -80,10 +80,10 @@ bench-pool: $(BENCH_POOL) $(BENCH_POOL_TBB)
 # The list is expanded in the recipe, after every fragment has added to BENCHES.
 .PHONY: bench-smoke
 bench-smoke: $(BENCHES)
-	$(Q)fail=0; for b in $(BENCHES); do \
-		if timeout 300 $$b --quick --runs 1 >/dev/null 2>&1; then echo "PASS  $$b"; \
-		else echo "FAIL  $$b"; fail=1; fi; \
-	done; exit $$fail
+	$(Q)pass=0; fail=0; for b in $(BENCHES); do \
+		if timeout 300 $$b --quick --runs 1 >/dev/null 2>&1; then echo "PASS  $$b"; pass=$$((pass + 1)); \
+		else echo "FAIL  $$b"; fail=$$((fail + 1)); fi; \
+	done; echo "$$pass passed, $$fail failed"; [ $$fail = 0 ]
 
 # ---- bench/e2e: jschedd end to end beside beanstalkd, xargs, task-spooler, nq ----------
 # (issue 7; bench/e2e/README.md).  bench_e2e starts the build's jschedd itself and runs
