@@ -21,20 +21,14 @@ const char *jsched_strerror(int code)
 	}
 }
 
-/* jsched_err_name: see jsched.h. */
+/* jsched_err_name: see jsched.h.  The codec's table is the same X-macro. */
 const char *jsched_err_name(int code)
 {
-	switch (code) {
-	case JSCHED_OK:
+	const char *name = jp_error_name(code);
+
+	if (code == JSCHED_OK)
 		return "ok";
-#define XX(name, num, wire, msg) \
-	case num:                \
-		return wire;
-		JSCHED_ERRNO_MAP(XX)
-#undef XX
-	default:
-		return "unknown";
-	}
+	return name ? name : "unknown";
 }
 
 /* jsched_err_from_name: see jsched.h.  The codec's table is the same X-macro. */
