@@ -21,7 +21,7 @@ LIBJSCHED_A := $(B)/lib/libjsched.a
 JSCHED_PC := $(B)/lib/pkgconfig/jsched.pc
 JSCHED_BIN := $(B)/bin/jsched
 
-LIBJSCHED_SRCS := libclient/path.c libclient/strerror.c libclient/spec.c libclient/record.c \
+LIBJSCHED_SRCS := libclient/path.c libclient/strerror.c libclient/spec.c libclient/record.c libclient/text.c \
 	libclient/conn.c libclient/ops.c
 LIBJSCHED_OBJS := $(LIBJSCHED_SRCS:%.c=$(B)/obj/%.o)
 

@@ -46,6 +46,7 @@ struct queued_event {
 /* The reply a callback reads (jsched_reply_*). */
 struct jsched_reply {
 	const json_t *msg;  /* the whole reply, borrowed */
+	struct jc_text text; /* and its payload as the daemon sent it (p NULL: none) */
 	enum jp_op op;
 	uint64_t *ids;	    /* submit: the ids, allocated here */
 	size_t n_ids;
@@ -160,9 +161,10 @@ static void reply_clear(struct jsched_reply *r)
 }
 
 /* Run the callback of one request with status and reply (msg may be NULL). */
-static void complete(struct jsched_conn *c, struct pending *p, int status, const json_t *msg)
+static void complete(struct jsched_conn *c, struct pending *p, int status, const json_t *msg,
+		     struct jc_text text)
 {
-	struct jsched_reply reply = { .msg = msg, .op = p->op };
+	struct jsched_reply reply = { .msg = msg, .text = text, .op = p->op };
 	if (status == 0 && msg != NULL && p->op == JP_OP_SUBMIT) {
 		/* Read the ids now so that jsched_reply_ids can lend them out. */
 		const json_t *one = json_object_get(msg, "job");
@@ -199,7 +201,7 @@ static void fail_inflight(struct jsched_conn *c, int status)
 		if (c->inflight == NULL)
 			c->inflight_tail = &c->inflight;
 		jc_set_error(c, status, "%s", c->dead_msg[0] != '\0' ? c->dead_msg : jsched_strerror(status));
-		complete(c, p, status, NULL);
+		complete(c, p, status, NULL, (struct jc_text){ NULL, 0 });
 	}
 }
 
@@ -261,15 +263,15 @@ static void push_event(struct jsched_conn *c, struct jsched_event *ev)
 	c->events_tail = &q->next;
 }
 
-/* Dispatch one message from the daemon (borrowed). */
-static int dispatch(struct jsched_conn *c, const json_t *msg)
+/* Dispatch one message from the daemon (borrowed), whose payload is text. */
+static int dispatch(struct jsched_conn *c, const json_t *msg, struct jc_text text)
 {
 	struct jp_incoming in;
 	struct jp_err err;
 	if (jp_incoming_parse(msg, &in, &err) < 0)
 		return kill_conn(c, JSCHED_EPROTOCOL, "unexpected message from jschedd: %s", err.message);
 	if (in.is_event) {
-		struct jsched_event *ev = jc_event_from_json(msg);
+		struct jsched_event *ev = jc_event_from_json(msg, text);
 		if (ev == NULL) /* a "job" event without a readable record (or out of memory) */
 			return kill_conn(c, JSCHED_EPROTOCOL, "cannot read an event from jschedd");
 		push_event(c, ev);
@@ -295,7 +297,7 @@ static int dispatch(struct jsched_conn *c, const json_t *msg)
 	int status = 0;
 	if (!in.ok)
 		status = jc_set_error_obj(c, in.error_obj);
-	complete(c, p, status, msg);
+	complete(c, p, status, msg, text);
 	return 0;
 }
 
@@ -344,17 +346,27 @@ static int read_in(struct jsched_conn *c)
 					 jp_decoder_buffered(&c->dec) > 0 ? " in the middle of a message" : "");
 		int r = jp_decoder_feed(&c->dec, buf, (size_t)n);
 		for (;;) {
+			/* jp_decoder_next_err, keeping the payload: replies' records are copied
+			 * from it (text.c) instead of being written out again by jansson. */
 			json_t *msg = NULL;
-			struct jp_err err;
+			struct jp_err err = { 0 };
+			const unsigned char *payload = NULL;
+			size_t len = 0;
 			if (r >= 0)
-				r = jp_decoder_next_err(&c->dec, &msg, &err);
+				r = jp_decoder_next_frame(&c->dec, &payload, &len);
+			if (r == JSCHED_EFRAME_TOO_LARGE)
+				jp_err_set(&err, r, NULL, "frame larger than the limit of %zu bytes", c->dec.limit);
+			else if (r == JSCHED_EBAD_FRAME)
+				jp_err_set(&err, r, NULL, "empty frame");
 			if (r == 0)
 				break;
+			if (r > 0)
+				r = jp_frame_parse(payload, len, &msg, &err);
 			if (r < 0)
 				return kill_conn(c, r == JSCHED_ENOMEM ? r : JSCHED_EPROTOCOL,
 						 "bad message from jschedd: %s", r == JSCHED_ENOMEM ? "out of memory"
 												: err.message);
-			dispatch(c, msg);
+			dispatch(c, msg, (struct jc_text){ (const char *)payload, len });
 			json_decref(msg);
 			if (c->dead != 0)
 				return c->dead;
@@ -464,6 +476,9 @@ struct sync_slot {
 	bool done;
 	int status;
 	json_t *reply; /* new reference */
+	bool want_text; /* jc_call_text: copy the payload too */
+	char *text;	/* malloc'd; NULL when not wanted, absent or out of memory */
+	size_t len;
 };
 
 /* The callback of a request whose caller stopped waiting: its reply goes nowhere. */
@@ -479,18 +494,34 @@ static void sync_cb(struct jsched_conn *c, int status, const struct jsched_reply
 	slot->done = true;
 	slot->status = status;
 	slot->reply = reply->msg != NULL ? json_incref((json_t *)(uintptr_t)reply->msg) : NULL;
+	if (slot->want_text && reply->text.p != NULL && (slot->text = malloc(reply->text.len + 1)) != NULL) {
+		memcpy(slot->text, reply->text.p, reply->text.len);
+		slot->text[reply->text.len] = '\0';
+		slot->len = reply->text.len;
+	}
 }
 
 /* jc_call: see internal.h. */
 int jc_call(struct jsched_conn *c, json_t *req, json_t **reply, int64_t wait_ms)
 {
+	return jc_call_text(c, req, reply, wait_ms, NULL, NULL);
+}
+
+/* jc_call_text: see internal.h. */
+int jc_call_text(struct jsched_conn *c, json_t *req, json_t **reply, int64_t wait_ms, char **text,
+		 size_t *len)
+{
 	if (reply != NULL)
 		*reply = NULL;
+	if (text != NULL)
+		*text = NULL;
+	if (len != NULL)
+		*len = 0;
 	if (c != NULL && c->in_callback > 0) {
 		json_decref(req);
 		return jc_set_error(c, JSCHED_EINVAL, "synchronous call from a callback (use the _async calls)");
 	}
-	struct sync_slot slot = { 0 };
+	struct sync_slot slot = { .want_text = text != NULL && len != NULL };
 	int id = jc_send(c, req, sync_cb, &slot);
 	if (id < 0)
 		return id;
@@ -522,6 +553,10 @@ int jc_call(struct jsched_conn *c, json_t *req, json_t **reply, int64_t wait_ms)
 		*reply = slot.reply;
 	else
 		json_decref(slot.reply);
+	if (slot.want_text) {
+		*text = slot.text;
+		*len = slot.len;
+	}
 	return slot.status;
 }
 
@@ -806,18 +841,36 @@ int jsched_reply_results(const struct jsched_reply *r, struct jsched_results **o
 	if (r == NULL || out == NULL || r->msg == NULL)
 		return JSCHED_EINVAL;
 	const json_t *from = r->msg;
-	if (json_object_get(from, "error") != NULL)
+	struct jc_text text = r->text;
+	if (json_object_get(from, "error") != NULL) {
 		from = json_object_get(from, "error"); /* a wait's timeout carries the records */
+		if (!jc_text_member(text, "error", &text))
+			text.p = NULL;
+	}
+	struct jc_text sub = { NULL, 0 };
 	const json_t *many = json_object_get(from, "jobs");
-	if (json_is_array(many))
-		return jc_results_from_json(many, out);
+	if (json_is_array(many)) {
+		if (!jc_text_member(text, "jobs", &sub))
+			sub.p = NULL;
+		return jc_results_from_json(many, sub, out);
+	}
 	const json_t *one = json_object_get(from, "job");
 	if (!json_is_object(one))
 		return JSCHED_EINVAL;
-	json_t *arr = json_pack("[O]", one);
-	int rc = arr != NULL ? jc_results_from_json(arr, out) : JSCHED_ENOMEM;
-	json_decref(arr);
-	return rc;
+	if (!jc_text_member(text, "job", &sub))
+		sub.p = NULL;
+	struct jsched_results *l = calloc(1, sizeof *l);
+	struct jsched_result **items = l != NULL ? calloc(1, sizeof *items) : NULL;
+	struct jsched_result *rec = items != NULL ? jc_result_from_json(one, sub) : NULL;
+	if (rec == NULL) { /* one is an object: only memory can be missing */
+		free(items);
+		free(l);
+		return JSCHED_ENOMEM;
+	}
+	items[0] = rec;
+	*l = (struct jsched_results){ .count = 1, .items = items };
+	*out = l;
+	return 0;
 }
 
 /* jsched_reply_json: see jsched.h. */
@@ -826,7 +879,11 @@ const char *jsched_reply_json(const struct jsched_reply *r)
 	if (r == NULL || r->msg == NULL)
 		return NULL;
 	struct jsched_reply *w = (struct jsched_reply *)(uintptr_t)r; /* a cache, made once */
-	if (w->json == NULL)
+	if (w->json == NULL && r->text.p != NULL && (w->json = malloc(r->text.len + 1)) != NULL) {
+		memcpy(w->json, r->text.p, r->text.len); /* the payload as the daemon sent it */
+		w->json[r->text.len] = '\0';
+	} else if (w->json == NULL) {
 		w->json = jc_dup_json(r->msg);
+	}
 	return w->json;
 }

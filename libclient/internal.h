@@ -17,15 +17,33 @@ struct jsched_spec {
 	json_t *obj; /* owned */
 };
 
-/* jc_result_from_json makes a record from a job record object (borrowed).  Returns NULL
- * when rec is not an object with a positive "job" or memory ran out. */
-struct jsched_result *jc_result_from_json(const json_t *rec);
+/* A value's JSON text as the daemon sent it: len bytes at p, inside a reply's payload (not
+ * NUL-terminated).  p == NULL: not known (the text is then made with json_dumps). */
+struct jc_text {
+	const char *p;
+	size_t len;
+};
 
-/* jc_results_from_json makes a list from an array of records (borrowed). */
-int jc_results_from_json(const json_t *arr, struct jsched_results **out);
+/* The scanners of text.c, over text that jansson has already accepted.
+ * - jc_text_member: the value of obj's top-level member key; false if not found.
+ * - jc_text_first / jc_text_next: iterate over the elements of an array.
+ * - jc_text_count: the number of elements of an array, (size_t)-1 if it cannot be read. */
+bool jc_text_member(struct jc_text obj, const char *key, struct jc_text *out);
+bool jc_text_first(struct jc_text arr, struct jc_text *cursor);
+bool jc_text_next(struct jc_text *cursor, struct jc_text *elem);
+size_t jc_text_count(struct jc_text arr);
 
-/* jc_event_from_json makes an event from an event message (borrowed). */
-struct jsched_event *jc_event_from_json(const json_t *msg);
+/* jc_result_from_json makes a record from a job record object (borrowed), whose text as
+ * sent is text (p NULL: unknown).  Returns NULL when rec is not an object with a positive
+ * "job" or memory ran out.  The record is one allocation: its strings follow the struct. */
+struct jsched_result *jc_result_from_json(const json_t *rec, struct jc_text text);
+
+/* jc_results_from_json makes a list from an array of records (borrowed), whose text is
+ * text (p NULL: unknown). */
+int jc_results_from_json(const json_t *arr, struct jc_text text, struct jsched_results **out);
+
+/* jc_event_from_json makes an event from an event message (borrowed) whose text is text. */
+struct jsched_event *jc_event_from_json(const json_t *msg, struct jc_text text);
 
 /* jc_dup_json returns a malloc'd compact JSON text of v (borrowed), or NULL. */
 char *jc_dup_json(const json_t *v);
@@ -43,6 +61,11 @@ int jc_set_error(struct jsched_conn *conn, int code, const char *fmt, ...) __att
  * negative: no limit; 0 for every other request): it is added to the connection's reply
  * timeout (jsched_set_timeout).  Not from a callback.  The thread that owns conn. */
 int jc_call(struct jsched_conn *conn, json_t *req, json_t **reply, int64_t wait_ms);
+
+/* jc_call_text is jc_call that also gives the reply's payload: *text (malloc'd, the caller
+ * frees it; NULL when memory ran out or there was no reply) of *len bytes. */
+int jc_call_text(struct jsched_conn *conn, json_t *req, json_t **reply, int64_t wait_ms, char **text,
+		 size_t *len);
 
 /* jc_send queues req (steals it) with its callback; returns the request id (> 0) or an
  * error (then cb never runs).  op is kept so the reply can be read by type. */

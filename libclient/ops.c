@@ -74,10 +74,23 @@ static json_t *ids_request(struct jsched_conn *c, enum jp_op op, const uint64_t 
 	return req;
 }
 
-/* Read one record (member "job") or a list (member "jobs") out of a reply or error. */
-static int read_one(const json_t *from, struct jsched_result **out)
+/* The text of member key of a reply whose payload is text (len bytes; NULL: unknown), inside
+ * its "error" member when in_error: where the records of the reply are copied from, instead
+ * of jansson writing them out again (text.c). */
+static struct jc_text member_text(const char *text, size_t len, bool in_error, const char *key)
 {
-	*out = jc_result_from_json(json_object_get(from, "job"));
+	struct jc_text t = { text, len };
+	if (in_error && !jc_text_member(t, "error", &t))
+		return (struct jc_text){ NULL, 0 };
+	if (!jc_text_member(t, key, &t))
+		return (struct jc_text){ NULL, 0 };
+	return t;
+}
+
+/* Read one record (member "job") out of a reply whose payload is text. */
+static int read_one(const json_t *from, const char *text, size_t len, struct jsched_result **out)
+{
+	*out = jc_result_from_json(json_object_get(from, "job"), member_text(text, len, false, "job"));
 	return *out != NULL ? 0 : JSCHED_EPROTOCOL;
 }
 
@@ -192,10 +205,13 @@ int jsched_status(struct jsched_conn *c, uint64_t id, struct jsched_result **out
 	json_t *req = ids_request(c, JP_OP_STATUS, &id, 1, true, &r), *reply;
 	if (req == NULL)
 		return r;
-	r = jc_call(c, req, &reply, 0);
-	if (r == 0 && read_one(reply, out) < 0)
+	char *text;
+	size_t len;
+	r = jc_call_text(c, req, &reply, 0, &text, &len);
+	if (r == 0 && read_one(reply, text, len, out) < 0)
 		r = jc_set_error(c, JSCHED_EPROTOCOL, "status reply without a job record");
 	json_decref(reply);
+	free(text);
 	return r;
 }
 
@@ -210,10 +226,14 @@ int jsched_status_many(struct jsched_conn *c, const uint64_t *ids, size_t n, str
 	json_t *req = ids_request(c, JP_OP_STATUS, ids, n, false, &r), *reply;
 	if (req == NULL)
 		return r;
-	r = jc_call(c, req, &reply, 0);
-	if (r == 0 && (r = jc_results_from_json(json_object_get(reply, "jobs"), out)) < 0)
+	char *text;
+	size_t len;
+	r = jc_call_text(c, req, &reply, 0, &text, &len);
+	if (r == 0 && (r = jc_results_from_json(json_object_get(reply, "jobs"),
+						 member_text(text, len, false, "jobs"), out)) < 0)
 		jc_set_error(c, r, "cannot read the status reply");
 	json_decref(reply);
+	free(text);
 	return r;
 }
 
@@ -257,19 +277,25 @@ int jsched_wait(struct jsched_conn *c, uint64_t id, int64_t timeout_ms, struct j
 	json_t *req = wait_request(c, &id, 1, true, JSCHED_WAIT_ALL, timeout_ms, &r), *reply;
 	if (req == NULL)
 		return r;
-	r = jc_call(c, req, &reply, timeout_ms);
-	if (r == 0 && read_one(reply, out) < 0) {
+	char *text;
+	size_t len;
+	r = jc_call_text(c, req, &reply, timeout_ms, &text, &len);
+	if (r == 0 && read_one(reply, text, len, out) < 0) {
 		r = jc_set_error(c, JSCHED_EPROTOCOL, "wait reply without a job record");
 	} else if (r == JSCHED_ETIMEOUT && reply != NULL) {
 		/* The daemon's timeout error carries the records as they stand ("jobs"); our own
 		 * (jsched_set_timeout) has no reply. */
 		const json_t *jobs = json_object_get(json_object_get(reply, "error"), "jobs");
-		*out = jc_result_from_json(json_array_get(jobs, 0));
+		struct jc_text jtext = member_text(text, len, true, "jobs"), cur, first = { NULL, 0 };
+		if (!jc_text_first(jtext, &cur) || !jc_text_next(&cur, &first))
+			first.p = NULL;
+		*out = jc_result_from_json(json_array_get(jobs, 0), first);
 		if (*out == NULL)
 			r = jc_set_error(c, json_is_object(json_array_get(jobs, 0)) ? JSCHED_ENOMEM : JSCHED_EPROTOCOL,
 					 "cannot read the records of the wait's timeout");
 	}
 	json_decref(reply);
+	free(text);
 	return r;
 }
 
@@ -285,10 +311,13 @@ int jsched_wait_many(struct jsched_conn *c, const uint64_t *ids, size_t n, enum 
 	json_t *req = wait_request(c, ids, n, false, mode, timeout_ms, &r), *reply;
 	if (req == NULL)
 		return r;
-	r = jc_call(c, req, &reply, timeout_ms);
+	char *text;
+	size_t len;
+	r = jc_call_text(c, req, &reply, timeout_ms, &text, &len);
 	if (r == 0 || (r == JSCHED_ETIMEOUT && reply != NULL)) {
 		const json_t *from = r == 0 ? reply : json_object_get(reply, "error");
-		int rr = jc_results_from_json(json_object_get(from, "jobs"), out);
+		int rr = jc_results_from_json(json_object_get(from, "jobs"), member_text(text, len, r != 0, "jobs"),
+					      out);
 		if (rr < 0) /* also on a timeout: the records were promised */
 			r = jc_set_error(c, rr, "cannot read the records of the wait reply");
 	}
@@ -299,6 +328,7 @@ int jsched_wait_many(struct jsched_conn *c, const uint64_t *ids, size_t n, enum 
 		r = final;
 	}
 	json_decref(reply);
+	free(text);
 	return r;
 }
 
@@ -324,10 +354,16 @@ int jsched_cancel_many(struct jsched_conn *c, const uint64_t *ids, size_t n, str
 	json_t *req = ids_request(c, JP_OP_CANCEL, ids, n, false, &r), *reply;
 	if (req == NULL)
 		return r;
-	r = jc_call(c, req, &reply, 0);
-	if (r == 0 && out != NULL && (r = jc_results_from_json(json_object_get(reply, "jobs"), out)) < 0)
+	char *text;
+	size_t len;
+	r = jc_call_text(c, req, &reply, 0, out != NULL ? &text : NULL, &len);
+	if (out == NULL)
+		text = NULL;
+	if (r == 0 && out != NULL &&
+	    (r = jc_results_from_json(json_object_get(reply, "jobs"), member_text(text, len, false, "jobs"), out)) < 0)
 		jc_set_error(c, r, "cannot read the cancel reply");
 	json_decref(reply);
+	free(text);
 	return r;
 }
 
@@ -349,16 +385,22 @@ int jsched_cancel_async(struct jsched_conn *c, const uint64_t *ids, size_t n, js
 
 /* ---- list, output, metrics, ping ----------------------------------------------------------- */
 
-/* Append the records of arr to l (grown). */
-static int append_records(struct jsched_results *l, const json_t *arr)
+/* Append the records of arr (whose text is text) to l (grown). */
+static int append_records(struct jsched_results *l, const json_t *arr, struct jc_text text)
 {
 	size_t n = json_array_size(arr);
 	struct jsched_result **items = realloc(l->items, (l->count + n + 1) * sizeof *items);
 	if (items == NULL)
 		return JSCHED_ENOMEM;
 	l->items = items;
+	struct jc_text cur = { NULL, 0 };
+	if (text.p != NULL && jc_text_count(text) == n)
+		jc_text_first(text, &cur);
 	for (size_t i = 0; i < n; i++) {
-		struct jsched_result *r = jc_result_from_json(json_array_get(arr, i));
+		struct jc_text rtext = { NULL, 0 };
+		if (cur.p != NULL && !jc_text_next(&cur, &rtext))
+			rtext.p = NULL;
+		struct jsched_result *r = jc_result_from_json(json_array_get(arr, i), rtext);
 		if (r == NULL)
 			return JSCHED_EPROTOCOL;
 		l->items[l->count++] = r;
@@ -399,14 +441,17 @@ int jsched_list(struct jsched_conn *c, unsigned state_mask, const char *client, 
 		if (after > 0)
 			add(&req, "after_job", json_integer((json_int_t)after));
 		add(&req, "limit", json_integer(JP_LIST_LIMIT_MAX));
-		r = jc_call(c, req, &reply, 0);
+		char *text;
+		size_t len;
+		r = jc_call_text(c, req, &reply, 0, &text, &len);
 		const json_t *jobs = json_object_get(reply, "jobs");
-		if (r == 0 && (r = append_records(l, jobs)) < 0)
+		if (r == 0 && (r = append_records(l, jobs, member_text(text, len, false, "jobs"))) < 0)
 			jc_set_error(c, r, "cannot read the list reply");
 		more = json_is_true(json_object_get(reply, "more")) && json_array_size(jobs) > 0;
 		if (r == 0 && more)
 			after = l->items[l->count - 1]->id;
 		json_decref(reply);
+		free(text);
 	}
 	if (r < 0) {
 		jsched_results_free(l);

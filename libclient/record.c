@@ -57,84 +57,119 @@ bool jsched_state_final(enum jsched_state state)
 	return state >= JSCHED_STATE_SUCCEEDED && state <= JSCHED_STATE_DROPPED;
 }
 
-/* A string member, copied; NULL when absent.  *ok turns false when memory ran out. */
-static char *str(const json_t *obj, const char *key, bool *ok)
-{
-	const char *s = json_string_value(json_object_get(obj, key));
-	if (s == NULL)
-		return NULL;
-	char *d = strdup(s);
-	if (d == NULL)
-		*ok = false;
-	return d;
-}
-
 static int64_t ms(const json_t *obj, const char *key)
 {
 	uint64_t v;
 	return jc_get_u64(obj, key, &v) ? (int64_t)v : 0;
 }
 
-/* jc_result_from_json: see internal.h. */
-struct jsched_result *jc_result_from_json(const json_t *rec)
+/* One string of a record on its way into the record's allocation: len bytes at s (NULL:
+ * absent), owned (to free) when json_dumps made it. */
+struct piece {
+	const char *s;
+	size_t len;
+	char *owned;
+};
+
+static struct piece str_piece(const json_t *obj, const char *key)
+{
+	const json_t *v = json_object_get(obj, key);
+	const char *s = json_string_value(v);
+	return (struct piece){ s, s != NULL ? json_string_length(v) : 0, NULL };
+}
+
+/* The JSON text of v (borrowed; NULL: absent): the slice text when it is known, else
+ * json_dumps.  *ok turns false when memory ran out. */
+static struct piece json_piece(const json_t *v, struct jc_text text, bool *ok)
+{
+	if (v == NULL)
+		return (struct piece){ NULL, 0, NULL };
+	if (text.p != NULL)
+		return (struct piece){ text.p, text.len, NULL };
+	char *d = jc_dup_json(v);
+	if (d == NULL)
+		*ok = false;
+	return (struct piece){ d, d != NULL ? strlen(d) : 0, d };
+}
+
+/* Copy piece p to *at as a NUL-terminated string; returns where it went (NULL: absent). */
+static char *place(char **at, struct piece p)
+{
+	if (p.s == NULL)
+		return NULL;
+	char *d = *at;
+	memcpy(d, p.s, p.len);
+	d[p.len] = '\0';
+	*at += p.len + 1;
+	return d;
+}
+
+/* jc_result_from_json: see internal.h.  The struct and its strings are one malloc (the
+ * strings right after the struct), so a record costs one allocation, not ten; and its JSON
+ * text (and a call's value) is the slice of the reply it came in when that is known. */
+struct jsched_result *jc_result_from_json(const json_t *rec, struct jc_text text)
 {
 	uint64_t id;
 	if (!json_is_object(rec) || !jc_get_u64(rec, "job", &id) || id == 0)
 		return NULL;
-	struct jsched_result *r = calloc(1, sizeof *r);
-	if (r == NULL)
-		return NULL;
+	enum { NAME, CLIENT, KIND, PRIORITY, STATE, VALUE, CAUSE, REASON, JSON, NPIECES };
+	struct piece pc[NPIECES];
 	bool ok = true;
-	r->id = id;
-	r->name = str(rec, "name", &ok);
-	r->client = str(rec, "client", &ok);
-	uint64_t uid;
-	r->uid = jc_get_u64(rec, "uid", &uid) ? (uint32_t)uid : 0;
-	r->kind = str(rec, "kind", &ok);
-	r->priority = str(rec, "priority", &ok);
-	r->state_name = str(rec, "state", &ok);
-	r->state = jsched_state_from_name(r->state_name);
-	r->submitted_ms = ms(rec, "submitted_ms");
-	r->started_ms = ms(rec, "started_ms");
-	r->finished_ms = ms(rec, "finished_ms");
-	const json_t *v = json_object_get(rec, "exit_code");
-	r->exit_code = json_is_integer(v) ? (int)json_integer_value(v) : -1;
-	v = json_object_get(rec, "signal");
-	r->signal = json_is_integer(v) ? (int)json_integer_value(v) : 0;
-	v = json_object_get(rec, "value");
-	if (v != NULL && (r->value_json = jc_dup_json(v)) == NULL)
-		ok = false;
-	r->cause = str(rec, "cause", &ok);
-	r->reason = str(rec, "reason", &ok);
-	r->cancelling = json_is_true(json_object_get(rec, "cancelling"));
-	if ((r->json = jc_dup_json(rec)) == NULL)
-		ok = false;
-	if (!ok) {
-		jsched_result_free(r);
-		return NULL;
+	pc[NAME] = str_piece(rec, "name");
+	pc[CLIENT] = str_piece(rec, "client");
+	pc[KIND] = str_piece(rec, "kind");
+	pc[PRIORITY] = str_piece(rec, "priority");
+	pc[STATE] = str_piece(rec, "state");
+	pc[CAUSE] = str_piece(rec, "cause");
+	pc[REASON] = str_piece(rec, "reason");
+	const json_t *value = json_object_get(rec, "value");
+	struct jc_text vtext = { NULL, 0 };
+	if (value != NULL && text.p != NULL && !jc_text_member(text, "value", &vtext))
+		vtext.p = NULL;
+	pc[VALUE] = json_piece(value, vtext, &ok);
+	pc[JSON] = json_piece(rec, text, &ok);
+	size_t size = sizeof(struct jsched_result);
+	for (int i = 0; i < NPIECES; i++)
+		size += pc[i].s != NULL ? pc[i].len + 1 : 0;
+	struct jsched_result *r = ok ? malloc(size) : NULL;
+	if (r != NULL) {
+		char *at = (char *)(r + 1);
+		*r = (struct jsched_result){ .id = id };
+		r->name = place(&at, pc[NAME]);
+		r->client = place(&at, pc[CLIENT]);
+		uint64_t uid;
+		r->uid = jc_get_u64(rec, "uid", &uid) ? (uint32_t)uid : 0;
+		r->kind = place(&at, pc[KIND]);
+		r->priority = place(&at, pc[PRIORITY]);
+		r->state_name = place(&at, pc[STATE]);
+		r->state = jsched_state_from_name(r->state_name);
+		r->submitted_ms = ms(rec, "submitted_ms");
+		r->started_ms = ms(rec, "started_ms");
+		r->finished_ms = ms(rec, "finished_ms");
+		const json_t *v = json_object_get(rec, "exit_code");
+		r->exit_code = json_is_integer(v) ? (int)json_integer_value(v) : -1;
+		v = json_object_get(rec, "signal");
+		r->signal = json_is_integer(v) ? (int)json_integer_value(v) : 0;
+		r->value_json = place(&at, pc[VALUE]);
+		r->cause = place(&at, pc[CAUSE]);
+		r->reason = place(&at, pc[REASON]);
+		r->cancelling = json_is_true(json_object_get(rec, "cancelling"));
+		r->json = place(&at, pc[JSON]);
 	}
+	for (int i = 0; i < NPIECES; i++)
+		free(pc[i].owned);
 	return r;
 }
 
-/* jsched_result_free: see jsched.h. */
+/* jsched_result_free: see jsched.h.  The strings live in the record's own allocation. */
 void jsched_result_free(struct jsched_result *r)
 {
-	if (r == NULL)
-		return;
-	free(r->name);
-	free(r->client);
-	free(r->kind);
-	free(r->priority);
-	free(r->state_name);
-	free(r->value_json);
-	free(r->cause);
-	free(r->reason);
-	free(r->json);
 	free(r);
 }
 
-/* jc_results_from_json: see internal.h. */
-int jc_results_from_json(const json_t *arr, struct jsched_results **out)
+/* jc_results_from_json: see internal.h.  Each record's text is its slice of text, when the
+ * array's text can be followed element for element (else json_dumps makes it). */
+int jc_results_from_json(const json_t *arr, struct jc_text text, struct jsched_results **out)
 {
 	*out = NULL;
 	if (!json_is_array(arr))
@@ -145,9 +180,15 @@ int jc_results_from_json(const json_t *arr, struct jsched_results **out)
 		free(l);
 		return JSCHED_ENOMEM;
 	}
+	struct jc_text cur = { NULL, 0 };
+	if (text.p != NULL && jc_text_count(text) == n)
+		jc_text_first(text, &cur);
 	for (size_t i = 0; i < n; i++) {
 		const json_t *rec = json_array_get(arr, i);
-		l->items[i] = jc_result_from_json(rec);
+		struct jc_text rtext = { NULL, 0 };
+		if (cur.p != NULL && !jc_text_next(&cur, &rtext))
+			rtext.p = NULL;
+		l->items[i] = jc_result_from_json(rec, rtext);
 		if (l->items[i] == NULL) {
 			jsched_results_free(l);
 			return json_is_object(rec) ? JSCHED_ENOMEM : JSCHED_EPROTOCOL;
@@ -169,8 +210,20 @@ void jsched_results_free(struct jsched_results *l)
 	free(l);
 }
 
+/* A string member, copied; NULL when absent.  *ok turns false when memory ran out. */
+static char *str(const json_t *obj, const char *key, bool *ok)
+{
+	const char *s = json_string_value(json_object_get(obj, key));
+	if (s == NULL)
+		return NULL;
+	char *d = strdup(s);
+	if (d == NULL)
+		*ok = false;
+	return d;
+}
+
 /* jc_event_from_json: see internal.h. */
-struct jsched_event *jc_event_from_json(const json_t *msg)
+struct jsched_event *jc_event_from_json(const json_t *msg, struct jc_text text)
 {
 	struct jsched_event *ev = calloc(1, sizeof *ev);
 	if (ev == NULL)
@@ -179,11 +232,23 @@ struct jsched_event *jc_event_from_json(const json_t *msg)
 	ev->type = str(msg, "event", &ok);
 	jc_get_u64(msg, "seq", &ev->seq);
 	const json_t *job = json_object_get(msg, "job");
-	if (job != NULL && (ev->job = jc_result_from_json(job)) == NULL)
+	struct jc_text jtext = { NULL, 0 };
+	if (job != NULL && text.p != NULL && !jc_text_member(text, "job", &jtext))
+		jtext.p = NULL;
+	if (job != NULL && (ev->job = jc_result_from_json(job, jtext)) == NULL)
 		ok = false;
 	ev->mode = str(msg, "mode", &ok);
-	if ((ev->json = jc_dup_json(msg)) == NULL)
-		ok = false;
+	struct piece whole = json_piece(msg, text, &ok);
+	if (whole.s != NULL) {
+		if (whole.owned != NULL) {
+			ev->json = whole.owned;
+		} else if ((ev->json = malloc(whole.len + 1)) != NULL) {
+			memcpy(ev->json, whole.s, whole.len);
+			ev->json[whole.len] = '\0';
+		} else {
+			ok = false;
+		}
+	}
 	if (!ok || ev->type == NULL) {
 		jsched_event_free(ev);
 		return NULL;

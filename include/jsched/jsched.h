@@ -250,7 +250,8 @@ JSCHED_API enum jsched_state jsched_state_from_name(const char *name);
 JSCHED_API bool jsched_state_final(enum jsched_state state);
 
 /* A job record: what the daemon knows of a job (proto/PROTOCOL.md section 5).  Allocated by
- * the library, read by the caller, freed with jsched_result_free, which frees its strings.
+ * the library, read by the caller, freed with jsched_result_free, which frees its strings
+ * (they share the record's allocation: never free or replace one on its own).
  * Members are only ever appended, so code built against this header keeps working with a
  * newer library.  Strings are NULL when the daemon did not send the member. */
 struct jsched_result {
@@ -267,11 +268,11 @@ struct jsched_result {
 	int64_t finished_ms;
 	int exit_code;	     /* exec, exited: 0 to 255; else -1 */
 	int signal;	     /* exec, killed by a signal: its number; else 0 */
-	char *value_json;    /* call, succeeded: the handler's result as JSON text */
+	char *value_json;    /* call, succeeded: the handler's result as JSON text, as sent */
 	char *cause;	     /* final but not succeeded: "exit", "signal", "timeout", "cancel" ... */
 	char *reason;	     /* and a sentence for people */
 	bool cancelling;     /* jsched_cancel_many: a running job asked to stop */
-	char *json;	     /* the whole record as the daemon sent it (JSON text) */
+	char *json;	     /* the whole record as the daemon sent it (JSON text, its bytes) */
 };
 
 JSCHED_API void jsched_result_free(struct jsched_result *result);
