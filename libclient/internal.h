@@ -27,16 +27,22 @@ struct jc_text {
 /* The scanners of text.c, over text that jansson has already accepted.
  * - jc_text_member: the value of obj's top-level member key; false if not found.
  * - jc_text_first / jc_text_next: iterate over the elements of an array.
- * - jc_text_count: the number of elements of an array, (size_t)-1 if it cannot be read. */
+ * - jc_text_elements: the texts of an array's n elements into elems; false unless the
+ *   array has exactly n. */
 bool jc_text_member(struct jc_text obj, const char *key, struct jc_text *out);
 bool jc_text_first(struct jc_text arr, struct jc_text *cursor);
 bool jc_text_next(struct jc_text *cursor, struct jc_text *elem);
-size_t jc_text_count(struct jc_text arr);
+bool jc_text_elements(struct jc_text arr, struct jc_text *elems, size_t n);
 
 /* jc_result_from_json makes a record from a job record object (borrowed), whose text as
  * sent is text (p NULL: unknown).  Returns NULL when rec is not an object with a positive
  * "job" or memory ran out.  The record is one allocation: its strings follow the struct. */
 struct jsched_result *jc_result_from_json(const json_t *rec, struct jc_text text);
+
+/* jc_texts_of returns the texts of the elements of arr (borrowed), whose text is text: a
+ * malloc'd array of json_array_size(arr) (the caller frees it), or NULL when they cannot be
+ * found (text unknown, a mismatch, out of memory: the records are then written by jansson). */
+struct jc_text *jc_texts_of(const json_t *arr, struct jc_text text);
 
 /* jc_results_from_json makes a list from an array of records (borrowed), whose text is
  * text (p NULL: unknown). */

@@ -393,18 +393,17 @@ static int append_records(struct jsched_results *l, const json_t *arr, struct jc
 	if (items == NULL)
 		return JSCHED_ENOMEM;
 	l->items = items;
-	struct jc_text cur = { NULL, 0 };
-	if (text.p != NULL && jc_text_count(text) == n)
-		jc_text_first(text, &cur);
+	struct jc_text *texts = jc_texts_of(arr, text);
 	for (size_t i = 0; i < n; i++) {
-		struct jc_text rtext = { NULL, 0 };
-		if (cur.p != NULL && !jc_text_next(&cur, &rtext))
-			rtext.p = NULL;
-		struct jsched_result *r = jc_result_from_json(json_array_get(arr, i), rtext);
-		if (r == NULL)
+		struct jsched_result *r =
+			jc_result_from_json(json_array_get(arr, i), texts != NULL ? texts[i] : (struct jc_text){ NULL, 0 });
+		if (r == NULL) {
+			free(texts);
 			return JSCHED_EPROTOCOL;
+		}
 		l->items[l->count++] = r;
 	}
+	free(texts);
 	return 0;
 }
 

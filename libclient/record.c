@@ -124,7 +124,10 @@ struct jsched_result *jc_result_from_json(const json_t *rec, struct jc_text text
 	pc[REASON] = str_piece(rec, "reason");
 	const json_t *value = json_object_get(rec, "value");
 	struct jc_text vtext = { NULL, 0 };
-	if (value != NULL && text.p != NULL && !jc_text_member(text, "value", &vtext))
+	if (json_is_null(value) || json_is_boolean(value)) /* no need to look for these */
+		vtext = json_is_null(value) ? (struct jc_text){ "null", 4 }
+			: json_is_true(value) ? (struct jc_text){ "true", 4 } : (struct jc_text){ "false", 5 };
+	else if (value != NULL && text.p != NULL && !jc_text_member(text, "value", &vtext))
 		vtext.p = NULL;
 	pc[VALUE] = json_piece(value, vtext, &ok);
 	pc[JSON] = json_piece(rec, text, &ok);
@@ -167,6 +170,18 @@ void jsched_result_free(struct jsched_result *r)
 	free(r);
 }
 
+/* jc_texts_of: see internal.h. */
+struct jc_text *jc_texts_of(const json_t *arr, struct jc_text text)
+{
+	size_t n = json_array_size(arr);
+	struct jc_text *t = text.p != NULL && n > 0 ? malloc(n * sizeof *t) : NULL;
+	if (t != NULL && !jc_text_elements(text, t, n)) {
+		free(t);
+		t = NULL;
+	}
+	return t;
+}
+
 /* jc_results_from_json: see internal.h.  Each record's text is its slice of text, when the
  * array's text can be followed element for element (else json_dumps makes it). */
 int jc_results_from_json(const json_t *arr, struct jc_text text, struct jsched_results **out)
@@ -180,21 +195,18 @@ int jc_results_from_json(const json_t *arr, struct jc_text text, struct jsched_r
 		free(l);
 		return JSCHED_ENOMEM;
 	}
-	struct jc_text cur = { NULL, 0 };
-	if (text.p != NULL && jc_text_count(text) == n)
-		jc_text_first(text, &cur);
+	struct jc_text *texts = jc_texts_of(arr, text);
 	for (size_t i = 0; i < n; i++) {
 		const json_t *rec = json_array_get(arr, i);
-		struct jc_text rtext = { NULL, 0 };
-		if (cur.p != NULL && !jc_text_next(&cur, &rtext))
-			rtext.p = NULL;
-		l->items[i] = jc_result_from_json(rec, rtext);
+		l->items[i] = jc_result_from_json(rec, texts != NULL ? texts[i] : (struct jc_text){ NULL, 0 });
 		if (l->items[i] == NULL) {
+			free(texts);
 			jsched_results_free(l);
 			return json_is_object(rec) ? JSCHED_ENOMEM : JSCHED_EPROTOCOL;
 		}
 		l->count = i + 1;
 	}
+	free(texts);
 	*out = l;
 	return 0;
 }

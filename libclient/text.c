@@ -24,14 +24,24 @@ static const char *skip_ws(const char *p, const char *end)
 	return p;
 }
 
+/* Bytes that matter to the scanners: inside a string '"' and '\\' (bit 1), outside it
+ * '"' and the brackets (bit 2).  Everything else is passed over in a tight loop. */
+static const unsigned char classes[256] = {
+	['"'] = 3, ['\\'] = 1, ['{'] = 2, ['['] = 2, ['}'] = 2, [']'] = 2,
+};
+
 /* The end of the string that starts at p (on its opening quote), or NULL. */
 static const char *skip_string(const char *p, const char *end)
 {
-	for (p++; p < end; p++) {
-		if (*p == '\\')
-			p++; /* the escaped character (\uXXXX: its hex digits are plain) */
-		else if (*p == '"')
+	for (p++; p < end;) {
+		while (p < end && !(classes[(unsigned char)*p] & 1))
+			p++;
+		if (p >= end)
+			return NULL;
+		if (*p == '"')
 			return p + 1;
+		p += end - p >= 2 ? 2 : 1; /* a backslash and the character it escapes (\uXXXX: the
+					      hex digits are plain) */
 	}
 	return NULL;
 }
@@ -46,6 +56,10 @@ static const char *skip_value(const char *p, const char *end)
 	if (*p == '{' || *p == '[') {
 		size_t depth = 0;
 		while (p < end) {
+			while (p < end && !(classes[(unsigned char)*p] & 2))
+				p++;
+			if (p >= end)
+				return NULL;
 			if (*p == '"') {
 				p = skip_string(p, end);
 				if (p == NULL)
@@ -54,7 +68,7 @@ static const char *skip_value(const char *p, const char *end)
 			}
 			if (*p == '{' || *p == '[')
 				depth++;
-			else if ((*p == '}' || *p == ']') && --depth == 0)
+			else if (--depth == 0)
 				return p + 1;
 			p++;
 		}
@@ -136,14 +150,17 @@ bool jc_text_next(struct jc_text *cursor, struct jc_text *elem)
 	return true;
 }
 
-/* jc_text_count: see internal.h. */
-size_t jc_text_count(struct jc_text arr)
+/* jc_text_elements: see internal.h. */
+bool jc_text_elements(struct jc_text arr, struct jc_text *elems, size_t n)
 {
 	struct jc_text cur, e;
-	size_t n = 0;
+	size_t i = 0;
 	if (!jc_text_first(arr, &cur))
-		return (size_t)-1;
-	while (jc_text_next(&cur, &e))
-		n++;
-	return n;
+		return false;
+	while (jc_text_next(&cur, &e)) {
+		if (i == n)
+			return false;
+		elems[i++] = e;
+	}
+	return i == n;
 }
