@@ -53,6 +53,17 @@ struct jsched_reply {
 	char *json;	    /* jsched_reply_json, made on demand */
 };
 
+/* What a synchronous call waits for. */
+struct sync_slot {
+	bool done;
+	int status;
+	json_t *reply; /* new reference */
+	bool want_text; /* jc_call_text: copy the payload too */
+	char *text;	/* malloc'd; NULL when not wanted, absent or out of memory */
+	size_t len;
+	struct jsched_results *results; /* jc_call_text: the records, read by read_records */
+};
+
 /* A connection is used by one thread at a time (jsched.h); nothing here is shared. */
 struct jsched_conn {
 	int fd;
@@ -70,6 +81,8 @@ struct jsched_conn {
 	void *event_arg;
 	int in_callback;	  /* > 0 while a callback runs: synchronous calls refused */
 	int64_t reply_timeout;	  /* jsched_set_timeout: ms a synchronous call waits; < 0: no limit */
+	int64_t records_id;	  /* > 0: the synchronous call in flight whose reply's records
+				     read_records may read straight from its text */
 
 	json_t *hello;		  /* the hello reply */
 	char *hello_text;
@@ -301,6 +314,37 @@ static int dispatch(struct jsched_conn *c, const json_t *msg, struct jc_text tex
 	return 0;
 }
 
+static void sync_cb(struct jsched_conn *c, int status, const struct jsched_reply *reply, void *arg);
+
+/* The reply to the synchronous call c->records_id, if it is {"id", "ok": true, "jobs": [...]}
+ * with plain records, read straight from its text into the call's slot with no jansson
+ * tree (jc_results_from_text says which replies qualify; the rest go through jansson as
+ * every other message does).  True when it was. */
+static bool read_records(struct jsched_conn *c, const unsigned char *payload, size_t len)
+{
+	struct jsched_results *l;
+	int64_t id;
+	if (c->records_id <= 0 || jc_results_from_text((const char *)payload, len, &id, &l) != 1)
+		return false;
+	struct pending **pp = &c->inflight;
+	while (*pp != NULL && (*pp)->id != id)
+		pp = &(*pp)->next;
+	if (id != c->records_id || *pp == NULL || (*pp)->cb != sync_cb) {
+		jsched_results_free(l);
+		return false;
+	}
+	struct pending *p = *pp;
+	*pp = p->next;
+	if (*pp == NULL)
+		c->inflight_tail = pp;
+	struct sync_slot *slot = p->arg;
+	slot->done = true; /* status 0, no reply, no text */
+	slot->results = l;
+	c->records_id = 0;
+	free(p);
+	return true;
+}
+
 /* ---- the socket -------------------------------------------------------------------------- */
 
 /* Write what can be written.  0, or the connection's death (kill: also fail what is in
@@ -360,6 +404,8 @@ static int read_in(struct jsched_conn *c)
 				jp_err_set(&err, r, NULL, "empty frame");
 			if (r == 0)
 				break;
+			if (r > 0 && read_records(c, payload, len))
+				continue;
 			if (r > 0)
 				r = jp_frame_parse(payload, len, &msg, &err);
 			if (r < 0)
@@ -471,15 +517,6 @@ int jc_send(struct jsched_conn *c, json_t *req, jsched_reply_cb cb, void *arg)
 	return (int)id;
 }
 
-/* What a synchronous call waits for. */
-struct sync_slot {
-	bool done;
-	int status;
-	json_t *reply; /* new reference */
-	bool want_text; /* jc_call_text: copy the payload too */
-	char *text;	/* malloc'd; NULL when not wanted, absent or out of memory */
-	size_t len;
-};
 
 /* The callback of a request whose caller stopped waiting: its reply goes nowhere. */
 static void drop_cb(struct jsched_conn *c, int status, const struct jsched_reply *reply, void *arg)
@@ -504,13 +541,15 @@ static void sync_cb(struct jsched_conn *c, int status, const struct jsched_reply
 /* jc_call: see internal.h. */
 int jc_call(struct jsched_conn *c, json_t *req, json_t **reply, int64_t wait_ms)
 {
-	return jc_call_text(c, req, reply, wait_ms, NULL, NULL);
+	return jc_call_text(c, req, reply, wait_ms, NULL, NULL, NULL);
 }
 
 /* jc_call_text: see internal.h. */
 int jc_call_text(struct jsched_conn *c, json_t *req, json_t **reply, int64_t wait_ms, char **text,
-		 size_t *len)
+		 size_t *len, struct jsched_results **results)
 {
+	if (results != NULL)
+		*results = NULL;
 	if (reply != NULL)
 		*reply = NULL;
 	if (text != NULL)
@@ -525,6 +564,7 @@ int jc_call_text(struct jsched_conn *c, json_t *req, json_t **reply, int64_t wai
 	int id = jc_send(c, req, sync_cb, &slot);
 	if (id < 0)
 		return id;
+	c->records_id = results != NULL ? id : 0;
 	int64_t limit = c->reply_timeout < 0 || wait_ms < 0 ? -1 : c->reply_timeout + wait_ms;
 	int64_t end = limit < 0 ? -1 : now_ms() + limit;
 	while (!slot.done) { /* the slot is filled even when the connection dies */
@@ -537,6 +577,7 @@ int jc_call_text(struct jsched_conn *c, json_t *req, json_t **reply, int64_t wai
 					p->cb = drop_cb;
 					p->arg = NULL;
 				}
+			c->records_id = 0;
 			return jc_set_error(c, JSCHED_ETIMEOUT, "no reply from jschedd within %lld ms",
 					    (long long)limit);
 		}
@@ -553,10 +594,13 @@ int jc_call_text(struct jsched_conn *c, json_t *req, json_t **reply, int64_t wai
 		*reply = slot.reply;
 	else
 		json_decref(slot.reply);
+	c->records_id = 0;
 	if (slot.want_text) {
 		*text = slot.text;
 		*len = slot.len;
 	}
+	if (results != NULL)
+		*results = slot.results;
 	return slot.status;
 }
 

@@ -48,6 +48,12 @@ struct jc_text *jc_texts_of(const json_t *arr, struct jc_text text);
  * text (p NULL: unknown). */
 int jc_results_from_json(const json_t *arr, struct jc_text text, struct jsched_results **out);
 
+/* jc_results_from_text reads a reply {"id", "ok": true, "jobs": [records]} (len bytes of
+ * text) without jansson, when its records are plain (record.c says what that is).  Returns 1
+ * with *id and *out (the caller's) set, or 0 when the reply is not one of those or memory
+ * ran out (nothing is kept: jansson reads it then). */
+int jc_results_from_text(const char *text, size_t len, int64_t *id, struct jsched_results **out);
+
 /* jc_event_from_json makes an event from an event message (borrowed) whose text is text. */
 struct jsched_event *jc_event_from_json(const json_t *msg, struct jc_text text);
 
@@ -69,9 +75,12 @@ int jc_set_error(struct jsched_conn *conn, int code, const char *fmt, ...) __att
 int jc_call(struct jsched_conn *conn, json_t *req, json_t **reply, int64_t wait_ms);
 
 /* jc_call_text is jc_call that also gives the reply's payload: *text (malloc'd, the caller
- * frees it; NULL when memory ran out or there was no reply) of *len bytes. */
+ * frees it; NULL when memory ran out or there was no reply) of *len bytes.  With results
+ * not NULL, a reply {"id", "ok": true, "jobs": [...]} of plain records may be read straight
+ * from its text (jc_results_from_text): then the call returns 0 with *results set (the
+ * caller's) and *reply and *text NULL; else *results is NULL and the rest as jc_call. */
 int jc_call_text(struct jsched_conn *conn, json_t *req, json_t **reply, int64_t wait_ms, char **text,
-		 size_t *len);
+		 size_t *len, struct jsched_results **results);
 
 /* jc_send queues req (steals it) with its callback; returns the request id (> 0) or an
  * error (then cb never runs).  op is kept so the reply can be read by type. */

@@ -207,7 +207,7 @@ int jsched_status(struct jsched_conn *c, uint64_t id, struct jsched_result **out
 		return r;
 	char *text;
 	size_t len;
-	r = jc_call_text(c, req, &reply, 0, &text, &len);
+	r = jc_call_text(c, req, &reply, 0, &text, &len, NULL);
 	if (r == 0 && read_one(reply, text, len, out) < 0)
 		r = jc_set_error(c, JSCHED_EPROTOCOL, "status reply without a job record");
 	json_decref(reply);
@@ -228,9 +228,9 @@ int jsched_status_many(struct jsched_conn *c, const uint64_t *ids, size_t n, str
 		return r;
 	char *text;
 	size_t len;
-	r = jc_call_text(c, req, &reply, 0, &text, &len);
-	if (r == 0 && (r = jc_results_from_json(json_object_get(reply, "jobs"),
-						 member_text(text, len, false, "jobs"), out)) < 0)
+	r = jc_call_text(c, req, &reply, 0, &text, &len, out);
+	if (r == 0 && *out == NULL &&
+	    (r = jc_results_from_json(json_object_get(reply, "jobs"), member_text(text, len, false, "jobs"), out)) < 0)
 		jc_set_error(c, r, "cannot read the status reply");
 	json_decref(reply);
 	free(text);
@@ -279,7 +279,7 @@ int jsched_wait(struct jsched_conn *c, uint64_t id, int64_t timeout_ms, struct j
 		return r;
 	char *text;
 	size_t len;
-	r = jc_call_text(c, req, &reply, timeout_ms, &text, &len);
+	r = jc_call_text(c, req, &reply, timeout_ms, &text, &len, NULL);
 	if (r == 0 && read_one(reply, text, len, out) < 0) {
 		r = jc_set_error(c, JSCHED_EPROTOCOL, "wait reply without a job record");
 	} else if (r == JSCHED_ETIMEOUT && reply != NULL) {
@@ -313,8 +313,8 @@ int jsched_wait_many(struct jsched_conn *c, const uint64_t *ids, size_t n, enum 
 		return r;
 	char *text;
 	size_t len;
-	r = jc_call_text(c, req, &reply, timeout_ms, &text, &len);
-	if (r == 0 || (r == JSCHED_ETIMEOUT && reply != NULL)) {
+	r = jc_call_text(c, req, &reply, timeout_ms, &text, &len, out);
+	if (*out == NULL && (r == 0 || (r == JSCHED_ETIMEOUT && reply != NULL))) {
 		const json_t *from = r == 0 ? reply : json_object_get(reply, "error");
 		int rr = jc_results_from_json(json_object_get(from, "jobs"), member_text(text, len, r != 0, "jobs"),
 					      out);
@@ -356,7 +356,7 @@ int jsched_cancel_many(struct jsched_conn *c, const uint64_t *ids, size_t n, str
 		return r;
 	char *text;
 	size_t len;
-	r = jc_call_text(c, req, &reply, 0, out != NULL ? &text : NULL, &len);
+	r = jc_call_text(c, req, &reply, 0, out != NULL ? &text : NULL, &len, NULL);
 	if (out == NULL)
 		text = NULL;
 	if (r == 0 && out != NULL &&
@@ -442,7 +442,7 @@ int jsched_list(struct jsched_conn *c, unsigned state_mask, const char *client, 
 		add(&req, "limit", json_integer(JP_LIST_LIMIT_MAX));
 		char *text;
 		size_t len;
-		r = jc_call_text(c, req, &reply, 0, &text, &len);
+		r = jc_call_text(c, req, &reply, 0, &text, &len, NULL);
 		const json_t *jobs = json_object_get(reply, "jobs");
 		if (r == 0 && (r = append_records(l, jobs, member_text(text, len, false, "jobs"))) < 0)
 			jc_set_error(c, r, "cannot read the list reply");

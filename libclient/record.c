@@ -104,6 +104,33 @@ static char *place(char **at, struct piece p)
 	return d;
 }
 
+enum { NAME, CLIENT, KIND, PRIORITY, STATE, VALUE, CAUSE, REASON, JSON, NPIECES };
+
+/* The record of the scalars in *tmpl and the strings pc[] (one malloc: the struct, then the
+ * strings), or NULL when memory ran out. */
+static struct jsched_result *assemble(const struct jsched_result *tmpl, const struct piece *pc)
+{
+	size_t size = sizeof(struct jsched_result);
+	for (int i = 0; i < NPIECES; i++)
+		size += pc[i].s != NULL ? pc[i].len + 1 : 0;
+	struct jsched_result *r = malloc(size);
+	if (r == NULL)
+		return NULL;
+	char *at = (char *)(r + 1);
+	*r = *tmpl;
+	r->name = place(&at, pc[NAME]);
+	r->client = place(&at, pc[CLIENT]);
+	r->kind = place(&at, pc[KIND]);
+	r->priority = place(&at, pc[PRIORITY]);
+	r->state_name = place(&at, pc[STATE]);
+	r->state = jsched_state_from_name(r->state_name);
+	r->value_json = place(&at, pc[VALUE]);
+	r->cause = place(&at, pc[CAUSE]);
+	r->reason = place(&at, pc[REASON]);
+	r->json = place(&at, pc[JSON]);
+	return r;
+}
+
 /* jc_result_from_json: see internal.h.  The struct and its strings are one malloc (the
  * strings right after the struct), so a record costs one allocation, not ten; and its JSON
  * text (and a call's value) is the slice of the reply it came in when that is known. */
@@ -112,7 +139,6 @@ struct jsched_result *jc_result_from_json(const json_t *rec, struct jc_text text
 	uint64_t id;
 	if (!json_is_object(rec) || !jc_get_u64(rec, "job", &id) || id == 0)
 		return NULL;
-	enum { NAME, CLIENT, KIND, PRIORITY, STATE, VALUE, CAUSE, REASON, JSON, NPIECES };
 	struct piece pc[NPIECES];
 	bool ok = true;
 	pc[NAME] = str_piece(rec, "name");
@@ -131,37 +157,284 @@ struct jsched_result *jc_result_from_json(const json_t *rec, struct jc_text text
 		vtext.p = NULL;
 	pc[VALUE] = json_piece(value, vtext, &ok);
 	pc[JSON] = json_piece(rec, text, &ok);
-	size_t size = sizeof(struct jsched_result);
-	for (int i = 0; i < NPIECES; i++)
-		size += pc[i].s != NULL ? pc[i].len + 1 : 0;
-	struct jsched_result *r = ok ? malloc(size) : NULL;
-	if (r != NULL) {
-		char *at = (char *)(r + 1);
-		*r = (struct jsched_result){ .id = id };
-		r->name = place(&at, pc[NAME]);
-		r->client = place(&at, pc[CLIENT]);
-		uint64_t uid;
-		r->uid = jc_get_u64(rec, "uid", &uid) ? (uint32_t)uid : 0;
-		r->kind = place(&at, pc[KIND]);
-		r->priority = place(&at, pc[PRIORITY]);
-		r->state_name = place(&at, pc[STATE]);
-		r->state = jsched_state_from_name(r->state_name);
-		r->submitted_ms = ms(rec, "submitted_ms");
-		r->started_ms = ms(rec, "started_ms");
-		r->finished_ms = ms(rec, "finished_ms");
-		const json_t *v = json_object_get(rec, "exit_code");
-		r->exit_code = json_is_integer(v) ? (int)json_integer_value(v) : -1;
-		v = json_object_get(rec, "signal");
-		r->signal = json_is_integer(v) ? (int)json_integer_value(v) : 0;
-		r->value_json = place(&at, pc[VALUE]);
-		r->cause = place(&at, pc[CAUSE]);
-		r->reason = place(&at, pc[REASON]);
-		r->cancelling = json_is_true(json_object_get(rec, "cancelling"));
-		r->json = place(&at, pc[JSON]);
-	}
+	uint64_t uid;
+	const json_t *exit_code = json_object_get(rec, "exit_code"), *sig = json_object_get(rec, "signal");
+	struct jsched_result tmpl = {
+		.id = id,
+		.uid = jc_get_u64(rec, "uid", &uid) ? (uint32_t)uid : 0,
+		.submitted_ms = ms(rec, "submitted_ms"),
+		.started_ms = ms(rec, "started_ms"),
+		.finished_ms = ms(rec, "finished_ms"),
+		.exit_code = json_is_integer(exit_code) ? (int)json_integer_value(exit_code) : -1,
+		.signal = json_is_integer(sig) ? (int)json_integer_value(sig) : 0,
+		.cancelling = json_is_true(json_object_get(rec, "cancelling")),
+	};
+	struct jsched_result *r = ok ? assemble(&tmpl, pc) : NULL;
 	for (int i = 0; i < NPIECES; i++)
 		free(pc[i].owned);
 	return r;
+}
+
+/* ---- records read straight from a reply's text ----------------------------------------
+ *
+ * A wait for 1,000 tiny jobs brings back 1,000 records, and jansson building a tree of them
+ * (a hash table per record, an allocation per value) was half of the client's CPU.  The
+ * records the daemon writes are flat objects of plain members, so for them this reads the
+ * members the struct needs straight from the text, with no tree.  It accepts only a strict
+ * subset of JSON whose meaning is plain: member names and strings of printable ASCII
+ * without escapes, integers of at most 15 digits, true, false, null, no nested values, no
+ * repeated member.  Anything else (an escape, UTF-8, a number with a fraction, a nested
+ * value, a repeated member, bad syntax) makes it give up, and the reply goes through
+ * jansson and jc_result_from_json as before, which decide what is valid and what it means.
+ * So a reply read here gives the same records as one read there. */
+
+struct cursor {
+	const char *p, *end;
+};
+
+static void ws(struct cursor *c)
+{
+	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
+		c->p++;
+}
+
+static bool lit(struct cursor *c, char ch)
+{
+	ws(c);
+	if (c->p >= c->end || *c->p != ch)
+		return false;
+	c->p++;
+	return true;
+}
+
+/* A plain string (the cursor on its quote): its bytes without the quotes. */
+static bool plain_string(struct cursor *c, struct jc_text *out)
+{
+	if (c->p >= c->end || *c->p != '"')
+		return false;
+	const char *s = ++c->p;
+	while (c->p < c->end && *c->p != '"') {
+		unsigned char ch = (unsigned char)*c->p;
+		if (ch < 0x20 || ch > 0x7e || ch == '\\')
+			return false;
+		c->p++;
+	}
+	if (c->p >= c->end)
+		return false;
+	*out = (struct jc_text){ s, (size_t)(c->p - s) };
+	c->p++;
+	return true;
+}
+
+/* What a plain value is. */
+enum vtype { V_STRING, V_INT, V_TRUE, V_FALSE, V_NULL };
+
+struct value {
+	enum vtype type;
+	struct jc_text text; /* the whole token; a string: without its quotes */
+	int64_t i;	     /* V_INT */
+};
+
+static bool word(struct cursor *c, const char *w, size_t n)
+{
+	if ((size_t)(c->end - c->p) < n || memcmp(c->p, w, n) != 0)
+		return false;
+	c->p += n;
+	return true;
+}
+
+static bool plain_value(struct cursor *c, struct value *v)
+{
+	ws(c);
+	const char *start = c->p;
+	if (c->p >= c->end)
+		return false;
+	if (*c->p == '"') {
+		v->type = V_STRING;
+		return plain_string(c, &v->text);
+	}
+	if (*c->p == 't' || *c->p == 'f' || *c->p == 'n') {
+		bool ok = word(c, "true", 4) ? (v->type = V_TRUE, true)
+			: word(c, "false", 5) ? (v->type = V_FALSE, true)
+			: word(c, "null", 4) ? (v->type = V_NULL, true) : false;
+		v->text = (struct jc_text){ start, (size_t)(c->p - start) };
+		return ok;
+	}
+	bool neg = *c->p == '-';
+	if (neg)
+		c->p++;
+	const char *digits = c->p;
+	int64_t x = 0;
+	while (c->p < c->end && *c->p >= '0' && *c->p <= '9' && c->p - digits < 16)
+		x = x * 10 + (*c->p++ - '0');
+	size_t nd = (size_t)(c->p - digits);
+	if (nd == 0 || nd > 15 || (nd > 1 && *digits == '0'))
+		return false;
+	if (c->p < c->end && (*c->p == '.' || *c->p == 'e' || *c->p == 'E' || (*c->p >= '0' && *c->p <= '9')))
+		return false; /* a real, or too long: jansson decides */
+	v->type = V_INT;
+	v->i = neg ? -x : x;
+	v->text = (struct jc_text){ start, (size_t)(c->p - start) };
+	return true;
+}
+
+static bool key_is(struct jc_text k, const char *name)
+{
+	size_t n = strlen(name);
+	return k.len == n && memcmp(k.p, name, n) == 0;
+}
+
+#define MAX_PLAIN_MEMBERS 32
+
+/* One record at the cursor: true with *out set (NULL when memory ran out), false when it
+ * is not plain. */
+static bool plain_record(struct cursor *c, struct jsched_result **out)
+{
+	ws(c);
+	const char *start = c->p;
+	if (!lit(c, '{'))
+		return false;
+	struct jc_text keys[MAX_PLAIN_MEMBERS];
+	size_t nkeys = 0;
+	struct piece pc[NPIECES] = { 0 };
+	struct jsched_result tmpl = { .exit_code = -1 };
+	bool have_id = false;
+	ws(c);
+	if (c->p < c->end && *c->p == '}') {
+		return false; /* no "job": jc_result_from_json says what that is */
+	}
+	for (;;) {
+		struct jc_text k;
+		struct value v;
+		ws(c);
+		if (nkeys == MAX_PLAIN_MEMBERS || !plain_string(c, &k) || !lit(c, ':') || !plain_value(c, &v))
+			return false;
+		for (size_t i = 0; i < nkeys; i++)
+			if (keys[i].len == k.len && memcmp(keys[i].p, k.p, k.len) == 0)
+				return false; /* repeated: jansson refuses the frame */
+		keys[nkeys++] = k;
+		struct piece str = { v.type == V_STRING ? v.text.p : NULL, v.text.len, NULL };
+		bool nonneg = v.type == V_INT && v.i >= 0;
+		if (key_is(k, "job")) {
+			if (!nonneg || v.i == 0)
+				return false;
+			tmpl.id = (uint64_t)v.i;
+			have_id = true;
+		} else if (key_is(k, "name")) {
+			pc[NAME] = str;
+		} else if (key_is(k, "client")) {
+			pc[CLIENT] = str;
+		} else if (key_is(k, "kind")) {
+			pc[KIND] = str;
+		} else if (key_is(k, "priority")) {
+			pc[PRIORITY] = str;
+		} else if (key_is(k, "state")) {
+			pc[STATE] = str;
+		} else if (key_is(k, "cause")) {
+			pc[CAUSE] = str;
+		} else if (key_is(k, "reason")) {
+			pc[REASON] = str;
+		} else if (key_is(k, "uid")) {
+			tmpl.uid = nonneg ? (uint32_t)v.i : 0;
+		} else if (key_is(k, "submitted_ms")) {
+			tmpl.submitted_ms = nonneg ? v.i : 0;
+		} else if (key_is(k, "started_ms")) {
+			tmpl.started_ms = nonneg ? v.i : 0;
+		} else if (key_is(k, "finished_ms")) {
+			tmpl.finished_ms = nonneg ? v.i : 0;
+		} else if (key_is(k, "exit_code")) {
+			tmpl.exit_code = v.type == V_INT ? (int)v.i : -1;
+		} else if (key_is(k, "signal")) {
+			tmpl.signal = v.type == V_INT ? (int)v.i : 0;
+		} else if (key_is(k, "cancelling")) {
+			tmpl.cancelling = v.type == V_TRUE;
+		} else if (key_is(k, "value")) {
+			/* As jc_dup_json would write it: a string with its quotes. */
+			pc[VALUE] = v.type == V_STRING ? (struct piece){ v.text.p - 1, v.text.len + 2, NULL }
+						      : (struct piece){ v.text.p, v.text.len, NULL };
+		}
+		if (lit(c, '}'))
+			break;
+		if (!lit(c, ','))
+			return false;
+	}
+	if (!have_id)
+		return false;
+	pc[JSON] = (struct piece){ start, (size_t)(c->p - start), NULL };
+	*out = assemble(&tmpl, pc);
+	return true;
+}
+
+/* jc_results_from_text: see internal.h. */
+int jc_results_from_text(const char *text, size_t len, int64_t *id, struct jsched_results **out)
+{
+	struct cursor c = { text, text + len };
+	struct jsched_results *l = NULL;
+	bool seen_id = false, seen_ok = false, seen_jobs = false;
+	int rc = 0;
+	*out = NULL;
+	if (!lit(&c, '{'))
+		return 0;
+	do {
+		struct jc_text k;
+		ws(&c);
+		if (!plain_string(&c, &k) || !lit(&c, ':'))
+			goto out;
+		if (key_is(k, "id") && !seen_id) {
+			struct value v;
+			if (!plain_value(&c, &v) || v.type != V_INT)
+				goto out;
+			*id = v.i;
+			seen_id = true;
+		} else if (key_is(k, "ok") && !seen_ok) {
+			struct value v;
+			if (!plain_value(&c, &v) || v.type != V_TRUE)
+				goto out;
+			seen_ok = true;
+		} else if (key_is(k, "jobs") && !seen_jobs) {
+			seen_jobs = true;
+			if (!lit(&c, '['))
+				goto out;
+			size_t cap = 0;
+			l = calloc(1, sizeof *l);
+			if (l == NULL)
+				goto out;
+			ws(&c);
+			if (c.p < c.end && *c.p == ']') {
+				c.p++;
+				continue;
+			}
+			do {
+				if (l->count == cap) {
+					size_t ncap = cap > 0 ? 2 * cap : 64;
+					struct jsched_result **items = realloc(l->items, ncap * sizeof *items);
+					if (items == NULL)
+						goto out;
+					l->items = items;
+					cap = ncap;
+				}
+				struct jsched_result *r = NULL;
+				if (!plain_record(&c, &r) || r == NULL)
+					goto out;
+				l->items[l->count++] = r;
+			} while (lit(&c, ','));
+			if (!lit(&c, ']'))
+				goto out;
+		} else {
+			goto out; /* a member this reader does not know: jansson reads the reply */
+		}
+	} while (lit(&c, ','));
+	if (!lit(&c, '}'))
+		goto out;
+	ws(&c);
+	if (c.p != c.end || !seen_id || !seen_ok || !seen_jobs || l->items == NULL)
+		goto out;
+	*out = l;
+	l = NULL;
+	rc = 1;
+out:
+	jsched_results_free(l);
+	return rc;
 }
 
 /* jsched_result_free: see jsched.h.  The strings live in the record's own allocation. */
