@@ -6,6 +6,11 @@
  * than failing the call, as PROTOCOL.md section 11 asks of clients.  Only "job" (the id) is
  * required; a cancel reply's partial records ({"job", "state", "cancelling"}) read the same
  * way.
+ *
+ * A record is one allocation (the struct, then its strings), and its JSON text is copied
+ * from the reply's bytes when text.c can find them.  The plain records of a wait or status
+ * reply are read straight from the text, with no jansson tree at all (the second half of
+ * the file; libclient/README.md has the figures).
  */
 #include "libclient/internal.h"
 
