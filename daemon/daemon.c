@@ -88,13 +88,18 @@ static void cancel_everything(struct jd_daemon *d)
 	size_t n = 0;
 
 	/* Collect first: cancelling changes the table's lists (never the hash, but the
-	 * settle list), and keeps this loop simple to reason about. */
+	 * settle list), and keeps this loop simple to reason about.  Jobs that have not
+	 * started go first: a running job asked to stop frees its worker at once, and that
+	 * worker would otherwise start a queued job not yet cancelled (a noop then
+	 * "succeeded" during an immediate shutdown, 4 runs in 20 of the lifecycle test under
+	 * ASan). */
 	if (!v)
 		return;
-	for (size_t b = 0; b < t->n_buckets; b++)
-		for (struct jd_job *j = t->buckets[b]; j; j = j->hnext)
-			if (!jd_state_final(j->state))
-				v[n++] = j;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t b = 0; b < t->n_buckets; b++)
+			for (struct jd_job *j = t->buckets[b]; j; j = j->hnext)
+				if (!jd_state_final(j->state) && (j->state == JD_RUNNING) == (pass == 1))
+					v[n++] = j;
 	for (size_t i = 0; i < n; i++)
 		jd_job_cancel(d, v[i], "shutdown");
 	free(v);
