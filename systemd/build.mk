@@ -26,6 +26,8 @@ install-systemd: $(SYSTEMD_UNITS)
 	install -m 0644 $(B)/systemd/jschedd.service $(B)/systemd/jschedd.socket $(DESTDIR)$(SYSTEMD_SYSTEM_DIR)/
 	install -m 0644 $(B)/systemd/user/jschedd.service $(B)/systemd/user/jschedd.socket $(DESTDIR)$(SYSTEMD_USER_DIR)/
 	install -m 0644 systemd/jschedd.sysusers $(DESTDIR)$(SYSUSERS_DIR)/jschedd.conf
+	install -d $(DESTDIR)$(DOCDIR)
+	install -m 0644 README.md proto/PROTOCOL.md $(DESTDIR)$(DOCDIR)/  # the units' Documentation=
 
 # The programs the units start: jschedd, and beside it jschedd-runas (the helper that
 # starts a command as its owner when jschedd runs as root; jschedd looks for it in its own
