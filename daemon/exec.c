@@ -763,17 +763,21 @@ __attribute__((format(printf, 2, 3))) static void spawn_failed(struct jd_proc *p
 	exec_of(p->d)->spawn_failed++;
 }
 
-/* pipe_open: a pipe whose parent end `mine` (0: read, 1: write) becomes the libuv handle
- * h; the child's end is returned in *theirs.  Both close-on-exec (posix_spawn's dup2 into
- * 0-3 clears the flag on the child's copy).  Returns 0 or a negative errno. */
-static int pipe_open(struct jd_daemon *d, uv_pipe_t *h, int mine, int *theirs)
+/* pipe_open: a pipe whose parent end `mine` (0: read, 1: write) becomes p's libuv handle
+ * h (counted and flagged *open from here on, so the caller's failure path closes it like
+ * the others); the child's end is returned in *theirs.  Both close-on-exec (posix_spawn's
+ * dup2 into 0-3 clears the flag on the child's copy).  Returns 0 or a negative errno. */
+static int pipe_open(struct jd_proc *p, uv_pipe_t *h, bool *open, int mine, int *theirs)
 {
 	int fds[2];
 	int rc;
 
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
-	uv_pipe_init(&d->loop, h, 0);
+	uv_pipe_init(&p->d->loop, h, 0);
+	h->data = p;
+	*open = true;
+	p->open_handles++;
 	if ((rc = uv_pipe_open(h, fds[mine])) < 0) {
 		close(fds[mine]);
 		close(fds[!mine]);
@@ -907,27 +911,13 @@ static void spawn(struct jd_proc *p)
 	p->open_handles++;
 	live_add(x, p);
 	nfds = p->helper ? 4 : 3;
-	rc = 0;
-	if (s->has_stdin && (rc = pipe_open(d, &p->pin, 1, &child[0])) == 0) {
-		p->pin.data = p;
-		p->in_open = true;
-		p->open_handles++;
-	}
-	if (!rc && (rc = pipe_open(d, &p->pout, 0, &child[1])) == 0) {
-		p->pout.data = p;
-		p->out_open = true;
-		p->open_handles++;
-	}
-	if (!rc && (rc = pipe_open(d, &p->perr, 0, &child[2])) == 0) {
-		p->perr.data = p;
-		p->err_open = true;
-		p->open_handles++;
-	}
-	if (!rc && p->helper && (rc = pipe_open(d, &p->pstat, 0, &child[3])) == 0) {
-		p->pstat.data = p;
-		p->stat_open = true;
-		p->open_handles++;
-	}
+	rc = s->has_stdin ? pipe_open(p, &p->pin, &p->in_open, 1, &child[0]) : 0;
+	if (!rc)
+		rc = pipe_open(p, &p->pout, &p->out_open, 0, &child[1]);
+	if (!rc)
+		rc = pipe_open(p, &p->perr, &p->err_open, 0, &child[2]);
+	if (!rc && p->helper)
+		rc = pipe_open(p, &p->pstat, &p->stat_open, 0, &child[3]);
 	pid = rc ? rc : start_process(file, args, s->env, cwd, child, nfds);
 	for (int i = 0; i < 4; i++)
 		if (child[i] >= 0)
