@@ -122,15 +122,24 @@ long e2e_rss_kib(pid_t pid)
 	return kib;
 }
 
-double e2e_metrics_number(struct jsched_conn *c, const char *path)
+json_t *e2e_metrics_doc(struct jsched_conn *c)
 {
 	char *text = NULL;
 	int r = jsched_metrics(c, &text);
+	json_t *doc;
 
 	if (r < 0)
 		e2e_die("metrics: %s", jsched_strerror(r));
-	json_t *doc = json_loads(text, 0, NULL);
+	doc = json_loads(text, 0, NULL);
 	jsched_free(text);
+	if (!doc)
+		e2e_die("metrics: the daemon's document is not JSON");
+	return doc;
+}
+
+double e2e_metrics_number(struct jsched_conn *c, const char *path)
+{
+	json_t *doc = e2e_metrics_doc(c);
 	json_t *v = doc;
 	char key[128];
 	const char *p = path;

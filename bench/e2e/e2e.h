@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <jansson.h>
 #include <jsched/jsched.h>
 
 #include "bench/common/bench.h"
@@ -69,6 +70,9 @@ long e2e_rss_kib(pid_t pid);
 /* e2e_metrics_number: the number at the slash-separated path in the daemon's metrics
  * (e.g. "jobs/succeeded"); NAN if it is absent. */
 double e2e_metrics_number(struct jsched_conn *c, const char *path);
+
+/* e2e_metrics_doc: the daemon's metrics document (new reference); dies on failure. */
+json_t *e2e_metrics_doc(struct jsched_conn *c);
 
 /* e2e_wait_ids: wait until every job in ids[0..n) is final, in chunks of 1,000 ids per
  * wait request; exits unless all succeeded. */

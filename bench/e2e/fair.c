@@ -35,13 +35,7 @@ struct snap {
 
 static void snapshot(struct jsched_conn *obs, struct snap *s)
 {
-	char *text = NULL;
-	int r = jsched_metrics(obs, &text);
-
-	if (r < 0)
-		e2e_die("metrics: %s", jsched_strerror(r));
-	json_t *doc = json_loads(text, 0, NULL);
-	jsched_free(text);
+	json_t *doc = e2e_metrics_doc(obs);
 	json_t *clients = json_object_get(doc, "clients"), *cl;
 	size_t i;
 	for (int k = 0; k < 3; k++)

@@ -369,6 +369,16 @@ static int parse_duration(struct parser *p, const char *what, const char *s, int
 	return 0;
 }
 
+/* parse_positive_duration: parse_duration, refusing zero. */
+static int parse_positive_duration(struct parser *p, const char *what, const char *s, int64_t *ms)
+{
+	if (parse_duration(p, what, s, ms) < 0)
+		return OPT_ERROR;
+	if (*ms == 0)
+		return fail(p, "%s: must be more than 0", what);
+	return 0;
+}
+
 /* Append a job id to ids[*n] (room for CLI_MAX_IDS). */
 static int add_id(struct parser *p, uint64_t *ids, size_t *n, const char *what, const char *s)
 {
@@ -439,16 +449,12 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 					    p->val);
 			break;
 		case O_DEADLINE:
-			if (parse_duration(p, "--deadline", p->val, &cmd->deadline_ms) < 0)
+			if (parse_positive_duration(p, "--deadline", p->val, &cmd->deadline_ms) < 0)
 				return OPT_ERROR;
-			if (cmd->deadline_ms == 0)
-				return fail(p, "--deadline: must be more than 0");
 			break;
 		case O_TIME_LIMIT:
-			if (parse_duration(p, "--time-limit", p->val, &cmd->time_limit_ms) < 0)
+			if (parse_positive_duration(p, "--time-limit", p->val, &cmd->time_limit_ms) < 0)
 				return OPT_ERROR;
-			if (cmd->time_limit_ms == 0)
-				return fail(p, "--time-limit: must be more than 0");
 			break;
 		case O_COST:
 			if (parse_u32(p, "--cost", p->val, 1, &cmd->cost) < 0)
