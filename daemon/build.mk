@@ -11,40 +11,39 @@
 # The pool and fair layers link in as their fragments define them; the client library
 # gives the daemon its standard socket resolution (jsched_default_socket_path).
 JSCHEDD := $(B)/bin/jschedd
-JSCHEDD_SRCS := daemon/main.c daemon/daemon.c daemon/config.c daemon/server.c \
-	daemon/session.c daemon/submit.c daemon/wait.c daemon/watch.c daemon/jobs.c \
-	daemon/clients.c daemon/runner.c daemon/task.c daemon/builtins.c daemon/modules.c \
-	daemon/metrics.c daemon/record.c daemon/hist.c daemon/log.c daemon/sdnotify.c daemon/exec.c \
-	daemon/security.c daemon/service.c
+JSCHEDD_CORE_SRCS := daemon/core/jobs.c daemon/core/clients.c daemon/core/config.c \
+	daemon/core/security.c daemon/core/hist.c daemon/core/log.c daemon/core/clock.c
+JSCHEDD_RUN_SRCS := daemon/run/runner.c daemon/run/exec.c daemon/run/handler.c \
+	daemon/run/builtins.c daemon/run/modules.c
+JSCHEDD_NET_SRCS := daemon/net/server.c daemon/net/session.c daemon/net/op_submit.c \
+	daemon/net/op_wait.c daemon/net/op_jobs.c daemon/net/op_admin.c daemon/net/watch.c daemon/net/record.c daemon/net/metrics.c
+JSCHEDD_TOP_SRCS := daemon/main.c daemon/daemon.c daemon/sdnotify.c daemon/service.c
+JSCHEDD_SRCS := $(JSCHEDD_CORE_SRCS) $(JSCHEDD_RUN_SRCS) $(JSCHEDD_NET_SRCS) $(JSCHEDD_TOP_SRCS)
 JSCHEDD_OBJS := $(JSCHEDD_SRCS:%.c=$(B)/obj/%.o)
 $(JSCHEDD_OBJS): CFLAGS += $(UV_CFLAGS) $(JANSSON_CFLAGS)
 JSCHEDD_MODULE := $(B)/tests/daemon/module_example.so
 JSCHEDD_BADMODULE := $(B)/tests/daemon/module_badabi.so
 JSCHEDD_TESTS := $(patsubst tests/daemon/%.c,$(B)/tests/daemon/%,$(wildcard tests/daemon/test_*.c))
-JSCHEDD_POOL := $(or $(JD_POOL_LIB),$(POOL_LIB),$(POOL_OBJS))
 
-# jschedd-runas: starts a command as its owner when jschedd runs as root (daemon/runas.c);
+# jschedd-runas: starts a command as its owner when jschedd runs as root (daemon/run/runas.c);
 # jschedd looks for it beside itself.  libc only.
 JSCHEDD_RUNAS := $(B)/bin/jschedd-runas
-$(JSCHEDD_RUNAS): $(B)/obj/daemon/runas.o
+$(JSCHEDD_RUNAS): $(B)/obj/daemon/run/runas.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^
 
-# Until the pool's fragment defines its library, jschedd is left out of `all`.
-ifneq ($(JSCHEDD_POOL),)
 BINS += $(JSCHEDD) $(JSCHEDD_RUNAS)
 RUN_BIN := $(JSCHEDD)
 RUN_ARGS :=
 TESTS += $(JSCHEDD_TESTS)
-endif
-# Modules see only the handler API (daemon/module.syms), not the daemon's internals.
-$(JSCHEDD): $(JSCHEDD_OBJS) $(JD_FAIR_LIB) $(JSCHEDD_POOL) $(ARCH_OBJS) $(JPROTO_LIB) \
-		$(B)/obj/libclient/path.o daemon/module.syms
+# Modules see only the handler API (daemon/run/module.syms), not the daemon's internals.
+$(JSCHEDD): $(JSCHEDD_OBJS) $(JD_FAIR_LIB) $(POOL_LIB) $(ARCH_OBJS) $(JPROTO_LIB) \
+		$(B)/obj/libclient/path.o daemon/run/module.syms
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -Wl,--dynamic-list=daemon/module.syms -o $@ $(JSCHEDD_OBJS) \
-		$(JD_FAIR_LIB) $(JSCHEDD_POOL) $(ARCH_OBJS) $(JPROTO_LIB) $(B)/obj/libclient/path.o \
+	$(Q)$(CC) $(LDFLAGS) -Wl,--dynamic-list=daemon/run/module.syms -o $@ $(JSCHEDD_OBJS) \
+		$(JD_FAIR_LIB) $(POOL_LIB) $(ARCH_OBJS) $(JPROTO_LIB) $(B)/obj/libclient/path.o \
 		$(UV_LIBS) $(JANSSON_LIBS) -ldl $(LDLIBS)
 
 # ---- the example module, and one built for another ABI (which jschedd must refuse) ----
@@ -60,18 +59,16 @@ JSCHEDD_UNIT := $(B)/tests/daemon/unit_config $(B)/tests/daemon/unit_hist
 # The config reader calls the exec and security parts' readers, which bring in the rest
 # of the daemon: unit_config links every daemon object but main.o.
 $(B)/tests/daemon/unit_config: $(B)/obj/tests/daemon/unit_config.o \
-		$(filter-out %/main.o,$(JSCHEDD_OBJS)) $(JD_FAIR_LIB) $(JSCHEDD_POOL) $(ARCH_OBJS) \
+		$(filter-out %/main.o,$(JSCHEDD_OBJS)) $(JD_FAIR_LIB) $(POOL_LIB) $(ARCH_OBJS) \
 		$(JPROTO_LIB) $(B)/obj/libclient/path.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(UV_LIBS) $(JANSSON_LIBS) $(CMOCKA_LIBS) -ldl $(LDLIBS)
-$(B)/tests/daemon/unit_hist: $(B)/obj/tests/daemon/unit_hist.o $(B)/obj/daemon/hist.o
+$(B)/tests/daemon/unit_hist: $(B)/obj/tests/daemon/unit_hist.o $(B)/obj/daemon/core/hist.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)
-ifneq ($(JSCHEDD_POOL),)
 TESTS += $(JSCHEDD_UNIT)
-endif
 
 # ---- integration tests -----------------------------------------------------------------
 # One program per tests/daemon/test_*.c, each with the shared harness (start a daemon in

@@ -14,33 +14,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "daemon/log.h"
+#include "daemon/core/log.h"
 #include "daemon/service.h"
-#include "daemon/session.h"
+#include "daemon/net/session.h"
 
 /* The list op's state mask uses the codec's numbering; the job table's is the same. */
 _Static_assert((int)JD_WAITING == (int)JP_STATE_WAITING && (int)JD_DROPPED == (int)JP_STATE_DROPPED &&
 		       (int)JD_RUNNING == (int)JP_STATE_RUNNING && JD_NSTATES == JP_NSTATES,
 	       "job states must be numbered as the codec's");
-
-uint64_t jd_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t jd_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000ull + (uint64_t)ts.tv_nsec / 1000000ull;
-}
 
 bool jd_is_admin(const struct jd_daemon *d, uid_t uid)
 {

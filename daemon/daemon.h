@@ -14,16 +14,17 @@
 
 #include <uv.h>
 
-#include "daemon/clients.h"
-#include "daemon/config.h"
-#include "daemon/exec.h"
-#include "daemon/hist.h"
-#include "daemon/jobs.h"
-#include "daemon/modules.h"
-#include "daemon/runner.h"
-#include "daemon/security.h"
-#include "daemon/server.h"
-#include "daemon/watch.h"
+#include "daemon/core/clients.h"
+#include "daemon/core/clock.h"
+#include "daemon/core/config.h"
+#include "daemon/run/exec.h"
+#include "daemon/core/hist.h"
+#include "daemon/core/jobs.h"
+#include "daemon/run/modules.h"
+#include "daemon/run/runner.h"
+#include "daemon/core/security.h"
+#include "daemon/net/server.h"
+#include "daemon/net/watch.h"
 
 enum jd_run_state {
 	JD_SERVING,	/* serving */
@@ -73,10 +74,6 @@ struct jd_daemon {
 	int exit_status;
 	uint64_t reloads, reload_failures;
 };
-
-/* jd_now_ns / jd_now_ms: CLOCK_MONOTONIC in ns; CLOCK_REALTIME in ms.  Any thread. */
-uint64_t jd_now_ns(void);
-uint64_t jd_now_ms(void);
 
 /* jd_is_admin: may this uid use the admin operations?  Root, the daemon's own uid, and
  * the config's `admins`. */

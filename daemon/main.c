@@ -14,10 +14,10 @@
 #include <unistd.h>
 
 #include "daemon/daemon.h"
-#include "daemon/log.h"
+#include "daemon/core/log.h"
 #include "daemon/sdnotify.h"
 #include "daemon/service.h"
-#include "daemon/session.h"
+#include "daemon/net/session.h"
 #include "jsched_version.h"
 
 static void usage(FILE *f)

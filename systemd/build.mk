@@ -54,6 +54,4 @@ $(B)/obj/tests/systemd/test_systemd.o: CFLAGS += $(CMOCKA_CFLAGS) $(JANSSON_CFLA
 $(B)/tests/systemd/test_systemd: $(B)/obj/tests/systemd/test_systemd.o $(LIBJSCHED_A) | $(JSCHEDD)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) $(filter %.o %.a,$^) $(JANSSON_LIBS) $(CMOCKA_LIBS) $(LDLIBS) -o $@
-ifneq ($(JSCHEDD_POOL),)
 TESTS += $(B)/tests/systemd/test_systemd
-endif

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/config.h"
+#include "daemon/core/config.h"
 #include "jsched/error.h"
 
 static char path[64];

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/hist.h"
+#include "daemon/core/hist.h"
 
 static void test_small_exact(void **state)
 {

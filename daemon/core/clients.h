@@ -1,0 +1,61 @@
+/* daemon/core/clients.h: the clients (tenants) jobs are charged to.
+ *
+ * A client is a name: by default the login name of the connecting uid, or what hello
+ * asks for.  The daemon keeps one struct jd_client per name for its lifetime (names are
+ * few: users and services), with its fair-admission handle, its settings from the
+ * config, and its counters and latency histograms for metrics.  Lookups are a linear
+ * scan: with tens of clients that is faster than hashing and simpler; a daemon with
+ * thousands of client names would want a hash here.  Loop thread only.
+ */
+#ifndef JD_CLIENTS_H
+#define JD_CLIENTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "daemon/core/config.h"
+#include "daemon/fair/fair.h"
+#include "daemon/core/hist.h"
+#include "daemon/core/jobs.h"
+
+struct jd_daemon;
+struct jd_conn;
+
+struct jd_client {
+	char name[65];
+	struct jd_client *next;
+	struct jd_daemon *d;		/* immutable: workers may read it */
+	struct jd_fair_client *fc;
+	struct jd_client_conf conf;	/* in force (config, or set_client since) */
+	bool conf_pinned;		/* set_client changed it: a reload keeps it */
+	bool blocked;			/* overflow `block`: queue full, reading paused */
+
+	uint64_t live;			/* waiting + queued (its limit's count) */
+	uint64_t by_state[JD_NSTATES];	/* as in struct jd_jobs */
+	uint64_t submitted, rejected;
+	struct jd_latency *lat;		/* allocated at its first finished job (23 KiB) */
+};
+
+struct jd_clients {
+	struct jd_client *head;
+	size_t count;
+};
+
+/* jd_client_get: the client named `name`, created (with its config entry or the
+ * defaults, and registered with the fair layer) if new.  NULL on ENOMEM. */
+struct jd_client *jd_client_get(struct jd_daemon *d, const char *name);
+
+/* jd_client_find: the client named `name`, or NULL. */
+struct jd_client *jd_client_find(struct jd_daemon *d, const char *name);
+
+/* jd_client_apply: push c->conf to the fair layer.  Returns 0 or a JSCHED_E* code. */
+int jd_client_apply(struct jd_daemon *d, struct jd_client *c);
+
+/* jd_clients_reconfigure: after a reload, give every client not pinned by set_client its
+ * entry from the new config. */
+void jd_clients_reconfigure(struct jd_daemon *d);
+
+/* jd_clients_free: release every client (the fair instance must still exist). */
+void jd_clients_free(struct jd_daemon *d);
+
+#endif /* JD_CLIENTS_H */

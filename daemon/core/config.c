@@ -1,0 +1,446 @@
+/* daemon/core/config.c: reading and checking jschedd's JSON configuration.
+ *
+ * The file is one JSON object; every key is optional.  The reader is strict, because a
+ * typo in a config file that is silently ignored is worse than a daemon that refuses to
+ * start: unknown keys, wrong types and out-of-range values are all errors, and the
+ * message names the dotted key ("limits.frame_bytes: must be an integer in
+ * [1024, 67108864]").  The table of keys lives in daemon/README.md.
+ */
+#include "daemon/core/config.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <jansson.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsched/error.h"
+
+static const char *const overflow_names[] = {"reject", "drop_oldest", "drop_newest", "block"};
+static const char *const policy_names[] = {"fair", "wrr", "drr"};
+
+const char *jd_overflow_name(enum jd_overflow o)
+{
+	return (unsigned)o < 4 ? overflow_names[o] : "?";
+}
+
+const char *jd_policy_conf_name(enum jd_policy_conf p)
+{
+	return (unsigned)p < 3 ? policy_names[p] : "?";
+}
+
+void jd_config_defaults(struct jd_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->socket_mode = JD_SOCKET_MODE_AUTO;
+	jd_exec_config_defaults(&c->exec);
+	c->workers = 0;
+	c->fibers = 256;
+	c->idle_spin = false;
+	c->policy = JD_POLICY_FAIR;
+	c->quantum = 0;
+	c->fair_window_ms = 10000;
+	c->default_client.weight = 1;
+	c->default_client.max_queued = 10000;
+	c->default_client.overflow = JD_OVERFLOW_REJECT;
+	c->frame_bytes = 1u << 20;
+	c->handshake_ms = 5000;
+	c->output_buffer_bytes = 8u << 20;
+	c->max_connections = 1024;
+	c->max_connections_per_uid = 256;
+	c->max_queued_total = 100000;
+	c->max_batch = 10000;
+	c->retain_jobs = 10000;
+	c->retain_seconds = 3600;
+	c->retain_events = 10000;
+}
+
+void jd_config_free(struct jd_config *c)
+{
+	free(c->clients);
+	c->clients = NULL;
+	c->n_clients = 0;
+	jd_security_config_free(&c->sec);
+}
+
+/* One reader pass: the error buffer and the dotted path of the object being read. */
+struct reader {
+	char *err;
+	size_t errlen;
+	char prefix[128];
+};
+
+__attribute__((format(printf, 3, 4)))
+static int fail(struct reader *r, const char *key, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	snprintf(r->err, r->errlen, "%s%s: %s", r->prefix, key, what);
+	return JSCHED_EINVAL;
+}
+
+/* check_keys: every key of obj must be one of `allowed` (NULL-terminated). */
+static int check_keys(struct reader *r, json_t *obj, const char *const *allowed)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(obj, key, v) {
+		size_t i;
+
+		for (i = 0; allowed[i]; i++)
+			if (strcmp(key, allowed[i]) == 0)
+				break;
+		if (!allowed[i])
+			return fail(r, key, "unknown key");
+	}
+	return 0;
+}
+
+static int get_uint(struct reader *r, json_t *obj, const char *key, uint64_t lo, uint64_t hi,
+		    uint64_t *out)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    (uint64_t)json_integer_value(v) < lo || (uint64_t)json_integer_value(v) > hi)
+		return fail(r, key, "must be an integer in [%llu, %llu]", (unsigned long long)lo,
+			    (unsigned long long)hi);
+	*out = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+#define GET_U32(r, obj, key, lo, hi, dst)                                                \
+	do {                                                                             \
+		uint64_t v_ = (dst);                                                     \
+		int rc_ = get_uint((r), (obj), (key), (lo), (hi), &v_);                  \
+		if (rc_)                                                                 \
+			return rc_;                                                      \
+		(dst) = (__typeof__(dst))v_;                                             \
+	} while (0)
+
+static int get_string(struct reader *r, json_t *obj, const char *key, char *dst, size_t len)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!v)
+		return 0;
+	if (!json_is_string(v))
+		return fail(r, key, "must be a string");
+	if (json_string_length(v) >= len)
+		return fail(r, key, "longer than %zu bytes", len - 1);
+	memcpy(dst, json_string_value(v), json_string_length(v) + 1);
+	return 0;
+}
+
+static int get_enum(struct reader *r, json_t *obj, const char *key, const char *const *names,
+		    unsigned n, unsigned *out)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!v)
+		return 0;
+	if (json_is_string(v))
+		for (unsigned i = 0; i < n; i++)
+			if (strcmp(json_string_value(v), names[i]) == 0) {
+				*out = i;
+				return 0;
+			}
+	{
+		char list[128] = "";
+
+		for (unsigned i = 0; i < n; i++) {
+			strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
+			strncat(list, names[i], sizeof(list) - strlen(list) - 1);
+		}
+		return fail(r, key, "must be one of %s", list);
+	}
+}
+
+static int read_client(struct reader *r, json_t *obj, struct jd_client_conf *cc)
+{
+	static const char *const keys[] = {"weight", "max_queued", "overflow", NULL};
+	unsigned ov = cc->overflow;
+	int rc;
+
+	if (!json_is_object(obj))
+		return fail(r, "", "must be an object");
+	if ((rc = check_keys(r, obj, keys)))
+		return rc;
+	GET_U32(r, obj, "weight", 1, 1000000, cc->weight);
+	GET_U32(r, obj, "max_queued", 1, 100000000, cc->max_queued);
+	if ((rc = get_enum(r, obj, "overflow", overflow_names, 4, &ov)))
+		return rc;
+	cc->overflow = (enum jd_overflow)ov;
+	return 0;
+}
+
+static int read_clients(struct reader *r, json_t *obj, struct jd_config *c)
+{
+	const char *name;
+	json_t *v;
+	size_t n = 0;
+	int rc;
+
+	if (!json_is_object(obj))
+		return fail(r, "clients", "must be an object of client name -> settings");
+	/* The default first, so named entries inherit from it. */
+	v = json_object_get(obj, "default");
+	if (v) {
+		snprintf(r->prefix, sizeof(r->prefix), "clients.default.");
+		if ((rc = read_client(r, v, &c->default_client)))
+			return rc;
+	}
+	c->clients = calloc(json_object_size(obj) + 1, sizeof(*c->clients));
+	if (!c->clients)
+		return JSCHED_ENOMEM;
+	json_object_foreach(obj, name, v) {
+		struct jd_client_conf *cc = &c->clients[n];
+
+		if (strcmp(name, "default") == 0)
+			continue;
+		snprintf(r->prefix, sizeof(r->prefix), "clients.");
+		if (strlen(name) == 0 || strlen(name) >= sizeof(cc->name))
+			return fail(r, name, "client names are 1 to %zu bytes", sizeof(cc->name) - 1);
+		snprintf(r->prefix, sizeof(r->prefix), "clients.%.60s.", name);
+		*cc = c->default_client;
+		memcpy(cc->name, name, strlen(name) + 1);
+		if ((rc = read_client(r, v, cc)))
+			return rc;
+		n++;
+	}
+	c->n_clients = n;
+	r->prefix[0] = '\0';
+	return 0;
+}
+
+static int read_admins(struct reader *r, json_t *arr, struct jd_config *c)
+{
+	size_t i;
+	json_t *v;
+
+	if (!json_is_array(arr))
+		return fail(r, "admins", "must be an array of user names or uids");
+	if (json_array_size(arr) > sizeof(c->admins) / sizeof(c->admins[0]))
+		return fail(r, "admins", "at most %zu entries",
+			    sizeof(c->admins) / sizeof(c->admins[0]));
+	json_array_foreach(arr, i, v) {
+		if (json_is_integer(v) && json_integer_value(v) >= 0 &&
+		    json_integer_value(v) < (json_int_t)UINT32_MAX) {
+			c->admins[c->n_admins++] = (uid_t)json_integer_value(v);
+		} else if (json_is_string(v)) {
+			struct passwd *pw = getpwnam(json_string_value(v));
+
+			if (!pw)
+				return fail(r, "admins", "no such user '%s'", json_string_value(v));
+			c->admins[c->n_admins++] = pw->pw_uid;
+		} else {
+			return fail(r, "admins", "entries must be user names or uids");
+		}
+	}
+	return 0;
+}
+
+static int read_modules(struct reader *r, json_t *arr, struct jd_config *c)
+{
+	size_t i;
+	json_t *v;
+	const size_t max = sizeof(c->modules) / sizeof(c->modules[0]);
+
+	if (!json_is_array(arr))
+		return fail(r, "modules", "must be an array of paths to shared objects");
+	if (json_array_size(arr) > max)
+		return fail(r, "modules", "at most %zu modules", max);
+	json_array_foreach(arr, i, v) {
+		if (!json_is_string(v) || json_string_length(v) == 0 ||
+		    json_string_length(v) >= sizeof(c->modules[0]))
+			return fail(r, "modules", "entry %zu must be a path", i);
+		memcpy(c->modules[c->n_modules++], json_string_value(v), json_string_length(v) + 1);
+	}
+	return 0;
+}
+
+static int read_socket_mode(struct reader *r, json_t *v, struct jd_config *c)
+{
+	char *end;
+	unsigned long m;
+
+	if (!v)
+		return 0;
+	/* An octal string ("0660") is what people write; an integer is taken as is. */
+	if (json_is_string(v)) {
+		errno = 0;
+		m = strtoul(json_string_value(v), &end, 8);
+		if (errno || *end || end == json_string_value(v) || m > 0777)
+			return fail(r, "socket_mode", "must be an octal string like \"0660\"");
+	} else if (json_is_integer(v) && json_integer_value(v) >= 0 &&
+		   json_integer_value(v) <= 0777) {
+		m = (unsigned long)json_integer_value(v);
+	} else {
+		return fail(r, "socket_mode", "must be an octal string like \"0660\"");
+	}
+	c->socket_mode = (unsigned)m;
+	return 0;
+}
+
+static int read_root(struct reader *r, json_t *root, struct jd_config *c)
+{
+	static const char *const keys[] = {
+		"socket", "socket_mode", "socket_group", "workers", "fibers", "idle_policy",
+		"fairness", "clients", "admins", "limits", "retention", "modules", "exec",
+		"client_names", NULL};
+	static const char *const fair_keys[] = {"policy", "quantum", "window_ms", NULL};
+	static const char *const limit_keys[] = {
+		"frame_bytes", "handshake_ms", "output_buffer_bytes", "connections",
+		"connections_per_uid", "queued_jobs", "batch_jobs", NULL};
+	static const char *const ret_keys[] = {"jobs", "seconds", "events", NULL};
+	static const char *const idle_names[] = {"sleep", "spin"};
+	unsigned u;
+	json_t *v;
+	int rc;
+
+	if (!json_is_object(root))
+		return fail(r, "", "the configuration must be a JSON object");
+	if ((rc = check_keys(r, root, keys)))
+		return rc;
+	if ((rc = get_string(r, root, "socket", c->socket, sizeof(c->socket))))
+		return rc;
+	if ((rc = read_socket_mode(r, json_object_get(root, "socket_mode"), c)))
+		return rc;
+	if ((rc = get_string(r, root, "socket_group", c->socket_group, sizeof(c->socket_group))))
+		return rc;
+	if (c->socket_group[0] && !getgrnam(c->socket_group))
+		return fail(r, "socket_group", "no such group '%s'", c->socket_group);
+	GET_U32(r, root, "workers", 0, 1024, c->workers);
+	GET_U32(r, root, "fibers", 4, 100000, c->fibers);
+	u = c->idle_spin;
+	if ((rc = get_enum(r, root, "idle_policy", idle_names, 2, &u)))
+		return rc;
+	c->idle_spin = u == 1;
+
+	if ((v = json_object_get(root, "fairness"))) {
+		snprintf(r->prefix, sizeof(r->prefix), "fairness.");
+		if (!json_is_object(v))
+			return fail(r, "", "must be an object");
+		if ((rc = check_keys(r, v, fair_keys)))
+			return rc;
+		u = c->policy;
+		if ((rc = get_enum(r, v, "policy", policy_names, 3, &u)))
+			return rc;
+		c->policy = (enum jd_policy_conf)u;
+		GET_U32(r, v, "quantum", 0, 1000000000, c->quantum);
+		GET_U32(r, v, "window_ms", 100, 3600000, c->fair_window_ms);
+		r->prefix[0] = '\0';
+	}
+	if ((v = json_object_get(root, "clients")) && (rc = read_clients(r, v, c)))
+		return rc;
+	if ((v = json_object_get(root, "admins")) && (rc = read_admins(r, v, c)))
+		return rc;
+	if ((v = json_object_get(root, "modules")) && (rc = read_modules(r, v, c)))
+		return rc;
+	if ((v = json_object_get(root, "exec")) &&
+	    (rc = jd_exec_config_read(v, &c->exec, r->err, r->errlen)))
+		return rc;
+	if ((v = json_object_get(root, "client_names")) &&
+	    (rc = jd_security_config_read(v, &c->sec, r->err, r->errlen)))
+		return rc;
+	if ((v = json_object_get(root, "limits"))) {
+		snprintf(r->prefix, sizeof(r->prefix), "limits.");
+		if (!json_is_object(v))
+			return fail(r, "", "must be an object");
+		if ((rc = check_keys(r, v, limit_keys)))
+			return rc;
+		GET_U32(r, v, "frame_bytes", 1024, 64u << 20, c->frame_bytes);
+		GET_U32(r, v, "handshake_ms", 10, 3600000, c->handshake_ms);
+		GET_U32(r, v, "output_buffer_bytes", 4096, 1u << 30, c->output_buffer_bytes);
+		GET_U32(r, v, "connections", 1, 1000000, c->max_connections);
+		GET_U32(r, v, "connections_per_uid", 1, 1000000, c->max_connections_per_uid);
+		GET_U32(r, v, "queued_jobs", 1, 100000000, c->max_queued_total);
+		GET_U32(r, v, "batch_jobs", 1, 1000000, c->max_batch);
+		r->prefix[0] = '\0';
+	}
+	if ((v = json_object_get(root, "retention"))) {
+		snprintf(r->prefix, sizeof(r->prefix), "retention.");
+		if (!json_is_object(v))
+			return fail(r, "", "must be an object");
+		if ((rc = check_keys(r, v, ret_keys)))
+			return rc;
+		GET_U32(r, v, "jobs", 0, 100000000, c->retain_jobs);
+		GET_U32(r, v, "seconds", 0, 100000000, c->retain_seconds);
+		GET_U32(r, v, "events", 16, 10000000, c->retain_events);
+		r->prefix[0] = '\0';
+	}
+	return 0;
+}
+
+int jd_config_load(struct jd_config *c, const char *path, char *err, size_t errlen)
+{
+	struct reader r = {.err = err, .errlen = errlen};
+	json_error_t jerr;
+	json_t *root;
+	int rc;
+
+	jd_config_defaults(c);
+	if (errlen)
+		err[0] = '\0';
+	if (!path || !path[0])
+		return 0;
+	if (strlen(path) >= sizeof(c->path)) {
+		snprintf(err, errlen, "config path too long");
+		return JSCHED_EINVAL;
+	}
+	memcpy(c->path, path, strlen(path) + 1);
+	root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		snprintf(err, errlen, "%s:%d: %s", path, jerr.line, jerr.text);
+		return JSCHED_EINVAL;
+	}
+	rc = read_root(&r, root, c);
+	json_decref(root);
+	if (rc) {
+		if (rc == JSCHED_ENOMEM)
+			snprintf(err, errlen, "out of memory");
+		jd_config_free(c);
+	}
+	return rc;
+}
+
+const struct jd_client_conf *jd_config_client(const struct jd_config *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_clients; i++)
+		if (strcmp(c->clients[i].name, name) == 0)
+			return &c->clients[i];
+	return &c->default_client;
+}
+
+const char *jd_config_diff_static(const struct jd_config *old, const struct jd_config *neu,
+				  char *buf, size_t len)
+{
+	bool mods = old->n_modules != neu->n_modules;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; !mods && i < old->n_modules; i++)
+		mods = strcmp(old->modules[i], neu->modules[i]) != 0;
+#define DIFF(cond, key)                                                                  \
+	if (cond)                                                                        \
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? "," : "", key)
+	DIFF(strcmp(old->socket, neu->socket), "socket");
+	DIFF(old->socket_mode != neu->socket_mode, "socket_mode");
+	DIFF(strcmp(old->socket_group, neu->socket_group), "socket_group");
+	DIFF(old->workers != neu->workers, "workers");
+	DIFF(old->fibers != neu->fibers, "fibers");
+	DIFF(old->fair_window_ms != neu->fair_window_ms, "fairness.window_ms");
+	DIFF(old->retain_events != neu->retain_events, "retention.events");
+	DIFF(mods, "modules");
+#undef DIFF
+	return buf;
+}

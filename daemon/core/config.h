@@ -1,0 +1,107 @@
+/* daemon/core/config.h: jschedd's configuration, read from one JSON file.
+ *
+ * jd_config_load() turns a file (or no file: every key has a default that works) into a
+ * struct jd_config, rejecting every bad value with the key's dotted name so the
+ * administrator knows what to fix.  The struct is plain data: the loop thread owns the
+ * live copy, and SIGHUP / `admin reload` load a fresh one and apply what can change
+ * while running (jd_config_diff_static names what cannot).  The keys are documented in
+ * daemon/README.md, section "Configuration".
+ */
+#ifndef JD_CONFIG_H
+#define JD_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "daemon/run/exec.h"
+#include "daemon/core/security.h"
+
+/* What to do when a client's queue (or the global cap) is full; mirrors daemon/fair's
+ * strategies by name. */
+enum jd_overflow {
+	JD_OVERFLOW_REJECT,
+	JD_OVERFLOW_DROP_OLDEST,
+	JD_OVERFLOW_DROP_NEWEST,
+	JD_OVERFLOW_BLOCK,
+};
+
+/* The per-client settings: "clients": {"default": {...}, "<name>": {...}}. */
+struct jd_client_conf {
+	char name[64];		/* "" for the default entry */
+	uint32_t weight;	/* share of the machine, relative to other clients (>= 1) */
+	uint32_t max_queued;	/* jobs waiting in this client's queues */
+	enum jd_overflow overflow;
+};
+
+enum jd_policy_conf { JD_POLICY_FAIR, JD_POLICY_WRR, JD_POLICY_DRR };
+
+struct jd_config {
+	char path[4096];	/* the file it came from, "" for defaults only */
+
+	/* Fixed for the daemon's lifetime (a reload that changes them is refused for those
+	 * keys and says so). */
+	char socket[108];	/* "" = jsched_default_socket_path() */
+	unsigned socket_mode;	/* permission bits of the socket file, or JD_SOCKET_MODE_AUTO
+				 * (security.h: 0660 + group jsched on the system path, else
+				 * 0600) */
+	char socket_group[64];	/* "" = the daemon's group */
+	unsigned workers;	/* 0 = online CPUs */
+	unsigned fibers;	/* fiber stacks in the pool (sleep/suspending jobs) */
+	char modules[8][4096];	/* shared objects loaded at start */
+	unsigned n_modules;
+
+	/* Changeable live. */
+	bool idle_spin;		/* idle policy: spin (true) or sleep */
+	enum jd_policy_conf policy;
+	uint32_t quantum;	/* drr quantum, in cost units (0: the largest cost seen) */
+	uint32_t fair_window_ms;	/* the fairness figures' sliding window */
+	struct jd_client_conf default_client;
+	struct jd_client_conf *clients; /* named entries, malloc'd */
+	size_t n_clients;
+	uid_t admins[32];	/* uids allowed admin ops besides root and the daemon's uid */
+	size_t n_admins;
+	struct jd_exec_config exec;		/* "exec": commands (exec.h) */
+	struct jd_security_config sec;		/* "client_names" (security.h) */
+
+	/* limits */
+	uint32_t frame_bytes;		/* largest frame after hello */
+	uint32_t handshake_ms;		/* time from connect to hello */
+	size_t output_buffer_bytes;	/* unsent replies per connection before disconnect */
+	uint32_t max_connections;	/* in all */
+	uint32_t max_connections_per_uid;
+	uint32_t max_queued_total;	/* queued jobs over all clients */
+	uint32_t max_batch;		/* jobs in one submit message */
+
+	/* retention of finished jobs and of watch events */
+	uint32_t retain_jobs;
+	uint32_t retain_seconds;
+	uint32_t retain_events;
+};
+
+/* jd_config_defaults: fill `c` with the defaults (no file).  Any thread. */
+void jd_config_defaults(struct jd_config *c);
+
+/* jd_config_load: read `path` (NULL or "" = defaults only) into `c`.  Returns 0, or a
+ * negative JSCHED_E* code with a one-line reason naming the key in err[0..errlen).  `c`
+ * is left freed (jd_config_free is a no-op on it) on failure.  Any thread. */
+int jd_config_load(struct jd_config *c, const char *path, char *err, size_t errlen);
+
+/* jd_config_free: release what jd_config_load allocated.  Safe on a zeroed struct. */
+void jd_config_free(struct jd_config *c);
+
+/* jd_config_client: the settings for client `name` (its own entry, else the default).
+ * Borrowed from `c`. */
+const struct jd_client_conf *jd_config_client(const struct jd_config *c, const char *name);
+
+/* jd_config_diff_static: write into buf the comma-separated keys that differ between
+ * `old` and `neu` but cannot change while running ("" if none).  Returns buf. */
+const char *jd_config_diff_static(const struct jd_config *old, const struct jd_config *neu,
+				  char *buf, size_t len);
+
+/* jd_overflow_name / jd_policy_conf_name: the config spelling. */
+const char *jd_overflow_name(enum jd_overflow o);
+const char *jd_policy_conf_name(enum jd_policy_conf p);
+
+#endif /* JD_CONFIG_H */

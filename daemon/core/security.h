@@ -1,0 +1,97 @@
+/* daemon/core/security.h: who may do what, in one place.
+ *
+ * Identity is the socket's peer credentials (server.c, SO_PEERCRED at accept), never
+ * anything a client says.  On top of it this file decides:
+ * - which client names a uid may use in hello (the config's "client_names"; by default
+ *   only the user's own login name, or "uid-N"; admins may use any);
+ * - whether an exec job of a uid may run at all, and as whom (jd_security_run_as):
+ *   jschedd as root runs each command as its owner's uid, gid and supplementary groups
+ *   (root's own jobs as root), never as root for someone else; jschedd as an ordinary
+ *   user runs its own uid's commands, and another uid's only if exec.allow_other_uids
+ *   says so (then as jschedd's user: it has no other identity to give);
+ * - the socket file's mode and group when the config leaves them unset ("auto"): 0660
+ *   and group `jsched` on the system path /run/jschedd/jschedd.sock, 0600 elsewhere;
+ * - the count of denials (every permission_denied reply), for the metrics.
+ * Ownership of jobs (a client sees, waits on, reads and cancels only its own uid's jobs
+ * unless it is an admin) is enforced where jobs are looked up: session.c's
+ * jd_find_owned, used by every operation that names a job.  Loop thread only.
+ */
+#ifndef JD_SECURITY_H
+#define JD_SECURITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+struct jd_daemon;
+
+/* One entry of "client_names": uid -> names it may use. */
+struct jd_name_grant {
+	uid_t uid;
+	bool any;		/* "*": every name */
+	char (*names)[65];
+	size_t n;
+};
+
+/* The config's security part (struct jd_config.sec).  Plain data. */
+struct jd_security_config {
+	struct jd_name_grant *grants;	/* malloc'd */
+	size_t n_grants;
+};
+
+/* Counters (struct jd_daemon.sec).  Loop thread. */
+struct jd_security {
+	uint64_t denied;		/* permission_denied replies, all causes */
+	uint64_t denied_names;		/* hello with a client name the uid may not use */
+	uint64_t denied_exec;		/* exec jobs refused for their uid */
+};
+
+/* The socket mode meaning "decide from the path" (the default). */
+#define JD_SOCKET_MODE_AUTO 01000u
+
+/* jd_security_config_read: the "client_names" object.  Returns 0 or JSCHED_EINVAL
+ * ("client_names.<key>: ...") / JSCHED_ENOMEM in err.  jd_security_config_free releases
+ * it (safe on a zeroed struct).  Any thread. */
+int jd_security_config_read(json_t *obj, struct jd_security_config *c, char *err, size_t errlen);
+void jd_security_config_free(struct jd_security_config *c);
+
+/* jd_security_default_name: the client name a uid gets without asking (login name, else
+ * "uid-N").  Any thread. */
+void jd_security_default_name(uid_t uid, char *buf, size_t len);
+
+/* jd_security_name_allowed: may `uid` use client name `name`?  Counts a denial. */
+bool jd_security_name_allowed(struct jd_daemon *d, uid_t uid, const char *name);
+
+/* jd_security_exec_allowed: may an exec job of `uid` run here at all?  If not, why is
+ * written to `why`.  Counts a denial. */
+bool jd_security_exec_allowed(struct jd_daemon *d, uid_t uid, char *why, size_t len);
+
+/* How to start a command for its owner. */
+struct jd_run_as {
+	bool helper;		/* through jschedd-runas, switching to uid/gid */
+	uid_t uid;
+	gid_t gid;
+};
+
+/* jd_security_run_as: how to start a command owned by uid (primary gid `gid` from its
+ * peer credentials).  Returns 0, or JSCHED_EPERMISSION_DENIED with the reason in why. */
+int jd_security_run_as(struct jd_daemon *d, uid_t uid, gid_t gid, struct jd_run_as *out,
+		       char *why, size_t len);
+
+/* jd_security_helper_path: where jschedd-runas is: $JSCHED_RUNAS if set, else beside
+ * the jschedd binary.  "" if it is not there. */
+void jd_security_helper_path(char *buf, size_t len);
+
+/* jd_security_socket_mode: the mode and group (gid, or (gid_t)-1 to leave it) for the
+ * socket at `path` from the configured mode (JD_SOCKET_MODE_AUTO or bits) and group
+ * name ("" for none).  Returns 0 or JSCHED_EINVAL (no such group) with the reason. */
+int jd_security_socket_mode(const char *path, unsigned cfg_mode, const char *cfg_group,
+			    unsigned *mode, gid_t *gid, char *err, size_t errlen);
+
+/* jd_security_metrics: the metrics document's "security" member (new reference). */
+json_t *jd_security_metrics(struct jd_daemon *d);
+
+#endif /* JD_SECURITY_H */

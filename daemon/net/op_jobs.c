@@ -1,0 +1,192 @@
+/* daemon/net/op_jobs.c: the operations on jobs that answer at once: status, cancel,
+ * list, output, drain.  Each finds the jobs it names through jd_find_owned (ops.h), so
+ * ownership is checked in one place.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/daemon.h"
+#include "daemon/net/ops.h"
+#include "daemon/net/record.h"
+#include "daemon/net/session.h"
+
+void jd_op_status(struct jd_conn *c, const struct jp_request *r)
+{
+	struct jd_job **jobs;
+	struct jd_records recs;
+	struct jp_buf b;
+	bool single;
+
+	if (jd_find_all_owned(c, r, &jobs, &recs.n, &single) < 0)
+		return;
+	recs.jobs = jobs;
+	recs.texts = NULL;
+	jp_buf_init(&b);
+	if (jd_reply_text_start(&b, r->id) ||
+	    jd_json_text_raw(&b, single ? ",\"ok\":true,\"job\":" : ",\"ok\":true,\"jobs\":") ||
+	    jd_records_text(&b, c->d, &recs, single) || jd_json_text_raw(&b, "}")) {
+		jp_buf_free(&b);
+		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+	} else {
+		jd_conn_send_frame(c, &b);
+	}
+	free(jobs);
+}
+
+void jd_op_cancel(struct jd_conn *c, const struct jp_request *r)
+{
+	struct jd_job **jobs;
+	size_t n;
+	bool single;
+	json_t *arr;
+
+	if (jd_find_all_owned(c, r, &jobs, &n, &single) < 0)
+		return;
+	arr = json_array();
+	for (size_t i = 0; i < n; i++) {
+		bool running = jd_job_cancel(c->d, jobs[i], "cancel");
+		json_t *o = json_pack("{s:I, s:s}", "job", (json_int_t)jobs[i]->id, "state",
+				      jd_state_name(jobs[i]->state));
+
+		if (running)
+			json_object_set_new(o, "cancelling", json_true());
+		json_array_append_new(arr, o);
+	}
+	free(jobs);
+	jd_reply_ok(c, r->id, json_pack("{s:o}", "jobs", arr));
+}
+
+static int cmp_job_id(const void *a, const void *b)
+{
+	uint64_t x = (*(struct jd_job *const *)a)->id, y = (*(struct jd_job *const *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* collect: every job in the table for which keep() says yes, sorted by id.  *out is
+ * malloc'd.  O(table). */
+static size_t collect(struct jd_daemon *d, bool (*keep)(const struct jd_job *, const void *),
+		      const void *arg, struct jd_job ***out)
+{
+	struct jd_jobs *t = &d->jobs;
+	struct jd_job **v = malloc((t->count ? t->count : 1) * sizeof(*v));
+	size_t n = 0;
+
+	*out = v;
+	if (!v)
+		return 0;
+	for (size_t b = 0; b < t->n_buckets; b++)
+		for (struct jd_job *j = t->buckets[b]; j; j = j->hnext)
+			if (keep(j, arg))
+				v[n++] = j;
+	qsort(v, n, sizeof(*v), cmp_job_id);
+	return n;
+}
+
+struct list_filter {
+	unsigned states;
+	const char *client;
+	bool all;
+	uid_t uid;
+	uint64_t after;
+};
+
+static bool list_keep(const struct jd_job *j, const void *arg)
+{
+	const struct list_filter *f = arg;
+
+	return j->id > f->after && (f->states & (1u << j->state)) &&
+	       (f->all || j->uid == f->uid) && (!f->client || strcmp(j->client->name, f->client) == 0);
+}
+
+void jd_op_list(struct jd_conn *c, const struct jp_request *r)
+{
+	struct list_filter f = {
+		.states = jp_req_states(r),
+		.client = jp_req_str(r, "client", NULL),
+		.all = jp_req_bool(r, "all", false),
+		.uid = c->uid,
+		.after = (uint64_t)jp_req_int(r, "after_job", 0),
+	};
+	size_t limit = (size_t)jp_req_int(r, "limit", 1000);
+	struct jd_job **v;
+	struct jd_records recs = {0};
+	struct jp_buf b;
+	size_t n;
+
+	if (f.all && !jd_is_admin(c->d, c->uid)) {
+		jd_reply_error(c, r->id, JSCHED_EPERMISSION_DENIED, "all",
+			       "listing every user's jobs needs an admin uid");
+		return;
+	}
+	/* The jp_state numbering is ours too (checked in daemon.c). */
+	n = collect(c->d, list_keep, &f, &v);
+	recs.n = n < limit ? n : limit;
+	recs.jobs = v;
+	jp_buf_init(&b);
+	if (jd_reply_text_start(&b, r->id) || jd_json_text_raw(&b, ",\"ok\":true,\"jobs\":") ||
+	    jd_records_text(&b, c->d, &recs, false) ||
+	    jd_json_text_raw(&b, n > limit ? ",\"more\":true}" : ",\"more\":false}")) {
+		jp_buf_free(&b);
+		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+	} else {
+		jd_conn_send_frame(c, &b);
+	}
+	free(v);
+}
+
+void jd_op_output(struct jd_conn *c, const struct jp_request *r)
+{
+	struct jd_job *j = jd_find_owned(c, r->id, jp_req_int(r, "job", 0), "job");
+
+	if (!j)
+		return;
+	if (j->exec) {
+		jd_reply_ok(c, r->id, jd_exec_output(j));
+		return;
+	}
+	jd_reply_error(c, r->id, JSCHED_ENOT_SUPPORTED, "job",
+		       "job %llu is a call job: it has no output (its result is in its record)",
+		       (unsigned long long)j->id);
+}
+
+struct drain_filter {
+	const struct jd_client *client;
+	bool all_uids;
+	uid_t uid;
+	bool running;
+};
+
+static bool drain_keep(const struct jd_job *j, const void *arg)
+{
+	const struct drain_filter *f = arg;
+
+	return j->client == f->client && (f->all_uids || j->uid == f->uid) &&
+	       (j->state <= JD_QUEUED || (f->running && j->state == JD_RUNNING));
+}
+
+void jd_op_drain(struct jd_conn *c, const struct jp_request *r)
+{
+	const char *name = jp_req_str(r, "client", c->client->name);
+	struct drain_filter f = {.uid = c->uid, .running = jp_req_bool(r, "running", false)};
+	struct jd_job **v;
+	size_t n, cancelled = 0, cancelling = 0;
+
+	f.client = jd_client_find(c->d, name);
+	if (!f.client) {
+		jd_reply_error(c, r->id, JSCHED_ENO_SUCH_CLIENT, "client", "no client '%s'", name);
+		return;
+	}
+	/* An admin drains everyone's jobs charged to the client; others only their own. */
+	f.all_uids = jd_is_admin(c->d, c->uid);
+	n = collect(c->d, drain_keep, &f, &v);
+	for (size_t i = 0; i < n; i++) {
+		if (jd_job_cancel(c->d, v[i], "cancel"))
+			cancelling++;
+		else if (v[i]->state == JD_CANCELLED)
+			cancelled++;
+	}
+	free(v);
+	jd_reply_ok(c, r->id, json_pack("{s:I, s:I}", "cancelled", (json_int_t)cancelled,
+					"cancelling", (json_int_t)cancelling));
+}

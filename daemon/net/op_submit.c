@@ -1,0 +1,282 @@
+/* daemon/net/op_submit.c: the `submit` operation: one job, a batch, or a graph, whole or not
+ * at all.
+ *
+ * Three passes.  1: the codec parses every spec strictly and resolves refs, rejecting
+ * duplicates, unknown refs and cycles (jp_submit_parse).  2: everything the daemon must
+ * judge is checked before anything is created: the state of the daemon, each call's
+ * handler, each dependency on an existing job (exists, retained, same uid), and room in
+ * the queues.  3: the jobs are created in the codec's topological order, entered in the
+ * table, linked to their dependencies and, where their gates are open, admitted to the
+ * fair queues.  Only pass 3 changes anything, and it cannot fail half-way except for
+ * memory (then nothing has been entered yet either).
+ *
+ * Backpressure `block`: when a client's queue is full under `block`, its next submit is
+ * held (the connection stops being read) and run again when the fair layer says the
+ * client has room; a submit in progress is admitted whole even past the limit.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/daemon.h"
+#include "daemon/core/log.h"
+#include "daemon/net/session.h"
+#include "daemon/net/ops.h"
+
+/* spec_path: "job" or "jobs[i]" for error fields. */
+static void spec_path(const struct jp_submit *s, size_t i, const char *member, char *buf,
+		      size_t len)
+{
+	if (s->single)
+		snprintf(buf, len, "job%s%s", member ? "." : "", member ? member : "");
+	else
+		snprintf(buf, len, "jobs[%zu]%s%s", i, member ? "." : "", member ? member : "");
+}
+
+/* check_dep: a dependency on an existing job: it must exist, be retained and be ours. */
+static bool check_dep(struct jd_conn *c, int64_t req_id, const struct jp_dep *dep,
+		      const char *field)
+{
+	bool forgotten;
+	struct jd_job *t = jd_job_find(c->d, (uint64_t)dep->job, &forgotten);
+
+	if (t && t->uid == c->uid)
+		return true;
+	if (forgotten)
+		jd_reply_error(c, req_id, JSCHED_EJOB_FORGOTTEN, field,
+			       "dependency %lld is no longer retained", (long long)dep->job);
+	else
+		jd_reply_error(c, req_id, JSCHED_EUNKNOWN_DEPENDENCY, field,
+			       "dependency %lld does not exist (or is not yours)",
+			       (long long)dep->job);
+	return false;
+}
+
+/* check: pass 2.  Returns false after replying the error. */
+static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
+		  const struct jsched_handler **handlers)
+{
+	struct jd_daemon *d = c->d;
+	char field[160];
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct jp_job_spec *sp = &s->specs[i];
+
+		if (sp->kind == JP_KIND_EXEC) {
+			char why[200];
+
+			if (!jd_security_exec_allowed(d, c->uid, why, sizeof(why))) {
+				spec_path(s, i, "kind", field, sizeof(field));
+				jd_reply_error(c, id, JSCHED_EPERMISSION_DENIED, field, "%s", why);
+				return false;
+			}
+		}
+		handlers[i] = sp->kind == JP_KIND_EXEC ? &jd_exec_handler
+						       : jd_handler_find(&d->modules, sp->fn);
+		if (!handlers[i]) {
+			spec_path(s, i, "fn", field, sizeof(field));
+			jd_reply_error(c, id, JSCHED_ENO_SUCH_FUNCTION, field,
+				       "no call handler named '%s'", sp->fn);
+			return false;
+		}
+		for (int gate = 0; gate < 2; gate++) {
+			const struct jp_dep *deps = gate ? sp->any_of : sp->after;
+			size_t nd = gate ? sp->n_any_of : sp->n_after;
+
+			for (size_t k = 0; k < nd; k++) {
+				char member[48];
+
+				if (deps[k].ref)
+					continue;
+				snprintf(member, sizeof(member), "%s[%zu]", gate ? "any_of" : "after", k);
+				spec_path(s, i, member, field, sizeof(field));
+				if (!check_dep(c, id, &deps[k], field))
+					return false;
+			}
+		}
+	}
+	/* Room: the client's limit counts its waiting and queued jobs; the global cap
+	 * counts every job not yet final.  Drop strategies make room in the fair layer;
+	 * reject refuses the whole submit here. */
+	if (d->jobs.n_live + s->n > d->cfg.max_queued_total) {
+		c->client->rejected += s->n;
+		d->jobs.rejected += s->n;
+		jd_reply_error(c, id, JSCHED_EQUEUE_FULL, NULL,
+			       "the daemon's queue is full (%u jobs)", d->cfg.max_queued_total);
+		return false;
+	}
+	if (c->client->conf.overflow == JD_OVERFLOW_REJECT &&
+	    c->client->live + s->n > c->client->conf.max_queued) {
+		c->client->rejected += s->n;
+		d->jobs.rejected += s->n;
+		jd_reply_error(c, id, JSCHED_EQUEUE_FULL, NULL,
+			       "client '%s' has %llu jobs waiting or queued (limit %u)",
+			       c->client->name, (unsigned long long)c->client->live,
+			       c->client->conf.max_queued);
+		return false;
+	}
+	return true;
+}
+
+static uint64_t deadline_ns(const struct jp_job_spec *sp, uint64_t now_ns, uint64_t now_ms)
+{
+	int64_t in_ms;
+
+	switch (sp->deadline) {
+	case JP_DEADLINE_IN:
+		return now_ns + (uint64_t)sp->deadline_ms * 1000000ull;
+	case JP_DEADLINE_AT:
+		in_ms = sp->deadline_ms - (int64_t)now_ms;
+		/* Already past: due now (1 ns, since 0 means "none"). */
+		return in_ms <= 0 ? (now_ns ? now_ns : 1) : now_ns + (uint64_t)in_ms * 1000000ull;
+	default:
+		return 0;
+	}
+}
+
+static const uint8_t fair_prio[] = {
+	[JP_PRIO_LOW] = JD_FAIR_LOW,
+	[JP_PRIO_NORMAL] = JD_FAIR_NORMAL,
+	[JP_PRIO_HIGH] = JD_FAIR_HIGH,
+	[JP_PRIO_CRITICAL] = JD_FAIR_CRITICAL,
+};
+
+/* make_job: pass 3, one spec.  Returns NULL on ENOMEM. */
+static struct jd_job *make_job(struct jd_conn *c, const struct jp_job_spec *sp,
+			       const struct jsched_handler *h, struct jd_job **made,
+			       uint64_t now_ns, uint64_t now_ms)
+{
+	struct jd_job *j = jd_job_new(c->d);
+	size_t nd = sp->n_after + sp->n_any_of;
+
+	if (!j)
+		return NULL;
+	j->client = c->client;
+	j->uid = c->uid;
+	j->gid = c->gid;
+	j->kind = sp->kind == JP_KIND_EXEC ? JD_KIND_EXEC : JD_KIND_CALL;
+	if (j->kind == JD_KIND_EXEC && !(j->exec = jd_exec_job_new(sp)))
+		goto fail;
+	j->prio = fair_prio[sp->priority];
+	j->fj.prio = j->prio;
+	j->fj.cost = sp->cost;
+	j->fj.deadline_ns = deadline_ns(sp, now_ns, now_ms);
+	j->handler = h;
+	j->args = json_incref(sp->args ? sp->args : json_null());
+	j->submitted_ms = now_ms;
+	j->submitted_ns = now_ns;
+	if (sp->name && !(j->name = strdup(sp->name)))
+		goto fail;
+	if (nd && !(j->deps = calloc(nd, sizeof(*j->deps))))
+		goto fail;
+	for (size_t k = 0; k < nd; k++) {
+		bool any = k >= sp->n_after;
+		const struct jp_dep *dep = any ? &sp->any_of[k - sp->n_after] : &sp->after[k];
+		struct jd_dep *jd = &j->deps[j->n_deps++];
+
+		jd->on = (uint8_t)(dep->on == JP_ON_SUCCESS   ? JD_ON_SUCCESS
+				   : dep->on == JP_ON_FAILURE ? JD_ON_FAILURE
+							      : JD_ON_ANY);
+		jd->any = any;
+		jd->target = dep->ref ? made[dep->index] : jd_job_find(c->d, (uint64_t)dep->job, NULL);
+		jd->id = jd->target->id;
+		if (any)
+			j->n_any++;
+		else
+			j->after_pending++;
+	}
+	return j;
+fail:
+	jd_job_discard(j);
+	return NULL;
+}
+
+void jd_op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
+{
+	struct jd_daemon *d = c->d;
+	struct jp_limits lim;
+	struct jp_submit s;
+	struct jp_err err;
+	const struct jsched_handler **handlers = NULL;
+	struct jd_job **made = NULL;
+	int64_t *ids = NULL;
+	uint64_t now_ns = jd_now_ns(), now_ms = jd_now_ms();
+	size_t k;
+
+	if (d->state != JD_SERVING) {
+		jd_reply_error(c, r->id, JSCHED_ESHUTTING_DOWN, NULL,
+			       "jschedd is shutting down: no new jobs");
+		return;
+	}
+	if (c->client->blocked) {
+		/* Hold this submit and stop reading until the client has room. */
+		json_decref(c->blocked);
+		c->blocked = json_incref(msg);
+		jd_conn_pause(c);
+		return;
+	}
+	jd_limits_of(c, &lim);
+	if (jp_submit_parse(r, &lim, &s, &err) < 0) {
+		jd_reply_error_obj(c, r->id, jp_error_new_from(&err));
+		return;
+	}
+	handlers = calloc(s.n, sizeof(*handlers));
+	made = calloc(s.n, sizeof(*made));
+	ids = calloc(s.n, sizeof(*ids));
+	if (!handlers || !made || !ids) {
+		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+		goto out;
+	}
+	if (!check(c, r->id, &s, handlers))
+		goto out;
+	for (k = 0; k < s.n; k++) {
+		size_t i = s.order[k];
+
+		made[i] = make_job(c, &s.specs[i], handlers[i], made, now_ns, now_ms);
+		if (!made[i])
+			break;
+	}
+	if (k < s.n) {
+		for (size_t i = 0; i < s.n; i++)
+			if (made[i])
+				jd_job_discard(made[i]);
+		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+		goto out;
+	}
+	for (k = 0; k < s.n; k++) {
+		jd_job_insert(d, made[s.order[k]]);
+		ids[s.order[k]] = (int64_t)made[s.order[k]]->id;
+	}
+	/* Reply now, before any job can end: a wait pipelined behind this submit then
+	 * always finds the ids issued.  (The `waiting` events went out at insertion.) */
+	{
+		json_t *rep = jp_submit_reply_new(r->id, &s, ids);
+
+		if (rep)
+			jd_conn_send(c, rep);
+		json_decref(rep);
+	}
+	for (k = 0; k < s.n; k++) {
+		struct jd_job *j = made[s.order[k]];
+
+		if (j->state == JD_WAITING && jd_job_link_deps(d, j) == 1)
+			jd_job_release(d, j);
+	}
+	if (c->client->blocked)
+		jd_conn_pause(c);
+out:
+	free(handlers);
+	free(made);
+	free(ids);
+	jp_submit_clear(&s);
+}
+
+void jd_session_client_unblocked(struct jd_daemon *d, struct jd_client *cl)
+{
+	cl->blocked = false;
+	/* Resume the client's paused connections (each runs its held submit first) until
+	 * one of them fills the queue again. */
+	for (struct jd_conn *c = d->srv.conns; c && !cl->blocked; c = c->next)
+		if (c->client == cl && c->read_paused)
+			jd_conn_resume(c);
+}

@@ -1,0 +1,505 @@
+/* daemon/net/server.c: the Unix socket, accepted connections, framing and limits.
+ *
+ * Read path: libuv reads into one 64 KiB buffer shared by all connections (no allocation
+ * per read; the decoder copies what it keeps), the codec's incremental decoder cuts frames, and each message goes to
+ * jd_session_message().  A connection paused by backpressure keeps its undecoded bytes
+ * in the decoder and is resumed by the session when its queue has room.
+ *
+ * Write path: each frame is one uv_write of the buffer the codec encoded it into (no
+ * copy).  libuv writes what the socket takes at once and queues the rest; when its queue
+ * for a connection (uv_stream_get_write_queue_size: bytes the kernel has not taken) passes
+ * the configured limit, the peer is not reading, and the connection is closed (the
+ * daemon lives on).
+ *
+ * Identity: SO_PEERCRED at accept gives uid, gid and pid; nothing the client says can
+ * change them.
+ */
+#include "daemon/net/server.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+#include "daemon/core/log.h"
+#include "daemon/sdnotify.h"
+#include "daemon/net/session.h"
+#include "jsched/error.h"
+#include "jsched/jsched.h"
+
+/* Frames before hello are capped lower: an unauthenticated peer gets little memory. */
+#define HELLO_FRAME_LIMIT (64u * 1024u)
+
+struct wreq {
+	uv_write_t req;
+	struct jd_conn *c;
+	char *bytes;		/* the encoded frame (jp_frame_encode's) */
+};
+
+static struct jd_uid_count *uid_slot(struct jd_server *s, uid_t uid, bool create)
+{
+	for (size_t i = 0; i < s->n_uids; i++)
+		if (s->uids[i].uid == uid)
+			return &s->uids[i];
+	if (!create)
+		return NULL;
+	if (s->n_uids == s->cap_uids) {
+		size_t cap = s->cap_uids ? s->cap_uids * 2 : 16;
+		struct jd_uid_count *u = realloc(s->uids, cap * sizeof(*u));
+
+		if (!u)
+			return NULL;
+		s->uids = u;
+		s->cap_uids = cap;
+	}
+	s->uids[s->n_uids] = (struct jd_uid_count){.uid = uid, .n = 0};
+	return &s->uids[s->n_uids++];
+}
+
+static void conn_handle_closed_cb(uv_handle_t *h)
+{
+	struct jd_conn *c = h->data;
+
+	if (--c->open_handles == 0) {
+		jp_decoder_free(&c->dec);
+		free(c);
+	}
+}
+
+/* reap_cb: an idle callback, run at the top of the next loop iteration (outside every
+ * other callback): finish closing the connections marked by jd_conn_close. */
+static void reap_cb(uv_idle_t *h)
+{
+	struct jd_daemon *d = h->data;
+	struct jd_server *s = &d->srv;
+
+	while (s->to_close) {
+		struct jd_conn *c = s->to_close;
+		struct jd_uid_count *u;
+
+		s->to_close = c->close_next;
+		jd_session_closed(c);
+		if (c->prev)
+			c->prev->next = c->next;
+		else
+			s->conns = c->next;
+		if (c->next)
+			c->next->prev = c->prev;
+		s->n_conns--;
+		if ((u = uid_slot(s, c->uid, false)) && u->n > 0)
+			u->n--;
+		uv_close((uv_handle_t *)&c->pipe, conn_handle_closed_cb);
+		uv_close((uv_handle_t *)&c->hs_timer, conn_handle_closed_cb);
+	}
+	uv_idle_stop(h);
+}
+
+void jd_conn_close(struct jd_conn *c, const char *why)
+{
+	struct jd_server *s = &c->d->srv;
+
+	if (c->closing)
+		return;
+	c->closing = true;
+	jd_log(JD_LOG_DEBUG, "connection %llu (uid %u pid %d) closed: %s",
+	       (unsigned long long)c->serial, (unsigned)c->uid, (int)c->pid, why);
+	uv_read_stop((uv_stream_t *)&c->pipe);
+	uv_timer_stop(&c->hs_timer);
+	c->close_next = s->to_close;
+	s->to_close = c;
+	uv_idle_start(&s->reaper, reap_cb);
+}
+
+static void write_cb(uv_write_t *req, int status)
+{
+	struct wreq *w = (struct wreq *)req;
+	struct jd_conn *c = w->c;
+
+	free(w->bytes);
+	free(w);
+	if (status < 0 && status != UV_ECANCELED)
+		jd_conn_close(c, uv_strerror(status));
+}
+
+/* queue: write one encoded frame (takes `bytes`, malloc'd) and enforce the output limit. */
+static int queue(struct jd_conn *c, char *bytes, size_t len)
+{
+	struct wreq *w;
+	uv_buf_t buf;
+	int rc;
+
+	w = malloc(sizeof(*w));
+	if (!w) {
+		free(bytes);
+		return JSCHED_ENOMEM;
+	}
+	w->c = c;
+	w->bytes = bytes;
+	buf = uv_buf_init(bytes, (unsigned)len);
+	rc = uv_write(&w->req, (uv_stream_t *)&c->pipe, &buf, 1, write_cb);
+	if (rc < 0) {
+		free(bytes);
+		free(w);
+		jd_conn_close(c, uv_strerror(rc));
+		return JSCHED_EIO;
+	}
+	if (uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) >
+	    c->d->cfg.output_buffer_bytes) {
+		c->d->srv.disconnected_limit++;
+		jd_log(JD_LOG_WARN, "connection %llu (uid %u pid %d): %zu bytes unread, over the "
+		       "output limit; disconnecting", (unsigned long long)c->serial,
+		       (unsigned)c->uid, (int)c->pid,
+		       uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe));
+		jd_conn_close(c, "output buffer limit");
+		return JSCHED_ELIMIT_EXCEEDED;
+	}
+	return 0;
+}
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+	struct jd_conn *c = h->data;
+
+	(void)suggested;
+	*buf = uv_buf_init(c->d->srv.rbuf, sizeof(c->d->srv.rbuf));
+}
+
+/* drain_frames: hand every whole frame in the decoder to the session, until the
+ * connection pauses or closes.  A decoding error is answered and ends the connection
+ * (the stream can no longer be trusted to be in sync). */
+static void drain_frames(struct jd_conn *c)
+{
+	while (!c->closing && !c->read_paused) {
+		json_t *msg = NULL;
+		int rc = jp_decoder_next(&c->dec, &msg);
+
+		if (rc == 0)
+			return;
+		if (rc < 0) {
+			jd_session_fatal(c, rc, rc == JSCHED_EFRAME_TOO_LARGE
+						     ? "frame larger than the limit"
+						     : "malformed frame");
+			return;
+		}
+		jd_session_message(c, msg);
+		json_decref(msg);
+	}
+}
+
+static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+	struct jd_conn *c = stream->data;
+	int rc;
+
+	if (nread == 0)
+		return;
+	if (nread < 0) {
+		jd_conn_close(c, nread == UV_EOF ? "end of stream" : uv_strerror((int)nread));
+		return;
+	}
+	rc = jp_decoder_feed(&c->dec, buf->base, (size_t)nread);
+	if (rc < 0) {
+		jd_session_fatal(c, rc, "cannot buffer input");
+		return;
+	}
+	drain_frames(c);
+}
+
+int jd_conn_send(struct jd_conn *c, json_t *msg)
+{
+	size_t len;
+	char *bytes;
+	int rc;
+
+	if (c->closing)
+		return JSCHED_EDISCONNECTED;
+	rc = jp_frame_encode(msg, &bytes, &len);
+	return rc < 0 ? rc : queue(c, bytes, len);
+}
+
+int jd_conn_send_frame(struct jd_conn *c, struct jp_buf *b)
+{
+	size_t n = b->len - JP_HEADER_BYTES;
+	unsigned char *p = b->data;
+
+	jp_buf_init(b);
+	if (c->closing || n > UINT32_MAX) {
+		free(p);
+		return c->closing ? JSCHED_EDISCONNECTED : JSCHED_EFRAME_TOO_LARGE;
+	}
+	p[0] = (unsigned char)(n >> 24);
+	p[1] = (unsigned char)(n >> 16);
+	p[2] = (unsigned char)(n >> 8);
+	p[3] = (unsigned char)n;
+	return queue(c, (char *)p, n + JP_HEADER_BYTES);
+}
+
+void jd_conn_pause(struct jd_conn *c)
+{
+	if (c->read_paused || c->closing)
+		return;
+	c->read_paused = true;
+	uv_read_stop((uv_stream_t *)&c->pipe);
+}
+
+void jd_conn_resume(struct jd_conn *c)
+{
+	json_t *held = c->blocked;
+
+	if (!c->read_paused || c->closing)
+		return;
+	c->read_paused = false;
+	/* The held submit first (it may pause the connection again), then the frames
+	 * already buffered, then new bytes. */
+	c->blocked = NULL;
+	if (held) {
+		jd_session_message(c, held);
+		json_decref(held);
+	}
+	drain_frames(c);
+	if (!c->closing && !c->read_paused)
+		uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb);
+}
+
+void jd_conn_set_frame_limit(struct jd_conn *c, size_t bytes)
+{
+	jp_decoder_set_limit(&c->dec, bytes);
+}
+
+void jd_conn_hello_done(struct jd_conn *c)
+{
+	c->hello_done = true;
+	uv_timer_stop(&c->hs_timer);
+}
+
+static void handshake_timeout_cb(uv_timer_t *t)
+{
+	struct jd_conn *c = t->data;
+
+	jd_session_fatal(c, JSCHED_ETIMEOUT, "no hello within the handshake time");
+}
+
+/* refuse: accept-and-close a connection over a limit, telling it why in one frame. */
+static void refuse(struct jd_conn *c, const char *why)
+{
+	c->d->srv.refused++;
+	jd_session_fatal(c, JSCHED_ELIMIT_EXCEEDED, why);
+}
+
+static void connection_cb(uv_stream_t *listener, int status)
+{
+	struct jd_daemon *d = listener->data;
+	struct jd_server *s = &d->srv;
+	struct jd_conn *c;
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	struct jd_uid_count *u;
+	uv_os_fd_t fd;
+
+	if (status < 0) {
+		jd_log(JD_LOG_WARN, "accept: %s", uv_strerror(status));
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || jp_decoder_init(&c->dec, HELLO_FRAME_LIMIT) < 0) {
+		/* Nothing to accept into: take the connection off the backlog and drop it,
+		 * so the listener does not stay readable forever. */
+		int lfd, cfd;
+
+		free(c);
+		if (uv_fileno((uv_handle_t *)listener, &lfd) == 0 &&
+		    (cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+			close(cfd);
+		jd_log(JD_LOG_WARN, "out of memory: dropped a connection");
+		return;
+	}
+	c->d = d;
+	c->serial = ++s->next_serial;
+	uv_pipe_init(&d->loop, &c->pipe, 0);
+	uv_timer_init(&d->loop, &c->hs_timer);
+	c->pipe.data = c;
+	c->hs_timer.data = c;
+	c->open_handles = 2;
+	c->next = s->conns;
+	if (s->conns)
+		s->conns->prev = c;
+	s->conns = c;
+	s->n_conns++;
+	if (uv_accept(listener, (uv_stream_t *)&c->pipe) < 0 ||
+	    uv_fileno((uv_handle_t *)&c->pipe, &fd) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
+		c->uid = (uid_t)-1;
+		jd_conn_close(c, "accept failed");
+		return;
+	}
+	c->uid = cred.uid;
+	c->gid = cred.gid;
+	c->pid = cred.pid;
+	s->accepted++;
+	u = uid_slot(s, c->uid, true);
+	if (u)
+		u->n++;
+	if (s->n_conns > d->cfg.max_connections) {
+		refuse(c, "too many connections");
+		return;
+	}
+	if (!u || u->n > d->cfg.max_connections_per_uid) {
+		refuse(c, "too many connections from this uid");
+		return;
+	}
+	if (d->state != JD_SERVING) {
+		jd_session_fatal(c, JSCHED_ESHUTTING_DOWN, "jschedd is shutting down");
+		return;
+	}
+	uv_timer_start(&c->hs_timer, handshake_timeout_cb, d->cfg.handshake_ms, 0);
+	uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb);
+}
+
+/* probe_live: true if something accepts connections on path. */
+static bool probe_live(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool live;
+
+	if (fd < 0)
+		return false;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	live = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno == EAGAIN;
+	close(fd);
+	return live;
+}
+
+int jd_server_listen(struct jd_daemon *d, char *err, size_t errlen)
+{
+	struct jd_server *s = &d->srv;
+	struct stat st;
+	mode_t old_umask;
+	unsigned mode;
+	gid_t group;
+	int rc;
+
+	uv_idle_init(&d->loop, &s->reaper);
+	s->reaper.data = d;
+	uv_pipe_init(&d->loop, &s->listener, 0);
+	s->listener.data = d;
+	if (d->cfg.socket[0]) {
+		snprintf(s->path, sizeof(s->path), "%s", d->cfg.socket);
+	} else if (jsched_default_socket_path(s->path, sizeof(s->path)) < 0) {
+		snprintf(err, errlen, "the default socket path does not fit in a socket address");
+		return JSCHED_EINVAL;
+	}
+	/* Socket activation (systemd's jschedd.socket): the listening socket is fd 3, bound
+	 * and owned by the service manager, which also removes the file. */
+	if (jd_sd_listen_fds() >= 1) {
+		rc = uv_pipe_open(&s->listener, 3);
+		if (rc == 0)
+			rc = uv_listen((uv_stream_t *)&s->listener, 128, connection_cb);
+		if (rc < 0) {
+			snprintf(err, errlen, "cannot use the socket passed by systemd: %s",
+				 uv_strerror(rc));
+			return JSCHED_EIO;
+		}
+		s->listening = s->activated = true;
+		{
+			size_t len = sizeof(s->path);
+
+			if (uv_pipe_getsockname(&s->listener, s->path, &len) < 0)
+				snprintf(s->path, sizeof(s->path), "(fd 3)");
+		}
+		jd_log(JD_LOG_INFO, "listening on the socket passed by systemd: %s", s->path);
+		return 0;
+	}
+	if (lstat(s->path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, errlen, "%s exists and is not a socket; not touching it",
+				 s->path);
+			return JSCHED_EEXISTS;
+		}
+		if (probe_live(s->path)) {
+			snprintf(err, errlen, "another jschedd is already listening on %s", s->path);
+			return JSCHED_EEXISTS;
+		}
+		jd_log(JD_LOG_INFO, "replacing stale socket %s (no daemon behind it)", s->path);
+		unlink(s->path);
+	}
+	if (strcmp(s->path, "/run/jschedd/jschedd.sock") == 0)
+		mkdir("/run/jschedd", 0755);
+
+	/* The mode and group: as configured, else the safe defaults for the path
+	 * (security.c: 0660 + group jsched for the system socket, 0600 otherwise). */
+	if ((rc = jd_security_socket_mode(s->path, d->cfg.socket_mode, d->cfg.socket_group,
+					  &mode, &group, err, errlen)) < 0)
+		return rc;
+	/* Bind under a umask that leaves no window in which the socket is more open than
+	 * configured; single-threaded here (the pool starts later). */
+	old_umask = umask(0777 & ~(mode_t)mode);
+	rc = uv_pipe_bind(&s->listener, s->path);
+	umask(old_umask);
+	if (rc == 0 && chmod(s->path, (mode_t)mode) < 0)
+		rc = -errno;
+	if (rc == 0 && group != (gid_t)-1 && chown(s->path, (uid_t)-1, group) < 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = uv_listen((uv_stream_t *)&s->listener, 128, connection_cb);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot listen on %s: %s", s->path, uv_strerror(rc));
+		unlink(s->path);
+		return JSCHED_EIO;
+	}
+	s->listening = true;
+	jd_log(JD_LOG_INFO, "listening on %s", s->path);
+	return 0;
+}
+
+void jd_server_stop_accepting(struct jd_daemon *d)
+{
+	struct jd_server *s = &d->srv;
+
+	if (!s->listening)
+		return;
+	s->listening = false;
+	uv_close((uv_handle_t *)&s->listener, NULL);
+	if (!s->activated)
+		unlink(s->path);
+}
+
+void jd_server_close_all(struct jd_daemon *d)
+{
+	for (struct jd_conn *c = d->srv.conns; c; c = c->next)
+		jd_conn_close(c, "daemon exiting");
+}
+
+static void flushed_cb(uv_shutdown_t *req, int status)
+{
+	struct jd_conn *c = req->data;
+
+	(void)status;
+	jd_conn_close(c, "daemon exiting");
+}
+
+void jd_server_flush_all(struct jd_daemon *d)
+{
+	for (struct jd_conn *c = d->srv.conns; c; c = c->next) {
+		if (c->closing)
+			continue;
+		uv_read_stop((uv_stream_t *)&c->pipe);
+		c->shutdown_req.data = c;
+		if (uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->pipe, flushed_cb) < 0)
+			jd_conn_close(c, "daemon exiting");
+	}
+}
+
+void jd_server_free(struct jd_daemon *d)
+{
+	if (!uv_is_closing((uv_handle_t *)&d->srv.reaper))
+		uv_close((uv_handle_t *)&d->srv.reaper, NULL);
+	free(d->srv.uids);
+	d->srv.uids = NULL;
+}

@@ -1,0 +1,133 @@
+/* daemon/net/server.h: the listening socket and the connections, on the loop thread.
+ *
+ * The server owns the Unix socket and every accepted connection: it reads bytes, cuts
+ * them into frames with the protocol codec, hands each decoded message to the session
+ * layer (session.c), and queues the replies and events the session writes back.  It
+ * enforces the per-connection limits (handshake time, frame size, unsent output,
+ * connections per uid and in all).  Everything here runs on the loop thread only.
+ *
+ * Teardown is never done inside the callback that decides it: jd_conn_close() marks the
+ * connection and puts it on a list that a uv_idle handle drains once the current
+ * callback has returned (the redis freeClientAsync idea), so code that is iterating
+ * over waiters or watchers never sees a connection vanish under it.
+ */
+#ifndef JD_SERVER_H
+#define JD_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+#include <uv.h>
+
+#include "proto/jproto.h"
+
+struct jd_wait_req;
+
+struct jd_daemon;
+struct jd_client;
+
+/* One accepted connection.  All fields: loop thread. */
+struct jd_conn {
+	uv_pipe_t pipe;
+	uv_timer_t hs_timer;	/* handshake deadline, stopped at hello */
+	uv_shutdown_t shutdown_req;	/* flushing at exit */
+	struct jd_daemon *d;
+	struct jd_conn *next, *prev;	/* the server's list of connections */
+	struct jd_conn *close_next;	/* on the pending-close list */
+	uint64_t serial;		/* for logs */
+
+	uid_t uid;		/* SO_PEERCRED, at accept */
+	gid_t gid;
+	pid_t pid;
+	struct jd_client *client;	/* set by hello */
+	bool hello_done;
+	bool closing;		/* jd_conn_close called: no more reads, writes dropped */
+	bool read_paused;	/* backpressure `block`: a submit waits for queue room */
+	int open_handles;	/* pipe + timer; freed when both close callbacks ran */
+
+	struct jp_decoder dec;	/* bytes in, frames out */
+
+	json_t *blocked;	/* the submit request waiting for room (new ref), or NULL */
+
+	/* watch: this connection receives its uid's job events */
+	bool watching;
+	struct jd_conn *watch_next, *watch_prev;
+
+	struct jd_wait_req *waits;	/* pending wait requests (op_wait.c) */
+};
+
+/* Per-uid connection count. */
+struct jd_uid_count {
+	uid_t uid;
+	uint32_t n;
+};
+
+struct jd_server {
+	uv_pipe_t listener;
+	uv_idle_t reaper;	/* drains the pending-close list */
+	char path[108];
+	bool listening;
+	bool activated;		/* the socket came from systemd (LISTEN_FDS): not ours to unlink */
+	struct jd_conn *conns;	/* all open connections */
+	struct jd_conn *to_close;
+	uint32_t n_conns;
+	struct jd_uid_count *uids;
+	size_t n_uids, cap_uids;
+	uint64_t next_serial;
+	uint64_t accepted, refused, disconnected_limit;
+	/* Every read lands here: read_cb hands the bytes to that connection's decoder
+	 * (which copies them) before libuv reads again, so one buffer serves all
+	 * connections, and an idle connection costs no read buffer. */
+	char rbuf[65536];
+};
+
+/* jd_server_listen: resolve the path (config, else the standard resolution), replace a
+ * stale socket from a dead daemon, refuse a live one (message in err), bind, set the
+ * mode and group, listen.  Returns 0 or a negative JSCHED_E* code.  Loop thread. */
+int jd_server_listen(struct jd_daemon *d, char *err, size_t errlen);
+
+/* jd_server_stop_accepting: close the listening socket and unlink its file.  The
+ * connections stay open (a graceful shutdown still answers them).  Loop thread. */
+void jd_server_stop_accepting(struct jd_daemon *d);
+
+/* jd_server_close_all: close every connection now (deferred as usual: pending writes
+ * are dropped).  Loop thread. */
+void jd_server_close_all(struct jd_daemon *d);
+
+/* jd_server_flush_all: stop reading every connection and close each once its pending
+ * replies are written (uv_shutdown).  Loop thread, at exit. */
+void jd_server_flush_all(struct jd_daemon *d);
+
+/* jd_server_free: close the server's own handles and free its memory; after every
+ * connection has closed.  Loop thread, at exit. */
+void jd_server_free(struct jd_daemon *d);
+
+/* jd_conn_send: encode msg (borrowed) as one frame and queue it.  Over the output
+ * limit the connection is closed (the client does not read).  Returns 0 or a negative
+ * JSCHED_E* code (the message is then dropped).  Loop thread. */
+int jd_conn_send(struct jd_conn *c, json_t *msg);
+
+/* jd_conn_send_frame: send a payload the caller wrote as JSON text into b after
+ * JP_HEADER_BYTES reserved bytes (the header is filled in here).  Takes b's memory (b is
+ * left empty), also on failure.  Returns as jd_conn_send.  Loop thread. */
+int jd_conn_send_frame(struct jd_conn *c, struct jp_buf *b);
+
+/* jd_conn_close: close c after the current callback returns; `why` goes to the log.
+ * Idempotent.  Loop thread. */
+void jd_conn_close(struct jd_conn *c, const char *why);
+
+/* jd_conn_pause / jd_conn_resume: stop / restart reading from c (backpressure).  Resume
+ * first runs the submit held in c->blocked, if any, then the frames already read. */
+void jd_conn_pause(struct jd_conn *c);
+void jd_conn_resume(struct jd_conn *c);
+
+/* jd_conn_set_frame_limit: the largest frame c may send from now on (after hello). */
+void jd_conn_set_frame_limit(struct jd_conn *c, size_t bytes);
+
+/* jd_conn_hello_done: the handshake succeeded: stop the handshake timer. */
+void jd_conn_hello_done(struct jd_conn *c);
+
+#endif /* JD_SERVER_H */

@@ -1,0 +1,306 @@
+/* daemon/net/session.c: the request dispatcher, hello, and the reply helpers.
+ *
+ * Every message goes through the same steps: the handshake gate, the codec's strict
+ * check of the request (jp_request_parse: unknown members, types, limits), the admin
+ * gate, then the operation.  hello is here; the other operations are in the op_*.c
+ * files beside this one (op_submit.c, op_wait.c, op_jobs.c, op_admin.c; watch.c for
+ * watch), each a short function.  Ownership is checked in one place (jd_find_owned): a
+ * client sees only its own uid's jobs unless its uid is an admin.
+ */
+#include "daemon/net/session.h"
+
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/daemon.h"
+#include "daemon/core/log.h"
+#include "daemon/net/metrics.h"
+#include "daemon/net/record.h"
+#include "daemon/net/ops.h"
+#include "jsched_version.h"
+
+json_t *jd_error_obj(int code, const char *field, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return jp_error_new(code, field, msg);
+}
+
+void jd_reply_ok(struct jd_conn *c, int64_t id, json_t *body)
+{
+	json_t *r = jp_reply_new(id);
+
+	if (r && body)
+		json_object_update(r, body);
+	json_decref(body);
+	if (r)
+		jd_conn_send(c, r);
+	json_decref(r);
+}
+
+void jd_reply_error_obj(struct jd_conn *c, int64_t id, json_t *err)
+{
+	json_t *r = jp_reply_error_new(id, err);
+
+	if (r)
+		jd_conn_send(c, r);
+	json_decref(r);
+}
+
+void jd_reply_error(struct jd_conn *c, int64_t id, int code, const char *field, const char *fmt,
+		    ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (code == JSCHED_EPERMISSION_DENIED)
+		c->d->sec.denied++; /* every denial passes here (metrics: security.denied) */
+	jd_reply_error_obj(c, id, jp_error_new(code, field, msg));
+}
+
+void jd_session_fatal(struct jd_conn *c, int code, const char *message)
+{
+	jd_reply_error_obj(c, JP_ID_NONE, jp_error_new(code, NULL, message));
+	jd_conn_close(c, message);
+}
+
+void jd_limits_of(const struct jd_conn *c, struct jp_limits *lim)
+{
+	const struct jd_config *cfg = &c->d->cfg;
+
+	jp_limits_default(lim);
+	lim->frame_bytes = cfg->frame_bytes;
+	lim->jobs_per_submit = cfg->max_batch;
+	lim->max_queued = c->client ? c->client->conf.max_queued : cfg->default_client.max_queued;
+	lim->events_retained = cfg->retain_events;
+	lim->output_bytes = cfg->exec.output_bytes;
+}
+
+struct jd_job *jd_find_owned(struct jd_conn *c, int64_t req_id, int64_t id, const char *field)
+{
+	bool forgotten;
+	struct jd_job *j = jd_job_find(c->d, (uint64_t)id, &forgotten);
+
+	if (!j) {
+		if (forgotten)
+			jd_reply_error(c, req_id, JSCHED_EJOB_FORGOTTEN, field,
+				       "job %lld is no longer retained", (long long)id);
+		else
+			jd_reply_error(c, req_id, JSCHED_ENO_SUCH_JOB, field, "no job %lld",
+				       (long long)id);
+		return NULL;
+	}
+	if (j->uid != c->uid && !jd_is_admin(c->d, c->uid)) {
+		jd_reply_error(c, req_id, JSCHED_EPERMISSION_DENIED, field,
+			       "job %lld belongs to another user", (long long)id);
+		return NULL;
+	}
+	return j;
+}
+
+int jd_find_all_owned(struct jd_conn *c, const struct jp_request *r, struct jd_job ***out,
+		      size_t *n, bool *single)
+{
+	int64_t *ids;
+	struct jd_job **jobs;
+	int rc = jp_req_ids(r, &ids, n, single);
+
+	if (rc < 0) {
+		jd_reply_error(c, r->id, rc, "jobs", "job or jobs required");
+		return rc;
+	}
+	jobs = calloc(*n ? *n : 1, sizeof(*jobs));
+	if (!jobs) {
+		free(ids);
+		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+		return JSCHED_ENOMEM;
+	}
+	for (size_t i = 0; i < *n; i++) {
+		char field[32];
+
+		if (*single)
+			snprintf(field, sizeof(field), "job");
+		else
+			snprintf(field, sizeof(field), "jobs[%zu]", i);
+		jobs[i] = jd_find_owned(c, r->id, ids[i], field);
+		if (!jobs[i]) {
+			free(ids);
+			free(jobs);
+			return JSCHED_ENO_SUCH_JOB;
+		}
+	}
+	free(ids);
+	*out = jobs;
+	return 0;
+}
+
+/* default_client_name: the login name of uid, else "uid-N". */
+static void default_client_name(uid_t uid, char *buf, size_t len)
+{
+	struct passwd pw, *res = NULL;
+	char tmp[1024];
+
+	if (getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) == 0 && res &&
+	    strlen(res->pw_name) <= JP_REF_MAX)
+		snprintf(buf, len, "%s", res->pw_name);
+	else
+		snprintf(buf, len, "uid-%u", (unsigned)uid);
+}
+
+static void op_hello(struct jd_conn *c, const struct jp_request *r)
+{
+	struct jd_daemon *d = c->d;
+	int64_t version = jp_req_int(r, "version", 0);
+	const char *name = jp_req_str(r, "client", NULL);
+	char dflt[JP_REF_MAX + 1];
+	struct jp_identity who;
+	struct jp_limits lim;
+
+	if (c->hello_done) {
+		jd_reply_error(c, r->id, JSCHED_EPROTOCOL, NULL, "hello was already done");
+		return;
+	}
+	if (version != JP_PROTOCOL_VERSION) {
+		jd_reply_error_obj(c, r->id, jp_version_mismatch_new(version, JSCHED_VERSION));
+		jd_conn_close(c, "version mismatch");
+		return;
+	}
+	if (d->state != JD_SERVING) {
+		jd_reply_error(c, r->id, JSCHED_ESHUTTING_DOWN, NULL, "jschedd is shutting down");
+		jd_conn_close(c, "shutting down");
+		return;
+	}
+	if (!name) {
+		default_client_name(c->uid, dflt, sizeof(dflt));
+		name = dflt;
+	}
+	/* Which uids may use which client names: the config's client_names (security.c). */
+	if (!jd_security_name_allowed(d, c->uid, name)) {
+		jd_reply_error(c, r->id, JSCHED_EPERMISSION_DENIED, "client",
+			       "uid %u may not use the client name '%s'", (unsigned)c->uid, name);
+		return;
+	}
+	c->client = jd_client_get(d, name);
+	if (!c->client) {
+		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+		return;
+	}
+	who = (struct jp_identity){.uid = c->uid, .gid = c->gid, .pid = c->pid,
+				   .client = c->client->name, .admin = jd_is_admin(d, c->uid)};
+	jd_limits_of(c, &lim);
+	jd_conn_hello_done(c);
+	jd_conn_set_frame_limit(c, d->cfg.frame_bytes);
+	{
+		json_t *rep = jp_hello_reply_new(r->id, JSCHED_VERSION, d->instance, &who, &lim);
+
+		if (rep)
+			jd_conn_send(c, rep);
+		json_decref(rep);
+	}
+}
+
+void jd_session_message(struct jd_conn *c, json_t *msg)
+{
+	struct jd_daemon *d = c->d;
+	struct jp_request r;
+	struct jp_limits lim;
+	struct jp_err err;
+
+	jd_limits_of(c, &lim);
+	if (jp_request_parse(msg, &lim, &r, &err) < 0) {
+		if (!c->hello_done) {
+			jd_session_fatal(c, err.code, err.message);
+			return;
+		}
+		jd_reply_error_obj(c, r.id, jp_error_new_from(&err));
+		return;
+	}
+	if (!c->hello_done && r.op != JP_OP_HELLO) {
+		jd_reply_error(c, r.id, JSCHED_EHANDSHAKE_REQUIRED, "op", "hello must come first");
+		jd_conn_close(c, "no hello");
+		return;
+	}
+	if (jp_op_is_admin(r.op) && !jd_is_admin(d, c->uid)) {
+		jd_reply_error(c, r.id, JSCHED_EPERMISSION_DENIED, "op",
+			       "%s needs an admin uid (uid %u is not one)", jp_op_name(r.op),
+			       (unsigned)c->uid);
+		return;
+	}
+	switch (r.op) {
+	case JP_OP_HELLO:
+		op_hello(c, &r);
+		break;
+	case JP_OP_SUBMIT:
+		jd_op_submit(c, &r, msg);
+		break;
+	case JP_OP_STATUS:
+		jd_op_status(c, &r);
+		break;
+	case JP_OP_WAIT:
+		jd_op_wait(c, &r);
+		break;
+	case JP_OP_CANCEL:
+		jd_op_cancel(c, &r);
+		break;
+	case JP_OP_LIST:
+		jd_op_list(c, &r);
+		break;
+	case JP_OP_OUTPUT:
+		jd_op_output(c, &r);
+		break;
+	case JP_OP_WATCH:
+		jd_op_watch(c, &r);
+		break;
+	case JP_OP_UNWATCH:
+		jd_watch_stop(d, c);
+		jd_reply_ok(c, r.id, NULL);
+		break;
+	case JP_OP_METRICS:
+		jd_reply_ok(c, r.id, json_pack("{s:o}", "metrics", jd_metrics(d)));
+		break;
+	case JP_OP_DRAIN:
+		jd_op_drain(c, &r);
+		break;
+	case JP_OP_PING:
+		jd_reply_ok(c, r.id, NULL);
+		break;
+	case JP_OP_RELOAD:
+		jd_op_reload(c, &r);
+		break;
+	case JP_OP_SET_CLIENT:
+		jd_op_set_client(c, &r);
+		break;
+	case JP_OP_SHUTDOWN:
+		jd_op_shutdown(c, &r);
+		break;
+	}
+	/* Whatever the operation ended, settle it now, before the next message. */
+	jd_jobs_settle(d);
+}
+
+void jd_session_closed(struct jd_conn *c)
+{
+	jd_waits_drop(c);
+	jd_watch_stop(c->d, c);
+	json_decref(c->blocked);
+	c->blocked = NULL;
+}
+
+void jd_session_broadcast_shutdown(struct jd_daemon *d, const char *mode)
+{
+	json_t *ev = jp_event_shutdown_new(mode);
+
+	for (struct jd_conn *c = d->srv.conns; c && ev; c = c->next)
+		jd_conn_send(c, ev);
+	json_decref(ev);
+}

@@ -1,0 +1,52 @@
+/* daemon/net/session.h: the protocol's operations, one connection's requests at a time.
+ *
+ * The server (server.c) hands every decoded message to jd_session_message(); this layer
+ * checks it with the codec (proto/jproto.h), enforces identity and ownership (a client
+ * sees and cancels only its own uid's jobs; admin operations need an admin uid), runs
+ * the operation against the job table and replies.  Replies to `wait` and blocked
+ * `submit`s come later, from jd_session_job_final() and jd_session_client_unblocked().
+ * Loop thread only.
+ */
+#ifndef JD_SESSION_H
+#define JD_SESSION_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct jd_conn;
+struct jd_daemon;
+struct jd_job;
+struct jd_client;
+
+/* jd_session_message: handle one message (borrowed) from c. */
+void jd_session_message(struct jd_conn *c, json_t *msg);
+
+/* jd_session_fatal: send an error with id null (code, message) and close c. */
+void jd_session_fatal(struct jd_conn *c, int code, const char *message);
+
+/* jd_session_closed: c is going away: drop its waits, its watch and a held submit. */
+void jd_session_closed(struct jd_conn *c);
+
+/* jd_session_job_final: j has reached its final state: answer the waits on it. */
+void jd_session_job_final(struct jd_daemon *d, struct jd_job *j);
+
+/* jd_session_client_unblocked: client c has room again: retry its held submits. */
+void jd_session_client_unblocked(struct jd_daemon *d, struct jd_client *c);
+
+/* jd_session_broadcast_shutdown: send the shutdown event to every connection. */
+void jd_session_broadcast_shutdown(struct jd_daemon *d, const char *mode);
+
+/* jd_error_obj: an error object with code, field (may be NULL) and a printf message.
+ * New reference. */
+__attribute__((format(printf, 3, 4))) json_t *jd_error_obj(int code, const char *field,
+							   const char *fmt, ...);
+
+/* jd_reply_ok: send {"id": id, "ok": true} plus the members of body (stolen; may be
+ * NULL). */
+void jd_reply_ok(struct jd_conn *c, int64_t id, json_t *body);
+
+/* jd_reply_error_obj: send {"id": id, "ok": false, "error": err} (err stolen). */
+void jd_reply_error_obj(struct jd_conn *c, int64_t id, json_t *err);
+
+#endif /* JD_SESSION_H */

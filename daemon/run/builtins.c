@@ -1,0 +1,109 @@
+/* daemon/run/builtins.c: the built-in call handlers: noop, echo, sleep, spin, fail.
+ *
+ * They are written against include/jsched/module.h exactly as a module's handlers are,
+ * so they double as its first test.  Arguments:
+ *   noop   anything; returns null
+ *   echo   anything; returns its args
+ *   sleep  {"ms": N}; suspends its fiber N ms (no worker held), returns null
+ *   spin   {"us": N}; burns N µs of CPU on the worker, returns null
+ *   fail   {"message": "..."} (optional); fails with that reason
+ * A bad argument fails the job with cause "handler" and says which.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "daemon/run/modules.h"
+
+static int noop(struct jsched_task *t, const json_t *args, json_t **result)
+{
+	(void)t;
+	(void)args;
+	*result = NULL;
+	return 0;
+}
+
+static int echo(struct jsched_task *t, const json_t *args, json_t **result)
+{
+	(void)t;
+	*result = json_deep_copy(args ? args : json_null());
+	return 0;
+}
+
+/* arg_uint: read {"<key>": non-negative integer} from args. */
+static int arg_uint(struct jsched_task *t, const json_t *args, const char *key, uint64_t max,
+		    uint64_t *out)
+{
+	json_t *v = json_object_get(args, key);
+
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    (uint64_t)json_integer_value(v) > max) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "args must be {\"%s\": an integer from 0 to %llu}", key,
+			 (unsigned long long)max);
+		jsched_task_set_error(t, msg);
+		return JSCHED_EINVAL;
+	}
+	*out = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+static int sleep_fn(struct jsched_task *t, const json_t *args, json_t **result)
+{
+	uint64_t ms;
+	int rc = arg_uint(t, args, "ms", 86400000, &ms);
+
+	*result = NULL;
+	if (rc < 0)
+		return rc;
+	return jsched_task_sleep(t, ms);
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int spin(struct jsched_task *t, const json_t *args, json_t **result)
+{
+	uint64_t us, end;
+	int rc = arg_uint(t, args, "us", 60000000, &us);
+
+	*result = NULL;
+	if (rc < 0)
+		return rc;
+	/* CPU time, not wall time: the job burns exactly what it asks for even when the
+	 * machine is oversubscribed (this is what the fairness tests charge). */
+	end = thread_cpu_ns() + us * 1000;
+	while (thread_cpu_ns() < end)
+		if (jsched_task_cancelled(t))
+			return JSCHED_ECANCELLED;
+	return 0;
+}
+
+static int fail(struct jsched_task *t, const json_t *args, json_t **result)
+{
+	json_t *m = json_object_get(args, "message");
+
+	*result = NULL;
+	jsched_task_set_error(t, json_is_string(m) ? json_string_value(m) : "failed as asked");
+	return JSCHED_EINVAL;
+}
+
+static const struct jsched_handler builtins[] = {
+	{"noop", noop, 0},
+	{"echo", echo, 0},
+	{"sleep", sleep_fn, JSCHED_HANDLER_SUSPENDS},
+	{"spin", spin, 0},
+	{"fail", fail, 0},
+};
+
+const struct jsched_handler *jd_builtins(size_t *n)
+{
+	*n = sizeof(builtins) / sizeof(builtins[0]);
+	return builtins;
+}

@@ -1,0 +1,196 @@
+/* daemon/run/exec.h: running commands: exec jobs, and child processes of call-job handlers.
+ *
+ * A command always runs on behalf of a fiber.  For an exec job that fiber is the job's
+ * own (the job's handler is jd_exec_handler, run by runner.c like any suspending call
+ * handler); for a handler it is the handler's, through jsched_task_run (module.h).  The
+ * fiber posts a spawn request to the loop thread (a lock-free list and a uv_async) and
+ * suspends on an event; the loop thread owns everything about the process (posix_spawn and a pidfd, the
+ * pipes, the time limit, the signals) and sets the event when the process has exited and
+ * its output pipes are drained.  No worker thread is held while a command runs.
+ *
+ * Process slots.  At most exec.max_processes commands run at once.  An exec job takes its
+ * slot when a worker's feeder takes it from the fair layer (jd_exec_slot_take): with no
+ * free slot the job is parked here, still "queued", holding no fiber and no worker, and
+ * is dispatched when a slot frees, to the parked job whose client has the fewest running
+ * processes per unit of weight (ties: the client served least recently, then the oldest
+ * job), so clients with parked jobs take turns even under a cap of one.  So a burst of exec jobs never piles up
+ * suspended fibers, and call jobs are never stuck behind exec jobs waiting for a slot.
+ * A handler's process asks for its slot at spawn time (its fiber is already running) and
+ * goes first when one frees.  The cap never exceeds the pool's fibers.  The first shape
+ * considered kept every exec job's fiber suspended in a queue on the loop thread until a
+ * slot freed: simpler, but a burst of jobs takes one fiber each, and past the fiber pool
+ * the pool runs fiber tasks on worker stacks, whose waits then nest; parking before the
+ * fiber is taken has no such limit.
+ *
+ * Process groups and stopping.  Each command is the leader of its own session and process
+ * group (setsid).  Cancel, time-out and immediate shutdown send SIGTERM to the group, and
+ * SIGKILL after exec.kill_grace_ms.  When the leader exits, whatever it left running in
+ * its group is stopped the same way, so a job is over when its command is, and nothing of
+ * it outlives it; the job ends when its output pipes are closed by every process that held
+ * them.
+ *
+ * Identity (security.c decides, this file applies).  A command runs as the uid that owns
+ * its job.  When jschedd runs as root and that uid is not root, the command is started
+ * through the helper jschedd-runas (daemon/run/runas.c), which sets the supplementary groups
+ * (initgroups), the gid and the uid, then enters the working directory and execs: libuv's
+ * own UV_PROCESS_SETUID/SETGID cannot be used, because its child calls setgroups(0, NULL)
+ * before setgid/setuid (libuv 1.44, src/unix/process.c), dropping every supplementary
+ * group, and it enters the working directory while still root.
+ */
+#ifndef JD_EXEC_H
+#define JD_EXEC_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+#include <uv.h>
+
+#include "jsched/module.h"
+
+struct jd_daemon;
+struct jd_job;
+struct jd_conn;
+struct jd_proc;
+struct jp_job_spec;
+
+/* The "exec" section of the config (all changeable live). */
+struct jd_exec_config {
+	uint32_t max_processes;		/* commands running at once */
+	uint32_t output_bytes;		/* captured bytes per stream per command */
+	uint32_t kill_grace_ms;		/* SIGTERM to SIGKILL */
+	bool allow_other_uids;		/* not root: run other uids' jobs as our own user */
+};
+
+/* What to run.  Owned copies (freed by jd_exec_spec_clear). */
+struct jd_exec_spec {
+	char **argv;			/* NULL-terminated */
+	char **env;			/* "NAME=value", NULL-terminated */
+	char *cwd;
+	unsigned char *stdin_data;	/* NULL: stdin is /dev/null */
+	size_t stdin_len;
+	bool has_stdin;
+	uint64_t timeout_ms;		/* 0: none */
+	uint32_t output_bytes;		/* 0: the config's */
+};
+
+/* One captured stream. */
+struct jd_exec_stream {
+	unsigned char *data;
+	size_t len;
+	bool truncated;
+};
+
+/* How a command ended. */
+enum jd_exec_end {
+	JD_EXEC_PENDING = 0,	/* not started or still running */
+	JD_EXEC_EXITED,		/* exit_code */
+	JD_EXEC_SIGNALED,	/* signal */
+	JD_EXEC_SPAWN_FAILED,	/* could not start: reason */
+	JD_EXEC_NOT_RUN,	/* cancelled before it started */
+};
+
+/* A command's result and output.  Written by the loop thread only; the waiting fiber
+ * reads it after its event is set (the event's release/acquire hands it over). */
+struct jd_exec_result {
+	enum jd_exec_end end;
+	int exit_code;			/* JD_EXEC_EXITED */
+	int signal;			/* JD_EXEC_SIGNALED */
+	bool timed_out;			/* stopped by its time limit */
+	const char *stop_cause;		/* "cancel" / "shutdown" if stopped by request, else NULL */
+	char reason[256];		/* JD_EXEC_SPAWN_FAILED: why */
+	uint64_t run_ns;		/* wall time from spawn to the end */
+	struct jd_exec_stream out, err;
+};
+
+/* An exec job's part of struct jd_job (j->exec).  spec: immutable after submit.  res:
+ * loop thread.  parked/park_next: under jd_exec.lock. */
+struct jd_exec_job {
+	struct jd_exec_spec spec;
+	struct jd_exec_result res;
+	bool parked;
+	struct jd_job *park_next;
+};
+
+/* The daemon's process machinery (struct jd_daemon.exec). */
+struct jd_exec {
+	uv_async_t async;		/* loop thread's; fibers uv_async_send it */
+	bool started;
+	_Atomic(struct jd_proc *) requests;	/* fibers push, the loop takes all */
+	pthread_mutex_t lock;		/* slots and parked jobs (workers and loop) */
+	uint32_t cap;			/* under lock: max_processes in force */
+	uint32_t slots_used;		/* under lock: slots held (parked jobs hold none) */
+	struct jd_job *parked;		/* under lock: parked exec jobs, oldest first */
+	struct jd_job *parked_tail;
+	uint64_t n_parked;		/* under lock */
+	/* loop thread: */
+	struct jd_proc *live;		/* processes alive or closing */
+	struct jd_proc *slot_waiters, *slot_waiters_tail;	/* handler spawns waiting */
+	uint32_t running;		/* processes alive now */
+	struct { const void *client; uint64_t at; } granted[64];	/* last grant per client */
+	uint64_t grants;
+	uint64_t spawned, spawn_failed, timed_out, stopped, helper_spawns;
+	uint64_t peak_running;
+	char helper[4096];		/* path of jschedd-runas, "" if not found */
+};
+
+/* jd_exec_handler: the handler every exec job runs (runner.c calls it on the job's fiber
+ * like a call handler).  Returns 0 when the command exited 0, else JSCHED_EINTERNAL (the
+ * final state comes from the job's result, jd_exec_job_done). */
+extern const struct jsched_handler jd_exec_handler;
+
+/* jd_exec_config_defaults / jd_exec_config_read: the "exec" config section.  read
+ * returns 0 or JSCHED_EINVAL with "exec.<key>: ..." in err.  Any thread. */
+void jd_exec_config_defaults(struct jd_exec_config *c);
+int jd_exec_config_read(json_t *obj, struct jd_exec_config *c, char *err, size_t errlen);
+
+/* jd_exec_init: set up the async handle and the slots.  Loop thread, before serving.
+ * jd_exec_stop: close it; every process has ended by then.  Loop thread, at exit. */
+int jd_exec_init(struct jd_daemon *d);
+void jd_exec_stop(struct jd_daemon *d);
+
+/* jd_exec_apply_config: the live config's cap (a raised cap dispatches parked jobs at
+ * once).  Loop thread. */
+void jd_exec_apply_config(struct jd_daemon *d);
+
+/* jd_exec_job_new: an exec job's part, copied from a parsed spec.  NULL on ENOMEM.
+ * jd_exec_job_free: free it (NULL is fine).  Loop thread. */
+struct jd_exec_job *jd_exec_job_new(const struct jp_job_spec *sp);
+void jd_exec_job_free(struct jd_exec_job *x);
+
+/* jd_exec_take: the feeder's jd_fair_take (up to `want` jobs from f into fjs), with the
+ * exec jobs among them given a process slot or parked under the same lock as the take,
+ * so that slots go in fair order even when several workers feed at once.  Parked jobs
+ * are removed from fjs (they are dispatched through jd_runner_dispatch when a slot
+ * frees); returns how many remain to run, and *taken how many the fair layer gave.
+ * Worker threads (the feeder). */
+struct jd_fair;
+struct jd_fair_job;
+size_t jd_exec_take(struct jd_daemon *d, struct jd_fair *f, struct jd_fair_job **fjs,
+		    size_t want, size_t *taken);
+
+/* jd_exec_cancel: stop j's processes (SIGTERM to each group, SIGKILL after the grace);
+ * a parked exec job ends cancelled at once.  Loop thread. */
+void jd_exec_cancel(struct jd_daemon *d, struct jd_job *j, const char *cause);
+
+/* jd_exec_job_done: an exec job's DONE notice: its final state from its result.  Loop
+ * thread. */
+void jd_exec_job_done(struct jd_daemon *d, struct jd_job *j);
+
+/* jd_exec_record: add exit_code / signal to an exec job's record. */
+void jd_exec_record(const struct jd_job *j, json_t *rec);
+
+/* jd_exec_output: the `output` reply body for exec job j (new reference). */
+json_t *jd_exec_output(const struct jd_job *j);
+
+/* jd_exec_metrics: the metrics document's "exec" member (new reference).  Loop thread. */
+json_t *jd_exec_metrics(struct jd_daemon *d);
+
+/* jd_exec_status: a short text for STATUS= ("3 processes, 2 parked"). */
+void jd_exec_status(struct jd_daemon *d, char *buf, size_t len);
+
+#endif /* JD_EXEC_H */

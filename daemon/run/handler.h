@@ -1,0 +1,32 @@
+/* daemon/run/handler.h: struct jsched_task, the running call job as its handler sees it.
+ *
+ * It lives on the stack of the worker (or fiber) running the handler, for exactly the
+ * handler's run; handler.c implements include/jsched/module.h's jsched_task_* functions on
+ * it, and runner.c creates it.  Fields: the worker running the handler only.
+ */
+#ifndef JD_TASK_H
+#define JD_TASK_H
+
+#include <stdint.h>
+
+#include "daemon/pool/pool.h"
+#include "jsched/module.h"
+
+struct jd_job;
+
+struct jsched_task {
+	struct jd_job *job;
+	struct jd_pool *pool;
+	struct jd_wg subtasks;	/* spawned and not yet returned */
+	uint64_t cpu_mark;	/* thread CPU clock at the start of the current stretch */
+	uint64_t cpu_ns;	/* CPU time of the finished stretches */
+	uint64_t suspended_ns;	/* wall time spent in sleeps and joins */
+	uint64_t child_ns;	/* wall time of the commands it ran (exec.c), charged as run time */
+};
+
+/* jd_task_begin / jd_task_end: open and close the task's CPU accounting; end returns
+ * the CPU time the handler used on workers (what fairness charges). */
+void jd_task_begin(struct jsched_task *t, struct jd_job *j, struct jd_pool *p);
+uint64_t jd_task_end(struct jsched_task *t);
+
+#endif /* JD_TASK_H */

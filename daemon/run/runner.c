@@ -1,0 +1,341 @@
+/* daemon/run/runner.c: the fair layer and the pool, and the notices between workers and the
+ * loop thread (see runner.h for the shape).
+ *
+ * A job's life across threads:
+ *   loop thread   jd_fair_admit (jobs.c)                      state queued
+ *   worker        feeder -> jd_fair_take -> run_job:
+ *                   push START, run the handler, jd_fair_complete, push DONE
+ *   loop thread   notices_cb: START -> running; DONE -> final state; then settle
+ * The worker owns the job's "worker" fields between its START and its DONE; the release
+ * of the push and the acquire of the take hand them over.  After pushing DONE the worker
+ * never touches the job again (the loop thread may free it).
+ *
+ * Exec jobs (issue 6) slot in at run_job: the handler's place is taken by a fiber that
+ * asks the loop thread to start the command (a notice the other way, through a second
+ * uv_async) and suspends on an event the exit callback sets.
+ */
+#include "daemon/run/runner.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/daemon.h"
+#include "daemon/core/jobs.h"
+#include "daemon/core/log.h"
+#include "daemon/net/session.h"
+#include "daemon/run/handler.h"
+
+#define FEED_BATCH_MAX 16
+#define JD_FEED_BATCH 2	/* jobs a worker takes from the fair layer at a time */
+
+static struct jd_job *job_of(struct jd_fair_job *fj)
+{
+	return (struct jd_job *)((char *)fj - offsetof(struct jd_job, fj));
+}
+
+static void push_notice(struct jd_runner *r, struct jd_notice *n, uint8_t what)
+{
+	struct jd_notice *old = atomic_load_explicit(&r->notices, memory_order_relaxed);
+
+	n->what = what;
+	do {
+		n->next = old;
+	} while (!atomic_compare_exchange_weak_explicit(&r->notices, &old, n, memory_order_release,
+							memory_order_relaxed));
+	/* Only the push that makes the list non-empty wakes the loop: the loop takes the
+	 * whole list, so later pushes ride on the same wake-up. */
+	if (!old) {
+		atomic_fetch_add_explicit(&r->wakeups, 1, memory_order_relaxed);
+		uv_async_send(&r->async);
+	}
+}
+
+/* run_job: a pool task: run one call job's handler.  Worker thread (or fiber). */
+static void run_job(void *arg)
+{
+	struct jd_job *j = arg;
+	struct jd_runner *r = &j->client->d->runner; /* immutable pointers */
+	struct jsched_task t;
+	struct jd_fair_job *fjp = &j->fj;
+	json_t *value = NULL;
+	int rc;
+
+	j->run_started_ns = jd_now_ns();
+	j->run_started_ms = jd_now_ms();
+	push_notice(r, &j->n_start, JD_NOTICE_START);
+	jd_task_begin(&t, j, r->pool);
+	if (jd_cancel_fired(&j->ctok))
+		rc = JSCHED_ECANCELLED;
+	else
+		rc = j->handler->fn(&t, j->args, &value);
+	j->fj.run_ns = jd_task_end(&t);
+	j->run_rc = rc;
+	j->run_value = value;
+	j->run_finished_ns = jd_now_ns();
+	jd_fair_complete(r->fair, &fjp, 1);
+	push_notice(r, &j->n_done, JD_NOTICE_DONE);
+}
+
+/* feeder: the pool's hook: hand an idle worker the next jobs in fair order. */
+static size_t feeder(void *ctx, struct jd_task_spec *out, size_t max)
+{
+	struct jd_runner *r = ctx;
+	struct jd_daemon *d = (struct jd_daemon *)((char *)r - offsetof(struct jd_daemon, runner));
+	struct jd_fair_job *fjs[FEED_BATCH_MAX];
+	size_t n, k = 0;
+
+	if (max > FEED_BATCH_MAX)
+		max = FEED_BATCH_MAX;
+	/* An exec job without a free process slot is parked in exec.c (it runs when a
+	 * slot frees): take on until something runs or the fair queues are empty, so that
+	 * returning less than max still means "nothing more". */
+	do {
+		size_t want = max - k, taken;
+
+		n = jd_exec_take(d, r->fair, fjs, want, &taken);
+		for (size_t i = 0; i < n; i++) {
+			struct jd_job *j = job_of(fjs[i]);
+
+			out[k++] = (struct jd_task_spec){
+				.fn = run_job,
+				.arg = j,
+				.flags = (j->handler->flags & JSCHED_HANDLER_SUSPENDS) ? JD_TASK_FIBER : 0,
+			};
+		}
+		if (taken < want)
+			break;
+	} while (k < max);
+	return k;
+}
+
+void jd_runner_dispatch(struct jd_daemon *d, struct jd_job *j)
+{
+	struct jd_task_spec t = {.fn = run_job, .arg = j, .flags = JD_TASK_FIBER};
+
+	if (jd_pool_submit(d->runner.pool, &t) < 0)
+		jd_log(JD_LOG_ERR, "job %llu: the pool refused it", (unsigned long long)j->id);
+}
+
+/* final_cb: the fair layer's hook.  `dispatched` needs nothing (the worker reports the
+ * start).  The others end the job: at once on the loop thread (cancel, drain, expire,
+ * a drop inside an admission), or through a notice from a worker (an expiry found by
+ * jd_fair_take). */
+static void final_cb(struct jd_fair_job *fj, enum jd_fair_final state, void *udata)
+{
+	struct jd_daemon *d = udata;
+	struct jd_job *j = job_of(fj);
+
+	if (state == JD_FAIR_DISPATCHED)
+		return;
+	if (!pthread_equal(pthread_self(), d->runner.loop_thread)) {
+		push_notice(&d->runner, &j->n_done, JD_NOTICE_EXPIRED);
+		return;
+	}
+	switch (state) {
+	case JD_FAIR_CANCELLED:
+		if (j->shutdown_cancel || d->state == JD_STOPPING)
+			jd_job_finish(d, j, JD_CANCELLED, "shutdown",
+				      "cancelled by an immediate shutdown");
+		else
+			jd_job_finish(d, j, JD_CANCELLED, "cancel", "cancelled by request");
+		break;
+	case JD_FAIR_EXPIRED:
+		jd_job_finish(d, j, JD_EXPIRED, "deadline", "not started before its deadline");
+		break;
+	case JD_FAIR_DROPPED:
+		jd_job_finish(d, j, JD_DROPPED, "overflow",
+			      "dropped by its client's overflow strategy");
+		break;
+	default:
+		break;
+	}
+}
+
+static void wake_cb(void *udata)
+{
+	struct jd_daemon *d = udata;
+
+	uv_async_send(&d->runner.async);
+}
+
+/* done: a DONE notice: the job's final state from its handler's return. */
+static void done(struct jd_daemon *d, struct jd_job *j)
+{
+	int rc = j->run_rc;
+	char why[160];
+
+	if (j->exec) {
+		jd_exec_job_done(d, j);
+		return;
+	}
+	jd_job_set_running(d, j);
+	j->value = j->run_value;
+	j->run_value = NULL;
+	if (rc == 0) {
+		jd_job_finish(d, j, JD_SUCCEEDED, NULL, NULL);
+	} else if (rc == JSCHED_ECANCELLED && (j->cancel_requested || d->state == JD_STOPPING)) {
+		if (j->shutdown_cancel || d->state == JD_STOPPING)
+			jd_job_finish(d, j, JD_CANCELLED, "shutdown",
+				      "stopped by an immediate shutdown");
+		else
+			jd_job_finish(d, j, JD_CANCELLED, "cancel", "cancelled by request");
+	} else {
+		snprintf(why, sizeof(why), "handler %s failed: %s", j->handler->name,
+			 j->run_error ? j->run_error : jp_error_name(rc) ? jp_error_name(rc)
+									 : "error");
+		jd_job_finish(d, j, JD_FAILED, "handler", why);
+	}
+}
+
+/* notices_cb: the loop thread takes every notice pushed since the last wake-up. */
+static void notices_cb(uv_async_t *h)
+{
+	struct jd_daemon *d = h->data;
+	struct jd_runner *r = &d->runner;
+	struct jd_notice *n = atomic_exchange_explicit(&r->notices, NULL, memory_order_acquire);
+	struct jd_notice *fifo = NULL;
+	struct jd_fair_client *unblocked[32];
+	size_t nu;
+
+	/* The list is newest first; reverse it so each job's START precedes its DONE. */
+	while (n) {
+		struct jd_notice *next = n->next;
+
+		n->next = fifo;
+		fifo = n;
+		n = next;
+	}
+	if (fifo)
+		r->batches++;
+	for (n = fifo; n;) {
+		struct jd_notice *next = n->next; /* read before the job can be settled */
+
+		r->noticed++;
+		switch (n->what) {
+		case JD_NOTICE_START:
+			jd_job_set_running(d, n->job);
+			break;
+		case JD_NOTICE_DONE:
+			done(d, n->job);
+			break;
+		case JD_NOTICE_EXPIRED:
+			jd_job_finish(d, n->job, JD_EXPIRED, "deadline",
+				      "not started before its deadline");
+			break;
+		}
+		n = next;
+	}
+	while ((nu = jd_fair_unblocked(r->fair, unblocked, 32)) > 0)
+		for (size_t i = 0; i < nu; i++)
+			jd_session_client_unblocked(d, jd_fair_client_udata(unblocked[i]));
+	jd_jobs_settle(d);
+}
+
+static void fair_config(const struct jd_config *c, struct jd_fair_config *fc)
+{
+	enum jd_fair_policy p = JD_FAIR_POLICY_FAIR;
+
+	jd_fair_policy_parse(jd_policy_conf_name(c->policy), &p);
+	fc->policy = p;
+	fc->drr_quantum = c->quantum;
+	fc->window_ns = (uint64_t)c->fair_window_ms * 1000000ull;
+}
+
+int jd_runner_start(struct jd_daemon *d, char *err, size_t errlen)
+{
+	struct jd_runner *r = &d->runner;
+	struct jd_fair_config fc = {0};
+	struct jd_pool_config pc;
+	int rc;
+
+	r->loop_thread = pthread_self();
+	atomic_init(&r->notices, NULL);
+	atomic_init(&r->wakeups, 0);
+	uv_async_init(&d->loop, &r->async, notices_cb);
+	r->async.data = d;
+	fair_config(&d->cfg, &fc);
+	fc.final_cb = final_cb;
+	fc.wake_cb = wake_cb;
+	fc.udata = d;
+	if ((rc = jd_fair_new(&fc, &r->fair)) < 0) {
+		snprintf(err, errlen, "cannot create the admission layer: %s",
+			 jp_error_name(rc) ? jp_error_name(rc) : "?");
+		return rc;
+	}
+	jd_pool_config_init(&pc);
+	pc.workers = d->cfg.workers;
+	pc.idle = d->cfg.idle_spin ? JD_IDLE_SPIN : JD_IDLE_SLEEP;
+	pc.fibers = d->cfg.fibers;
+	pc.feeder = feeder;
+	pc.feeder_ctx = r;
+	/* Small batches keep the window tight: a job leaves its client's queue only when
+	 * a worker is about to run it, so weights act on what actually runs. */
+	pc.feed_batch = JD_FEED_BATCH;
+	pc.name = "jd-work";
+	/* Not fibers_dontfork.  While exec jobs were started with libuv's uv_spawn (fork),
+	 * each spawn copied the page tables of every mapping, 544 of 591 of them fiber
+	 * stacks, and leaving the arena out of children raised 2,000 /bin/true jobs from 590
+	 * to 895 jobs/s.  exec.c now uses posix_spawn (clone with CLONE_VM, nothing copied:
+	 * 2,375 jobs/s), so the flag would only forbid handlers to fork() on a fiber. */
+	if ((rc = jd_pool_create(&r->pool, &pc)) < 0) {
+		snprintf(err, errlen, "cannot start the worker pool: %s",
+			 jp_error_name(rc) ? jp_error_name(rc) : "?");
+		jd_fair_free(r->fair);
+		r->fair = NULL;
+		return rc;
+	}
+	if ((rc = jd_exec_init(d)) < 0) {
+		snprintf(err, errlen, "cannot set up process handling");
+		return rc;
+	}
+	return 0;
+}
+
+void jd_runner_stop(struct jd_daemon *d)
+{
+	struct jd_runner *r = &d->runner;
+
+	if (r->pool)
+		jd_pool_destroy(r->pool, JD_SHUTDOWN_GRACEFUL);
+	r->pool = NULL;
+	jd_exec_stop(d);
+	/* Notices pushed by the last tasks are about jobs already final (or freed with
+	 * the table); they need no processing. */
+	uv_close((uv_handle_t *)&r->async, NULL);
+	if (r->fair)
+		jd_fair_free(r->fair);
+	r->fair = NULL;
+}
+
+void jd_runner_kick(struct jd_daemon *d)
+{
+	d->runner.kicks++;
+}
+
+void jd_runner_flush_kicks(struct jd_daemon *d)
+{
+	unsigned n = d->runner.kicks, w = jd_pool_workers(d->runner.pool);
+
+	d->runner.kicks = 0;
+	for (unsigned i = 0; i < n && i < w; i++)
+		jd_pool_notify(d->runner.pool);
+}
+
+void jd_runner_cancel(struct jd_daemon *d, struct jd_job *j)
+{
+	jd_cancel_fire(&j->ctok);
+	/* Its commands (an exec job's, or a handler's): SIGTERM to each group; a parked
+	 * exec job ends at once. */
+	jd_exec_cancel(d, j, j->shutdown_cancel || d->state == JD_STOPPING ? "shutdown" : "cancel");
+}
+
+void jd_runner_apply_config(struct jd_daemon *d)
+{
+	struct jd_fair_config fc = {0};
+
+	fair_config(&d->cfg, &fc);
+	jd_fair_set_policy(d->runner.fair, fc.policy);
+	jd_pool_set_idle(d->runner.pool, d->cfg.idle_spin ? JD_IDLE_SPIN : JD_IDLE_SLEEP);
+	jd_exec_apply_config(d);
+}

@@ -1,0 +1,73 @@
+/* daemon/run/runner.h: where jobs meet the worker pool: admission, running, completion.
+ *
+ * The runner owns the fair-admission instance and the pool.  Workers pull jobs through
+ * the pool's feeder hook: a worker with nothing in its deque, its inbox or to steal
+ * takes the next few jobs in fair order (jd_fair_take), so jobs leave their clients'
+ * queues only when a worker is free to start them.  That is the bounded window: at most
+ * JD_FEED_BATCH (2) jobs per idle worker are released at a time, and fairness is decided in
+ * the fair layer, not undone by queues further down.  A job suspended in a sleep or a
+ * join does not hold a place in it (nor a worker).
+ *
+ * Workers talk back to the loop thread through one lock-free notice list and a
+ * uv_async: a job's start and its end are each one push; the loop thread takes the
+ * whole list at once, so a burst of completions costs one wake-up, not one per job.
+ */
+#ifndef JD_RUNNER_H
+#define JD_RUNNER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <pthread.h>
+#include <uv.h>
+
+#include "daemon/fair/fair.h"
+#include "daemon/pool/pool.h"
+
+struct jd_daemon;
+struct jd_job;
+struct jd_notice;
+
+enum { JD_NOTICE_START = 1, JD_NOTICE_DONE = 2, JD_NOTICE_EXPIRED = 3 };
+
+struct jd_runner {
+	struct jd_fair *fair;	/* thread-safe (its own lock) */
+	struct jd_pool *pool;	/* thread-safe */
+	uv_async_t async;	/* loop thread's handle; uv_async_send from any thread */
+	pthread_t loop_thread;	/* to tell the fair hook's caller */
+	_Atomic(struct jd_notice *) notices;	/* any thread pushes, loop thread takes all */
+	atomic_uint_fast64_t wakeups;	/* async sends (metrics: batching) */
+	uint64_t batches, noticed;	/* loop thread: batches taken, notices in them */
+	unsigned kicks;		/* loop thread: jobs queued since the last flush */
+};
+
+/* jd_runner_start: create the fair instance and the pool from the config.  Returns 0 or
+ * a negative code with the reason in err.  Loop thread, before serving. */
+int jd_runner_start(struct jd_daemon *d, char *err, size_t errlen);
+
+/* jd_runner_stop: stop the pool (graceful: let running tasks end) and free both.  Every
+ * job must be final.  Loop thread, at exit. */
+void jd_runner_stop(struct jd_daemon *d);
+
+/* jd_runner_kick: a job was queued: an idle worker should feed.  The wake-ups are sent
+ * by jd_runner_flush_kicks, at most one per worker however many jobs were queued (a
+ * batch of 1,000 does not make 1,000 calls into the pool).  Loop thread. */
+void jd_runner_kick(struct jd_daemon *d);
+
+/* jd_runner_flush_kicks: send the wake-ups the kicks since the last flush asked for.
+ * jd_jobs_settle calls it, which runs after every message and notice batch.  Loop
+ * thread. */
+void jd_runner_flush_kicks(struct jd_daemon *d);
+
+/* jd_runner_dispatch: run a job the feeder took earlier and parked (an exec job that
+ * waited for a process slot, exec.c) on a fiber.  Loop thread. */
+void jd_runner_dispatch(struct jd_daemon *d, struct jd_job *j);
+
+/* jd_runner_cancel: ask a running job to stop (its cancel token fires).  Loop thread. */
+void jd_runner_cancel(struct jd_daemon *d, struct jd_job *j);
+
+/* jd_runner_apply_config: push the live config (policy, idle) to fair and pool. */
+void jd_runner_apply_config(struct jd_daemon *d);
+
+#endif /* JD_RUNNER_H */
