@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "proto/jproto.h"
+#include "tests/common/proc.h"
 #include "tests/daemon/harness.h"
 
 #define USER_B "jsched-test"
@@ -345,11 +346,26 @@ static void test_exec_runs_as_its_owner(void **state)
 	jsched_close(a);
 }
 
+/* stage_bin: copy the build's program `name` into dir (0755), where B can run it. */
+static void stage_bin(const char *dir, const char *name)
+{
+	char src[900], dst[300];
+	int rc;
+
+	snprintf(src, sizeof(src), "%s/bin/%s", t.build, name);
+	snprintf(dst, sizeof(dst), "%s/%s", dir, name);
+	rc = jtc_copy_file(src, dst, 0755);
+	if (rc != 0)
+		fail_msg("copy %s to %s: %s", src, dst, strerror(-rc));
+}
+
 /* start_as_b: run jschedd as B with `members` in its config, in a directory of B's;
- * waits (bounded) until it answers.  Fills sock (and dir). */
+ * waits (bounded) until it answers.  Fills sock (and dir).  B runs copies of jschedd
+ * and jschedd-runas (which jschedd looks for beside itself) in that directory: the
+ * checkout may be where B cannot enter (a clone under `mktemp -d`, a 0700 home). */
 static pid_t start_as_b(const char *members, char *d, size_t dlen, char *sock, size_t slen)
 {
-	char conf[256], bin[900];
+	char conf[256], bin[300];
 	FILE *f;
 	pid_t pid;
 
@@ -359,7 +375,9 @@ static pid_t start_as_b(const char *members, char *d, size_t dlen, char *sock, s
 	assert_int_equal(chmod(d, 0711), 0);
 	snprintf(sock, slen, "%s/s", d);
 	snprintf(conf, sizeof(conf), "%s/c.json", d);
-	snprintf(bin, sizeof(bin), "%s/bin/jschedd", t.build);
+	stage_bin(d, "jschedd");
+	stage_bin(d, "jschedd-runas");
+	snprintf(bin, sizeof(bin), "%s/jschedd", d);
 	assert_non_null(f = fopen(conf, "w"));
 	fprintf(f, "{\"socket\": \"%s\", \"socket_mode\": \"0666\", \"workers\": 1%s%s}\n", sock,
 		members[0] ? ", " : "", members);
@@ -372,7 +390,10 @@ static pid_t start_as_b(const char *members, char *d, size_t dlen, char *sock, s
 		int fd;
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (initgroups(USER_B, gid_b) < 0 || setgid(gid_b) < 0 || setuid(uid_b) < 0)
+		/* B's own directory as its working directory too: the test's may be one B
+		 * cannot enter. */
+		if (initgroups(USER_B, gid_b) < 0 || setgid(gid_b) < 0 || setuid(uid_b) < 0 ||
+		    chdir(d) < 0)
 			_exit(126);
 		snprintf(log, sizeof(log), "%s/log", d);
 		if ((fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600)) >= 0) {
