@@ -184,6 +184,7 @@ static void test_callee_saved_registers(void **state)
 	jd_ctx_destroy(&r.main);
 	stack_free(stack, STACK_SIZE);
 #else
+	fprintf(stderr, "skipped: no register probe for this CPU (x86-64 and AArch64 have one)\n");
 	skip();
 #endif
 }
