@@ -12,7 +12,7 @@
 #   make test SAN=thread  the same tests under TSan (build/thread)
 #   make test CTX=ucontext            with the portable context-switch fallback
 #   make bench            build the benchmarks (bench-pool, bench-fair, ... run them)
-#   make install PREFIX=/usr DESTDIR=/tmp/stage
+#   make install PREFIX=/usr DESTDIR=/tmp/stage    (make uninstall with the same paths)
 #
 # Lists the fragments fill in (paths under $(B)):
 #   BINS      programs that `make` builds
@@ -21,10 +21,18 @@
 #   BENCHES   benchmark programs that `make bench` builds
 
 VERSION := $(shell cat VERSION)
+# Install paths (GNU's names).  Nothing built depends on them: `make install` writes the
+# units, jsched.pc and the rest straight into $(DESTDIR) with the paths of its own command
+# line, so `make && make install PREFIX=/usr` installs files that name /usr.
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
+LIBEXECDIR ?= $(PREFIX)/libexec
 INCLUDEDIR ?= $(PREFIX)/include
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+DOCDIR ?= $(DATADIR)/doc/jschedd
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 DESTDIR ?=
 
 SAN ?=
@@ -132,7 +140,7 @@ $(B)/gen/jsched_version.h: FORCE
 		'$(VERSION)' '$(VERSION)' '$(GIT_REV)' '$(VARIANT)' '$(notdir $(CC))' '$(CTX)' > $@.tmp.$$$$; \
 	cmp -s $@.tmp.$$$$ $@ && rm -f $@.tmp.$$$$ || mv $@.tmp.$$$$ $@
 
-.PHONY: all test bench run install clean help FORCE
+.PHONY: all test bench run install uninstall clean help FORCE
 FORCE:
 
 all:
@@ -153,6 +161,10 @@ run: $(RUN_BIN)
 	exec $(RUN_BIN) $(RUN_ARGS)
 
 install:
+
+# Each fragment's uninstall-* removes the files its install-* wrote, then the folders
+# that are left empty (never a folder that holds anything else).
+uninstall:
 
 clean:
 	rm -rf build

@@ -26,7 +26,7 @@ JSCHEDD_BADMODULE := $(B)/tests/daemon/module_badabi.so
 JSCHEDD_TESTS := $(patsubst tests/daemon/%.c,$(B)/tests/daemon/%,$(wildcard tests/daemon/test_*.c))
 
 # jschedd-runas: starts a command as its owner when jschedd runs as root (daemon/run/runas.c);
-# jschedd looks for it beside itself.  libc only.
+# jschedd looks for it beside itself (here), or in ../libexec/jschedd/ (installed).  libc only.
 JSCHEDD_RUNAS := $(B)/bin/jschedd-runas
 $(JSCHEDD_RUNAS): $(B)/obj/daemon/run/runas.o
 	@mkdir -p $(@D)

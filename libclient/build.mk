@@ -53,12 +53,15 @@ $(LIBJSCHED_A): $(LIBJSCHED_OBJS) $(JPROTO_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) qcs $@ $(LIBJSCHED_OBJS) $(JPROTO_OBJS)
 
-# Regenerated when PREFIX, LIBDIR or INCLUDEDIR change (make install PREFIX=/usr after a
-# plain make must not install a jsched.pc that points into /usr/local).
+# jsched.pc with this build's PREFIX (for test_exports); `make install` writes its own with
+# the paths of its command line.  libdir and includedir are written ${prefix}-relative
+# when they lie under PREFIX, so a relocated tree (pkg-config --define-prefix) still works.
+pc_rel = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+jsched_pc_subst = -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(call pc_rel,$(LIBDIR))|g' \
+	-e 's|@INCLUDEDIR@|$(call pc_rel,$(INCLUDEDIR))|g' -e 's|@VERSION@|$(VERSION)|g'
 $(JSCHED_PC): libclient/jsched.pc.in FORCE
 	@mkdir -p $(@D)
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
-		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@.tmp
+	$(Q)sed $(jsched_pc_subst) $< > $@.tmp
 	$(Q)cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
 $(JSCHED_BIN): $(JSCHED_CLI_OBJS) $(LIBJSCHED_A)
@@ -113,15 +116,24 @@ $(BENCH_CLIENT): $(B)/obj/bench/client/bench_client.o $(LIBJSCHED_A) $(B)/lib/li
 bench-client: $(BENCH_CLIENT) $(B)/bin/jschedd $(JSCHED_BIN)
 	$(BENCH_CLIENT) $(BENCH_ARGS)
 
-.PHONY: install-libclient
+.PHONY: install-libclient uninstall-libclient
 install: install-libclient
-install-libclient: $(LIBJSCHED_SO) $(LIBJSCHED_A) $(JSCHED_PC) $(JSCHED_BIN)
+install-libclient: $(LIBJSCHED_SO) $(LIBJSCHED_A) $(JSCHED_BIN)
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/jsched
 	install -m 755 $(LIBJSCHED_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(notdir $(LIBJSCHED_SO)) $(DESTDIR)$(LIBDIR)/$(JSCHED_SONAME)
 	ln -sf $(JSCHED_SONAME) $(DESTDIR)$(LIBDIR)/libjsched.so
 	install -m 644 $(LIBJSCHED_A) $(DESTDIR)$(LIBDIR)/
-	install -m 644 $(JSCHED_PC) $(DESTDIR)$(LIBDIR)/pkgconfig/
+	sed $(jsched_pc_subst) libclient/jsched.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/jsched.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/jsched.pc
 	install -d $(DESTDIR)$(BINDIR)
 	install -m 755 $(JSCHED_BIN) $(DESTDIR)$(BINDIR)/
 	install -m 644 include/jsched/jsched.h include/jsched/error.h $(DESTDIR)$(INCLUDEDIR)/jsched/
+
+uninstall: uninstall-libclient
+uninstall-libclient:
+	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(LIBJSCHED_SO)) $(DESTDIR)$(LIBDIR)/$(JSCHED_SONAME) \
+		$(DESTDIR)$(LIBDIR)/libjsched.so $(DESTDIR)$(LIBDIR)/libjsched.a \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/jsched.pc $(DESTDIR)$(BINDIR)/jsched \
+		$(DESTDIR)$(INCLUDEDIR)/jsched/jsched.h $(DESTDIR)$(INCLUDEDIR)/jsched/error.h
+	rmdir $(DESTDIR)$(INCLUDEDIR)/jsched 2>/dev/null || true

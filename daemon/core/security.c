@@ -175,8 +175,8 @@ int jd_security_run_as(struct jd_daemon *d, uid_t uid, gid_t gid, struct jd_run_
 	if (uid == 0)
 		return 0; /* root's own job */
 	if (!d->exec.helper[0]) {
-		snprintf(why, len, "jschedd-runas not found beside jschedd: cannot switch to uid %u",
-			 (unsigned)uid);
+		snprintf(why, len, "jschedd-runas not found ($JSCHED_RUNAS, beside jschedd, "
+			 "../libexec/jschedd/): cannot switch to uid %u", (unsigned)uid);
 		return JSCHED_EPERMISSION_DENIED;
 	}
 	out->helper = true;
@@ -205,7 +205,11 @@ void jd_security_helper_path(char *buf, size_t len)
 	if (!(slash = strrchr(self, '/')))
 		return;
 	*slash = '\0';
+	/* Beside jschedd (the build tree), else where `make install` puts it. */
 	snprintf(buf, len, "%s/jschedd-runas", self);
+	if (access(buf, X_OK) == 0)
+		return;
+	snprintf(buf, len, "%s/../libexec/jschedd/jschedd-runas", self);
 	if (access(buf, X_OK) < 0)
 		buf[0] = '\0';
 }

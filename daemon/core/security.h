@@ -82,7 +82,8 @@ int jd_security_run_as(struct jd_daemon *d, uid_t uid, gid_t gid, struct jd_run_
 		       char *why, size_t len);
 
 /* jd_security_helper_path: where jschedd-runas is: $JSCHED_RUNAS if set, else beside
- * the jschedd binary.  "" if it is not there. */
+ * the jschedd binary (the build tree), else ../libexec/jschedd/ from the binary's folder
+ * (the installed layout).  "" if it is not there. */
 void jd_security_helper_path(char *buf, size_t len);
 
 /* jd_security_socket_mode: the mode and group (gid, or (gid_t)-1 to leave it) for the

@@ -1309,13 +1309,14 @@ json_t *jd_exec_metrics(struct jd_daemon *d)
 	slots = x->slots_used;
 	cap = x->cap;
 	pthread_mutex_unlock(&x->lock);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "max_processes",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s?}", "max_processes",
 			 (json_int_t)cap, "running", (json_int_t)x->running, "slots_used",
 			 (json_int_t)slots, "parked", (json_int_t)parked, "peak_running",
 			 (json_int_t)x->peak_running, "spawned", (json_int_t)x->spawned,
 			 "spawn_failed", (json_int_t)x->spawn_failed, "timed_out",
 			 (json_int_t)x->timed_out, "stopped", (json_int_t)x->stopped,
-			 "run_as_helper", (json_int_t)x->helper_spawns);
+			 "run_as_helper", (json_int_t)x->helper_spawns, "helper",
+			 x->helper[0] ? x->helper : NULL);
 }
 
 void jd_exec_status(struct jd_daemon *d, char *buf, size_t len)

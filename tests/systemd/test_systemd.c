@@ -75,7 +75,8 @@ static void gen_unit(const char *name, const char *out, const char *bindir)
 
 	snprintf(cmd, sizeof(cmd),
 		 "mkdir -p $(dirname %s) && sed -e 's|@BINDIR@|%s|g' -e 's|@SYSCONFDIR@|/etc|g' "
-		 "-e 's|@DOCDIR@|/usr/share/doc/jschedd|g' systemd/%s.in > %s",
+		 "-e 's|@DOCDIR@|/usr/share/doc/jschedd|g' -e 's|@LIBEXECDIR@|/usr/libexec|g' "
+		 "systemd/%s.in > %s",
 		 out, bindir, name, out);
 	assert_int_equal(system(cmd), 0);
 }
