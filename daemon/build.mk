@@ -55,7 +55,8 @@ $(JSCHEDD_MODULE) $(JSCHEDD_BADMODULE): $(B)/tests/daemon/%.so: $(B)/obj/tests/d
 	$(Q)$(CC) -shared $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS)
 
 # ---- unit tests of the parts that need no daemon ---------------------------------------
-JSCHEDD_UNIT := $(B)/tests/daemon/unit_config $(B)/tests/daemon/unit_hist
+JSCHEDD_UNIT := $(B)/tests/daemon/unit_config $(B)/tests/daemon/unit_hist \
+	$(B)/tests/daemon/unit_whist
 # The config reader calls the exec and security parts' readers, which bring in the rest
 # of the daemon: unit_config links every daemon object but main.o.
 $(B)/tests/daemon/unit_config: $(B)/obj/tests/daemon/unit_config.o \
@@ -65,6 +66,11 @@ $(B)/tests/daemon/unit_config: $(B)/obj/tests/daemon/unit_config.o \
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(UV_LIBS) $(JANSSON_LIBS) $(CMOCKA_LIBS) -ldl $(LDLIBS)
 $(B)/tests/daemon/unit_hist: $(B)/obj/tests/daemon/unit_hist.o $(B)/obj/daemon/core/hist.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)
+$(B)/tests/daemon/unit_whist: $(B)/obj/tests/daemon/unit_whist.o $(B)/obj/daemon/core/whist.o \
+		$(B)/obj/daemon/core/hist.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)

@@ -1,7 +1,7 @@
 /* daemon/core/hist.c: the log-linear latency histogram (see hist.h). */
 #include "daemon/core/hist.h"
 
-static unsigned bucket_of(uint64_t v)
+unsigned jd_hist_bucket(uint64_t v)
 {
 	unsigned msb;
 
@@ -29,7 +29,7 @@ static uint64_t bucket_width(unsigned i)
 
 void jd_hist_record(struct jd_hist *h, uint64_t v)
 {
-	h->bucket[bucket_of(v)]++;
+	h->bucket[jd_hist_bucket(v)]++;
 	h->count++;
 	h->sum += v;
 	if (v > h->max)

@@ -32,6 +32,9 @@ struct jd_latency {
 /* jd_hist_record: count one value (ns). */
 void jd_hist_record(struct jd_hist *h, uint64_t v);
 
+/* jd_hist_bucket: the index of the bucket that counts value v (< JD_HIST_BUCKETS). */
+unsigned jd_hist_bucket(uint64_t v);
+
 /* jd_hist_percentile: the value at quantile q (0 < q <= 1), 0 if empty. */
 uint64_t jd_hist_percentile(const struct jd_hist *h, double q);
 
