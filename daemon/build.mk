@@ -56,7 +56,7 @@ $(JSCHEDD_MODULE) $(JSCHEDD_BADMODULE): $(B)/tests/daemon/%.so: $(B)/obj/tests/d
 
 # ---- unit tests of the parts that need no daemon ---------------------------------------
 JSCHEDD_UNIT := $(B)/tests/daemon/unit_config $(B)/tests/daemon/unit_hist \
-	$(B)/tests/daemon/unit_whist
+	$(B)/tests/daemon/unit_whist $(B)/tests/daemon/unit_prometheus
 # The config reader calls the exec and security parts' readers, which bring in the rest
 # of the daemon: unit_config links every daemon object but main.o.
 $(B)/tests/daemon/unit_config: $(B)/obj/tests/daemon/unit_config.o \
@@ -74,6 +74,12 @@ $(B)/tests/daemon/unit_whist: $(B)/obj/tests/daemon/unit_whist.o $(B)/obj/daemon
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)
+$(B)/obj/daemon/net/prometheus.o: CFLAGS += $(JANSSON_CFLAGS)
+$(B)/tests/daemon/unit_prometheus: $(B)/obj/tests/daemon/unit_prometheus.o \
+		$(B)/obj/daemon/net/prometheus.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(CMOCKA_LIBS) $(LDLIBS)
 TESTS += $(JSCHEDD_UNIT)
 
 # ---- integration tests -----------------------------------------------------------------

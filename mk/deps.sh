@@ -6,7 +6,8 @@
 #          jansson, cmocka)
 #   ci     what .ci/run needs beyond core (clang and its sanitizer/fuzzer runtimes, the
 #          AArch64 cross compiler and qemu-user to execute its output, the spin model
-#          checker for the pool's park/wake models)
+#          checker for the pool's park/wake models, promtool from prometheus to check the
+#          Prometheus text)
 #   bench  the side-by-side baselines of bench/ (oneTBB, beanstalkd, task-spooler, nq)
 #   cross  what `make test-cross` needs: the AArch64 cross compiler, qemu-user, and cmocka
 #          for arm64 from Debian's multiarch archive (the arm64 architecture is added to
@@ -47,6 +48,7 @@ for group in "$@"; do
 		want gcc-aarch64-linux-gnu bin:aarch64-linux-gnu-gcc
 		want qemu-user bin:qemu-aarch64
 		want spin bin:spin
+		want prometheus bin:promtool
 		;;
 	cross)
 		want gcc-aarch64-linux-gnu bin:aarch64-linux-gnu-gcc
