@@ -104,6 +104,8 @@ JANSSON_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson)
 JANSSON_LIBS := $(shell $(PKG_CONFIG) --libs jansson)
 CMOCKA_CFLAGS := $(shell $(PKG_CONFIG) --cflags cmocka)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka)
+MHD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmicrohttpd)
+MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd)
 else
 CMOCKA_LIBS := -lcmocka
 endif

@@ -16,11 +16,12 @@ JSCHEDD_CORE_SRCS := daemon/core/jobs.c daemon/core/clients.c daemon/core/config
 JSCHEDD_RUN_SRCS := daemon/run/runner.c daemon/run/exec.c daemon/run/handler.c \
 	daemon/run/builtins.c daemon/run/modules.c
 JSCHEDD_NET_SRCS := daemon/net/server.c daemon/net/session.c daemon/net/op_submit.c \
-	daemon/net/op_wait.c daemon/net/op_jobs.c daemon/net/op_admin.c daemon/net/watch.c daemon/net/record.c daemon/net/metrics.c
+	daemon/net/op_wait.c daemon/net/op_jobs.c daemon/net/op_admin.c daemon/net/watch.c daemon/net/record.c daemon/net/metrics.c \
+	daemon/net/prometheus.c daemon/net/prom_export.c
 JSCHEDD_TOP_SRCS := daemon/main.c daemon/daemon.c daemon/sdnotify.c daemon/service.c
 JSCHEDD_SRCS := $(JSCHEDD_CORE_SRCS) $(JSCHEDD_RUN_SRCS) $(JSCHEDD_NET_SRCS) $(JSCHEDD_TOP_SRCS)
 JSCHEDD_OBJS := $(JSCHEDD_SRCS:%.c=$(B)/obj/%.o)
-$(JSCHEDD_OBJS): CFLAGS += $(UV_CFLAGS) $(JANSSON_CFLAGS)
+$(JSCHEDD_OBJS): CFLAGS += $(UV_CFLAGS) $(JANSSON_CFLAGS) $(MHD_CFLAGS)
 JSCHEDD_MODULE := $(B)/tests/daemon/module_example.so
 JSCHEDD_BADMODULE := $(B)/tests/daemon/module_badabi.so
 JSCHEDD_TESTS := $(patsubst tests/daemon/%.c,$(B)/tests/daemon/%,$(wildcard tests/daemon/test_*.c))
@@ -44,7 +45,7 @@ $(JSCHEDD): $(JSCHEDD_OBJS) $(JD_FAIR_LIB) $(POOL_LIB) $(ARCH_OBJS) $(JPROTO_LIB
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -Wl,--dynamic-list=daemon/run/module.syms -o $@ $(JSCHEDD_OBJS) \
 		$(JD_FAIR_LIB) $(POOL_LIB) $(ARCH_OBJS) $(JPROTO_LIB) $(B)/obj/libclient/path.o \
-		$(UV_LIBS) $(JANSSON_LIBS) -ldl $(LDLIBS)
+		$(UV_LIBS) $(JANSSON_LIBS) $(MHD_LIBS) -ldl $(LDLIBS)
 
 # ---- the example module, and one built for another ABI (which jschedd must refuse) ----
 $(B)/obj/tests/daemon/module_example.o $(B)/obj/tests/daemon/module_badabi.o: \
@@ -64,17 +65,16 @@ $(B)/tests/daemon/unit_config: $(B)/obj/tests/daemon/unit_config.o \
 		$(JPROTO_LIB) $(B)/obj/libclient/path.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(UV_LIBS) $(JANSSON_LIBS) $(CMOCKA_LIBS) -ldl $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(UV_LIBS) $(JANSSON_LIBS) $(MHD_LIBS) $(CMOCKA_LIBS) -ldl $(LDLIBS)
 $(B)/tests/daemon/unit_hist: $(B)/obj/tests/daemon/unit_hist.o $(B)/obj/daemon/core/hist.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)
-$(B)/tests/daemon/unit_whist: $(B)/obj/tests/daemon/unit_whist.o $(B)/obj/daemon/core/whist.o \
+$(B)/tests/daemon/unit_whist: $(B)/obj/tests/daemon/unit_whist.o \
 		$(B)/obj/daemon/core/hist.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)
-$(B)/obj/daemon/net/prometheus.o: CFLAGS += $(JANSSON_CFLAGS)
 $(B)/tests/daemon/unit_prometheus: $(B)/obj/tests/daemon/unit_prometheus.o \
 		$(B)/obj/daemon/net/prometheus.o
 	@mkdir -p $(@D)

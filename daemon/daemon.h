@@ -40,6 +40,8 @@ enum {
 	JD_EXIT_IMMEDIATE = 3,	/* immediate shutdown: queued and running jobs cancelled */
 };
 
+struct jd_prom_http;
+
 struct jd_daemon {
 	uv_loop_t loop;
 	struct jd_config cfg;	/* in force */
@@ -59,6 +61,12 @@ struct jd_daemon {
 
 	/* latency histograms of every job (per client ones are in struct jd_client) */
 	struct jd_latency lat;
+
+	/* the Prometheus exports (metrics.listen, metrics.textfile): net/metrics.c */
+	struct jd_prom_http *prom_http;
+	uv_timer_t prom_file;
+	bool prom_file_on;
+	char prom_file_err[256];	/* the last textfile failure logged ("" = none) */
 
 	/* throughput: jobs finished per second, ring of the last 64 seconds */
 	uint64_t tp_sec[64];

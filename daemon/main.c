@@ -17,6 +17,7 @@
 #include "daemon/core/log.h"
 #include "daemon/sdnotify.h"
 #include "daemon/service.h"
+#include "daemon/net/metrics.h"
 #include "daemon/net/session.h"
 #include "jsched_version.h"
 
@@ -99,6 +100,7 @@ static int finish(struct jd_daemon *d)
 	uv_close((uv_handle_t *)&d->sig_hup, NULL);
 	uv_close((uv_handle_t *)&d->tick, NULL);
 	uv_close((uv_handle_t *)&d->deadline, NULL);
+	jd_metrics_exports_stop(d);
 	jd_runner_stop(d);
 	uv_timer_init(&d->loop, &flush);
 	flush.data = d;
@@ -112,6 +114,7 @@ static int finish(struct jd_daemon *d)
 		jd_log(JD_LOG_WARN, "a libuv handle was left open at exit");
 	jd_jobs_free(&d->jobs);
 	jd_clients_free(d);
+	jd_latency_free(&d->lat);
 	jd_watch_free(d);
 	jd_modules_unload(&d->modules);
 	jd_config_free(&d->cfg);
@@ -188,7 +191,8 @@ int main(int argc, char **argv)
 		return JD_EXIT_FAILURE;
 	}
 	uv_loop_init(&d->loop);
-	if (jd_server_listen(d, err, sizeof(err)) < 0 || jd_runner_start(d, err, sizeof(err)) < 0) {
+	if (jd_server_listen(d, err, sizeof(err)) < 0 || jd_runner_start(d, err, sizeof(err)) < 0 ||
+	    jd_metrics_exports_start(d, err, sizeof(err)) < 0) {
 		fprintf(stderr, "jschedd: %s\n", err);
 		jd_server_stop_accepting(d);
 		d->exit_status = JD_EXIT_FAILURE;

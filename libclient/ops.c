@@ -525,6 +525,28 @@ int jsched_metrics(struct jsched_conn *c, char **out)
 	return r;
 }
 
+/* jsched_metrics_prometheus: see jsched.h. */
+int jsched_metrics_prometheus(struct jsched_conn *c, char **out)
+{
+	if (out != NULL)
+		*out = NULL;
+	if (c == NULL || out == NULL)
+		return JSCHED_EINVAL;
+	json_t *req = request(JP_OP_METRICS), *reply;
+	add(&req, "format", json_string("prometheus"));
+	int r = jc_call(c, req, &reply, 0);
+	const json_t *text = json_object_get(reply, "text");
+	if (r == 0 && !json_is_string(text))
+		r = jc_set_error(c, JSCHED_EPROTOCOL, "metrics reply without the text");
+	if (r == 0) {
+		*out = strdup(json_string_value(text));
+		if (*out == NULL)
+			r = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+	}
+	json_decref(reply);
+	return r;
+}
+
 /* jsched_ping: see jsched.h. */
 int jsched_ping(struct jsched_conn *c)
 {

@@ -3,7 +3,7 @@
 #
 # Groups:
 #   core   what `make`, `make run` and `make test` need (compiler, pkg-config, libuv,
-#          jansson, cmocka)
+#          jansson, cmocka, libmicrohttpd for the Prometheus endpoint)
 #   ci     what .ci/run needs beyond core (clang and its sanitizer/fuzzer runtimes, the
 #          AArch64 cross compiler and qemu-user to execute its output, the spin model
 #          checker for the pool's park/wake models, promtool from prometheus to check the
@@ -38,8 +38,9 @@ for group in "$@"; do
 			want libuv1-dev pc:libuv
 			want libjansson-dev pc:jansson
 			want libcmocka-dev pc:cmocka
+			want libmicrohttpd-dev pc:libmicrohttpd
 		else
-			need="$need libuv1-dev libjansson-dev libcmocka-dev"
+			need="$need libuv1-dev libjansson-dev libcmocka-dev libmicrohttpd-dev"
 		fi
 		;;
 	ci)

@@ -96,6 +96,12 @@ static const struct field f_set_client[] = {
 	{"overflow", T_ENUM, 0, 0, 0, overflows},
 	{NULL, T_INT, 0, 0, 0, NULL},
 };
+static const char *const metrics_formats[] = {"json", "prometheus", NULL};
+static const struct field f_metrics[] = {
+	{"format", T_ENUM, 0, 0, 0, metrics_formats},
+	{"histograms", T_BOOL, 0, 0, 0, NULL},
+	{NULL, T_INT, 0, 0, 0, NULL},
+};
 static const struct field f_shutdown[] = {
 	{"mode", T_ENUM, 0, 0, 0, shutdown_modes},
 	{NULL, T_INT, 0, 0, 0, NULL},
@@ -107,7 +113,7 @@ static const struct field *const op_fields[JP_NOPS] = {
 	[JP_OP_STATUS] = f_ids,		[JP_OP_WAIT] = f_wait,
 	[JP_OP_CANCEL] = f_ids,		[JP_OP_LIST] = f_list,
 	[JP_OP_OUTPUT] = f_output,	[JP_OP_WATCH] = f_watch,
-	[JP_OP_UNWATCH] = f_none,	[JP_OP_METRICS] = f_none,
+	[JP_OP_UNWATCH] = f_none,	[JP_OP_METRICS] = f_metrics,
 	[JP_OP_DRAIN] = f_drain,	[JP_OP_PING] = f_none,
 	[JP_OP_RELOAD] = f_none,	[JP_OP_SET_CLIENT] = f_set_client,
 	[JP_OP_SHUTDOWN] = f_shutdown,

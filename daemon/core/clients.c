@@ -77,6 +77,8 @@ void jd_clients_free(struct jd_daemon *d)
 		struct jd_client *c = d->clients.head;
 
 		d->clients.head = c->next;
+		if (c->lat)
+			jd_latency_free(c->lat);
 		free(c->lat);
 		free(c);
 	}

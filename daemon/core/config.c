@@ -43,6 +43,7 @@ void jd_config_defaults(struct jd_config *c)
 	c->policy = JD_POLICY_FAIR;
 	c->quantum = 0;
 	c->fair_window_ms = 10000;
+	c->metrics_textfile_ms = 5000;
 	c->default_client.weight = 1;
 	c->default_client.max_queued = 10000;
 	c->default_client.overflow = JD_OVERFLOW_REJECT;
@@ -297,7 +298,9 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 	static const char *const keys[] = {
 		"socket", "socket_mode", "socket_group", "workers", "fibers", "idle_policy",
 		"fairness", "clients", "admins", "limits", "retention", "modules", "exec",
-		"client_names", NULL};
+		"client_names", "metrics", NULL};
+	static const char *const metrics_keys[] = {"listen", "textfile", "textfile_interval_ms",
+						   NULL};
 	static const char *const fair_keys[] = {"policy", "quantum", "window_ms", NULL};
 	static const char *const limit_keys[] = {
 		"frame_bytes", "handshake_ms", "output_buffer_bytes", "connections",
@@ -366,6 +369,22 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		GET_U32(r, v, "connections_per_uid", 1, 1000000, c->max_connections_per_uid);
 		GET_U32(r, v, "queued_jobs", 1, 100000000, c->max_queued_total);
 		GET_U32(r, v, "batch_jobs", 1, 1000000, c->max_batch);
+		r->prefix[0] = '\0';
+	}
+	if ((v = json_object_get(root, "metrics"))) {
+		snprintf(r->prefix, sizeof(r->prefix), "metrics.");
+		if (!json_is_object(v))
+			return fail(r, "", "must be an object");
+		if ((rc = check_keys(r, v, metrics_keys)))
+			return rc;
+		if ((rc = get_string(r, v, "listen", c->metrics_listen, sizeof(c->metrics_listen))))
+			return rc;
+		if ((rc = get_string(r, v, "textfile", c->metrics_textfile,
+				      sizeof(c->metrics_textfile))))
+			return rc;
+		if (c->metrics_textfile[0] && c->metrics_textfile[0] != '/')
+			return fail(r, "textfile", "must be an absolute path");
+		GET_U32(r, v, "textfile_interval_ms", 100, 3600000, c->metrics_textfile_ms);
 		r->prefix[0] = '\0';
 	}
 	if ((v = json_object_get(root, "retention"))) {
@@ -441,6 +460,9 @@ const char *jd_config_diff_static(const struct jd_config *old, const struct jd_c
 	DIFF(old->fair_window_ms != neu->fair_window_ms, "fairness.window_ms");
 	DIFF(old->retain_events != neu->retain_events, "retention.events");
 	DIFF(mods, "modules");
+	DIFF(strcmp(old->metrics_listen, neu->metrics_listen), "metrics.listen");
+	DIFF(strcmp(old->metrics_textfile, neu->metrics_textfile), "metrics.textfile");
+	DIFF(old->metrics_textfile_ms != neu->metrics_textfile_ms, "metrics.textfile_interval_ms");
 #undef DIFF
 	return buf;
 }

@@ -51,6 +51,9 @@ struct jd_config {
 	unsigned fibers;	/* fiber stacks in the pool (sleep/suspending jobs) */
 	char modules[8][4096];	/* shared objects loaded at start */
 	unsigned n_modules;
+	char metrics_listen[64];	/* "metrics.listen": HOST:PORT of GET /metrics, "" = off */
+	char metrics_textfile[4096];	/* "metrics.textfile": the file rewritten, "" = off */
+	uint32_t metrics_textfile_ms;	/* "metrics.textfile_interval_ms" */
 
 	/* Changeable live. */
 	bool idle_spin;		/* idle policy: spin (true) or sleep */

@@ -1,5 +1,8 @@
-/* daemon/core/hist.c: the log-linear latency histogram (see hist.h). */
+/* daemon/core/hist.c: the log-linear latency histograms, lifetime and windowed (see hist.h). */
 #include "daemon/core/hist.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 unsigned jd_hist_bucket(uint64_t v)
 {
@@ -58,4 +61,156 @@ uint64_t jd_hist_percentile(const struct jd_hist *h, double q)
 		}
 	}
 	return h->max;
+}
+
+/* ---- windows ----------------------------------------------------------------------- */
+
+/* slice_reset: empty a slice for a new epoch, keeping its array for reuse. */
+static void slice_reset(struct jd_whist_slice *s, uint64_t epoch)
+{
+	s->epoch = epoch;
+	s->count = s->sum = s->min = s->max = 0;
+	s->n = 0;
+}
+
+/* slice_add: count v in s; returns 0, or -1 when a new bucket found no memory. */
+static int slice_add(struct jd_whist_slice *s, uint64_t v)
+{
+	unsigned b = jd_hist_bucket(v);
+	uint32_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (s->pair[mid].bucket < b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == s->n || s->pair[lo].bucket != b) {
+		if (s->n == s->cap) {
+			uint32_t cap = s->cap ? s->cap * 2 : 8;
+			struct jd_whist_pair *p;
+
+			if (cap > JD_HIST_BUCKETS)
+				cap = JD_HIST_BUCKETS;
+			p = realloc(s->pair, cap * sizeof(*p));
+			if (!p)
+				return -1;
+			s->pair = p;
+			s->cap = cap;
+		}
+		memmove(&s->pair[lo + 1], &s->pair[lo], (s->n - lo) * sizeof(*s->pair));
+		s->pair[lo].bucket = (uint16_t)b;
+		s->pair[lo].count = 0;
+		s->n++;
+	}
+	s->pair[lo].count++;
+	s->sum += v;
+	if (s->count == 0 || v < s->min)
+		s->min = v;
+	if (v > s->max)
+		s->max = v;
+	s->count++;
+	return 0;
+}
+
+/* ring_slot: the slice of ring[n] for the epoch of now_ms, restarted if it held an older
+ * epoch. */
+static struct jd_whist_slice *ring_slot(struct jd_whist_slice *ring, unsigned n, uint64_t epoch)
+{
+	struct jd_whist_slice *s = &ring[epoch % n];
+
+	if (s->epoch != epoch)
+		slice_reset(s, epoch);
+	return s;
+}
+
+void jd_whist_record(struct jd_whist *w, uint64_t now_ms, uint64_t v)
+{
+	/* Epochs start at 1 so that a zeroed slice (epoch 0) never passes for a live one. */
+	uint64_t fine = now_ms / JD_WHIST_FINE_MS + 1, coarse = now_ms / JD_WHIST_COARSE_MS + 1;
+
+	if (slice_add(ring_slot(w->fine, JD_WHIST_FINE, fine), v) < 0)
+		w->lost++;
+	if (slice_add(ring_slot(w->coarse, JD_WHIST_COARSE, coarse), v) < 0)
+		w->lost++;
+}
+
+uint64_t jd_whist_read(const struct jd_whist *w, uint64_t now_ms, enum jd_window win,
+		       struct jd_hist *out)
+{
+	const struct jd_whist_slice *ring = win == JD_WINDOW_1M ? w->fine : w->coarse;
+	unsigned n = win == JD_WINDOW_1M ? JD_WHIST_FINE : JD_WHIST_COARSE;
+	uint64_t len = win == JD_WINDOW_1M ? JD_WHIST_FINE_MS : JD_WHIST_COARSE_MS;
+	uint64_t epoch = now_ms / len + 1, covered;
+
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < n; i++) {
+		const struct jd_whist_slice *s = &ring[i];
+
+		/* Live: one of the n most recent epochs (a future one cannot exist: the clock
+		 * is monotonic). */
+		if (s->epoch == 0 || s->epoch > epoch || s->epoch + n <= epoch || s->count == 0)
+			continue;
+		for (uint32_t k = 0; k < s->n; k++)
+			out->bucket[s->pair[k].bucket] += s->pair[k].count;
+		if (out->count == 0 || s->min < out->min)
+			out->min = s->min;
+		if (s->max > out->max)
+			out->max = s->max;
+		out->count += s->count;
+		out->sum += s->sum;
+	}
+	/* The current slice's elapsed part, and the n - 1 complete slices before it (all of
+	 * them, even before the first value: the window is a span of time, not of data). */
+	covered = now_ms % len + (uint64_t)(n - 1) * len;
+	if (now_ms < covered)
+		covered = now_ms;
+	return covered ? covered : 1;
+}
+
+size_t jd_whist_bytes(const struct jd_whist *w)
+{
+	size_t bytes = 0;
+
+	for (unsigned i = 0; i < JD_WHIST_FINE; i++)
+		bytes += w->fine[i].cap * sizeof(struct jd_whist_pair);
+	for (unsigned i = 0; i < JD_WHIST_COARSE; i++)
+		bytes += w->coarse[i].cap * sizeof(struct jd_whist_pair);
+	return bytes;
+}
+
+void jd_whist_free(struct jd_whist *w)
+{
+	for (unsigned i = 0; i < JD_WHIST_FINE; i++) {
+		free(w->fine[i].pair);
+		w->fine[i].pair = NULL;
+		w->fine[i].n = w->fine[i].cap = 0;
+	}
+	for (unsigned i = 0; i < JD_WHIST_COARSE; i++) {
+		free(w->coarse[i].pair);
+		w->coarse[i].pair = NULL;
+		w->coarse[i].n = w->coarse[i].cap = 0;
+	}
+}
+
+void jd_latency_record(struct jd_latency *l, uint64_t now_ms, int started, uint64_t queue_wait,
+		       uint64_t run, uint64_t end_to_end)
+{
+	if (started) {
+		jd_hist_record(&l->queue_wait, queue_wait);
+		jd_hist_record(&l->run, run);
+		jd_whist_record(&l->w_queue_wait, now_ms, queue_wait);
+		jd_whist_record(&l->w_run, now_ms, run);
+	}
+	jd_hist_record(&l->end_to_end, end_to_end);
+	jd_whist_record(&l->w_end_to_end, now_ms, end_to_end);
+}
+
+void jd_latency_free(struct jd_latency *l)
+{
+	jd_whist_free(&l->w_queue_wait);
+	jd_whist_free(&l->w_run);
+	jd_whist_free(&l->w_end_to_end);
 }

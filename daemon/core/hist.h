@@ -5,12 +5,28 @@
  * 1/16 (6.25 %) wide relative to its values, from 1 ns to 2^64 ns, in a fixed 976
  * counters (7.8 KiB).  Percentiles are read back as the midpoint of the bucket holding
  * them, clamped to the exact minimum and maximum (so a run of one value reads back
- * exactly).  The daemon records queue wait, run time and end
- * to end per client and in all; only the loop thread touches them, so there is no lock.
+ * exactly).  The daemon records queue wait, run time and end to end per client and in
+ * all; only the loop thread touches them, so there is no lock.
+ *
+ * Windows.  A lifetime histogram cannot tell a spike an hour ago from a healthy last
+ * minute, so each latency is also kept in time slices that rotate: six slices of 10 s
+ * for "the last minute" and five slices of 1 min for "the last five minutes".  A value is
+ * counted in the current slice of each ring; reading a window merges its ring's slices
+ * into a dense histogram.  A window so covers the current (partial) slice and the
+ * complete ones before it: between 50 and 60 s of the past for 1m, between 4 and 5 min
+ * for 5m; jd_whist_read says exactly how much, so a rate is count / covered.
+ *
+ * A slice is sparse: a sorted array of (bucket, count) pairs, grown as new buckets
+ * appear, so it costs what the distribution spreads over (a steady latency touches 10-40
+ * buckets: under 0.5 KiB), never more than 976 pairs (7.8 KiB); an empty slice holds no
+ * array.  Chosen over dense slices (11 x 7.8 KiB per latency, 258 KiB per client for the
+ * three) because the windows are kept per client as well.  Time is passed in (ms on any
+ * monotonic clock), so tests drive it by hand.
  */
 #ifndef JD_HIST_H
 #define JD_HIST_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define JD_HIST_BUCKETS 976
@@ -22,13 +38,6 @@ struct jd_hist {
 	uint64_t bucket[JD_HIST_BUCKETS];
 };
 
-/* The three latencies the daemon keeps, in all and per client (ns). */
-struct jd_latency {
-	struct jd_hist queue_wait;	/* queued -> started */
-	struct jd_hist run;		/* started -> finished */
-	struct jd_hist end_to_end;	/* submitted -> finished */
-};
-
 /* jd_hist_record: count one value (ns). */
 void jd_hist_record(struct jd_hist *h, uint64_t v);
 
@@ -37,5 +46,68 @@ unsigned jd_hist_bucket(uint64_t v);
 
 /* jd_hist_percentile: the value at quantile q (0 < q <= 1), 0 if empty. */
 uint64_t jd_hist_percentile(const struct jd_hist *h, double q);
+
+/* ---- over the last minute and the last five minutes ----------------------------------- */
+
+#define JD_WHIST_FINE 6		/* 10 s slices: the last minute */
+#define JD_WHIST_FINE_MS 10000u
+#define JD_WHIST_COARSE 5	/* 1 min slices: the last five minutes */
+#define JD_WHIST_COARSE_MS 60000u
+
+enum jd_window {
+	JD_WINDOW_1M = 0,
+	JD_WINDOW_5M = 1,
+};
+
+struct jd_whist_pair {
+	uint16_t bucket;
+	uint32_t count;
+};
+
+struct jd_whist_slice {
+	uint64_t epoch;			/* now_ms / slice length when it was (re)started */
+	uint64_t count, sum, min, max;
+	uint32_t n, cap;		/* pairs used and allocated */
+	struct jd_whist_pair *pair;	/* sorted by bucket; NULL while empty */
+};
+
+struct jd_whist {
+	struct jd_whist_slice fine[JD_WHIST_FINE];
+	struct jd_whist_slice coarse[JD_WHIST_COARSE];
+	uint64_t lost;			/* values not counted in a window (no memory) */
+};
+
+/* jd_whist_record: count value v (ns) at time now_ms in both windows.  Never fails: a
+ * value that finds no memory for a new bucket is counted in `lost` instead. */
+void jd_whist_record(struct jd_whist *w, uint64_t now_ms, uint64_t v);
+
+/* jd_whist_read: merge window `win` as of now_ms into *out (overwritten: a dense
+ * histogram that jd_hist_percentile reads) and return the milliseconds it covers (the
+ * current slice's elapsed part plus the complete slices before it; at least 1). */
+uint64_t jd_whist_read(const struct jd_whist *w, uint64_t now_ms, enum jd_window win,
+		       struct jd_hist *out);
+
+/* jd_whist_bytes: the heap memory the window holds now. */
+size_t jd_whist_bytes(const struct jd_whist *w);
+
+/* jd_whist_free: release the slices' memory (the struct itself is the caller's). */
+void jd_whist_free(struct jd_whist *w);
+
+/* ---- the three latencies the daemon keeps, in all and per client (ns) ---------------- */
+
+struct jd_latency {
+	struct jd_hist queue_wait;	/* queued -> started */
+	struct jd_hist run;		/* started -> finished */
+	struct jd_hist end_to_end;	/* submitted -> finished */
+	struct jd_whist w_queue_wait, w_run, w_end_to_end;	/* the same, windowed */
+};
+
+/* jd_latency_record: count a finished job at now_ms: its queue wait and run time if it
+ * started (started != 0), and its end-to-end time. */
+void jd_latency_record(struct jd_latency *l, uint64_t now_ms, int started, uint64_t queue_wait,
+		       uint64_t run, uint64_t end_to_end);
+
+/* jd_latency_free: release the windows' memory (the struct is the caller's). */
+void jd_latency_free(struct jd_latency *l);
 
 #endif /* JD_HIST_H */

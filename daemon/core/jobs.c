@@ -444,27 +444,25 @@ static void record_latency(struct jd_daemon *d, struct jd_job *j)
 {
 	struct jd_client *c = j->client;
 
-	/* A client's histograms cost 23 KiB: only clients that run jobs pay for them. */
+	/* A client's lifetime histograms cost 23 KiB (its windows what they hold): only
+	 * clients that run jobs pay for them. */
 	if (!c->lat)
 		c->lat = calloc(1, sizeof(*c->lat));
+
+	uint64_t qw = 0, run = 0, e2e = j->finished_ns - j->submitted_ns;
+	uint64_t mono_ms = j->finished_ns / 1000000; /* the windows' clock: monotonic */
 
 	if (j->started_ns) {
 		/* Run time as the worker measured it (the loop thread may learn of the end a
 		 * little later, with its batch); the other two end when the client can know. */
 		uint64_t end = j->run_finished_ns ? j->run_finished_ns : j->finished_ns;
-		uint64_t qw = j->started_ns - (j->queued_ns ? j->queued_ns : j->submitted_ns);
-		uint64_t run = end > j->started_ns ? end - j->started_ns : 0;
 
-		jd_hist_record(&d->lat.queue_wait, qw);
-		jd_hist_record(&d->lat.run, run);
-		if (c->lat) {
-			jd_hist_record(&c->lat->queue_wait, qw);
-			jd_hist_record(&c->lat->run, run);
-		}
+		qw = j->started_ns - (j->queued_ns ? j->queued_ns : j->submitted_ns);
+		run = end > j->started_ns ? end - j->started_ns : 0;
 	}
-	jd_hist_record(&d->lat.end_to_end, j->finished_ns - j->submitted_ns);
+	jd_latency_record(&d->lat, mono_ms, j->started_ns != 0, qw, run, e2e);
 	if (c->lat)
-		jd_hist_record(&c->lat->end_to_end, j->finished_ns - j->submitted_ns);
+		jd_latency_record(c->lat, mono_ms, j->started_ns != 0, qw, run, e2e);
 	jd_throughput_tick(d, j->finished_ms);
 	d->tp_sec[(j->finished_ms / 1000) % 64]++;
 }

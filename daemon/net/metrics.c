@@ -8,9 +8,14 @@
  */
 #include "daemon/net/metrics.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "daemon/daemon.h"
+#include "daemon/net/prom_export.h"
+#include "daemon/net/prometheus.h"
+#include "daemon/core/log.h"
 #include "jsched_version.h"
 
 void jd_throughput_tick(struct jd_daemon *d, uint64_t now_ms)
@@ -44,15 +49,90 @@ static json_t *percentiles(const struct jd_hist *h)
 			 (json_int_t)(h->max / 1000), "count", (json_int_t)h->count);
 }
 
+static const struct jd_latency no_latency;
+
 /* latencies: the three percentile sets; l NULL reads as empty. */
 static json_t *latencies(const struct jd_latency *l)
 {
-	static const struct jd_latency none;
-
 	if (!l)
-		l = &none;
+		l = &no_latency;
 	return json_pack("{s:o, s:o, s:o}", "queue_wait", percentiles(&l->queue_wait), "run",
 			 percentiles(&l->run), "end_to_end", percentiles(&l->end_to_end));
+}
+
+/* windowed: the three percentile sets over window `win` as of mono_ms, and in *rate the
+ * jobs finished per second over the time it covers; l NULL reads as empty. */
+static json_t *windowed(const struct jd_latency *l, enum jd_window win, uint64_t mono_ms,
+			double *rate_out)
+{
+	static struct jd_hist h; /* 7.8 KiB, merged into one at a time (loop thread) */
+	json_t *qw, *run, *e2e;
+	uint64_t covered;
+
+	if (!l)
+		l = &no_latency;
+	jd_whist_read(&l->w_queue_wait, mono_ms, win, &h);
+	qw = percentiles(&h);
+	jd_whist_read(&l->w_run, mono_ms, win, &h);
+	run = percentiles(&h);
+	covered = jd_whist_read(&l->w_end_to_end, mono_ms, win, &h);
+	e2e = percentiles(&h);
+	*rate_out = (double)h.count * 1000.0 / (double)covered;
+	return json_pack("{s:o, s:o, s:o}", "queue_wait", qw, "run", run, "end_to_end", e2e);
+}
+
+/* add_windows: latency_us_1m, latency_us_5m and throughput {"1m", "5m"} into o. */
+static void add_windows(json_t *o, const struct jd_latency *l, uint64_t mono_ms)
+{
+	double r1 = 0, r5 = 0;
+
+	json_object_set_new(o, "latency_us_1m", windowed(l, JD_WINDOW_1M, mono_ms, &r1));
+	json_object_set_new(o, "latency_us_5m", windowed(l, JD_WINDOW_5M, mono_ms, &r5));
+	json_object_set_new(o, "throughput_windows", json_pack("{s:f, s:f}", "1m", r1, "5m", r5));
+}
+
+/* The Prometheus buckets' edges: 2^k - 1 ns for k = 10 .. 38 (1.02 us .. 275 s), each the
+ * top of a log-linear bucket, so the count at or below an edge is exact. */
+#define EDGE_FIRST 10
+#define EDGE_LAST 38
+
+/* hist_counts: {"counts": [cumulative count at each edge], "count", "sum_ns"}. */
+static json_t *hist_counts(const struct jd_hist *h)
+{
+	json_t *counts = json_array();
+	uint64_t seen = 0;
+	unsigned b = 0;
+
+	for (unsigned k = EDGE_FIRST; k <= EDGE_LAST; k++) {
+		unsigned top = jd_hist_bucket((1ull << k) - 1);
+
+		for (; b <= top; b++)
+			seen += h->bucket[b];
+		json_array_append_new(counts, json_integer((json_int_t)seen));
+	}
+	return json_pack("{s:o, s:I, s:I}", "counts", counts, "count", (json_int_t)h->count,
+			 "sum_ns", (json_int_t)h->sum);
+}
+
+static json_t *lat_counts(const struct jd_latency *l)
+{
+	if (!l)
+		l = &no_latency;
+	return json_pack("{s:o, s:o, s:o}", "queue_wait", hist_counts(&l->queue_wait), "run",
+			 hist_counts(&l->run), "end_to_end", hist_counts(&l->end_to_end));
+}
+
+/* histograms_doc: the lifetime histograms' counts at the edges, in all and per client. */
+static json_t *histograms_doc(struct jd_daemon *d)
+{
+	json_t *edges = json_array(), *clients = json_object();
+
+	for (unsigned k = EDGE_FIRST; k <= EDGE_LAST; k++)
+		json_array_append_new(edges, json_integer((json_int_t)((1ull << k) - 1)));
+	for (struct jd_client *c = d->clients.head; c; c = c->next)
+		json_object_set_new(clients, c->name, lat_counts(c->lat));
+	return json_pack("{s:o, s:o, s:o}", "edges_ns", edges, "all", lat_counts(&d->lat),
+			 "clients", clients);
 }
 
 /* counters: the state counts of a client or of everything. */
@@ -90,6 +170,7 @@ static json_t *client_doc(struct jd_daemon *d, struct jd_client *c, const struct
 	json_object_set_new(o, "share", json_real(cs.realized_share));
 	json_object_set_new(o, "target_share", json_real(cs.configured_share));
 	json_object_set_new(o, "latency_us", latencies(c->lat));
+	add_windows(o, c->lat, jd_now_ns() / 1000000);
 	return o;
 }
 
@@ -118,7 +199,20 @@ static json_t *workers_doc(struct jd_daemon *d, json_t **fibers)
 	return arr;
 }
 
-json_t *jd_metrics(struct jd_daemon *d)
+/* exports_doc: where the Prometheus text goes besides the metrics operation. */
+static json_t *exports_doc(struct jd_daemon *d)
+{
+	uint64_t scrapes = 0, failed = 0;
+
+	if (d->prom_http)
+		jd_prom_http_counts(d->prom_http, &scrapes, &failed);
+	return json_pack("{s:s, s:I, s:I, s:I, s:s, s:s}", "listen", d->cfg.metrics_listen,
+			 "port", (json_int_t)(d->prom_http ? jd_prom_http_port(d->prom_http) : 0),
+			 "scrapes", (json_int_t)scrapes, "scrapes_failed", (json_int_t)failed,
+			 "textfile", d->cfg.metrics_textfile, "textfile_error", d->prom_file_err);
+}
+
+json_t *jd_metrics(struct jd_daemon *d, unsigned flags)
 {
 	struct jd_fair_stats st;
 	uint64_t now_ms = jd_now_ms();
@@ -159,6 +253,69 @@ json_t *jd_metrics(struct jd_daemon *d)
 				    json_pack("{s:s, s:I, s:I}", "path", d->config_path, "reloads",
 					      (json_int_t)d->reloads, "reload_failures",
 					      (json_int_t)d->reload_failures));
+		add_windows(doc, &d->lat, jd_now_ns() / 1000000);
+		json_object_set_new(doc, "prometheus", exports_doc(d));
+		if (flags & JD_METRICS_HISTOGRAMS)
+			json_object_set_new(doc, "histograms", histograms_doc(d));
 	}
 	return doc;
+}
+
+char *jd_metrics_prometheus(void *daemon, size_t *len)
+{
+	json_t *doc = jd_metrics(daemon, JD_METRICS_HISTOGRAMS);
+	char *text;
+
+	if (!doc)
+		return NULL;
+	text = jd_prometheus_text(doc, len);
+	json_decref(doc);
+	return text;
+}
+
+/* prom_file_cb: rewrite the text file; a failure is logged once until it changes. */
+static void prom_file_cb(uv_timer_t *t)
+{
+	struct jd_daemon *d = t->data;
+	char why[256] = "";
+
+	if (jd_prom_textfile_write(d->cfg.metrics_textfile, jd_metrics_prometheus, d, why,
+				   sizeof(why)) == 0)
+		why[0] = '\0';
+	if (strcmp(why, d->prom_file_err) != 0 && why[0])
+		jd_log(JD_LOG_WARN, "%s", why);
+	snprintf(d->prom_file_err, sizeof(d->prom_file_err), "%s", why);
+}
+
+int jd_metrics_exports_start(struct jd_daemon *d, char *err, size_t errlen)
+{
+	int r;
+
+	if (d->cfg.metrics_listen[0]) {
+		r = jd_prom_http_start(&d->loop, d->cfg.metrics_listen, jd_metrics_prometheus, d,
+				       &d->prom_http, err, errlen);
+		if (r < 0)
+			return r;
+		jd_log(JD_LOG_INFO, "metrics: GET /metrics on %s (port %u)", d->cfg.metrics_listen,
+		       jd_prom_http_port(d->prom_http));
+	}
+	if (d->cfg.metrics_textfile[0]) {
+		uv_timer_init(&d->loop, &d->prom_file);
+		d->prom_file.data = d;
+		d->prom_file_on = true;
+		uv_timer_start(&d->prom_file, prom_file_cb, 0, d->cfg.metrics_textfile_ms);
+	}
+	return 0;
+}
+
+void jd_metrics_exports_stop(struct jd_daemon *d)
+{
+	if (d->prom_http) {
+		jd_prom_http_stop(d->prom_http);
+		d->prom_http = NULL;
+	}
+	if (d->prom_file_on) {
+		uv_close((uv_handle_t *)&d->prom_file, NULL);
+		d->prom_file_on = false;
+	}
 }

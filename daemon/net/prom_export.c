@@ -114,7 +114,7 @@ static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status, cons
 }
 
 /* handler: GET /metrics (HEAD too, which libmicrohttpd answers without the body); every
- * other path 404, every other method 405.  A request body is never read. */
+ * other path 404, every other method 405.  A request body is read and discarded. */
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
 			       const char *method, const char *version, const char *upload,
 			       size_t *upload_size, void **req_cls)
@@ -133,7 +133,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
 		*req_cls = h;
 		return MHD_YES;
 	}
-	*upload_size = 0;
+	if (*upload_size != 0) { /* a body: discarded; the answer comes after it */
+		*upload_size = 0;
+		return MHD_YES;
+	}
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 		return answer(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", bad_method,
 			      sizeof(bad_method) - 1, MHD_RESPMEM_PERSISTENT);

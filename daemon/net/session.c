@@ -157,6 +157,29 @@ static void default_client_name(uid_t uid, char *buf, size_t len)
 		snprintf(buf, len, "uid-%u", (unsigned)uid);
 }
 
+/* op_metrics: the document, or with "format": "prometheus" its Prometheus text (`text`);
+ * "histograms": true adds the histograms' bucket counts to the document. */
+static void op_metrics(struct jd_conn *c, const struct jp_request *r)
+{
+	const char *format = jp_req_str(r, "format", "json");
+	char *text;
+	size_t len;
+
+	if (strcmp(format, "prometheus") != 0) {
+		unsigned flags = jp_req_bool(r, "histograms", false) ? JD_METRICS_HISTOGRAMS : 0;
+
+		jd_reply_ok(c, r->id, json_pack("{s:o}", "metrics", jd_metrics(c->d, flags)));
+		return;
+	}
+	text = jd_metrics_prometheus(c->d, &len);
+	if (!text) {
+		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory rendering the metrics");
+		return;
+	}
+	jd_reply_ok(c, r->id, json_pack("{s:s%}", "text", text, len));
+	free(text);
+}
+
 static void op_hello(struct jd_conn *c, const struct jp_request *r)
 {
 	struct jd_daemon *d = c->d;
@@ -266,7 +289,7 @@ void jd_session_message(struct jd_conn *c, json_t *msg)
 		jd_reply_ok(c, r.id, NULL);
 		break;
 	case JP_OP_METRICS:
-		jd_reply_ok(c, r.id, json_pack("{s:o}", "metrics", jd_metrics(d)));
+		op_metrics(c, &r);
 		break;
 	case JP_OP_DRAIN:
 		jd_op_drain(c, &r);

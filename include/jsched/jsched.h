@@ -366,6 +366,11 @@ JSCHED_API int jsched_output(struct jsched_conn *conn, uint64_t id, struct jsche
  * *out; the caller frees it with jsched_free. */
 JSCHED_API int jsched_metrics(struct jsched_conn *conn, char **out);
 
+/* jsched_metrics_prometheus stores the same figures in Prometheus's text exposition format
+ * (counters, gauges and latency histograms; no job's argv, env or output) in *out; the
+ * caller frees it with jsched_free. */
+JSCHED_API int jsched_metrics_prometheus(struct jsched_conn *conn, char **out);
+
 /* jsched_ping does a round trip that does nothing. */
 JSCHED_API int jsched_ping(struct jsched_conn *conn);
 

@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#include "daemon/core/whist.h"
+#include "daemon/core/hist.h"
 
 static struct jd_hist merged;
 
