@@ -9,6 +9,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int jp_err_set(struct jp_err *err, int code, const char *field, const char *fmt, ...)
@@ -22,6 +23,9 @@ int jp_err_set(struct jp_err *err, int code, const char *field, const char *fmt,
 	va_start(ap, fmt);
 	vsnprintf(err->message, sizeof(err->message), fmt, ap);
 	va_end(ap);
+	/* Either may quote the peer's text and end in a character cut by the buffer. */
+	jp_utf8_scrub(err->field);
+	jp_utf8_scrub(err->message);
 	return code;
 }
 
@@ -50,6 +54,25 @@ int jp_error_from_name(const char *name)
 	return JSCHED_EPROTOCOL;
 }
 
+/* text_new: a JSON string of s, with the bytes that are not well-formed UTF-8 left out
+ * (new reference; NULL when out of memory).  Error texts are built by every part of the
+ * daemon, some from fixed buffers: none of them may make the error unsendable. */
+static json_t *text_new(const char *s)
+{
+	json_t *j;
+	char *t;
+
+	if (jp_utf8_valid(s))
+		return json_string(s);
+	t = strdup(s);
+	if (!t)
+		return NULL;
+	jp_utf8_scrub(t);
+	j = json_string(t);
+	free(t);
+	return j;
+}
+
 json_t *jp_error_new(int code, const char *field, const char *message)
 {
 	const char *name = jp_error_name(code);
@@ -58,8 +81,8 @@ json_t *jp_error_new(int code, const char *field, const char *message)
 	if (!e)
 		return NULL;
 	if (json_object_set_new(e, "code", json_string(name ? name : "internal")) < 0 ||
-	    json_object_set_new(e, "message", json_string(message ? message : "")) < 0 ||
-	    (field && *field && json_object_set_new(e, "field", json_string(field)) < 0)) {
+	    json_object_set_new(e, "message", text_new(message ? message : "")) < 0 ||
+	    (field && *field && json_object_set_new(e, "field", text_new(field)) < 0)) {
 		json_decref(e);
 		return NULL;
 	}

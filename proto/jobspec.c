@@ -72,8 +72,8 @@ static const char *at(struct ctx *c, struct place p)
 	if (p.i >= 0)
 		snprintf(idx, sizeof(idx), "[%ld]", p.i);
 	dot = *base && *p.key ? "." : "";
-	snprintf(c->field, sizeof(c->field), "%s%s%s%s%s%.64s", base, dot, p.key, idx,
-		 p.sub ? "." : "", p.sub ? p.sub : "");
+	snprintf(c->field, sizeof(c->field), "%s%s%s%s%s%.*s", base, dot, p.key, idx,
+		 p.sub ? "." : "", p.sub ? jp_utf8_cut(p.sub, 64) : 0, p.sub ? p.sub : "");
 	return c->field;
 }
 

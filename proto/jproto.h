@@ -96,6 +96,29 @@ json_t *jp_error_new_from(const struct jp_err *err);
  * obj is not an error object (out then says so). */
 int jp_error_parse(const json_t *obj, struct jp_err *out);
 
+/* ---- UTF-8 (utf8.c) ------------------------------------------------------------------ */
+
+/* jp_utf8_seq returns the length (1 to 4) of the well-formed UTF-8 character that starts
+ * at s (NUL-terminated), or 0 at the terminator or where none starts (a stray byte, an
+ * overlong form, a surrogate, a sequence cut short).  Reads nothing past the NUL. */
+size_t jp_utf8_seq(const char *s);
+
+/* JP_UTF8_CUT_MAX: the largest prefix jp_utf8_cut measures (it returns an int). */
+#define JP_UTF8_CUT_MAX 65536
+
+/* jp_utf8_cut returns the length of the longest prefix of s (NUL-terminated) that is at
+ * most max bytes and does not end inside a character: the precision for "%.*s" when
+ * quoting the peer's text into a message, instead of a byte cut such as "%.64s". */
+int jp_utf8_cut(const char *s, size_t max);
+
+/* jp_utf8_valid: is s (NUL-terminated) well-formed UTF-8 throughout? */
+bool jp_utf8_valid(const char *s);
+
+/* jp_utf8_scrub removes from s, in place, every byte that is not part of a well-formed
+ * character (a character split by a cut, stray bytes), so that jansson accepts it and a
+ * JSON text of it is valid.  Returns the new length. */
+size_t jp_utf8_scrub(char *s);
+
 /* ---- bytes ------------------------------------------------------------------------- */
 
 /* A growable byte buffer.  Zero-initialised (or jp_buf_init) is empty. */
@@ -311,7 +334,9 @@ struct jp_request {
  * inside a submit are checked only as objects here; jp_submit_parse checks them in full.
  * Returns 0 with out filled, or JSCHED_EBAD_REQUEST / JSCHED_EUNKNOWN_OP /
  * JSCHED_ELIMIT_EXCEEDED with err filled and out->id set when it could be read (reply to
- * out->id, or null).  Any thread. */
+ * out->id, or null), or JSCHED_EBAD_FRAME (out->id JP_ID_NONE) for an integer anywhere in
+ * msg beyond +-(2^53 - 1): section 1's frame rule, which jansson's parser does not check.
+ * Any thread. */
 int jp_request_parse(const json_t *msg, const struct jp_limits *lim, struct jp_request *out,
 		     struct jp_err *err);
 

@@ -230,6 +230,35 @@ static int check(const struct field *f, const json_t *v, const struct jp_limits 
 	return jp_err_set(err, JSCHED_EINTERNAL, NULL, "unknown field type");
 }
 
+/* ints_exact: does every integer in v lie within +-(2^53 - 1) (PROTOCOL.md section 1)?
+ * jansson reads integers up to 2^63 - 1; beyond what every JSON implementation reads
+ * exactly, a request is a malformed frame, wherever the integer is (call args too). */
+static bool ints_exact(const json_t *v)
+{
+	const char *key;
+	const json_t *e;
+	size_t i;
+
+	switch (json_typeof(v)) {
+	case JSON_INTEGER:
+		return json_integer_value(v) >= -JP_MAX_INT && json_integer_value(v) <= JP_MAX_INT;
+	case JSON_ARRAY:
+		json_array_foreach(unconst(v), i, e) {
+			if (!ints_exact(e))
+				return false;
+		}
+		return true;
+	case JSON_OBJECT:
+		json_object_foreach(unconst(v), key, e) {
+			if (!ints_exact(e))
+				return false;
+		}
+		return true;
+	default:
+		return true;
+	}
+}
+
 int jp_request_parse(const json_t *msg, const struct jp_limits *lim, struct jp_request *out,
 		     struct jp_err *err)
 {
@@ -248,6 +277,9 @@ int jp_request_parse(const json_t *msg, const struct jp_limits *lim, struct jp_r
 	}
 	if (!json_is_object(msg))
 		return jp_err_set(err, JSCHED_EBAD_REQUEST, NULL, "a request is a JSON object");
+	if (!ints_exact(msg))
+		return jp_err_set(err, JSCHED_EBAD_FRAME, NULL,
+				  "an integer is outside +-(2^53-1), which JSON does not carry exactly");
 	id = json_object_get(msg, "id");
 	if (!id)
 		return jp_err_set(err, JSCHED_EBAD_REQUEST, "id", "the request has no id");
@@ -262,8 +294,8 @@ int jp_request_parse(const json_t *msg, const struct jp_limits *lim, struct jp_r
 				  op ? "op must be a string" : "the request has no op");
 	o = jp_op_from_name(json_string_value(op));
 	if (o < 0)
-		return jp_err_set(err, JSCHED_EUNKNOWN_OP, "op", "unknown operation \"%.64s\"",
-				  json_string_value(op));
+		return jp_err_set(err, JSCHED_EUNKNOWN_OP, "op", "unknown operation \"%.*s\"",
+				  jp_utf8_cut(json_string_value(op), 64), json_string_value(op));
 	out->op = (enum jp_op)o;
 	fields = op_fields[o];
 
@@ -275,7 +307,8 @@ int jp_request_parse(const json_t *msg, const struct jp_limits *lim, struct jp_r
 				break;
 		if (!f->name)
 			return jp_err_set(err, JSCHED_EBAD_REQUEST, key,
-					  "%s takes no member \"%.64s\"", jp_op_name(out->op), key);
+					  "%s takes no member \"%.*s\"", jp_op_name(out->op),
+					  jp_utf8_cut(key, 64), key);
 		rc = check(f, v, lim, err);
 		if (rc < 0)
 			return rc;

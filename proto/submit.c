@@ -75,8 +75,8 @@ static int resolve(struct jp_submit *s, struct refent *refs, size_t nrefs, size_
 				snprintf(f, sizeof(f), "%s.%s[%zu]", path, in_after ? "after" : "any_of",
 					 in_after ? j : j - sp->n_after);
 				return jp_err_set(err, JSCHED_EUNKNOWN_DEPENDENCY, f,
-						  "%s names ref \"%.64s\", which no spec of this "
-						  "submit has", f, d->ref);
+						  "%s names ref \"%.*s\", which no spec of this "
+						  "submit has", f, jp_utf8_cut(d->ref, 64), d->ref);
 			}
 			d->index = hit->index;
 			++*edges;
@@ -151,7 +151,8 @@ static int sort(struct jp_submit *s, size_t edges, struct jp_err *err)
 		}
 		spec_path(s, v, path, sizeof(path));
 		rc = jp_err_set(err, JSCHED_EDEPENDENCY_CYCLE, path,
-				"the refs form a cycle through %s (ref \"%.64s\")", path,
+				"the refs form a cycle through %s (ref \"%.*s\")", path,
+				s->specs[v].ref ? jp_utf8_cut(s->specs[v].ref, 64) : 0,
 				s->specs[v].ref ? s->specs[v].ref : "");
 	}
 out:
@@ -210,7 +211,8 @@ int jp_submit_parse(const struct jp_request *r, const struct jp_limits *lim,
 			spec_path(out, a, path, sizeof(path));
 			snprintf(f, sizeof(f), "%s.ref", path);
 			rc = jp_err_set(err, JSCHED_EBAD_REQUEST, f,
-					"ref \"%.64s\" is used by two specs", refs[i].ref);
+					"ref \"%.*s\" is used by two specs",
+					jp_utf8_cut(refs[i].ref, 64), refs[i].ref);
 			goto fail;
 		}
 	rc = resolve(out, refs, nrefs, &edges, err);

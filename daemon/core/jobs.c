@@ -366,6 +366,8 @@ bool jd_job_finish(struct jd_daemon *d, struct jd_job *j, enum jd_state s, const
 	j->cause = s == JD_SUCCEEDED ? NULL : cause;
 	free(j->reason);
 	j->reason = reason && s != JD_SUCCEEDED ? strdup(reason) : NULL;
+	if (j->reason)
+		jp_utf8_scrub(j->reason); /* may end in a character a fixed buffer cut */
 	j->settle_next = d->jobs.to_settle;
 	d->jobs.to_settle = j;
 	j->on_settle = true;

@@ -118,17 +118,24 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 	return true;
 }
 
+/* ns_after: now_ns plus ms milliseconds, saturated at UINT64_MAX (never, in effect): a
+ * deadline may lie up to 2^53 - 1 ms away, far more than uint64_t nanoseconds hold. */
+static uint64_t ns_after(uint64_t now_ns, uint64_t ms)
+{
+	return ms > (UINT64_MAX - now_ns) / 1000000u ? UINT64_MAX : now_ns + ms * 1000000u;
+}
+
 static uint64_t deadline_ns(const struct jp_job_spec *sp, uint64_t now_ns, uint64_t now_ms)
 {
 	int64_t in_ms;
 
 	switch (sp->deadline) {
 	case JP_DEADLINE_IN:
-		return now_ns + (uint64_t)sp->deadline_ms * 1000000ull;
+		return ns_after(now_ns, (uint64_t)sp->deadline_ms);
 	case JP_DEADLINE_AT:
 		in_ms = sp->deadline_ms - (int64_t)now_ms;
 		/* Already past: due now (1 ns, since 0 means "none"). */
-		return in_ms <= 0 ? (now_ns ? now_ns : 1) : now_ns + (uint64_t)in_ms * 1000000ull;
+		return in_ms <= 0 ? (now_ns ? now_ns : 1) : ns_after(now_ns, (uint64_t)in_ms);
 	default:
 		return 0;
 	}

@@ -33,6 +33,25 @@ json_t *jd_error_obj(int code, const char *field, const char *fmt, ...)
 	return jp_error_new(code, field, msg);
 }
 
+/* send_reply: send r (borrowed; NULL when it could not be built) as the reply to request
+ * id.  A reply that cannot be built or encoded is replaced by a fixed `internal` error,
+ * so that every request still gets exactly one reply. */
+static void send_reply(struct jd_conn *c, int64_t id, json_t *r)
+{
+	static const char failed[] = ",\"ok\":false,\"error\":{\"code\":\"internal\","
+				     "\"message\":\"jschedd could not build the reply\"}}";
+	struct jp_buf b;
+	int rc = r ? jd_conn_send(c, r) : JSCHED_ENOMEM;
+
+	if (rc == 0 || rc == JSCHED_EDISCONNECTED || c->closing)
+		return;
+	jp_buf_init(&b);
+	if (jd_reply_text_start(&b, id) || jd_json_text_raw(&b, failed))
+		jp_buf_free(&b);
+	else
+		jd_conn_send_frame(c, &b);
+}
+
 void jd_reply_ok(struct jd_conn *c, int64_t id, json_t *body)
 {
 	json_t *r = jp_reply_new(id);
@@ -40,8 +59,7 @@ void jd_reply_ok(struct jd_conn *c, int64_t id, json_t *body)
 	if (r && body)
 		json_object_update(r, body);
 	json_decref(body);
-	if (r)
-		jd_conn_send(c, r);
+	send_reply(c, id, r);
 	json_decref(r);
 }
 
@@ -49,8 +67,7 @@ void jd_reply_error_obj(struct jd_conn *c, int64_t id, json_t *err)
 {
 	json_t *r = jp_reply_error_new(id, err);
 
-	if (r)
-		jd_conn_send(c, r);
+	send_reply(c, id, r);
 	json_decref(r);
 }
 
@@ -241,7 +258,9 @@ void jd_session_message(struct jd_conn *c, json_t *msg)
 
 	jd_limits_of(c, &lim);
 	if (jp_request_parse(msg, &lim, &r, &err) < 0) {
-		if (!c->hello_done) {
+		/* A frame rule broken (PROTOCOL.md section 1): answered and closed as the
+		 * decoder's own bad_frame is. */
+		if (!c->hello_done || err.code == JSCHED_EBAD_FRAME) {
 			jd_session_fatal(c, err.code, err.message);
 			return;
 		}

@@ -5,9 +5,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,6 +191,90 @@ int jdt_raw(struct jdt *t)
 	assert_true(strlen(t->sock) < sizeof(sa.sun_path));
 	memcpy(sa.sun_path, t->sock, strlen(t->sock) + 1);
 	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+void jdt_send_all(int fd, const void *p, size_t n)
+{
+	const char *b = p;
+
+	while (n > 0) {
+		ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		assert_true(w > 0);
+		b += w;
+		n -= (size_t)w;
+	}
+}
+
+void jdt_send_frame(int fd, const char *json)
+{
+	uint32_t len = htonl((uint32_t)strlen(json));
+
+	jdt_send_all(fd, &len, 4);
+	jdt_send_all(fd, json, strlen(json));
+}
+
+/* read_exact: n bytes within 10 s; false at end of stream. */
+static bool read_exact(int fd, void *p, size_t n)
+{
+	char *b = p;
+
+	while (n > 0) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		ssize_t r;
+
+		if (poll(&pfd, 1, 10000) != 1)
+			fail_msg("no data from the daemon within 10 s");
+		r = recv(fd, b, n, 0);
+		if (r == 0 || (r < 0 && errno == ECONNRESET))
+			return false;
+		assert_true(r > 0);
+		b += r;
+		n -= (size_t)r;
+	}
+	return true;
+}
+
+json_t *jdt_read_frame(int fd)
+{
+	json_error_t jerr;
+	uint32_t len;
+	char *buf;
+	json_t *j;
+
+	if (!read_exact(fd, &len, 4))
+		return NULL;
+	len = ntohl(len);
+	assert_true(len > 0 && len <= (1u << 24));
+	buf = malloc(len);
+	assert_non_null(buf);
+	assert_true(read_exact(fd, buf, len));
+	j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!j)
+		fail_msg("a frame from the daemon is not valid JSON (%s): %.200s", jerr.text, buf);
+	free(buf);
+	return j;
+}
+
+int jdt_raw_hello(struct jdt *t, const char *client)
+{
+	int fd = jdt_raw(t);
+	char req[160];
+	json_t *r;
+
+	if (client)
+		snprintf(req, sizeof(req),
+			 "{\"op\": \"hello\", \"id\": 0, \"version\": 1, \"client\": \"%s\"}", client);
+	else
+		snprintf(req, sizeof(req), "{\"op\": \"hello\", \"id\": 0, \"version\": 1}");
+	jdt_send_frame(fd, req);
+	r = jdt_read_frame(fd);
+	assert_non_null(r);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	json_decref(r);
 	return fd;
 }
 

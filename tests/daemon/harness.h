@@ -47,6 +47,16 @@ struct jsched_conn *jdt_connect(struct jdt *t, const char *client);
 /* jdt_raw: a plain connected socket fd (no hello). */
 int jdt_raw(struct jdt *t);
 
+/* Raw frames on a jdt_raw socket.  jdt_send_all: all n bytes (asserts).  jdt_send_frame:
+ * the JSON text (or any bytes) as one frame.  jdt_read_frame: the next frame from the
+ * daemon within 10 s, parsed (new reference), or NULL at end of stream; asserts that the
+ * payload is valid JSON, UTF-8 included, and at most 16 MiB.  jdt_raw_hello: a raw
+ * connection that has done its hello as `client` (NULL: the default name). */
+void jdt_send_all(int fd, const void *p, size_t n);
+void jdt_send_frame(int fd, const char *json);
+json_t *jdt_read_frame(int fd);
+int jdt_raw_hello(struct jdt *t, const char *client);
+
 /* jdt_req: send a raw request (printf format, JSON) and return the parsed reply (new
  * reference; asserts it is a reply).  */
 json_t *jdt_req(struct jsched_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -53,91 +53,21 @@ static void bystander_ok(void)
 	assert_string_equal(jdt_wait_final(bystander, id, NULL), "succeeded");
 }
 
-static void send_all(int fd, const void *p, size_t n)
-{
-	const char *b = p;
-
-	while (n > 0) {
-		ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		assert_true(w > 0);
-		b += w;
-		n -= (size_t)w;
-	}
-}
-
-static void send_frame(int fd, const char *json)
-{
-	uint32_t len = htonl((uint32_t)strlen(json));
-
-	send_all(fd, &len, 4);
-	send_all(fd, json, strlen(json));
-}
-
-/* read_exact: n bytes within 10 s; false at end of stream. */
-static bool read_exact(int fd, void *p, size_t n)
-{
-	char *b = p;
-
-	while (n > 0) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		ssize_t r;
-
-		if (poll(&pfd, 1, 10000) != 1)
-			fail_msg("no data from the daemon within 10 s");
-		r = recv(fd, b, n, 0);
-		if (r == 0 || (r < 0 && errno == ECONNRESET))
-			return false;
-		assert_true(r > 0);
-		b += r;
-		n -= (size_t)r;
-	}
-	return true;
-}
-
-/* read_frame: the next frame parsed, or NULL at end of stream. */
-static json_t *read_frame(int fd)
-{
-	uint32_t len;
-	char *buf;
-	json_t *j;
-
-	if (!read_exact(fd, &len, 4))
-		return NULL;
-	len = ntohl(len);
-	assert_true(len > 0 && len < (1u << 24));
-	buf = malloc(len);
-	assert_true(read_exact(fd, buf, len));
-	j = json_loadb(buf, len, 0, NULL);
-	free(buf);
-	assert_non_null(j);
-	return j;
-}
-
 /* expect_error_then_close: one error reply with `code`, then end of stream. */
 static void expect_error_then_close(int fd, const char *code)
 {
-	json_t *r = read_frame(fd);
+	json_t *r = jdt_read_frame(fd);
 
 	assert_non_null(r);
 	assert_string_equal(jdt_err_code(r), code);
 	json_decref(r);
-	assert_null(read_frame(fd));
+	assert_null(jdt_read_frame(fd));
 	close(fd);
 }
 
 static int hello(void)
 {
-	int fd = jdt_raw(&t);
-	json_t *r;
-
-	send_frame(fd, "{\"op\": \"hello\", \"id\": 0, \"version\": 1, \"client\": \"raw\"}");
-	r = read_frame(fd);
-	assert_true(json_is_true(json_object_get(r, "ok")));
-	json_decref(r);
-	return fd;
+	return jdt_raw_hello(&t, "raw");
 }
 
 static void test_garbage_and_huge_length(void **state)
@@ -147,10 +77,10 @@ static void test_garbage_and_huge_length(void **state)
 
 	(void)state;
 	/* An HTTP request: its first four bytes read as a length of 1.2 GB. */
-	send_all(fd, "GET / HTTP/1.1\r\nHost: x\r\n\r\n", 27);
+	jdt_send_all(fd, "GET / HTTP/1.1\r\nHost: x\r\n\r\n", 27);
 	expect_error_then_close(fd, "frame_too_large");
 	fd = hello();
-	send_all(fd, huge, 4);
+	jdt_send_all(fd, huge, 4);
 	expect_error_then_close(fd, "frame_too_large");
 	bystander_ok();
 }
@@ -160,14 +90,14 @@ static void test_malformed_and_truncated(void **state)
 	int fd = hello();
 
 	(void)state;
-	send_frame(fd, "{not json");
+	jdt_send_frame(fd, "{not json");
 	expect_error_then_close(fd, "bad_frame");
 	fd = hello();
-	send_frame(fd, "[1, 2, 3]");
+	jdt_send_frame(fd, "[1, 2, 3]");
 	expect_error_then_close(fd, "bad_frame");
 	/* Half a frame, then the client goes away: nothing happens to anyone else. */
 	fd = hello();
-	send_all(fd, "\x00\x00\x00\x64{\"op\": \"pi", 14);
+	jdt_send_all(fd, "\x00\x00\x00\x64{\"op\": \"pi", 14);
 	close(fd);
 	bystander_ok();
 }
@@ -177,7 +107,7 @@ static void test_before_hello(void **state)
 	int fd = jdt_raw(&t);
 
 	(void)state;
-	send_frame(fd, "{\"op\": \"ping\", \"id\": 1}");
+	jdt_send_frame(fd, "{\"op\": \"ping\", \"id\": 1}");
 	expect_error_then_close(fd, "handshake_required");
 	/* Silent past the handshake time: closed with a timeout error. */
 	fd = jdt_raw(&t);
@@ -191,34 +121,34 @@ static void test_bad_requests_answered(void **state)
 	json_t *r;
 
 	(void)state;
-	send_frame(fd, "{\"op\": \"status\", \"id\": 1, \"job\": \"seven\"}");
-	r = read_frame(fd);
+	jdt_send_frame(fd, "{\"op\": \"status\", \"id\": 1, \"job\": \"seven\"}");
+	r = jdt_read_frame(fd);
 	assert_string_equal(jdt_err_code(r), "bad_request");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"), "field")), "job");
 	assert_int_equal(json_integer_value(json_object_get(r, "id")), 1);
 	json_decref(r);
-	send_frame(fd, "{\"op\": \"launch_missiles\", \"id\": 2}");
-	r = read_frame(fd);
+	jdt_send_frame(fd, "{\"op\": \"launch_missiles\", \"id\": 2}");
+	r = jdt_read_frame(fd);
 	assert_string_equal(jdt_err_code(r), "unknown_op");
 	json_decref(r);
-	send_frame(fd, "{\"op\": \"submit\", \"id\": 3, \"job\": {\"kind\": \"call\", \"fn\": \"noop\", \"retries\": 3}}");
-	r = read_frame(fd);
+	jdt_send_frame(fd, "{\"op\": \"submit\", \"id\": 3, \"job\": {\"kind\": \"call\", \"fn\": \"noop\", \"retries\": 3}}");
+	r = jdt_read_frame(fd);
 	assert_string_equal(jdt_err_code(r), "bad_request");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"), "field")), "job.retries");
 	json_decref(r);
-	send_frame(fd, "{\"op\": \"hello\", \"id\": 4, \"version\": 1}");
-	r = read_frame(fd);
+	jdt_send_frame(fd, "{\"op\": \"hello\", \"id\": 4, \"version\": 1}");
+	r = jdt_read_frame(fd);
 	assert_string_equal(jdt_err_code(r), "protocol_error");
 	json_decref(r);
 	/* The connection is still good after all that. */
-	send_frame(fd, "{\"op\": \"ping\", \"id\": 5}");
-	r = read_frame(fd);
+	jdt_send_frame(fd, "{\"op\": \"ping\", \"id\": 5}");
+	r = jdt_read_frame(fd);
 	assert_true(json_is_true(json_object_get(r, "ok")));
 	json_decref(r);
 	close(fd);
 	/* A version the daemon does not speak. */
 	fd = jdt_raw(&t);
-	send_frame(fd, "{\"op\": \"hello\", \"id\": 0, \"version\": 99}");
+	jdt_send_frame(fd, "{\"op\": \"hello\", \"id\": 0, \"version\": 99}");
 	expect_error_then_close(fd, "version_mismatch");
 	bystander_ok();
 }
@@ -307,7 +237,7 @@ static void test_connections_per_uid(void **state)
 		/* A refused connection may already be closed: the send may fail; the
 		 * refusal is still there to read. */
 		(void)!send(fds[n], hello_req, sizeof(hello_req) - 1, MSG_NOSIGNAL);
-		r = read_frame(fds[n]);
+		r = jdt_read_frame(fds[n]);
 		assert_non_null(r);
 		if (!json_is_true(json_object_get(r, "ok"))) {
 			assert_string_equal(jdt_err_code(r), "limit_exceeded");

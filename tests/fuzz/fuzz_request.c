@@ -3,7 +3,8 @@
  *
  * Input: a frame payload.  Invariants:
  *   - a payload is refused only as bad_frame (or no_memory);
- *   - a request is refused only with bad_request / unknown_op / limit_exceeded, with a
+ *   - a request is refused only with bad_request / unknown_op / limit_exceeded (or bad_frame,
+ *     id null, for an integer beyond +-(2^53-1)), with a
  *     message, and the error reply built from it reads back with the same code and field;
  *   - an accepted submit yields specs whose creation order is a permutation of them in which
  *     every spec follows the specs it names by ref;
@@ -104,8 +105,11 @@ static void check_request(const json_t *msg)
 	rc = jp_request_parse(msg, &lim, &r, &err);
 	if (rc < 0) {
 		check(rc == JSCHED_EBAD_REQUEST || rc == JSCHED_EUNKNOWN_OP ||
-		      rc == JSCHED_ELIMIT_EXCEEDED);
+		      rc == JSCHED_ELIMIT_EXCEEDED ||
+		      (rc == JSCHED_EBAD_FRAME && r.id == JP_ID_NONE));
 		check(err.code == rc && err.message[0]);
+		/* Texts quoting the input are cut at characters: jansson takes them. */
+		check(jp_utf8_valid(err.message) && jp_utf8_valid(err.field));
 		/* The error reply the daemon would send reads back the same. */
 		reply = jp_reply_err_new(r.id, &err);
 		check(reply != NULL);

@@ -118,7 +118,13 @@ static void test_envelope_errors(void **state)
 	req_bad("{\"op\":\"ping\",\"id\":-1}", JSCHED_EBAD_REQUEST, "id", JP_ID_NONE);
 	req_bad("{\"op\":\"ping\",\"id\":1.5}", JSCHED_EBAD_REQUEST, "id", JP_ID_NONE);
 	req_bad("{\"op\":\"ping\",\"id\":\"7\"}", JSCHED_EBAD_REQUEST, "id", JP_ID_NONE);
-	req_bad("{\"op\":\"ping\",\"id\":9007199254740992}", JSCHED_EBAD_REQUEST, "id", JP_ID_NONE);
+	/* Beyond +-(2^53 - 1) anywhere: a frame rule (PROTOCOL.md section 1), not a member's. */
+	req_bad("{\"op\":\"ping\",\"id\":9007199254740992}", JSCHED_EBAD_FRAME, "", JP_ID_NONE);
+	req_bad("{\"op\":\"ping\",\"id\":9223372036854775807}", JSCHED_EBAD_FRAME, "", JP_ID_NONE);
+	req_bad("{\"op\":\"submit\",\"id\":3,\"job\":{\"kind\":\"call\",\"fn\":\"echo\","
+		"\"args\":{\"a\":[1,-9007199254740992]}}}", JSCHED_EBAD_FRAME, "", JP_ID_NONE);
+	req_ok("{\"op\":\"submit\",\"id\":3,\"job\":{\"kind\":\"call\",\"fn\":\"echo\","
+	       "\"args\":{\"a\":[1,-9007199254740991]}}}", JP_OP_SUBMIT, 3);
 	req_bad("{\"id\":5}", JSCHED_EBAD_REQUEST, "op", 5);
 	req_bad("{\"id\":5,\"op\":7}", JSCHED_EBAD_REQUEST, "op", 5);
 	req_bad("{\"id\":5,\"op\":\"frobnicate\"}", JSCHED_EUNKNOWN_OP, "op", 5);

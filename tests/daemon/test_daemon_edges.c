@@ -1,0 +1,337 @@
+/* tests/daemon/test_daemon_edges.c: inputs at the edges of what the protocol allows, on raw
+ * sockets against the real daemon.
+ *
+ * - Text cut to fit: every message and field that quotes the client's own text (an op
+ *   name, a member name, an env name in a field path, a ref, a handler's error, a command
+ *   that cannot start) is cut at every byte offset around its limit with 2-, 3- and 4-byte
+ *   characters; each request is answered with valid JSON (jdt_read_frame asserts it).
+ * - Integers: 2^53 - 1 is echoed; an id or any integer beyond +-(2^53 - 1) is a bad_frame
+ *   (PROTOCOL.md section 1), answered with id null, and the connection is closed.
+ * - Time: every time field at its extremes.  Far deadlines (deadline_in_ms up to 2^53 - 1,
+ *   where ms * 10^6 no longer fits in 64 bits; deadline_at_ms 2^53 - 1) never expire a job;
+ *   a past one expires it at once; time limits and wait timeouts of 2^53 - 1 ms do not
+ *   fire; sleep accepts its maximum and refuses one more.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/daemon/harness.h"
+
+static struct jdt t;
+
+static int setup(void **state)
+{
+	(void)state;
+	jdt_start(&t, "\"workers\": 2");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	int fd = jdt_raw_hello(&t, "edges");
+
+	(void)state;
+	/* A test that failed may have left its 24 h sleep running. */
+	jdt_send_frame(fd, "{\"op\": \"drain\", \"id\": 1, \"running\": true}");
+	json_decref(jdt_read_frame(fd));
+	close(fd);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+	return 0;
+}
+
+/* ask: send one request on fd and return its reply (new reference), skipping events. */
+static json_t *ask(int fd, const char *req)
+{
+	json_t *r;
+
+	jdt_send_frame(fd, req);
+	for (int i = 0; i < 10000; i++) {
+		r = jdt_read_frame(fd);
+		if (!r)
+			fail_msg("connection closed without a reply to %.200s", req);
+		if (!json_object_get(r, "event"))
+			return r;
+		json_decref(r);
+	}
+	fail_msg("no reply among 10000 frames");
+	return NULL;
+}
+
+/* expect_code: the reply to req has error `code` (and, if not NULL, `field`). */
+static void expect_code(int fd, const char *req, const char *code, const char *field)
+{
+	json_t *r = ask(fd, req);
+
+	if (strcmp(jdt_err_code(r), code) != 0)
+		fail_msg("%.120s: got %s, wanted %s", req, json_dumps(r, 0), code);
+	if (field)
+		assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"),
+								      "field")),
+				    field);
+	json_decref(r);
+}
+
+static const char *const wide[] = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
+
+/* pad: n 'a's then the character w, NUL-terminated, in buf. */
+static char *pad(char *buf, size_t n, const char *w)
+{
+	memset(buf, 'a', n);
+	strcpy(buf + n, w);
+	return buf;
+}
+
+static void test_text_cut_at_characters(void **state)
+{
+	int fd = jdt_raw_hello(&t, "edges");
+	char name[300], req[1024];
+
+	(void)state;
+	for (size_t w = 0; w < 3; w++)
+		for (size_t n = 56; n <= 66; n++) {
+			/* An op name, quoted in the message (64 bytes of it). */
+			snprintf(req, sizeof(req), "{\"op\": \"%s\", \"id\": 1}", pad(name, n, wide[w]));
+			expect_code(fd, req, "unknown_op", "op");
+			/* A member name: quoted in the message and the field (128 bytes). */
+			snprintf(req, sizeof(req), "{\"op\": \"ping\", \"id\": 2, \"%s\": 1}",
+				 pad(name, n + 64, wide[w]));
+			expect_code(fd, req, "bad_request", NULL);
+			/* An env name at the end of a field path. */
+			snprintf(req, sizeof(req),
+				 "{\"op\": \"submit\", \"id\": 3, \"job\": {\"kind\": \"exec\", "
+				 "\"argv\": [\"true\"], \"env\": {\"%s\": 7}}}",
+				 pad(name, n, wide[w]));
+			expect_code(fd, req, "bad_request", NULL);
+			/* A ref nobody defines, and a ref defined twice. */
+			snprintf(req, sizeof(req),
+				 "{\"op\": \"submit\", \"id\": 4, \"jobs\": [{\"kind\": \"call\", "
+				 "\"fn\": \"noop\", \"after\": [\"%s\"]}]}",
+				 pad(name, n - 8, wide[w]));
+			expect_code(fd, req, "unknown_dependency", "jobs[0].after[0]");
+			snprintf(req, sizeof(req),
+				 "{\"op\": \"submit\", \"id\": 5, \"jobs\": [{\"kind\": \"call\", "
+				 "\"fn\": \"noop\", \"ref\": \"%s\"}, {\"kind\": \"call\", \"fn\": "
+				 "\"noop\", \"ref\": \"%s\"}]}",
+				 pad(name, n - 8, wide[w]), name);
+			expect_code(fd, req, "bad_request", NULL);
+		}
+	close(fd);
+}
+
+/* test_reasons_cut_at_characters: a handler's error and a command that cannot start end up
+ * in the job's reason through fixed buffers; the record stays valid and says so. */
+static void test_reasons_cut_at_characters(void **state)
+{
+	int fd = jdt_raw_hello(&t, "edges");
+	char name[400], req[1024];
+
+	(void)state;
+	for (size_t w = 0; w < 3; w++)
+		for (size_t n = 120; n <= 300; n += 3) {
+			json_t *r, *rec;
+			const char *reason;
+
+			snprintf(req, sizeof(req),
+				 "{\"op\": \"submit\", \"id\": 1, \"jobs\": [{\"kind\": \"call\", "
+				 "\"fn\": \"fail\", \"args\": {\"message\": \"%s\"}}, {\"kind\": "
+				 "\"exec\", \"argv\": [\"/nonexistent/%s\"]}]}",
+				 pad(name, n, wide[w]), name);
+			r = ask(fd, req);
+			assert_true(json_is_true(json_object_get(r, "ok")));
+			snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 2, \"jobs\": [%lld, %lld]}",
+				 (long long)json_integer_value(json_array_get(json_object_get(r, "jobs"), 0)),
+				 (long long)json_integer_value(json_array_get(json_object_get(r, "jobs"), 1)));
+			json_decref(r);
+			r = ask(fd, req);
+			assert_true(json_is_true(json_object_get(r, "ok")));
+			for (size_t k = 0; k < 2; k++) {
+				rec = json_array_get(json_object_get(r, "jobs"), k);
+				assert_string_equal(json_string_value(json_object_get(rec, "state")),
+						    "failed");
+				reason = json_string_value(json_object_get(rec, "reason"));
+				assert_non_null(reason);
+				/* Cut whole: no replacement character for half of one. */
+				assert_null(strstr(reason, "\xef\xbf\xbd"));
+			}
+			json_decref(r);
+		}
+	close(fd);
+}
+
+static void test_integers_beyond_2_53(void **state)
+{
+	static const char *const bad[] = {
+		"{\"op\": \"ping\", \"id\": 9007199254740992}",
+		"{\"op\": \"ping\", \"id\": 9223372036854775807}",
+		"{\"op\": \"status\", \"id\": 1, \"job\": 9007199254740992}",
+		"{\"op\": \"submit\", \"id\": 1, \"job\": {\"kind\": \"call\", \"fn\": \"echo\", "
+		"\"args\": [1, {\"x\": -9007199254740992}]}}",
+		"{\"op\": \"wait\", \"id\": 1, \"job\": 1, \"timeout_ms\": 36028797018963968}",
+	};
+	json_t *r;
+	int fd;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		fd = jdt_raw_hello(&t, "edges");
+		jdt_send_frame(fd, bad[i]);
+		r = jdt_read_frame(fd);
+		assert_non_null(r);
+		assert_string_equal(jdt_err_code(r), "bad_frame");
+		assert_true(json_is_null(json_object_get(r, "id")));
+		json_decref(r);
+		assert_null(jdt_read_frame(fd));
+		close(fd);
+	}
+	/* The largest exact integer is an id like any other, and may sit in args. */
+	fd = jdt_raw_hello(&t, "edges");
+	r = ask(fd, "{\"op\": \"ping\", \"id\": 9007199254740991}");
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	assert_int_equal(json_integer_value(json_object_get(r, "id")), 9007199254740991LL);
+	json_decref(r);
+	r = ask(fd, "{\"op\": \"submit\", \"id\": 2, \"job\": {\"kind\": \"call\", \"fn\": "
+		    "\"echo\", \"args\": [-9007199254740991]}}");
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	json_decref(r);
+	close(fd);
+}
+
+/* submit_id: submit the spec (JSON text) on fd; returns the new job's id. */
+static long long submit_id(int fd, const char *spec)
+{
+	char req[1024];
+	json_t *r;
+	long long id;
+
+	snprintf(req, sizeof(req), "{\"op\": \"submit\", \"id\": 1, \"job\": %s}", spec);
+	r = ask(fd, req);
+	if (!json_is_true(json_object_get(r, "ok")))
+		fail_msg("submit %s: %s", spec, json_dumps(r, 0));
+	id = (long long)json_integer_value(json_object_get(r, "job"));
+	json_decref(r);
+	return id;
+}
+
+static const char *state_of(const json_t *rec)
+{
+	return json_string_value(json_object_get(rec, "state"));
+}
+
+static void test_time_fields_at_extremes(void **state)
+{
+	static const char *const far[] = {
+		"\"deadline_in_ms\": 18446744073710",	/* ms * 10^6 just past 2^64 */
+		"\"deadline_in_ms\": 9007199254740991", /* the largest the protocol allows */
+		"\"deadline_at_ms\": 9007199254740991",
+	};
+	int fd = jdt_raw_hello(&t, "edges");
+	long long gate, far_ids[6], past_in, past_at, limit;
+	char spec[512], req[512];
+	size_t n = 0;
+	json_t *r;
+
+	(void)state;
+	/* A gate that stays shut until cancelled: jobs after it wait, with their deadline
+	 * timers running.  Queued ones behind a busy client are the other case: a job of
+	 * ours with a far deadline, queued behind nothing, just runs. */
+	gate = submit_id(fd, "{\"kind\": \"call\", \"fn\": \"sleep\", \"args\": {\"ms\": 86400000}}");
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(spec, sizeof(spec),
+			 "{\"kind\": \"call\", \"fn\": \"noop\", %s, \"after\": [{\"job\": %lld, "
+			 "\"on\": \"any\"}]}",
+			 far[i], gate);
+		far_ids[n++] = submit_id(fd, spec);
+		snprintf(spec, sizeof(spec), "{\"kind\": \"call\", \"fn\": \"noop\", %s}", far[i]);
+		far_ids[n++] = submit_id(fd, spec);
+	}
+	snprintf(spec, sizeof(spec),
+		 "{\"kind\": \"call\", \"fn\": \"noop\", \"deadline_in_ms\": 0, \"after\": [%lld]}",
+		 gate);
+	past_in = submit_id(fd, spec);
+	snprintf(spec, sizeof(spec),
+		 "{\"kind\": \"call\", \"fn\": \"noop\", \"deadline_at_ms\": 0, \"after\": [%lld]}",
+		 gate);
+	past_at = submit_id(fd, spec);
+	/* A time limit of 2^53 - 1 ms on a command that finishes. */
+	limit = submit_id(fd, "{\"kind\": \"exec\", \"argv\": [\"true\"], "
+			      "\"timeout_ms\": 9007199254740991}");
+
+	/* The past deadlines expire at once, while the gate is still shut. */
+	snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 2, \"jobs\": [%lld, %lld], "
+		 "\"timeout_ms\": 9007199254740991}", past_in, past_at);
+	r = ask(fd, req);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	for (size_t k = 0; k < 2; k++)
+		assert_string_equal(state_of(json_array_get(json_object_get(r, "jobs"), k)),
+				    "expired");
+	json_decref(r);
+	/* The far ones: queued ones ran, waiting ones still wait.  A wrapped deadline is due
+	 * within a millisecond of the submit; the 300 ms of this wait only give it time to
+	 * show (the pass does not depend on them). */
+	snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 3, \"jobs\": [%lld, %lld, %lld], "
+		 "\"mode\": \"any\", \"timeout_ms\": 300}", far_ids[0], far_ids[2], far_ids[4]);
+	r = ask(fd, req);
+	assert_string_equal(jdt_err_code(r), "timeout");
+	for (size_t k = 0; k < 3; k++)
+		assert_string_equal(state_of(json_array_get(json_object_get(json_object_get(r, "error"),
+									    "jobs"), k)),
+				    "waiting");
+	json_decref(r);
+	snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 4, \"jobs\": [%lld, %lld, %lld, %lld]}",
+		 far_ids[1], far_ids[3], far_ids[5], limit);
+	r = ask(fd, req);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	for (size_t k = 0; k < 4; k++)
+		assert_string_equal(state_of(json_array_get(json_object_get(r, "jobs"), k)),
+				    "succeeded");
+	json_decref(r);
+	/* Open the gate: the waiting jobs run rather than expire. */
+	snprintf(req, sizeof(req), "{\"op\": \"cancel\", \"id\": 5, \"job\": %lld}", gate);
+	json_decref(ask(fd, req));
+	snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 6, \"jobs\": [%lld, %lld, %lld]}",
+		 far_ids[0], far_ids[2], far_ids[4]);
+	r = ask(fd, req);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	for (size_t k = 0; k < 3; k++)
+		assert_string_equal(state_of(json_array_get(json_object_get(r, "jobs"), k)),
+				    "succeeded");
+	json_decref(r);
+	/* wait: timeout 0 polls; sleep: its maximum is accepted, one more refused. */
+	snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 7, \"job\": %lld, \"timeout_ms\": 0}",
+		 gate);
+	r = ask(fd, req);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	json_decref(r);
+	{
+		long long over = submit_id(fd, "{\"kind\": \"call\", \"fn\": \"sleep\", "
+					       "\"args\": {\"ms\": 86400001}}");
+
+		snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 8, \"job\": %lld}", over);
+		r = ask(fd, req);
+		assert_string_equal(state_of(json_object_get(r, "job")), "failed");
+		json_decref(r);
+	}
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_text_cut_at_characters),
+		cmocka_unit_test(test_reasons_cut_at_characters),
+		cmocka_unit_test(test_integers_beyond_2_53),
+		cmocka_unit_test(test_time_fields_at_extremes),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
