@@ -11,7 +11,8 @@
 # The pool and fair layers link in as their fragments define them; the client library
 # gives the daemon its standard socket resolution (jsched_default_socket_path).
 JSCHEDD := $(B)/bin/jschedd
-JSCHEDD_CORE_SRCS := daemon/core/jobs.c daemon/core/clients.c daemon/core/config.c \
+JSCHEDD_CORE_SRCS := daemon/core/jobs.c daemon/core/exec_job.c daemon/core/clients.c \
+	daemon/core/config.c daemon/core/config_exec.c daemon/core/config_names.c \
 	daemon/core/security.c daemon/core/hist.c daemon/core/log.c daemon/core/clock.c
 JSCHEDD_RUN_SRCS := daemon/run/runner.c daemon/run/exec.c daemon/run/handler.c \
 	daemon/run/builtins.c daemon/run/modules.c
@@ -58,14 +59,14 @@ $(JSCHEDD_MODULE) $(JSCHEDD_BADMODULE): $(B)/tests/daemon/%.so: $(B)/obj/tests/d
 # ---- unit tests of the parts that need no daemon ---------------------------------------
 JSCHEDD_UNIT := $(B)/tests/daemon/unit_config $(B)/tests/daemon/unit_hist \
 	$(B)/tests/daemon/unit_whist $(B)/tests/daemon/unit_prometheus
-# The config reader calls the exec and security parts' readers, which bring in the rest
-# of the daemon: unit_config links every daemon object but main.o.
-$(B)/tests/daemon/unit_config: $(B)/obj/tests/daemon/unit_config.o \
-		$(filter-out %/main.o,$(JSCHEDD_OBJS)) $(JD_FAIR_LIB) $(POOL_LIB) $(ARCH_OBJS) \
-		$(JPROTO_LIB) $(B)/obj/libclient/path.o
+# The config reader is core/config*.c alone (plain data, jansson): the unit test links
+# only those.
+JSCHEDD_CONFIG_OBJS := $(patsubst %.c,$(B)/obj/%.o,daemon/core/config.c daemon/core/config_exec.c \
+	daemon/core/config_names.c)
+$(B)/tests/daemon/unit_config: $(B)/obj/tests/daemon/unit_config.o $(JSCHEDD_CONFIG_OBJS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(UV_LIBS) $(JANSSON_LIBS) $(MHD_LIBS) $(CMOCKA_LIBS) -ldl $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(CMOCKA_LIBS) $(LDLIBS)
 $(B)/tests/daemon/unit_hist: $(B)/obj/tests/daemon/unit_hist.o $(B)/obj/daemon/core/hist.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")

@@ -17,22 +17,86 @@
 #include <unistd.h>
 
 #include "daemon/core/log.h"
-#include "daemon/service.h"
+#include "daemon/net/metrics.h"
 #include "daemon/net/session.h"
+#include "daemon/service.h"
 
 /* The list op's state mask uses the codec's numbering; the job table's is the same. */
 _Static_assert((int)JD_WAITING == (int)JP_STATE_WAITING && (int)JD_DROPPED == (int)JP_STATE_DROPPED &&
 		       (int)JD_RUNNING == (int)JP_STATE_RUNNING && JD_NSTATES == JP_NSTATES,
 	       "job states must be numbered as the codec's");
 
-bool jd_is_admin(const struct jd_daemon *d, uid_t uid)
+/* on_change: the job table's change hook: every change a client could be told of. */
+static void on_change(void *ctx, const struct jd_change *ch)
 {
-	if (uid == 0 || uid == d->self_uid)
-		return true;
-	for (size_t i = 0; i < d->cfg.n_admins; i++)
-		if (d->cfg.admins[i] == uid)
-			return true;
-	return false;
+	struct jd_daemon *d = ctx;
+
+	switch (ch->kind) {
+	case JD_CHANGE_QUEUED:
+		/* A worker should feed; the deadline timer is re-armed once the settle is
+		 * done (the admission that follows this report sets the deadline's place). */
+		jd_runner_kick(d);
+		if (ch->job->fj.deadline_ns)
+			d->deadline_dirty = true;
+		/* fall through */
+	case JD_CHANGE_SUBMITTED:
+	case JD_CHANGE_RUNNING:
+		jd_watch_job(d, ch->job);
+		break;
+	case JD_CHANGE_FINAL:	/* told when settled (on_settled) */
+	case JD_CHANGE_FORGOTTEN:
+	case JD_CHANGE_CLIENT:
+	case JD_CHANGE_NEXT_ID:
+		break;
+	}
+}
+
+/* on_settled: the settle fan-out of one final job: its latencies, its watch event, the
+ * waits on it. */
+static void on_settled(void *ctx, struct jd_job *j)
+{
+	struct jd_daemon *d = ctx;
+
+	jd_metrics_job_ended(d, j);
+	jd_watch_job(d, j);
+	jd_session_job_final(d, j);
+}
+
+/* on_settle_done: after a settle: wake the workers for what was queued, re-arm the
+ * deadline timer, and in a shutdown stop once nothing is left. */
+static void on_settle_done(void *ctx)
+{
+	struct jd_daemon *d = ctx;
+
+	jd_runner_flush_kicks(d);
+	if (d->deadline_dirty) {
+		d->deadline_dirty = false;
+		jd_daemon_arm_deadline(d);
+	}
+	jd_daemon_maybe_exit(d);
+}
+
+/* on_stop: a running job was asked to stop: its cancel token, its commands. */
+static void on_stop(void *ctx, struct jd_job *j)
+{
+	jd_runner_cancel(ctx, j);
+}
+
+int jd_daemon_init(struct jd_daemon *d)
+{
+	d->hooks = (struct jd_jobs_hooks){
+		.ctx = d,
+		.change = on_change,
+		.settled = on_settled,
+		.settle_done = on_settle_done,
+		.stop = on_stop,
+	};
+	jd_security_init(&d->sec, &d->cfg, d->self_uid);
+	jd_clients_init(&d->clients, &d->cfg, &d->hooks);
+	if (jd_jobs_init(&d->jobs, &d->loop, &d->hooks) < 0)
+		return JSCHED_ENOMEM;
+	jd_jobs_set_retention(&d->jobs, d->cfg.retain_jobs, d->cfg.retain_seconds);
+	return 0;
 }
 
 static void deadline_cb(uv_timer_t *t)
@@ -40,7 +104,7 @@ static void deadline_cb(uv_timer_t *t)
 	struct jd_daemon *d = t->data;
 
 	jd_fair_expire(d->runner.fair);
-	jd_jobs_settle(d);
+	jd_jobs_settle(&d->jobs);
 	jd_daemon_arm_deadline(d);
 }
 
@@ -64,30 +128,6 @@ void jd_daemon_maybe_exit(struct jd_daemon *d)
 	uv_stop(&d->loop);
 }
 
-static void cancel_everything(struct jd_daemon *d)
-{
-	struct jd_jobs *t = &d->jobs;
-	struct jd_job **v = malloc((t->count ? t->count : 1) * sizeof(*v));
-	size_t n = 0;
-
-	/* Collect first: cancelling changes the table's lists (never the hash, but the
-	 * settle list), and keeps this loop simple to reason about.  Jobs that have not
-	 * started go first: a running job asked to stop frees its worker at once, and that
-	 * worker would otherwise start a queued job not yet cancelled (a noop then
-	 * "succeeded" during an immediate shutdown, 4 runs in 20 of the lifecycle test under
-	 * ASan). */
-	if (!v)
-		return;
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t b = 0; b < t->n_buckets; b++)
-			for (struct jd_job *j = t->buckets[b]; j; j = j->hnext)
-				if (!jd_state_final(j->state) && (j->state == JD_RUNNING) == (pass == 1))
-					v[n++] = j;
-	for (size_t i = 0; i < n; i++)
-		jd_job_cancel(d, v[i], "shutdown");
-	free(v);
-}
-
 void jd_daemon_shutdown(struct jd_daemon *d, bool immediate)
 {
 	if (d->state == JD_STOPPING || (d->state == JD_DRAINING && !immediate))
@@ -100,8 +140,8 @@ void jd_daemon_shutdown(struct jd_daemon *d, bool immediate)
 	jd_server_stop_accepting(d);
 	jd_session_broadcast_shutdown(d, immediate ? "immediate" : "graceful");
 	if (immediate)
-		cancel_everything(d);
-	jd_jobs_settle(d);
+		jd_jobs_cancel_all(&d->jobs);
+	jd_jobs_settle(&d->jobs);
 	jd_daemon_maybe_exit(d);
 }
 
@@ -179,9 +219,10 @@ int jd_daemon_reload(struct jd_daemon *d, json_t **applied, json_t **restart_nee
 	neu.n_modules = d->cfg.n_modules;
 	jd_config_free(&d->cfg);
 	d->cfg = neu;
-	jd_clients_reconfigure(d);
+	jd_clients_reconfigure(&d->clients);
 	jd_runner_apply_config(d);
-	jd_jobs_trim(d);
+	jd_jobs_set_retention(&d->jobs, d->cfg.retain_jobs, d->cfg.retain_seconds);
+	jd_jobs_trim(&d->jobs);
 	jd_log(JD_LOG_INFO, "configuration reloaded from %s",
 	       d->config_path[0] ? d->config_path : "(defaults)");
 	return 0;

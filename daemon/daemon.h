@@ -78,14 +78,18 @@ struct jd_daemon {
 	uint64_t watchdog_ms;	/* systemd watchdog ping interval, 0 if none */
 	char service_status[512];	/* the last STATUS= sent (service.c) */
 
+	struct jd_jobs_hooks hooks;	/* what the job table and clients report to (daemon.c) */
+	bool deadline_dirty;	/* a job with a deadline was queued since the last settle */
+
 	enum jd_run_state state;
 	int exit_status;
 	uint64_t reloads, reload_failures;
 };
 
-/* jd_is_admin: may this uid use the admin operations?  Root, the daemon's own uid, and
- * the config's `admins`. */
-bool jd_is_admin(const struct jd_daemon *d, uid_t uid);
+/* jd_daemon_init: set up the core parts (job table, clients, security) and install the
+ * hooks through which they report (daemon.c).  After the config is loaded and self_uid
+ * set.  Returns 0 or JSCHED_ENOMEM. */
+int jd_daemon_init(struct jd_daemon *d);
 
 /* jd_daemon_shutdown: begin a shutdown (graceful or immediate; an immediate one during a
  * graceful one escalates).  Every connection gets the shutdown event.  Loop thread. */

@@ -70,7 +70,7 @@ static void tick_cb(uv_timer_t *t)
 {
 	struct jd_daemon *d = t->data;
 
-	jd_jobs_trim(d);
+	jd_jobs_trim(&d->jobs);
 	jd_service_tick(d); /* STATUS= on change, WATCHDOG=1 (service.c) */
 }
 
@@ -113,7 +113,7 @@ static int finish(struct jd_daemon *d)
 	if (uv_loop_close(&d->loop) != 0)
 		jd_log(JD_LOG_WARN, "a libuv handle was left open at exit");
 	jd_jobs_free(&d->jobs);
-	jd_clients_free(d);
+	jd_clients_free(&d->clients);
 	jd_latency_free(&d->lat);
 	jd_watch_free(d);
 	jd_modules_unload(&d->modules);
@@ -186,7 +186,7 @@ int main(int argc, char **argv)
 		 (int)getpid());
 	if (jd_modules_load(&d->modules, (const char (*)[4096])d->cfg.modules, d->cfg.n_modules, err,
 			    sizeof(err)) < 0 ||
-	    jd_jobs_init(&d->jobs) < 0) {
+	    jd_daemon_init(d) < 0) {
 		fprintf(stderr, "jschedd: %s\n", err[0] ? err : "out of memory");
 		return JD_EXIT_FAILURE;
 	}
@@ -201,6 +201,9 @@ int main(int argc, char **argv)
 		uv_loop_close(&d->loop);
 		return JD_EXIT_FAILURE;
 	}
+	/* The fair instance the runner created is where the job table admits and the
+	 * clients register. */
+	d->jobs.fair = d->clients.fair = d->runner.fair;
 	uv_signal_init(&d->loop, &d->sig_term);
 	uv_signal_init(&d->loop, &d->sig_int);
 	uv_signal_init(&d->loop, &d->sig_hup);

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/daemon.h"
 #include "daemon/core/log.h"
 
 static void fair_conf(const struct jd_client_conf *cc, struct jd_fair_client_config *fc)
@@ -18,17 +17,25 @@ static void fair_conf(const struct jd_client_conf *cc, struct jd_fair_client_con
 	fc->overflow = o;
 }
 
-struct jd_client *jd_client_find(struct jd_daemon *d, const char *name)
+void jd_clients_init(struct jd_clients *cs, const struct jd_config *cfg,
+		     const struct jd_jobs_hooks *hooks)
 {
-	for (struct jd_client *c = d->clients.head; c; c = c->next)
+	memset(cs, 0, sizeof(*cs));
+	cs->cfg = cfg;
+	cs->hooks = hooks;
+}
+
+struct jd_client *jd_client_find(const struct jd_clients *cs, const char *name)
+{
+	for (struct jd_client *c = cs->head; c; c = c->next)
 		if (strcmp(c->name, name) == 0)
 			return c;
 	return NULL;
 }
 
-struct jd_client *jd_client_get(struct jd_daemon *d, const char *name)
+struct jd_client *jd_client_get(struct jd_clients *cs, const char *name)
 {
-	struct jd_client *c = jd_client_find(d, name), **tail;
+	struct jd_client *c = jd_client_find(cs, name), **tail;
 	struct jd_fair_client_config fc;
 
 	if (c)
@@ -36,51 +43,65 @@ struct jd_client *jd_client_get(struct jd_daemon *d, const char *name)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	c->d = d;
 	snprintf(c->name, sizeof(c->name), "%s", name);
-	c->conf = *jd_config_client(&d->cfg, name);
+	c->conf = *jd_config_client(cs->cfg, name);
 	fair_conf(&c->conf, &fc);
-	if (jd_fair_client_add(d->runner.fair, c->name, &fc, c, &c->fc) < 0) {
+	if (jd_fair_client_add(cs->fair, c->name, &fc, c, &c->fc) < 0) {
 		free(c);
 		return NULL;
 	}
 	/* Append: metrics list clients in the order they first appeared. */
-	for (tail = &d->clients.head; *tail; tail = &(*tail)->next)
+	for (tail = &cs->head; *tail; tail = &(*tail)->next)
 		;
 	*tail = c;
-	d->clients.count++;
+	cs->count++;
 	jd_log(JD_LOG_DEBUG, "new client '%s' (weight %u)", c->name, c->conf.weight);
 	return c;
 }
 
-int jd_client_apply(struct jd_daemon *d, struct jd_client *c)
+/* apply: push c->conf to the fair layer.  Returns 0 or a JSCHED_E* code. */
+static int apply(struct jd_clients *cs, struct jd_client *c)
 {
 	struct jd_fair_client_config fc;
 
 	fair_conf(&c->conf, &fc);
-	return jd_fair_client_set(d->runner.fair, c->fc, &fc);
+	return jd_fair_client_set(cs->fair, c->fc, &fc);
 }
 
-void jd_clients_reconfigure(struct jd_daemon *d)
+int jd_client_set(struct jd_clients *cs, struct jd_client *c, const struct jd_client_conf *conf)
 {
-	for (struct jd_client *c = d->clients.head; c; c = c->next) {
+	struct jd_change ch = {.kind = JD_CHANGE_CLIENT, .client = c};
+	int rc;
+
+	c->conf = *conf;
+	c->conf_pinned = true;
+	if ((rc = apply(cs, c)) < 0)
+		return rc;
+	if (cs->hooks && cs->hooks->change)
+		cs->hooks->change(cs->hooks->ctx, &ch);
+	return 0;
+}
+
+void jd_clients_reconfigure(struct jd_clients *cs)
+{
+	for (struct jd_client *c = cs->head; c; c = c->next) {
 		if (c->conf_pinned)
 			continue;
-		c->conf = *jd_config_client(&d->cfg, c->name);
-		jd_client_apply(d, c);
+		c->conf = *jd_config_client(cs->cfg, c->name);
+		apply(cs, c);
 	}
 }
 
-void jd_clients_free(struct jd_daemon *d)
+void jd_clients_free(struct jd_clients *cs)
 {
-	while (d->clients.head) {
-		struct jd_client *c = d->clients.head;
+	while (cs->head) {
+		struct jd_client *c = cs->head;
 
-		d->clients.head = c->next;
+		cs->head = c->next;
 		if (c->lat)
 			jd_latency_free(c->lat);
 		free(c->lat);
 		free(c);
 	}
-	d->clients.count = 0;
+	cs->count = 0;
 }

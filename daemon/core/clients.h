@@ -18,13 +18,9 @@
 #include "daemon/core/hist.h"
 #include "daemon/core/jobs.h"
 
-struct jd_daemon;
-struct jd_conn;
-
 struct jd_client {
 	char name[65];
 	struct jd_client *next;
-	struct jd_daemon *d;		/* immutable: workers may read it */
 	struct jd_fair_client *fc;
 	struct jd_client_conf conf;	/* in force (config, or set_client since) */
 	bool conf_pinned;		/* set_client changed it: a reload keeps it */
@@ -39,23 +35,34 @@ struct jd_client {
 struct jd_clients {
 	struct jd_client *head;
 	size_t count;
+	const struct jd_config *cfg;	/* the config in force (its client entries) */
+	struct jd_fair *fair;		/* where clients are registered */
+	const struct jd_jobs_hooks *hooks;	/* the job table's: JD_CHANGE_CLIENT */
 };
+
+/* jd_clients_init: an empty registry reading its entries from cfg (borrowed: the
+ * config in force, replaced in place on reload) and reporting through hooks; the fair
+ * instance is set (cs->fair) before the first client. */
+void jd_clients_init(struct jd_clients *cs, const struct jd_config *cfg,
+		     const struct jd_jobs_hooks *hooks);
 
 /* jd_client_get: the client named `name`, created (with its config entry or the
  * defaults, and registered with the fair layer) if new.  NULL on ENOMEM. */
-struct jd_client *jd_client_get(struct jd_daemon *d, const char *name);
+struct jd_client *jd_client_get(struct jd_clients *cs, const char *name);
 
 /* jd_client_find: the client named `name`, or NULL. */
-struct jd_client *jd_client_find(struct jd_daemon *d, const char *name);
+struct jd_client *jd_client_find(const struct jd_clients *cs, const char *name);
 
-/* jd_client_apply: push c->conf to the fair layer.  Returns 0 or a JSCHED_E* code. */
-int jd_client_apply(struct jd_daemon *d, struct jd_client *c);
+/* jd_client_set: change c's settings at run time (set_client): they are pinned (a reload
+ * keeps them), pushed to the fair layer and reported (JD_CHANGE_CLIENT).  Returns 0 or a
+ * JSCHED_E* code. */
+int jd_client_set(struct jd_clients *cs, struct jd_client *c, const struct jd_client_conf *conf);
 
 /* jd_clients_reconfigure: after a reload, give every client not pinned by set_client its
  * entry from the new config. */
-void jd_clients_reconfigure(struct jd_daemon *d);
+void jd_clients_reconfigure(struct jd_clients *cs);
 
 /* jd_clients_free: release every client (the fair instance must still exist). */
-void jd_clients_free(struct jd_daemon *d);
+void jd_clients_free(struct jd_clients *cs);
 
 #endif /* JD_CLIENTS_H */

@@ -15,8 +15,33 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "daemon/run/exec.h"
-#include "daemon/core/security.h"
+#include <jansson.h>
+
+/* The socket mode meaning "decide from the path" (the default; security.c decides). */
+#define JD_SOCKET_MODE_AUTO 01000u
+
+/* The "exec" section of the config (all changeable live). */
+struct jd_exec_config {
+	uint32_t max_processes;		/* commands running at once */
+	uint32_t output_bytes;		/* captured bytes per stream per command */
+	uint32_t kill_grace_ms;		/* SIGTERM to SIGKILL */
+	bool allow_other_uids;		/* not root: run other uids' jobs as our own user */
+};
+
+/* One entry of "client_names": uid -> names it may use. */
+struct jd_name_grant {
+	uid_t uid;
+	bool any;		/* "*": every name */
+	char (*names)[65];
+	size_t n;
+};
+
+/* The config's security part (struct jd_config.sec).  Plain data. */
+struct jd_security_config {
+	struct jd_name_grant *grants;	/* malloc'd */
+	size_t n_grants;
+};
+
 
 /* What to do when a client's queue (or the global cap) is full; mirrors daemon/fair's
  * strategies by name. */
@@ -65,8 +90,8 @@ struct jd_config {
 	size_t n_clients;
 	uid_t admins[32];	/* uids allowed admin ops besides root and the daemon's uid */
 	size_t n_admins;
-	struct jd_exec_config exec;		/* "exec": commands (exec.h) */
-	struct jd_security_config sec;		/* "client_names" (security.h) */
+	struct jd_exec_config exec;		/* "exec": commands (config_exec.c) */
+	struct jd_security_config sec;		/* "client_names" (config_names.c) */
 
 	/* limits */
 	uint32_t frame_bytes;		/* largest frame after hello */
@@ -102,6 +127,17 @@ const struct jd_client_conf *jd_config_client(const struct jd_config *c, const c
  * `old` and `neu` but cannot change while running ("" if none).  Returns buf. */
 const char *jd_config_diff_static(const struct jd_config *old, const struct jd_config *neu,
 				  char *buf, size_t len);
+
+/* jd_exec_config_defaults / jd_exec_config_read: the "exec" section (config_exec.c).
+ * read returns 0 or JSCHED_EINVAL with "exec.<key>: ..." in err.  Any thread. */
+void jd_exec_config_defaults(struct jd_exec_config *c);
+int jd_exec_config_read(json_t *obj, struct jd_exec_config *c, char *err, size_t errlen);
+
+/* jd_security_config_read: the "client_names" object (config_names.c).  Returns 0 or
+ * JSCHED_EINVAL ("client_names.<key>: ...") / JSCHED_ENOMEM in err.
+ * jd_security_config_free releases it (safe on a zeroed struct).  Any thread. */
+int jd_security_config_read(json_t *obj, struct jd_security_config *c, char *err, size_t errlen);
+void jd_security_config_free(struct jd_security_config *c);
 
 /* jd_overflow_name / jd_policy_conf_name: the config spelling. */
 const char *jd_overflow_name(enum jd_overflow o);

@@ -17,12 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/daemon.h"
-#include "daemon/core/log.h"
-#include "daemon/net/metrics.h"
-#include "daemon/run/runner.h"
-#include "daemon/net/session.h"
+#include "daemon/core/clients.h"
+#include "daemon/core/clock.h"
+#include "daemon/core/exec_job.h"
 #include "jsched/error.h"
+#include "proto/jproto.h"
 
 static const char *const state_names[JD_NSTATES] = {
 	"waiting", "queued", "running", "succeeded", "failed", "cancelled", "expired", "dropped",
@@ -33,6 +32,17 @@ const char *jd_state_name(enum jd_state s)
 	return (unsigned)s < JD_NSTATES ? state_names[s] : "?";
 }
 
+static const char *const cause_names[JD_NCAUSES] = {
+#define JD_XX_CAUSE_NAME(name, wire) wire,
+	JD_CAUSE_MAP(JD_XX_CAUSE_NAME)
+#undef JD_XX_CAUSE_NAME
+};
+
+const char *jd_cause_name(enum jd_cause c)
+{
+	return (unsigned)c < JD_NCAUSES ? cause_names[c] : "?";
+}
+
 const char *jd_prio_name(unsigned prio)
 {
 	static const char *const names[JD_FAIR_NPRIO] = {"critical", "high", "normal", "low"};
@@ -40,13 +50,50 @@ const char *jd_prio_name(unsigned prio)
 	return prio < JD_FAIR_NPRIO ? names[prio] : "?";
 }
 
-int jd_jobs_init(struct jd_jobs *t)
+int jd_jobs_init(struct jd_jobs *t, uv_loop_t *loop, const struct jd_jobs_hooks *hooks)
 {
 	memset(t, 0, sizeof(*t));
 	t->n_buckets = 1024;
 	t->buckets = calloc(t->n_buckets, sizeof(*t->buckets));
 	t->next_id = 1;
+	t->loop = loop;
+	t->hooks = hooks;
+	t->retain_jobs = UINT32_MAX;
+	t->retain_ns = UINT64_MAX;
 	return t->buckets ? 0 : JSCHED_ENOMEM;
+}
+
+void jd_jobs_set_retention(struct jd_jobs *t, uint32_t jobs, uint32_t seconds)
+{
+	t->retain_jobs = jobs;
+	t->retain_ns = (uint64_t)seconds * 1000000000ull;
+}
+
+void jd_jobs_iter_init(const struct jd_jobs *t, struct jd_jobs_iter *it)
+{
+	it->bucket = 0;
+	it->next = t->n_buckets ? t->buckets[0] : NULL;
+}
+
+struct jd_job *jd_jobs_iter_next(const struct jd_jobs *t, struct jd_jobs_iter *it)
+{
+	struct jd_job *j;
+
+	while (!it->next && ++it->bucket < t->n_buckets)
+		it->next = t->buckets[it->bucket];
+	if (!(j = it->next))
+		return NULL;
+	it->next = j->hnext;
+	return j;
+}
+
+/* report: tell the hooks of a change. */
+static void report(struct jd_jobs *t, enum jd_change_kind kind, const struct jd_job *j)
+{
+	struct jd_change ch = {.kind = kind, .job = j, .next_id = t->next_id};
+
+	if (t->hooks && t->hooks->change)
+		t->hooks->change(t->hooks->ctx, &ch);
 }
 
 static void job_free(struct jd_job *j)
@@ -76,19 +123,20 @@ void jd_jobs_free(struct jd_jobs *t)
 	t->buckets = NULL;
 }
 
-struct jd_job *jd_job_new(struct jd_daemon *d)
+struct jd_job *jd_job_new(struct jd_jobs *t)
 {
 	struct jd_job *j = calloc(1, sizeof(*j));
 
 	if (!j)
 		return NULL;
-	j->id = d->jobs.next_id++;
+	j->id = t->next_id++;
 	j->fj.id = j->id;
 	j->state = JD_WAITING;
 	j->prio = JD_FAIR_NORMAL;
 	j->n_start.job = j;
 	j->n_done.job = j;
 	jd_cancel_init(&j->ctok);
+	report(t, JD_CHANGE_NEXT_ID, NULL);
 	return j;
 }
 
@@ -117,9 +165,8 @@ static void grow(struct jd_jobs *t)
 	t->n_buckets = n;
 }
 
-void jd_job_insert(struct jd_daemon *d, struct jd_job *j)
+void jd_job_insert(struct jd_jobs *t, struct jd_job *j)
 {
-	struct jd_jobs *t = &d->jobs;
 	size_t b;
 
 	if (t->count >= t->n_buckets)
@@ -134,13 +181,11 @@ void jd_job_insert(struct jd_daemon *d, struct jd_job *j)
 	j->client->submitted++;
 	j->client->live++;
 	j->client->by_state[JD_WAITING]++;
-	jd_watch_job(d, j);
+	report(t, JD_CHANGE_SUBMITTED, j);
 }
 
-struct jd_job *jd_job_find(struct jd_daemon *d, uint64_t id, bool *forgotten)
+struct jd_job *jd_job_find(const struct jd_jobs *t, uint64_t id, bool *forgotten)
 {
-	struct jd_jobs *t = &d->jobs;
-
 	if (forgotten)
 		*forgotten = false;
 	for (struct jd_job *j = t->buckets[id & (t->n_buckets - 1)]; j; j = j->hnext)
@@ -163,17 +208,17 @@ static void table_remove(struct jd_jobs *t, struct jd_job *j)
 }
 
 /* move_state: bookkeeping of a state change (global and per-client counts). */
-static void move_state(struct jd_daemon *d, struct jd_job *j, enum jd_state to)
+static void move_state(struct jd_jobs *t, struct jd_job *j, enum jd_state to)
 {
 	struct jd_client *c = j->client;
 
 	if (!jd_state_final(j->state)) {
-		d->jobs.by_state[j->state]--;
+		t->by_state[j->state]--;
 		c->by_state[j->state]--;
 	}
 	if (j->state <= JD_QUEUED && to > JD_QUEUED)
 		c->live--;
-	d->jobs.by_state[to]++;
+	t->by_state[to]++;
 	c->by_state[to]++;
 	j->state = to;
 }
@@ -194,7 +239,7 @@ static const char *const on_names[] = {"success", "failure", "any"};
 
 /* judge: dep k of j has ended in state s.  Returns 1 if the gate is now open, -1 if it
  * can never open (j is then finished cancelled), 0 if still waiting. */
-static int judge(struct jd_daemon *d, struct jd_job *j, uint32_t k, enum jd_state s)
+static int judge(struct jd_jobs *t, struct jd_job *j, uint32_t k, enum jd_state s)
 {
 	struct jd_dep *dep = &j->deps[k];
 	bool ok = dep_satisfied(dep->on, s);
@@ -206,7 +251,7 @@ static int judge(struct jd_daemon *d, struct jd_job *j, uint32_t k, enum jd_stat
 		if (!ok) {
 			snprintf(why, sizeof(why), "dependency %llu ended %s, wanted %s",
 				 (unsigned long long)dep->id, jd_state_name(s), on_names[dep->on]);
-			jd_job_finish(d, j, JD_CANCELLED, "dependency", why);
+			jd_job_finish(t, j, JD_CANCELLED, JD_CAUSE_DEPENDENCY, why);
 			return -1;
 		}
 	} else if (ok) {
@@ -215,7 +260,7 @@ static int judge(struct jd_daemon *d, struct jd_job *j, uint32_t k, enum jd_stat
 		snprintf(why, sizeof(why), "no any_of dependency can be satisfied (the last, "
 			 "%llu, ended %s, wanted %s)", (unsigned long long)dep->id,
 			 jd_state_name(s), on_names[dep->on]);
-		jd_job_finish(d, j, JD_CANCELLED, "dependency", why);
+		jd_job_finish(t, j, JD_CANCELLED, JD_CAUSE_DEPENDENCY, why);
 		return -1;
 	}
 	return j->after_pending == 0 && (j->n_any == 0 || j->any_ok) ? 1 : 0;
@@ -251,7 +296,7 @@ static void remove_dependent(struct jd_job *target, struct jd_job *j)
 struct jd_wait_deadline {
 	uv_timer_t timer;
 	struct jd_job *job;
-	struct jd_daemon *d;
+	struct jd_jobs *t;
 };
 
 static void wdl_closed_cb(uv_handle_t *h)
@@ -271,12 +316,12 @@ static void wdl_fire_cb(uv_timer_t *t)
 {
 	struct jd_wait_deadline *w = t->data;
 
-	jd_job_finish(w->d, w->job, JD_EXPIRED, "deadline",
+	jd_job_finish(w->t, w->job, JD_EXPIRED, JD_CAUSE_DEADLINE,
 		      "its deadline passed while it waited for its dependencies");
-	jd_jobs_settle(w->d);
+	jd_jobs_settle(w->t);
 }
 
-static void wdl_arm(struct jd_daemon *d, struct jd_job *j)
+static void wdl_arm(struct jd_jobs *t, struct jd_job *j)
 {
 	uint64_t now = jd_now_ns(), due = j->fj.deadline_ns;
 	struct jd_wait_deadline *w = calloc(1, sizeof(*w));
@@ -284,68 +329,69 @@ static void wdl_arm(struct jd_daemon *d, struct jd_job *j)
 	if (!w)
 		return; /* it expires when released instead */
 	w->job = j;
-	w->d = d;
-	uv_timer_init(&d->loop, &w->timer);
+	w->t = t;
+	uv_timer_init(t->loop, &w->timer);
 	w->timer.data = w;
 	uv_timer_start(&w->timer, wdl_fire_cb, due > now ? (due - now + 999999) / 1000000 : 0, 0);
 	j->wdl = w;
 }
 
-int jd_job_link_deps(struct jd_daemon *d, struct jd_job *j)
+int jd_job_link_deps(struct jd_jobs *t, struct jd_job *j)
 {
 	int open = j->after_pending == 0 && (j->n_any == 0 || j->any_ok);
 
 	for (uint32_t k = 0; k < j->n_deps && j->state == JD_WAITING; k++) {
-		struct jd_job *t = j->deps[k].target;
+		struct jd_job *target = j->deps[k].target;
 
-		if (!t)
+		if (!target)
 			continue;
-		if (jd_state_final(t->state)) {
-			open = judge(d, j, k, t->state);
-		} else if (add_dependent(t, j) < 0) {
-			jd_job_finish(d, j, JD_FAILED, "handler", "out of memory linking dependencies");
+		if (jd_state_final(target->state)) {
+			open = judge(t, j, k, target->state);
+		} else if (add_dependent(target, j) < 0) {
+			jd_job_finish(t, j, JD_FAILED, JD_CAUSE_HANDLER,
+				      "out of memory linking dependencies");
 			return 0;
 		}
 	}
 	if (j->state == JD_WAITING && open != 1 && j->fj.deadline_ns)
-		wdl_arm(d, j);
+		wdl_arm(t, j);
 	return j->state == JD_WAITING && open == 1;
 }
 
-int jd_job_release(struct jd_daemon *d, struct jd_job *j)
+int jd_job_release(struct jd_jobs *t, struct jd_job *j)
 {
 	int rc;
 
 	wdl_stop(j);
-	move_state(d, j, JD_QUEUED);
+	move_state(t, j, JD_QUEUED);
 	j->queued_ns = jd_now_ns();
-	jd_watch_job(d, j);
-	rc = jd_fair_admit(d->runner.fair, j->client->fc, &j->fj);
+	/* Reported before the admission, which may end the job at once (a drop): the
+	 * queued state comes first.  The daemon's hook kicks a worker and re-arms the
+	 * deadline timer once the settle is done. */
+	report(t, JD_CHANGE_QUEUED, j);
+	rc = jd_fair_admit(t->fair, j->client->fc, &j->fj);
 	if (rc < 0) {
 		/* No room (a limit lowered under a waiting job, or the global cap). */
-		jd_job_finish(d, j, JD_DROPPED, "overflow", "no room in the queue when its "
+		jd_job_finish(t, j, JD_DROPPED, JD_CAUSE_OVERFLOW, "no room in the queue when its "
 			      "dependencies were met");
 		return rc;
 	}
 	if (rc == JD_FAIR_BLOCKED)
 		j->client->blocked = true;
-	if (j->fj.deadline_ns)
-		jd_daemon_arm_deadline(d);
-	jd_runner_kick(d);
 	return rc;
 }
 
-void jd_job_set_running(struct jd_daemon *d, struct jd_job *j)
+void jd_job_set_running(struct jd_jobs *t, struct jd_job *j)
 {
 	if (j->state != JD_QUEUED)
 		return;
-	move_state(d, j, JD_RUNNING);
+	move_state(t, j, JD_RUNNING);
 	j->started_ms = j->run_started_ms;
 	j->started_ns = j->run_started_ns;
-	jd_watch_job(d, j);
+	report(t, JD_CHANGE_RUNNING, j);
 }
 
-bool jd_job_finish(struct jd_daemon *d, struct jd_job *j, enum jd_state s, const char *cause,
+bool jd_job_finish(struct jd_jobs *t, struct jd_job *j, enum jd_state s, enum jd_cause cause,
 		   const char *reason)
 {
 	if (jd_state_final(j->state))
@@ -359,53 +405,96 @@ bool jd_job_finish(struct jd_daemon *d, struct jd_job *j, enum jd_state s, const
 				remove_dependent(j->deps[k].target, j);
 				j->deps[k].target = NULL;
 			}
-	move_state(d, j, s);
-	d->jobs.n_live--;
+	move_state(t, j, s);
+	t->n_live--;
 	j->finished_ms = jd_now_ms();
 	j->finished_ns = jd_now_ns();
-	j->cause = s == JD_SUCCEEDED ? NULL : cause;
+	j->cause = s == JD_SUCCEEDED ? JD_CAUSE_NONE : cause;
 	free(j->reason);
 	j->reason = reason && s != JD_SUCCEEDED ? strdup(reason) : NULL;
 	if (j->reason)
 		jp_utf8_scrub(j->reason); /* may end in a character a fixed buffer cut */
-	j->settle_next = d->jobs.to_settle;
-	d->jobs.to_settle = j;
+	j->settle_next = t->to_settle;
+	t->to_settle = j;
 	j->on_settle = true;
+	report(t, JD_CHANGE_FINAL, j);
 	return true;
 }
 
-bool jd_job_cancel(struct jd_daemon *d, struct jd_job *j, const char *cause)
+enum jd_cause jd_job_stop_cause(const struct jd_jobs *t, const struct jd_job *j)
 {
-	const char *why = strcmp(cause, "shutdown") == 0 ? "cancelled by an immediate shutdown"
-							 : "cancelled by request";
+	return j->shutdown_cancel || t->stopping ? JD_CAUSE_SHUTDOWN : JD_CAUSE_CANCEL;
+}
 
+bool jd_job_stop_asked(const struct jd_jobs *t, const struct jd_job *j)
+{
+	return j->cancel_requested || t->stopping;
+}
+
+bool jd_job_finish_stopped(struct jd_jobs *t, struct jd_job *j, bool started)
+{
+	enum jd_cause cause = jd_job_stop_cause(t, j);
+	const char *why = cause != JD_CAUSE_SHUTDOWN ? "cancelled by request"
+			  : started		    ? "stopped by an immediate shutdown"
+						    : "cancelled by an immediate shutdown";
+
+	return jd_job_finish(t, j, JD_CANCELLED, cause, why);
+}
+
+bool jd_job_cancel(struct jd_jobs *t, struct jd_job *j, enum jd_cause cause)
+{
+	if (cause == JD_CAUSE_SHUTDOWN && !jd_state_final(j->state))
+		j->shutdown_cancel = true;
 	switch (j->state) {
 	case JD_WAITING:
-		jd_job_finish(d, j, JD_CANCELLED, cause, why);
+		jd_job_finish_stopped(t, j, false);
 		return false;
 	case JD_QUEUED:
 		/* Still in the fair queue, unless a worker has just taken it (then its
 		 * start notice is on its way: treat it as running). */
-		if (jd_fair_cancel(d->runner.fair, &j->fj) == 0) {
-			jd_job_finish(d, j, JD_CANCELLED, cause, why);
+		if (jd_fair_cancel(t->fair, &j->fj) == 0) {
+			jd_job_finish_stopped(t, j, false);
 			return false;
 		}
 		/* fall through */
 	case JD_RUNNING:
 		j->cancel_requested = true;
-		j->shutdown_cancel = strcmp(cause, "shutdown") == 0;
-		jd_runner_cancel(d, j);
+		if (t->hooks && t->hooks->stop)
+			t->hooks->stop(t->hooks->ctx, j);
 		return true;
 	default:
 		return false;
 	}
 }
 
-/* retain: j has settled; keep its record for the retention period. */
-static void retain(struct jd_daemon *d, struct jd_job *j)
+void jd_jobs_cancel_all(struct jd_jobs *t)
 {
-	struct jd_jobs *t = &d->jobs;
+	struct jd_job **v = malloc((t->count ? t->count : 1) * sizeof(*v));
+	struct jd_jobs_iter it;
+	struct jd_job *j;
+	size_t n = 0;
 
+	t->stopping = true;
+	/* Collect first: cancelling changes the table's lists (never the hash, but the
+	 * settle list), and keeps this loop simple to reason about.  Jobs that have not
+	 * started go first: a running job asked to stop frees its worker at once, and that
+	 * worker would otherwise start a queued job not yet cancelled (a noop then
+	 * "succeeded" during an immediate shutdown, 4 runs in 20 of the lifecycle test under
+	 * ASan). */
+	if (!v)
+		return;
+	for (int pass = 0; pass < 2; pass++)
+		for (jd_jobs_iter_init(t, &it); (j = jd_jobs_iter_next(t, &it));)
+			if (!jd_state_final(j->state) && (j->state == JD_RUNNING) == (pass == 1))
+				v[n++] = j;
+	for (size_t i = 0; i < n; i++)
+		jd_job_cancel(t, v[i], JD_CAUSE_SHUTDOWN);
+	free(v);
+}
+
+/* retain: j has settled; keep its record for the retention period. */
+static void retain(struct jd_jobs *t, struct jd_job *j)
+{
 	j->rprev = t->retained_tail;
 	j->rnext = NULL;
 	if (t->retained_tail)
@@ -416,15 +505,12 @@ static void retain(struct jd_daemon *d, struct jd_job *j)
 	t->n_retained++;
 }
 
-void jd_jobs_trim(struct jd_daemon *d)
+void jd_jobs_trim(struct jd_jobs *t)
 {
-	struct jd_jobs *t = &d->jobs;
 	uint64_t now = jd_now_ns();
-	uint64_t max_age = (uint64_t)d->cfg.retain_seconds * 1000000000ull;
 
 	while (t->retained_head &&
-	       (t->n_retained > d->cfg.retain_jobs ||
-		now - t->retained_head->finished_ns > max_age)) {
+	       (t->n_retained > t->retain_jobs || now - t->retained_head->finished_ns > t->retain_ns)) {
 		struct jd_job *j = t->retained_head;
 
 		/* A final job can still be referenced by pending waits (answered during its
@@ -437,42 +523,13 @@ void jd_jobs_trim(struct jd_daemon *d)
 		t->n_retained--;
 		t->forgotten++;
 		table_remove(t, j);
+		report(t, JD_CHANGE_FORGOTTEN, j);
 		job_free(j);
 	}
 }
 
-/* record_latency: the histograms of a job that ended. */
-static void record_latency(struct jd_daemon *d, struct jd_job *j)
+void jd_jobs_settle(struct jd_jobs *t)
 {
-	struct jd_client *c = j->client;
-
-	/* A client's lifetime histograms cost 23 KiB (its windows what they hold): only
-	 * clients that run jobs pay for them. */
-	if (!c->lat)
-		c->lat = calloc(1, sizeof(*c->lat));
-
-	uint64_t qw = 0, run = 0, e2e = j->finished_ns - j->submitted_ns;
-	uint64_t mono_ms = j->finished_ns / 1000000; /* the windows' clock: monotonic */
-
-	if (j->started_ns) {
-		/* Run time as the worker measured it (the loop thread may learn of the end a
-		 * little later, with its batch); the other two end when the client can know. */
-		uint64_t end = j->run_finished_ns ? j->run_finished_ns : j->finished_ns;
-
-		qw = j->started_ns - (j->queued_ns ? j->queued_ns : j->submitted_ns);
-		run = end > j->started_ns ? end - j->started_ns : 0;
-	}
-	jd_latency_record(&d->lat, mono_ms, j->started_ns != 0, qw, run, e2e);
-	if (c->lat)
-		jd_latency_record(c->lat, mono_ms, j->started_ns != 0, qw, run, e2e);
-	jd_throughput_tick(d, j->finished_ms);
-	d->tp_sec[(j->finished_ms / 1000) % 64]++;
-}
-
-void jd_jobs_settle(struct jd_daemon *d)
-{
-	struct jd_jobs *t = &d->jobs;
-
 	while (t->to_settle) {
 		struct jd_job *j = t->to_settle;
 		struct jd_job **deps;
@@ -480,9 +537,8 @@ void jd_jobs_settle(struct jd_daemon *d)
 
 		t->to_settle = j->settle_next;
 		j->on_settle = false;
-		record_latency(d, j);
-		jd_watch_job(d, j);
-		jd_session_job_final(d, j);
+		if (t->hooks && t->hooks->settled)
+			t->hooks->settled(t->hooks->ctx, j);
 		/* Judge the dependents.  Detach the list first: judging may finish a
 		 * dependent, whose own settling comes later through the same list. */
 		deps = j->dependents;
@@ -496,18 +552,18 @@ void jd_jobs_settle(struct jd_daemon *d)
 				continue;
 			for (uint32_t k = 0; k < dj->n_deps; k++)
 				if (dj->deps[k].target == j) {
-					int r = judge(d, dj, k, j->state);
+					int r = judge(t, dj, k, j->state);
 
 					if (r == 1)
-						jd_job_release(d, dj);
+						jd_job_release(t, dj);
 					if (r != 0)
 						break;
 				}
 		}
 		free(deps);
-		retain(d, j);
+		retain(t, j);
 	}
-	jd_runner_flush_kicks(d);
-	jd_jobs_trim(d);
-	jd_daemon_maybe_exit(d);
+	jd_jobs_trim(t);
+	if (t->hooks && t->hooks->settle_done)
+		t->hooks->settle_done(t->hooks->ctx);
 }

@@ -7,11 +7,17 @@
  *
  * State changes go through this file and nowhere else, so that each job reaches exactly
  * one final state, once: jd_job_finish() is the single door, and it is idempotent on
- * final jobs.  A final state is then "settled" (waiters answered, dependents judged,
- * watchers told, the record queued for retention) by jd_jobs_settle(), which the loop
- * thread runs after every message and every completion batch: the work that a state
- * change triggers never runs inside the code that caused it (a cancel in the middle of
- * a batch, a drop inside an admission).
+ * final jobs.  A final state is then "settled" (dependents judged here, the record queued
+ * for retention, and through the hooks waiters answered and watchers told) by
+ * jd_jobs_settle(), which the loop thread runs after every message and every completion
+ * batch: the work that a state change triggers never runs inside the code that caused it
+ * (a cancel in the middle of a batch, a drop inside an admission).
+ *
+ * The table knows nothing above it.  It reports through struct jd_jobs_hooks, which the
+ * daemon installs (daemon.c), as the fair layer reports through its final_cb: `change`
+ * for every change a client could be told of (submitted, queued, running, final,
+ * forgotten, a client's settings, the id counter), `settled` and `settle_done` for the
+ * fan-out of settling, and `stop` to ask whoever runs a job to stop it.
  *
  * Threads: the loop thread owns the table and every field not marked otherwise.  A
  * running job's fields marked "worker" belong to the worker running it until it posts
@@ -29,8 +35,10 @@
 #include "daemon/fair/fair.h"
 #include "daemon/pool/pool.h"
 
-struct jd_daemon;
+#include <uv.h>
+
 struct jd_client;
+struct jd_clients;
 struct jd_wait_link;
 struct jd_wait_deadline;
 struct jsched_handler;
@@ -58,6 +66,28 @@ static inline bool jd_state_final(enum jd_state s)
 enum jd_dep_on { JD_ON_SUCCESS, JD_ON_FAILURE, JD_ON_ANY };
 
 enum jd_kind { JD_KIND_CALL, JD_KIND_EXEC };
+
+/* How a job that did not succeed ended: the record's "cause" (PROTOCOL.md section 5).
+ * XX(NAME, "wire word") */
+#define JD_CAUSE_MAP(XX)                                                               \
+	XX(NONE, "")			/* succeeded, or not final */                    \
+	XX(EXIT, "exit")		/* a command exited non-zero */                  \
+	XX(SIGNAL, "signal")		/* a command was killed by a signal */           \
+	XX(TIMEOUT, "timeout")		/* a command ran past its time limit */          \
+	XX(SPAWN, "spawn")		/* a command could not start */                  \
+	XX(HANDLER, "handler")		/* a call handler failed */                      \
+	XX(CANCEL, "cancel")		/* a client cancelled it */                      \
+	XX(DEPENDENCY, "dependency")	/* a dependency can no longer be satisfied */    \
+	XX(DEADLINE, "deadline")	/* not started before its deadline */            \
+	XX(OVERFLOW, "overflow")	/* dropped by its client's overflow strategy */  \
+	XX(SHUTDOWN, "shutdown")	/* cancelled by an immediate shutdown */
+
+enum jd_cause {
+#define JD_XX_CAUSE(name, wire) JD_CAUSE_##name,
+	JD_CAUSE_MAP(JD_XX_CAUSE)
+#undef JD_XX_CAUSE
+	JD_NCAUSES
+};
 
 /* One edge: this job depends on `id`.  */
 struct jd_dep {
@@ -89,7 +119,7 @@ struct jd_job {
 	enum jd_kind kind;
 	enum jd_state state;
 	uint8_t prio;			/* enum jd_fair_prio */
-	const char *cause;		/* static string, final and not succeeded */
+	enum jd_cause cause;		/* final and not succeeded; else JD_CAUSE_NONE */
 	char *reason;			/* malloc'd, or NULL */
 	json_t *value;			/* call result (new ref), or NULL */
 
@@ -117,6 +147,7 @@ struct jd_job {
 
 	/* worker: written by the worker running the job, read by the loop thread after
 	 * the completion notice */
+	void *runner;		/* the runner running it (set when a worker takes it) */
 	int run_rc;		/* handler's return */
 	json_t *run_value;	/* handler's result (new ref) */
 	char *run_error;	/* jsched_task_set_error message */
@@ -128,6 +159,39 @@ struct jd_job {
 	bool shutdown_cancel;	/* loop: cancelled by immediate shutdown */
 
 	struct jd_notice n_start, n_done;
+};
+
+/* What the table reports (installed by the daemon).  ch and the job are valid during the
+ * call only. */
+enum jd_change_kind {
+	JD_CHANGE_SUBMITTED,	/* job entered the table, waiting: its whole spec is set */
+	JD_CHANGE_QUEUED,	/* job's gates opened: it entered its client's fair queue */
+	JD_CHANGE_RUNNING,	/* a worker started job */
+	JD_CHANGE_FINAL,	/* job reached its final state: state, cause, reason, finished
+				 * time, and its result (value, or the exec part's) are set */
+	JD_CHANGE_FORGOTTEN,	/* retention forgot job (freed after the call) */
+	JD_CHANGE_CLIENT,	/* client's settings were changed at run time (set_client) */
+	JD_CHANGE_NEXT_ID,	/* the id counter moved to next_id (ids are never reused) */
+};
+
+struct jd_change {
+	enum jd_change_kind kind;
+	const struct jd_job *job;	/* SUBMITTED ... FORGOTTEN, else NULL */
+	const struct jd_client *client;	/* CLIENT, else NULL */
+	uint64_t next_id;		/* NEXT_ID */
+};
+
+struct jd_jobs_hooks {
+	void *ctx;
+	/* change: every change a client could be told of, in the order it happened. */
+	void (*change)(void *ctx, const struct jd_change *ch);
+	/* settled: j's final state is being settled (its dependents are judged next);
+	 * settle_done: a jd_jobs_settle has settled everything (the table is trimmed). */
+	void (*settled)(void *ctx, struct jd_job *j);
+	void (*settle_done)(void *ctx);
+	/* stop: running job j was asked to stop (its cancel_requested is set); it ends
+	 * when whoever runs it reports back. */
+	void (*stop)(void *ctx, struct jd_job *j);
 };
 
 /* The table.  Loop thread. */
@@ -142,18 +206,42 @@ struct jd_jobs {
 	uint64_t by_state[JD_NSTATES];	/* jobs now in each non-final state; final states
 					 * count every job ever ended so */
 	uint64_t submitted, rejected, forgotten;
+
+	uv_loop_t *loop;		/* waiting jobs' deadline timers */
+	struct jd_fair *fair;		/* where released jobs are admitted */
+	const struct jd_jobs_hooks *hooks;
+	uint32_t retain_jobs;		/* final jobs kept */
+	uint64_t retain_ns;		/* and for how long */
+	bool stopping;			/* an immediate shutdown is under way */
 };
 
-/* jd_jobs_init / jd_jobs_free: set up / release the table (every job freed). */
-int jd_jobs_init(struct jd_jobs *t);
+/* An iterator over every job in the table, in no particular order.  The table must not
+ * change while it is used. */
+struct jd_jobs_iter {
+	size_t bucket;
+	struct jd_job *next;
+};
+
+/* jd_jobs_init: set up an empty table that reports through hooks (borrowed, kept) and
+ * arms its timers on loop; the fair instance is set (t->fair) before the first release.
+ * Returns 0 or JSCHED_ENOMEM.  jd_jobs_free: release it (every job freed). */
+int jd_jobs_init(struct jd_jobs *t, uv_loop_t *loop, const struct jd_jobs_hooks *hooks);
 void jd_jobs_free(struct jd_jobs *t);
+
+/* jd_jobs_set_retention: keep at most `jobs` final jobs, each for at most `seconds`. */
+void jd_jobs_set_retention(struct jd_jobs *t, uint32_t jobs, uint32_t seconds);
+
+/* jd_jobs_iter_init / jd_jobs_iter_next: walk the table; next returns NULL at the end. */
+void jd_jobs_iter_init(const struct jd_jobs *t, struct jd_jobs_iter *it);
+struct jd_job *jd_jobs_iter_next(const struct jd_jobs *t, struct jd_jobs_iter *it);
 
 /* jd_job_new: a job with the next id, in state WAITING, not yet in the table.  Returns
  * NULL on ENOMEM. */
-struct jd_job *jd_job_new(struct jd_daemon *d);
+struct jd_job *jd_job_new(struct jd_jobs *t);
 
-/* jd_job_insert: put a job made by jd_job_new into the table (counts it submitted). */
-void jd_job_insert(struct jd_daemon *d, struct jd_job *j);
+/* jd_job_insert: put a job made by jd_job_new, with its spec set, into the table (counts
+ * it submitted, reports JD_CHANGE_SUBMITTED). */
+void jd_job_insert(struct jd_jobs *t, struct jd_job *j);
 
 /* jd_job_discard: free a job made by jd_job_new that never entered the table (a submit
  * refused whole).  Its id is simply never used. */
@@ -161,42 +249,64 @@ void jd_job_discard(struct jd_job *j);
 
 /* jd_job_find: the job with `id`, or NULL; *forgotten says whether the id was issued
  * once and is no longer retained. */
-struct jd_job *jd_job_find(struct jd_daemon *d, uint64_t id, bool *forgotten);
+struct jd_job *jd_job_find(const struct jd_jobs *t, uint64_t id, bool *forgotten);
 
 /* jd_job_link_deps: register j with the targets of its deps and judge those that have
  * already ended.  Then the job is either ready (returns 1), doomed (finished cancelled;
  * returns 0), or waiting (returns 0). */
-int jd_job_link_deps(struct jd_daemon *d, struct jd_job *j);
+int jd_job_link_deps(struct jd_jobs *t, struct jd_job *j);
 
 /* jd_job_release: a job whose gates opened enters its client's fair queue (or ends, if
  * the overflow strategy drops it or there is no room).  Returns what jd_fair_admit did
  * (JD_FAIR_* or a negative code). */
-int jd_job_release(struct jd_daemon *d, struct jd_job *j);
+int jd_job_release(struct jd_jobs *t, struct jd_job *j);
 
 /* jd_job_set_running: the worker has started j. */
-void jd_job_set_running(struct jd_daemon *d, struct jd_job *j);
+void jd_job_set_running(struct jd_jobs *t, struct jd_job *j);
 
-/* jd_job_finish: put j in final state `s` with `cause` (static) and a reason (copied;
- * may be NULL), unless it is final already (then nothing happens and false is
- * returned).  Schedules the settling. */
-bool jd_job_finish(struct jd_daemon *d, struct jd_job *j, enum jd_state s, const char *cause,
+/* jd_job_finish: put j in final state `s` with `cause` (JD_CAUSE_NONE for succeeded) and
+ * a reason (copied; may be NULL), unless it is final already (then nothing happens and
+ * false is returned).  Schedules the settling. */
+bool jd_job_finish(struct jd_jobs *t, struct jd_job *j, enum jd_state s, enum jd_cause cause,
 		   const char *reason);
 
-/* jd_job_cancel: cancel j on behalf of a client (cause "cancel") or the daemon (cause
- * given): waiting and queued jobs end now, a running one is asked to stop.  Returns true
- * if the job is still running (asked to stop). */
-bool jd_job_cancel(struct jd_daemon *d, struct jd_job *j, const char *cause);
+/* jd_job_cancel: cancel j on behalf of a client (JD_CAUSE_CANCEL) or of an immediate
+ * shutdown (JD_CAUSE_SHUTDOWN): waiting and queued jobs end now, a running one is asked
+ * to stop (hooks->stop).  Returns true if the job is still running (asked to stop). */
+bool jd_job_cancel(struct jd_jobs *t, struct jd_job *j, enum jd_cause cause);
 
-/* jd_jobs_settle: finish the work of every state change since the last call (waiters,
- * dependents, watch events, retention).  Loop thread, outside other job-table work. */
-void jd_jobs_settle(struct jd_daemon *d);
+/* jd_job_stop_cause: the cause a job that was asked to stop (or was not started) ends
+ * with: JD_CAUSE_SHUTDOWN if an immediate shutdown cancelled it or is under way, else
+ * JD_CAUSE_CANCEL.  The one place that decides "cancelled by shutdown". */
+enum jd_cause jd_job_stop_cause(const struct jd_jobs *t, const struct jd_job *j);
+
+/* jd_job_stop_asked: was j asked to stop (cancelled while running, or an immediate
+ * shutdown is under way)? */
+bool jd_job_stop_asked(const struct jd_jobs *t, const struct jd_job *j);
+
+/* jd_job_finish_stopped: end j cancelled because it was asked to stop, with the cause
+ * of jd_job_stop_cause and the matching reason (`started`: it had begun running).
+ * Returns as jd_job_finish. */
+bool jd_job_finish_stopped(struct jd_jobs *t, struct jd_job *j, bool started);
+
+/* jd_jobs_cancel_all: an immediate shutdown: mark the table stopping and cancel every
+ * job not final, those not started first (a running job asked to stop frees its worker,
+ * which must not find a queued job still to start). */
+void jd_jobs_cancel_all(struct jd_jobs *t);
+
+/* jd_jobs_settle: finish the work of every state change since the last call (dependents,
+ * retention here; waiters and watch events through hooks->settled), then trim and call
+ * hooks->settle_done.  Loop thread, outside other job-table work. */
+void jd_jobs_settle(struct jd_jobs *t);
 
 /* jd_jobs_trim: forget the oldest final jobs over the retention count and age. */
-void jd_jobs_trim(struct jd_daemon *d);
-
+void jd_jobs_trim(struct jd_jobs *t);
 
 /* jd_state_name: "waiting" ... "dropped". */
 const char *jd_state_name(enum jd_state s);
+
+/* jd_cause_name: the wire word of a cause ("" for JD_CAUSE_NONE). */
+const char *jd_cause_name(enum jd_cause c);
 
 /* jd_prio_name: "critical" ... "low". */
 const char *jd_prio_name(unsigned prio);

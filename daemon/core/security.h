@@ -26,48 +26,36 @@
 
 #include <jansson.h>
 
-struct jd_daemon;
+#include "daemon/core/config.h"
 
-/* One entry of "client_names": uid -> names it may use. */
-struct jd_name_grant {
-	uid_t uid;
-	bool any;		/* "*": every name */
-	char (*names)[65];
-	size_t n;
-};
 
-/* The config's security part (struct jd_config.sec).  Plain data. */
-struct jd_security_config {
-	struct jd_name_grant *grants;	/* malloc'd */
-	size_t n_grants;
-};
-
-/* Counters (struct jd_daemon.sec).  Loop thread. */
+/* The rules in force and the denial counters.  Loop thread. */
 struct jd_security {
+	const struct jd_config *cfg;	/* the config in force (replaced in place on reload) */
+	uid_t self_uid;			/* the daemon's own uid: an admin */
 	uint64_t denied;		/* permission_denied replies, all causes */
 	uint64_t denied_names;		/* hello with a client name the uid may not use */
 	uint64_t denied_exec;		/* exec jobs refused for their uid */
 };
 
-/* The socket mode meaning "decide from the path" (the default). */
-#define JD_SOCKET_MODE_AUTO 01000u
+/* jd_security_init: the rules of cfg (borrowed, kept), for a daemon running as
+ * self_uid; the counters at zero. */
+void jd_security_init(struct jd_security *s, const struct jd_config *cfg, uid_t self_uid);
 
-/* jd_security_config_read: the "client_names" object.  Returns 0 or JSCHED_EINVAL
- * ("client_names.<key>: ...") / JSCHED_ENOMEM in err.  jd_security_config_free releases
- * it (safe on a zeroed struct).  Any thread. */
-int jd_security_config_read(json_t *obj, struct jd_security_config *c, char *err, size_t errlen);
-void jd_security_config_free(struct jd_security_config *c);
+/* jd_security_is_admin: may this uid use the admin operations?  Root, the daemon's own
+ * uid, and the config's `admins`. */
+bool jd_security_is_admin(const struct jd_security *s, uid_t uid);
 
 /* jd_security_default_name: the client name a uid gets without asking (login name, else
  * "uid-N").  Any thread. */
 void jd_security_default_name(uid_t uid, char *buf, size_t len);
 
 /* jd_security_name_allowed: may `uid` use client name `name`?  Counts a denial. */
-bool jd_security_name_allowed(struct jd_daemon *d, uid_t uid, const char *name);
+bool jd_security_name_allowed(struct jd_security *s, uid_t uid, const char *name);
 
 /* jd_security_exec_allowed: may an exec job of `uid` run here at all?  If not, why is
  * written to `why`.  Counts a denial. */
-bool jd_security_exec_allowed(struct jd_daemon *d, uid_t uid, char *why, size_t len);
+bool jd_security_exec_allowed(struct jd_security *s, uid_t uid, char *why, size_t len);
 
 /* How to start a command for its owner. */
 struct jd_run_as {
@@ -77,9 +65,10 @@ struct jd_run_as {
 };
 
 /* jd_security_run_as: how to start a command owned by uid (primary gid `gid` from its
- * peer credentials).  Returns 0, or JSCHED_EPERMISSION_DENIED with the reason in why. */
-int jd_security_run_as(struct jd_daemon *d, uid_t uid, gid_t gid, struct jd_run_as *out,
-		       char *why, size_t len);
+ * peer credentials), with the helper at `helper` ("" if there is none).  Returns 0, or
+ * JSCHED_EPERMISSION_DENIED with the reason in why. */
+int jd_security_run_as(const struct jd_security *s, uid_t uid, gid_t gid, const char *helper,
+		       struct jd_run_as *out, char *why, size_t len);
 
 /* jd_security_helper_path: where jschedd-runas is: $JSCHED_RUNAS if set, else beside
  * the jschedd binary (the build tree), else ../libexec/jschedd/ from the binary's folder
@@ -93,6 +82,6 @@ int jd_security_socket_mode(const char *path, unsigned cfg_mode, const char *cfg
 			    unsigned *mode, gid_t *gid, char *err, size_t errlen);
 
 /* jd_security_metrics: the metrics document's "security" member (new reference). */
-json_t *jd_security_metrics(struct jd_daemon *d);
+json_t *jd_security_metrics(const struct jd_security *s);
 
 #endif /* JD_SECURITY_H */

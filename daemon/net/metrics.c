@@ -199,6 +199,31 @@ static json_t *workers_doc(struct jd_daemon *d, json_t **fibers)
 	return arr;
 }
 
+void jd_metrics_job_ended(struct jd_daemon *d, const struct jd_job *j)
+{
+	struct jd_client *c = j->client;
+	uint64_t qw = 0, run = 0, e2e = j->finished_ns - j->submitted_ns;
+	uint64_t mono_ms = j->finished_ns / 1000000; /* the windows' clock: monotonic */
+
+	/* A client's lifetime histograms cost 23 KiB (its windows what they hold): only
+	 * clients that run jobs pay for them. */
+	if (!c->lat)
+		c->lat = calloc(1, sizeof(*c->lat));
+	if (j->started_ns) {
+		/* Run time as the worker measured it (the loop thread may learn of the end a
+		 * little later, with its batch); the other two end when the client can know. */
+		uint64_t end = j->run_finished_ns ? j->run_finished_ns : j->finished_ns;
+
+		qw = j->started_ns - (j->queued_ns ? j->queued_ns : j->submitted_ns);
+		run = end > j->started_ns ? end - j->started_ns : 0;
+	}
+	jd_latency_record(&d->lat, mono_ms, j->started_ns != 0, qw, run, e2e);
+	if (c->lat)
+		jd_latency_record(c->lat, mono_ms, j->started_ns != 0, qw, run, e2e);
+	jd_throughput_tick(d, j->finished_ms);
+	d->tp_sec[(j->finished_ms / 1000) % 64]++;
+}
+
 /* exports_doc: where the Prometheus text goes besides the metrics operation. */
 static json_t *exports_doc(struct jd_daemon *d)
 {
@@ -248,7 +273,7 @@ json_t *jd_metrics(struct jd_daemon *d, unsigned flags)
 		(json_int_t)d->runner.batches, "notices", (json_int_t)d->runner.noticed);
 	if (doc) {
 		json_object_set_new(doc, "exec", jd_exec_metrics(d));
-		json_object_set_new(doc, "security", jd_security_metrics(d));
+		json_object_set_new(doc, "security", jd_security_metrics(&d->sec));
 		json_object_set_new(doc, "config",
 				    json_pack("{s:s, s:I, s:I}", "path", d->config_path, "reloads",
 					      (json_int_t)d->reloads, "reload_failures",

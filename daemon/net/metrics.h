@@ -23,6 +23,12 @@ json_t *jd_metrics(struct jd_daemon *d, unsigned flags);
  * NULL on ENOMEM; `daemon` is the struct jd_daemon (a jd_prom_render_fn). */
 char *jd_metrics_prometheus(void *daemon, size_t *len);
 
+struct jd_job;
+
+/* jd_metrics_job_ended: count a job that has settled: its latencies (in all and for its
+ * client) and the throughput ring. */
+void jd_metrics_job_ended(struct jd_daemon *d, const struct jd_job *j);
+
 /* jd_throughput_tick: advance the per-second completion ring to now; call before
  * recording into it and before reading it. */
 void jd_throughput_tick(struct jd_daemon *d, uint64_t now_ms);

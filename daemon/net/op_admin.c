@@ -32,8 +32,9 @@ void jd_op_set_client(struct jd_conn *c, const struct jp_request *r)
 {
 	struct jd_daemon *d = c->d;
 	const char *name = jp_req_str(r, "client", "");
-	struct jd_client *cl = jd_client_find(d, name);
+	struct jd_client *cl = jd_client_find(&d->clients, name);
 	const char *ov = jp_req_str(r, "overflow", NULL);
+	struct jd_client_conf conf;
 	bool in_config = false;
 	int rc;
 
@@ -44,18 +45,18 @@ void jd_op_set_client(struct jd_conn *c, const struct jp_request *r)
 			       "no client '%s' (not in the config, never connected)", name);
 		return;
 	}
-	if (!cl && !(cl = jd_client_get(d, name))) {
+	if (!cl && !(cl = jd_client_get(&d->clients, name))) {
 		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		return;
 	}
-	cl->conf.weight = (uint32_t)jp_req_int(r, "weight", cl->conf.weight);
-	cl->conf.max_queued = (uint32_t)jp_req_int(r, "max_queued", cl->conf.max_queued);
+	conf = cl->conf;
+	conf.weight = (uint32_t)jp_req_int(r, "weight", conf.weight);
+	conf.max_queued = (uint32_t)jp_req_int(r, "max_queued", conf.max_queued);
 	if (ov)
 		for (unsigned o = 0; o < 4; o++)
 			if (strcmp(ov, jd_overflow_name((enum jd_overflow)o)) == 0)
-				cl->conf.overflow = (enum jd_overflow)o;
-	cl->conf_pinned = true;
-	if ((rc = jd_client_apply(d, cl)) < 0) {
+				conf.overflow = (enum jd_overflow)o;
+	if ((rc = jd_client_set(&d->clients, cl, &conf)) < 0) {
 		jd_reply_error(c, r->id, rc, NULL, "cannot apply the client settings");
 		return;
 	}

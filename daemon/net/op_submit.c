@@ -38,7 +38,7 @@ static bool check_dep(struct jd_conn *c, int64_t req_id, const struct jp_dep *de
 		      const char *field)
 {
 	bool forgotten;
-	struct jd_job *t = jd_job_find(c->d, (uint64_t)dep->job, &forgotten);
+	struct jd_job *t = jd_job_find(&c->d->jobs, (uint64_t)dep->job, &forgotten);
 
 	if (t && t->uid == c->uid)
 		return true;
@@ -65,7 +65,7 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 		if (sp->kind == JP_KIND_EXEC) {
 			char why[200];
 
-			if (!jd_security_exec_allowed(d, c->uid, why, sizeof(why))) {
+			if (!jd_security_exec_allowed(&d->sec, c->uid, why, sizeof(why))) {
 				spec_path(s, i, "kind", field, sizeof(field));
 				jd_reply_error(c, id, JSCHED_EPERMISSION_DENIED, field, "%s", why);
 				return false;
@@ -153,7 +153,7 @@ static struct jd_job *make_job(struct jd_conn *c, const struct jp_job_spec *sp,
 			       const struct jsched_handler *h, struct jd_job **made,
 			       uint64_t now_ns, uint64_t now_ms)
 {
-	struct jd_job *j = jd_job_new(c->d);
+	struct jd_job *j = jd_job_new(&c->d->jobs);
 	size_t nd = sp->n_after + sp->n_any_of;
 
 	if (!j)
@@ -185,7 +185,7 @@ static struct jd_job *make_job(struct jd_conn *c, const struct jp_job_spec *sp,
 				   : dep->on == JP_ON_FAILURE ? JD_ON_FAILURE
 							      : JD_ON_ANY);
 		jd->any = any;
-		jd->target = dep->ref ? made[dep->index] : jd_job_find(c->d, (uint64_t)dep->job, NULL);
+		jd->target = dep->ref ? made[dep->index] : jd_job_find(&c->d->jobs, (uint64_t)dep->job, NULL);
 		jd->id = jd->target->id;
 		if (any)
 			j->n_any++;
@@ -251,7 +251,7 @@ void jd_op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 		goto out;
 	}
 	for (k = 0; k < s.n; k++) {
-		jd_job_insert(d, made[s.order[k]]);
+		jd_job_insert(&d->jobs, made[s.order[k]]);
 		ids[s.order[k]] = (int64_t)made[s.order[k]]->id;
 	}
 	/* Reply now, before any job can end: a wait pipelined behind this submit then
@@ -266,8 +266,8 @@ void jd_op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 	for (k = 0; k < s.n; k++) {
 		struct jd_job *j = made[s.order[k]];
 
-		if (j->state == JD_WAITING && jd_job_link_deps(d, j) == 1)
-			jd_job_release(d, j);
+		if (j->state == JD_WAITING && jd_job_link_deps(&d->jobs, j) == 1)
+			jd_job_release(&d->jobs, j);
 	}
 	if (c->client->blocked)
 		jd_conn_pause(c);

@@ -139,8 +139,9 @@ static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s
 			if (!rc && j->kind == JD_KIND_CALL)
 				rc = member(out, "value") || value_text(out, j->value);
 		} else if (!rc) {
-			rc = member(out, "cause") ||
-			     jd_json_text_string(out, j->cause ? j->cause : "handler") ||
+			enum jd_cause cause = j->cause != JD_CAUSE_NONE ? j->cause : JD_CAUSE_HANDLER;
+
+			rc = member(out, "cause") || jd_json_text_string(out, jd_cause_name(cause)) ||
 			     member(out, "reason") ||
 			     jd_json_text_string(out, j->reason ? j->reason : jd_state_name(s)) ||
 			     (j->value && (member(out, "detail") || value_text(out, j->value)));

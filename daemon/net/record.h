@@ -17,6 +17,8 @@
 #include "daemon/core/jobs.h"
 #include "proto/jproto.h"
 
+struct jd_daemon;
+
 /* jd_record_text: append the record j had when it entered state s (as jd_job_record_as)
  * to out, as compact JSON text.  Returns 0 or JSCHED_ENOMEM. */
 int jd_record_text(struct jp_buf *out, struct jd_daemon *d, const struct jd_job *j,

@@ -106,7 +106,7 @@ void jd_limits_of(const struct jd_conn *c, struct jp_limits *lim)
 struct jd_job *jd_find_owned(struct jd_conn *c, int64_t req_id, int64_t id, const char *field)
 {
 	bool forgotten;
-	struct jd_job *j = jd_job_find(c->d, (uint64_t)id, &forgotten);
+	struct jd_job *j = jd_job_find(&c->d->jobs, (uint64_t)id, &forgotten);
 
 	if (!j) {
 		if (forgotten)
@@ -117,7 +117,7 @@ struct jd_job *jd_find_owned(struct jd_conn *c, int64_t req_id, int64_t id, cons
 				       (long long)id);
 		return NULL;
 	}
-	if (j->uid != c->uid && !jd_is_admin(c->d, c->uid)) {
+	if (j->uid != c->uid && !jd_security_is_admin(&c->d->sec, c->uid)) {
 		jd_reply_error(c, req_id, JSCHED_EPERMISSION_DENIED, field,
 			       "job %lld belongs to another user", (long long)id);
 		return NULL;
@@ -225,18 +225,18 @@ static void op_hello(struct jd_conn *c, const struct jp_request *r)
 		name = dflt;
 	}
 	/* Which uids may use which client names: the config's client_names (security.c). */
-	if (!jd_security_name_allowed(d, c->uid, name)) {
+	if (!jd_security_name_allowed(&d->sec, c->uid, name)) {
 		jd_reply_error(c, r->id, JSCHED_EPERMISSION_DENIED, "client",
 			       "uid %u may not use the client name '%s'", (unsigned)c->uid, name);
 		return;
 	}
-	c->client = jd_client_get(d, name);
+	c->client = jd_client_get(&d->clients, name);
 	if (!c->client) {
 		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		return;
 	}
 	who = (struct jp_identity){.uid = c->uid, .gid = c->gid, .pid = c->pid,
-				   .client = c->client->name, .admin = jd_is_admin(d, c->uid)};
+				   .client = c->client->name, .admin = jd_security_is_admin(&d->sec, c->uid)};
 	jd_limits_of(c, &lim);
 	jd_conn_hello_done(c);
 	jd_conn_set_frame_limit(c, d->cfg.frame_bytes);
@@ -272,7 +272,7 @@ void jd_session_message(struct jd_conn *c, json_t *msg)
 		jd_conn_close(c, "no hello");
 		return;
 	}
-	if (jp_op_is_admin(r.op) && !jd_is_admin(d, c->uid)) {
+	if (jp_op_is_admin(r.op) && !jd_security_is_admin(&d->sec, c->uid)) {
 		jd_reply_error(c, r.id, JSCHED_EPERMISSION_DENIED, "op",
 			       "%s needs an admin uid (uid %u is not one)", jp_op_name(r.op),
 			       (unsigned)c->uid);
@@ -327,7 +327,7 @@ void jd_session_message(struct jd_conn *c, json_t *msg)
 		break;
 	}
 	/* Whatever the operation ended, settle it now, before the next message. */
-	jd_jobs_settle(d);
+	jd_jobs_settle(&d->jobs);
 }
 
 void jd_session_closed(struct jd_conn *c)

@@ -48,7 +48,7 @@ static int event_frame(struct jp_buf *b, struct jd_daemon *d, const struct jd_ui
 		       uint64_t seq)
 {
 	const struct jd_event_rec *e = &s->ring[seq % s->cap];
-	struct jd_job *j = jd_job_find(d, e->job, NULL);
+	struct jd_job *j = jd_job_find(&d->jobs, e->job, NULL);
 	int rc;
 
 	jp_buf_init(b);

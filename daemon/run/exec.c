@@ -78,134 +78,6 @@ struct jd_proc {
 	char rbuf[16384];			/* scratch for reads (one read at a time) */
 };
 
-/* ---- config ---------------------------------------------------------------------------- */
-
-void jd_exec_config_defaults(struct jd_exec_config *c)
-{
-	c->max_processes = 64;
-	c->output_bytes = 1u << 20;
-	c->kill_grace_ms = 5000;
-	c->allow_other_uids = false;
-}
-
-static int cfg_uint(const json_t *obj, const char *key, uint32_t lo, uint32_t hi, uint32_t *out,
-		    char *err, size_t errlen)
-{
-	json_t *v = json_object_get(obj, key);
-
-	if (!v)
-		return 0;
-	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
-		snprintf(err, errlen, "exec.%s: must be an integer in [%u, %u]", key, lo, hi);
-		return JSCHED_EINVAL;
-	}
-	*out = (uint32_t)json_integer_value(v);
-	return 0;
-}
-
-int jd_exec_config_read(json_t *obj, struct jd_exec_config *c, char *err, size_t errlen)
-{
-	static const char *const keys[] = {"max_processes", "output_bytes", "kill_grace_ms",
-					   "allow_other_uids", NULL};
-	const char *key;
-	json_t *v;
-	int rc;
-
-	if (!json_is_object(obj)) {
-		snprintf(err, errlen, "exec: must be an object");
-		return JSCHED_EINVAL;
-	}
-	json_object_foreach(obj, key, v) {
-		size_t i = 0;
-
-		while (keys[i] && strcmp(keys[i], key) != 0)
-			i++;
-		if (!keys[i]) {
-			snprintf(err, errlen, "exec.%s: unknown key", key);
-			return JSCHED_EINVAL;
-		}
-	}
-	if ((rc = cfg_uint(obj, "max_processes", 1, 65536, &c->max_processes, err, errlen)) ||
-	    (rc = cfg_uint(obj, "output_bytes", 0, 1u << 30, &c->output_bytes, err, errlen)) ||
-	    (rc = cfg_uint(obj, "kill_grace_ms", 0, 3600000, &c->kill_grace_ms, err, errlen)))
-		return rc;
-	if ((v = json_object_get(obj, "allow_other_uids"))) {
-		if (!json_is_boolean(v)) {
-			snprintf(err, errlen, "exec.allow_other_uids: must be true or false");
-			return JSCHED_EINVAL;
-		}
-		c->allow_other_uids = json_is_true(v);
-	}
-	return 0;
-}
-
-/* ---- specs ----------------------------------------------------------------------------- */
-
-static void strv_free(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
-static void spec_clear(struct jd_exec_spec *s)
-{
-	strv_free(s->argv);
-	strv_free(s->env);
-	free(s->cwd);
-	free(s->stdin_data);
-	memset(s, 0, sizeof(*s));
-}
-
-struct jd_exec_job *jd_exec_job_new(const struct jp_job_spec *sp)
-{
-	struct jd_exec_job *x = calloc(1, sizeof(*x));
-	struct jd_exec_spec *s;
-
-	if (!x)
-		return NULL;
-	s = &x->spec;
-	s->argv = calloc(sp->argc + 1, sizeof(char *));
-	s->env = calloc(sp->n_env + 1, sizeof(char *));
-	s->cwd = strdup(sp->cwd ? sp->cwd : "/");
-	if (!s->argv || !s->env || !s->cwd)
-		goto fail;
-	for (size_t i = 0; i < sp->argc; i++)
-		if (!(s->argv[i] = strdup(sp->argv[i])))
-			goto fail;
-	for (size_t i = 0; i < sp->n_env; i++) {
-		size_t n = strlen(sp->env[i].name), m = strlen(sp->env[i].value);
-
-		if (!(s->env[i] = malloc(n + m + 2)))
-			goto fail;
-		memcpy(s->env[i], sp->env[i].name, n);
-		s->env[i][n] = '=';
-		memcpy(s->env[i] + n + 1, sp->env[i].value, m + 1);
-	}
-	s->has_stdin = sp->has_stdin;
-	if (sp->stdin_len) {
-		if (!(s->stdin_data = malloc(sp->stdin_len)))
-			goto fail;
-		memcpy(s->stdin_data, sp->stdin_data, sp->stdin_len);
-		s->stdin_len = sp->stdin_len;
-	}
-	s->timeout_ms = sp->timeout_ms > 0 ? (uint64_t)sp->timeout_ms : 0;
-	return x;
-fail:
-	jd_exec_job_free(x);
-	return NULL;
-}
-
-void jd_exec_job_free(struct jd_exec_job *x)
-{
-	if (!x)
-		return;
-	spec_clear(&x->spec);
-	free(x->res.out.data);
-	free(x->res.err.data);
-	free(x);
-}
-
 /* ---- slots ----------------------------------------------------------------------------- */
 
 static struct jd_exec *exec_of(struct jd_daemon *d)
@@ -351,7 +223,7 @@ static struct jd_job *best_parked(struct jd_exec *x)
 }
 
 static void spawn(struct jd_proc *p);
-static void not_run(struct jd_proc *p, const char *cause);
+static void not_run(struct jd_proc *p, enum jd_cause cause);
 
 /* slot_release: a process slot is free: hand it to a waiting handler spawn, else to the
  * best parked exec job (expiring those whose deadline passed while parked), else give it
@@ -390,7 +262,7 @@ static void slot_release(struct jd_daemon *d)
 			struct jd_fair_job *fj = &j->fj;
 
 			jd_fair_complete(d->runner.fair, &fj, 1);
-			jd_job_finish(d, j, JD_EXPIRED, "deadline", "not started before its deadline");
+			jd_job_finish(&d->jobs, j, JD_EXPIRED, JD_CAUSE_DEADLINE, "not started before its deadline");
 			continue;
 		}
 		jd_runner_dispatch(d, j);
@@ -447,7 +319,7 @@ void jd_exec_apply_config(struct jd_daemon *d)
 	pthread_mutex_unlock(&x->lock);
 	while (more-- > 0)
 		slot_release(d);
-	jd_jobs_settle(d); /* parked jobs found expired on the way */
+	jd_jobs_settle(&d->jobs); /* parked jobs found expired on the way */
 }
 
 /* ---- finishing ------------------------------------------------------------------------- */
@@ -538,7 +410,7 @@ static void maybe_finish(struct jd_proc *p)
 }
 
 /* not_run: the request ends without a process (cancelled before it started). */
-static void not_run(struct jd_proc *p, const char *cause)
+static void not_run(struct jd_proc *p, enum jd_cause cause)
 {
 	p->res->end = JD_EXEC_NOT_RUN;
 	p->res->stop_cause = cause;
@@ -597,7 +469,7 @@ static void timer_cb(uv_timer_t *t)
 		maybe_finish(p);
 		break;
 	}
-	jd_jobs_settle(p->d);
+	jd_jobs_settle(&p->d->jobs);
 }
 
 /* exit_cb: the pidfd is readable: reap the leader and record how it ended. */
@@ -647,7 +519,7 @@ static void exit_cb(uv_poll_t *h, int status, int events)
 		}
 	}
 	maybe_finish(p);
-	jd_jobs_settle(p->d);
+	jd_jobs_settle(&p->d->jobs);
 }
 
 /* ---- pipes ----------------------------------------------------------------------------- */
@@ -693,7 +565,7 @@ static void read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 		else
 			close_handle((uv_handle_t *)st, &p->stat_open);
 		maybe_finish(p);
-		jd_jobs_settle(p->d);
+		jd_jobs_settle(&p->d->jobs);
 		return;
 	}
 	if (st == (uv_stream_t *)&p->pout) {
@@ -845,12 +717,13 @@ static void spawn(struct jd_proc *p)
 
 	p->pidfd = -1;
 	if (jd_cancel_fired(&p->job->ctok)) {
-		not_run(p, p->job->shutdown_cancel || d->state == JD_STOPPING ? "shutdown" : "cancel");
+		not_run(p, jd_job_stop_cause(&d->jobs, p->job));
 		return;
 	}
 	p->limit = s->output_bytes ? s->output_bytes : d->cfg.exec.output_bytes;
 	p->started_ns = jd_now_ns();
-	if (jd_security_run_as(d, p->job->uid, p->job->gid, &as, exe, sizeof(exe)) < 0) {
+	if (jd_security_run_as(&d->sec, p->job->uid, p->job->gid, d->exec.helper, &as, exe,
+			       sizeof(exe)) < 0) {
 		spawn_failed(p, "%s", exe);
 		goto fail_early;
 	}
@@ -983,7 +856,7 @@ fail_early:
 static void start(struct jd_daemon *d, struct jd_proc *p)
 {
 	if (jd_cancel_fired(&p->job->ctok)) {
-		not_run(p, p->job->shutdown_cancel || d->state == JD_STOPPING ? "shutdown" : "cancel");
+		not_run(p, jd_job_stop_cause(&d->jobs, p->job));
 		return;
 	}
 	if (!p->has_slot && !slot_try(exec_of(d), p))
@@ -1011,7 +884,7 @@ static void requests_cb(uv_async_t *h)
 		start(d, fifo);
 		fifo = next;
 	}
-	jd_jobs_settle(d);
+	jd_jobs_settle(&d->jobs);
 }
 
 /* ---- the fiber's side ------------------------------------------------------------------ */
@@ -1022,7 +895,8 @@ static void requests_cb(uv_async_t *h)
 static int run_wait(struct jsched_task *t, const struct jd_exec_spec *spec,
 		    struct jd_exec_result *res, bool has_slot)
 {
-	struct jd_daemon *d = t->job->client->d;
+	struct jd_daemon *d = (struct jd_daemon *)((char *)t->job->runner -
+						   offsetof(struct jd_daemon, runner));
 	struct jd_exec *x = exec_of(d);
 	struct jd_proc *p = calloc(1, sizeof(*p));
 	struct jd_proc *old;
@@ -1080,7 +954,7 @@ static char **strv_dup(const char *const *v)
 		return NULL;
 	for (size_t i = 0; i < n; i++)
 		if (!(c[i] = strdup(v[i]))) {
-			strv_free(c);
+			jd_strv_free(c);
 			return NULL;
 		}
 	return c;
@@ -1139,7 +1013,7 @@ int jsched_task_run(struct jsched_task *t, const struct jsched_process *proc,
 out:
 	free(res.out.data);
 	free(res.err.data);
-	spec_clear(&spec);
+	jd_exec_spec_clear(&spec);
 	return rc;
 }
 
@@ -1181,7 +1055,7 @@ void jd_exec_stop(struct jd_daemon *d)
 	pthread_mutex_destroy(&x->lock);
 }
 
-void jd_exec_cancel(struct jd_daemon *d, struct jd_job *j, const char *cause)
+void jd_exec_cancel(struct jd_daemon *d, struct jd_job *j, enum jd_cause cause)
 {
 	struct jd_exec *x = exec_of(d);
 	bool was_parked = false;
@@ -1199,9 +1073,7 @@ void jd_exec_cancel(struct jd_daemon *d, struct jd_job *j, const char *cause)
 		struct jd_fair_job *fj = &j->fj;
 
 		jd_fair_complete(d->runner.fair, &fj, 1);
-		jd_job_finish(d, j, JD_CANCELLED, cause,
-			      strcmp(cause, "shutdown") == 0 ? "cancelled by an immediate shutdown"
-							     : "cancelled by request");
+		jd_job_finish_stopped(&d->jobs, j, false);
 		return;
 	}
 	/* Handler spawns waiting for a slot end without running. */
@@ -1242,60 +1114,36 @@ static const char *sig_name(int sig)
 void jd_exec_job_done(struct jd_daemon *d, struct jd_job *j)
 {
 	const struct jd_exec_result *r = &j->exec->res;
-	bool shutdown = j->shutdown_cancel || d->state == JD_STOPPING;
 	char why[320];
 
-	jd_job_set_running(d, j);
+	jd_job_set_running(&d->jobs, j);
 	if (r->end == JD_EXEC_PENDING) {
 		/* The request never reached the loop (cancelled before the handler ran, or
 		 * no memory for it): the slot taken for it in the feeder is free again. */
 		slot_release(d);
-		if (j->cancel_requested || d->state == JD_STOPPING)
-			jd_job_finish(d, j, JD_CANCELLED, shutdown ? "shutdown" : "cancel",
-				      shutdown ? "stopped by an immediate shutdown" : "cancelled by request");
+		if (jd_job_stop_asked(&d->jobs, j))
+			jd_job_finish_stopped(&d->jobs, j, true);
 		else
-			jd_job_finish(d, j, JD_FAILED, "spawn", "out of memory");
+			jd_job_finish(&d->jobs, j, JD_FAILED, JD_CAUSE_SPAWN, "out of memory");
 	} else if (r->end == JD_EXEC_NOT_RUN || r->stop_cause) {
-		jd_job_finish(d, j, JD_CANCELLED, shutdown ? "shutdown" : "cancel",
-			      shutdown ? "stopped by an immediate shutdown" : "cancelled by request");
+		jd_job_finish_stopped(&d->jobs, j, true);
 	} else if (r->end == JD_EXEC_SPAWN_FAILED) {
-		jd_job_finish(d, j, JD_FAILED, "spawn", r->reason);
+		jd_job_finish(&d->jobs, j, JD_FAILED, JD_CAUSE_SPAWN, r->reason);
 	} else if (r->timed_out) {
 		snprintf(why, sizeof(why), "ran longer than its time limit of %llu ms",
 			 (unsigned long long)j->exec->spec.timeout_ms);
-		jd_job_finish(d, j, JD_FAILED, "timeout", why);
+		jd_job_finish(&d->jobs, j, JD_FAILED, JD_CAUSE_TIMEOUT, why);
 	} else if (r->end == JD_EXEC_SIGNALED) {
 		snprintf(why, sizeof(why), "killed by signal %d (SIG%s)", r->signal, sig_name(r->signal));
-		jd_job_finish(d, j, JD_FAILED, "signal", why);
+		jd_job_finish(&d->jobs, j, JD_FAILED, JD_CAUSE_SIGNAL, why);
 	} else if (r->end == JD_EXEC_EXITED && r->exit_code == 0) {
-		jd_job_finish(d, j, JD_SUCCEEDED, NULL, NULL);
+		jd_job_finish(&d->jobs, j, JD_SUCCEEDED, JD_CAUSE_NONE, NULL);
 	} else if (r->end == JD_EXEC_EXITED) {
 		snprintf(why, sizeof(why), "exited with status %d", r->exit_code);
-		jd_job_finish(d, j, JD_FAILED, "exit", why);
+		jd_job_finish(&d->jobs, j, JD_FAILED, JD_CAUSE_EXIT, why);
 	} else {
-		jd_job_finish(d, j, JD_FAILED, "spawn", "the command did not run");
+		jd_job_finish(&d->jobs, j, JD_FAILED, JD_CAUSE_SPAWN, "the command did not run");
 	}
-}
-
-void jd_exec_record(const struct jd_job *j, json_t *rec)
-{
-	const struct jd_exec_result *r = &j->exec->res;
-
-	if (!jd_state_final(j->state))
-		return;
-	if (r->end == JD_EXEC_EXITED)
-		json_object_set_new(rec, "exit_code", json_integer(r->exit_code));
-	else if (r->end == JD_EXEC_SIGNALED)
-		json_object_set_new(rec, "signal", json_integer(r->signal));
-}
-
-json_t *jd_exec_output(const struct jd_job *j)
-{
-	const struct jd_exec_result *r = &j->exec->res;
-
-	return json_pack("{s:b, s:o, s:o}", "complete", jd_state_final(j->state), "stdout",
-			 jp_output_stream_new(r->out.data, r->out.len, r->out.truncated), "stderr",
-			 jp_output_stream_new(r->err.data, r->err.len, r->err.truncated));
 }
 
 json_t *jd_exec_metrics(struct jd_daemon *d)

@@ -50,6 +50,7 @@
 #include <jansson.h>
 #include <uv.h>
 
+#include "daemon/core/exec_job.h"
 #include "jsched/module.h"
 
 struct jd_daemon;
@@ -57,64 +58,6 @@ struct jd_job;
 struct jd_conn;
 struct jd_proc;
 struct jp_job_spec;
-
-/* The "exec" section of the config (all changeable live). */
-struct jd_exec_config {
-	uint32_t max_processes;		/* commands running at once */
-	uint32_t output_bytes;		/* captured bytes per stream per command */
-	uint32_t kill_grace_ms;		/* SIGTERM to SIGKILL */
-	bool allow_other_uids;		/* not root: run other uids' jobs as our own user */
-};
-
-/* What to run.  Owned copies (freed by jd_exec_spec_clear). */
-struct jd_exec_spec {
-	char **argv;			/* NULL-terminated */
-	char **env;			/* "NAME=value", NULL-terminated */
-	char *cwd;
-	unsigned char *stdin_data;	/* NULL: stdin is /dev/null */
-	size_t stdin_len;
-	bool has_stdin;
-	uint64_t timeout_ms;		/* 0: none */
-	uint32_t output_bytes;		/* 0: the config's */
-};
-
-/* One captured stream. */
-struct jd_exec_stream {
-	unsigned char *data;
-	size_t len;
-	bool truncated;
-};
-
-/* How a command ended. */
-enum jd_exec_end {
-	JD_EXEC_PENDING = 0,	/* not started or still running */
-	JD_EXEC_EXITED,		/* exit_code */
-	JD_EXEC_SIGNALED,	/* signal */
-	JD_EXEC_SPAWN_FAILED,	/* could not start: reason */
-	JD_EXEC_NOT_RUN,	/* cancelled before it started */
-};
-
-/* A command's result and output.  Written by the loop thread only; the waiting fiber
- * reads it after its event is set (the event's release/acquire hands it over). */
-struct jd_exec_result {
-	enum jd_exec_end end;
-	int exit_code;			/* JD_EXEC_EXITED */
-	int signal;			/* JD_EXEC_SIGNALED */
-	bool timed_out;			/* stopped by its time limit */
-	const char *stop_cause;		/* "cancel" / "shutdown" if stopped by request, else NULL */
-	char reason[256];		/* JD_EXEC_SPAWN_FAILED: why */
-	uint64_t run_ns;		/* wall time from spawn to the end */
-	struct jd_exec_stream out, err;
-};
-
-/* An exec job's part of struct jd_job (j->exec).  spec: immutable after submit.  res:
- * loop thread.  parked/park_next: under jd_exec.lock. */
-struct jd_exec_job {
-	struct jd_exec_spec spec;
-	struct jd_exec_result res;
-	bool parked;
-	struct jd_job *park_next;
-};
 
 /* The daemon's process machinery (struct jd_daemon.exec). */
 struct jd_exec {
@@ -143,11 +86,6 @@ struct jd_exec {
  * final state comes from the job's result, jd_exec_job_done). */
 extern const struct jsched_handler jd_exec_handler;
 
-/* jd_exec_config_defaults / jd_exec_config_read: the "exec" config section.  read
- * returns 0 or JSCHED_EINVAL with "exec.<key>: ..." in err.  Any thread. */
-void jd_exec_config_defaults(struct jd_exec_config *c);
-int jd_exec_config_read(json_t *obj, struct jd_exec_config *c, char *err, size_t errlen);
-
 /* jd_exec_init: set up the async handle and the slots.  Loop thread, before serving.
  * jd_exec_stop: close it; every process has ended by then.  Loop thread, at exit. */
 int jd_exec_init(struct jd_daemon *d);
@@ -156,11 +94,6 @@ void jd_exec_stop(struct jd_daemon *d);
 /* jd_exec_apply_config: the live config's cap (a raised cap dispatches parked jobs at
  * once).  Loop thread. */
 void jd_exec_apply_config(struct jd_daemon *d);
-
-/* jd_exec_job_new: an exec job's part, copied from a parsed spec.  NULL on ENOMEM.
- * jd_exec_job_free: free it (NULL is fine).  Loop thread. */
-struct jd_exec_job *jd_exec_job_new(const struct jp_job_spec *sp);
-void jd_exec_job_free(struct jd_exec_job *x);
 
 /* jd_exec_take: the feeder's jd_fair_take (up to `want` jobs from f into fjs), with the
  * exec jobs among them given a process slot or parked under the same lock as the take,
@@ -175,17 +108,11 @@ size_t jd_exec_take(struct jd_daemon *d, struct jd_fair *f, struct jd_fair_job *
 
 /* jd_exec_cancel: stop j's processes (SIGTERM to each group, SIGKILL after the grace);
  * a parked exec job ends cancelled at once.  Loop thread. */
-void jd_exec_cancel(struct jd_daemon *d, struct jd_job *j, const char *cause);
+void jd_exec_cancel(struct jd_daemon *d, struct jd_job *j, enum jd_cause cause);
 
 /* jd_exec_job_done: an exec job's DONE notice: its final state from its result.  Loop
  * thread. */
 void jd_exec_job_done(struct jd_daemon *d, struct jd_job *j);
-
-/* jd_exec_record: add exit_code / signal to an exec job's record. */
-void jd_exec_record(const struct jd_job *j, json_t *rec);
-
-/* jd_exec_output: the `output` reply body for exec job j (new reference). */
-json_t *jd_exec_output(const struct jd_job *j);
 
 /* jd_exec_metrics: the metrics document's "exec" member (new reference).  Loop thread. */
 json_t *jd_exec_metrics(struct jd_daemon *d);

@@ -55,7 +55,7 @@ static void push_notice(struct jd_runner *r, struct jd_notice *n, uint8_t what)
 static void run_job(void *arg)
 {
 	struct jd_job *j = arg;
-	struct jd_runner *r = &j->client->d->runner; /* immutable pointers */
+	struct jd_runner *r = j->runner;
 	struct jsched_task t;
 	struct jd_fair_job *fjp = &j->fj;
 	json_t *value = NULL;
@@ -97,6 +97,7 @@ static size_t feeder(void *ctx, struct jd_task_spec *out, size_t max)
 		for (size_t i = 0; i < n; i++) {
 			struct jd_job *j = job_of(fjs[i]);
 
+			j->runner = r;
 			out[k++] = (struct jd_task_spec){
 				.fn = run_job,
 				.arg = j,
@@ -113,6 +114,7 @@ void jd_runner_dispatch(struct jd_daemon *d, struct jd_job *j)
 {
 	struct jd_task_spec t = {.fn = run_job, .arg = j, .flags = JD_TASK_FIBER};
 
+	j->runner = &d->runner;
 	if (jd_pool_submit(d->runner.pool, &t) < 0)
 		jd_log(JD_LOG_ERR, "job %llu: the pool refused it", (unsigned long long)j->id);
 }
@@ -134,17 +136,13 @@ static void final_cb(struct jd_fair_job *fj, enum jd_fair_final state, void *uda
 	}
 	switch (state) {
 	case JD_FAIR_CANCELLED:
-		if (j->shutdown_cancel || d->state == JD_STOPPING)
-			jd_job_finish(d, j, JD_CANCELLED, "shutdown",
-				      "cancelled by an immediate shutdown");
-		else
-			jd_job_finish(d, j, JD_CANCELLED, "cancel", "cancelled by request");
+		jd_job_finish_stopped(&d->jobs, j, false);
 		break;
 	case JD_FAIR_EXPIRED:
-		jd_job_finish(d, j, JD_EXPIRED, "deadline", "not started before its deadline");
+		jd_job_finish(&d->jobs, j, JD_EXPIRED, JD_CAUSE_DEADLINE, "not started before its deadline");
 		break;
 	case JD_FAIR_DROPPED:
-		jd_job_finish(d, j, JD_DROPPED, "overflow",
+		jd_job_finish(&d->jobs, j, JD_DROPPED, JD_CAUSE_OVERFLOW,
 			      "dropped by its client's overflow strategy");
 		break;
 	default:
@@ -169,22 +167,18 @@ static void done(struct jd_daemon *d, struct jd_job *j)
 		jd_exec_job_done(d, j);
 		return;
 	}
-	jd_job_set_running(d, j);
+	jd_job_set_running(&d->jobs, j);
 	j->value = j->run_value;
 	j->run_value = NULL;
 	if (rc == 0) {
-		jd_job_finish(d, j, JD_SUCCEEDED, NULL, NULL);
-	} else if (rc == JSCHED_ECANCELLED && (j->cancel_requested || d->state == JD_STOPPING)) {
-		if (j->shutdown_cancel || d->state == JD_STOPPING)
-			jd_job_finish(d, j, JD_CANCELLED, "shutdown",
-				      "stopped by an immediate shutdown");
-		else
-			jd_job_finish(d, j, JD_CANCELLED, "cancel", "cancelled by request");
+		jd_job_finish(&d->jobs, j, JD_SUCCEEDED, JD_CAUSE_NONE, NULL);
+	} else if (rc == JSCHED_ECANCELLED && jd_job_stop_asked(&d->jobs, j)) {
+		jd_job_finish_stopped(&d->jobs, j, true);
 	} else {
 		snprintf(why, sizeof(why), "handler %s failed: %s", j->handler->name,
 			 j->run_error ? j->run_error : jp_error_name(rc) ? jp_error_name(rc)
 									 : "error");
-		jd_job_finish(d, j, JD_FAILED, "handler", why);
+		jd_job_finish(&d->jobs, j, JD_FAILED, JD_CAUSE_HANDLER, why);
 	}
 }
 
@@ -214,13 +208,13 @@ static void notices_cb(uv_async_t *h)
 		r->noticed++;
 		switch (n->what) {
 		case JD_NOTICE_START:
-			jd_job_set_running(d, n->job);
+			jd_job_set_running(&d->jobs, n->job);
 			break;
 		case JD_NOTICE_DONE:
 			done(d, n->job);
 			break;
 		case JD_NOTICE_EXPIRED:
-			jd_job_finish(d, n->job, JD_EXPIRED, "deadline",
+			jd_job_finish(&d->jobs, n->job, JD_EXPIRED, JD_CAUSE_DEADLINE,
 				      "not started before its deadline");
 			break;
 		}
@@ -229,7 +223,7 @@ static void notices_cb(uv_async_t *h)
 	while ((nu = jd_fair_unblocked(r->fair, unblocked, 32)) > 0)
 		for (size_t i = 0; i < nu; i++)
 			jd_session_client_unblocked(d, jd_fair_client_udata(unblocked[i]));
-	jd_jobs_settle(d);
+	jd_jobs_settle(&d->jobs);
 }
 
 static void fair_config(const struct jd_config *c, struct jd_fair_config *fc)
@@ -327,7 +321,7 @@ void jd_runner_cancel(struct jd_daemon *d, struct jd_job *j)
 	jd_cancel_fire(&j->ctok);
 	/* Its commands (an exec job's, or a handler's): SIGTERM to each group; a parked
 	 * exec job ends at once. */
-	jd_exec_cancel(d, j, j->shutdown_cancel || d->state == JD_STOPPING ? "shutdown" : "cancel");
+	jd_exec_cancel(d, j, jd_job_stop_cause(&d->jobs, j));
 }
 
 void jd_runner_apply_config(struct jd_daemon *d)

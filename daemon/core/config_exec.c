@@ -1,0 +1,67 @@
+/* daemon/core/config_exec.c: the config's "exec" section (commands), read strictly like
+ * the rest of the file (config.c calls it); struct jd_exec_config is in config.h.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/core/config.h"
+#include "jsched/error.h"
+
+void jd_exec_config_defaults(struct jd_exec_config *c)
+{
+	c->max_processes = 64;
+	c->output_bytes = 1u << 20;
+	c->kill_grace_ms = 5000;
+	c->allow_other_uids = false;
+}
+
+static int cfg_uint(const json_t *obj, const char *key, uint32_t lo, uint32_t hi, uint32_t *out,
+		    char *err, size_t errlen)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!v)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
+		snprintf(err, errlen, "exec.%s: must be an integer in [%u, %u]", key, lo, hi);
+		return JSCHED_EINVAL;
+	}
+	*out = (uint32_t)json_integer_value(v);
+	return 0;
+}
+
+int jd_exec_config_read(json_t *obj, struct jd_exec_config *c, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"max_processes", "output_bytes", "kill_grace_ms",
+					   "allow_other_uids", NULL};
+	const char *key;
+	json_t *v;
+	int rc;
+
+	if (!json_is_object(obj)) {
+		snprintf(err, errlen, "exec: must be an object");
+		return JSCHED_EINVAL;
+	}
+	json_object_foreach(obj, key, v) {
+		size_t i = 0;
+
+		while (keys[i] && strcmp(keys[i], key) != 0)
+			i++;
+		if (!keys[i]) {
+			snprintf(err, errlen, "exec.%s: unknown key", key);
+			return JSCHED_EINVAL;
+		}
+	}
+	if ((rc = cfg_uint(obj, "max_processes", 1, 65536, &c->max_processes, err, errlen)) ||
+	    (rc = cfg_uint(obj, "output_bytes", 0, 1u << 30, &c->output_bytes, err, errlen)) ||
+	    (rc = cfg_uint(obj, "kill_grace_ms", 0, 3600000, &c->kill_grace_ms, err, errlen)))
+		return rc;
+	if ((v = json_object_get(obj, "allow_other_uids"))) {
+		if (!json_is_boolean(v)) {
+			snprintf(err, errlen, "exec.allow_other_uids: must be true or false");
+			return JSCHED_EINVAL;
+		}
+		c->allow_other_uids = json_is_true(v);
+	}
+	return 0;
+}

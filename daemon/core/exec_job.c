@@ -1,0 +1,93 @@
+/* daemon/core/exec_job.c: an exec job's data (see exec_job.h). */
+#include "daemon/core/exec_job.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/jproto.h"
+
+void jd_strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+void jd_exec_spec_clear(struct jd_exec_spec *s)
+{
+	jd_strv_free(s->argv);
+	jd_strv_free(s->env);
+	free(s->cwd);
+	free(s->stdin_data);
+	memset(s, 0, sizeof(*s));
+}
+
+struct jd_exec_job *jd_exec_job_new(const struct jp_job_spec *sp)
+{
+	struct jd_exec_job *x = calloc(1, sizeof(*x));
+	struct jd_exec_spec *s;
+
+	if (!x)
+		return NULL;
+	s = &x->spec;
+	s->argv = calloc(sp->argc + 1, sizeof(char *));
+	s->env = calloc(sp->n_env + 1, sizeof(char *));
+	s->cwd = strdup(sp->cwd ? sp->cwd : "/");
+	if (!s->argv || !s->env || !s->cwd)
+		goto fail;
+	for (size_t i = 0; i < sp->argc; i++)
+		if (!(s->argv[i] = strdup(sp->argv[i])))
+			goto fail;
+	for (size_t i = 0; i < sp->n_env; i++) {
+		size_t n = strlen(sp->env[i].name), m = strlen(sp->env[i].value);
+
+		if (!(s->env[i] = malloc(n + m + 2)))
+			goto fail;
+		memcpy(s->env[i], sp->env[i].name, n);
+		s->env[i][n] = '=';
+		memcpy(s->env[i] + n + 1, sp->env[i].value, m + 1);
+	}
+	s->has_stdin = sp->has_stdin;
+	if (sp->stdin_len) {
+		if (!(s->stdin_data = malloc(sp->stdin_len)))
+			goto fail;
+		memcpy(s->stdin_data, sp->stdin_data, sp->stdin_len);
+		s->stdin_len = sp->stdin_len;
+	}
+	s->timeout_ms = sp->timeout_ms > 0 ? (uint64_t)sp->timeout_ms : 0;
+	return x;
+fail:
+	jd_exec_job_free(x);
+	return NULL;
+}
+
+void jd_exec_job_free(struct jd_exec_job *x)
+{
+	if (!x)
+		return;
+	jd_exec_spec_clear(&x->spec);
+	free(x->res.out.data);
+	free(x->res.err.data);
+	free(x);
+}
+
+void jd_exec_record(const struct jd_job *j, json_t *rec)
+{
+	const struct jd_exec_result *r = &j->exec->res;
+
+	if (!jd_state_final(j->state))
+		return;
+	if (r->end == JD_EXEC_EXITED)
+		json_object_set_new(rec, "exit_code", json_integer(r->exit_code));
+	else if (r->end == JD_EXEC_SIGNALED)
+		json_object_set_new(rec, "signal", json_integer(r->signal));
+}
+
+json_t *jd_exec_output(const struct jd_job *j)
+{
+	const struct jd_exec_result *r = &j->exec->res;
+
+	return json_pack("{s:b, s:o, s:o}", "complete", jd_state_final(j->state), "stdout",
+			 jp_output_stream_new(r->out.data, r->out.len, r->out.truncated), "stderr",
+			 jp_output_stream_new(r->err.data, r->err.len, r->err.truncated));
+}

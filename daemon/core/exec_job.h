@@ -1,0 +1,88 @@
+/* daemon/core/exec_job.h: an exec job's data: what to run, and how it ended.
+ *
+ * The part of struct jd_job (j->exec) that only exec jobs have: the command's spec,
+ * copied at submit and immutable after, and its result and captured output, written by
+ * the loop thread while the command runs (daemon/run/exec.c) and read by the record, the
+ * `output` operation and the journal.  Plain data: nothing here runs anything.
+ */
+#ifndef JD_EXEC_JOB_H
+#define JD_EXEC_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "daemon/core/jobs.h"
+
+struct jp_job_spec;
+
+/* What to run.  Owned copies (freed by jd_exec_spec_clear). */
+struct jd_exec_spec {
+	char **argv;			/* NULL-terminated */
+	char **env;			/* "NAME=value", NULL-terminated */
+	char *cwd;
+	unsigned char *stdin_data;	/* NULL: stdin is /dev/null */
+	size_t stdin_len;
+	bool has_stdin;
+	uint64_t timeout_ms;		/* 0: none */
+	uint32_t output_bytes;		/* 0: the config's */
+};
+
+/* One captured stream. */
+struct jd_exec_stream {
+	unsigned char *data;
+	size_t len;
+	bool truncated;
+};
+
+/* How a command ended. */
+enum jd_exec_end {
+	JD_EXEC_PENDING = 0,	/* not started or still running */
+	JD_EXEC_EXITED,		/* exit_code */
+	JD_EXEC_SIGNALED,	/* signal */
+	JD_EXEC_SPAWN_FAILED,	/* could not start: reason */
+	JD_EXEC_NOT_RUN,	/* cancelled before it started */
+};
+
+/* A command's result and output.  Written by the loop thread only; the waiting fiber
+ * reads it after its event is set (the event's release/acquire hands it over). */
+struct jd_exec_result {
+	enum jd_exec_end end;
+	int exit_code;			/* JD_EXEC_EXITED */
+	int signal;			/* JD_EXEC_SIGNALED */
+	bool timed_out;			/* stopped by its time limit */
+	enum jd_cause stop_cause;	/* JD_CAUSE_CANCEL / _SHUTDOWN if stopped by request */
+	char reason[256];		/* JD_EXEC_SPAWN_FAILED: why */
+	uint64_t run_ns;		/* wall time from spawn to the end */
+	struct jd_exec_stream out, err;
+};
+
+/* An exec job's part of struct jd_job (j->exec).  spec: immutable after submit.  res:
+ * loop thread.  parked/park_next: under the process slots' lock (run/exec.c). */
+struct jd_exec_job {
+	struct jd_exec_spec spec;
+	struct jd_exec_result res;
+	bool parked;
+	struct jd_job *park_next;
+};
+
+/* jd_exec_job_new: an exec job's part, copied from a parsed spec.  NULL on ENOMEM.
+ * jd_exec_job_free: free it (NULL is fine).  Loop thread. */
+struct jd_exec_job *jd_exec_job_new(const struct jp_job_spec *sp);
+void jd_exec_job_free(struct jd_exec_job *x);
+
+/* jd_exec_spec_clear: free what a spec owns and zero it. */
+void jd_exec_spec_clear(struct jd_exec_spec *s);
+
+/* jd_strv_free: free a NULL-terminated vector of strings and the strings (NULL is fine). */
+void jd_strv_free(char **v);
+
+/* jd_exec_record: add exit_code / signal to an exec job's record. */
+void jd_exec_record(const struct jd_job *j, json_t *rec);
+
+/* jd_exec_output: the `output` reply body for exec job j (new reference). */
+json_t *jd_exec_output(const struct jd_job *j);
+
+#endif /* JD_EXEC_JOB_H */
