@@ -88,8 +88,8 @@ $(B)/tests/libclient/test_tool: $(JSCHED_BIN)
 # (daemon/build.mk is read after this file: the paths are spelled out).
 $(B)/tests/libclient/test_tool_daemon: $(B)/obj/tests/daemon/harness.o | $(JSCHED_BIN) $(B)/bin/jschedd \
 	$(B)/tests/daemon/module_example.so
-# test_oom fails the library's allocations in turn: its own through --wrap.
-$(B)/tests/libclient/test_oom: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup
+# test_oom fails the library's allocations in turn, through the shared wrappers
+# (tests/build.mk).
 
 $(LIBCLIENT_TESTS): $(B)/tests/libclient/%: $(B)/obj/tests/libclient/%.o $(LIBJSCHED_A)
 	@mkdir -p $(@D)

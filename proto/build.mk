@@ -31,8 +31,7 @@ JPROTO_UNIT := $(patsubst tests/proto/%.c,$(B)/tests/proto/%,$(wildcard tests/pr
 
 $(B)/obj/tests/proto/%.o: CFLAGS += $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS)
 
-# test_oom makes allocations fail on purpose: the codec's come to it through --wrap.
-$(B)/tests/proto/test_oom: LDFLAGS += -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+# test_oom makes allocations fail on purpose, through the shared wrappers (tests/build.mk).
 
 $(JPROTO_UNIT): $(B)/tests/proto/%: $(B)/obj/tests/proto/%.o $(JPROTO_LIB)
 	@mkdir -p $(@D)

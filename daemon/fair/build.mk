@@ -21,10 +21,8 @@ JD_FAIR_TESTS := $(B)/tests/fair/test_fair_queue $(B)/tests/fair/test_fair_polic
 	$(B)/tests/fair/test_fair_stress $(B)/tests/fair/test_fair_oom
 TESTS += $(JD_FAIR_TESTS)
 
-# The out-of-memory test fails the library's allocations one by one through link-time
-# wrappers.
-$(B)/tests/fair/test_fair_oom: LDFLAGS += -Wl,--wrap=calloc,--wrap=realloc \
-	-Wl,--wrap=aligned_alloc,--wrap=strdup
+# The out-of-memory test fails the library's allocations one by one through the shared
+# link-time wrappers (tests/build.mk).
 
 $(B)/obj/tests/fair/%.o: CFLAGS += $(CMOCKA_CFLAGS)
 

@@ -22,14 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/common/proc.h"
 #include "tests/daemon/harness.h"
 
 void jdt_sleep_ms(int ms)
 {
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	jtc_sleep_ms(ms);
 }
 
 void jdt_write_config(struct jdt *t, const char *members)
@@ -42,105 +40,73 @@ void jdt_write_config(struct jdt *t, const char *members)
 	fclose(f);
 }
 
-static bool try_hello(struct jdt *t)
+void jdt_wait_ready(const char *sock, pid_t pid, const char *log)
 {
-	struct jsched_conn *c = NULL;
+	/* Up to 30 s (a sanitizer build on a busy 2-core machine starts slowly). */
+	for (int i = 0; i < 3000; i++) {
+		int st = jtc_wait_exit(pid, 0);
+		struct jsched_conn *c = NULL;
 
-	if (jsched_connect(t->sock, NULL, &c) != 0)
-		return false;
-	jsched_close(c);
-	return true;
+		if (jsched_connect(sock, NULL, &c) == 0) {
+			jsched_close(c);
+			return;
+		}
+		if (st >= 0) {
+			if (log)
+				jtc_print_tail(log, 40);
+			fail_msg("jschedd exited at start (status %d)", st);
+		}
+		jtc_sleep_ms(10);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	if (log)
+		jtc_print_tail(log, 40);
+	fail_msg("jschedd did not answer on %s within 30 s", sock);
 }
 
 void jdt_start(struct jdt *t, const char *members)
 {
-	const char *b = getenv("JSCHED_BUILD_DIR");
 	char bin[600];
+	char *argv[] = {bin, (char *)(uintptr_t)"-c", t->conf, NULL};
+	struct jtc_spawn how = {.log = t->log};
 
 	memset(t, 0, sizeof(*t));
-	assert_non_null(realpath(b && b[0] ? b : "build/rel", t->build));
-	snprintf(t->dir, sizeof(t->dir), "/tmp/jdt.XXXXXX");
-	assert_non_null(mkdtemp(t->dir));
+	snprintf(t->build, sizeof(t->build), "%s", jtc_build_dir());
+	jtc_tmpdir(t->dir, sizeof(t->dir), "jdt");
 	snprintf(t->sock, sizeof(t->sock), "%s/s", t->dir);
 	snprintf(t->conf, sizeof(t->conf), "%s/jschedd.json", t->dir);
 	snprintf(t->log, sizeof(t->log), "%s/jschedd.log", t->dir);
 	snprintf(bin, sizeof(bin), "%s/bin/jschedd", t->build);
 	jdt_write_config(t, members);
-	t->pid = fork();
-	assert_true(t->pid >= 0);
-	if (t->pid == 0) {
-		int fd = open(t->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		int null = open("/dev/null", O_RDWR);
-
-		/* The daemon dies with the test (a failed assertion must not leave it
-		 * running), and holds none of the test's output pipes. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
-			close(null);
-		}
-		if (fd >= 0) {
-			dup2(fd, 2);
-			close(fd);
-		}
-		execl(bin, "jschedd", "-c", t->conf, (char *)NULL);
-		fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
-		_exit(127);
-	}
-	/* Up to 30 s (a sanitizer build on a busy 2-core machine starts slowly). */
-	for (int i = 0; i < 3000; i++) {
-		int st;
-
-		if (try_hello(t))
-			return;
-		if (waitpid(t->pid, &st, WNOHANG) == t->pid) {
-			char cmd[400];
-
-			t->pid = 0;
-			snprintf(cmd, sizeof(cmd), "cat %s >&2", t->log);
-			if (system(cmd) != 0)
-				fprintf(stderr, "(no log)\n");
-			fail_msg("jschedd exited at start (status %d)", st);
-		}
-		jdt_sleep_ms(10);
-	}
-	fail_msg("jschedd did not answer on %s within 30 s", t->sock);
+	t->pid = jtc_spawn(&how, argv);
+	jdt_wait_ready(t->sock, t->pid, t->log);
 }
 
 int jdt_wait_exit(struct jdt *t, int ms)
 {
-	int st;
+	int rc;
 
-	for (int i = 0; i <= ms / 10; i++) {
-		pid_t p = waitpid(t->pid, &st, WNOHANG);
+	siginfo_t info;
 
-		if (p < 0) { /* already reaped */
-			t->pid = 0;
-			return 0;
-		}
-		if (p == t->pid) {
-			t->pid = 0;
-			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		}
-		jdt_sleep_ms(10);
+	/* Already reaped (by the test itself): nothing to wait for. */
+	if (t->pid <= 0 || (waitid(P_PID, (id_t)t->pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0 &&
+			    errno == ECHILD)) {
+		t->pid = 0;
+		return 0;
 	}
-	return -1;
+	rc = jtc_wait_exit(t->pid, ms);
+	if (rc >= 0)
+		t->pid = 0;
+	return rc;
 }
 
 static void remove_dir(struct jdt *t)
 {
-	char cmd[400];
-
 	if (!t->dir[0])
 		return;
-	if (getenv("JDT_KEEP"))
-		fprintf(stderr, "keeping %s\n", t->dir);
-	else {
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", t->dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", t->dir);
-	}
+	if (jtc_rm_rf(t->dir) != 0)
+		fprintf(stderr, "could not remove %s\n", t->dir);
 	t->dir[0] = '\0';
 }
 
@@ -160,13 +126,8 @@ int jdt_stop(struct jdt *t, int sig)
 			fail_msg("jschedd did not exit within 30 s of signal %d", sig);
 		}
 	}
-	if (rc != 0 && rc != 3) {
-		char cmd[400];
-
-		snprintf(cmd, sizeof(cmd), "tail -n 40 %s >&2", t->log);
-		if (system(cmd) != 0)
-			fprintf(stderr, "(no log)\n");
-	}
+	if (rc != 0 && rc != 3)
+		jtc_print_tail(t->log, 40);
 	remove_dir(t);
 	return rc;
 }

@@ -3,7 +3,8 @@
  * jdt_start() makes a temp dir, writes a config into it (the socket inside it, plus the
  * JSON members the test passes), starts $JSCHED_BUILD_DIR/bin/jschedd -c that config
  * (build/rel when unset) with its stderr in the temp dir, and waits until the socket
- * answers a hello.  Every wait in here is bounded in count and time; a bound that runs
+ * answers a hello.  What is not about jschedd (the build dir, temp dirs, starting and
+ * reaping a child) is tests/common/proc.h's.  Every wait in here is bounded in count and time; a bound that runs
  * out fails the test with a message instead of hanging it.
  */
 #ifndef JDT_HARNESS_H
@@ -29,6 +30,11 @@ struct jdt {
 /* jdt_start: start a daemon whose config is {"socket": <temp>/s, <members>} where
  * `members` is a JSON fragment ("" or "\"workers\": 2, ...").  Asserts on failure. */
 void jdt_start(struct jdt *t, const char *members);
+
+/* jdt_wait_ready: wait (bounded, 30 s) until the jschedd `pid` answers a hello on
+ * `sock`; if it exits first or the bound runs out, show the end of `log` (if not NULL)
+ * and fail the test. */
+void jdt_wait_ready(const char *sock, pid_t pid, const char *log);
 
 /* jdt_write_config: rewrite the config file with new members (for SIGHUP tests). */
 void jdt_write_config(struct jdt *t, const char *members);

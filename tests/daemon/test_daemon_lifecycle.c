@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/common/proc.h"
 #include "tests/daemon/harness.h"
 
 /* run_jschedd: run the daemon with `conf` to its exit (bounded); its stderr into err. */
@@ -32,41 +33,29 @@ static int run_jschedd(struct jdt *t, const char *conf, const char *extra_arg, c
 		       size_t errlen)
 {
 	char bin[600], errpath[400];
+	char *argv[] = {bin, (char *)(uintptr_t)"-c", (char *)(uintptr_t)conf,
+			(char *)(uintptr_t)extra_arg, NULL};
+	struct jtc_spawn how = {.log = errpath};
 	pid_t pid;
-	int st = 0;
+	int rc;
 	FILE *f;
 	size_t n;
 
 	snprintf(bin, sizeof(bin), "%s/bin/jschedd", t->build);
 	snprintf(errpath, sizeof(errpath), "%s/run.err", t->dir);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-		dup2(fd, 2);
-		if (extra_arg)
-			execl(bin, "jschedd", "-c", conf, extra_arg, (char *)NULL);
-		else
-			execl(bin, "jschedd", "-c", conf, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 3000; i++) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			break;
-		if (i == 2999) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			fail_msg("jschedd %s did not exit", conf);
-		}
-		jdt_sleep_ms(10);
+	pid = jtc_spawn(&how, argv);
+	rc = jtc_wait_exit(pid, 30000);
+	if (rc < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail_msg("jschedd %s did not exit", conf);
 	}
 	f = fopen(errpath, "r");
 	n = f ? fread(err, 1, errlen - 1, f) : 0;
 	err[n] = '\0';
 	if (f)
 		fclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return rc;
 }
 
 static int wait_reply;
@@ -277,27 +266,15 @@ static void test_socket_stale_and_live(void **state)
 	assert_int_equal(stat(t.sock, &st), 0);
 	/* ... which the next daemon replaces. */
 	{
-		char dir[256];
+		char bin[600];
+		char *argv[] = {bin, (char *)(uintptr_t)"-c", t.conf, NULL};
 
-		snprintf(dir, sizeof(dir), "%s", t.dir);
-		t.pid = fork();
-		if (t.pid == 0) {
-			char bin[600];
-			int null = open("/dev/null", O_WRONLY);
+		struct jtc_spawn how = {.log = t.log};
 
-			dup2(null, 1);
-			dup2(null, 2);
-			snprintf(bin, sizeof(bin), "%s/bin/jschedd", t.build);
-			execl(bin, "jschedd", "-c", t.conf, (char *)NULL);
-			_exit(127);
-		}
-		for (int i = 0; i < 3000; i++) {
-			if (jsched_connect(t.sock, NULL, &c) == 0)
-				break;
-			c = NULL;
-			jdt_sleep_ms(10);
-		}
-		assert_non_null(c);
+		snprintf(bin, sizeof(bin), "%s/bin/jschedd", t.build);
+		t.pid = jtc_spawn(&how, argv);
+		jdt_wait_ready(t.sock, t.pid, t.log);
+		c = jdt_connect(&t, NULL);
 		assert_int_equal(jsched_ping(c), 0);
 		jsched_close(c);
 	}

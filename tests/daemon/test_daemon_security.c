@@ -26,8 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -365,16 +363,18 @@ static void stage_bin(const char *dir, const char *name)
  * checkout may be where B cannot enter (a clone under `mktemp -d`, a 0700 home). */
 static pid_t start_as_b(const char *members, char *d, size_t dlen, char *sock, size_t slen)
 {
-	char conf[256], bin[300];
+	char conf[256], bin[300], log[300];
+	char *argv[] = {bin, (char *)(uintptr_t)"-c", conf, NULL};
+	struct jtc_spawn how = {.log = log, .user = USER_B, .cwd = d};
 	FILE *f;
 	pid_t pid;
 
-	snprintf(d, dlen, "/tmp/jds.XXXXXX");
-	assert_non_null(mkdtemp(d));
+	jtc_tmpdir(d, dlen, "jds");
 	assert_int_equal(chown(d, uid_b, gid_b), 0);
 	assert_int_equal(chmod(d, 0711), 0);
 	snprintf(sock, slen, "%s/s", d);
 	snprintf(conf, sizeof(conf), "%s/c.json", d);
+	snprintf(log, sizeof(log), "%s/log", d);
 	stage_bin(d, "jschedd");
 	stage_bin(d, "jschedd-runas");
 	snprintf(bin, sizeof(bin), "%s/jschedd", d);
@@ -383,57 +383,17 @@ static pid_t start_as_b(const char *members, char *d, size_t dlen, char *sock, s
 		members[0] ? ", " : "", members);
 	fclose(f);
 	assert_int_equal(chmod(conf, 0644), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		char log[300];
-		int fd;
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		/* B's own directory as its working directory too: the test's may be one B
-		 * cannot enter. */
-		if (initgroups(USER_B, gid_b) < 0 || setgid(gid_b) < 0 || setuid(uid_b) < 0 ||
-		    chdir(d) < 0)
-			_exit(126);
-		snprintf(log, sizeof(log), "%s/log", d);
-		if ((fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600)) >= 0) {
-			dup2(fd, 2);
-			close(fd);
-		}
-		execl(bin, "jschedd", "-c", conf, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 3000; i++) {
-		struct jsched_conn *c = NULL;
-
-		if (jsched_connect(sock, NULL, &c) == 0) {
-			jsched_close(c);
-			return pid;
-		}
-		jdt_sleep_ms(10);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	fail_msg("jschedd as " USER_B " did not answer on %s", sock);
-	return -1;
+	/* B's own directory is its working directory too: the test's may be one B cannot
+	 * enter. */
+	pid = jtc_spawn(&how, argv);
+	jdt_wait_ready(sock, pid, log);
+	return pid;
 }
 
 static void stop_b_daemon(pid_t pid, const char *d)
 {
-	char cmd[300];
-	int st;
-
-	kill(pid, SIGTERM);
-	for (int i = 0; i < 3000 && waitpid(pid, &st, WNOHANG) != pid; i++)
-		jdt_sleep_ms(10);
-	if (kill(pid, 0) == 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-		fail_msg("jschedd as " USER_B " did not stop");
-	}
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", d);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(jtc_stop(pid, SIGTERM, 30000), 0);
+	assert_int_equal(jtc_rm_rf(d), 0);
 }
 
 /* root_exec: as root (not the daemon's user), submit `id -u` to the daemon at sock;

@@ -1,47 +1,12 @@
 /* tests/fair/test_fair_oom.c: out of memory.  The allocation functions daemon/fair calls
- * are wrapped at link time (-Wl,--wrap, see daemon/fair/build.mk) so that the Nth call
- * fails; for every N up to the number of allocations a run makes, each call must fail
- * cleanly with JSCHED_ENOMEM and leave the instance usable and leak-free (ASan's leak
- * check is part of the assertion under SAN=address).  Admission, take and the rest never
- * allocate, which the run checks too.
+ * are wrapped at link time (tests/common/failalloc.h) so that the Nth call fails; for
+ * every N up to the number of allocations a run makes, each call must fail cleanly with
+ * JSCHED_ENOMEM and leave the instance usable and leak-free (the wrappers count the live
+ * blocks; ASan's leak check adds to it under SAN=address).  Admission, take and the rest
+ * never allocate, which the run checks too.
  */
+#include "tests/common/failalloc.h"
 #include "tests/fair/fair_test.h"
-
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t size);
-void *__real_aligned_alloc(size_t align, size_t size);
-char *__real_strdup(const char *s);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t size);
-void *__wrap_aligned_alloc(size_t align, size_t size);
-char *__wrap_strdup(const char *s);
-
-static long calls, fail_at = -1;
-
-static bool fail_now(void)
-{
-	return ++calls == fail_at;
-}
-
-void *__wrap_calloc(size_t n, size_t size)
-{
-	return fail_now() ? NULL : __real_calloc(n, size);
-}
-
-void *__wrap_realloc(void *p, size_t size)
-{
-	return fail_now() ? NULL : __real_realloc(p, size);
-}
-
-void *__wrap_aligned_alloc(size_t align, size_t size)
-{
-	return fail_now() ? NULL : __real_aligned_alloc(align, size);
-}
-
-char *__wrap_strdup(const char *s)
-{
-	return fail_now() ? NULL : __real_strdup(s);
-}
 
 #define NCLIENTS 40	/* enough to grow the registry twice (16, 32, 64) */
 
@@ -70,14 +35,14 @@ static int run(void)
 		}
 	}
 	/* Whatever was added works, with no allocation from here on. */
-	long before = calls;
+	long before = jtc_alloc_calls();
 	for (int i = 0; i < n; i++)
 		assert_int_equal(admit(f, c[i], &jobs[i], i, JD_FAIR_NORMAL, 5000, 1), 0);
 	for (int i = 0; i < n; i++)
 		complete1(f, take1(f), 100);
 	assert_int_equal(jd_fair_cancel(f, &jobs[0].fj), JSCHED_ENO_SUCH_JOB);
 	assert_int_equal(jd_fair_expire(f), 0);
-	assert_int_equal(calls, before);
+	assert_int_equal(jtc_alloc_calls(), before);
 	for (int i = 0; i < n; i++)
 		assert_int_equal(jd_fair_client_remove(f, c[i]), 0);
 	jd_fair_free(f);
@@ -87,17 +52,17 @@ static int run(void)
 static void test_every_allocation_fails_cleanly(void **state)
 {
 	(void)state;
-	calls = 0;
-	fail_at = -1;
+	long start = jtc_alloc_calls(), live = jtc_alloc_live();
 	assert_int_equal(run(), 0);
-	long total = calls;
+	long total = jtc_alloc_calls() - start;
 	assert_true(total > NCLIENTS);	/* the wrappers do see the library's calls */
-	for (long k = 1; k <= total; k++) {
-		calls = 0;
-		fail_at = k;
+	for (long k = 0; k < total; k++) {
+		jtc_alloc_fail_at(k);
 		assert_int_equal(run(), 1);
+		assert_true(jtc_alloc_failed());
+		jtc_alloc_fail_at(-1);
+		assert_int_equal(jtc_alloc_live(), live);	/* nothing leaked */
 	}
-	fail_at = -1;
 }
 
 int main(void)

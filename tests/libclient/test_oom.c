@@ -1,5 +1,5 @@
 /* test_oom.c: libjsched when memory runs out.  Every allocation the library makes (its
- * own malloc/calloc/realloc/strdup, wrapped at link time with --wrap, and jansson's,
+ * own, through the shared link-time wrappers of tests/common/failalloc.h, and jansson's,
  * through json_set_alloc_funcs) is made to fail in turn: the first, then the second, ...
  * until a whole scenario (build specs, connect, submit, status, a batch, an event, close)
  * runs without meeting the failure.  Each run must end without a crash, return errors as
@@ -19,55 +19,8 @@
 
 #include <jsched/jsched.h>
 
+#include "tests/common/failalloc.h"
 #include "tests/libclient/peer.h"
-
-static long countdown = -1; /* allocations left before the one that fails; -1: off */
-static bool failed;	     /* the armed failure happened */
-
-static bool should_fail(void)
-{
-	if (countdown < 0)
-		return false;
-	if (countdown-- == 0) {
-		failed = true;
-		return true;
-	}
-	return false;
-}
-
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t n);
-char *__real_strdup(const char *s);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t n);
-char *__wrap_strdup(const char *s);
-
-void *__wrap_malloc(size_t n)
-{
-	return should_fail() ? NULL : __real_malloc(n);
-}
-
-void *__wrap_calloc(size_t n, size_t size)
-{
-	return should_fail() ? NULL : __real_calloc(n, size);
-}
-
-void *__wrap_realloc(void *p, size_t n)
-{
-	return should_fail() ? NULL : __real_realloc(p, n);
-}
-
-char *__wrap_strdup(const char *s)
-{
-	return should_fail() ? NULL : __real_strdup(s);
-}
-
-static void *json_malloc(size_t n)
-{
-	return should_fail() ? NULL : __real_malloc(n);
-}
 
 /* One whole use of the library with the n-th allocation failing: build specs, connect,
  * submit, status, a batch, a wait that times out, an event, close.  *all_ok tells whether
@@ -75,10 +28,9 @@ static void *json_malloc(size_t n)
 /* The peer writes a frame, its allocations never counted. */
 static void say(struct peer *p, const char *json)
 {
-	long saved = countdown;
-	countdown = -1;
+	jtc_alloc_hold();
 	assert_int_equal(peer_send(p, json), 0);
-	countdown = saved;
+	jtc_alloc_release();
 }
 
 /* The daemon cannot answer a request before it is sent, so each reply is written just
@@ -93,8 +45,8 @@ static bool run_with_failure_at(long n, bool *all_ok)
 	peer_init(&p, sv[1]);
 	say(&p, peer_hello_reply(1));
 
-	failed = false;
-	countdown = n;
+	long live = jtc_alloc_live();
+	jtc_alloc_fail_at(n);
 	bool ok = true;
 	struct jsched_spec *call = NULL, *exec = NULL;
 	struct jsched_conn *c = NULL;
@@ -151,16 +103,18 @@ static bool run_with_failure_at(long n, bool *all_ok)
 	jsched_close(c);
 	jsched_spec_free(call);
 	jsched_spec_free(exec);
-	countdown = -1;
+	jtc_alloc_fail_at(-1);
 	peer_free(&p);
+	if (jtc_alloc_live() != live)
+		fail_msg("%ld blocks leaked with allocation %ld failing", jtc_alloc_live() - live, n);
 	*all_ok = ok;
-	return failed;
+	return jtc_alloc_failed();
 }
 
 static void test_every_allocation_fails_in_turn(void **state)
 {
 	(void)state;
-	json_set_alloc_funcs(json_malloc, free);
+	json_set_alloc_funcs(jtc_malloc, jtc_free);
 	long n;
 	bool ok = false;
 	/* Bounded: the scenario makes a few hundred allocations. */

@@ -1,7 +1,7 @@
 /* tests/proto/test_oom.c: every allocation the codec makes can fail, and it copes.
  *
- * The program is linked with --wrap for malloc, calloc, realloc and free (so the codec's
- * own allocations come here) and gives jansson the same allocator (json_set_alloc_funcs).
+ * The program links the shared allocation wrappers (tests/common/failalloc.h: the codec's
+ * own allocations come there through --wrap) and gives jansson the same allocator.
  * Each scenario runs again and again with the Nth allocation failing, N = 0, 1, 2 ...,
  * until a run meets no failure.  Every run must end either in a clean error (a negative
  * code or NULL, as the function documents) or in the right result, and must leave exactly
@@ -18,63 +18,7 @@
 #include <string.h>
 
 #include "proto/jproto.h"
-
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t n);
-void __real_free(void *p);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t n);
-void __wrap_free(void *p);
-
-static long countdown = -1;	/* allocations left before one fails; -1: never */
-static bool failed;		/* an allocation was refused in this run */
-static long live;		/* blocks allocated and not freed */
-
-static bool refuse(void)
-{
-	if (countdown < 0)
-		return false;
-	if (countdown-- == 0) {
-		failed = true;
-		return true;
-	}
-	return false;
-}
-
-void *__wrap_malloc(size_t n)
-{
-	void *p = refuse() ? NULL : __real_malloc(n);
-
-	live += p != NULL;
-	return p;
-}
-
-void *__wrap_calloc(size_t n, size_t size)
-{
-	void *p = refuse() ? NULL : __real_calloc(n, size);
-
-	live += p != NULL;
-	return p;
-}
-
-void *__wrap_realloc(void *p, size_t n)
-{
-	void *q;
-
-	if (refuse())
-		return NULL;
-	q = __real_realloc(p, n);
-	live += p == NULL && q != NULL;
-	return q;
-}
-
-void __wrap_free(void *p)
-{
-	live -= p != NULL;
-	__real_free(p);
-}
+#include "tests/common/failalloc.h"
 
 /* A scenario returns true when it completed; it must free everything either way. */
 typedef bool (*scenario_fn)(void);
@@ -84,18 +28,19 @@ static void exhaust(scenario_fn fn, const char *name)
 	long n;
 
 	for (n = 0; n < 100000; n++) {
-		long before = live;
+		long before = jtc_alloc_live();
 		bool ok;
 
-		failed = false;
-		countdown = n;
+		jtc_alloc_fail_at(n);
 		ok = fn();
-		countdown = -1;
-		if (live != before)
+		jtc_alloc_fail_at(-1);
+		if (jtc_alloc_live() != before)
 			fail_msg("%s: %ld blocks leaked with allocation %ld failing", name,
-				 live - before, n);
-		if (!failed) {
+				 jtc_alloc_live() - before, n);
+		if (!jtc_alloc_failed()) {
 			assert_true(ok);	/* nothing failed: it must have worked */
+			if (n == 0)	/* the wrappers never saw the codec allocate */
+				fail_msg("%s: no allocation came through the wrappers", name);
 			return;
 		}
 	}
@@ -251,7 +196,7 @@ static bool builders(void)
 static void test_oom(void **state)
 {
 	(void)state;
-	json_set_alloc_funcs(__wrap_malloc, __wrap_free);
+	json_set_alloc_funcs(jtc_malloc, jtc_free);
 	exhaust(decode_stream, "decode_stream");
 	exhaust(encode_alloc, "encode_alloc");
 	exhaust(parse_submit, "parse_submit");

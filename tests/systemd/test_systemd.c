@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -36,28 +35,23 @@
 #include <unistd.h>
 
 #include "jsched/jsched.h"
+#include "tests/common/proc.h"
 
-static char build[PATH_MAX];	/* absolute build dir */
+static const char *build;	/* absolute build dir */
 static char dir[64];		/* this test's temp dir */
 
 static int setup(void **state)
 {
-	const char *b = getenv("JSCHED_BUILD_DIR");
-
 	(void)state;
-	assert_non_null(realpath(b && b[0] ? b : "build/rel", build));
-	snprintf(dir, sizeof(dir), "/tmp/jsd.XXXXXX");
-	assert_non_null(mkdtemp(dir));
+	build = jtc_build_dir();
+	jtc_tmpdir(dir, sizeof(dir), "jsd");
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return jtc_rm_rf(dir) == 0 ? 0 : -1;
 }
 
 static bool have(const char *tool)
@@ -163,46 +157,26 @@ static const char *notify_until(int fd, const char *what)
 	return NULL;
 }
 
-/* start: fork and exec argv with extra environment entries; the child dies with us. */
+/* start: start argv with extra environment entries, its output in <dir>/jschedd.log. */
 static pid_t start(char *const argv[], const char *const *env)
 {
-	pid_t pid = fork();
+	char log[128];
+	struct jtc_spawn how = {.log = log, .log_stdout = true, .log_append = true, .env = env};
 
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		char log[128];
-		int fd;
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		snprintf(log, sizeof(log), "%s/jschedd.log", dir);
-		fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-			close(fd);
-		}
-		for (size_t i = 0; env && env[i]; i++)
-			putenv((char *)(uintptr_t)env[i]);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
+	snprintf(log, sizeof(log), "%s/jschedd.log", dir);
+	return jtc_spawn(&how, argv);
 }
 
 static int wait_exit(pid_t pid)
 {
-	int st;
+	int rc = jtc_wait_exit(pid, 30000);
 
-	for (int i = 0; i < 3000; i++) {
-		if (waitpid(pid, &st, WNOHANG) == pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		struct timespec ts = {0, 10000000};
-		nanosleep(&ts, NULL);
+	if (rc < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail_msg("jschedd did not exit within 30 s");
 	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
-	fail_msg("jschedd did not exit within 30 s");
-	return -1;
+	return rc;
 }
 
 static void shutdown_daemon(const char *sock)
@@ -281,10 +255,8 @@ static void test_socket_activation(void **state)
 	snprintf(bin, sizeof(bin), "%s/bin/jschedd", build);
 	pid = start(argv, NULL);
 	/* The socket exists before jschedd runs; the first connection starts it. */
-	for (int i = 0; i < 3000 && stat(sock, &st) < 0; i++) {
-		struct timespec ts = {0, 10000000};
-		nanosleep(&ts, NULL);
-	}
+	for (int i = 0; i < 3000 && stat(sock, &st) < 0; i++)
+		jtc_sleep_ms(10);
 	assert_int_equal(stat(sock, &st), 0);
 	assert_int_equal(jsched_connect(sock, NULL, &c), 0);
 	m = notify_until(nfd, "READY=1");
