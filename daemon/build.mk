@@ -58,7 +58,7 @@ $(JSCHEDD_MODULE) $(JSCHEDD_BADMODULE): $(B)/tests/daemon/%.so: $(B)/obj/tests/d
 
 # ---- unit tests of the parts that need no daemon ---------------------------------------
 JSCHEDD_UNIT := $(B)/tests/daemon/unit_config $(B)/tests/daemon/unit_hist \
-	$(B)/tests/daemon/unit_whist $(B)/tests/daemon/unit_prometheus
+	$(B)/tests/daemon/unit_whist $(B)/tests/daemon/unit_prometheus $(B)/tests/daemon/unit_cgroup
 # The config reader is core/config*.c alone (plain data, jansson): the unit test links
 # only those.
 JSCHEDD_CONFIG_OBJS := $(patsubst %.c,$(B)/obj/%.o,daemon/core/config.c daemon/core/config_exec.c \
@@ -81,6 +81,12 @@ $(B)/tests/daemon/unit_prometheus: $(B)/obj/tests/daemon/unit_prometheus.o \
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(CMOCKA_LIBS) $(LDLIBS)
+# unit_cgroup (daemon/run/cgroup.c, libc only): every mode's files on trees it builds, and
+# real cgroup v1 groups when run as root where they exist (it prints what it skips, why).
+$(B)/tests/daemon/unit_cgroup: $(B)/obj/tests/daemon/unit_cgroup.o $(B)/obj/daemon/run/cgroup.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)
 TESTS += $(JSCHEDD_UNIT)
 
 # ---- integration tests -----------------------------------------------------------------

@@ -1,0 +1,211 @@
+/* daemon/run/cgroup.h: control groups for commands: a group per client under jschedd's own
+ * subtree, a group per job under its client's, limits, whole-group kill, accounting.
+ *
+ * This file knows cgroup file systems and nothing of the daemon: no sockets, no jobs
+ * table, no loop.  The caller (the local exec path) names groups by client name and job
+ * id and decides when to create, kill, read and remove them.  Every function is called
+ * from one thread (the loop thread); jd_cg_enter is also safe in a forked child.
+ *
+ * Where the groups come from, decided once by jd_cg_open (the first that applies):
+ *   v2, delegated   jschedd's own cgroup (from /proc/self/cgroup) is writable and offers
+ *                   cpu/memory/pids: the system unit with Delegate=yes, or the user unit
+ *                   under a delegated user manager.  jschedd moves itself into the leaf
+ *                   <own>/daemon (cgroup v2 allows processes only in leaves once
+ *                   controllers are enabled for children) and its clients' groups are
+ *                   <own>/client-NAME/job-ID.
+ *   v2, created     root, not delegated: jschedd creates <mount>/NAME (conf.name) and
+ *                   enables the controllers down to it.
+ *   v1              cgroup v1 (or hybrid) hierarchies for cpu, cpuacct, memory, pids,
+ *                   freezer, each found in /proc/self/mountinfo; in each, the subtree is
+ *                   <mount>/<jschedd's own group in it>/NAME, so an outer limit (a
+ *                   container's, a session's) still applies.  Usable when at least one
+ *                   hierarchy lets us create the subtree (root, or a delegated one).
+ *   none            nothing usable: jd_cg_open still returns 0 with mode JD_CG_NONE and
+ *                   `reason` saying why; the caller runs commands without groups and
+ *                   refuses a job that asks for a limit.
+ * A v2 mount with none of cpu, memory, pids (a hybrid machine whose controllers are all on
+ * v1) is passed over for v1: kill and CPU accounting would work there, limits would not.
+ *
+ * What each mode uses:
+ *                  v2                               v1
+ *   CPU weight     cpu.weight = 100 x weight         cpu.shares = 1024 x weight
+ *   cpu_max        cpu.max "QUOTA 100000"            cpu.cfs_quota_us / cfs_period_us
+ *   memory_max     memory.max (+ memory.swap.max 0)  memory.limit_in_bytes (+ memsw equal)
+ *   pids_max       pids.max                          pids.max
+ *   kill           cgroup.kill (5.14), else freeze   freezer FROZEN, SIGKILL each pid,
+ *                  + SIGKILL each pid + thaw         THAWED (no freezer: kill rounds)
+ *   CPU used       cpu.stat usage_usec, user_usec,   cpuacct.usage, usage_user,
+ *                  system_usec                       usage_sys (the split is by ticks)
+ *   peak memory    memory.peak (5.19)                memory.max_usage_in_bytes
+ *   OOM kills      memory.events oom_kill            memory.oom_control oom_kill
+ *   pids limit hit pids.events max                   pids.events max
+ * Swap is capped with memory so that a limit means an OOM kill, not a job swapping to a
+ * crawl.  Weights are clamped to the controller's range (v2 1..10000, v1 2..262144).
+ *
+ * Placing a command.  A process must be in its job's group before it runs any user code,
+ * or a quick double fork escapes.  glibc's posix_spawn (what exec.c uses) cannot place a
+ * child (posix_spawnattr_setcgroup_np, clone3 with CLONE_INTO_CGROUP, arrives in glibc
+ * 2.41; these machines have 2.36).  So the child places itself: the helper that starts a
+ * command (jschedd-runas) calls jd_cg_enter with the job's group directories before it
+ * drops privileges and execs.  The alternatives: moving the loop thread's own task into
+ * the group around posix_spawn (v1 only, the group's pids limit would count the loop
+ * thread, and the loop would wait on each attach, which takes the kernel's global
+ * threadgroup lock); writing the pid from the parent after posix_spawn returns (too late:
+ * the command has run by then).  With the helper each attach is paid by the child, off
+ * the loop thread.  jd_cg_place gives the directories.
+ *
+ * Groups left by a crashed daemon.  Job groups are named job-ID, so jd_cg_recover, at
+ * start, before any job runs, kills every job group it finds under the subtree, removes
+ * them and returns their ids, for the caller to settle (failed with cause
+ * daemon_restart, or retried).  Two daemons must not share a subtree: conf.name tells
+ * them apart (tests give each daemon its own).
+ *
+ * A plain directory tree may stand in for a cgroup file system (the unit tests build one
+ * and point conf.mountinfo at it): on a file system that is not cgroupfs, control files
+ * are created when written (the kernel makes them at mkdir) and removed before rmdir.
+ */
+#ifndef JD_CGROUP_H
+#define JD_CGROUP_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum jd_cg_mode { JD_CG_NONE, JD_CG_V1, JD_CG_V2 };
+
+/* The controllers jschedd uses (bits of jd_cg.controllers). */
+enum jd_cg_ctl {
+	JD_CG_CPU,	/* weight and quota */
+	JD_CG_CPUACCT,	/* v1 usage (v2: cpu.stat is always there) */
+	JD_CG_MEMORY,
+	JD_CG_PIDS,
+	JD_CG_FREEZER,	/* v1 (v2: cgroup.freeze is always there) */
+	JD_CG_NCTL
+};
+
+/* Limits of a client's or a job's group; 0 in a member: no limit. */
+struct jd_cg_limits {
+	uint64_t memory_max;	/* bytes */
+	uint64_t pids_max;	/* processes and threads */
+	uint32_t cpu_max_milli;	/* thousandths of a CPU: 1500 is 1.5 CPUs */
+};
+
+/* What a job's group used, read before it is removed. */
+struct jd_cg_usage {
+	uint64_t cpu_us;		/* CPU time of every process it held (exact) */
+	uint64_t user_us, system_us;	/* its split (v1: sampled at ticks, so the two may
+					 * sum to less than cpu_us for short commands) */
+	uint64_t memory_peak;		/* bytes; 0 when the kernel does not say */
+	uint64_t oom_kills;		/* processes the kernel killed at memory_max */
+	uint64_t pids_max_hits;		/* forks refused at pids_max */
+	bool has_cpu, has_memory_peak, has_oom, has_pids;	/* which were read */
+};
+
+/* How jd_cg_open finds things.  Every member optional (NULL / 0). */
+struct jd_cg_conf {
+	const char *name;	/* the subtree's name (v2 created, v1): default "jschedd" */
+	const char *mode;	/* "auto" (default), "v2", "v1", "off" */
+	const char *mountinfo;	/* default /proc/self/mountinfo */
+	const char *self_cgroup;	/* default /proc/self/cgroup */
+	pid_t self_pid;		/* moved into <own>/daemon when v2 is delegated; default getpid() */
+	bool is_root;		/* treat as root (default: geteuid() == 0) */
+	bool is_root_set;
+};
+
+/* Counters for the metrics document. */
+struct jd_cg_stats {
+	uint64_t created, removed;	/* job groups */
+	uint64_t remove_busy;		/* removals refused: processes still in it */
+	uint64_t kills;			/* whole-group kills */
+	uint64_t killed_pids;		/* SIGKILLs sent by freeze-and-kill */
+	uint64_t recovered;		/* groups of a previous daemon killed at start */
+	uint64_t oom_kills, pids_max_hits;	/* summed from the jobs' usage */
+	uint64_t errors;		/* file operations that failed (last in `error`) */
+};
+
+#define JD_CG_MAX_HIER 5
+
+/* jschedd's subtree.  Filled by jd_cg_open; read-only to callers except `stats`. */
+struct jd_cg {
+	enum jd_cg_mode mode;
+	const char *how;	/* "v2 delegated", "v2 created", "v1", "none" */
+	char reason[2 * PATH_MAX];	/* what was found and why this mode */
+	unsigned controllers;	/* bits (1u << enum jd_cg_ctl) usable under the subtree */
+	bool has_kill;		/* v2 cgroup.kill */
+	bool plain;		/* not cgroupfs: a test's directory tree */
+	size_t nhier;		/* v1: hierarchies in use; v2: 1 */
+	struct {
+		char base[PATH_MAX];	/* the subtree's directory */
+		unsigned ctls;		/* controllers of this hierarchy we use */
+	} hier[JD_CG_MAX_HIER];
+	struct jd_cg_stats stats;
+	char error[2 * PATH_MAX];	/* the last failure, with its path */
+};
+
+/* A job's group, as created: its directory in every hierarchy in use. */
+struct jd_cg_job {
+	char dir[JD_CG_MAX_HIER][PATH_MAX];
+	size_t ndir;
+	uint64_t id;
+	char client[72];
+};
+
+/* jd_cg_open: detect what applies, create the subtree, fill cg.  Returns 0 (mode may be
+ * JD_CG_NONE, with the reason) or JSCHED_EINVAL for a bad conf.mode / conf.name, or
+ * JSCHED_EIO when a forced mode cannot be had (reason says why). */
+int jd_cg_open(struct jd_cg *cg, const struct jd_cg_conf *conf);
+
+/* jd_cg_mode_name: "v2", "v1" or "none". */
+const char *jd_cg_mode_name(enum jd_cg_mode m);
+
+/* jd_cg_can_limit: 0 if limits `l` can be applied here, else JSCHED_ENOT_SUPPORTED with
+ * what is missing in why ("memory limits need the memory controller ..."). */
+int jd_cg_can_limit(const struct jd_cg *cg, const struct jd_cg_limits *l, char *why, size_t len);
+
+/* jd_cg_client: create (or update) the group of client `name`: CPU weight from `weight`,
+ * and the limits l (NULL: none).  Returns 0 or a JSCHED_E* code (cg->error says what). */
+int jd_cg_client(struct jd_cg *cg, const char *name, uint32_t weight, const struct jd_cg_limits *l);
+
+/* jd_cg_job_create: the group of job `id` under client `client` (created with weight 1 if
+ * it does not exist yet), with limits l (NULL: none), into *out.  Returns 0 or a JSCHED_E*
+ * code; on failure nothing is left behind. */
+int jd_cg_job_create(struct jd_cg *cg, const char *client, uint64_t id,
+		     const struct jd_cg_limits *l, struct jd_cg_job *out);
+
+/* jd_cg_place: the directories a child must enter (jd_cg_enter), in dirs[0..*n). */
+void jd_cg_place(const struct jd_cg_job *g, const char **dirs, size_t *n);
+
+/* jd_cg_enter: move the calling process into each of dirs[0..n) (writes "0" to their
+ * cgroup.procs).  open/write/close only: safe between fork and exec.  Returns 0 or a
+ * negative errno (the first failure). */
+int jd_cg_enter(const char *const *dirs, size_t n);
+
+/* jd_cg_populated: true when a process is still in g (or it cannot be read). */
+bool jd_cg_populated(struct jd_cg *cg, const struct jd_cg_job *g);
+
+/* jd_cg_kill: SIGKILL every process in g, so that none escapes by setsid or a double fork.
+ * Returns the number of processes signalled (v2 cgroup.kill: 0, the kernel does it) or a
+ * JSCHED_E* code.  The processes are gone once jd_cg_populated says so. */
+int jd_cg_kill(struct jd_cg *cg, const struct jd_cg_job *g);
+
+/* jd_cg_usage: what g used (the members that could be read are flagged).  Adds its OOM
+ * kills and pids limit hits to cg->stats when count is true.  Returns 0 or JSCHED_EIO. */
+int jd_cg_usage(struct jd_cg *cg, const struct jd_cg_job *g, struct jd_cg_usage *u, bool count);
+
+/* jd_cg_job_remove: remove g's directories.  Returns 0, or JSCHED_EAGAIN while a process
+ * is still in it (kill it, wait for jd_cg_populated to turn false, try again). */
+int jd_cg_job_remove(struct jd_cg *cg, struct jd_cg_job *g);
+
+/* jd_cg_recover: kill and remove every job group under the subtree (a crashed daemon's),
+ * and the client groups.  The job ids found go to ids[0..*n) (at most max; more are
+ * removed but not listed, *total counts them all).  Waits at most ~2 s in all for killed
+ * processes to leave.  Returns 0 or JSCHED_EAGAIN when a group could not be removed. */
+int jd_cg_recover(struct jd_cg *cg, uint64_t *ids, size_t max, size_t *n, size_t *total);
+
+/* jd_cg_close: remove the client groups and (v1, v2 created) the subtree itself, when
+ * empty.  The v2 delegated group stays (systemd owns it).  Nothing runs by then. */
+void jd_cg_close(struct jd_cg *cg);
+
+#endif /* JD_CGROUP_H */
