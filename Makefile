@@ -149,7 +149,8 @@ all:
 
 # ---- the parts -----------------------------------------------------------------------
 include $(wildcard arch/build.mk daemon/pool/build.mk daemon/fair/build.mk proto/build.mk \
-	libclient/build.mk daemon/build.mk systemd/build.mk tests/build.mk bench/build.mk)
+	libclient/build.mk daemon/build.mk daemon/run/slurm.mk systemd/build.mk tests/build.mk \
+	bench/build.mk)
 
 all: $(BINS) $(LIBS) $(TESTS)
 

@@ -12,6 +12,9 @@
 #   cross  what `make test-cross` needs: the AArch64 cross compiler, qemu-user, and cmocka
 #          for arm64 from Debian's multiarch archive (the arm64 architecture is added to
 #          dpkg first; the library lands in /usr/lib/aarch64-linux-gnu beside the host's)
+#   slurm  what `make test-slurm` needs: libslurm's headers (the slurm backend is compiled
+#          only with them), slurmctld + slurmd for the one-node test cluster, the client
+#          commands (sbatch, squeue, scancel, scontrol), and munge for authentication
 #
 # A package is missing when its probe (pkg-config module, or a file) is absent. As root the
 # missing ones are installed with apt-get; otherwise the exact command is printed and the
@@ -64,8 +67,15 @@ for group in "$@"; do
 		want task-spooler bin:tsp
 		want nq bin:nq
 		;;
+	slurm)
+		want libslurm-dev /usr/include/slurm/slurm.h
+		want slurmctld /usr/sbin/slurmctld
+		want slurmd /usr/sbin/slurmd
+		want slurm-client /usr/bin/sbatch
+		want munge /usr/sbin/munged
+		;;
 	*)
-		echo "mk/deps.sh: unknown group '$group' (core, ci, bench, cross)" >&2
+		echo "mk/deps.sh: unknown group '$group' (core, ci, bench, cross, slurm)" >&2
 		exit 2
 		;;
 	esac
