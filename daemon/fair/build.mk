@@ -1,7 +1,7 @@
 # daemon/fair/build.mk: fair admission (daemon/fair/README.md), its tests and benchmark.
 #
 #   JD_FAIR_LIB        $(B)/lib/libjdfair.a: link the daemon with it (libc + pthread only)
-#   tests              $(B)/tests/fair/test_fair_{queue,policy,stress,oom}
+#   tests              $(B)/tests/fair/test_fair_{queue,policy,caps,stress,caps_stress,oom}
 #   bench-fair         builds and runs $(B)/bench/fair/bench_fair (pass BENCH_ARGS=...,
 #                      e.g. BENCH_ARGS="--json fair.json" or "--quick")
 
@@ -18,7 +18,8 @@ $(JD_FAIR_LIB): $(JD_FAIR_OBJS)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 JD_FAIR_TESTS := $(B)/tests/fair/test_fair_queue $(B)/tests/fair/test_fair_policy \
-	$(B)/tests/fair/test_fair_stress $(B)/tests/fair/test_fair_oom
+	$(B)/tests/fair/test_fair_caps $(B)/tests/fair/test_fair_stress \
+	$(B)/tests/fair/test_fair_caps_stress $(B)/tests/fair/test_fair_oom
 TESTS += $(JD_FAIR_TESTS)
 
 # The out-of-memory test fails the library's allocations one by one through the shared

@@ -1,5 +1,6 @@
 /* daemon/fair/fair.c: the admission API of fair.h: the lock, the life of a job (admit,
- * take, complete, cancel, drain, expire), clients, backpressure and the figures.
+ * take, complete, cancel, hold, drain, expire), clients, pause, capacities, backpressure
+ * and the figures.
  *
  * Every entry point takes the one instance mutex, changes the structures, collects the
  * jobs that reached a final state on a list threaded through the jobs themselves
@@ -52,6 +53,35 @@ static inline void sub(_Atomic uint64_t *a, uint64_t d)
 {
 	atomic_store_explicit(a, atomic_load_explicit(a, memory_order_relaxed) - d,
 			      memory_order_relaxed);
+}
+
+/* Release the lock, first publishing for jd_fair_ready how many jobs could be taken:
+ * those queued in the structures of the classes that fit. */
+static void unlock(struct jd_fair *f)
+{
+	uint64_t ready = 0;
+
+	if (!f->paused) {
+		if (f->nclasses == 1) {
+			ready = f->cls[0].queued_in;
+		} else {
+			for (unsigned m = jd_fp_fit(f); m != 0; m &= m - 1)
+				ready += f->cls[__builtin_ctz(m)].queued_in;
+		}
+	}
+	atomic_store_explicit(&f->ready, ready, memory_order_relaxed);
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* Jobs queued or held, against the limits: a client's, the instance's. */
+static inline uint64_t client_load(const struct jd_fair_client *c)
+{
+	return c->queued + c->held;
+}
+
+static inline uint64_t fair_load(const struct jd_fair *f)
+{
+	return rd(&f->queued) + f->held;
 }
 
 /* ---- final states, reported after the lock ------------------------------------------ */
@@ -128,10 +158,10 @@ static void check_unblock(struct jd_fair *f, struct jd_fair_client *c, struct jd
 	if (was == 0)
 		return;
 	if ((now & JD_FAIR_BLK_CLIENT) &&
-	    (!blocking || c->cfg.max_queued == 0 || c->queued <= c->cfg.max_queued / 2))
+	    (!blocking || c->cfg.max_queued == 0 || client_load(c) <= c->cfg.max_queued / 2))
 		now &= ~JD_FAIR_BLK_CLIENT;
 	if ((now & JD_FAIR_BLK_GLOBAL) &&
-	    (!blocking || f->max_queued == 0 || rd(&f->queued) <= f->max_queued / 2)) {
+	    (!blocking || f->max_queued == 0 || fair_load(f) <= f->max_queued / 2)) {
 		now &= ~JD_FAIR_BLK_GLOBAL;
 		list_del(&f->gblocked, c);
 	}
@@ -147,7 +177,7 @@ static void check_global(struct jd_fair *f, struct jd_fair_done *d)
 {
 	if (f->gblocked == NULL)
 		return;
-	if (f->max_queued != 0 && rd(&f->queued) > f->max_queued / 2)
+	if (f->max_queued != 0 && fair_load(f) > f->max_queued / 2)
 		return;
 	for (struct jd_fair_client *c = f->gblocked, *next; c != NULL; c = next) {
 		next = c->bnext;
@@ -157,24 +187,70 @@ static void check_global(struct jd_fair *f, struct jd_fair_done *d)
 
 /* ---- queue membership ------------------------------------------------------------- */
 
-/* Take a queued job out of every structure (not the policy's: see after_removal). */
-static void unqueue(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_job *job)
+/* Take a queued or held job out of its flow or the held list (not the expiry heap; its
+ * flow's structure membership is settled by the caller: jd_fp_sync).  Returns whether
+ * client c's queue became empty (its busy spell ended). */
+static bool unlink_job(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_job *job)
 {
-	jd_fq_remove(c, job);
-	if (job->deadline_ns != 0)
-		jd_pheap_remove(&f->expiry, &job->exp, jd_fq_expiry_less);
+	if (job->state == JD_FAIR_STATE_HELD) {
+		if (job->prev != NULL)
+			job->prev->next = job->next;
+		else
+			c->held_head = job->next;
+		if (job->next != NULL)
+			job->next->prev = job->prev;
+		job->prev = job->next = NULL;
+		c->held--;
+		f->held--;
+		return false;
+	}
+	struct jd_fair_flow *fl = jd_fair_flow_of(c, job->cls);
+	jd_fq_remove(fl, job);
+	if (--fl->queued == 0)
+		c->fmask = (uint8_t)(c->fmask & ~(1u << job->cls));
+	if (fl->in)
+		f->cls[job->cls].queued_in--;
 	c->queued--;
 	sub(&f->queued, 1);
+	return c->queued == 0;
 }
 
-/* After jobs of client c left its queue other than by being dispatched. */
+/* Take a queued or held job out of every structure; returns what unlink_job returns. */
+static bool unqueue(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_job *job)
+{
+	if (job->deadline_ns != 0)
+		jd_pheap_remove(&f->expiry, &job->exp, jd_fq_expiry_less);
+	return unlink_job(f, c, job);
+}
+
+/* Put a job into its client's flow (it must exist): at the tail, or, for a released
+ * job, at its place by arrival. */
+static void enqueue(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_job *job,
+		    bool in_order)
+{
+	struct jd_fair_flow *fl = jd_fair_flow_of(c, job->cls);
+
+	job->state = JD_FAIR_STATE_QUEUED;
+	if (in_order)
+		jd_fq_insert(fl, job);
+	else
+		jd_fq_push(fl, job);
+	fl->queued++;
+	c->fmask = (uint8_t)(c->fmask | (1u << job->cls));
+	if (fl->in)
+		f->cls[job->cls].queued_in++;
+	c->queued++;
+	add(&f->queued, 1);
+}
+
+/* After jobs of client c left its queue other than by being dispatched; `now` is the
+ * clock if that ended its busy spell, else 0. */
 static void after_removal(struct jd_fair *f, struct jd_fair_client *c, uint64_t now,
 			  struct jd_fair_done *d)
 {
-	if (c->queued == 0) {
-		jd_fp_leave(f, c);
+	jd_fp_sync(f, c);
+	if (now != 0)
 		jd_fw_idle(f, c, now);
-	}
 	if (c->blocked != 0)
 		check_unblock(f, c, d);
 }
@@ -188,10 +264,10 @@ static size_t expire_due(struct jd_fair *f, uint64_t now, struct jd_fair_done *d
 		struct jd_fair_client *c = job->client;
 		if (job->deadline_ns > now)
 			break;
-		unqueue(f, c, job);
+		bool emptied = unqueue(f, c, job);
 		c->ctr.expired++;
 		done_add(d, job, JD_FAIR_EXPIRED);
-		after_removal(f, c, now, d);
+		after_removal(f, c, emptied ? now : 0, d);
 		n++;
 	}
 	if (n != 0)
@@ -234,6 +310,8 @@ int jd_fair_new(const struct jd_fair_config *cfg, struct jd_fair **out)
 	f->udata = cfg->udata;
 	atomic_init(&f->queued, 0);
 	atomic_init(&f->inflight, 0);
+	atomic_init(&f->ready, 0);
+	f->nclasses = 1;	/* class 0: needs nothing */
 	*out = f;
 	return 0;
 }
@@ -244,11 +322,14 @@ void jd_fair_free(struct jd_fair *f)
 		return;
 	for (size_t i = 0; i < f->nclients; i++) {
 		free(f->clients[i]->name);
+		free(f->clients[i]->xflow);
 		free(f->clients[i]);
 	}
 	free(f->clients);
-	free(f->heap_mem);
-	free(f->heap_pos);
+	for (uint32_t k = 0; k < f->nclasses; k++) {
+		free(f->cls[k].heap_mem);
+		free(f->cls[k].heap_pos);
+	}
 	pthread_mutex_destroy(&f->lock);
 	free(f);
 }
@@ -262,7 +343,7 @@ int jd_fair_set_policy(struct jd_fair *f, enum jd_fair_policy policy)
 		f->policy = policy;
 		jd_fp_rebuild(f);
 	}
-	pthread_mutex_unlock(&f->lock);
+	unlock(f);
 	return 0;
 }
 
@@ -278,8 +359,153 @@ void jd_fair_set_max_queued(struct jd_fair *f, uint32_t max_queued)
 	pthread_mutex_lock(&f->lock);
 	f->max_queued = max_queued;
 	check_global(f, &d);
-	pthread_mutex_unlock(&f->lock);
+	unlock(f);
 	report(f, &d);
+}
+
+int jd_fair_pause(struct jd_fair *f, struct jd_fair_client *c, bool paused)
+{
+	pthread_mutex_lock(&f->lock);
+	if (c == NULL) {
+		f->paused = paused;
+	} else if (c->paused != paused) {
+		c->paused = paused;
+		jd_fp_sync(f, c);
+	}
+	unlock(f);
+	return 0;
+}
+
+/* ---- capacities -------------------------------------------------------------------- */
+
+static int find_res(const struct jd_fair *f, const char *name)
+{
+	for (uint32_t r = 0; r < f->nres; r++) {
+		if (strcmp(f->res_name[r], name) == 0)
+			return (int)r;
+	}
+	return JSCHED_ENOT_SUPPORTED;
+}
+
+int jd_fair_resource_add(struct jd_fair *f, const char *name, uint32_t capacity)
+{
+	size_t len = name != NULL ? strlen(name) : 0;
+	int rc;
+
+	if (len == 0 || len > JD_FAIR_RES_NAME_MAX)
+		return JSCHED_EINVAL;
+	pthread_mutex_lock(&f->lock);
+	if (find_res(f, name) >= 0) {
+		rc = JSCHED_EEXISTS;
+	} else if (f->nres == JD_FAIR_MAX_RES) {
+		rc = JSCHED_ELIMIT_EXCEEDED;
+	} else {
+		rc = (int)f->nres++;
+		memcpy(f->res_name[rc], name, len + 1);
+		f->res_cap[rc] = capacity;
+	}
+	unlock(f);
+	return rc;
+}
+
+int jd_fair_resource_find(struct jd_fair *f, const char *name)
+{
+	pthread_mutex_lock(&f->lock);
+	int rc = name != NULL ? find_res(f, name) : JSCHED_ENOT_SUPPORTED;
+	unlock(f);
+	return rc;
+}
+
+const char *jd_fair_resource_name(struct jd_fair *f, int res)
+{
+	const char *name = NULL;
+
+	pthread_mutex_lock(&f->lock);
+	if (res >= 0 && (uint32_t)res < f->nres)
+		name = f->res_name[res];
+	unlock(f);
+	return name;
+}
+
+int jd_fair_resource_set(struct jd_fair *f, int res, uint32_t capacity)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (res < 0 || (uint32_t)res >= f->nres)
+		rc = JSCHED_EINVAL;
+	else
+		f->res_cap[res] = capacity;
+	unlock(f);
+	return rc;
+}
+
+/* The heap arrays of class h for `cap` clients (at a class's creation, or when the
+ * registry grows), keeping the first `n` entries. */
+static int grow_class(struct jd_fair_cls *h, size_t cap, size_t n)
+{
+	struct jd_fair_hent *heap;
+	uint32_t *pos;
+
+	/* The heap starts 3 entries into a 64-byte aligned block, so that the four
+	 * children of every node (4i+1 .. 4i+4) share one cache line. */
+	heap = aligned_alloc(64, ((cap + 3) * sizeof(*heap) + 63) & ~(size_t)63);
+	if (heap == NULL)
+		return JSCHED_ENOMEM;
+	if (h->heap_n != 0)
+		memcpy(heap + 3, h->heap, h->heap_n * sizeof(*heap));
+	free(h->heap_mem);
+	h->heap_mem = heap;
+	h->heap = heap + 3;
+	pos = realloc(h->heap_pos, cap * sizeof(*pos));
+	if (pos == NULL)
+		return JSCHED_ENOMEM;
+	for (size_t i = n; i < cap; i++)
+		pos[i] = JD_FAIR_NOPOS;
+	h->heap_pos = pos;
+	return 0;
+}
+
+int jd_fair_class_add(struct jd_fair *f, const uint32_t need[JD_FAIR_MAX_RES])
+{
+	struct jd_fair_cls *h;
+	uint32_t rmask = 0;
+	int rc;
+
+	pthread_mutex_lock(&f->lock);
+	for (unsigned r = 0; r < JD_FAIR_MAX_RES; r++) {
+		if (need[r] == 0)
+			continue;
+		if (r >= f->nres || f->scan_select) {
+			rc = JSCHED_EINVAL;
+			goto out;
+		}
+		rmask |= 1u << r;
+	}
+	for (uint32_t k = 0; k < f->nclasses; k++) {
+		h = &f->cls[k];
+		if (h->rmask == rmask && memcmp(h->need, need, sizeof(h->need)) == 0) {
+			rc = (int)k;
+			goto out;
+		}
+	}
+	if (f->nclasses == JD_FAIR_MAX_CLASSES) {
+		rc = JSCHED_ELIMIT_EXCEEDED;
+		goto out;
+	}
+	h = &f->cls[f->nclasses];
+	if (f->clients_cap != 0 && (rc = grow_class(h, f->clients_cap, 0)) != 0) {
+		free(h->heap_mem);
+		free(h->heap_pos);
+		memset(h, 0, sizeof(*h));
+		goto out;
+	}
+	memcpy(h->need, need, sizeof(h->need));
+	h->rmask = rmask;
+	rc = (int)f->nclasses++;
+out:
+	unlock(f);
+	return rc;
 }
 
 /* ---- clients ----------------------------------------------------------------------- */
@@ -302,27 +528,16 @@ static int grow_registry(struct jd_fair *f)
 {
 	size_t cap = f->clients_cap != 0 ? 2 * f->clients_cap : 16;
 	struct jd_fair_client **clients;
-	struct jd_fair_hent *heap;
-	uint32_t *pos;
+	int rc;
 
 	clients = realloc(f->clients, cap * sizeof(*clients));
 	if (clients == NULL)
 		return JSCHED_ENOMEM;
 	f->clients = clients;
-	/* The heap starts 3 entries into a 64-byte aligned block, so that the four
-	 * children of every node (4i+1 .. 4i+4) share one cache line. */
-	heap = aligned_alloc(64, ((cap + 3) * sizeof(*heap) + 63) & ~(size_t)63);
-	if (heap == NULL)
-		return JSCHED_ENOMEM;
-	if (f->heap_n != 0)
-		memcpy(heap + 3, f->heap, f->heap_n * sizeof(*heap));
-	free(f->heap_mem);
-	f->heap_mem = heap;
-	f->heap = heap + 3;
-	pos = realloc(f->heap_pos, cap * sizeof(*pos));
-	if (pos == NULL)
-		return JSCHED_ENOMEM;
-	f->heap_pos = pos;
+	for (uint32_t k = 0; k < f->nclasses; k++) {
+		if ((rc = grow_class(&f->cls[k], cap, f->clients_cap)) != 0)
+			return rc;
+	}
 	f->clients_cap = cap;
 	return 0;
 }
@@ -348,17 +563,18 @@ int jd_fair_client_add(struct jd_fair *f, const char *name,
 	}
 	c->fair = f;
 	c->udata = udata;
+	c->weight = c->cfg.weight;
+	c->flow0.client = c;
 
 	pthread_mutex_lock(&f->lock);
 	if (f->nclients == f->clients_cap && (rc = grow_registry(f)) != 0) {
-		pthread_mutex_unlock(&f->lock);
+		unlock(f);
 		goto out_free_name;
 	}
 	c->id = f->next_client_id++;
 	c->reg_idx = (uint32_t)f->nclients;
-	f->heap_pos[c->reg_idx] = JD_FAIR_NOPOS;
 	f->clients[f->nclients++] = c;
-	pthread_mutex_unlock(&f->lock);
+	unlock(f);
 	*out = c;
 	return 0;
 
@@ -380,8 +596,10 @@ int jd_fair_client_set(struct jd_fair *f, struct jd_fair_client *c,
 		return rc;
 	pthread_mutex_lock(&f->lock);
 	c->cfg = conf;
+	c->weight = conf.weight;
+	jd_fp_sync(f, c);
 	check_unblock(f, c, &d);
-	pthread_mutex_unlock(&f->lock);
+	unlock(f);
 	report(f, &d);
 	return 0;
 }
@@ -403,8 +621,8 @@ static void counters_add(struct jd_fair_counters *t, const struct jd_fair_counte
 int jd_fair_client_remove(struct jd_fair *f, struct jd_fair_client *c)
 {
 	pthread_mutex_lock(&f->lock);
-	if (c->queued != 0 || c->inflight != 0) {
-		pthread_mutex_unlock(&f->lock);
+	if (c->queued != 0 || c->held != 0 || c->inflight != 0) {
+		unlock(f);
 		return JSCHED_EAGAIN;
 	}
 	if (c->blocked & JD_FAIR_BLK_GLOBAL)
@@ -418,8 +636,9 @@ int jd_fair_client_remove(struct jd_fair *f, struct jd_fair_client *c)
 		jd_fp_renumber(f, last->reg_idx, c->reg_idx);
 		last->reg_idx = c->reg_idx;
 	}
-	pthread_mutex_unlock(&f->lock);
+	unlock(f);
 	free(c->name);
+	free(c->xflow);
 	free(c);
 	return 0;
 }
@@ -444,13 +663,28 @@ int jd_fair_admit(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_jo
 	if (job->prio >= JD_FAIR_NPRIO)
 		return JSCHED_EINVAL;
 	pthread_mutex_lock(&f->lock);
-	if (job->state == JD_FAIR_STATE_QUEUED) {
-		pthread_mutex_unlock(&f->lock);
+	if (job->state == JD_FAIR_STATE_QUEUED || job->state == JD_FAIR_STATE_HELD ||
+	    job->cls >= f->nclasses) {
+		unlock(f);
 		return JSCHED_EINVAL;
 	}
+	if (job->cls != 0 && c->xflow == NULL) {
+		/* The client's first job of a class other than 0: its other flows. */
+		size_t sz = (JD_FAIR_MAX_CLASSES - 1) * sizeof(*c->xflow);
+		c->xflow = aligned_alloc(64, (sz + 63) & ~(size_t)63);
+		if (c->xflow == NULL) {
+			unlock(f);
+			return JSCHED_ENOMEM;
+		}
+		memset(c->xflow, 0, sz);
+		for (unsigned k = 1; k < JD_FAIR_MAX_CLASSES; k++) {
+			c->xflow[k - 1].client = c;
+			c->xflow[k - 1].cls = (uint8_t)k;
+		}
+	}
 	bool was_backlogged = c->queued > 0;
-	bool gfull = f->max_queued != 0 && rd(&f->queued) >= f->max_queued;
-	bool cfull = c->cfg.max_queued != 0 && c->queued >= c->cfg.max_queued;
+	bool gfull = f->max_queued != 0 && fair_load(f) >= f->max_queued;
+	bool cfull = c->cfg.max_queued != 0 && client_load(c) >= c->cfg.max_queued;
 
 	if (gfull || cfull) {
 		struct jd_fair_job *victim;
@@ -461,7 +695,7 @@ int jd_fair_admit(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_jo
 			/* fall through */
 		case JD_FAIR_REJECT:
 			c->ctr.rejected++;
-			pthread_mutex_unlock(&f->lock);
+			unlock(f);
 			return JSCHED_EQUEUE_FULL;
 		case JD_FAIR_DROP_OLDEST:
 		case JD_FAIR_DROP_NEWEST:
@@ -475,10 +709,11 @@ int jd_fair_admit(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_jo
 				rc = JD_FAIR_DROPPED_NEW;
 				goto out_unlock;
 			}
-			/* The incoming job takes its place: the client stays backlogged, so
-			 * the policy's structure is left alone. */
+			/* The incoming job takes its place: the client stays backlogged (the
+			 * flows' membership is settled below). */
 			unqueue(f, c, victim);
 			done_add(&d, victim, JD_FAIR_DROPPED);
+			was_backlogged = was_backlogged && c->queued > 0;
 			break;
 		}
 	}
@@ -486,23 +721,20 @@ int jd_fair_admit(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_jo
 	job->client = c;
 	job->seq = ++f->seq;
 	job->charge = 0;
-	job->state = JD_FAIR_STATE_QUEUED;
-	jd_fq_push(c, job);
+	enqueue(f, c, job, false);
 	if (job->deadline_ns != 0)
 		jd_pheap_insert(&f->expiry, &job->exp, jd_fq_expiry_less);
-	c->queued++;
-	add(&f->queued, 1);
 	c->ctr.submitted++;
 	jd_fp_note_cost(f, jd_fair_job_cost(job));
-	if (!was_backlogged) {
+	if (!was_backlogged)
 		jd_fw_busy(c, now_ns(f));
-		jd_fp_enter(f, c);
-	}
+	if (jd_fair_flow_of(c, job->cls)->queued == 1)
+		jd_fp_sync(f, c);
 	if (c->cfg.overflow == JD_FAIR_BLOCK) {
 		unsigned bits = 0;
-		if (c->cfg.max_queued != 0 && c->queued >= c->cfg.max_queued)
+		if (c->cfg.max_queued != 0 && client_load(c) >= c->cfg.max_queued)
 			bits |= JD_FAIR_BLK_CLIENT;
-		if (f->max_queued != 0 && rd(&f->queued) >= f->max_queued)
+		if (f->max_queued != 0 && fair_load(f) >= f->max_queued)
 			bits |= JD_FAIR_BLK_GLOBAL;
 		if (bits != 0)
 			block(f, c, bits);
@@ -510,7 +742,7 @@ int jd_fair_admit(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_jo
 			rc = JD_FAIR_BLOCKED;
 	}
 out_unlock:
-	pthread_mutex_unlock(&f->lock);
+	unlock(f);
 	report(f, &d);
 	return rc;
 }
@@ -523,6 +755,8 @@ static size_t take_locked(struct jd_fair *f, struct jd_fair_job **out, size_t ma
 
 	if (f->expiry != NULL)
 		expire_due(f, now, d);
+	if (f->paused)
+		return 0;
 	uint32_t lim = atomic_load_explicit(&f->max_inflight, memory_order_relaxed);
 	if (lim != 0) {
 		uint64_t inflight = rd(&f->inflight);
@@ -530,24 +764,37 @@ static size_t take_locked(struct jd_fair *f, struct jd_fair_job **out, size_t ma
 		if (free_room < room)
 			room = (size_t)free_room;
 	}
+	unsigned fit = f->nclasses == 1 ? 1u : jd_fp_fit(f);
 	while (n < room && rd(&f->queued) > 0) {
-		struct jd_fair_client *c = jd_fp_pick(f);
-		struct jd_fair_job *job = jd_fq_head(c);
+		struct jd_fair_client *c = jd_fp_pick(f, fit);
+		if (c == NULL)
+			break;
+		struct jd_fair_job *job = jd_fp_head(f, c, fit);
 
 		/* The policy first (for `fair` it needs only the client and the heap), so
 		 * the job's cache miss overlaps the sift; then prefetch the next client. */
 		__builtin_prefetch(job, 1);
-		double charged = jd_fp_served(f, c, job, c->queued == 1);
+		double charged = jd_fp_served(f, c, job);
 		jd_fp_prefetch(f);
 		uint32_t cost = jd_fair_job_cost(job);
-		unqueue(f, c, job);
+		bool emptied = unqueue(f, c, job);
 		job->charge = charged;
 		c->inflight++;
 		job->state = JD_FAIR_DISPATCHED;
 		c->ctr.dispatched++;
 		c->ctr.service_jobs++;
 		c->ctr.service_cost += cost;
-		if (c->queued == 0)
+		const struct jd_fair_cls *h = &f->cls[job->cls];
+		if (h->rmask != 0) {
+			for (uint32_t m = h->rmask; m != 0; m &= m - 1) {
+				unsigned r = (unsigned)__builtin_ctz(m);
+				f->res_used[r] += h->need[r];
+				c->res_held[r] += h->need[r];
+			}
+			fit = jd_fp_fit(f);
+		}
+		jd_fp_sync(f, c);
+		if (emptied)
 			jd_fw_idle(f, c, now);
 		if (c->blocked != 0)
 			check_unblock(f, c, d);
@@ -568,14 +815,20 @@ static void complete_locked(struct jd_fair *f, struct jd_fair_job *const *jobs, 
 	for (size_t i = 0; i < n; i++) {
 		struct jd_fair_job *job = jobs[i];
 		struct jd_fair_client *c = job->client;
+		const struct jd_fair_cls *h = &f->cls[job->cls];
 		double run = (double)job->run_ns;
 
 		c->inflight--;
+		for (uint32_t m = h->rmask; m != 0; m &= m - 1) {
+			unsigned r = (unsigned)__builtin_ctz(m);
+			f->res_used[r] -= h->need[r];
+			c->res_held[r] -= h->need[r];
+		}
 		c->ctr.completed++;
 		c->ctr.service_ns += job->run_ns;
 		jd_fw_add(c, epoch, 1, jd_fair_job_cost(job), job->run_ns);
 		if (f->policy == JD_FAIR_POLICY_FAIR)
-			jd_fp_correct(f, c, run / (double)c->cfg.weight - job->charge);
+			jd_fp_correct(f, c, run / (double)c->weight - job->charge);
 		job->charge = 0;
 		/* The estimate: a running mean over about the last 8 completions. */
 		if (c->est_known) {
@@ -584,6 +837,9 @@ static void complete_locked(struct jd_fair *f, struct jd_fair_job *const *jobs, 
 			c->est_ns = run;
 			c->est_known = true;
 		}
+		/* Back under a limit: its flows may be served again. */
+		if (c->fmask != 0 && (c->cfg.max_running != 0 || h->rmask != 0))
+			jd_fp_sync(f, c);
 	}
 	sub(&f->inflight, n);
 }
@@ -605,7 +861,7 @@ size_t jd_fair_take(struct jd_fair *f, struct jd_fair_job **out, size_t max)
 
 	pthread_mutex_lock(&f->lock);
 	size_t n = take_locked(f, out, max, now_ns(f), &d);
-	pthread_mutex_unlock(&f->lock);
+	unlock(f);
 	report_take(f, &d, out, n);
 	return n;
 }
@@ -616,7 +872,7 @@ void jd_fair_complete(struct jd_fair *f, struct jd_fair_job *const *jobs, size_t
 		return;
 	pthread_mutex_lock(&f->lock);
 	complete_locked(f, jobs, n, now_ns(f));
-	pthread_mutex_unlock(&f->lock);
+	unlock(f);
 }
 
 size_t jd_fair_complete_take(struct jd_fair *f, struct jd_fair_job **done, size_t ndone,
@@ -628,9 +884,52 @@ size_t jd_fair_complete_take(struct jd_fair *f, struct jd_fair_job **done, size_
 	uint64_t now = now_ns(f);
 	complete_locked(f, done, ndone, now);	/* reads done[] before out[] is written */
 	size_t n = take_locked(f, out, max, now, &d);
-	pthread_mutex_unlock(&f->lock);
+	unlock(f);
 	report_take(f, &d, out, n);
 	return n;
+}
+
+int jd_fair_hold(struct jd_fair *f, struct jd_fair_job *job)
+{
+	pthread_mutex_lock(&f->lock);
+	if (job->state != JD_FAIR_STATE_QUEUED) {
+		unlock(f);
+		return JSCHED_ENO_SUCH_JOB;
+	}
+	struct jd_fair_client *c = job->client;
+	/* Out of its flow, but still in the expiry heap: a held job expires. */
+	bool emptied = unlink_job(f, c, job);
+	job->state = JD_FAIR_STATE_HELD;
+	job->prev = NULL;
+	job->next = c->held_head;
+	if (c->held_head != NULL)
+		c->held_head->prev = job;
+	c->held_head = job;
+	c->held++;
+	f->held++;
+	jd_fp_sync(f, c);
+	if (emptied)
+		jd_fw_idle(f, c, now_ns(f));
+	unlock(f);
+	return 0;
+}
+
+int jd_fair_release(struct jd_fair *f, struct jd_fair_job *job)
+{
+	pthread_mutex_lock(&f->lock);
+	if (job->state != JD_FAIR_STATE_HELD) {
+		unlock(f);
+		return JSCHED_ENO_SUCH_JOB;
+	}
+	struct jd_fair_client *c = job->client;
+	unlink_job(f, c, job);	/* it stays in the expiry heap */
+	bool was_backlogged = c->queued > 0;
+	enqueue(f, c, job, true);
+	if (!was_backlogged)
+		jd_fw_busy(c, now_ns(f));
+	jd_fp_sync(f, c);
+	unlock(f);
+	return 0;
 }
 
 int jd_fair_cancel(struct jd_fair *f, struct jd_fair_job *job)
@@ -638,17 +937,17 @@ int jd_fair_cancel(struct jd_fair *f, struct jd_fair_job *job)
 	struct jd_fair_done d = {0};
 
 	pthread_mutex_lock(&f->lock);
-	if (job->state != JD_FAIR_STATE_QUEUED) {
-		pthread_mutex_unlock(&f->lock);
+	if (job->state != JD_FAIR_STATE_QUEUED && job->state != JD_FAIR_STATE_HELD) {
+		unlock(f);
 		return JSCHED_ENO_SUCH_JOB;
 	}
 	struct jd_fair_client *c = job->client;
-	unqueue(f, c, job);
+	bool emptied = unqueue(f, c, job);
 	c->ctr.cancelled++;
 	done_add(&d, job, JD_FAIR_CANCELLED);
-	after_removal(f, c, c->queued == 0 ? now_ns(f) : 0, &d);
+	after_removal(f, c, emptied ? now_ns(f) : 0, &d);
 	check_global(f, &d);
-	pthread_mutex_unlock(&f->lock);
+	unlock(f);
 	report(f, &d);
 	return 0;
 }
@@ -659,20 +958,30 @@ size_t jd_fair_drain(struct jd_fair *f, struct jd_fair_client *c)
 	size_t n = 0;
 
 	pthread_mutex_lock(&f->lock);
-	for (int p = 0; p < JD_FAIR_NPRIO; p++) {
-		while (c->pq[p].head != NULL) {
-			struct jd_fair_job *job = c->pq[p].head;
-			unqueue(f, c, job);
-			done_add(&d, job, JD_FAIR_CANCELLED);
-			n++;
+	bool busy = c->queued > 0;
+	while (c->held_head != NULL) {
+		struct jd_fair_job *job = c->held_head;
+		unqueue(f, c, job);
+		done_add(&d, job, JD_FAIR_CANCELLED);
+		n++;
+	}
+	while (c->fmask != 0) {
+		struct jd_fair_flow *fl = jd_fair_flow_of(c, (unsigned)__builtin_ctz(c->fmask));
+		for (int p = 0; p < JD_FAIR_NPRIO; p++) {
+			while (fl->pq[p].head != NULL) {
+				struct jd_fair_job *job = fl->pq[p].head;
+				unqueue(f, c, job);
+				done_add(&d, job, JD_FAIR_CANCELLED);
+				n++;
+			}
 		}
 	}
 	if (n != 0) {
 		c->ctr.cancelled += n;
-		after_removal(f, c, now_ns(f), &d);
+		after_removal(f, c, busy ? now_ns(f) : 0, &d);
 		check_global(f, &d);
 	}
-	pthread_mutex_unlock(&f->lock);
+	unlock(f);
 	report(f, &d);
 	return n;
 }
@@ -684,7 +993,7 @@ uint64_t jd_fair_next_deadline(struct jd_fair *f)
 	pthread_mutex_lock(&f->lock);
 	if (f->expiry != NULL)
 		t = job_of_exp(f->expiry)->deadline_ns;
-	pthread_mutex_unlock(&f->lock);
+	unlock(f);
 	return t;
 }
 
@@ -696,14 +1005,14 @@ size_t jd_fair_expire(struct jd_fair *f)
 	pthread_mutex_lock(&f->lock);
 	if (f->expiry != NULL)
 		n = expire_due(f, now_ns(f), &d);
-	pthread_mutex_unlock(&f->lock);
+	unlock(f);
 	report(f, &d);
 	return n;
 }
 
 size_t jd_fair_ready(const struct jd_fair *f)
 {
-	uint64_t q = rd(&f->queued);
+	uint64_t q = rd(&f->ready);
 	uint32_t lim = atomic_load_explicit(&f->max_inflight, memory_order_relaxed);
 
 	if (lim != 0) {
@@ -726,7 +1035,7 @@ size_t jd_fair_unblocked(struct jd_fair *f, struct jd_fair_client **out, size_t 
 		c->on_unblocked = false;
 		out[n++] = c;
 	}
-	pthread_mutex_unlock(&f->lock);
+	unlock(f);
 	return n;
 }
 
@@ -740,6 +1049,11 @@ void jd_fair_stats(struct jd_fair *f, enum jd_fair_metric metric, struct jd_fair
 	out->metric = jd_fw_metric(f, metric);
 	out->queued = rd(&f->queued);
 	out->inflight = rd(&f->inflight);
+	out->held = f->held;
+	out->paused = f->paused;
+	out->nres = f->nres;
+	memcpy(out->res_cap, f->res_cap, sizeof(out->res_cap));
+	memcpy(out->res_used, f->res_used, sizeof(out->res_used));
 	out->clients = (uint32_t)f->nclients;
 	out->total = f->removed;
 	for (size_t i = 0; i < f->nclients; i++) {
@@ -749,7 +1063,7 @@ void jd_fair_stats(struct jd_fair *f, enum jd_fair_metric metric, struct jd_fair
 			out->backlogged++;
 	}
 	jd_fw_figures(f, now_ns(f), out);
-	pthread_mutex_unlock(&f->lock);
+	unlock(f);
 }
 
 void jd_fair_client_stats(struct jd_fair *f, struct jd_fair_client *c,
@@ -769,12 +1083,19 @@ void jd_fair_client_stats(struct jd_fair *f, struct jd_fair_client *c,
 	out->config = c->cfg;
 	out->queued = c->queued;
 	out->inflight = c->inflight;
-	for (int p = 0; p < JD_FAIR_NPRIO; p++)
-		out->queued_prio[p] = c->pq[p].n;
+	for (unsigned m = c->fmask; m != 0; m &= m - 1) {
+		const struct jd_fair_flow *fl = jd_fair_cflow_of(c, (unsigned)__builtin_ctz(m));
+		for (int p = 0; p < JD_FAIR_NPRIO; p++)
+			out->queued_prio[p] += fl->pq[p].n;
+	}
+	out->held = c->held;
+	memcpy(out->res_held, c->res_held, sizeof(out->res_held));
+	out->paused = c->paused;
+	out->at_limit = c->cfg.max_running != 0 && c->inflight >= c->cfg.max_running;
 	out->blocked = c->blocked != 0;
 	out->counters = c->ctr;
 	jd_fw_client_figures(f, c, totals, out);
-	pthread_mutex_unlock(&f->lock);
+	unlock(f);
 }
 
 void jd_fair_foreach_client(struct jd_fair *f, void (*fn)(struct jd_fair_client *c, void *arg),
@@ -783,7 +1104,7 @@ void jd_fair_foreach_client(struct jd_fair *f, void (*fn)(struct jd_fair_client 
 	pthread_mutex_lock(&f->lock);
 	for (size_t i = 0; i < f->nclients; i++)
 		fn(f->clients[i], arg);
-	pthread_mutex_unlock(&f->lock);
+	unlock(f);
 }
 
 /* ---- names ------------------------------------------------------------------------- */

@@ -17,7 +17,14 @@
  * - deadlines (a job not started by its deadline expires and never runs; the caller
  *   drives a timer from jd_fair_next_deadline), backpressure, cancel, drain, a bounded
  *   window of dispatched-but-not-completed jobs, and the fairness figures (Jain's index
- *   and realized against configured share over a sliding window).
+ *   and realized against configured share over a sliding window);
+ * - capacities: counted resources of the instance (registered at run time with a
+ *   capacity, e.g. "process" = 64, "fiber" = 4, "gpu" = 2) and needs classes (what a job
+ *   holds while it runs: so many units of each).  jd_fair_take dispatches only a job
+ *   whose needs fit and skips the others without their losing their place; completion
+ *   gives the units back.  Per client: max_running (jobs in flight) and a per-resource
+ *   maximum; pause / resume of a client or of the whole instance; hold / release of one
+ *   queued job.
  *
  * Jobs belong to the daemon.  It embeds a struct jd_fair_job in its own job record and
  * hands its address to jd_fair_admit; admission allocates nothing per job.  Each admitted
@@ -27,7 +34,7 @@
  * fires for it.)
  *
  * Threads.  Every function is thread-safe (one mutex inside; each critical section is
- * O(log clients) per job, or O(log jobs) amortized for jobs with deadlines).  The
+ * O(classes x log clients) per job, or O(log jobs) amortized for jobs with deadlines).  The
  * intended split: the loop thread creates clients, admits, cancels, drains, expires and
  * reconfigures; workers call jd_fair_take and jd_fair_complete.  The hooks (final_cb,
  * wake_cb) are called WITHOUT the lock held, on whichever thread made the call that
@@ -59,6 +66,11 @@ enum jd_fair_prio {
 	JD_FAIR_LOW = 3,
 };
 #define JD_FAIR_NPRIO 4
+
+/* Capacities (see jd_fair_resource_add and jd_fair_class_add). */
+#define JD_FAIR_MAX_RES 8	/* counted resources per instance */
+#define JD_FAIR_MAX_CLASSES 8	/* needs classes per instance, class 0 included */
+#define JD_FAIR_RES_NAME_MAX 31	/* bytes of a resource's name */
 
 /* The policy choosing which client's job goes next.  A zeroed config selects `fair`. */
 enum jd_fair_policy {
@@ -105,6 +117,8 @@ enum jd_fair_final {
 	JD_FAIR_EXPIRED = 3,	/* its deadline passed before it was dispatched */
 	JD_FAIR_DROPPED = 4,	/* overflow strategy drop_oldest / drop_newest */
 };
+#define JD_FAIR_STATE_QUEUED 5	/* jd_fair_job.state between admit and its final state */
+#define JD_FAIR_STATE_HELD 6	/* queued, but held (jd_fair_hold) */
 
 /* Results of jd_fair_admit other than 0 (queued) and the negative errors. */
 enum jd_fair_admit_result {
@@ -120,20 +134,22 @@ struct jd_fair_hnode {
 
 /* The queued-job record the daemon embeds in its own job record (container_of gets back
  * to it).  Zero it (or memset the enclosing record) before the first use; then set the
- * four "caller" fields and call jd_fair_admit.  Do not touch the rest. */
+ * five "caller" fields and call jd_fair_admit.  Do not touch the rest. */
 struct jd_fair_job {
 	/* Set by the caller before jd_fair_admit; jd_fair never changes them. */
 	uint64_t id;		/* the daemon's job id: for the daemon's own use */
 	uint64_t deadline_ns;	/* absolute time on the fair clock; 0 = no deadline */
 	uint32_t cost;		/* declared cost hint (drr's unit); 0 counts as 1 */
 	uint8_t prio;		/* enum jd_fair_prio */
+	uint8_t cls;		/* its needs class (jd_fair_class_add); 0 = needs nothing */
 
 	/* Set by the caller before jd_fair_complete: the measured run time. */
 	uint64_t run_ns;
 
 	/* Owned by jd_fair under its lock from admit until the final hook; after the hook
 	 * `state` is the final state and may be read by whoever owns the job. */
-	uint8_t state;		/* 0 = never admitted, 5 = queued, else enum jd_fair_final */
+	uint8_t state;		/* 0 = never admitted, JD_FAIR_STATE_QUEUED / _HELD, else
+				 * enum jd_fair_final */
 	struct jd_fair_client *client;
 	uint64_t seq;		/* admission order */
 	double charge;		/* `fair` policy: virtual service charged at dispatch */
@@ -186,11 +202,15 @@ struct jd_fair_config {
 };
 
 /* A client's settings: at jd_fair_client_add and jd_fair_client_set.  Zero weight means
- * 1; zero max_queued means no per-client limit. */
+ * 1; zero in any limit means no limit. */
 struct jd_fair_client_config {
 	uint32_t weight;
 	uint32_t max_queued;
 	enum jd_fair_overflow overflow;
+	uint32_t max_running;		/* jobs in flight at once (dispatched, not completed),
+					 * of any class */
+	uint32_t max_res[JD_FAIR_MAX_RES]; /* units of resource r held at once by its
+					 * running jobs (e.g. max_processes) */
 };
 
 /* What the fairness figures measure service in.  JD_FAIR_METRIC_POLICY picks the unit of
@@ -223,6 +243,10 @@ struct jd_fair_stats {
 	enum jd_fair_policy policy;
 	enum jd_fair_metric metric;	/* the unit the figures below use (never POLICY) */
 	uint64_t queued, inflight;
+	uint64_t held;			/* queued jobs held (not counted in queued) */
+	bool paused;			/* the whole instance (jd_fair_pause(f, NULL, ...)) */
+	uint32_t nres;			/* resources registered: res_cap/res_used[0..nres) */
+	uint32_t res_cap[JD_FAIR_MAX_RES], res_used[JD_FAIR_MAX_RES];
 	uint32_t clients;		/* registered clients */
 	uint32_t backlogged;		/* clients with queued jobs now */
 	uint32_t window_clients;	/* clients backlogged in at least one slice */
@@ -247,6 +271,10 @@ struct jd_fair_client_stats {
 	struct jd_fair_client_config config;
 	uint64_t queued, inflight;
 	uint64_t queued_prio[JD_FAIR_NPRIO];
+	uint64_t held;			/* its held jobs (not counted in queued) */
+	uint32_t res_held[JD_FAIR_MAX_RES]; /* units its running jobs hold */
+	bool paused;
+	bool at_limit;			/* inflight has reached max_running */
 	bool blocked;
 	bool in_window;			/* backlogged in at least one slice of the window */
 	double window_service;		/* its service in the slices where it was
@@ -281,6 +309,43 @@ int jd_fair_set_policy(struct jd_fair *f, enum jd_fair_policy policy);
 void jd_fair_set_max_inflight(struct jd_fair *f, uint32_t max_inflight);
 void jd_fair_set_max_queued(struct jd_fair *f, uint32_t max_queued);
 
+/* jd_fair_pause: pause (paused = true) or resume client c, or the whole instance when c
+ * is NULL.  A paused client's queued jobs stay where they are (cancel, drain and
+ * deadlines act on them as on any), jd_fair_take skips them whatever the policy, and its
+ * running jobs are not touched.  A paused client banks no credit: it comes back like a
+ * client returning from idle (at the end of the round, or at the least vtime).  While
+ * the instance is paused jd_fair_take dispatches nothing (it still expires).  Returns 0.
+ * Any thread. */
+int jd_fair_pause(struct jd_fair *f, struct jd_fair_client *c, bool paused);
+
+/* ---- capacities -------------------------------------------------------------------- */
+
+/* jd_fair_resource_add: register a counted resource `name` (1 to JD_FAIR_RES_NAME_MAX
+ * bytes, copied) with `capacity` units.  Returns its index (0 ..  JD_FAIR_MAX_RES - 1),
+ * JSCHED_EEXISTS (the name is taken), JSCHED_ELIMIT_EXCEEDED (JD_FAIR_MAX_RES already)
+ * or JSCHED_EINVAL (bad name).  Any thread. */
+int jd_fair_resource_add(struct jd_fair *f, const char *name, uint32_t capacity);
+
+/* jd_fair_resource_find: the index of resource `name`, or JSCHED_ENOT_SUPPORTED when
+ * there is none.  jd_fair_resource_name: its name (valid as long as the instance), or
+ * NULL for an index not registered.  Any thread. */
+int jd_fair_resource_find(struct jd_fair *f, const char *name);
+const char *jd_fair_resource_name(struct jd_fair *f, int res);
+
+/* jd_fair_resource_set: change resource `res`'s capacity at run time.  Lowering it below
+ * what running jobs hold recalls nothing: no job needing it is dispatched until enough
+ * have completed.  Returns 0 or JSCHED_EINVAL.  Any thread. */
+int jd_fair_resource_set(struct jd_fair *f, int res, uint32_t capacity);
+
+/* jd_fair_class_add: the needs class of a job that holds need[r] units of each resource
+ * r (indices from jd_fair_resource_add; the others 0) while it runs: an existing class
+ * with the same needs, else a new one.  Class 0 needs nothing and always exists.
+ * Returns the class (put it in jd_fair_job.cls), JSCHED_ELIMIT_EXCEEDED
+ * (JD_FAIR_MAX_CLASSES already), JSCHED_EINVAL (a need of an unregistered resource, or
+ * an instance with scan_select, which knows class 0 only) or JSCHED_ENOMEM.  Any
+ * thread. */
+int jd_fair_class_add(struct jd_fair *f, const uint32_t need[JD_FAIR_MAX_RES]);
+
 /* ---- clients ----------------------------------------------------------------------- */
 
 /* jd_fair_client_add: register a client named `name` (copied; names need not be unique,
@@ -291,10 +356,10 @@ int jd_fair_client_add(struct jd_fair *f, const char *name,
 		       const struct jd_fair_client_config *cfg, void *udata,
 		       struct jd_fair_client **out);
 
-/* jd_fair_client_set: change a client's weight, limit and strategy at run time.  Queued
- * jobs stay; a lowered limit applies to the next admission (nothing is dropped now); a
- * weight change applies from the next job charged or the next round.  Returns 0 or
- * JSCHED_EINVAL.  Any thread. */
+/* jd_fair_client_set: change a client's weight, limits and strategy at run time.  Queued
+ * jobs stay; a lowered limit applies to the next admission or dispatch (nothing is
+ * dropped or recalled now); a weight change applies from the next job charged or the
+ * next round.  Returns 0 or JSCHED_EINVAL.  Any thread. */
 int jd_fair_client_set(struct jd_fair *f, struct jd_fair_client *c,
 		       const struct jd_fair_client_config *cfg);
 
@@ -323,7 +388,12 @@ int jd_fair_admit(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_jo
 
 /* jd_fair_take: dispatch up to `max` jobs, in fair order, into out[0..n) and return n
  * (0 when nothing is queued or the in-flight window is full).  Jobs whose deadline has
- * passed are expired first, never returned.  Each returned job's hook (`dispatched`) has
+ * passed are expired first, never returned.  Only jobs that can run now are dispatched:
+ * not held, of a client neither paused nor at one of its limits, and whose needs fit the
+ * free capacity; every other job keeps its place, and its client keeps its place in the
+ * policy (so a client's call jobs are not held up behind its commands waiting for a
+ * process slot, nor anyone's behind another's).  A dispatched job holds its class's
+ * units until jd_fair_complete.  Each returned job's hook (`dispatched`) has
  * run; the caller runs the job and passes it to jd_fair_complete when done (every
  * dispatched job, whatever the policy: that frees its in-flight room and lets its
  * client be removed).  Any thread (workers). */
@@ -343,14 +413,23 @@ void jd_fair_complete(struct jd_fair *f, struct jd_fair_job *const *jobs, size_t
 size_t jd_fair_complete_take(struct jd_fair *f, struct jd_fair_job **done, size_t ndone,
 			     struct jd_fair_job **out, size_t max);
 
-/* jd_fair_cancel: cancel one queued job, O(1) (O(log jobs) amortized if it has a
+/* jd_fair_hold: hold queued `job`: it stays queued (counted against its client's limit,
+ * cancellable, and it expires at its deadline) but is not dispatched until released.
+ * jd_fair_release puts a held job back where it was in its client's order (by priority,
+ * deadline and arrival; O(jobs of that priority that arrived after it)).  Both return 0,
+ * or JSCHED_ENO_SUCH_JOB if the job is not queued (hold) / held (release).  Any thread. */
+int jd_fair_hold(struct jd_fair *f, struct jd_fair_job *job);
+int jd_fair_release(struct jd_fair *f, struct jd_fair_job *job);
+
+/* jd_fair_cancel: cancel one queued (or held) job, O(1) (O(log jobs) amortized if it has a
  * deadline): it ends `cancelled` (the hook runs before this returns).  The daemon's job
  * table maps an id to its record, and so to the embedded jd_fair_job.  Returns 0, or
  * JSCHED_ENO_SUCH_JOB if the job is not queued (never admitted, or already in a final
  * state: dispatched jobs are the daemon's to cancel).  Any thread. */
 int jd_fair_cancel(struct jd_fair *f, struct jd_fair_job *job);
 
-/* jd_fair_drain: cancel every queued job of client `c` (each ends `cancelled`).  Returns
+/* jd_fair_drain: cancel every queued job of client `c`, held ones included (each ends
+ * `cancelled`).  Returns
  * how many.  Any thread. */
 size_t jd_fair_drain(struct jd_fair *f, struct jd_fair_client *c);
 
@@ -363,9 +442,10 @@ uint64_t jd_fair_next_deadline(struct jd_fair *f);
  * clock); each ends `expired`.  Returns how many.  Any thread (the loop's timer). */
 size_t jd_fair_expire(struct jd_fair *f);
 
-/* jd_fair_ready: how many jobs jd_fair_take could return now (queued, bounded by the
- * in-flight room); a hint for waking idle workers.  Lock-free, possibly stale.  Any
- * thread. */
+/* jd_fair_ready: how many jobs jd_fair_take could return now (queued in classes that fit,
+ * of clients not paused nor at a limit, bounded by the in-flight room; an upper bound,
+ * since each dispatch uses capacity); a hint for waking idle workers.  Lock-free,
+ * possibly stale.  Any thread. */
 size_t jd_fair_ready(const struct jd_fair *f);
 
 /* jd_fair_unblocked: pop up to `max` clients that were blocked (overflow strategy

@@ -5,8 +5,9 @@
  * the functions of fair.h, which take the lock.  The files:
  *
  *   fair.c     the API: lock, admission, take, complete, cancel, drain, expiry, clients
- *   queue.c    one client's four priority queues (arrival list + deadline heap each)
- *   policy.c   which client goes next: the fair heap, the wrr/drr ring, the scan baseline
+ *   queue.c    one flow's four priority queues (arrival list + deadline heap each)
+ *   policy.c   which client goes next: the fair heaps, the wrr/drr rings (one of each per
+ *              needs class), the scan baseline
  *   window.c   the sliding window of service and the fairness figures
  *   pheap.c    the intrusive pairing heap the deadline orders use
  */
@@ -19,7 +20,6 @@
 
 #include "daemon/fair/fair.h"
 
-#define JD_FAIR_STATE_QUEUED 5	/* jd_fair_job.state between admit and its final state */
 #define JD_FAIR_WINDOW_BUCKETS JD_FAIR_WINDOW_SLICES
 
 /* Why a client is blocked (overflow strategy `block`); both bits must clear. */
@@ -43,44 +43,66 @@ struct jd_fair_pq {
 	uint64_t n;
 } __attribute__((aligned(32)));
 
+/* A flow: one client's queued jobs of one needs class, and its membership of that class's
+ * policy structure (the fair heap or the ring).  Class 0's flow is embedded in the client
+ * record; the others are allocated on the client's first job of another class. */
+struct jd_fair_flow {
+	uint64_t queued;	/* jobs in pq[] */
+	uint64_t ticket;	/* wrr/drr: when it joined the tail of its class's ring */
+	struct jd_fair_flow *rprev, *rnext; /* its class's ring; NULL if out */
+	struct jd_fair_client *client;
+	uint8_t nonempty;	/* bit p set: pq[p] has jobs (so the head is one lookup) */
+	uint8_t cls;
+	bool in;		/* in its class's policy structure */
+	struct jd_fair_pq pq[JD_FAIR_NPRIO];
+};
+
 /* A client.  The fields are grouped by when they are touched, so that a dispatch at
- * 10,000 clients (where every client record is a cache miss) touches three lines: the
- * first (hot) line, the counters, and one priority's queue.  Allocated 64-byte aligned. */
+ * 10,000 clients (where every client record is a cache miss) touches few lines: the
+ * first (hot) line, the counters, class 0's flow and one priority's queue.  Allocated
+ * 64-byte aligned. */
 struct jd_fair_client {
 	/* Hot: every admission, dispatch and completion (the first cache line). */
-	uint64_t queued, inflight;
+	uint64_t queued, inflight;	/* queued: in its flows (held jobs not counted) */
 	double vtime;		/* fair: charged service / weight */
 	double est_ns;		/* fair: the run-time estimate, mean of recent completions */
-	struct jd_fair_client_config cfg;
-	uint8_t nonempty;	/* bit p set: pq[p] has jobs (so the head is one lookup) */
+	uint32_t weight;	/* = cfg.weight */
+	uint8_t fmask;		/* bit k set: flow k has queued jobs */
+	uint8_t inmask;		/* bit k set: flow k is in its class's policy structure */
 	bool est_known;		/* est_ns comes from at least one completion */
 	bool visited;		/* wrr/drr: the current turn has started */
 	uint8_t blocked;	/* JD_FAIR_BLK_* bits (strategy block) */
-	uint32_t reg_idx;	/* index in fair->clients[] and fair->heap_pos[] */
+	bool paused;
+	uint32_t reg_idx;	/* index in fair->clients[] and the classes' heap_pos[] */
 	union {
 		uint64_t deficit;	/* drr */
 		uint64_t left;		/* wrr: jobs left in this turn */
 	};
 
-	/* Counters, and the wrr/drr ring (lines two and three). */
+	/* Counters (lines two and three). */
 	struct jd_fair_counters ctr;
-	struct jd_fair_client *rprev, *rnext; /* the ring of backlogged clients; NULL if out */
+	struct jd_fair_flow *xflow;	/* flows of classes 1 .. JD_FAIR_MAX_CLASSES-1 */
 
-	/* The queues, one line each. */
-	struct jd_fair_pq pq[JD_FAIR_NPRIO];
+	/* Class 0's flow: the queues, one line each. */
+	struct jd_fair_flow flow0;
 
 	/* Cold. */
+	struct jd_fair_client_config cfg;
 	struct jd_fair *fair;
 	char *name;		/* immutable after add */
 	void *udata;		/* immutable after add */
 	uint64_t id;		/* registration order */
+	uint64_t held;		/* its held jobs */
+	struct jd_fair_job *held_head;	/* held jobs, linked through prev/next */
+	uint64_t jump_mark;	/* drr_jump: visited in the jump numbered so */
+	uint32_t res_held[JD_FAIR_MAX_RES];
 	bool on_unblocked;	/* in fair->unblocked list */
 	struct jd_fair_client *bprev, *bnext; /* fair->gblocked or fair->unblocked list */
 	uint64_t busy_since;	/* clock when its queue last became non-empty */
 	struct jd_fair_bucket win[JD_FAIR_WINDOW_BUCKETS]; /* the sliding window */
 };
 
-/* An entry of the `fair` heap: the client's vtime as an integer key (policy.c: vkey),
+/* An entry of a `fair` heap: the client's vtime as an integer key (policy.c: vkey),
  * and its registry index. */
 struct jd_fair_hent {
 	uint64_t key;
@@ -88,6 +110,23 @@ struct jd_fair_hent {
 	uint32_t pad;
 };
 #define JD_FAIR_NOPOS UINT32_MAX	/* heap_pos of a client not in the heap */
+
+/* A needs class: what its jobs hold while they run, and the policy's structure over the
+ * flows of that class that may be served (queued jobs, client neither paused nor at a
+ * limit that the class's needs would pass). */
+struct jd_fair_cls {
+	/* Policy fair: the 4-ary min-heap of flows by their client's vtime. */
+	struct jd_fair_hent *heap;	/* = heap_mem + 3: see grow_registry */
+	uint32_t *heap_pos;		/* by registry index: position in heap, or NOPOS */
+	size_t heap_n;			/* capacity (of both) is clients_cap */
+	/* Policies wrr and drr: the ring, its cursor the flow with the least ticket. */
+	struct jd_fair_flow *cur;
+	size_t ring_n;
+	uint64_t queued_in;		/* jobs queued in the flows of the structure */
+	uint32_t rmask;			/* bit r set: need[r] > 0 */
+	uint32_t need[JD_FAIR_MAX_RES];
+	struct jd_fair_hent *heap_mem;
+};
 
 struct jd_fair {
 	pthread_mutex_t lock;
@@ -98,6 +137,7 @@ struct jd_fair {
 	_Atomic uint32_t max_inflight;	/* also read lock-free by jd_fair_ready */
 	uint64_t fair_estimate_ns, window_ns, slice_ns;
 	bool scan_select;
+	bool paused;			/* the whole instance */
 	uint64_t (*clock)(void *clock_ctx);
 	void *clock_ctx;
 	void (*final_cb)(struct jd_fair_job *job, enum jd_fair_final state, void *udata);
@@ -110,24 +150,25 @@ struct jd_fair {
 	uint64_t next_client_id;
 	struct jd_fair_counters removed;	/* counters of removed clients */
 
-	/* Jobs.  queued and inflight are written under the lock and read lock-free by
-	 * jd_fair_ready (relaxed atomics). */
-	_Atomic uint64_t queued, inflight;
+	/* Jobs.  queued, inflight and ready are written under the lock and read lock-free
+	 * by jd_fair_ready (relaxed atomics). */
+	_Atomic uint64_t queued, inflight, ready;
+	uint64_t held;
 	uint64_t seq;
 	struct jd_fair_hnode *expiry;	/* every queued job with a deadline, by deadline */
 	/* drr's default quantum: the largest cost hint among the last 4096 to 8192
 	 * admissions (two generations, so a one-off huge hint ages out). */
 	uint32_t max_cost, max_cost_prev, cost_count;
 
-	/* Policy fair: the 4-ary min-heap of backlogged clients by vtime. */
-	struct jd_fair_hent *heap;	/* = heap_mem + 3: see grow_registry */
-	struct jd_fair_hent *heap_mem;
-	uint32_t *heap_pos;		/* by registry index: position in heap, or NOPOS */
-	size_t heap_n;			/* capacity (of both) is clients_cap */
-	double vnow;			/* the least vtime at the latest dispatch */
-	/* Policies wrr and drr: the client being served, in the ring of backlogged ones. */
-	struct jd_fair_client *cur;
-	size_t ring_n;			/* clients in the ring */
+	/* Capacities. */
+	uint32_t nres, nclasses;
+	uint32_t res_cap[JD_FAIR_MAX_RES], res_used[JD_FAIR_MAX_RES];
+	char res_name[JD_FAIR_MAX_RES][JD_FAIR_RES_NAME_MAX + 1];
+	struct jd_fair_cls cls[JD_FAIR_MAX_CLASSES];
+
+	double vnow;			/* fair: the least vtime at the latest dispatch */
+	uint64_t ticket;		/* wrr/drr: the last ticket given to a flow */
+	uint64_t jumps;			/* drr: jumps made (jump_mark) */
 	/* The scan baseline: the registry index being served. */
 	size_t scan_cur;
 
@@ -143,20 +184,23 @@ struct jd_fair_done {
 };
 
 /* queue.c */
-void jd_fq_push(struct jd_fair_client *c, struct jd_fair_job *job);
-struct jd_fair_job *jd_fq_head(const struct jd_fair_client *c);
-void jd_fq_remove(struct jd_fair_client *c, struct jd_fair_job *job);
+void jd_fq_push(struct jd_fair_flow *fl, struct jd_fair_job *job);
+void jd_fq_insert(struct jd_fair_flow *fl, struct jd_fair_job *job);
+struct jd_fair_job *jd_fq_head(const struct jd_fair_flow *fl);
+void jd_fq_remove(struct jd_fair_flow *fl, struct jd_fair_job *job);
 struct jd_fair_job *jd_fq_victim(const struct jd_fair_client *c, struct jd_fair_job *in,
 				 bool oldest);
+bool jd_fq_before(const struct jd_fair_job *a, const struct jd_fair_job *b);
 bool jd_fq_deadline_less(const struct jd_fair_hnode *a, const struct jd_fair_hnode *b);
 bool jd_fq_expiry_less(const struct jd_fair_hnode *a, const struct jd_fair_hnode *b);
 
 /* policy.c */
-void jd_fp_enter(struct jd_fair *f, struct jd_fair_client *c);
-void jd_fp_leave(struct jd_fair *f, struct jd_fair_client *c);
-struct jd_fair_client *jd_fp_pick(struct jd_fair *f);
-double jd_fp_served(struct jd_fair *f, struct jd_fair_client *c, const struct jd_fair_job *job,
-		    bool emptied);
+unsigned jd_fp_fit(const struct jd_fair *f);
+void jd_fp_sync(struct jd_fair *f, struct jd_fair_client *c);
+struct jd_fair_client *jd_fp_pick(struct jd_fair *f, unsigned fit);
+struct jd_fair_job *jd_fp_head(const struct jd_fair *f, const struct jd_fair_client *c,
+			       unsigned fit);
+double jd_fp_served(struct jd_fair *f, struct jd_fair_client *c, const struct jd_fair_job *job);
 void jd_fp_prefetch(const struct jd_fair *f);
 void jd_fp_correct(struct jd_fair *f, struct jd_fair_client *c, double delta);
 void jd_fp_rebuild(struct jd_fair *f);
@@ -173,6 +217,18 @@ enum jd_fair_metric jd_fw_metric(const struct jd_fair *f, enum jd_fair_metric m)
 void jd_fw_figures(const struct jd_fair *f, uint64_t now, struct jd_fair_stats *out);
 void jd_fw_client_figures(const struct jd_fair *f, const struct jd_fair_client *c,
 			  const struct jd_fair_stats *totals, struct jd_fair_client_stats *out);
+
+/* The flow of class k of client c (k > 0 only once c->xflow is allocated). */
+static inline struct jd_fair_flow *jd_fair_flow_of(struct jd_fair_client *c, unsigned k)
+{
+	return k == 0 ? &c->flow0 : &c->xflow[k - 1];
+}
+
+static inline const struct jd_fair_flow *jd_fair_cflow_of(const struct jd_fair_client *c,
+							  unsigned k)
+{
+	return k == 0 ? &c->flow0 : &c->xflow[k - 1];
+}
 
 static inline uint32_t jd_fair_job_cost(const struct jd_fair_job *job)
 {

@@ -1,25 +1,40 @@
-/* daemon/fair/policy.c: which backlogged client is served next.
+/* daemon/fair/policy.c: which client is served next.
  *
- * Only backlogged clients (queued > 0) are in the policy's structure, so choosing costs
- * nothing for the idle ones:
+ * The scheduling entity is a flow: one client's queued jobs of one needs class.  Each
+ * class has its own policy structure over the flows that may be served (jobs queued,
+ * client neither paused nor at its max_running, nor at a per-resource maximum that the
+ * class's needs would pass); a client whose jobs do not fit is simply not looked at in
+ * that class, and keeps its place.  Choosing looks at the classes whose needs fit the
+ * free capacity (a bit mask, `fit`) and takes the best of their candidates, so a
+ * client's call jobs are not held up behind its commands waiting for a process slot:
  *
- * - fair: a min-heap of clients keyed by vtime, the client's charged service divided by
- *   its weight.  Pick is the top, O(1); serving
- *   charges the client an estimate and sifts it down, O(log clients); a completion
- *   corrects the charge to the measured run time and sifts the client if it is in the
- *   heap.  A client entering the heap starts no lower than the least vtime there (or the
- *   latest dispatched one when the heap is empty), so an idle spell banks no credit.
- * - wrr and drr: a ring of the backlogged clients and a cursor on the one being served.
- *   A client entering the ring goes just before the cursor, at the end of the current
- *   round, so it never jumps ahead of clients already waiting.  wrr serves `weight` jobs
- *   per turn; drr adds weight x quantum to the client's deficit per turn and serves jobs
- *   while the head job's cost fits.  O(1) per job (drr: when quantum >= largest cost).
- * - the scan baseline (config scan_select, for the benchmark only): the same three
- *   policies, choosing by walking the whole registry as the seed design does, O(clients)
- *   per choice for fair and O(clients / backlogged) for the rings.
+ * - fair: per class, a min-heap of flows keyed by their client's vtime, the client's
+ *   charged service divided by its weight (one vtime per client, shared by its flows).
+ *   Pick is the least top among the fitting classes, O(classes); serving charges the
+ *   client an estimate and sifts each of its flows, O(classes x log clients); a
+ *   completion corrects the charge to the measured run time.  A client becoming active
+ *   (its first flow entering a structure: after idling, a pause, a limit) starts no
+ *   lower than the least vtime there (or the latest dispatched one when all are empty),
+ *   so an idle or paused spell banks no credit.  A flow waiting for capacity stays in
+ *   its heap with its vtime: it was not idle, it was refused.
+ * - wrr and drr: per class, a ring of flows and a cursor on the one being served.  A
+ *   ring with a cursor and "insert just before the cursor" is a FIFO of clients whose
+ *   turn ends by moving to the tail; every flow carries the ticket of when it joined its
+ *   tail, so each ring's cursor holds its least ticket, and the next client over all
+ *   fitting classes is the cursor with the least ticket.  A client whose turn ends moves
+ *   to the tail of every ring it is in, O(classes).  A client entering goes to the tail
+ *   (the end of the current round), so it never jumps ahead of clients already waiting.
+ *   wrr serves `weight` jobs per turn; drr adds weight x quantum to the client's deficit
+ *   per turn and serves jobs while the head job's cost fits.  O(classes) per job (drr:
+ *   when quantum >= largest cost).
+ * - the scan baseline (config scan_select, for the benchmark only, class 0 only): the
+ *   same three policies, choosing by walking the whole registry as the seed design does,
+ *   O(clients) per choice for fair and O(clients / backlogged) for the rings.
  *
- * The heap's shape (4-ary, keys inline, aligned) was chosen by measurement at 10,000
- * clients; README.md has the figures.  Caller holds the instance lock for everything.
+ * With class 0 alone (jobs that need nothing) each structure is the single heap or ring
+ * it was before classes existed.  The heap's shape (4-ary, keys inline, aligned) was
+ * chosen by measurement at 10,000 clients; README.md has the figures.  Caller holds the
+ * instance lock for everything.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -62,114 +77,157 @@ static bool key_less(const struct jd_fair_client *a, const struct jd_fair_client
 	return a->vtime < b->vtime;
 }
 
-static inline void heap_put(struct jd_fair *f, size_t i, struct jd_fair_hent e)
+static inline void heap_put(struct jd_fair_cls *h, size_t i, struct jd_fair_hent e)
 {
-	f->heap[i] = e;
-	f->heap_pos[e.ci] = (uint32_t)i;
+	h->heap[i] = e;
+	h->heap_pos[e.ci] = (uint32_t)i;
 }
 
-static inline size_t pos_of(const struct jd_fair *f, const struct jd_fair_client *c)
+static inline size_t pos_of(const struct jd_fair_cls *h, const struct jd_fair_client *c)
 {
-	return f->heap_pos[c->reg_idx];
+	return h->heap_pos[c->reg_idx];
 }
 
-static void sift_up(struct jd_fair *f, size_t i)
+static void sift_up(struct jd_fair_cls *h, size_t i)
 {
-	struct jd_fair_hent e = f->heap[i];
+	struct jd_fair_hent e = h->heap[i];
 
 	while (i > 0) {
 		size_t p = (i - 1) / ARITY;
-		if (!ent_less(&e, &f->heap[p]))
+		if (!ent_less(&e, &h->heap[p]))
 			break;
-		heap_put(f, i, f->heap[p]);
+		heap_put(h, i, h->heap[p]);
 		i = p;
 	}
-	heap_put(f, i, e);
+	heap_put(h, i, e);
 }
 
 /* The least child of i, or SIZE_MAX for a leaf. */
-static inline size_t least_child(const struct jd_fair *f, size_t i)
+static inline size_t least_child(const struct jd_fair_cls *h, size_t i)
 {
 	size_t first = ARITY * i + 1, best = first, end = first + ARITY;
 
-	if (first >= f->heap_n)
+	if (first >= h->heap_n)
 		return SIZE_MAX;
-	if (end <= f->heap_n) {
+	if (end <= h->heap_n) {
 		/* All four: a tournament, two independent comparisons then one. */
-		const struct jd_fair_hent *h = f->heap;
-		size_t a = first + (h[first + 1].key < h[first].key);
-		size_t b = first + 2 + (h[first + 3].key < h[first + 2].key);
-		return h[b].key < h[a].key ? b : a;
+		const struct jd_fair_hent *e = h->heap;
+		size_t a = first + (e[first + 1].key < e[first].key);
+		size_t b = first + 2 + (e[first + 3].key < e[first + 2].key);
+		return e[b].key < e[a].key ? b : a;
 	}
-	end = f->heap_n;
+	end = h->heap_n;
 	for (size_t k = first + 1; k < end; k++)
-		best = f->heap[k].key < f->heap[best].key ? k : best;
+		best = h->heap[k].key < h->heap[best].key ? k : best;
 	return best;
 }
 
-static void sift_down(struct jd_fair *f, size_t i)
+static void sift_down(struct jd_fair_cls *h, size_t i)
 {
-	struct jd_fair_hent e = f->heap[i];
+	struct jd_fair_hent e = h->heap[i];
 	size_t hole = i, k;
 
 	/* Down to a leaf along the least children, moving each up one level ... */
-	while ((k = least_child(f, hole)) != SIZE_MAX) {
-		heap_put(f, hole, f->heap[k]);
+	while ((k = least_child(h, hole)) != SIZE_MAX) {
+		heap_put(h, hole, h->heap[k]);
 		hole = k;
 	}
 	/* ... then back up to where e belongs (rarely far). */
 	while (hole > i) {
 		size_t p = (hole - 1) / ARITY;
-		if (!ent_less(&e, &f->heap[p]))
+		if (!ent_less(&e, &h->heap[p]))
 			break;
-		heap_put(f, hole, f->heap[p]);
+		heap_put(h, hole, h->heap[p]);
 		hole = p;
 	}
-	heap_put(f, hole, e);
+	heap_put(h, hole, e);
 }
 
-/* The client's vtime has changed: move it to its place. */
-static void heap_update(struct jd_fair *f, struct jd_fair_client *c, bool up)
+/* The client's vtime has changed: move its flow to its place in class heap h. */
+static void heap_update(struct jd_fair_cls *h, struct jd_fair_client *c, bool up)
 {
-	f->heap[pos_of(f, c)].key = vkey(c->vtime);
+	size_t i = pos_of(h, c);
+
+	h->heap[i].key = vkey(c->vtime);
 	if (up)
-		sift_up(f, pos_of(f, c));
+		sift_up(h, i);
 	else
-		sift_down(f, pos_of(f, c));
+		sift_down(h, i);
 }
 
-static void heap_insert(struct jd_fair *f, struct jd_fair_client *c)
+static void heap_insert(struct jd_fair_cls *h, struct jd_fair_client *c)
 {
 	struct jd_fair_hent e = {vkey(c->vtime), (uint32_t)c->reg_idx, 0};
 
-	heap_put(f, f->heap_n++, e);
-	sift_up(f, f->heap_n - 1);
+	heap_put(h, h->heap_n++, e);
+	sift_up(h, h->heap_n - 1);
 }
 
-static void heap_remove(struct jd_fair *f, struct jd_fair_client *c)
+static void heap_remove(struct jd_fair_cls *h, struct jd_fair_client *c)
 {
-	size_t i = pos_of(f, c);
-	struct jd_fair_hent last = f->heap[--f->heap_n];
+	size_t i = pos_of(h, c);
+	struct jd_fair_hent last = h->heap[--h->heap_n];
 
-	f->heap_pos[c->reg_idx] = JD_FAIR_NOPOS;
+	h->heap_pos[c->reg_idx] = JD_FAIR_NOPOS;
 	if (last.ci == c->reg_idx)
 		return;
-	heap_put(f, i, last);
-	sift_up(f, i);
-	sift_down(f, f->heap_pos[last.ci]);
+	heap_put(h, i, last);
+	sift_up(h, i);
+	sift_down(h, h->heap_pos[last.ci]);
 }
 
+/* jd_fp_fit: the classes whose needs fit the free capacity now: bit k for class k
+ * (class 0 needs nothing and always fits).  O(classes x resources). */
+unsigned jd_fp_fit(const struct jd_fair *f)
+{
+	unsigned fit = 1;
+
+	for (uint32_t k = 1; k < f->nclasses; k++) {
+		const struct jd_fair_cls *h = &f->cls[k];
+		bool ok = true;
+		for (uint32_t m = h->rmask; m != 0 && ok; m &= m - 1) {
+			unsigned r = (unsigned)__builtin_ctz(m);
+			ok = f->res_used[r] + (uint64_t)h->need[r] <= f->res_cap[r];
+		}
+		if (ok)
+			fit |= 1u << k;
+	}
+	return fit;
+}
+
+/* The vtime a client becoming active starts from at least: the least vtime in the
+ * heaps of the classes that fit now (a flow waiting for capacity may hold an old vtime:
+ * it is no measure of where service is), else the latest dispatched one. */
 static double vtime_floor(const struct jd_fair *f)
 {
-	if (!f->scan_select && f->heap_n > 0)
-		return f->clients[f->heap[0].ci]->vtime;
-	return f->vnow;
+	double floor = f->vnow;
+	bool any = false;
+
+	if (f->scan_select)
+		return floor;
+	for (unsigned m = f->nclasses == 1 ? 1u : jd_fp_fit(f); m != 0; m &= m - 1) {
+		const struct jd_fair_cls *h = &f->cls[__builtin_ctz(m)];
+		if (h->heap_n == 0)
+			continue;
+		double v = f->clients[h->heap[0].ci]->vtime;
+		if (!any || v < floor)
+			floor = v;
+		any = true;
+	}
+	return floor;
+}
+
+/* Client c's vtime has changed by delta: restore the order of every heap it is in. */
+static void vtime_moved(struct jd_fair *f, struct jd_fair_client *c, bool up, unsigned skip)
+{
+	for (unsigned m = c->inmask & ~skip; m != 0; m &= m - 1)
+		heap_update(&f->cls[__builtin_ctz(m)], c, up);
 }
 
 static double charge(struct jd_fair *f, struct jd_fair_client *c)
 {
 	double est = c->est_known ? c->est_ns : (double)f->fair_estimate_ns;
-	double charged = est / (double)c->cfg.weight;
+	double charged = est / (double)c->weight;
 
 	if (c->vtime > f->vnow)
 		f->vnow = c->vtime;
@@ -177,41 +235,61 @@ static double charge(struct jd_fair *f, struct jd_fair_client *c)
 	return charged;
 }
 
-/* ---- wrr and drr: the ring of backlogged clients ------------------------------------ */
+/* ---- wrr and drr: the rings of flows ------------------------------------------------- */
 
-static void ring_insert(struct jd_fair *f, struct jd_fair_client *c)
+/* Flow fl joins the tail of its class's ring: just before the cursor, the end of the
+ * current round. */
+static void ring_insert(struct jd_fair *f, struct jd_fair_cls *h, struct jd_fair_flow *fl)
 {
-	struct jd_fair_client *cur = f->cur;
+	struct jd_fair_flow *cur = h->cur;
 
-	c->visited = false;
-	c->deficit = 0;
-	f->ring_n++;
+	fl->ticket = ++f->ticket;
+	h->ring_n++;
 	if (cur == NULL) {
-		c->rnext = c->rprev = c;
-		f->cur = c;
+		fl->rnext = fl->rprev = fl;
+		h->cur = fl;
 		return;
 	}
-	/* Just before the cursor: the end of the current round. */
-	c->rnext = cur;
-	c->rprev = cur->rprev;
-	cur->rprev->rnext = c;
-	cur->rprev = c;
+	fl->rnext = cur;
+	fl->rprev = cur->rprev;
+	cur->rprev->rnext = fl;
+	cur->rprev = fl;
 }
 
-static void ring_remove(struct jd_fair *f, struct jd_fair_client *c)
+static void ring_remove(struct jd_fair_cls *h, struct jd_fair_flow *fl)
 {
-	f->ring_n--;
-	if (c->rnext == c) {
-		f->cur = NULL;
+	h->ring_n--;
+	if (fl->rnext == fl) {
+		h->cur = NULL;
 	} else {
-		if (f->cur == c)
-			f->cur = c->rnext;
-		c->rprev->rnext = c->rnext;
-		c->rnext->rprev = c->rprev;
+		if (h->cur == fl)
+			h->cur = fl->rnext;
+		fl->rprev->rnext = fl->rnext;
+		fl->rnext->rprev = fl->rprev;
 	}
-	c->rnext = c->rprev = NULL;
+	fl->rnext = fl->rprev = NULL;
+}
+
+/* Client c's turn is over: each of its flows goes to the tail of its ring (for the
+ * cursor that is one step of the cursor, as in a plain ring). */
+static void turn_end(struct jd_fair *f, struct jd_fair_client *c)
+{
 	c->visited = false;
-	c->deficit = 0;
+	if (f->scan_select) {
+		f->scan_cur++;
+		return;
+	}
+	for (unsigned m = c->inmask; m != 0; m &= m - 1) {
+		struct jd_fair_cls *h = &f->cls[__builtin_ctz(m)];
+		struct jd_fair_flow *fl = jd_fair_flow_of(c, (unsigned)__builtin_ctz(m));
+		if (h->cur == fl) {
+			h->cur = fl->rnext;
+			fl->ticket = ++f->ticket;
+		} else {
+			ring_remove(h, fl);
+			ring_insert(f, h, fl);
+		}
+	}
 }
 
 static uint64_t quantum(const struct jd_fair *f)
@@ -223,28 +301,60 @@ static uint64_t quantum(const struct jd_fair *f)
 	return q != 0 ? q : 1;
 }
 
-/* drr: a whole pass over the ring found no client whose head job fits its deficit (the
- * quantum is below some costs).  Rather than walk the ring again and again, give every
- * client at once the quanta of the empty rounds that would pass before the first one
- * can send: O(ring) per jump, and the next pass sends.  (The next pass adds one more
- * quantum to each client as it visits: k - 1 here.) */
-static void drr_jump(struct jd_fair *f)
+/* The flow with the least ticket among the cursors of the fitting classes' rings. */
+static struct jd_fair_flow *ring_next(const struct jd_fair *f, unsigned fit)
 {
-	uint64_t q = quantum(f), k = UINT64_MAX;
-	struct jd_fair_client *c = f->cur;
+	struct jd_fair_flow *best = NULL;
 
-	do {
-		uint64_t per = (uint64_t)c->cfg.weight * q;
-		uint64_t need = jd_fair_job_cost(jd_fq_head(c)) - c->deficit; /* > 0 */
-		uint64_t rounds = (need + per - 1) / per;
-		if (rounds < k)
-			k = rounds;
-		c = c->rnext;
-	} while (c != f->cur);
-	do {
-		c->deficit += (k - 1) * c->cfg.weight * q;
-		c = c->rnext;
-	} while (c != f->cur);
+	for (unsigned m = fit; m != 0; m &= m - 1) {
+		struct jd_fair_flow *fl = f->cls[__builtin_ctz(m)].cur;
+		if (fl != NULL && (best == NULL || fl->ticket < best->ticket))
+			best = fl;
+	}
+	return best;
+}
+
+/* drr: a whole pass over the fitting rings found no client whose head job fits its
+ * deficit (the quantum is below some costs).  Rather than walk the rings again and
+ * again, give every client at once the quanta of the empty rounds that would pass before
+ * the first one can send: O(flows) per jump, and the next pass sends.  (The next pass
+ * adds one more quantum to each client as it visits: k - 1 here.)  A client in several
+ * rings is counted once (jump_mark). */
+static void drr_jump(struct jd_fair *f, unsigned fit)
+{
+	uint64_t q = quantum(f), k = UINT64_MAX, mark = ++f->jumps;
+
+	for (unsigned m = fit; m != 0; m &= m - 1) {
+		struct jd_fair_flow *first = f->cls[__builtin_ctz(m)].cur, *fl = first;
+		if (fl == NULL)
+			continue;
+		do {
+			struct jd_fair_client *c = fl->client;
+			if (c->jump_mark != mark) {
+				c->jump_mark = mark;
+				uint64_t per = (uint64_t)c->weight * q;
+				uint64_t need = jd_fair_job_cost(jd_fp_head(f, c, fit)) - c->deficit;
+				uint64_t rounds = (need + per - 1) / per;
+				if (rounds < k)
+					k = rounds;
+			}
+			fl = fl->rnext;
+		} while (fl != first);
+	}
+	mark = ++f->jumps;
+	for (unsigned m = fit; m != 0; m &= m - 1) {
+		struct jd_fair_flow *first = f->cls[__builtin_ctz(m)].cur, *fl = first;
+		if (fl == NULL)
+			continue;
+		do {
+			struct jd_fair_client *c = fl->client;
+			if (c->jump_mark != mark) {
+				c->jump_mark = mark;
+				c->deficit += (k - 1) * c->weight * q;
+			}
+			fl = fl->rnext;
+		} while (fl != first);
+	}
 }
 
 /* jd_fp_note_cost: an admitted job's cost, for drr's default quantum. */
@@ -260,47 +370,37 @@ void jd_fp_note_cost(struct jd_fair *f, uint32_t cost)
 }
 
 /* Start client c's turn if it has not started: wrr sets its job allowance, drr adds its
- * quantum.  Returns whether c may send its head job now. */
-static bool turn(struct jd_fair *f, struct jd_fair_client *c)
+ * quantum.  Returns whether c may send its head job (among the fitting classes) now. */
+static bool turn(struct jd_fair *f, struct jd_fair_client *c, unsigned fit)
 {
 	if (f->policy == JD_FAIR_POLICY_WRR) {
 		if (!c->visited) {
-			c->left = c->cfg.weight;
+			c->left = c->weight;
 			c->visited = true;
 		}
 		return true;
 	}
-	uint64_t grant = (uint64_t)c->cfg.weight * quantum(f);
+	uint64_t grant = (uint64_t)c->weight * quantum(f);
 	if (!c->visited) {
 		c->deficit += grant;
 		c->visited = true;
 	} else if (c->deficit > grant) {
 		c->deficit = grant;	/* the default quantum shrank mid-turn: end the long turn */
 	}
-	return jd_fair_job_cost(jd_fq_head(c)) <= c->deficit;
-}
-
-/* Whether client c's turn is over after serving `job` (c->queued already counts it out). */
-static bool turn_over(struct jd_fair *f, struct jd_fair_client *c, const struct jd_fair_job *job,
-		      bool emptied)
-{
-	if (f->policy == JD_FAIR_POLICY_WRR) {
-		c->left--;
-		return emptied || c->left == 0;
-	}
-	c->deficit -= jd_fair_job_cost(job);
-	return emptied;	/* else the next pick checks whether the head fits */
+	return jd_fair_job_cost(jd_fp_head(f, c, fit)) <= c->deficit;
 }
 
 /* ---- the scan baseline ------------------------------------------------------------- */
 
 static struct jd_fair_client *scan_pick(struct jd_fair *f)
 {
+	if (f->cls[0].queued_in == 0)
+		return NULL;
 	if (f->policy == JD_FAIR_POLICY_FAIR) {
 		struct jd_fair_client *best = NULL;
 		for (size_t i = 0; i < f->nclients; i++) {
 			struct jd_fair_client *c = f->clients[i];
-			if (c->queued > 0 && (best == NULL || key_less(c, best)))
+			if (c->flow0.in && (best == NULL || key_less(c, best)))
 				best = c;
 		}
 		return best;
@@ -309,162 +409,251 @@ static struct jd_fair_client *scan_pick(struct jd_fair *f)
 		if (f->scan_cur >= f->nclients)
 			f->scan_cur = 0;
 		struct jd_fair_client *c = f->clients[f->scan_cur];
-		if (c->queued > 0 && turn(f, c))
+		if (c->flow0.in && turn(f, c, 1))
 			return c;
 		c->visited = false;
 		f->scan_cur++;
+	}
+}
+
+/* ---- membership ------------------------------------------------------------------- */
+
+static void flow_enter(struct jd_fair *f, struct jd_fair_client *c, unsigned k)
+{
+	struct jd_fair_cls *h = &f->cls[k];
+	struct jd_fair_flow *fl = jd_fair_flow_of(c, k);
+
+	fl->in = true;
+	c->inmask = (uint8_t)(c->inmask | (1u << k));
+	h->queued_in += fl->queued;
+	if (f->scan_select)
+		return;
+	if (f->policy == JD_FAIR_POLICY_FAIR)
+		heap_insert(h, c);
+	else
+		ring_insert(f, h, fl);
+}
+
+static void flow_leave(struct jd_fair *f, struct jd_fair_client *c, unsigned k)
+{
+	struct jd_fair_cls *h = &f->cls[k];
+	struct jd_fair_flow *fl = jd_fair_flow_of(c, k);
+
+	fl->in = false;
+	c->inmask = (uint8_t)(c->inmask & ~(1u << k));
+	h->queued_in -= fl->queued;
+	if (f->scan_select)
+		return;
+	if (f->policy == JD_FAIR_POLICY_FAIR)
+		heap_remove(h, c);
+	else
+		ring_remove(h, fl);
+}
+
+/* Whether flow k of client c belongs in its class's structure now. */
+static bool wanted(const struct jd_fair *f, const struct jd_fair_client *c, unsigned k)
+{
+	const struct jd_fair_cls *h = &f->cls[k];
+
+	if (!(c->fmask & (1u << k)) || c->paused)
+		return false;
+	if (c->cfg.max_running != 0 && c->inflight >= c->cfg.max_running)
+		return false;
+	for (uint32_t m = h->rmask; m != 0; m &= m - 1) {
+		unsigned r = (unsigned)__builtin_ctz(m);
+		if (c->cfg.max_res[r] != 0 && c->res_held[r] + h->need[r] > c->cfg.max_res[r])
+			return false;
+	}
+	return true;
+}
+
+/* jd_fp_sync: client c's queues, limits, pause or holdings changed: put each of its
+ * flows in or out of its class's structure.  O(classes x log clients). */
+void jd_fp_sync(struct jd_fair *f, struct jd_fair_client *c)
+{
+	unsigned was = c->inmask;
+
+	for (unsigned m = (unsigned)(c->fmask | c->inmask); m != 0; m &= m - 1) {
+		unsigned k = (unsigned)__builtin_ctz(m);
+		bool want = wanted(f, c, k), in = (c->inmask >> k) & 1u;
+		if (want == in)
+			continue;
+		if (!want) {
+			flow_leave(f, c, k);
+			continue;
+		}
+		if (c->inmask == 0) {	/* becoming active: no credit from the spell */
+			if (f->policy == JD_FAIR_POLICY_FAIR) {
+				double floor = vtime_floor(f);
+				if (c->vtime < floor)
+					c->vtime = floor;
+			} else {
+				c->visited = false;
+				c->deficit = 0;
+			}
+		}
+		flow_enter(f, c, k);
+	}
+	if (was != 0 && c->inmask == 0 && f->policy != JD_FAIR_POLICY_FAIR) {
+		c->visited = false;
+		c->deficit = 0;
 	}
 }
 
 /* ---- the interface used by fair.c --------------------------------------------------- */
 
-/* jd_fp_enter: client c has just become backlogged; add it to the policy's structure. */
-void jd_fp_enter(struct jd_fair *f, struct jd_fair_client *c)
+/* jd_fp_head: the job client c would run next among its flows in the structures of the
+ * classes in `fit`, or NULL.  O(classes). */
+struct jd_fair_job *jd_fp_head(const struct jd_fair *f, const struct jd_fair_client *c,
+			       unsigned fit)
 {
-	if (f->policy == JD_FAIR_POLICY_FAIR) {
-		double floor = vtime_floor(f);
-		if (c->vtime < floor)
-			c->vtime = floor;
-		if (!f->scan_select)
-			heap_insert(f, c);
-	} else if (!f->scan_select) {
-		ring_insert(f, c);
-	} else {
-		c->visited = false;
-		c->deficit = 0;
+	unsigned m = c->inmask & fit;
+	struct jd_fair_job *best = NULL;
+
+	(void)f;
+	if (m == 1)
+		return jd_fq_head(&c->flow0);
+	for (; m != 0; m &= m - 1) {
+		struct jd_fair_job *j = jd_fq_head(jd_fair_cflow_of(c, (unsigned)__builtin_ctz(m)));
+		if (best == NULL || jd_fq_before(j, best))
+			best = j;
 	}
+	return best;
 }
 
-/* jd_fp_leave: client c's queue has become empty by a cancel, drain, expiry or drop (not
- * by being served); take it out of the policy's structure. */
-void jd_fp_leave(struct jd_fair *f, struct jd_fair_client *c)
-{
-	if (f->scan_select) {
-		c->visited = false;
-		c->deficit = 0;
-	} else if (f->policy == JD_FAIR_POLICY_FAIR) {
-		heap_remove(f, c);
-	} else {
-		ring_remove(f, c);
-	}
-}
-
-/* jd_fp_pick: the client whose head job goes next (some client must be backlogged). */
-struct jd_fair_client *jd_fp_pick(struct jd_fair *f)
+/* jd_fp_pick: the client whose head job (jd_fp_head with the same `fit`) goes next, or
+ * NULL when no flow of a fitting class may be served. */
+struct jd_fair_client *jd_fp_pick(struct jd_fair *f, unsigned fit)
 {
 	if (f->scan_select)
-		return scan_pick(f);
-	if (f->policy == JD_FAIR_POLICY_FAIR)
-		return f->clients[f->heap[0].ci];
+		return (fit & 1u) ? scan_pick(f) : NULL;
+	if (f->policy == JD_FAIR_POLICY_FAIR) {
+		const struct jd_fair_cls *best = NULL;
+		for (unsigned m = fit; m != 0; m &= m - 1) {
+			const struct jd_fair_cls *h = &f->cls[__builtin_ctz(m)];
+			if (h->heap_n != 0 && (best == NULL || h->heap[0].key < best->heap[0].key))
+				best = h;
+		}
+		return best != NULL ? f->clients[best->heap[0].ci] : NULL;
+	}
+	size_t total = 0;
+	for (unsigned m = fit; m != 0; m &= m - 1)
+		total += f->cls[__builtin_ctz(m)].ring_n;
+	if (total == 0)
+		return NULL;
 	for (size_t visits = 0;; visits++) {
-		struct jd_fair_client *c = f->cur;
-		if (visits == f->ring_n) {	/* drr only: wrr always sends */
-			drr_jump(f);
+		struct jd_fair_client *c = ring_next(f, fit)->client;
+		if (visits == total) {	/* drr only: wrr always sends */
+			drr_jump(f, fit);
 			visits = 0;
 		}
-		if (turn(f, c))
+		if (turn(f, c, fit))
 			return c;
-		c->visited = false;
-		f->cur = c->rnext;
+		turn_end(f, c);
 	}
 }
 
-/* jd_fp_served: client c's head `job` is being dispatched (called before it leaves the
- * queue; `emptied` tells whether it is c's last queued job): charge c and move the policy
- * on.  Returns the charge to record in job->charge (policy fair; else 0).  For `fair` it
- * does not touch the job, so the caller can let the job's cache miss overlap the sift. */
-double jd_fp_served(struct jd_fair *f, struct jd_fair_client *c, const struct jd_fair_job *job,
-		    bool emptied)
+/* jd_fp_served: client c's `job` is being dispatched (called before it leaves its flow):
+ * charge c and move the policy on.  Returns the charge to record in job->charge (policy
+ * fair; else 0).  For `fair` it does not touch the job beyond its class, so the caller
+ * can let the job's cache miss overlap the sift. */
+double jd_fp_served(struct jd_fair *f, struct jd_fair_client *c, const struct jd_fair_job *job)
 {
 	if (f->policy == JD_FAIR_POLICY_FAIR) {
 		double charged = charge(f, c);
 		if (f->scan_select)
 			return charged;
-		if (emptied)
-			heap_remove(f, c);
-		else
-			heap_update(f, c, false);
+		/* A flow about to empty leaves its heap at the next jd_fp_sync: not sifted. */
+		unsigned k = job->cls;
+		unsigned skip = jd_fair_cflow_of(c, k)->queued == 1 ? 1u << k : 0;
+		vtime_moved(f, c, false, skip);
 		return charged;
 	}
-	if (!turn_over(f, c, job, emptied))
-		return 0;
-	if (f->scan_select) {
-		c->visited = false;
-		if (emptied)
-			c->deficit = 0;
-		f->scan_cur++;
-	} else if (emptied) {
-		ring_remove(f, c);
+	if (f->policy == JD_FAIR_POLICY_WRR) {
+		if (--c->left == 0)
+			turn_end(f, c);
 	} else {
-		c->visited = false;
-		f->cur = c->rnext;
+		c->deficit -= jd_fair_job_cost(job);
 	}
 	return 0;
 }
 
-/* jd_fp_prefetch: start loading the record of the client likely to be picked next. */
+/* jd_fp_prefetch: start loading the record of the client likely to be picked next (class
+ * 0's candidate). */
 void jd_fp_prefetch(const struct jd_fair *f)
 {
 	const struct jd_fair_client *c = NULL;
+	const struct jd_fair_cls *h = &f->cls[0];
 
 	if (f->scan_select)
 		return;
 	if (f->policy == JD_FAIR_POLICY_FAIR) {
-		if (f->heap_n > 0)
-			c = f->clients[f->heap[0].ci];
-	} else {
-		c = f->cur;
+		if (h->heap_n > 0)
+			c = f->clients[h->heap[0].ci];
+	} else if (h->cur != NULL) {
+		c = h->cur->client;
 	}
 	if (c == NULL)
 		return;
 	__builtin_prefetch(c, 1);
-	__builtin_prefetch(&c->pq[JD_FAIR_CRITICAL], 1);
-	__builtin_prefetch(&c->pq[JD_FAIR_NORMAL], 1);
+	__builtin_prefetch(&c->flow0.pq[JD_FAIR_CRITICAL], 1);
+	__builtin_prefetch(&c->flow0.pq[JD_FAIR_NORMAL], 1);
 	__builtin_prefetch(&c->ctr, 1);
 }
 
 /* jd_fp_correct: policy fair: add delta to client c's vtime (a completion's correction of
- * the estimate charged at dispatch) and restore the heap order. */
+ * the estimate charged at dispatch) and restore the heaps' order. */
 void jd_fp_correct(struct jd_fair *f, struct jd_fair_client *c, double delta)
 {
 	c->vtime += delta;
-	if (delta == 0 || f->policy != JD_FAIR_POLICY_FAIR || f->scan_select ||
-	    pos_of(f, c) == JD_FAIR_NOPOS)
+	if (delta == 0 || f->policy != JD_FAIR_POLICY_FAIR || f->scan_select)
 		return;
-	heap_update(f, c, delta < 0);
+	vtime_moved(f, c, delta < 0, 0);
 }
 
 /* jd_fp_renumber: the client at registry index `from` has moved to index `to` (a
- * removal filled its hole); follow it in the heap. */
+ * removal filled its hole); follow it in the heaps. */
 void jd_fp_renumber(struct jd_fair *f, size_t from, size_t to)
 {
-	uint32_t pos = f->heap_pos[from];
+	for (uint32_t k = 0; k < f->nclasses; k++) {
+		struct jd_fair_cls *h = &f->cls[k];
+		uint32_t pos = h->heap_pos[from];
 
-	f->heap_pos[to] = pos;
-	f->heap_pos[from] = JD_FAIR_NOPOS;
-	if (pos != JD_FAIR_NOPOS)
-		f->heap[pos].ci = (uint32_t)to;
+		h->heap_pos[to] = pos;
+		h->heap_pos[from] = JD_FAIR_NOPOS;
+		if (pos != JD_FAIR_NOPOS)
+			h->heap[pos].ci = (uint32_t)to;
+	}
 }
 
-/* jd_fp_rebuild: after a policy switch, rebuild the structure from the backlogged
- * clients, all on equal footing (same vtime, empty deficits, fresh turns). */
+/* jd_fp_rebuild: after a policy switch, rebuild the structures from the clients' flows,
+ * all on equal footing (same vtime, empty deficits, fresh turns). */
 void jd_fp_rebuild(struct jd_fair *f)
 {
-	f->heap_n = 0;
-	f->cur = NULL;
-	f->ring_n = 0;
+	for (uint32_t k = 0; k < f->nclasses; k++) {
+		struct jd_fair_cls *h = &f->cls[k];
+		h->heap_n = 0;
+		h->cur = NULL;
+		h->ring_n = 0;
+		h->queued_in = 0;
+	}
 	f->scan_cur = 0;
 	for (size_t i = 0; i < f->nclients; i++) {
 		struct jd_fair_client *c = f->clients[i];
-		f->heap_pos[i] = JD_FAIR_NOPOS;
-		c->rnext = c->rprev = NULL;
+		for (uint32_t k = 0; k < f->nclasses; k++) {
+			f->cls[k].heap_pos[i] = JD_FAIR_NOPOS;
+			if (k == 0 || c->xflow != NULL) {
+				struct jd_fair_flow *fl = jd_fair_flow_of(c, k);
+				fl->rnext = fl->rprev = NULL;
+				fl->in = false;
+			}
+		}
+		c->inmask = 0;
 		c->visited = false;
 		c->deficit = 0;
 		c->left = 0;
 		c->vtime = f->vnow;
 	}
-	for (size_t i = 0; i < f->nclients; i++) {
-		if (f->clients[i]->queued > 0)
-			jd_fp_enter(f, f->clients[i]);
-	}
+	for (size_t i = 0; i < f->nclients; i++)
+		jd_fp_sync(f, f->clients[i]);
 }

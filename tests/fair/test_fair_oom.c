@@ -3,14 +3,15 @@
  * every N up to the number of allocations a run makes, each call must fail cleanly with
  * JSCHED_ENOMEM and leave the instance usable and leak-free (the wrappers count the live
  * blocks; ASan's leak check adds to it under SAN=address).  Admission, take and the rest
- * never allocate, which the run checks too.
+ * never allocate, which the run checks too, except a client's first job of a needs class
+ * other than 0 (its other flows, once).
  */
 #include "tests/common/failalloc.h"
 #include "tests/fair/fair_test.h"
 
 #define NCLIENTS 40	/* enough to grow the registry twice (16, 32, 64) */
 
-static struct tjob jobs[NCLIENTS];
+static struct tjob jobs[NCLIENTS], cjob;
 
 /* One run: an instance, clients, a job each, taken and completed.  Returns the number
  * of failures seen (0 or 1: the run stops at the first). */
@@ -26,6 +27,7 @@ static int run(void)
 		assert_int_equal(rc, JSCHED_ENOMEM);
 		return 1;
 	}
+	assert_int_equal(jd_fair_resource_add(f, "slot", 1), 0);
 	for (; n < NCLIENTS; n++) {
 		rc = jd_fair_client_add(f, "client", NULL, NULL, &c[n]);
 		if (rc != 0) {
@@ -33,6 +35,13 @@ static int run(void)
 			failures = 1;
 			break;
 		}
+	}
+	/* A class after the clients: its heap arrays for the registry as it is. */
+	uint32_t need[JD_FAIR_MAX_RES] = {1};
+	int cls = jd_fair_class_add(f, need);
+	if (cls < 0) {
+		assert_int_equal(cls, JSCHED_ENOMEM);
+		failures++;
 	}
 	/* Whatever was added works, with no allocation from here on. */
 	long before = jtc_alloc_calls();
@@ -43,6 +52,19 @@ static int run(void)
 	assert_int_equal(jd_fair_cancel(f, &jobs[0].fj), JSCHED_ENO_SUCH_JOB);
 	assert_int_equal(jd_fair_expire(f), 0);
 	assert_int_equal(jtc_alloc_calls(), before);
+	/* The first job of class 1 allocates the client's other flows; a failure leaves
+	 * the job out and the instance as it was. */
+	if (cls > 0 && n > 0) {
+		memset(&cjob, 0, sizeof(cjob));
+		cjob.fj.cls = (uint8_t)cls;
+		rc = jd_fair_admit(f, c[0], &cjob.fj);
+		if (rc != 0) {
+			assert_int_equal(rc, JSCHED_ENOMEM);
+			failures++;
+			assert_int_equal(jd_fair_admit(f, c[0], &cjob.fj), 0);
+		}
+		complete1(f, take1(f), 100);
+	}
 	for (int i = 0; i < n; i++)
 		assert_int_equal(jd_fair_client_remove(f, c[i]), 0);
 	jd_fair_free(f);
