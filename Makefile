@@ -11,7 +11,7 @@
 #   make test SAN=address,undefined   the same tests under ASan+UBSan (build/address+undefined)
 #   make test SAN=thread  the same tests under TSan (build/thread)
 #   make test CTX=ucontext            with the portable context-switch fallback
-#   make bench            build the benchmarks (bench-pool, bench-fair, ... run them)
+#   make bench            build the benchmarks; make bench-NAME runs one (bench/build.mk)
 #   make install PREFIX=/usr DESTDIR=/tmp/stage    (make uninstall with the same paths)
 #
 # Lists the fragments fill in (paths under $(B)):

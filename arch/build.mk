@@ -1,5 +1,6 @@
-# arch/build.mk: the context switch (see arch/README.md), its test, its benchmark, and
-# `make test-cross`, which runs the AArch64 switch and the pool's tests under qemu-user.
+# arch/build.mk: the context switch (see arch/README.md), its test, and `make test-cross`,
+# which runs the AArch64 switch and the pool's tests under qemu-user.  Its benchmark,
+# bench/ctx, is built by bench/build.mk.
 #
 # Exports:
 #   ARCH_IMPL    x86_64, aarch64 or ucontext: the switch this build uses
@@ -41,24 +42,6 @@ TESTS += $(ARCH_TESTS)
 .PHONY: test-arch
 test-arch: $(ARCH_TESTS)
 	@JSCHED_BUILD_DIR=$(B) sh mk/run-tests.sh $(ARCH_TESTS)
-
-# ---- bench/ctx: ns per switch, against swapcontext -----------------------------------
-# bench/build.mk is read after this file, so the harness library is spelled out here.
-# variants.S holds switch shapes that were measured and not shipped (arch/README.md).
-BENCH_CTX := $(B)/bench/bench_ctx
-
-$(B)/obj/bench/ctx/bench_ctx.o: CPPFLAGS += $(JANSSON_CFLAGS)
-$(BENCH_CTX): $(B)/obj/bench/ctx/bench_ctx.o $(B)/obj/bench/ctx/variants.o $(ARCH_OBJS) \
-		$(B)/lib/libbenchcommon.a
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(JANSSON_LIBS) $(LDLIBS)
-
-BENCHES += $(BENCH_CTX)
-
-.PHONY: bench-ctx
-bench-ctx: $(BENCH_CTX)
-	$(BENCH_CTX)
 
 # ---- test-cross: the AArch64 build, executed under qemu-user -------------------------
 # `make test-cross` installs what it needs (mk/deps.sh cross: the cross compiler, qemu,

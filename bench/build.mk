@@ -1,12 +1,19 @@
-# bench/build.mk: the benchmarks (see bench/README.md).
+# bench/build.mk: every benchmark (bench/README.md) and the harness they share.
 #
-#   BENCH_COMMON_LIB   the shared harness (bench/common/bench.h); link every benchmark
-#                      with it and $(JANSSON_LIBS)
-#   bench-pool         builds and runs the pool benchmark against oneTBB (bench/pool/)
+#   make bench           builds them all (BENCHES)
+#   make bench-NAME      builds and runs $(B)/bench/bench_NAME, NAME one of BENCH_NAMES:
+#                        pool ctx fair proto client e2e; options through BENCH_ARGS, e.g.
+#                        make bench-fair BENCH_ARGS="--json fair.json --runs 7"
+#   make bench-smoke     each of them once with --quick --runs 1 (they build and run; it
+#                        measures nothing)
+#   BENCH_COMMON_LIB     the shared harness (bench/common/bench.h: the version line, the
+#                        options --json FILE, --runs N, --quick, the rows); every benchmark
+#                        links it and $(JANSSON_LIBS)
 #
-# This fragment is read last, so fragments read before it (arch, daemon, proto, libclient)
-# see BENCH_COMMON_LIB empty in their prerequisite lists: there, spell out
-# $(B)/lib/libbenchcommon.a (it is safe inside recipes, which expand late).
+# Every rule of a benchmark is here, the parts' fragments hold none: this fragment is read
+# last, so the libraries the benchmarks link (ARCH_OBJS, POOL_LIB, JD_FAIR_LIB, JPROTO_LIB,
+# LIBJSCHED_A) are all defined by the time their prerequisite lists are read.
+BENCH_NAMES := pool ctx fair proto client e2e
 
 BENCH_COMMON_LIB := $(B)/lib/libbenchcommon.a
 BENCH_COMMON_OBJS := $(B)/obj/bench/common/bench.o
@@ -55,8 +62,6 @@ $(B)/obj/bench/pool/tbb_bench.o: | bench-deps
 bench-deps:
 	$(Q)sh mk/deps.sh bench
 
-BENCHES += $(BENCH_POOL_TBB)
-
 # bench_pool, the jschedd side and the driver: it runs tbb_bench first, so it depends on it.
 BENCH_POOL := $(B)/bench/bench_pool
 $(B)/obj/bench/pool/bench_pool.o: CFLAGS += $(JANSSON_CFLAGS)
@@ -69,36 +74,71 @@ $(BENCH_POOL): $(B)/obj/bench/pool/bench_pool.o $(BENCH_POOL_RELEASER) \
 
 BENCHES += $(BENCH_POOL)
 
-# make bench-pool [BENCH_ARGS="--json out.json --runs 7"]
-BENCH_ARGS ?=
-.PHONY: bench-pool
-bench-pool: $(BENCH_POOL) $(BENCH_POOL_TBB)
-	$(BENCH_POOL) $(BENCH_ARGS)
+# ---- bench/ctx: ns per switch, against swapcontext -----------------------------------
+# variants.S holds switch shapes that were measured and not shipped (arch/README.md).
+BENCH_CTX := $(B)/bench/bench_ctx
+$(B)/obj/bench/ctx/bench_ctx.o: CPPFLAGS += $(JANSSON_CFLAGS)
+$(BENCH_CTX): $(B)/obj/bench/ctx/bench_ctx.o $(B)/obj/bench/ctx/variants.o $(ARCH_OBJS) \
+		$(BENCH_COMMON_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(JANSSON_LIBS) $(LDLIBS)
+BENCHES += $(BENCH_CTX)
+
+# ---- bench/fair: the fair layer's pick cost per policy, beside a scan of every client ---
+BENCH_FAIR := $(B)/bench/bench_fair
+$(BENCH_FAIR): $(B)/obj/bench/fair/bench_fair.o $(JD_FAIR_LIB) $(BENCH_COMMON_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LDLIBS)
+BENCHES += $(BENCH_FAIR)
+
+# ---- bench/proto: the codec's cost per message, beside jansson alone --------------------
+BENCH_PROTO := $(B)/bench/bench_proto
+$(B)/obj/bench/proto/bench_proto.o: CFLAGS += $(JANSSON_CFLAGS)
+$(BENCH_PROTO): $(B)/obj/bench/proto/bench_proto.o $(JPROTO_LIB) $(BENCH_COMMON_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LDLIBS)
+BENCHES += $(BENCH_PROTO)
+
+# ---- bench/client: requests against a real jschedd, sync beside pipelined ----------------
+# It starts the build's jschedd (its path compiled in), so the daemon is a prerequisite.
+BENCH_CLIENT := $(B)/bench/bench_client
+$(B)/obj/bench/client/bench_client.o: CFLAGS += -DJSCHEDD_BIN='"$(CURDIR)/$(B)/bin/jschedd"' \
+	-DJSCHED_TOOL_BIN='"$(CURDIR)/$(JSCHED_BIN)"'
+$(BENCH_CLIENT): $(B)/obj/bench/client/bench_client.o $(LIBJSCHED_A) $(BENCH_COMMON_LIB) | \
+		$(B)/bin/jschedd $(JSCHED_BIN)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LDLIBS)
+BENCHES += $(BENCH_CLIENT)
 
 # ---- bench/e2e: jschedd end to end beside beanstalkd, xargs, task-spooler, nq ----------
-# (issue 7; bench/e2e/README.md).  bench_e2e starts the build's jschedd itself and runs
-# the jsched tool for the CLI row, so both are prerequisites; the baselines come from the
-# bench group of mk/deps.sh.
-#   make bench-e2e [BENCH_ARGS="--json out.json --runs 7 --part rtt,tput"]
+# (bench/e2e/README.md).  bench_e2e starts the build's jschedd itself and runs the jsched
+# tool for the CLI row, so both are prerequisites; the baselines come from the bench group
+# of mk/deps.sh.  One part: BENCH_ARGS="--part rtt,tput".
 BENCH_E2E := $(B)/bench/bench_e2e
 BENCH_E2E_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(wildcard bench/e2e/*.c))
 $(BENCH_E2E_OBJS): CFLAGS += $(JANSSON_CFLAGS) -DJSCHEDD_BIN='"$(CURDIR)/$(B)/bin/jschedd"' \
 	-DJSCHED_TOOL_BIN='"$(CURDIR)/$(JSCHED_BIN)"'
-# The daemon, the tool and the baselines must be there when it runs (bench-smoke too).
 $(BENCH_E2E): $(BENCH_E2E_OBJS) $(LIBJSCHED_A) $(BENCH_COMMON_LIB) | $(B)/bin/jschedd $(JSCHED_BIN) bench-deps
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LDLIBS)
 BENCHES += $(BENCH_E2E)
 
-.PHONY: bench-e2e
-bench-e2e: $(BENCH_E2E)
-	$(BENCH_E2E) $(BENCH_ARGS)
+# ---- running them ----------------------------------------------------------------------
+# make bench-NAME [BENCH_ARGS="--json out.json --runs 7"]: one rule for every benchmark.
+BENCH_ARGS ?=
+BENCH_RUN := $(BENCH_NAMES:%=bench-%)
+.PHONY: $(BENCH_RUN)
+$(BENCH_RUN): bench-%: $(B)/bench/bench_%
+	$< $(BENCH_ARGS)
 
 # make bench-smoke: every benchmark once with --quick --runs 1 (each takes the common
 # options of bench/common/bench.h): proves they still build and run, measures nothing.
-# This rule stays last in the last fragment: its prerequisite list is expanded when make
-# reads it, so every BENCHES += must come before.
+# Its prerequisite list is expanded when make reads it: every BENCHES += is above.
 .PHONY: bench-smoke
 bench-smoke: $(BENCHES)
 	$(Q)pass=0; fail=0; out=$$(mktemp); for b in $(BENCHES); do \

@@ -9,7 +9,6 @@
 #   install-libclient                 installs all of it under $(DESTDIR)$(PREFIX) (a
 #                                     prerequisite of `make install`)
 #   $(B)/tests/libclient/test_*       the tests (TESTS); `make test-libclient` runs them
-#   $(B)/bench/bench_client           bench/client (BENCHES); `make bench-client` runs it
 #
 # The library's objects are compiled with -fvisibility=hidden, and the version script
 # hides everything else too (the codec's jp_* symbols come in from libjproto.a).
@@ -99,22 +98,6 @@ $(LIBCLIENT_TESTS): $(B)/tests/libclient/%: $(B)/obj/tests/libclient/%.o $(LIBJS
 .PHONY: test-libclient
 test-libclient: $(LIBCLIENT_TESTS) $(JSCHED_BIN)
 	@JSCHED_BUILD_DIR=$(B) sh mk/run-tests.sh $(LIBCLIENT_TESTS)
-
-# ---- bench/client: requests against a real jschedd, sync beside pipelined ----------------
-BENCH_CLIENT := $(B)/bench/bench_client
-BENCHES += $(BENCH_CLIENT)
-$(B)/obj/bench/client/bench_client.o: CFLAGS += -DJSCHEDD_BIN='"$(CURDIR)/$(B)/bin/jschedd"' \
-	-DJSCHED_TOOL_BIN='"$(CURDIR)/$(JSCHED_BIN)"'
-# (bench/build.mk, which defines BENCH_COMMON_LIB, is read after this file: its path here.)
-$(BENCH_CLIENT): $(B)/obj/bench/client/bench_client.o $(LIBJSCHED_A) $(B)/lib/libbenchcommon.a
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LDLIBS)
-
-# make bench-client [BENCH_ARGS="--json out.json --runs 7"]
-.PHONY: bench-client
-bench-client: $(BENCH_CLIENT) $(B)/bin/jschedd $(JSCHED_BIN)
-	$(BENCH_CLIENT) $(BENCH_ARGS)
 
 .PHONY: install-libclient uninstall-libclient
 install: install-libclient

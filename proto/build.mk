@@ -90,17 +90,3 @@ $(FUZZ_TARGETS): $(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/obj/tests/fuzz/fuzz_%.o $(FUZZ_
 .PHONY: fuzz-smoke
 fuzz-smoke: $(FUZZ_TARGETS)
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/fuzz/smoke.sh $(FUZZ_DIR) $(FUZZ_TARGETS)
-
-# ---- bench/proto: the codec's cost per message, beside jansson alone --------------------
-JPROTO_BENCH := $(B)/bench/proto/bench_proto
-BENCHES += $(JPROTO_BENCH)
-
-$(B)/obj/bench/proto/bench_proto.o: CFLAGS += $(JANSSON_CFLAGS)
-$(JPROTO_BENCH): $(B)/obj/bench/proto/bench_proto.o $(JPROTO_LIB) $(B)/lib/libbenchcommon.a
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LDLIBS)
-
-.PHONY: bench-proto
-bench-proto: $(JPROTO_BENCH)
-	$(JPROTO_BENCH) $(BENCH_ARGS)

@@ -357,7 +357,7 @@ static void row(struct bench_report *r, int mode, enum jd_fair_policy policy, si
 
 int main(int argc, char **argv)
 {
-	struct bench_report *r = bench_report_new("bench_fair", argc, argv);
+	struct bench_report *r = bench_report_new("bench-fair", argc, argv);
 	static const size_t sizes[3] = {1, 100, 10000};
 	static const enum jd_fair_policy policies[3] = {JD_FAIR_POLICY_FAIR, JD_FAIR_POLICY_DRR,
 							JD_FAIR_POLICY_WRR};

@@ -507,7 +507,7 @@ static double median_finite(double *v, size_t n)
 
 int main(int argc, char **argv)
 {
-	struct bench_report *r = bench_report_new("bench_pool", argc, argv);
+	struct bench_report *r = bench_report_new("bench-pool", argc, argv);
 	bool quick = bench_quick(r);
 	size_t runs = (size_t)bench_runs(r);
 

@@ -1,9 +1,8 @@
-# daemon/fair/build.mk: fair admission (daemon/fair/README.md), its tests and benchmark.
+# daemon/fair/build.mk: fair admission (daemon/fair/README.md) and its tests; its
+# benchmark, bench/fair (`make bench-fair`), is built by bench/build.mk.
 #
 #   JD_FAIR_LIB        $(B)/lib/libjdfair.a: link the daemon with it (libc + pthread only)
 #   tests              $(B)/tests/fair/test_fair_{queue,policy,caps,stress,caps_stress,oom}
-#   bench-fair         builds and runs $(B)/bench/fair/bench_fair (pass BENCH_ARGS=...,
-#                      e.g. BENCH_ARGS="--json fair.json" or "--quick")
 
 JD_FAIR_LIB := $(B)/lib/libjdfair.a
 JD_FAIR_SRCS := daemon/fair/fair.c daemon/fair/queue.c daemon/fair/policy.c \
@@ -31,16 +30,3 @@ $(JD_FAIR_TESTS): $(B)/tests/fair/%: $(B)/obj/tests/fair/%.o $(JD_FAIR_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)
-
-# bench/build.mk is read after this fragment, so its BENCH_COMMON_LIB is spelled out.
-JD_FAIR_BENCH := $(B)/bench/fair/bench_fair
-BENCHES += $(JD_FAIR_BENCH)
-
-$(JD_FAIR_BENCH): $(B)/obj/bench/fair/bench_fair.o $(JD_FAIR_LIB) $(B)/lib/libbenchcommon.a
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LDLIBS)
-
-.PHONY: bench-fair
-bench-fair: $(JD_FAIR_BENCH)
-	$(JD_FAIR_BENCH) $(BENCH_ARGS)
