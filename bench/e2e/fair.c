@@ -8,7 +8,7 @@
  *     fair policy is expected to split machine time by weight from what it measures.
  * Rows: each client's realized share of machine time over the daemon's fairness window
  * (the metrics' clients[].share, window = the 10 s of the measurement), beside its target
- * (weight / sum of weights), and Jain's index (fairness.jain_index) beside the issue's
+ * (weight / sum of weights), and Jain's index (fairness.jain_index) beside the
  * target of 0.98.  The note adds the share computed from the clients' succeeded counts
  * times their job length over the same 10 s, as a check of the daemon's own figure.
  *

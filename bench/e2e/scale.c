@@ -8,7 +8,7 @@
  *   1. resident memory: VmRSS of the daemon (/proc/PID/status) after the 1,000 hellos and
  *      after every client has submitted one batch of 100 noop jobs; the difference over
  *      the jobs queued (metrics jobs.queued) is the memory per queued job, beside the
- *      issue's target of 1 KiB.  The first difference, over the connections, is reported
+ *      target of 1 KiB.  The first difference, over the connections, is reported
  *      too (per connection).
  *   2. submit latency at that depth: 200 single submits (jsched_submit, one round trip
  *      each) from one of the clients, p50 / p99, beside the same measured before the

@@ -152,7 +152,7 @@ static void test_submit_errors(void **state)
 	assert_string_equal(jdt_err_code(r), "no_such_function");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"), "field")), "job.fn");
 	json_decref(r);
-	/* Exec jobs are accepted (issue 6; tests/daemon/test_daemon_exec.c covers them). */
+	/* Exec jobs are accepted (tests/daemon/test_daemon_exec.c covers them). */
 	r = jdt_ok(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"exec\", \"argv\": [\"true\"]}}");
 	json_decref(r);
 	/* Whole or nothing: the second spec is bad, so the first is not created either. */
