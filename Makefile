@@ -148,9 +148,12 @@ FORCE:
 all:
 
 # ---- the parts -----------------------------------------------------------------------
-include $(wildcard arch/build.mk daemon/pool/build.mk daemon/fair/build.mk proto/build.mk \
+# In this order: tests/build.mk names which of the tests above it link the shared test
+# helpers, and bench/build.mk links the libraries of every fragment before it.  A missing
+# fragment stops make (no wildcard hides it).
+include arch/build.mk daemon/pool/build.mk daemon/fair/build.mk proto/build.mk \
 	libclient/build.mk daemon/build.mk daemon/run/slurm.mk systemd/build.mk tests/build.mk \
-	bench/build.mk)
+	bench/build.mk
 
 all: $(BINS) $(LIBS) $(TESTS)
 

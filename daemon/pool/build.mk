@@ -5,7 +5,6 @@
 #                daemon/pool/pool.h (POOL_OBJS lists the same objects, pool and arch)
 #   POOL_TESTS   the pool's test programs; none needs libuv (arch cross-builds them for
 #                AArch64 and runs them under qemu), all are in TESTS too
-#   RUN_BIN      the pool demo, until the daemon overrides it
 
 POOL_SRCS := $(addprefix daemon/pool/,deque.c task.c topo.c fiber.c wait.c timer.c \
 	worker.c pool.c forkjoin.c dag.c)
@@ -19,18 +18,13 @@ $(POOL_LIB): $(POOL_SRCS:%.c=$(B)/obj/%.o)
 
 LIBS += $(POOL_LIB)
 
-# ---- the demo ------------------------------------------------------------------------
+# ---- the demo: a tour of the API in one program (`make run` starts jschedd) ------------
 POOL_DEMO := $(B)/bin/pool_demo
 $(POOL_DEMO): $(B)/obj/daemon/pool/pool_demo.o $(POOL_LIB) $(ARCH_OBJS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 BINS += $(POOL_DEMO)
-# The top-level Makefile defines RUN_BIN empty, so `?=` would not take: set it only while
-# nobody has (daemon/build.mk, read later, overrides it).
-ifeq ($(RUN_BIN),)
-RUN_BIN := $(POOL_DEMO)
-endif
 
 # ---- tests/pool ----------------------------------------------------------------------
 POOL_TEST_NAMES := test_deque test_pool test_forkjoin test_wake test_shutdown test_fiber

@@ -1,4 +1,5 @@
-/* daemon/pool/pool_demo.c: a tour of the pool, run by `make run` until the daemon exists.
+/* daemon/pool/pool_demo.c: a tour of the pool's API in one program ($(B)/bin/pool_demo;
+ * `make run` starts jschedd, not this).
  *
  * Starts a pool, runs a fork-join sum, a parallel-for, a few fibers that sleep on the
  * pool's timer while the workers keep computing, and a small DAG, then prints each result
