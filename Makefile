@@ -152,8 +152,8 @@ all:
 # helpers, and bench/build.mk links the libraries of every fragment before it.  A missing
 # fragment stops make (no wildcard hides it).
 include arch/build.mk daemon/pool/build.mk daemon/fair/build.mk proto/build.mk \
-	libclient/build.mk daemon/build.mk daemon/run/slurm.mk systemd/build.mk tests/build.mk \
-	bench/build.mk
+	libclient/build.mk daemon/build.mk daemon/run/slurm.mk daemon/core/journal.mk \
+	systemd/build.mk tests/build.mk bench/build.mk
 
 all: $(BINS) $(LIBS) $(TESTS)
 

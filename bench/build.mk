@@ -2,7 +2,7 @@
 #
 #   make bench           builds them all (BENCHES)
 #   make bench-NAME      builds and runs $(B)/bench/bench_NAME, NAME one of BENCH_NAMES:
-#                        pool ctx fair proto client e2e; options through BENCH_ARGS, e.g.
+#                        pool ctx fair proto client e2e journal; options through BENCH_ARGS, e.g.
 #                        make bench-fair BENCH_ARGS="--json fair.json --runs 7"
 #   make bench-smoke     each of them once with --quick --runs 1 (they build and run; it
 #                        measures nothing)
@@ -13,7 +13,7 @@
 # Every rule of a benchmark is here, the parts' fragments hold none: this fragment is read
 # last, so the libraries the benchmarks link (ARCH_OBJS, POOL_LIB, JD_FAIR_LIB, JPROTO_LIB,
 # LIBJSCHED_A) are all defined by the time their prerequisite lists are read.
-BENCH_NAMES := pool ctx fair proto client e2e
+BENCH_NAMES := pool ctx fair proto client e2e journal
 
 BENCH_COMMON_LIB := $(B)/lib/libbenchcommon.a
 BENCH_COMMON_OBJS := $(B)/obj/bench/common/bench.o
@@ -92,6 +92,15 @@ $(BENCH_FAIR): $(B)/obj/bench/fair/bench_fair.o $(JD_FAIR_LIB) $(BENCH_COMMON_LI
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LDLIBS)
 BENCHES += $(BENCH_FAIR)
+
+# ---- bench/journal: durable records/s through the journal, beside a sync per record ----
+BENCH_JOURNAL := $(B)/bench/bench_journal
+$(B)/obj/bench/journal/bench_journal.o: CFLAGS += $(JANSSON_CFLAGS)
+$(BENCH_JOURNAL): $(B)/obj/bench/journal/bench_journal.o $(JD_JOURNAL_OBJS) $(BENCH_COMMON_LIB)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LDLIBS)
+BENCHES += $(BENCH_JOURNAL)
 
 # ---- bench/proto: the codec's cost per message, beside jansson alone --------------------
 BENCH_PROTO := $(B)/bench/bench_proto

@@ -41,7 +41,8 @@
 	XX(EXISTS, -26, "already_exists", "already exists")                            \
 	XX(AGAIN, -27, "try_again", "resource temporarily unavailable")                \
 	XX(INTERNAL, -28, "internal", "internal error")                                \
-	XX(EVENTS_LOST, -29, "events_lost", "requested events are no longer retained")
+	XX(EVENTS_LOST, -29, "events_lost", "requested events are no longer retained")         \
+	XX(JOURNAL, -30, "journal_unavailable", "the journal cannot be written (disk full or I/O error)")
 
 enum jsched_error {
 	JSCHED_OK = 0,

@@ -1,0 +1,212 @@
+/* bench/journal/bench_journal.c: how fast records become durable through the journal.
+ *
+ * One thread plays the daemon's loop thread: it keeps K records outstanding (K
+ * submitters each waiting for its own acknowledgement: 1, 8, 64) or appends batches of
+ * 1,000 and waits for each batch, and counts a record when the journal reports it
+ * durable (its notify callback, as the daemon's uv_async would).  Records carry 300
+ * bytes, about a small job spec.  Rows, for the journal's two ways to sync:
+ *
+ *   fdatasync   pwrite of the whole group, then fdatasync (the default)
+ *   O_DSYNC     pwrite on a descriptor opened O_DSYNC
+ *
+ * beside the baseline a plain log without group commit would give: one pwrite +
+ * fdatasync per record, into the same kind of preallocated file, measured in the same
+ * run.  Also: journal bytes per record, and fdatasyncs per record, at 1 and 64.
+ * The directory is under $JSCHED_BENCH_DIR (default /var/tmp): it must be a real disk,
+ * since tmpfs makes every sync free.
+ *
+ *   bench_journal [--json FILE] [--runs N] [--quick]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench/common/bench.h"
+#include "daemon/core/journal.h"
+
+#define PAYLOAD 300
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+
+static void notify_cb(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&mu);
+	pthread_cond_broadcast(&cv);
+	pthread_mutex_unlock(&mu);
+}
+
+static void wait_past(struct jd_journal *j, uint64_t seen)
+{
+	pthread_mutex_lock(&mu);
+	while (jd_journal_durable(j) <= seen)
+		pthread_cond_wait(&cv, &mu);
+	pthread_mutex_unlock(&mu);
+}
+
+static char base[2048];
+
+static void rm_journal(const char *dir)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "bench_journal: could not remove %s\n", dir);
+}
+
+struct result {
+	double per_s, bytes_per_rec, syncs_per_rec;
+};
+
+/* run_journal: K outstanding (batch 0) or batches of `batch`, for `secs` seconds. */
+static struct result run_journal(enum jd_journal_io io, unsigned k, unsigned batch, double secs)
+{
+	char dir[2100], err[512], payload[PAYLOAD];
+	struct jd_journal_opts o = {.io = io, .notify_cb = notify_cb}; /* 64 MiB segments */
+	struct jd_journal *j;
+	struct jd_journal_stats st0, st1;
+	uint64_t t0, t1, done0, n = 0;
+	struct result res;
+
+	snprintf(dir, sizeof(dir), "%s/j", base);
+	rm_journal(dir);
+	o.dir = dir;
+	memset(payload, 'x', sizeof(payload));
+	if (jd_journal_open(&j, &o, NULL, err, sizeof(err)) < 0) {
+		fprintf(stderr, "bench_journal: %s\n", err);
+		exit(1);
+	}
+	/* warm up: a few flushes */
+	for (int i = 0; i < 50; i++)
+		wait_past(j, (uint64_t)jd_journal_append(j, 1, 1, payload, sizeof(payload)) - 1);
+	jd_journal_stats(j, &st0);
+	done0 = jd_journal_durable(j);
+	t0 = bench_now_ns();
+	t1 = t0 + (uint64_t)(secs * 1e9);
+	if (batch) {
+		while (bench_now_ns() < t1) {
+			int64_t last = 0;
+
+			for (unsigned i = 0; i < batch; i++)
+				last = jd_journal_append(j, 1, (uint64_t)i, payload, sizeof(payload));
+			wait_past(j, (uint64_t)last - 1);
+		}
+	} else {
+		while (bench_now_ns() < t1) {
+			uint64_t d = jd_journal_durable(j);
+
+			while (jd_journal_last(j) - d < k)
+				jd_journal_append(j, 1, ++n, payload, sizeof(payload));
+			wait_past(j, d);
+		}
+		wait_past(j, jd_journal_last(j) - 1);
+	}
+	t1 = bench_now_ns();
+	jd_journal_stats(j, &st1);
+	res.per_s = (double)(jd_journal_durable(j) - done0) / ((double)(t1 - t0) / 1e9);
+	res.bytes_per_rec = (double)(st1.bytes_written - st0.bytes_written) /
+			    (double)(st1.durable_seq - st0.durable_seq);
+	res.syncs_per_rec = (double)(st1.syncs - st0.syncs) / (double)(st1.durable_seq - st0.durable_seq);
+	jd_journal_close(j);
+	rm_journal(dir);
+	return res;
+}
+
+/* run_plain: the baseline, one pwrite + fdatasync per record into a preallocated file. */
+static double run_plain(double secs)
+{
+	char path[2100], rec[PAYLOAD + 32];
+	static char zeros[1 << 20];
+	uint64_t t0, t1, n = 0, off = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/plain", base);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		exit(1);
+	for (int i = 0; i < 64; i++)
+		if (write(fd, zeros, sizeof(zeros)) != (ssize_t)sizeof(zeros))
+			exit(1);
+	fdatasync(fd);
+	memset(rec, 'x', sizeof(rec));
+	t0 = bench_now_ns();
+	t1 = t0 + (uint64_t)(secs * 1e9);
+	while (bench_now_ns() < t1 && off + sizeof(rec) < (64u << 20)) {
+		if (pwrite(fd, rec, sizeof(rec), (off_t)off) != (ssize_t)sizeof(rec) ||
+		    fdatasync(fd) < 0)
+			exit(1);
+		off += sizeof(rec);
+		n++;
+	}
+	t1 = bench_now_ns();
+	close(fd);
+	unlink(path);
+	return (double)n / ((double)(t1 - t0) / 1e9);
+}
+
+int main(int argc, char **argv)
+{
+	struct bench_report *r = bench_report_new("bench_journal", argc, argv);
+	int runs = bench_runs(r);
+	double secs = bench_quick(r) ? 0.1 : 0.6;
+	const char *b = getenv("JSCHED_BENCH_DIR");
+	char tmpl[2048];
+	double *v = calloc((size_t)runs, sizeof(double)), *p = calloc((size_t)runs, sizeof(double));
+	static const struct {
+		const char *name;
+		unsigned k, batch;
+	} shapes[] = {
+		{"durable records/s, 1 outstanding", 1, 0},
+		{"durable records/s, 8 outstanding", 8, 0},
+		{"durable records/s, 64 outstanding", 64, 0},
+		{"durable records/s, batches of 1000", 0, 1000},
+	};
+	double plain;
+
+	snprintf(tmpl, sizeof(tmpl), "%s/jsched-bench-journal-XXXXXX", b ? b : "/var/tmp");
+	if (!mkdtemp(tmpl)) {
+		fprintf(stderr, "bench_journal: mkdtemp %s: %s\n", tmpl, strerror(errno));
+		return 1;
+	}
+	snprintf(base, sizeof(base), "%s", tmpl);
+	for (int i = 0; i < runs; i++)
+		p[i] = run_plain(secs);
+	plain = bench_median(p, (size_t)runs);
+	for (int io = 0; io < 2; io++) {
+		const char *pol = io ? "O_DSYNC" : "fdatasync";
+
+		for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+			struct result res = {0};
+
+			for (int i = 0; i < runs; i++) {
+				res = run_journal((enum jd_journal_io)io, shapes[s].k, shapes[s].batch, secs);
+				v[i] = res.per_s;
+			}
+			bench_row(r, shapes[s].name, "records/s", pol, bench_median(v, (size_t)runs),
+				  "pwrite+fdatasync per record", plain);
+			if (io == 0 && (shapes[s].k == 1 || shapes[s].k == 64)) {
+				char name[96];
+
+				snprintf(name, sizeof(name), "journal bytes per record, %u outstanding",
+					 shapes[s].k);
+				bench_row(r, name, "bytes", pol, res.bytes_per_rec, "payload", PAYLOAD);
+				snprintf(name, sizeof(name), "syncs per record, %u outstanding",
+					 shapes[s].k);
+				bench_row(r, name, "syncs", pol, res.syncs_per_rec, NULL, 0);
+			}
+		}
+	}
+	bench_note(r, "records of %d bytes; the journal in %s (ext4 here); the baseline writes "
+		   "the same records one pwrite + fdatasync each", PAYLOAD, base);
+	rmdir(base);
+	free(v);
+	free(p);
+	return bench_report_finish(r);
+}

@@ -1,0 +1,1614 @@
+/* daemon/core/journal.c: the journal (journal.h says what it promises; this file is how).
+ *
+ * Memory.  Appended records go into "chunks" (a byte buffer each, at most
+ * JD_JOURNAL_FLUSH_MAX), kept in a FIFO under j->mu.  The flusher takes the oldest chunk
+ * whole, writes and syncs it, and recycles it; while it does, the caller fills the next
+ * chunk, which is therefore everything that arrived during one flush: the group.  A chunk
+ * that fails to become durable goes back to the front of the FIFO.
+ *
+ * Disk.  The flusher owns the segment files: the current one (fd, seg_off) and the next
+ * one, which it prepares (creates as seg-N.tmp, zeroes, fsyncs, renames, fsyncs the
+ * directory) a megabyte at a time whenever it has nothing to flush, so a rollover rarely
+ * waits for it.  The chain of segments is kept in j->segs (under j->mu) for the snapshot
+ * thread, which deletes the ones a durable snapshot covers.
+ *
+ * Built with -DJD_JOURNAL_ACK_EARLY (the power-loss test's negative control only), the
+ * flusher reports a chunk durable before its fdatasync: the test must catch that.
+ */
+#include "daemon/core/journal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/core/crc32c.h"
+#include "jsched/error.h"
+
+#define REC_MAGIC 0x524au
+#define FLUSH_MAGIC 0x4c46534au /* "JSFL" */
+#define FLUSH_HDR 32u
+#define FLUSH_ALIGN 32u
+#define T_SNAP_END 255u
+#define SEG_MAGIC "JSCHDSEG"
+#define SNAP_MAGIC "JSCHDSNP"
+#define FORMAT_VERSION 1u
+#define PREP_STEP (1u << 20)
+#define CHUNK_MIN (64u << 10)
+
+struct chunk {
+	struct chunk *next;
+	unsigned char *buf;
+	size_t len, cap;
+	uint64_t first_seq, last_seq;
+	bool sealed;		/* flush header filled in, padded (the flusher's) */
+	size_t raw_len;		/* len before the padding, while sealed */
+};
+
+struct seg {
+	uint64_t index, first_seq, last_seq;	/* last_seq 0: no record yet */
+	uint64_t end;				/* bytes of valid data (header block included) */
+};
+
+struct snap {
+	pthread_t thread;
+	enum jd_journal_snap_state state;	/* under j->mu */
+	uint64_t covers;
+	uint64_t nrec;
+	struct chunk *cur;			/* caller's buffer */
+	struct chunk *q_head, *q_tail;		/* to write (under j->mu) */
+	bool committed, abandon;		/* under j->mu */
+	int rc;
+};
+
+struct jd_journal {
+	struct jd_journal_opts o;
+	char dir[PATH_MAX];
+	int dirfd, lockfd;
+	uint64_t seg_bytes;
+
+	pthread_mutex_t mu;
+	pthread_cond_t cv;		/* to the flusher: work, stop */
+	pthread_cond_t cv_durable;	/* from the flusher: a flush ended */
+	pthread_cond_t cv_snap;		/* to the snapshot thread */
+	struct chunk *head, *tail, *spare;
+	uint64_t last_seq;		/* written under mu by the caller */
+	bool stop, kick, flusher_waiting, started;
+	char why[PATH_MAX + 128];	/* the fault, under mu */
+	pthread_t flusher;
+
+	/* flusher's own */
+	int fd;
+	uint64_t seg_index, seg_off, seg_first;
+	bool need_new;			/* the current segment failed: never write it again */
+	uint64_t good_index, good_end;	/* the last segment with durable data, and its end */
+	int next_fd;
+	uint64_t next_index, next_zeroed;
+	bool next_ready;
+	uint64_t last_flush_ns;
+
+	struct seg *segs;		/* the chain, oldest first (under mu) */
+	size_t nsegs, capsegs;
+	uint64_t snap_bytes;		/* under mu */
+	struct snap *snap;		/* caller's thread; its state under mu */
+
+	_Atomic uint64_t durable;
+	_Atomic int err;
+	_Atomic uint64_t n_appended, n_flushes, n_bytes, n_syncs, n_failures, n_created,
+		n_removed, n_snapshots, flush_ns_max, log_bytes;
+};
+
+/* ---- small helpers ---- */
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+static size_t rec_size(size_t len)
+{
+	return (JD_JOURNAL_HDR + len + 7) & ~(size_t)7;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt,
+						      ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return JSCHED_EIO;
+}
+
+static void notify(struct jd_journal *j)
+{
+	if (j->o.notify_cb)
+		j->o.notify_cb(j->o.notify_arg);
+}
+
+static void add_stat(_Atomic uint64_t *c, uint64_t v)
+{
+	atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+}
+
+static int dir_sync(struct jd_journal *j)
+{
+	return fsync(j->dirfd) < 0 ? -errno : 0;
+}
+
+/* write_all: pwrite every byte; returns 0 or -errno. */
+static int write_all(int fd, const void *p, size_t n, uint64_t off)
+{
+	const unsigned char *b = p;
+
+	while (n) {
+		ssize_t w = pwrite(fd, b, n, (off_t)off);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO;
+		b += w;
+		n -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return 0;
+}
+
+/* encode: one record at p (rec_size(n1 + n2) bytes, zero-padded). */
+static void encode(unsigned char *p, unsigned type, uint64_t seq, uint64_t id, const void *p1,
+		   size_t n1, const void *p2, size_t n2)
+{
+	size_t n = n1 + n2, sz = rec_size(n);
+
+	put32(p + 4, (uint32_t)n);
+	p[8] = (unsigned char)type;
+	p[9] = 0;
+	p[10] = REC_MAGIC & 0xff;
+	p[11] = REC_MAGIC >> 8;
+	put32(p + 12, 0);
+	put64(p + 16, seq);
+	put64(p + 24, id);
+	if (n1)
+		memcpy(p + JD_JOURNAL_HDR, p1, n1);
+	if (n2)
+		memcpy(p + JD_JOURNAL_HDR + n1, p2, n2);
+	memset(p + JD_JOURNAL_HDR + n, 0, sz - JD_JOURNAL_HDR - n);
+	put32(p, jd_crc32c(0, p + 4, JD_JOURNAL_HDR - 4 + n));
+}
+
+enum rec_check { REC_OK, REC_ZERO, REC_BAD };
+
+/* decode: the record at p (avail bytes readable).  Returns REC_OK with *r filled and
+ * *size its size, REC_ZERO for an all-zero header, else REC_BAD with the reason. */
+static enum rec_check decode(const unsigned char *p, size_t avail, struct jd_journal_rec *r,
+			     size_t *size, const char **why)
+{
+	static const unsigned char zero[JD_JOURNAL_HDR];
+	uint32_t len;
+
+	if (avail < JD_JOURNAL_HDR) {
+		*why = "a record header runs past the end";
+		for (size_t i = 0; i < avail; i++)
+			if (p[i])
+				return REC_BAD;
+		return REC_ZERO;
+	}
+	if (memcmp(p, zero, JD_JOURNAL_HDR) == 0)
+		return REC_ZERO;
+	len = get32(p + 4);
+	if (p[10] != (REC_MAGIC & 0xff) || p[11] != REC_MAGIC >> 8 || p[9] != 0 ||
+	    get32(p + 12) != 0 || p[8] == 0) {
+		*why = "bad record header (magic, flags or type)";
+		return REC_BAD;
+	}
+	if (len > JD_JOURNAL_RECORD_MAX || rec_size(len) > avail) {
+		*why = "a record's length runs past the end";
+		return REC_BAD;
+	}
+	if (get32(p) != jd_crc32c(0, p + 4, JD_JOURNAL_HDR - 4 + len)) {
+		*why = "checksum mismatch";
+		return REC_BAD;
+	}
+	r->type = p[8];
+	r->seq = get64(p + 16);
+	r->id = get64(p + 24);
+	r->data = p + JD_JOURNAL_HDR;
+	r->len = len;
+	*size = rec_size(len);
+	return REC_OK;
+}
+
+/* ---- chunks ---- */
+
+static struct chunk *chunk_get(struct jd_journal *j, size_t need)
+{
+	struct chunk *c = j->spare;
+	size_t cap;
+
+	need += FLUSH_HDR + FLUSH_ALIGN; /* the flush header, and room to pad the end */
+	cap = need > CHUNK_MIN ? need : CHUNK_MIN;
+	if (c && c->cap >= need) {
+		j->spare = c->next;
+	} else {
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return NULL;
+		c->buf = malloc(cap);
+		if (!c->buf) {
+			free(c);
+			return NULL;
+		}
+		c->cap = cap;
+	}
+	c->next = NULL;
+	c->len = FLUSH_HDR;
+	c->first_seq = c->last_seq = 0;
+	c->sealed = false;
+	return c;
+}
+
+static void chunk_free(struct chunk *c)
+{
+	if (c) {
+		free(c->buf);
+		free(c);
+	}
+}
+
+/* chunk_room: make room for sz more bytes in chunk c (growing it up to FLUSH_MAX, with
+ * room left to pad it to FLUSH_ALIGN); returns false if it cannot hold them (full, or out
+ * of memory). */
+static bool chunk_room(struct chunk *c, size_t sz)
+{
+	size_t cap, need = c->len + sz + FLUSH_ALIGN;
+	unsigned char *b;
+
+	if (need <= c->cap)
+		return true;
+	if (need > JD_JOURNAL_FLUSH_MAX)
+		return false;
+	cap = c->cap * 2;
+	while (cap < need)
+		cap *= 2;
+	if (cap > JD_JOURNAL_FLUSH_MAX)
+		cap = JD_JOURNAL_FLUSH_MAX;
+	b = realloc(c->buf, cap);
+	if (!b)
+		return false;
+	c->buf = b;
+	c->cap = cap;
+	return true;
+}
+
+/* ---- append ---- */
+
+int64_t jd_journal_append2(struct jd_journal *j, unsigned type, uint64_t id, const void *p1,
+			   size_t n1, const void *p2, size_t n2)
+{
+	size_t sz;
+	struct chunk *c;
+	uint64_t seq;
+	bool wake;
+
+	if (type == 0 || type >= T_SNAP_END || j->o.read_only)
+		return JSCHED_EINVAL;
+	if (n1 + n2 > JD_JOURNAL_RECORD_MAX)
+		return JSCHED_ELIMIT_EXCEEDED;
+	sz = rec_size(n1 + n2);
+	pthread_mutex_lock(&j->mu);
+	c = j->tail;
+	if (!c || !chunk_room(c, sz)) {
+		struct chunk *n = chunk_get(j, sz);
+
+		if (!n) {
+			pthread_mutex_unlock(&j->mu);
+			return JSCHED_ENOMEM;
+		}
+		if (c)
+			c->next = n;
+		else
+			j->head = n;
+		j->tail = c = n;
+	}
+	seq = ++j->last_seq;
+	encode(c->buf + c->len, type, seq, id, p1, n1, p2, n2);
+	c->len += sz;
+	if (!c->first_seq)
+		c->first_seq = seq;
+	c->last_seq = seq;
+	wake = j->flusher_waiting;
+	j->flusher_waiting = false;
+	pthread_mutex_unlock(&j->mu);
+	if (wake)
+		pthread_cond_signal(&j->cv);
+	add_stat(&j->n_appended, 1);
+	return (int64_t)seq;
+}
+
+int64_t jd_journal_append(struct jd_journal *j, unsigned type, uint64_t id, const void *p,
+			  size_t n)
+{
+	return jd_journal_append2(j, type, id, p, n, NULL, 0);
+}
+
+uint64_t jd_journal_last(const struct jd_journal *j)
+{
+	return j->last_seq;
+}
+
+uint64_t jd_journal_durable(const struct jd_journal *j)
+{
+	return atomic_load_explicit(&j->durable, memory_order_acquire);
+}
+
+int jd_journal_status(struct jd_journal *j, char *why, size_t whylen)
+{
+	int e = atomic_load_explicit(&j->err, memory_order_acquire);
+
+	if (e && why && whylen) {
+		pthread_mutex_lock(&j->mu);
+		snprintf(why, whylen, "%s", j->why);
+		pthread_mutex_unlock(&j->mu);
+	}
+	return e;
+}
+
+void jd_journal_kick(struct jd_journal *j)
+{
+	pthread_mutex_lock(&j->mu);
+	j->kick = true;
+	pthread_mutex_unlock(&j->mu);
+	pthread_cond_signal(&j->cv);
+}
+
+/* ---- segments (flusher thread, and open before the flusher starts) ---- */
+
+static void seg_name(char *buf, size_t len, uint64_t index, bool tmp)
+{
+	snprintf(buf, len, "seg-%016" PRIx64 "%s", index, tmp ? ".tmp" : "");
+}
+
+static int open_flags(const struct jd_journal *j)
+{
+	return O_RDWR | O_CLOEXEC | (j->o.io == JD_JOURNAL_IO_DSYNC ? O_DSYNC : 0);
+}
+
+/* prepare_step: create or extend the next segment by one step (all of it if `whole`);
+ * when it is complete, sync and rename it.  Returns 0 or -errno (the half-made file is
+ * then removed, to be tried again later). */
+static int prepare_step(struct jd_journal *j, bool whole)
+{
+	static const unsigned char zeros[64 << 10];
+	char tmp[64], fin[64];
+	int rc = 0;
+
+	if (j->next_fd < 0)
+		j->next_index = j->seg_index + 1;
+	seg_name(tmp, sizeof(tmp), j->next_index, true);
+	if (j->next_fd < 0) {
+		j->next_fd = openat(j->dirfd, tmp, O_RDWR | O_CLOEXEC | O_CREAT | O_TRUNC, 0600);
+		if (j->next_fd < 0)
+			return -errno;
+		j->next_zeroed = 0;
+	}
+	do {
+		uint64_t end = j->next_zeroed + PREP_STEP;
+
+		if (end > j->seg_bytes)
+			end = j->seg_bytes;
+		while (j->next_zeroed < end) {
+			size_t n = end - j->next_zeroed > sizeof(zeros) ? sizeof(zeros)
+								       : (size_t)(end - j->next_zeroed);
+
+			rc = write_all(j->next_fd, zeros, n, j->next_zeroed);
+			if (rc < 0)
+				goto fail;
+			j->next_zeroed += n;
+		}
+	} while (whole && j->next_zeroed < j->seg_bytes);
+	if (j->next_zeroed < j->seg_bytes)
+		return 0;
+	if (fdatasync(j->next_fd) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	seg_name(fin, sizeof(fin), j->next_index, false);
+	if (renameat(j->dirfd, tmp, j->dirfd, fin) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	rc = dir_sync(j);
+	if (rc < 0) {
+		unlinkat(j->dirfd, fin, 0);
+		goto fail_closed;
+	}
+	j->next_ready = true;
+	add_stat(&j->n_created, 1);
+	return 0;
+fail:
+	unlinkat(j->dirfd, tmp, 0);
+fail_closed:
+	close(j->next_fd);
+	j->next_fd = -1;
+	return rc;
+}
+
+/* switch_segment: make the prepared next segment current, writing its header (which
+ * names the last segment with durable data).  Returns 0 or -errno. */
+static int switch_segment(struct jd_journal *j)
+{
+	unsigned char h[64];
+	int rc;
+
+	if (!j->next_ready) {
+		rc = prepare_step(j, true);
+		if (rc < 0)
+			return rc;
+	}
+	memset(h, 0, sizeof(h));
+	memcpy(h, SEG_MAGIC, 8);
+	put32(h + 8, FORMAT_VERSION);
+	put64(h + 16, j->next_index);
+	/* Its first record is the one after the last durable one (chunks are written in
+	 * order, and a failed one again from its start). */
+	put64(h + 24, atomic_load_explicit(&j->durable, memory_order_relaxed) + 1);
+	put64(h + 32, j->good_index);
+	put64(h + 40, j->good_end);
+	put32(h + 12, jd_crc32c(0, h + 16, sizeof(h) - 16));
+	if (j->o.io == JD_JOURNAL_IO_DSYNC) {
+		/* Prepared without O_DSYNC (zeroing through it would sync every step). */
+		char fin[64];
+		int fd;
+
+		seg_name(fin, sizeof(fin), j->next_index, false);
+		fd = openat(j->dirfd, fin, open_flags(j));
+		if (fd < 0)
+			return -errno;
+		close(j->next_fd);
+		j->next_fd = fd;
+	}
+	rc = write_all(j->next_fd, h, sizeof(h), 0);
+	if (rc < 0) {
+		/* The prepared file may be damaged: make another. */
+		char fin[64];
+
+		seg_name(fin, sizeof(fin), j->next_index, false);
+		unlinkat(j->dirfd, fin, 0);
+		close(j->next_fd);
+		j->next_fd = -1;
+		j->next_ready = false;
+		j->seg_index = j->next_index; /* never reuse the index */
+		return rc;
+	}
+	if (j->fd >= 0)
+		close(j->fd);
+	j->fd = j->next_fd;
+	j->seg_index = j->next_index;
+	j->seg_off = JD_JOURNAL_SEG_HDR;
+	j->seg_first = get64(h + 24);
+	j->next_fd = -1;
+	j->next_ready = false;
+	j->need_new = false;
+	pthread_mutex_lock(&j->mu);
+	if (j->nsegs == j->capsegs) {
+		size_t cap = j->capsegs ? j->capsegs * 2 : 16;
+		struct seg *v = realloc(j->segs, cap * sizeof(*v));
+
+		if (v) {
+			j->segs = v;
+			j->capsegs = cap;
+		}
+	}
+	if (j->nsegs < j->capsegs)
+		j->segs[j->nsegs++] = (struct seg){j->seg_index, j->seg_first, 0, JD_JOURNAL_SEG_HDR};
+	pthread_mutex_unlock(&j->mu);
+	return 0;
+}
+
+/* flush_chunk: write and sync one chunk.  Returns 0 or -errno. */
+static int flush_chunk(struct jd_journal *j, struct chunk *c)
+{
+	uint64_t t0 = now_ns(), dt, prev;
+	int rc;
+
+	if (!c->sealed) {
+		size_t padded = (c->len + FLUSH_ALIGN - 1) & ~(size_t)(FLUSH_ALIGN - 1);
+
+		memset(c->buf + c->len, 0, padded - c->len);
+		put32(c->buf + 4, FLUSH_MAGIC);
+		put32(c->buf + 8, (uint32_t)(c->len - FLUSH_HDR));
+		put32(c->buf + 12, jd_crc32c(0, c->buf + FLUSH_HDR, c->len - FLUSH_HDR));
+		put64(c->buf + 16, c->first_seq);
+		put64(c->buf + 24, c->last_seq);
+		put32(c->buf, jd_crc32c(0, c->buf + 4, FLUSH_HDR - 4));
+		c->raw_len = c->len;
+		c->len = padded;
+		c->sealed = true;
+	}
+	if (j->fd < 0 || j->need_new || j->seg_off + c->len > j->seg_bytes) {
+		rc = switch_segment(j);
+		if (rc < 0)
+			return rc;
+	}
+	rc = write_all(j->fd, c->buf, c->len, j->seg_off);
+	if (rc < 0)
+		goto failed;
+#ifdef JD_JOURNAL_ACK_EARLY
+	atomic_store_explicit(&j->durable, c->last_seq, memory_order_release);
+	notify(j);
+#endif
+	if (j->o.io == JD_JOURNAL_IO_FDATASYNC) {
+		if (fdatasync(j->fd) < 0) {
+			rc = -errno;
+			goto failed;
+		}
+	}
+	add_stat(&j->n_syncs, 1);
+	j->seg_off += c->len;
+	j->good_index = j->seg_index;
+	j->good_end = j->seg_off;
+	add_stat(&j->n_bytes, c->len);
+	add_stat(&j->log_bytes, c->len);
+	pthread_mutex_lock(&j->mu);
+	if (j->nsegs) {
+		j->segs[j->nsegs - 1].last_seq = c->last_seq;
+		j->segs[j->nsegs - 1].end = j->seg_off;
+	}
+	pthread_mutex_unlock(&j->mu);
+	dt = now_ns() - t0;
+	prev = atomic_load_explicit(&j->flush_ns_max, memory_order_relaxed);
+	if (dt > prev)
+		atomic_store_explicit(&j->flush_ns_max, dt, memory_order_relaxed);
+	return 0;
+failed:
+	/* After a failed write or fsync this file is never written again: its pages may be
+	 * lost, and the next segment's header says where its durable data ends. */
+	j->need_new = true;
+	return rc;
+}
+
+static void timed_wait(struct jd_journal *j, uint64_t until_ns)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)(until_ns / 1000000000ull);
+	ts.tv_nsec = (long)(until_ns % 1000000000ull);
+	pthread_cond_timedwait(&j->cv, &j->mu, &ts); /* cv runs on CLOCK_MONOTONIC */
+}
+
+static void *flusher_main(void *arg)
+{
+	struct jd_journal *j = arg;
+	uint64_t retry_at = 0;
+
+	pthread_mutex_lock(&j->mu);
+	for (;;) {
+		struct chunk *c;
+		uint64_t now;
+		int rc, e = atomic_load_explicit(&j->err, memory_order_relaxed);
+
+		if (j->stop && (!j->head || e))
+			break;
+		if (!j->head) {
+			if (!j->next_ready && !e && !j->stop) {
+				pthread_mutex_unlock(&j->mu);
+				rc = prepare_step(j, false);
+				pthread_mutex_lock(&j->mu);
+				if (rc == 0)
+					continue;
+				/* No room for the next segment yet: not a fault until it is
+				 * needed; try again after a pause. */
+				timed_wait(j, now_ns() + 10 * JD_JOURNAL_RETRY_MS * 1000000ull);
+				continue;
+			}
+			j->flusher_waiting = true;
+			pthread_cond_wait(&j->cv, &j->mu);
+			j->flusher_waiting = false;
+			continue;
+		}
+		now = now_ns();
+		if (e && now < retry_at && !j->kick) {
+			timed_wait(j, retry_at);
+			continue;
+		}
+		if (j->o.sync == JD_JOURNAL_SYNC_BATCH && !j->kick && !j->stop &&
+		    now < j->last_flush_ns + (uint64_t)j->o.batch_ms * 1000000ull) {
+			timed_wait(j, j->last_flush_ns + (uint64_t)j->o.batch_ms * 1000000ull);
+			continue;
+		}
+		j->kick = false;
+		c = j->head;
+		j->head = c->next;
+		if (!j->head)
+			j->tail = NULL;
+		c->next = NULL;
+		pthread_mutex_unlock(&j->mu);
+		j->last_flush_ns = now;
+		rc = flush_chunk(j, c);
+		add_stat(&j->n_flushes, 1);
+		pthread_mutex_lock(&j->mu);
+		if (rc == 0) {
+			atomic_store_explicit(&j->durable, c->last_seq, memory_order_release);
+			if (e) {
+				j->why[0] = 0;
+				atomic_store_explicit(&j->err, 0, memory_order_release);
+			}
+			if (j->spare)
+				chunk_free(c);
+			else
+				j->spare = c;
+		} else {
+			snprintf(j->why, sizeof(j->why), "writing the journal in %s: %s", j->dir,
+				 strerror(-rc));
+			atomic_store_explicit(&j->err, JSCHED_EJOURNAL, memory_order_release);
+			add_stat(&j->n_failures, 1);
+			/* Back to the front, open again: the caller may append to it (if it is
+			 * the only one), and the next attempt seals it anew. */
+			c->len = c->raw_len;
+			c->sealed = false;
+			c->next = j->head;
+			j->head = c;
+			if (!j->tail)
+				j->tail = c;
+			retry_at = now_ns() + JD_JOURNAL_RETRY_MS * 1000000ull;
+		}
+		pthread_cond_broadcast(&j->cv_durable);
+		pthread_mutex_unlock(&j->mu);
+		if (rc == 0 || !e)
+			notify(j);
+		pthread_mutex_lock(&j->mu);
+	}
+	pthread_cond_broadcast(&j->cv_durable);
+	pthread_mutex_unlock(&j->mu);
+	return NULL;
+}
+
+/* ---- recovery ---- */
+
+struct found {
+	uint64_t index;
+	uint64_t size;
+	bool valid;		/* header valid */
+	uint64_t first_seq, prev_index, prev_end;
+};
+
+static int cmp_found(const void *a, const void *b)
+{
+	const struct found *x = a, *y = b;
+
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* map_file: read-only mapping of a whole file (NULL for an empty one). */
+static int map_file(struct jd_journal *j, const char *name, const unsigned char **p,
+		    uint64_t *size, char *err, size_t errlen)
+{
+	int fd = openat(j->dirfd, name, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	void *m;
+
+	*p = NULL;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return fail(err, errlen, "journal %s/%s: %s", j->dir, name, strerror(e));
+	}
+	*size = (uint64_t)st.st_size;
+	if (st.st_size == 0) {
+		close(fd);
+		return 0;
+	}
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return fail(err, errlen, "journal %s/%s: mmap: %s", j->dir, name, strerror(errno));
+	madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+	*p = m;
+	return 0;
+}
+
+static void unmap(const unsigned char *p, uint64_t size)
+{
+	if (p)
+		munmap((void *)(uintptr_t)p, (size_t)size);
+}
+
+static bool all_zero(const unsigned char *p, uint64_t from, uint64_t to)
+{
+	for (uint64_t i = from; i < to; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static bool seg_header(const unsigned char *p, uint64_t size, struct found *f)
+{
+	if (size < JD_JOURNAL_SEG_HDR || memcmp(p, SEG_MAGIC, 8) != 0 ||
+	    get32(p + 8) != FORMAT_VERSION || get32(p + 12) != jd_crc32c(0, p + 16, 64 - 16) ||
+	    get64(p + 16) != f->index)
+		return false;
+	f->first_seq = get64(p + 24);
+	f->prev_index = get64(p + 32);
+	f->prev_end = get64(p + 40);
+	return f->first_seq > 0;
+}
+
+/* load_snapshot: replay snap-<covers>.  Returns 0 or a negative code. */
+static int load_snapshot(struct jd_journal *j, const char *name, uint64_t covers,
+			 struct jd_journal_info *info, char *err, size_t errlen)
+{
+	const unsigned char *p;
+	uint64_t size, off = 64, n = 0;
+	int rc = map_file(j, name, &p, &size, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	if (size < 64 || memcmp(p, SNAP_MAGIC, 8) != 0 || get32(p + 8) != FORMAT_VERSION ||
+	    get32(p + 12) != jd_crc32c(0, p + 16, 64 - 16) || get64(p + 16) != covers) {
+		rc = fail(err, errlen, "journal %s/%s: bad snapshot header", j->dir, name);
+		goto out;
+	}
+	for (;;) {
+		struct jd_journal_rec r;
+		size_t sz;
+		const char *why = "unexpected end";
+		enum rec_check k = off < size ? decode(p + off, size - off, &r, &sz, &why) : REC_ZERO;
+
+		if (k != REC_OK || r.seq != n + 1) {
+			if (k == REC_OK)
+				why = "sequence number out of order";
+			rc = fail(err, errlen, "journal %s/%s: offset %" PRIu64 ": %s (a snapshot is "
+				  "complete when renamed; this one is damaged)", j->dir, name, off, why);
+			goto out;
+		}
+		off += sz;
+		if (r.type == T_SNAP_END) {
+			if (r.len != 8 || get64(r.data) != n) {
+				rc = fail(err, errlen, "journal %s/%s: bad end record", j->dir, name);
+				goto out;
+			}
+			break;
+		}
+		n++;
+		r.in_snapshot = true;
+		if (j->o.replay_cb && (rc = j->o.replay_cb(j->o.replay_arg, &r)) < 0) {
+			fail(err, errlen, "journal %s/%s: record %" PRIu64 " refused by the reader",
+			     j->dir, name, n);
+			goto out;
+		}
+	}
+	info->snapshot_seq = covers;
+	info->snapshot_records = n;
+	j->snap_bytes = size;
+out:
+	unmap(p, size);
+	return rc;
+}
+
+/* flush_header: is the 32 bytes at p a sound flush header (for `expect` as its first
+ * record)?  Returns true with the length of its records in *len and its records' CRC. */
+static bool flush_header(const unsigned char *p, uint64_t expect, uint32_t *len, uint32_t *crc)
+{
+	if (get32(p) != jd_crc32c(0, p + 4, FLUSH_HDR - 4) || get32(p + 4) != FLUSH_MAGIC)
+		return false;
+	*len = get32(p + 8);
+	*crc = get32(p + 12);
+	return *len >= JD_JOURNAL_HDR && *len <= JD_JOURNAL_FLUSH_MAX - FLUSH_HDR &&
+	       get64(p + 16) == expect && get64(p + 24) >= expect;
+}
+
+/* scan_segment: replay a segment's flushes, skipping records up to skip_to.  `end` is
+ * where its data ends (from the next segment's header), or for the last segment
+ * (last: true) the end is found: the first all-zero flush header, or a flush whose
+ * checksum fails with nothing but zeros after it (the torn last flush), is the crash
+ * point.  Returns 0 with *seq the last sequence number and *stop the end of the valid
+ * data, or a negative code with the file and offset of what is wrong in err. */
+static int scan_segment(struct jd_journal *j, const struct found *f, uint64_t end, bool last,
+			uint64_t skip_to, uint64_t *seq, uint64_t *stop,
+			struct jd_journal_info *info, char *err, size_t errlen)
+{
+	char name[64];
+	const unsigned char *p;
+	uint64_t size, off = JD_JOURNAL_SEG_HDR, expect = f->first_seq;
+	const char *why = NULL;
+	int rc;
+
+	seg_name(name, sizeof(name), f->index, false);
+	rc = map_file(j, name, &p, &size, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (!last && end > size) {
+		rc = fail(err, errlen, "journal %s/%s: shorter (%" PRIu64 " bytes) than its data "
+			  "(%" PRIu64 ")", j->dir, name, size, end);
+		goto out;
+	}
+	if (last)
+		end = size;
+	while (off + FLUSH_HDR <= end) {
+		uint32_t len, crc;
+		uint64_t next, roff;
+
+		if (all_zero(p, off, off + FLUSH_HDR)) {
+			if (!last) {
+				why = "zeros where a flush should be";
+				goto bad;
+			}
+			/* The end, or a torn flush whose first sector never arrived: then
+			 * its other sectors lie within one flush's length. */
+			if (off + JD_JOURNAL_FLUSH_MAX < size &&
+			    !all_zero(p, off + JD_JOURNAL_FLUSH_MAX, size)) {
+				why = "zeros, and data after them";
+				goto bad;
+			}
+			if (!all_zero(p, off, off + JD_JOURNAL_FLUSH_MAX < size ? off + JD_JOURNAL_FLUSH_MAX
+									  : size))
+				goto torn;
+			break;
+		}
+		/* A header is 32-byte aligned, so it is never split across sectors: a torn
+		 * write leaves it whole or zero, and a bad one is damage. */
+		if (!flush_header(p + off, expect, &len, &crc)) {
+			why = "bad flush header";
+			goto bad;
+		}
+		next = off + ((FLUSH_HDR + len + FLUSH_ALIGN - 1) & ~(uint64_t)(FLUSH_ALIGN - 1));
+		if (next > end) {
+			why = "a flush runs past the end of the segment's data";
+			goto bad;
+		}
+		if (jd_crc32c(0, p + off + FLUSH_HDR, len) != crc) {
+			/* Torn if it is the last flush: nothing but zeros after it. */
+			if (last && all_zero(p, next, size))
+				goto torn;
+			why = "flush checksum mismatch";
+			goto bad;
+		}
+		for (roff = off + FLUSH_HDR; roff < off + FLUSH_HDR + len;) {
+			struct jd_journal_rec r;
+			size_t sz;
+			enum rec_check k = decode(p + roff, off + FLUSH_HDR + len - roff, &r, &sz, &why);
+
+			if (k != REC_OK || r.seq != expect) {
+				if (k == REC_OK)
+					why = "record sequence number out of order";
+				else if (k == REC_ZERO)
+					why = "zeros inside a flush";
+				off = roff;
+				goto bad;
+			}
+			r.in_snapshot = false;
+			if (r.seq > skip_to) {
+				info->records++;
+				if (j->o.replay_cb && (rc = j->o.replay_cb(j->o.replay_arg, &r)) < 0) {
+					fail(err, errlen, "journal %s/%s: offset %" PRIu64
+					     ": record %" PRIu64 " refused by the reader", j->dir,
+					     name, roff, r.seq);
+					goto out;
+				}
+			}
+			*seq = expect++;
+			roff += sz;
+		}
+		info->bytes += next - off;
+		off = next;
+	}
+	if (!last && off != end) {
+		why = "the segment's data does not end where the next segment says";
+		goto bad;
+	}
+	*stop = off;
+	goto out;
+torn:
+	info->torn_tail = true;
+	snprintf(info->tail_file, sizeof(info->tail_file), "%s", name);
+	info->tail_offset = off;
+	*stop = off;
+	goto out;
+bad:
+	rc = fail(err, errlen, "journal %s/%s: offset %" PRIu64 ": %s: the journal is damaged "
+		  "(inspect it with jschedd --check-journal)", j->dir, name, off, why);
+out:
+	unmap(p, size);
+	return rc;
+}
+
+/* cut_tail: zero the torn end of the last segment and sync it. */
+static int cut_tail(struct jd_journal *j, int fd, uint64_t from, uint64_t size)
+{
+	static const unsigned char zeros[64 << 10];
+	uint64_t to = from + JD_JOURNAL_FLUSH_MAX < size ? from + JD_JOURNAL_FLUSH_MAX : size;
+	int rc = 0;
+
+	(void)j;
+	for (uint64_t o = from; o < to && rc == 0;) {
+		size_t n = to - o > sizeof(zeros) ? sizeof(zeros) : (size_t)(to - o);
+
+		rc = write_all(fd, zeros, n, o);
+		o += n;
+	}
+	if (rc == 0 && fdatasync(fd) < 0)
+		rc = -errno;
+	return rc;
+}
+
+static int recover(struct jd_journal *j, struct jd_journal_info *info, char *err, size_t errlen)
+{
+	DIR *dp = NULL;
+	struct dirent *de;
+	struct found *segs = NULL;
+	size_t *chain = NULL;
+	size_t n = 0, cap = 0, nc = 0, lastv;
+	uint64_t snap = 0, seq = 0, stop = 0;
+	bool have_snap = false, dirty = false;
+	int rc = 0, dfd;
+	char name[64];
+
+	dfd = dup(j->dirfd);
+	if (dfd < 0 || !(dp = fdopendir(dfd))) {
+		if (dfd >= 0)
+			close(dfd);
+		return fail(err, errlen, "journal %s: %s", j->dir, strerror(errno));
+	}
+	while ((de = readdir(dp))) {
+		size_t len = strlen(de->d_name);
+		unsigned long long v;
+		char tail;
+
+		if (len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0) {
+			if (!j->o.read_only) {
+				unlinkat(j->dirfd, de->d_name, 0);
+				dirty = true;
+			}
+			continue;
+		}
+		if (sscanf(de->d_name, "snap-%16llx%c", &v, &tail) == 1 && len == 21) {
+			if (!have_snap || v > snap)
+				snap = v;
+			have_snap = true;
+		} else if (sscanf(de->d_name, "seg-%16llx%c", &v, &tail) == 1 && len == 20) {
+			if (n == cap) {
+				struct found *nv;
+
+				cap = cap ? cap * 2 : 16;
+				nv = realloc(segs, cap * sizeof(*nv));
+				if (!nv) {
+					rc = JSCHED_ENOMEM;
+					goto out;
+				}
+				segs = nv;
+			}
+			segs[n++] = (struct found){.index = v};
+		}
+	}
+	if (n)
+		qsort(segs, n, sizeof(*segs), cmp_found);
+	if (have_snap) {
+		snprintf(name, sizeof(name), "snap-%016llx", (unsigned long long)snap);
+		rc = load_snapshot(j, name, snap, info, err, errlen);
+		if (rc < 0)
+			goto out;
+	}
+	/* Headers; the chain runs back from the newest segment with a valid one. */
+	for (size_t i = 0; i < n; i++) {
+		const unsigned char *p;
+
+		seg_name(name, sizeof(name), segs[i].index, false);
+		rc = map_file(j, name, &p, &segs[i].size, err, errlen);
+		if (rc < 0)
+			goto out;
+		segs[i].valid = p && seg_header(p, segs[i].size, &segs[i]);
+		unmap(p, segs[i].size);
+	}
+	lastv = n;
+	for (size_t i = n; i-- > 0;)
+		if (segs[i].valid) {
+			lastv = i;
+			break;
+		}
+	/* Newer segments with no valid header never held durable data (prepared, or
+	 * their first flush never completed): they are removed below. */
+	/* The chain: back from the newest valid segment, each header naming the last
+	 * segment before it that holds durable data, until one that the snapshot reaches
+	 * (or the first ever). */
+	if (lastv < n) {
+		size_t i = lastv;
+
+		chain = malloc(n * sizeof(*chain));
+		if (!chain) {
+			rc = JSCHED_ENOMEM;
+			goto out;
+		}
+		chain[nc++] = i;
+		for (;;) {
+			size_t k;
+
+			if (have_snap && segs[i].first_seq <= snap + 1)
+				break;
+			if (segs[i].prev_index == 0) {
+				if (segs[i].first_seq != 1) {
+					rc = fail(err, errlen, "journal %s: segment %016" PRIx64
+						  " starts at record %" PRIu64 " but no snapshot or "
+						  "segment holds the records before it", j->dir,
+						  segs[i].index, segs[i].first_seq);
+					goto out;
+				}
+				break;
+			}
+			for (k = i; k-- > 0;)
+				if (segs[k].index == segs[i].prev_index)
+					break;
+			if (k == (size_t)-1 || !segs[k].valid) {
+				rc = fail(err, errlen, "journal %s: segment %016" PRIx64 " is missing "
+					  "or damaged (segment %016" PRIx64 " continues it)", j->dir,
+					  segs[i].prev_index, segs[i].index);
+				goto out;
+			}
+			chain[nc++] = i = k;
+		}
+		for (size_t a = 0, b = nc - 1; a < b; a++, b--) {
+			size_t t = chain[a];
+
+			chain[a] = chain[b];
+			chain[b] = t;
+		}
+	}
+	for (size_t c = 0; c < nc; c++) {
+		const struct found *f = &segs[chain[c]];
+		bool last = c + 1 == nc;
+
+		if (c > 0 && f->first_seq != seq + 1) {
+			rc = fail(err, errlen, "journal %s: segment %016" PRIx64 " starts at record "
+				  "%" PRIu64 ", expected %" PRIu64, j->dir, f->index, f->first_seq,
+				  seq + 1);
+			goto out;
+		}
+		rc = scan_segment(j, f, last ? UINT64_MAX : segs[chain[c + 1]].prev_end, last,
+				  have_snap ? snap : 0, &seq, &stop, info, err, errlen);
+		if (rc < 0)
+			goto out;
+		info->segments++;
+	}
+	if (have_snap && seq < snap)
+		seq = snap;
+	info->last_seq = seq;
+	j->last_seq = seq;
+	atomic_store_explicit(&j->durable, seq, memory_order_relaxed);
+	if (j->o.read_only)
+		goto out;
+	/* Remove what is not in the chain, keep the chain for the snapshot thread. */
+	for (size_t i = 0; i < n; i++) {
+		bool in = false;
+
+		for (size_t c = 0; c < nc && !in; c++)
+			in = chain[c] == i;
+		if (!in) {
+			seg_name(name, sizeof(name), segs[i].index, false);
+			unlinkat(j->dirfd, name, 0);
+			dirty = true;
+		}
+	}
+	if (nc) {
+		j->segs = calloc(nc, sizeof(*j->segs));
+		if (!j->segs) {
+			rc = JSCHED_ENOMEM;
+			goto out;
+		}
+		j->capsegs = nc;
+		for (size_t c = 0; c < nc; c++)
+			j->segs[j->nsegs++] = (struct seg){segs[chain[c]].index, segs[chain[c]].first_seq,
+							   0, 0};
+		j->segs[nc - 1].last_seq = seq;
+	}
+	if (lastv != n) {
+		/* Continue in the last segment, after cutting a torn tail. */
+		seg_name(name, sizeof(name), segs[lastv].index, false);
+		j->fd = openat(j->dirfd, name, open_flags(j));
+		if (j->fd < 0) {
+			rc = fail(err, errlen, "journal %s/%s: %s", j->dir, name, strerror(errno));
+			goto out;
+		}
+		if (info->torn_tail && (rc = cut_tail(j, j->fd, stop, segs[lastv].size)) < 0) {
+			rc = fail(err, errlen, "journal %s/%s: cutting the torn tail: %s", j->dir, name,
+				  strerror(-rc));
+			goto out;
+		}
+		j->seg_index = segs[lastv].index;
+		j->seg_first = segs[lastv].first_seq;
+		j->seg_off = stop;
+		j->good_index = j->seg_index;
+		j->good_end = stop;
+		j->segs[j->nsegs - 1].end = stop;
+		if (stop > j->seg_bytes)
+			j->seg_bytes = stop; /* written with a larger size: fine */
+	} else {
+		j->seg_index = n ? segs[n - 1].index : 0;
+	}
+	if (dirty)
+		dir_sync(j);
+out:
+	if (dp)
+		closedir(dp);
+	free(segs);
+	free(chain);
+	return rc;
+}
+
+/* ---- open / close ---- */
+
+static int mkdirs(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len == 0 || len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+				return -errno;
+			*p = '/';
+		}
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int jd_journal_open(struct jd_journal **out, const struct jd_journal_opts *opts,
+		    struct jd_journal_info *info, char *err, size_t errlen)
+{
+	struct jd_journal *j;
+	struct jd_journal_info dummy;
+	struct sigaction sa;
+	int rc;
+
+	*out = NULL;
+	if (!info)
+		info = &dummy;
+	memset(info, 0, sizeof(*info));
+	if (!opts->dir || !opts->dir[0] || strlen(opts->dir) >= PATH_MAX - 80)
+		return fail(err, errlen, "journal.dir: must be a path");
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return JSCHED_ENOMEM;
+	j->o = *opts;
+	snprintf(j->dir, sizeof(j->dir), "%s", opts->dir);
+	j->o.dir = j->dir;
+	j->seg_bytes = opts->segment_bytes ? opts->segment_bytes : JD_JOURNAL_SEGMENT_DEFAULT;
+	if (j->seg_bytes < JD_JOURNAL_SEG_HDR + 4096)
+		j->seg_bytes = JD_JOURNAL_SEG_HDR + 4096;
+	j->seg_bytes = (j->seg_bytes + 4095) & ~(uint64_t)4095;
+	j->dirfd = j->lockfd = j->fd = j->next_fd = -1;
+	pthread_mutex_init(&j->mu, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&j->cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	pthread_cond_init(&j->cv_durable, NULL);
+	pthread_cond_init(&j->cv_snap, NULL);
+	if (!opts->read_only && (rc = mkdirs(j->dir)) < 0) {
+		rc = fail(err, errlen, "journal directory %s cannot be created: %s", j->dir,
+			  strerror(-rc));
+		goto fail;
+	}
+	j->dirfd = open(j->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (j->dirfd < 0) {
+		rc = fail(err, errlen, "journal directory %s: %s", j->dir, strerror(errno));
+		goto fail;
+	}
+	if (!opts->read_only) {
+		j->lockfd = openat(j->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (j->lockfd < 0) {
+			rc = fail(err, errlen, "journal directory %s is not writable: %s", j->dir,
+				  strerror(errno));
+			goto fail;
+		}
+		if (flock(j->lockfd, LOCK_EX | LOCK_NB) < 0) {
+			rc = fail(err, errlen, "journal directory %s is in use by another jschedd "
+				  "(%s/lock is locked)", j->dir, j->dir);
+			goto fail;
+		}
+		/* A file-size limit must fail writes (EFBIG), not kill the process. */
+		if (sigaction(SIGXFSZ, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL)
+			signal(SIGXFSZ, SIG_IGN);
+	}
+	rc = recover(j, info, err, errlen);
+	if (rc < 0)
+		goto fail;
+	if (opts->read_only) {
+		*out = j;
+		return 0;
+	}
+	if (j->fd < 0 && (rc = switch_segment(j)) < 0) {
+		rc = fail(err, errlen, "journal directory %s: creating a segment: %s", j->dir,
+			  strerror(-rc));
+		goto fail;
+	}
+	rc = pthread_create(&j->flusher, NULL, flusher_main, j);
+	if (rc) {
+		rc = fail(err, errlen, "journal: cannot start its thread: %s", strerror(rc));
+		goto fail;
+	}
+	j->started = true;
+	*out = j;
+	return 0;
+fail:
+	jd_journal_close(j);
+	return rc;
+}
+
+int jd_journal_close(struct jd_journal *j)
+{
+	int rc;
+
+	if (!j)
+		return 0;
+	if (j->snap)
+		jd_journal_snap_finish(j);
+	if (j->started) {
+		pthread_mutex_lock(&j->mu);
+		j->stop = true;
+		pthread_mutex_unlock(&j->mu);
+		pthread_cond_signal(&j->cv);
+		pthread_join(j->flusher, NULL);
+	}
+	rc = j->head ? (atomic_load(&j->err) ? atomic_load(&j->err) : JSCHED_EJOURNAL) : 0;
+	while (j->head) {
+		struct chunk *c = j->head;
+
+		j->head = c->next;
+		chunk_free(c);
+	}
+	while (j->spare) {
+		struct chunk *c = j->spare;
+
+		j->spare = c->next;
+		chunk_free(c);
+	}
+	if (j->next_fd >= 0) {
+		/* Half prepared: remove it (a complete one stays, to be reused or removed at
+		 * the next open). */
+		if (!j->next_ready) {
+			char tmp[64];
+
+			seg_name(tmp, sizeof(tmp), j->next_index, true);
+			unlinkat(j->dirfd, tmp, 0);
+		}
+		close(j->next_fd);
+	}
+	if (j->fd >= 0)
+		close(j->fd);
+	if (j->lockfd >= 0)
+		close(j->lockfd);
+	if (j->dirfd >= 0)
+		close(j->dirfd);
+	pthread_cond_destroy(&j->cv);
+	pthread_cond_destroy(&j->cv_durable);
+	pthread_cond_destroy(&j->cv_snap);
+	pthread_mutex_destroy(&j->mu);
+	free(j->segs);
+	free(j);
+	return rc;
+}
+
+void jd_journal_stats(struct jd_journal *j, struct jd_journal_stats *st)
+{
+#define LD(x) atomic_load_explicit(&j->x, memory_order_relaxed)
+	st->appended = LD(n_appended);
+	st->durable_seq = LD(durable);
+	st->flushes = LD(n_flushes);
+	st->bytes_written = LD(n_bytes);
+	st->syncs = LD(n_syncs);
+	st->failures = LD(n_failures);
+	st->segments_created = LD(n_created);
+	st->segments_removed = LD(n_removed);
+	st->snapshots = LD(n_snapshots);
+	st->flush_ns_max = LD(flush_ns_max);
+#undef LD
+	pthread_mutex_lock(&j->mu);
+	st->disk_bytes = j->nsegs * j->seg_bytes + j->snap_bytes;
+	pthread_mutex_unlock(&j->mu);
+}
+
+uint64_t jd_journal_log_bytes(struct jd_journal *j)
+{
+	return atomic_load_explicit(&j->log_bytes, memory_order_relaxed);
+}
+
+/* ---- snapshots ---- */
+
+static void *snap_main(void *arg)
+{
+	struct jd_journal *j = arg;
+	struct snap *s = j->snap;
+	char tmp[64], fin[64];
+	unsigned char h[64];
+	uint64_t off = 0;
+	int fd, rc = 0;
+
+	snprintf(tmp, sizeof(tmp), "snap-%016" PRIx64 ".tmp", s->covers);
+	snprintf(fin, sizeof(fin), "snap-%016" PRIx64, s->covers);
+	fd = openat(j->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		rc = -errno;
+		goto done;
+	}
+	memset(h, 0, sizeof(h));
+	memcpy(h, SNAP_MAGIC, 8);
+	put32(h + 8, FORMAT_VERSION);
+	put64(h + 16, s->covers);
+	put32(h + 12, jd_crc32c(0, h + 16, sizeof(h) - 16));
+	rc = write_all(fd, h, sizeof(h), 0);
+	off = sizeof(h);
+	pthread_mutex_lock(&j->mu);
+	while (rc == 0) {
+		struct chunk *c = s->q_head;
+
+		if (s->abandon) {
+			rc = JSCHED_ECANCELLED;
+			break;
+		}
+		if (!c) {
+			if (s->committed)
+				break;
+			pthread_cond_wait(&j->cv_snap, &j->mu);
+			continue;
+		}
+		s->q_head = c->next;
+		if (!s->q_head)
+			s->q_tail = NULL;
+		pthread_mutex_unlock(&j->mu);
+		rc = write_all(fd, c->buf, c->len, off);
+		off += c->len;
+		chunk_free(c);
+		pthread_mutex_lock(&j->mu);
+	}
+	/* What it covers must be durable before it replaces anything. */
+	while (rc == 0 && jd_journal_durable(j) < s->covers && !s->abandon && !j->stop)
+		pthread_cond_wait(&j->cv_durable, &j->mu);
+	if (rc == 0 && jd_journal_durable(j) < s->covers)
+		rc = JSCHED_ECANCELLED;
+	pthread_mutex_unlock(&j->mu);
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -errno;
+	close(fd);
+	if (rc == 0 && renameat(j->dirfd, tmp, j->dirfd, fin) < 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = dir_sync(j);
+	if (rc < 0) {
+		unlinkat(j->dirfd, tmp, 0);
+		goto done;
+	}
+	/* Now the older snapshots and the segments this one covers go. */
+	{
+		DIR *dp;
+		int dfd = dup(j->dirfd);
+		struct dirent *de;
+		size_t drop = 0;
+
+		if (dfd >= 0 && (dp = fdopendir(dfd))) {
+			while ((de = readdir(dp))) {
+				unsigned long long v;
+				char tail;
+
+				if (sscanf(de->d_name, "snap-%16llx%c", &v, &tail) == 1 &&
+				    strlen(de->d_name) == 21 && v < s->covers)
+					unlinkat(j->dirfd, de->d_name, 0);
+			}
+			closedir(dp);
+		} else if (dfd >= 0) {
+			close(dfd);
+		}
+		pthread_mutex_lock(&j->mu);
+		/* A segment goes when the next one starts within what the snapshot covers. */
+		while (drop + 1 < j->nsegs && j->segs[drop + 1].first_seq <= s->covers + 1)
+			drop++;
+		for (size_t i = 0; i < drop; i++) {
+			char name[64];
+
+			seg_name(name, sizeof(name), j->segs[i].index, false);
+			unlinkat(j->dirfd, name, 0);
+		}
+		memmove(j->segs, j->segs + drop, (j->nsegs - drop) * sizeof(*j->segs));
+		j->nsegs -= drop;
+		j->snap_bytes = off;
+		pthread_mutex_unlock(&j->mu);
+		add_stat(&j->n_removed, drop);
+		add_stat(&j->n_snapshots, 1);
+		dir_sync(j);
+	}
+done:
+	pthread_mutex_lock(&j->mu);
+	s->rc = rc;
+	s->state = rc == 0 ? JD_SNAP_DONE : JD_SNAP_FAILED;
+	pthread_mutex_unlock(&j->mu);
+	notify(j);
+	return NULL;
+}
+
+int jd_journal_snap_begin(struct jd_journal *j)
+{
+	struct snap *s;
+	int rc;
+
+	if (j->o.read_only)
+		return JSCHED_EINVAL;
+	if (j->snap)
+		return JSCHED_EAGAIN;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return JSCHED_ENOMEM;
+	s->covers = j->last_seq;
+	s->state = JD_SNAP_WRITING;
+	j->snap = s;
+	rc = pthread_create(&s->thread, NULL, snap_main, j);
+	if (rc) {
+		free(s);
+		j->snap = NULL;
+		return JSCHED_ENOMEM;
+	}
+	return 0;
+}
+
+/* snap_push: hand the caller's buffer to the snapshot thread. */
+static void snap_push(struct jd_journal *j, struct snap *s)
+{
+	if (!s->cur)
+		return;
+	pthread_mutex_lock(&j->mu);
+	if (s->q_tail)
+		s->q_tail->next = s->cur;
+	else
+		s->q_head = s->cur;
+	s->q_tail = s->cur;
+	pthread_mutex_unlock(&j->mu);
+	pthread_cond_signal(&j->cv_snap);
+	s->cur = NULL;
+}
+
+static int snap_rec(struct jd_journal *j, unsigned type, uint64_t id, const void *p, size_t n)
+{
+	struct snap *s = j->snap;
+	size_t sz = rec_size(n);
+
+	if (!s || s->committed)
+		return JSCHED_EINVAL;
+	if (n > JD_JOURNAL_RECORD_MAX)
+		return JSCHED_ELIMIT_EXCEEDED;
+	if (s->cur && !chunk_room(s->cur, sz))
+		snap_push(j, s);
+	if (!s->cur) {
+		s->cur = calloc(1, sizeof(*s->cur));
+		if (!s->cur || !(s->cur->buf = malloc(CHUNK_MIN > sz ? CHUNK_MIN : sz))) {
+			free(s->cur);
+			s->cur = NULL;
+			return JSCHED_ENOMEM;
+		}
+		s->cur->cap = CHUNK_MIN > sz ? CHUNK_MIN : sz;
+	}
+	encode(s->cur->buf + s->cur->len, type, ++s->nrec, id, p, n, NULL, 0);
+	s->cur->len += sz;
+	return 0;
+}
+
+int jd_journal_snap_add(struct jd_journal *j, unsigned type, uint64_t id, const void *p,
+			size_t n)
+{
+	if (type == 0 || type >= T_SNAP_END)
+		return JSCHED_EINVAL;
+	return snap_rec(j, type, id, p, n);
+}
+
+int jd_journal_snap_commit(struct jd_journal *j)
+{
+	struct snap *s = j->snap;
+	unsigned char cnt[8];
+	int rc;
+
+	if (!s || s->committed)
+		return JSCHED_EINVAL;
+	put64(cnt, s->nrec);
+	rc = snap_rec(j, T_SNAP_END, 0, cnt, sizeof(cnt));
+	s->nrec--; /* the end record does not count itself */
+	if (rc < 0)
+		return rc;
+	snap_push(j, s);
+	pthread_mutex_lock(&j->mu);
+	s->committed = true;
+	s->state = s->state == JD_SNAP_WRITING ? JD_SNAP_COMMITTING : s->state;
+	pthread_mutex_unlock(&j->mu);
+	pthread_cond_signal(&j->cv_snap);
+	return 0;
+}
+
+enum jd_journal_snap_state jd_journal_snap_state(struct jd_journal *j)
+{
+	enum jd_journal_snap_state st;
+
+	if (!j->snap)
+		return JD_SNAP_NONE;
+	pthread_mutex_lock(&j->mu);
+	st = j->snap->state;
+	pthread_mutex_unlock(&j->mu);
+	return st;
+}
+
+int jd_journal_snap_finish(struct jd_journal *j)
+{
+	struct snap *s = j->snap;
+	int rc;
+
+	if (!s)
+		return JSCHED_EINVAL;
+	pthread_mutex_lock(&j->mu);
+	if (s->state != JD_SNAP_DONE)
+		s->abandon = true;
+	pthread_mutex_unlock(&j->mu);
+	pthread_cond_broadcast(&j->cv_snap);
+	pthread_cond_broadcast(&j->cv_durable);
+	pthread_join(s->thread, NULL);
+	rc = s->rc;
+	chunk_free(s->cur);
+	while (s->q_head) {
+		struct chunk *c = s->q_head;
+
+		s->q_head = c->next;
+		chunk_free(c);
+	}
+	free(s);
+	j->snap = NULL;
+	return rc;
+}
