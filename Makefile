@@ -106,6 +106,10 @@ CMOCKA_CFLAGS := $(shell $(PKG_CONFIG) --cflags cmocka)
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka)
 MHD_CFLAGS := $(shell $(PKG_CONFIG) --cflags libmicrohttpd)
 MHD_LIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd)
+SMARTCOLS_CFLAGS := $(shell $(PKG_CONFIG) --cflags smartcols)
+SMARTCOLS_LIBS := $(shell $(PKG_CONFIG) --libs smartcols)
+NCURSES_CFLAGS := $(shell $(PKG_CONFIG) --cflags ncursesw)
+NCURSES_LIBS := $(shell $(PKG_CONFIG) --libs ncursesw)
 else
 CMOCKA_LIBS := -lcmocka
 endif
@@ -153,7 +157,7 @@ all:
 # fragment stops make (no wildcard hides it).
 include arch/build.mk daemon/pool/build.mk daemon/fair/build.mk proto/build.mk \
 	libclient/build.mk daemon/build.mk daemon/run/slurm.mk daemon/core/journal.mk \
-	systemd/build.mk tests/build.mk bench/build.mk
+	systemd/build.mk man/build.mk completions/build.mk tests/build.mk bench/build.mk
 
 all: $(BINS) $(LIBS) $(TESTS)
 

@@ -25,10 +25,12 @@ LIBJSCHED_SRCS := libclient/path.c libclient/strerror.c libclient/spec.c libclie
 LIBJSCHED_OBJS := $(LIBJSCHED_SRCS:%.c=$(B)/obj/%.o)
 
 JSCHED_CLI_SRCS := libclient/tool/main.c libclient/tool/args.c libclient/tool/jobs.c \
-	libclient/tool/daemon.c
+	libclient/tool/daemon.c libclient/tool/table.c libclient/tool/top.c
 JSCHED_CLI_OBJS := $(JSCHED_CLI_SRCS:%.c=$(B)/obj/%.o)
 
 $(LIBJSCHED_OBJS) $(JSCHED_CLI_OBJS): CFLAGS += -fvisibility=hidden $(JANSSON_CFLAGS)
+# The tool's tables (libsmartcols) and `jsched top` (ncurses); the library needs neither.
+$(JSCHED_CLI_OBJS): CFLAGS += $(SMARTCOLS_CFLAGS) $(NCURSES_CFLAGS)
 
 LIBS += $(LIBJSCHED_SO) $(B)/lib/$(JSCHED_SONAME) $(B)/lib/libjsched.so $(LIBJSCHED_A) $(JSCHED_PC)
 BINS += $(JSCHED_BIN)
@@ -66,7 +68,7 @@ $(JSCHED_PC): libclient/jsched.pc.in FORCE
 $(JSCHED_BIN): $(JSCHED_CLI_OBJS) $(LIBJSCHED_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(SMARTCOLS_LIBS) $(NCURSES_LIBS) $(JANSSON_LIBS) $(LDLIBS)
 
 # ---- tests/libclient ---------------------------------------------------------------------
 # One program per tests/libclient/test_*.c, linked with the static library (and the tool's
@@ -86,6 +88,9 @@ $(B)/tests/libclient/test_tool: $(JSCHED_BIN)
 # test_tool_daemon runs the tool against a real jschedd, through the daemon tests' harness
 # (daemon/build.mk is read after this file: the paths are spelled out).
 $(B)/tests/libclient/test_tool_daemon: $(B)/obj/tests/daemon/harness.o | $(JSCHED_BIN) $(B)/bin/jschedd \
+	$(B)/tests/daemon/module_example.so
+# test_tool_top runs `jsched top` in tmux against a real jschedd.
+$(B)/tests/libclient/test_tool_top: $(B)/obj/tests/daemon/harness.o | $(JSCHED_BIN) $(B)/bin/jschedd \
 	$(B)/tests/daemon/module_example.so
 # test_oom fails the library's allocations in turn, through the shared wrappers
 # (tests/build.mk).

@@ -109,7 +109,7 @@ static char *place(char **at, struct piece p)
 	return d;
 }
 
-enum { NAME, CLIENT, KIND, PRIORITY, STATE, VALUE, CAUSE, REASON, JSON, NPIECES };
+enum { NAME, CLIENT, KIND, PRIORITY, STATE, VALUE, CAUSE, REASON, JSON, FN, COMMAND, NPIECES };
 
 /* The record of the scalars in *tmpl and the strings pc[] (one malloc: the struct, then the
  * strings), or NULL when memory ran out. */
@@ -133,6 +133,8 @@ static struct jsched_result *assemble(const struct jsched_result *tmpl, const st
 	r->cause = place(&at, pc[CAUSE]);
 	r->reason = place(&at, pc[REASON]);
 	r->json = place(&at, pc[JSON]);
+	r->fn = place(&at, pc[FN]);
+	r->command = place(&at, pc[COMMAND]);
 	return r;
 }
 
@@ -153,6 +155,8 @@ struct jsched_result *jc_result_from_json(const json_t *rec, struct jc_text text
 	pc[STATE] = str_piece(rec, "state");
 	pc[CAUSE] = str_piece(rec, "cause");
 	pc[REASON] = str_piece(rec, "reason");
+	pc[FN] = str_piece(rec, "fn");
+	pc[COMMAND] = str_piece(rec, "command");
 	const json_t *value = json_object_get(rec, "value");
 	struct jc_text vtext = { NULL, 0 };
 	if (json_is_null(value) || json_is_boolean(value)) /* no need to look for these */
@@ -339,6 +343,10 @@ static bool plain_record(struct cursor *c, struct jsched_result **out)
 			pc[CAUSE] = str;
 		} else if (key_is(k, "reason")) {
 			pc[REASON] = str;
+		} else if (key_is(k, "fn")) {
+			pc[FN] = str;
+		} else if (key_is(k, "command")) {
+			pc[COMMAND] = str;
 		} else if (key_is(k, "uid")) {
 			tmpl.uid = nonneg ? (uint32_t)v.i : 0;
 		} else if (key_is(k, "submitted_ms")) {

@@ -3,7 +3,9 @@
 #
 # Groups:
 #   core   what `make`, `make run` and `make test` need (compiler, pkg-config, libuv,
-#          jansson, cmocka, libmicrohttpd for the Prometheus endpoint)
+#          jansson, cmocka, libmicrohttpd for the Prometheus endpoint; for the jsched tool
+#          libsmartcols (its tables) and ncurses (`jsched top`); scdoc for the man pages;
+#          tmux, zsh and fish for the tests of `jsched top` and of the shell completions)
 #   ci     what .ci/run needs beyond core (clang and its sanitizer/fuzzer runtimes, the
 #          AArch64 cross compiler and qemu-user to execute its output, the spin model
 #          checker for the pool's park/wake models, promtool from prometheus to check the
@@ -42,9 +44,15 @@ for group in "$@"; do
 			want libjansson-dev pc:jansson
 			want libcmocka-dev pc:cmocka
 			want libmicrohttpd-dev pc:libmicrohttpd
+			want libsmartcols-dev pc:smartcols
+			want libncurses-dev pc:ncursesw
 		else
-			need="$need libuv1-dev libjansson-dev libcmocka-dev libmicrohttpd-dev"
+			need="$need libuv1-dev libjansson-dev libcmocka-dev libmicrohttpd-dev libsmartcols-dev libncurses-dev"
 		fi
+		want scdoc bin:scdoc
+		want tmux bin:tmux
+		want zsh bin:zsh
+		want fish bin:fish
 		;;
 	ci)
 		want clang bin:clang

@@ -55,9 +55,15 @@ static const struct field f_submit[] = {
 	{"jobs", T_SPECS, ONE, 0, 0, NULL},
 	{NULL, T_INT, 0, 0, 0, NULL},
 };
-static const struct field f_ids[] = {	/* status, cancel */
+static const struct field f_ids[] = {	/* cancel */
 	{"job", T_ID, ONE, 0, 0, NULL},
 	{"jobs", T_IDS, ONE, 0, 0, NULL},
+	{NULL, T_INT, 0, 0, 0, NULL},
+};
+static const struct field f_status[] = {
+	{"job", T_ID, ONE, 0, 0, NULL},
+	{"jobs", T_IDS, ONE, 0, 0, NULL},
+	{"detail", T_BOOL, 0, 0, 0, NULL},
 	{NULL, T_INT, 0, 0, 0, NULL},
 };
 static const struct field f_wait[] = {
@@ -110,7 +116,7 @@ static const struct field f_shutdown[] = {
 /* Indexed by enum jp_op. */
 static const struct field *const op_fields[JP_NOPS] = {
 	[JP_OP_HELLO] = f_hello,	[JP_OP_SUBMIT] = f_submit,
-	[JP_OP_STATUS] = f_ids,		[JP_OP_WAIT] = f_wait,
+	[JP_OP_STATUS] = f_status,		[JP_OP_WAIT] = f_wait,
 	[JP_OP_CANCEL] = f_ids,		[JP_OP_LIST] = f_list,
 	[JP_OP_OUTPUT] = f_output,	[JP_OP_WATCH] = f_watch,
 	[JP_OP_UNWATCH] = f_none,	[JP_OP_METRICS] = f_metrics,

@@ -85,6 +85,7 @@ TESTS += $(B)/tests/systemd/test_systemd
 # (tests/systemd/test_install.sh, with this build's variables filled in).  It depends on
 # everything `make install` copies, so the inner make has nothing to build.
 $(B)/tests/systemd/test_install: tests/systemd/test_install.sh systemd/build.mk $(LIBJSCHED_SO) \
+		$(patsubst man/%.scd,$(B)/man/%,$(wildcard man/*.scd)) \
 		$(LIBJSCHED_A) $(JSCHED_BIN) $(JSCHEDD) $(JSCHEDD_RUNAS)
 	@mkdir -p $(@D)
 	$(Q)sed -e 's|@SRCDIR@|$(CURDIR)|g' -e 's|@BUILD@|$(CURDIR)/$(B)|g' -e 's|@CC@|$(CC)$(if $(SAN), -fsanitize=$(SAN))|g' \

@@ -14,9 +14,10 @@ $(B)/obj/tests/common/%.o: CFLAGS += $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS)
 
 TESTS_COMMON_PROC := $(B)/obj/tests/common/proc.o
 # The daemon's integration tests and their harness (tests/daemon/harness.c, which
-# test_tool_daemon uses too), and the systemd test that runs jschedd under the protocols.
-$(JSCHEDD_TESTS) $(B)/tests/libclient/test_tool_daemon $(B)/tests/systemd/test_systemd: \
-	$(TESTS_COMMON_PROC)
+# test_tool_daemon and test_tool_top use too), and the systemd test that runs jschedd under
+# the protocols.
+$(JSCHEDD_TESTS) $(B)/tests/libclient/test_tool_daemon $(B)/tests/libclient/test_tool_top \
+	$(B)/tests/systemd/test_systemd: $(TESTS_COMMON_PROC)
 
 # The fail-the-Nth-allocation wrappers: a program that links failalloc.o is linked with
 # exactly the --wrap list its wrappers define (failalloc.c calls each __real_ name).

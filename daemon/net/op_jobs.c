@@ -10,6 +10,33 @@
 #include "daemon/net/record.h"
 #include "daemon/net/session.h"
 
+/* status_detail: the status reply with "detail": each record with what its spec said
+ * (jd_record_detail).  Frees jobs. */
+static void status_detail(struct jd_conn *c, const struct jp_request *r, struct jd_job **jobs,
+			  size_t n, bool single)
+{
+	json_t *arr = json_array();
+	bool ok = arr != NULL;
+
+	for (size_t i = 0; i < n && ok; i++) {
+		json_t *rec = jd_record_detail(c->d, jobs[i]);
+
+		ok = rec && json_array_append_new(arr, rec) == 0;
+	}
+	free(jobs);
+	if (!ok) {
+		json_decref(arr);
+		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+	} else if (single) {
+		json_t *one = json_incref(json_array_get(arr, 0));
+
+		json_decref(arr);
+		jd_reply_ok(c, r->id, json_pack("{s:o}", "job", one));
+	} else {
+		jd_reply_ok(c, r->id, json_pack("{s:o}", "jobs", arr));
+	}
+}
+
 void jd_op_status(struct jd_conn *c, const struct jp_request *r)
 {
 	struct jd_job **jobs;
@@ -19,6 +46,10 @@ void jd_op_status(struct jd_conn *c, const struct jp_request *r)
 
 	if (jd_find_all_owned(c, r, &jobs, &recs.n, &single) < 0)
 		return;
+	if (jp_req_bool(r, "detail", false)) {
+		status_detail(c, r, jobs, recs.n, single);
+		return;
+	}
 	recs.jobs = jobs;
 	recs.texts = NULL;
 	jp_buf_init(&b);

@@ -116,6 +116,78 @@ static int value_text(struct jp_buf *b, const json_t *v)
 	return rc;
 }
 
+/* COMMAND_MAX: the most bytes of an exec job's argv the record's "command" carries (the
+ * whole argv can be 64 KiB: the record is for showing it, status "detail" for all of it). */
+#define COMMAND_MAX 256
+
+/* word_plain: whether a word reads the same to a shell without quotes. */
+static bool word_plain(const char *w)
+{
+	if (!*w)
+		return false;
+	for (; *w; w++)
+		if (!((*w >= 'a' && *w <= 'z') || (*w >= 'A' && *w <= 'Z') || (*w >= '0' && *w <= '9') ||
+		      strchr("-_./=:,+%@", *w)))
+			return false;
+	return true;
+}
+
+/* A command line being written, cut at COMMAND_MAX bytes. */
+struct line {
+	char s[COMMAND_MAX + 4];
+	size_t n;
+	bool cut;
+};
+
+static void line_add(struct line *l, const char *s, size_t len)
+{
+	if (l->cut || l->n + len > COMMAND_MAX) {
+		l->cut = true;
+		return;
+	}
+	memcpy(l->s + l->n, s, len);
+	l->n += len;
+}
+
+/* command_text: argv as one line a shell would read back (words with anything but
+ * [A-Za-z0-9-_./=:,+%@] in single quotes), cut at COMMAND_MAX bytes with "..." after the
+ * cut (never inside a UTF-8 sequence), written as a JSON string.  Returns 0 or
+ * JSCHED_ENOMEM. */
+static int command_text(struct jp_buf *out, char *const *argv)
+{
+	struct line l = {.n = 0, .cut = false};
+
+	for (size_t i = 0; argv[i] && !l.cut; i++) {
+		bool q = !word_plain(argv[i]);
+
+		if (i > 0)
+			line_add(&l, " ", 1);
+		if (q)
+			line_add(&l, "'", 1);
+		for (const char *c = argv[i]; *c; c++)
+			line_add(&l, *c == '\'' && q ? "'\\''" : c, *c == '\'' && q ? 4 : 1);
+		if (q)
+			line_add(&l, "'", 1);
+	}
+	if (l.cut) {
+		size_t lead = l.n;
+
+		while (lead > 0 && ((unsigned char)l.s[lead - 1] & 0xc0) == 0x80)
+			lead--;
+		if (lead > 0 && (unsigned char)l.s[lead - 1] >= 0xc0) {
+			unsigned c = (unsigned char)l.s[lead - 1];
+			size_t want = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+
+			if (l.n - (lead - 1) < want)
+				l.n = lead - 1; /* the last character was cut: drop it whole */
+		}
+		memcpy(l.s + l.n, "...", 3);
+		l.n += 3;
+	}
+	l.s[l.n] = '\0';
+	return jd_json_text_string(out, l.s);
+}
+
 /* base_text: the record with every member but the exec part's. */
 static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s)
 {
@@ -130,6 +202,11 @@ static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s
 	     member(out, "submitted_ms") || jd_json_text_int(out, (int64_t)j->submitted_ms);
 	if (!rc && j->name)
 		rc = member(out, "name") || jd_json_text_string(out, j->name);
+	/* What runs: a call's handler, an exec job's command line. */
+	if (!rc && j->kind == JD_KIND_CALL && j->handler)
+		rc = member(out, "fn") || jd_json_text_string(out, j->handler->name);
+	if (!rc && j->exec && j->exec->spec.argv)
+		rc = member(out, "command") || command_text(out, j->exec->spec.argv);
 	if (!rc && j->started_ms && s >= JD_RUNNING)
 		rc = member(out, "started_ms") || jd_json_text_int(out, (int64_t)j->started_ms);
 	if (!rc && jd_state_final(s)) {
@@ -212,4 +289,61 @@ int jd_reply_text_start(struct jp_buf *b, int64_t id)
 			       (id == JP_ID_NONE ? put(b, "null") : jd_json_text_int(b, id))
 		       ? JSCHED_ENOMEM
 		       : 0;
+}
+
+/* strv_json: a NULL-terminated string vector as an array of strings, cut at '=' when
+ * `names` (an environment's names only).  New reference, or NULL. */
+static json_t *strv_json(char *const *v, bool names)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && v && v[i]; i++) {
+		size_t len = names ? strcspn(v[i], "=") : strlen(v[i]);
+
+		if (json_array_append_new(a, json_stringn(v[i], len)) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+json_t *jd_record_detail(struct jd_daemon *d, const struct jd_job *j)
+{
+	struct jp_buf b;
+	json_t *rec = NULL, *after = json_array(), *any_of = json_array();
+	int rc;
+
+	jp_buf_init(&b);
+	rc = jd_record_text(&b, d, j, j->state);
+	if (!rc)
+		rec = json_loadb((const char *)b.data, b.len, 0, NULL);
+	jp_buf_free(&b);
+	rc = !rec || !after || !any_of;
+	for (uint32_t i = 0; !rc && i < j->n_deps; i++)
+		rc = json_array_append_new(j->deps[i].any ? any_of : after,
+					   json_integer((json_int_t)j->deps[i].id));
+	if (!rc && json_array_size(after))
+		rc = json_object_set(rec, "after", after);
+	if (!rc && json_array_size(any_of))
+		rc = json_object_set(rec, "any_of", any_of);
+	if (!rc && j->exec) {
+		const struct jd_exec_spec *s = &j->exec->spec;
+
+		rc = json_object_set_new(rec, "argv", strv_json(s->argv, false)) ||
+		     json_object_set_new(rec, "cwd", json_string(s->cwd ? s->cwd : "/")) ||
+		     json_object_set_new(rec, "env_keys", strv_json(s->env, true)) ||
+		     json_object_set_new(rec, "stdin_bytes", json_integer((json_int_t)s->stdin_len)) ||
+		     (s->timeout_ms &&
+		      json_object_set_new(rec, "timeout_ms", json_integer((json_int_t)s->timeout_ms)));
+	} else if (!rc) {
+		rc = json_object_set_new(rec, "args", j->args ? json_incref(j->args) : json_null());
+	}
+	json_decref(after);
+	json_decref(any_of);
+	if (rc) {
+		json_decref(rec);
+		return NULL;
+	}
+	return rec;
 }

@@ -273,6 +273,9 @@ struct jsched_result {
 	char *reason;	     /* and a sentence for people */
 	bool cancelling;     /* jsched_cancel_many: a running job asked to stop */
 	char *json;	     /* the whole record as the daemon sent it (JSON text, its bytes) */
+	char *fn;	     /* call: the handler's name */
+	char *command;	     /* exec: the command line, quoted as a shell reads it, cut after
+				256 bytes with "..." (status "detail" has the whole argv) */
 };
 
 JSCHED_API void jsched_result_free(struct jsched_result *result);

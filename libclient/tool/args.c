@@ -24,7 +24,7 @@ static const char help_main[] =
 	"Talk to jschedd, the job server of this machine.\n"
 	"\n"
 	"Commands:\n"
-	"  submit    submit a job: a command after --, or a call with --fn\n"
+	"  submit    submit a job: a command (after -- if it starts with -), or --fn\n"
 	"  wait      wait for jobs to end\n"
 	"  status    show jobs' state and result\n"
 	"  cancel    cancel jobs\n"
@@ -35,9 +35,10 @@ static const char help_main[] =
 	"  top       a live view of clients, queues, workers and latencies\n"
 	"  drain     cancel all your jobs that have not started\n"
 	"  admin     reload | set-client | shutdown (admin uid only)\n"
+	"  call      send any protocol request and print the reply\n"
 	"  help      help [COMMAND]: this text, or a command's\n"
 	"\n"
-	"Options:\n"
+	"Options (before or after the command):\n"
 	"  -s, --socket PATH  the daemon's socket (default: $JSCHED_SOCKET, else\n"
 	"                     $XDG_RUNTIME_DIR/jschedd.sock, else /run/jschedd/jschedd.sock)\n"
 	"  -C, --client-name NAME  the client (tenant) name to submit as; the daemon's\n"
@@ -48,6 +49,7 @@ static const char help_main[] =
 	"  -V, --version      the version of this tool\n"
 	"\n"
 	"Durations are a number with a unit: 500ms, 10s, 1.5m, 2h (a bare number is seconds).\n"
+	"Every command that prints takes --json: the protocol's records and replies.\n"
 	"\n"
 	"Exit status:\n"
 	"   0  success (wait, submit --wait: the job succeeded)\n"
@@ -57,15 +59,17 @@ static const char help_main[] =
 	"  75  the --timeout expired before the jobs ended\n"
 	"  77  permission denied\n"
 	"  `submit --wait` and `wait` on one exec job exit with the job's status instead:\n"
-	"  its exit code, or 128+N when signal N killed it.\n";
+	"  its exit code, 128+N when signal N killed it, 127 when the command was not\n"
+	"  found and 126 when it could not be started, as a shell does.\n";
 
 static const char help_submit[] =
-	"usage: jsched submit [OPTIONS] -- COMMAND [ARG...]\n"
+	"usage: jsched submit [OPTIONS] [--] COMMAND [ARG...]\n"
 	"       jsched submit [OPTIONS] --fn NAME [--args JSON]\n"
 	"       jsched submit --batch FILE [--wait [--timeout DURATION]] [--json]\n"
 	"\n"
 	"Submit one job and print its id.  An exec job runs COMMAND with this shell's working\n"
-	"directory and environment unless told otherwise; a call job runs the daemon's handler\n"
+	"directory and environment unless told otherwise (the first word that is not an option\n"
+	"starts the command; put -- before a command that starts with -); a call job runs the daemon's handler\n"
 	"NAME with the JSON arguments.  --batch submits a JSON array of job specs (PROTOCOL.md\n"
 	"section 4; with \"ref\" and \"after\": [\"ref\"] a graph), all or none, and prints\n"
 	"their ids in order; with --wait it waits for all and exits 0 if all succeeded.\n"
@@ -86,7 +90,8 @@ static const char help_submit[] =
 	"  --batch FILE         submit the array of specs in FILE (- for stdin)\n"
 	"  -w, --wait           wait for the job and exit with its status\n"
 	"  --timeout DURATION   with --wait: give up after DURATION (exit 75)\n"
-	"  --json               print the daemon's reply as JSON\n";
+	"  --json               print the reply as JSON: {\"job\": ID} ({\"jobs\", \"refs\"}\n"
+	"                       for --batch); with --wait the job's record\n";
 
 static const char help_wait[] =
 	"usage: jsched wait [--any] [--timeout DURATION] [--json] ID...\n"
@@ -100,51 +105,71 @@ static const char help_wait[] =
 	"  --json               print the results as JSON\n";
 
 static const char help_status[] =
-	"usage: jsched status [-l | --json] ID...\n"
+	"usage: jsched status [-l] [--json] ID...\n"
 	"\n"
-	"Print each job's state, and its result once it has ended, one a line.\n"
+	"Print each job's state, and its result once it has ended, one a line.  An id that\n"
+	"does not exist (or is not yours) gets an error line; the others are still shown\n"
+	"(exit 1 if any failed).\n"
 	"\n"
-	"  -l, --long  every member of the record, one a line: client, priority, times ...\n"
-	"  --json      print the daemon's JSON\n";
+	"  -l, --long  every member, one a line: client, times, and what the spec said\n"
+	"              (argv, cwd, the environment's names, dependencies, arguments)\n"
+	"  --json      print the records as JSON ({\"jobs\": [...]}; with -l, with the spec)\n";
 
 static const char help_cancel[] =
-	"usage: jsched cancel ID...\n"
+	"usage: jsched cancel [--json] ID...\n"
 	"\n"
 	"Cancel jobs: a job not started yet never runs; a running one is told to stop.\n"
-	"Exits 1 if any could not be cancelled (the reason is printed).\n";
+	"Exits 1 if any could not be cancelled (the reason is printed).\n"
+	"\n"
+	"  --json  print the reply as JSON ({\"jobs\": [{\"job\", \"state\", \"cancelling\"}]})\n";
 
 static const char help_ls[] =
-	"usage: jsched ls [--state STATE[,STATE...]] [--client NAME] [--all] [--json]\n"
+	"usage: jsched ls [--state LIST] [--client NAME] [--name GLOB] [--all]\n"
+	"                 [--limit N] [--sort [-]COLUMN] [-o COLUMNS] [--no-headings] [--json]\n"
 	"\n"
-	"List your jobs the daemon still knows, one a line: id, state, name, kind.\n"
+	"List your jobs the daemon still knows, a table as wide as the terminal (the\n"
+	"command is shortened to fit): by default the newest 50, and how many more there are.\n"
 	"\n"
-	"  --state LIST  only jobs in these states: waiting, queued, running, succeeded,\n"
-	"                failed, cancelled, expired, dropped\n"
-	"  --client NAME only jobs charged to client NAME\n"
-	"  --all         every uid's jobs (admin only)\n"
-	"  --json        print the records as JSON, one a line\n";
+	"  --state LIST    only jobs in these states (comma-separated): waiting, queued,\n"
+	"                  running, succeeded, failed, cancelled, expired, dropped\n"
+	"  --client NAME   only jobs charged to client NAME\n"
+	"  --name GLOB     only jobs whose name matches GLOB (shell pattern: 'ci-*')\n"
+	"  --all           every uid's jobs (admin only)\n"
+	"  --limit N       show at most N jobs (default 50; 0: all of them)\n"
+	"  --sort COLUMN   order by COLUMN (default id); -COLUMN for the other way\n"
+	"  -o, --output COLUMNS  the columns, comma-separated (default\n"
+	"                  id,state,client,age,run,result,name,command); also kind, uid,\n"
+	"                  priority, submitted, started, finished, waited\n"
+	"  --no-headings   no title line (for scripts and completions)\n"
+	"  --json          print {\"jobs\": [records], \"not_shown\": N} as JSON\n"
+	"\n"
+	"Columns: AGE since submitted; WAITED from submitted to started (or to now);\n"
+	"RUN the run time (so far, while running); RESULT the exit code, signal, value or\n"
+	"cause; COMMAND the command line or the handler.\n";
 
 static const char help_output[] =
-	"usage: jsched output [--stdout | --stderr] ID\n"
+	"usage: jsched output [--stdout | --stderr | --json] ID\n"
 	"\n"
 	"Print an exec job's captured standard output to stdout and its standard error to\n"
 	"stderr, byte for byte.  A note on stderr says when the daemon truncated either.\n"
 	"\n"
 	"  --stdout  only the standard output\n"
-	"  --stderr  only the standard error\n";
+	"  --stderr  only the standard error\n"
+	"  --json    print the reply as JSON (base64 data, bytes, truncated, complete)\n";
 
 static const char help_watch[] =
 	"usage: jsched watch [--since SEQ [--instance ID]] [-n COUNT] [--json]\n"
 	"\n"
 	"Print events about your jobs as they happen, one a line, until interrupted: the event's\n"
-	"number, when, the job, its state.  The first line (on stderr) names the daemon's\n"
-	"instance and its last event number, for a later --since.\n"
+	"number, when, the job, its state.  The first line (on stderr; with --json on\n"
+	"stdout: {\"seq\", \"instance\"}, as the watch reply) names the daemon's instance\n"
+	"and its last event number, for a later --since.\n"
 	"\n"
 	"  --since SEQ   first replay the retained events after SEQ (to resume without gaps)\n"
 	"  --instance ID the instance SEQ belongs to; if the daemon restarted since, the\n"
 	"                events are gone and watch says so (exit 1)\n"
 	"  -n COUNT      stop after COUNT events\n"
-	"  --json        print each event's JSON\n";
+	"  --json        print each event as JSON, one a line\n";
 
 static const char help_metrics[] =
 	"usage: jsched metrics [--json]\n"
@@ -152,40 +177,55 @@ static const char help_metrics[] =
 	"Show the daemon's metrics: counters, latency percentiles, clients and their\n"
 	"share, workers.\n"
 	"\n"
-	"  --json  print the metrics document as the daemon sent it\n";
+	"  --json  print the metrics document as JSON\n";
 
 static const char help_top[] =
 	"usage: jsched top [--once | -n COUNT] [--interval DURATION]\n"
 	"\n"
-	"A live view of the daemon: clients, queues, workers and latencies, redrawn every\n"
-	"interval until interrupted.\n"
+	"A live view of the daemon: clients and their queues beside the jobs (running,\n"
+	"then queued), latencies, workers, redrawn every interval.  Keys: q quits; s sorts\n"
+	"the clients by the next column; j, c, w switch between jobs, clients and workers\n"
+	"views (tab: the next view); space redraws now.  Not on a terminal, it prints\n"
+	"screens one after another.\n"
 	"\n"
 	"  --once               print one screen and exit (for scripts)\n"
 	"  -n COUNT             print COUNT screens and exit\n"
 	"  --interval DURATION  time between screens (default 1s)\n";
 
 static const char help_drain[] =
-	"usage: jsched drain [--client NAME] [--running]\n"
+	"usage: jsched drain [--client NAME] [--running] [--json]\n"
 	"\n"
 	"Cancel, in bulk, your jobs that have not started (queued and waiting) and print how\n"
 	"many.  By default those charged to this connection's client name.\n"
 	"\n"
 	"  --client NAME  those charged to client NAME instead (another uid's needs admin)\n"
-	"  --running      also ask the running ones to stop\n";
+	"  --running      also ask the running ones to stop\n"
+	"  --json         print the reply as JSON ({\"cancelled\", \"cancelling\"})\n";
 
 static const char help_admin[] =
-	"usage: jsched admin reload\n"
+	"usage: jsched admin reload [--json]\n"
 	"       jsched admin set-client CLIENT [--weight W] [--max-queued N] [--overflow HOW]\n"
-	"       jsched admin shutdown [--immediate]\n"
+	"                               [--json]\n"
+	"       jsched admin shutdown [--immediate] [--json]\n"
 	"\n"
 	"Administrative operations; the daemon allows them to admin uids only.\n"
 	"\n"
 	"  reload        re-read the configuration file\n"
-	"  set-client    set a client's weight (its share, 1..10000), its queued-job limit, and\n"
-	"                what happens when its queue is full: --overflow reject, drop_oldest,\n"
-	"                drop_newest or block\n"
+	"  set-client    set a client's weight (its share, 1..1000000), its queued-job limit,\n"
+	"                and what happens when its queue is full: --overflow reject,\n"
+	"                drop_oldest, drop_newest or block; a client that has not connected\n"
+	"                yet gets them when it does\n"
 	"  shutdown      stop the daemon: by default after the jobs it holds have ended;\n"
-	"                --immediate cancels them\n";
+	"                --immediate cancels them\n"
+	"  --json        print the daemon's reply as JSON\n";
+
+static const char help_call[] =
+	"usage: jsched call OP [JSON]\n"
+	"\n"
+	"Send one request of the protocol (proto/PROTOCOL.md section 6): op OP with the members\n"
+	"of the JSON object (default {}); the tool adds \"op\" and \"id\".  Prints the reply as\n"
+	"JSON, also when the daemon refused it (then exits as for any refusal).  The escape\n"
+	"hatch for scripts and debugging: jsched call status '{\"job\": 5, \"detail\": true}'.\n";
 
 static const char *const verb_names[CLI_VERB_COUNT] = {
 	[CLI_HELP] = "help",
@@ -203,6 +243,7 @@ static const char *const verb_names[CLI_VERB_COUNT] = {
 	[CLI_ADMIN_RELOAD] = "admin reload",
 	[CLI_ADMIN_SET_CLIENT] = "admin set-client",
 	[CLI_ADMIN_SHUTDOWN] = "admin shutdown",
+	[CLI_CALL] = "call",
 };
 
 /* cli_help: see args.h. */
@@ -222,6 +263,7 @@ const char *cli_help(enum cli_verb verb)
 	case CLI_ADMIN_RELOAD:
 	case CLI_ADMIN_SET_CLIENT:
 	case CLI_ADMIN_SHUTDOWN: return help_admin;
+	case CLI_CALL: return help_call;
 	default: return help_main;
 	}
 }
@@ -243,6 +285,20 @@ struct opt {
 	char shrt;	  /* the short form, or 0 */
 	bool arg;	  /* takes a value */
 	int id;
+};
+
+enum {
+	O_FN = 1, O_ARGS, O_NAME, O_PRIORITY, O_DEADLINE, O_TIME_LIMIT, O_COST, O_AFTER, O_ANY_OF,
+	O_CWD, O_ENV, O_CLEAR_ENV, O_STDIN, O_WAIT, O_TIMEOUT, O_JSON, O_ANY, O_STATE, O_STDOUT,
+	O_STDERR, O_SINCE, O_COUNT, O_ONCE, O_INTERVAL, O_WEIGHT, O_MAX_QUEUED, O_IMMEDIATE,
+	O_SOCKET, O_VERSION, O_CLIENT, O_RUNNING, O_ALL, O_OVERFLOW, O_BATCH, O_INSTANCE, O_REPLY_TIMEOUT,
+	O_LONG, O_CLIENT_NAME, O_LIMIT, O_SORT, O_COLUMNS, O_NAME_GLOB, O_NO_HEADINGS,
+};
+
+/* The options of jsched itself, accepted before the command and after it. */
+static const struct opt global_opts[] = {
+	{ "socket", 's', true, O_SOCKET }, { "client-name", 'C', true, O_CLIENT_NAME },
+	{ "reply-timeout", 0, true, O_REPLY_TIMEOUT }, { NULL, 0, false, 0 },
 };
 
 enum { OPT_END = -1, OPT_POSITIONAL = -2, OPT_ERROR = -3, OPT_HELP = -4, OPT_DASHDASH = -5 };
@@ -283,6 +339,9 @@ static int next_opt(struct parser *p, const struct opt *opts)
 		for (const struct opt *q = opts; q && q->name; q++)
 			if (strlen(q->name) == len && strncmp(q->name, name, len) == 0)
 				o = q;
+		for (const struct opt *q = global_opts; o == NULL && q->name; q++)
+			if (strlen(q->name) == len && strncmp(q->name, name, len) == 0)
+				o = q;
 		if (o == NULL)
 			return fail(p, "unknown option '%.*s' (see --help)", (int)(len + 2), a);
 		if (name[len] == '=') {
@@ -293,6 +352,9 @@ static int next_opt(struct parser *p, const struct opt *opts)
 	} else {
 		for (const struct opt *q = opts; q && q->name; q++)
 			if (q->shrt != 0 && q->shrt == a[1])
+				o = q;
+		for (const struct opt *q = global_opts; o == NULL && q->name; q++)
+			if (q->shrt == a[1])
 				o = q;
 		if (o == NULL)
 			return fail(p, "unknown option '-%c' (see --help)", a[1]);
@@ -396,13 +458,58 @@ static int no_positional(struct parser *p)
 	return fail(p, "unexpected argument '%s' (see --help)", p->argv[p->i]);
 }
 
-enum {
-	O_FN = 1, O_ARGS, O_NAME, O_PRIORITY, O_DEADLINE, O_TIME_LIMIT, O_COST, O_AFTER, O_ANY_OF,
-	O_CWD, O_ENV, O_CLEAR_ENV, O_STDIN, O_WAIT, O_TIMEOUT, O_JSON, O_ANY, O_STATE, O_STDOUT,
-	O_STDERR, O_SINCE, O_COUNT, O_ONCE, O_INTERVAL, O_WEIGHT, O_MAX_QUEUED, O_IMMEDIATE,
-	O_SOCKET, O_VERSION, O_CLIENT, O_RUNNING, O_ALL, O_OVERFLOW, O_BATCH, O_INSTANCE, O_REPLY_TIMEOUT,
-	O_LONG,
-};
+/* global_opt: take option id if it is one of jsched's own (global_opts), wherever it
+ * stood.  Returns 1 if it was, 0 if not, OPT_ERROR with the message set. */
+static int global_opt(struct parser *p, struct cli_cmd *cmd, int id)
+{
+	switch (id) {
+	case O_CLIENT_NAME:
+		cmd->client_name = p->val;
+		return 1;
+	case O_REPLY_TIMEOUT:
+		return parse_duration(p, "--reply-timeout", p->val, &cmd->reply_timeout_ms) < 0 ? OPT_ERROR : 1;
+	case O_SOCKET:
+		if (p->val[0] == '\0')
+			return fail(p, "--socket: empty path");
+		cmd->socket = p->val;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* ---- the columns of ls ---------------------------------------------------------------- */
+
+const char *const cli_ls_columns[] = { "id", "state", "kind", "client", "uid", "priority", "name",
+				       "age", "waited", "run", "result", "command", "submitted",
+				       "started", "finished", NULL };
+const char cli_ls_default_columns[] = "id,state,client,age,run,result,name,command";
+
+/* cli_ls_column: see args.h. */
+int cli_ls_column(const char *s, size_t len)
+{
+	for (int i = 0; cli_ls_columns[i] != NULL; i++)
+		if (strlen(cli_ls_columns[i]) == len && strncasecmp(cli_ls_columns[i], s, len) == 0)
+			return i;
+	return -1;
+}
+
+/* check_columns: every name in the comma-separated list is a column of ls. */
+static int check_columns(struct parser *p, const char *what, const char *list)
+{
+	if (list[0] == '\0')
+		return fail(p, "%s: no column named", what);
+	for (const char *s = list; *s != '\0';) {
+		size_t len = strcspn(s, ",");
+		if (cli_ls_column(s, len) < 0)
+			return fail(p, "%s: unknown column '%.*s' (id, state, kind, client, uid, priority, name, "
+				       "age, waited, run, result, command, submitted, started, finished)",
+				    what, (int)len, s);
+		s += len + (s[len] == ',');
+	}
+	return 0;
+}
+
 
 static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 {
@@ -428,8 +535,10 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 			p->i = p->argc;
 			goto done;
 		case OPT_POSITIONAL:
-			return fail(p, "unexpected argument '%s': put the command after -- "
-				       "(jsched submit -- %s ...)", p->argv[p->i], p->argv[p->i]);
+			/* The command's first word: the rest is the command's. */
+			cmd->command = p->argv + p->i;
+			p->i = p->argc;
+			goto done;
 		case OPT_ERROR:
 			return OPT_ERROR;
 		case OPT_HELP:
@@ -486,8 +595,14 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 			timeout = true;
 			break;
 		case O_JSON: cmd->json = true; break;
-		default:
-			return fail(p, "internal error: option %d", id);
+		default: {
+			int g = global_opt(p, cmd, id);
+			if (g < 0)
+				return OPT_ERROR;
+			if (g == 0)
+				return fail(p, "internal error: option %d", id);
+			break;
+		}
 		}
 	}
 done:
@@ -505,9 +620,9 @@ done:
 		return 0;
 	}
 	if (cmd->fn != NULL && cmd->command != NULL)
-		return fail(p, "give either --fn NAME or a command after --, not both");
+		return fail(p, "give either --fn NAME or a command, not both");
 	if (cmd->fn == NULL && cmd->command == NULL)
-		return fail(p, "nothing to run: give a command after --, --fn NAME or --batch FILE");
+		return fail(p, "nothing to run: give a command, --fn NAME or --batch FILE");
 	if (cmd->command != NULL && cmd->command[0] == NULL)
 		return fail(p, "no command after --");
 	if (cmd->args != NULL && cmd->fn == NULL)
@@ -633,20 +748,86 @@ static int parse_generic(struct parser *p, struct cli_cmd *cmd, const struct opt
 		case O_ANY: cmd->any = true; break;
 		case O_STDOUT: cmd->out_only = true; break;
 		case O_STDERR: cmd->err_only = true; break;
-		default:
-			return fail(p, "internal error: option %d", id);
+		case O_LIMIT: {
+			uint64_t n;
+			if (parse_u64(p, "--limit", p->val, 0, &n) < 0)
+				return OPT_ERROR;
+			cmd->limit = n > LONG_MAX ? LONG_MAX : (long)n;
+			break;
+		}
+		case O_SORT:
+			if (check_columns(p, "--sort", p->val + (p->val[0] == '-')) < 0)
+				return OPT_ERROR;
+			if (strchr(p->val, ',') != NULL)
+				return fail(p, "--sort: one column, not '%s'", p->val);
+			cmd->sort = p->val;
+			break;
+		case O_COLUMNS:
+			if (check_columns(p, "-o", p->val) < 0)
+				return OPT_ERROR;
+			cmd->columns = p->val;
+			break;
+		case O_NAME_GLOB: cmd->name_glob = p->val; break;
+		case O_NO_HEADINGS: cmd->no_headings = true; break;
+		default: {
+			int g = global_opt(p, cmd, id);
+			if (g < 0)
+				return OPT_ERROR;
+			if (g == 0)
+				return fail(p, "internal error: option %d", id);
+			break;
+		}
+		}
+	}
+}
+
+/* call OP [JSON]: two operands, jsched's own options anywhere. */
+static int parse_call(struct parser *p, struct cli_cmd *cmd, const struct opt *opts)
+{
+	for (;;) {
+		int id = next_opt(p, opts);
+		switch (id) {
+		case OPT_END:
+			if (cmd->op == NULL)
+				return fail(p, "expected an operation (jsched call status '{\"job\": 5}')");
+			return 0;
+		case OPT_POSITIONAL:
+		case OPT_DASHDASH:
+			if (id == OPT_DASHDASH && p->i >= p->argc)
+				break;
+			if (cmd->op == NULL)
+				cmd->op = p->argv[p->i++];
+			else if (cmd->op_json == NULL)
+				cmd->op_json = p->argv[p->i++];
+			else
+				return no_positional(p);
+			break;
+		case OPT_ERROR:
+			return OPT_ERROR;
+		case OPT_HELP:
+			cmd->help_for = cmd->verb;
+			cmd->verb = CLI_HELP;
+			return 0;
+		default: {
+			int g = global_opt(p, cmd, id);
+			if (g <= 0)
+				return g < 0 ? OPT_ERROR : fail(p, "internal error: option %d", id);
+			break;
+		}
 		}
 	}
 }
 
 static int parse_admin(struct parser *p, struct cli_cmd *cmd)
 {
-	static const struct opt none[] = { { NULL, 0, false, 0 } };
+	static const struct opt none[] = { { "json", 0, false, O_JSON }, { NULL, 0, false, 0 } };
 	static const struct opt set_client[] = {
 		{ "weight", 0, true, O_WEIGHT }, { "max-queued", 0, true, O_MAX_QUEUED },
-		{ "overflow", 0, true, O_OVERFLOW }, { NULL, 0, false, 0 },
+		{ "overflow", 0, true, O_OVERFLOW }, { "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
 	};
-	static const struct opt shutdown[] = { { "immediate", 0, false, O_IMMEDIATE }, { NULL, 0, false, 0 } };
+	static const struct opt shutdown[] = {
+		{ "immediate", 0, false, O_IMMEDIATE }, { "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
+	};
 	int r = next_opt(p, none);
 	if (r == OPT_HELP || r == OPT_END) {
 		cmd->help_for = CLI_ADMIN_RELOAD;
@@ -690,12 +871,9 @@ static int parse_admin(struct parser *p, struct cli_cmd *cmd)
 /* cli_parse: see args.h. */
 int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errlen)
 {
-	static const struct opt global[] = {
-		{ "socket", 's', true, O_SOCKET }, { "client-name", 'C', true, O_CLIENT },
-		{ "reply-timeout", 0, true, O_REPLY_TIMEOUT },
-		{ "version", 'V', false, O_VERSION }, { NULL, 0, false, 0 },
-	};
+	static const struct opt global[] = { { "version", 'V', false, O_VERSION }, { NULL, 0, false, 0 } };
 	static const struct opt no_opts[] = { { NULL, 0, false, 0 } };
+	static const struct opt cancel_opts[] = { { "json", 0, false, O_JSON }, { NULL, 0, false, 0 } };
 	static const struct opt json_only[] = { { "json", 0, false, O_JSON }, { NULL, 0, false, 0 } };
 	static const struct opt status_opts[] = {
 		{ "long", 'l', false, O_LONG }, { "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
@@ -705,10 +883,13 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
 	};
 	static const struct opt output_opts[] = {
-		{ "stdout", 0, false, O_STDOUT }, { "stderr", 0, false, O_STDERR }, { NULL, 0, false, 0 },
+		{ "stdout", 0, false, O_STDOUT }, { "stderr", 0, false, O_STDERR },
+		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
 	};
 	static const struct opt ls_opts[] = {
 		{ "state", 0, true, O_STATE }, { "client", 0, true, O_CLIENT }, { "all", 0, false, O_ALL },
+		{ "name", 0, true, O_NAME_GLOB }, { "limit", 0, true, O_LIMIT }, { "sort", 0, true, O_SORT },
+		{ "output", 'o', true, O_COLUMNS }, { "no-headings", 0, false, O_NO_HEADINGS },
 		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
 	};
 	static const struct opt watch_opts[] = {
@@ -720,7 +901,8 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 		{ "interval", 0, true, O_INTERVAL }, { NULL, 0, false, 0 },
 	};
 	static const struct opt drain_opts[] = {
-		{ "client", 0, true, O_CLIENT }, { "running", 0, false, O_RUNNING }, { NULL, 0, false, 0 },
+		{ "client", 0, true, O_CLIENT }, { "running", 0, false, O_RUNNING },
+		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
 	};
 
 	memset(cmd, 0, sizeof *cmd);
@@ -729,6 +911,7 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 	cmd->interval_ms = 1000;
 	cmd->since = -1;
 	cmd->reply_timeout_ms = -1;
+	cmd->limit = CLI_LS_DEFAULT_LIMIT;
 	if (errlen > 0)
 		err[0] = '\0';
 	struct parser p = { .argc = argc, .argv = argv, .i = 1, .cmd = "jsched", .err = err, .errlen = errlen };
@@ -750,23 +933,11 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 			cmd->verb = CLI_VERSION;
 			return CLI_EXIT_OK;
 		}
-		if (id == O_CLIENT) {
-			cmd->client_name = p.val;
+		int g = global_opt(&p, cmd, id);
+		if (g < 0)
+			return CLI_EXIT_USAGE;
+		if (g > 0)
 			continue;
-		}
-		if (id == O_REPLY_TIMEOUT) {
-			if (parse_duration(&p, "--reply-timeout", p.val, &cmd->reply_timeout_ms) < 0)
-				return CLI_EXIT_USAGE;
-			continue;
-		}
-		if (id == O_SOCKET) {
-			if (p.val[0] == '\0') {
-				fail(&p, "--socket: empty path");
-				return CLI_EXIT_USAGE;
-			}
-			cmd->socket = p.val;
-			continue;
-		}
 		if (id == OPT_DASHDASH) {
 			fail(&p, "expected a command before -- (see jsched --help)");
 			return CLI_EXIT_USAGE;
@@ -797,6 +968,8 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 		cmd->help_for = CLI_HELP;
 		if (p.i < argc) {
 			const char *what = argv[p.i++];
+			if (strcmp(what, "-h") == 0 || strcmp(what, "--help") == 0)
+				return CLI_EXIT_OK; /* help --help: the tool's help */
 			for (v = CLI_SUBMIT; v < CLI_VERB_COUNT; v++)
 				if (strcmp(what, verb_names[v]) == 0 || (strcmp(what, "admin") == 0 &&
 									 v == CLI_ADMIN_RELOAD))
@@ -812,7 +985,8 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 	case CLI_SUBMIT: r = parse_submit(&p, cmd); break;
 	case CLI_WAIT: r = parse_generic(&p, cmd, wait_opts, SOME_IDS); break;
 	case CLI_STATUS: r = parse_generic(&p, cmd, status_opts, SOME_IDS); break;
-	case CLI_CANCEL: r = parse_generic(&p, cmd, no_opts, SOME_IDS); break;
+	case CLI_CANCEL: r = parse_generic(&p, cmd, cancel_opts, SOME_IDS); break;
+	case CLI_CALL: r = parse_call(&p, cmd, no_opts); break;
 	case CLI_OUTPUT: r = parse_generic(&p, cmd, output_opts, ONE_ID); break;
 	case CLI_LS: r = parse_generic(&p, cmd, ls_opts, NO_IDS); break;
 	case CLI_WATCH: r = parse_generic(&p, cmd, watch_opts, NO_IDS); break;

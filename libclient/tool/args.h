@@ -20,6 +20,8 @@ enum cli_exit {
 	CLI_EXIT_UNAVAILABLE = 69,  /* no daemon at the socket, or it hung up */
 	CLI_EXIT_TIMEOUT = 75,	    /* --timeout expired before the jobs finished */
 	CLI_EXIT_PERMISSION = 77,   /* the daemon said permission_denied */
+	CLI_EXIT_CANNOT_RUN = 126,  /* submit --wait: the command could not be started */
+	CLI_EXIT_NOT_FOUND = 127,   /* submit --wait: the command was not found */
 };
 
 enum cli_verb {
@@ -38,6 +40,7 @@ enum cli_verb {
 	CLI_ADMIN_RELOAD,
 	CLI_ADMIN_SET_CLIENT,
 	CLI_ADMIN_SHUTDOWN,
+	CLI_CALL,
 	CLI_VERB_COUNT,
 };
 
@@ -49,7 +52,7 @@ struct cli_cmd {
 	const char *socket;	/* --socket, or NULL for the default path */
 	const char *client_name; /* --client-name, or NULL for the daemon's default */
 	int64_t reply_timeout_ms; /* --reply-timeout, or -1: wait as long as it takes */
-	bool json;		/* --json: print the daemon's JSON as it came */
+	bool json;		/* --json: print the protocol's JSON (made by jansson) */
 	bool longform;		/* status -l: every member, one a line */
 
 	/* submit */
@@ -78,6 +81,12 @@ struct cli_cmd {
 	bool any;	     /* wait --any */
 	int64_t timeout_ms;  /* wait --timeout, submit --wait --timeout; -1: no limit */
 	const char *states;  /* ls --state, comma-separated */
+	const char *columns; /* ls -o: column names, comma-separated (checked), or NULL */
+	const char *sort;    /* ls --sort COLUMN ("-COLUMN": descending), or NULL: by id */
+	long limit;	     /* ls --limit: rows shown (0: all) */
+	const char *name_glob; /* ls --name: only jobs whose name matches this glob */
+	bool no_headings;    /* ls --no-headings */
+	const char *op, *op_json; /* call OP [JSON] */
 	bool out_only, err_only; /* output --stdout / --stderr */
 	int64_t since;	     /* watch --since, or -1: live events only */
 	const char *instance; /* watch --instance */
@@ -98,6 +107,17 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 
 /* cli_help returns the help text of a subcommand (CLI_HELP: the whole tool's). */
 const char *cli_help(enum cli_verb verb);
+
+/* The columns of `jsched ls` (names as -o and --sort take them, in upper or lower case),
+ * in their order, ending with NULL; cli_ls_default_columns is the default -o. */
+extern const char *const cli_ls_columns[];
+extern const char cli_ls_default_columns[];
+
+/* cli_ls_column returns the index in cli_ls_columns of the column named by the len bytes
+ * at s (any case), or -1. */
+int cli_ls_column(const char *s, size_t len);
+
+enum { CLI_LS_DEFAULT_LIMIT = 50 };
 
 /* cli_parse_duration parses "500ms", "10s", "1.5m", "2h" or a bare number of seconds into
  * milliseconds.  Returns 0 or -1 (not a duration, or negative). */

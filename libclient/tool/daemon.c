@@ -30,27 +30,121 @@ static const char *num(const json_t *obj, const char *key, char *buf)
 	return buf;
 }
 
-static void print_latency_row(FILE *f, const char *label, const json_t *lat)
+/* A number member, or -1 when absent. */
+static double numv(const json_t *obj, const char *key)
 {
-	char a[32], b[32], c[32], d[32], e[32];
-	fprintf(f, "  %-12s %10s %10s %10s %10s %10s\n", label, num(lat, "p50", a), num(lat, "p90", b),
-		num(lat, "p99", c), num(lat, "max", d), num(lat, "count", e));
+	const json_t *v = json_object_get(obj, key);
+	return json_is_number(v) ? json_number_value(v) : -1;
 }
 
-static void print_uptime(FILE *f, const json_t *m)
+/* A microseconds member in a person's units ("4.97 s"); buf 32 bytes. */
+static const char *us(const json_t *obj, const char *key, char *buf)
+{
+	return tool_us(buf, 32, numv(obj, key));
+}
+
+/* A count member, shortened ("12.3k"); buf 32 bytes. */
+static const char *cnt(const json_t *obj, const char *key, char *buf)
+{
+	return tool_count(buf, 32, numv(obj, key));
+}
+
+/* tool_uptime: see tool.h. */
+const char *tool_uptime(char *buf, size_t len, const json_t *m)
 {
 	const json_t *v = json_object_get(m, "uptime_ms");
 	if (!json_is_integer(v)) {
-		fputs("-", f);
-		return;
+		snprintf(buf, len, "-");
+		return buf;
 	}
 	long long s = json_integer_value(v) / 1000;
 	if (s >= 86400)
-		fprintf(f, "%lldd %02lldh %02lldm", s / 86400, s % 86400 / 3600, s % 3600 / 60);
+		snprintf(buf, len, "%lldd %02lldh %02lldm", s / 86400, s % 86400 / 3600, s % 3600 / 60);
 	else if (s >= 3600)
-		fprintf(f, "%lldh %02lldm %02llds", s / 3600, s % 3600 / 60, s % 60);
+		snprintf(buf, len, "%lldh %02lldm %02llds", s / 3600, s % 3600 / 60, s % 60);
 	else
-		fprintf(f, "%lldm %02llds", s / 60, s % 60);
+		snprintf(buf, len, "%lldm %02llds", s / 60, s % 60);
+	return buf;
+}
+
+/* Add a line of cells (NULL-terminated) to tb; false when memory ran out. */
+static bool row(struct libscols_table *tb, const char *const *cells)
+{
+	struct libscols_line *ln = scols_table_new_line(tb, NULL);
+	for (size_t i = 0; ln != NULL && cells[i] != NULL; i++)
+		if (scols_line_set_data(ln, i, cells[i]) != 0)
+			return false;
+	return ln != NULL;
+}
+
+/* Print a table whose columns are titles (NULL-terminated; the first left-aligned and
+ * truncated if the terminal is narrow, the rest right-aligned) and whose rows come from
+ * fill(tb, arg). */
+static void print_table(const char *const *titles, bool (*fill)(struct libscols_table *, const void *),
+			const void *arg)
+{
+	struct libscols_table *tb = tool_table_new();
+	bool ok = tb != NULL;
+	for (size_t i = 0; ok && titles[i] != NULL; i++)
+		ok = tool_table_column(tb, titles[i], i == 0 ? 0.2 : 1, i == 0 ? SCOLS_FL_TRUNC : SCOLS_FL_RIGHT) != NULL;
+	if (ok && fill(tb, arg))
+		tool_table_print(tb);
+	else if (tb != NULL)
+		scols_unref_table(tb);
+}
+
+static bool fill_latency(struct libscols_table *tb, const void *arg)
+{
+	const json_t *lat = json_object_get(arg, "latency_us");
+	static const char *const kinds[] = { "queue_wait", "run", "end_to_end", NULL };
+	for (size_t i = 0; kinds[i] != NULL; i++) {
+		const json_t *h = json_object_get(lat, kinds[i]);
+		char a[32], b[32], c[32], d[32], e[32];
+		const char *cells[] = { kinds[i], us(h, "p50", a), us(h, "p90", b), us(h, "p99", c), us(h, "max", d),
+					cnt(h, "count", e), NULL };
+		if (!row(tb, cells))
+			return false;
+	}
+	return true;
+}
+
+/* tool_fill_clients: see tool.h. */
+bool tool_fill_clients(struct libscols_table *tb, const void *arg)
+{
+	size_t i;
+	const json_t *cl;
+	json_array_foreach(json_object_get(arg, "clients"), i, cl) {
+		const char *name = json_string_value(json_object_get(cl, "name"));
+		const json_t *q = json_object_get(cl, "queued");
+		char a[32], b[32], c[32], d[32], e[32], g[32], h[32], k[32], l[32], n[32];
+		const char *cells[] = { name != NULL ? name : "?", num(cl, "weight", a), cnt(q, "critical", b),
+					cnt(q, "high", c), cnt(q, "normal", d), cnt(q, "low", e), cnt(cl, "running", g),
+					cnt(cl, "succeeded", h), num(cl, "share", k), num(cl, "target_share", l),
+					us(json_object_get(json_object_get(cl, "latency_us"), "end_to_end"), "p99", n),
+					NULL };
+		if (!row(tb, cells))
+			return false;
+	}
+	return true;
+}
+
+/* tool_client_titles: see tool.h. */
+const char *const tool_client_titles[] = { "CLIENT", "WEIGHT", "CRIT", "HIGH", "NORMAL", "LOW", "RUNNING",
+					   "SUCCEEDED", "SHARE", "TARGET", "E2E P99", NULL };
+
+static bool fill_workers(struct libscols_table *tb, const void *arg)
+{
+	size_t i;
+	const json_t *w;
+	json_array_foreach(json_object_get(arg, "workers"), i, w) {
+		char id[32], a[32], b[32], c[32], d[32];
+		snprintf(id, sizeof id, "%zu", i);
+		const char *cells[] = { id, cnt(w, "tasks", a), cnt(w, "steals", b), cnt(w, "parks", c),
+					tool_duration(d, sizeof d, (int64_t)numv(w, "busy_ms")), NULL };
+		if (!row(tb, cells))
+			return false;
+	}
+	return true;
 }
 
 /* Print the metrics document m as a few tables. */
@@ -58,56 +152,38 @@ static void print_view(FILE *f, const json_t *m)
 {
 	char a[32], b[32], c[32], d[32], e[32], g[32];
 	const char *version = json_string_value(json_object_get(m, "version"));
-	fprintf(f, "%s\nup ", version != NULL ? version : "jschedd (version unknown)");
-	print_uptime(f, m);
-	fputc('\n', f);
+	fprintf(f, "%s\nup %s\n", version != NULL ? version : "jschedd (version unknown)", tool_uptime(a, sizeof a, m));
 
 	const json_t *jobs = json_object_get(m, "jobs");
-	static const char *const counters[] = { "submitted", "waiting", "queued", "running", "succeeded",
-						"failed", "cancelled", "expired", "dropped", "rejected", "retained",
-						"forgotten" };
-	fputs("\njobs        ", f);
-	for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
-		fprintf(f, " %s %s", counters[i], num(jobs, counters[i], a));
+	static const char *const now[] = { "waiting", "queued", "running", "retained", NULL };
+	static const char *const ever[] = { "submitted", "succeeded", "failed", "cancelled", "expired", "dropped",
+					    "rejected", "forgotten", NULL };
+	fputs("\njobs now    ", f);
+	for (size_t i = 0; now[i] != NULL; i++)
+		fprintf(f, " %s %s", now[i], num(jobs, now[i], a));
+	fputs("\njobs ever   ", f);
+	for (size_t i = 0; ever[i] != NULL; i++)
+		fprintf(f, " %s %s", ever[i], num(jobs, ever[i], a));
 	const json_t *tp = json_object_get(m, "throughput");
-	fprintf(f, "\nthroughput   %s/s over 1 s, %s/s over 10 s, %s/s over 60 s\n", num(tp, "1s", a),
+	fprintf(f, "\nthroughput   %s/s over 1 s, %s/s over 10 s, %s/s over 60 s\n\n", num(tp, "1s", a),
 		num(tp, "10s", b), num(tp, "60s", c));
+	fflush(f);
 
-	const json_t *lat = json_object_get(m, "latency_us");
-	fprintf(f, "\nlatency (us) %10s %10s %10s %10s %10s\n", "p50", "p90", "p99", "max", "count");
-	print_latency_row(f, "queue_wait", json_object_get(lat, "queue_wait"));
-	print_latency_row(f, "run", json_object_get(lat, "run"));
-	print_latency_row(f, "end_to_end", json_object_get(lat, "end_to_end"));
+	static const char *const lat_titles[] = { "LATENCY", "P50", "P90", "P99", "MAX", "COUNT", NULL };
+	print_table(lat_titles, fill_latency, m);
 
 	const json_t *fair = json_object_get(m, "fairness");
 	const char *policy = json_string_value(json_object_get(fair, "policy"));
 	const char *metric = json_string_value(json_object_get(fair, "metric"));
-	fprintf(f, "\nfairness     policy %s, Jain's index %s over %s backlogged clients, shares in %s\n",
+	fprintf(f, "\nfairness     policy %s, Jain's index %s over %s backlogged clients, shares in %s\n\n",
 		policy != NULL ? policy : "-", num(fair, "jain_index", a), num(fair, "backlogged", b),
 		metric != NULL ? metric : "-");
-
-	const json_t *clients = json_object_get(m, "clients");
-	fprintf(f, "\n%-16s %6s %6s %6s %6s %6s %8s %9s %8s %8s %10s\n", "CLIENT", "WEIGHT", "CRIT", "HIGH",
-		"NORMAL", "LOW", "RUNNING", "SUCCEEDED", "SHARE", "TARGET", "E2E p99 us");
-	size_t i;
-	const json_t *cl;
-	json_array_foreach(clients, i, cl) {
-		const char *name = json_string_value(json_object_get(cl, "name"));
-		const json_t *q = json_object_get(cl, "queued");
-		char h[32], k[32], l[32], n[32];
-		fprintf(f, "%-16s %6s %6s %6s %6s %6s %8s %9s %8s %8s %10s\n", name != NULL ? name : "?",
-			num(cl, "weight", a), num(q, "critical", b), num(q, "high", c), num(q, "normal", d),
-			num(q, "low", e), num(cl, "running", g), num(cl, "succeeded", h), num(cl, "share", k),
-			num(cl, "target_share", l),
-			num(json_object_get(json_object_get(cl, "latency_us"), "end_to_end"), "p99", n));
-	}
-
-	const json_t *workers = json_object_get(m, "workers");
-	fprintf(f, "\n%-8s %10s %10s %10s %10s\n", "WORKER", "TASKS", "STEALS", "PARKS", "BUSY ms");
-	const json_t *w;
-	json_array_foreach(workers, i, w)
-		fprintf(f, "%-8zu %10s %10s %10s %10s\n", i, num(w, "tasks", a), num(w, "steals", b),
-			num(w, "parks", c), num(w, "busy_ms", d));
+	fflush(f);
+	print_table(tool_client_titles, tool_fill_clients, m);
+	fputc('\n', f);
+	fflush(f);
+	static const char *const worker_titles[] = { "WORKER", "TASKS", "STEALS", "PARKS", "BUSY", NULL };
+	print_table(worker_titles, fill_workers, m);
 
 	const json_t *fib = json_object_get(m, "fibers");
 	const json_t *conn = json_object_get(m, "connections");
@@ -122,15 +198,17 @@ static void print_view(FILE *f, const json_t *m)
 		num(conn, "closed_over_limit", d), num(conn, "refused", e));
 }
 
-/* Fetch and parse the metrics document; NULL with the failure printed (*rc set). */
-static json_t *fetch(struct jsched_conn *conn, const struct cli_cmd *cmd, char **text, int *rc)
+/* tool_fetch_metrics: see tool.h. */
+json_t *tool_fetch_metrics(struct jsched_conn *conn, const struct cli_cmd *cmd, int *rc)
 {
-	int r = jsched_metrics(conn, text);
+	char *text = NULL;
+	int r = jsched_metrics(conn, &text);
 	if (r < 0) {
 		*rc = tool_fail(conn, cmd, r);
 		return NULL;
 	}
-	json_t *m = json_loads(*text, 0, NULL);
+	json_t *m = json_loads(text, 0, NULL);
+	jsched_free(text);
 	if (m == NULL) {
 		fprintf(stderr, "jsched %s: the metrics document is not JSON\n", tool_verb_name(cmd->verb));
 		*rc = CLI_EXIT_FAILED;
@@ -141,51 +219,14 @@ static json_t *fetch(struct jsched_conn *conn, const struct cli_cmd *cmd, char *
 /* cmd_metrics: see tool.h. */
 int cmd_metrics(struct jsched_conn *conn, const struct cli_cmd *cmd)
 {
-	char *text = NULL;
 	int rc = CLI_EXIT_OK;
-	json_t *m = fetch(conn, cmd, &text, &rc);
-	if (m != NULL) {
-		if (cmd->json)
-			puts(text);
-		else
-			print_view(stdout, m);
-	}
+	json_t *m = tool_fetch_metrics(conn, cmd, &rc);
+	if (m == NULL)
+		return rc;
+	if (cmd->json)
+		return tool_print_json(m, true);
+	print_view(stdout, m);
 	json_decref(m);
-	jsched_free(text);
-	return rc;
-}
-
-/* cmd_top: see tool.h. */
-int cmd_top(struct jsched_conn *conn, const struct cli_cmd *cmd)
-{
-	bool tty = isatty(STDOUT_FILENO);
-	for (long n = 0; cmd->count == 0 || n < cmd->count; n++) {
-		if (n > 0) {
-			struct timespec ts = { .tv_sec = cmd->interval_ms / 1000,
-					       .tv_nsec = (long)(cmd->interval_ms % 1000) * 1000000 };
-			while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-				;
-		}
-		char *text = NULL;
-		int rc = CLI_EXIT_OK;
-		json_t *m = fetch(conn, cmd, &text, &rc);
-		jsched_free(text);
-		if (m == NULL)
-			return rc;
-		if (tty)
-			fputs("\033[H\033[2J", stdout); /* home, clear: redraw in place */
-		else if (n > 0)
-			fputs("\n", stdout);
-		time_t now = time(NULL);
-		struct tm tm;
-		char when[32];
-		strftime(when, sizeof when, "%H:%M:%S", localtime_r(&now, &tm));
-		printf("jsched top  %s  (every %.1f s, client %s)\n", when, (double)cmd->interval_ms / 1000.0,
-		       jsched_client_name(conn) != NULL ? jsched_client_name(conn) : "?");
-		print_view(stdout, m);
-		json_decref(m);
-		fflush(stdout);
-	}
 	return CLI_EXIT_OK;
 }
 
@@ -196,11 +237,26 @@ int cmd_drain(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	int r = jsched_drain(conn, cmd->client, cmd->running, &cancelled, &cancelling);
 	if (r < 0)
 		return tool_fail(conn, cmd, r);
+	if (cmd->json)
+		return tool_print_json(json_pack("{s:I, s:I}", "cancelled", (json_int_t)cancelled, "cancelling",
+						 (json_int_t)cancelling), false);
 	printf("cancelled %" PRIu64 " jobs", cancelled);
 	if (cmd->running)
 		printf(", asked %" PRIu64 " running jobs to stop", cancelling);
 	putchar('\n');
 	return CLI_EXIT_OK;
+}
+
+/* put_keys: "<what> k1, k2" for an array of config keys; nothing when it is empty. */
+static void put_keys(const char *what, const json_t *keys)
+{
+	size_t i;
+	const json_t *k;
+	if (json_array_size(keys) == 0)
+		return;
+	fputs(what, stdout);
+	json_array_foreach(keys, i, k)
+		printf("%s %s", i > 0 ? "," : "", json_string_value(k));
 }
 
 /* cmd_admin: see tool.h. */
@@ -221,14 +277,22 @@ int cmd_admin(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	}
 	if (r < 0)
 		return tool_fail(conn, cmd, r);
-	json_t *v = reply != NULL ? json_loads(reply, 0, NULL) : NULL;
+	json_t *v = reply != NULL ? json_loads(reply, 0, NULL) : json_object();
+	jsched_free(reply);
+	if (cmd->json) {
+		/* The reply's own members, without the envelope. */
+		json_object_del(v, "id");
+		json_object_del(v, "ok");
+		return tool_print_json(v, false);
+	}
 	if (cmd->verb == CLI_ADMIN_RELOAD) {
-		char *applied = json_dumps(json_object_get(v, "applied"), JSON_COMPACT | JSON_ENCODE_ANY);
-		char *restart = json_dumps(json_object_get(v, "restart_needed"), JSON_COMPACT | JSON_ENCODE_ANY);
-		printf("reloaded; applied %s; needing a restart %s\n", applied != NULL ? applied : "[]",
-		       restart != NULL ? restart : "[]");
-		free(applied);
-		free(restart);
+		const json_t *applied = json_object_get(v, "applied"), *restart = json_object_get(v, "restart_needed");
+		fputs("reloaded", stdout);
+		if (json_array_size(applied) == 0 && json_array_size(restart) == 0)
+			fputs(": nothing changed", stdout);
+		put_keys(": applied", applied);
+		put_keys("; changed but needing a restart:", restart);
+		putchar('\n');
 	} else if (cmd->verb == CLI_ADMIN_SET_CLIENT) {
 		const json_t *c = json_object_get(v, "client");
 		char a[32], b[32];
@@ -239,6 +303,36 @@ int cmd_admin(struct jsched_conn *conn, const struct cli_cmd *cmd)
 		printf("jschedd is shutting down (%s)\n", cmd->immediate ? "immediate" : "graceful");
 	}
 	json_decref(v);
-	jsched_free(reply);
 	return CLI_EXIT_OK;
+}
+
+/* cmd_call: see tool.h.  The request is the JSON object with "op" set; the reply is
+ * printed whole, also an error reply (rebuilt from the error the library kept). */
+int cmd_call(struct jsched_conn *conn, const struct cli_cmd *cmd)
+{
+	json_error_t jerr;
+	json_t *req = json_loads(cmd->op_json != NULL ? cmd->op_json : "{}", 0, &jerr);
+	if (!json_is_object(req)) {
+		fprintf(stderr, "jsched call: %s: %s\n", req == NULL ? "not JSON" : "not a JSON object",
+			req == NULL ? jerr.text : cmd->op_json);
+		json_decref(req);
+		return CLI_EXIT_USAGE;
+	}
+	json_object_set_new(req, "op", json_string(cmd->op));
+	char *text = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	char *reply = NULL;
+	int r = text != NULL ? jsched_request(conn, text, &reply) : JSCHED_ENOMEM;
+	free(text);
+	if (r == 0) {
+		json_t *v = json_loads(reply, 0, NULL);
+		jsched_free(reply);
+		return tool_print_json(v, false);
+	}
+	const char *err = jsched_error_json(conn);
+	json_t *e = err != NULL ? json_loads(err, 0, NULL) : NULL;
+	if (e == NULL)
+		return tool_fail(conn, cmd, r);
+	tool_print_json(json_pack("{s:b, s:o}", "ok", false, "error", e), false);
+	return tool_exit_of(r);
 }

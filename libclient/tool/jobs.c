@@ -4,6 +4,7 @@
 #include "libclient/tool/tool.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -15,24 +16,11 @@
 
 /* ---- printing ------------------------------------------------------------------------ */
 
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Print a duration in ms the way a person reads it. */
 static void put_duration(FILE *f, int64_t ms)
 {
-	if (ms < 0)
-		ms = 0;
-	if (ms < 10000)
-		fprintf(f, "%.3f s", (double)ms / 1000.0);
-	else if (ms < 600000)
-		fprintf(f, "%.1f s", (double)ms / 1000.0);
-	else
-		fprintf(f, "%" PRId64 " min", ms / 60000);
+	char buf[32];
+	fputs(tool_duration(buf, sizeof buf, ms), f);
 }
 
 /* What happened to the job, or how long it has been as it is. */
@@ -42,11 +30,11 @@ static void put_outcome(FILE *f, const struct jsched_result *r)
 	case JSCHED_STATE_WAITING:
 	case JSCHED_STATE_QUEUED:
 		fputs("for ", f);
-		put_duration(f, wall_ms() - r->submitted_ms);
+		put_duration(f, tool_now_ms() - r->submitted_ms);
 		break;
 	case JSCHED_STATE_RUNNING:
 		fputs("for ", f);
-		put_duration(f, wall_ms() - r->started_ms);
+		put_duration(f, tool_now_ms() - r->started_ms);
 		break;
 	case JSCHED_STATE_SUCCEEDED:
 		if (r->value_json != NULL)
@@ -89,6 +77,11 @@ int tool_job_exit(const struct jsched_result *r)
 {
 	if (r->signal > 0)
 		return 128 + r->signal;
+	if (r->cause != NULL && strcmp(r->cause, "spawn") == 0)
+		/* As a shell: 127 for a command not found, 126 for one found that could not
+		 * start.  The reason begins with libuv's words for the errno. */
+		return r->reason != NULL && strncmp(r->reason, "no such file or directory", 25) == 0
+			       ? CLI_EXIT_NOT_FOUND : CLI_EXIT_CANNOT_RUN;
 	if (r->exit_code >= 0 && (r->state == JSCHED_STATE_SUCCEEDED || r->state == JSCHED_STATE_FAILED))
 		return r->exit_code;
 	return r->state == JSCHED_STATE_SUCCEEDED ? CLI_EXIT_OK : CLI_EXIT_FAILED;
@@ -228,7 +221,7 @@ static int build_spec(const struct cli_cmd *cmd, struct jsched_spec **out)
 static int report_finished(struct jsched_conn *conn, const struct cli_cmd *cmd, const struct jsched_result *r)
 {
 	if (cmd->json) {
-		tool_print_record(r, true);
+		tool_print_json(tool_record_json(r), false);
 		return tool_job_exit(r);
 	}
 	if (r->kind != NULL && strcmp(r->kind, "exec") == 0 && r->started_ms > 0) {
@@ -274,7 +267,8 @@ static int submit_batch(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	size_t n = json_array_size(arr);
 	struct jsched_spec **specs = calloc(n, sizeof *specs);
 	uint64_t *ids = calloc(n, sizeof *ids);
-	int rc = specs != NULL && ids != NULL ? CLI_EXIT_OK : CLI_EXIT_FAILED;
+	const char **refs = calloc(n, sizeof *refs); /* borrowed from arr */
+	int rc = specs != NULL && ids != NULL && refs != NULL ? CLI_EXIT_OK : CLI_EXIT_FAILED;
 	for (size_t i = 0; rc == CLI_EXIT_OK && i < n; i++) {
 		char *one = json_dumps(json_array_get(arr, i), JSON_COMPACT);
 		if (one == NULL || jsched_spec_from_json(one, &specs[i]) < 0) {
@@ -282,23 +276,42 @@ static int submit_batch(struct jsched_conn *conn, const struct cli_cmd *cmd)
 			rc = CLI_EXIT_USAGE;
 		}
 		free(one);
+		if (rc == CLI_EXIT_OK)
+			refs[i] = json_string_value(json_object_get(json_array_get(arr, i), "ref"));
 	}
-	json_decref(arr);
 	int r = 0;
 	if (rc == CLI_EXIT_OK) {
 		r = jsched_submit_batch(conn, (const struct jsched_spec *const *)specs, n, ids);
 		rc = r < 0 ? tool_fail(conn, cmd, r) : CLI_EXIT_OK;
 	}
-	for (size_t i = 0; rc == CLI_EXIT_OK && !cmd->wait && i < n; i++)
-		printf(cmd->json ? "{\"job\": %" PRIu64 "}\n" : "%" PRIu64 "\n", ids[i]);
+	if (rc == CLI_EXIT_OK && !cmd->wait && cmd->json) {
+		/* The submit reply's shape: "jobs", and "refs" when a spec had one. */
+		json_t *jids = json_array(), *jrefs = json_object();
+		for (size_t i = 0; i < n; i++) {
+			json_array_append_new(jids, json_integer((json_int_t)ids[i]));
+			if (refs[i] != NULL)
+				json_object_set_new(jrefs, refs[i], json_integer((json_int_t)ids[i]));
+		}
+		json_t *doc = json_pack("{s:o}", "jobs", jids);
+		if (doc != NULL && json_object_size(jrefs) > 0)
+			json_object_set(doc, "refs", jrefs);
+		json_decref(jrefs);
+		rc = tool_print_json(doc, false);
+	}
+	for (size_t i = 0; rc == CLI_EXIT_OK && !cmd->wait && !cmd->json && i < n; i++)
+		printf("%" PRIu64 "\n", ids[i]);
+	json_decref(arr);
 	if (rc == CLI_EXIT_OK && cmd->wait) {
 		struct jsched_results *l = NULL;
 		r = jsched_wait_many(conn, ids, n, JSCHED_WAIT_ALL, cmd->timeout_ms, &l);
 		if (r < 0 && r != JSCHED_ETIMEOUT) {
 			rc = tool_fail(conn, cmd, r);
 		} else {
+			if (cmd->json && l != NULL)
+				tool_print_json(tool_results_json("jobs", l->items, l->count, -1), false);
 			for (size_t i = 0; l != NULL && i < l->count; i++) {
-				tool_print_record(l->items[i], cmd->json);
+				if (!cmd->json)
+					tool_print_record(l->items[i], false);
 				if (l->items[i]->state != JSCHED_STATE_SUCCEEDED)
 					rc = CLI_EXIT_FAILED;
 			}
@@ -313,6 +326,7 @@ static int submit_batch(struct jsched_conn *conn, const struct cli_cmd *cmd)
 		jsched_spec_free(specs[i]);
 	free(specs);
 	free(ids);
+	free(refs);
 	return rc;
 }
 
@@ -332,9 +346,8 @@ int cmd_submit(struct jsched_conn *conn, const struct cli_cmd *cmd)
 		return tool_fail(conn, cmd, r);
 	if (!cmd->wait) {
 		if (cmd->json)
-			printf("{\"job\": %" PRIu64 "}\n", id);
-		else
-			printf("%" PRIu64 "\n", id);
+			return tool_print_json(json_pack("{s:I}", "job", (json_int_t)id), false);
+		printf("%" PRIu64 "\n", id);
 		return CLI_EXIT_OK;
 	}
 	struct jsched_result *res;
@@ -364,9 +377,12 @@ int cmd_wait(struct jsched_conn *conn, const struct cli_cmd *cmd)
 		return tool_fail(conn, cmd, r);
 	int rc = CLI_EXIT_OK;
 	bool any_ok = false;
+	if (cmd->json && l != NULL)
+		tool_print_json(tool_results_json("jobs", l->items, l->count, -1), false);
 	for (size_t i = 0; l != NULL && i < l->count; i++) {
 		const struct jsched_result *res = l->items[i];
-		tool_print_record(res, cmd->json);
+		if (!cmd->json)
+			tool_print_record(res, false);
 		if (jsched_state_final(res->state) && res->state != JSCHED_STATE_SUCCEEDED)
 			rc = CLI_EXIT_FAILED;
 		any_ok |= res->state == JSCHED_STATE_SUCCEEDED;
@@ -383,77 +399,181 @@ int cmd_wait(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	return rc;
 }
 
-/* Print an instant (ms since the epoch) as local date and time, or "-". */
-static void put_instant(const char *label, int64_t at)
-{
-	printf("  %-10s ", label);
-	time_t secs = (time_t)(at / 1000);
-	struct tm tm;
-	char when[32];
-	if (at > 0 && localtime_r(&secs, &tm) != NULL && strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm) > 0)
-		printf("%s.%03d\n", when, (int)(at % 1000));
-	else
-		puts("-");
-}
+/* ---- the job table (ls, status) ----------------------------------------------------- */
 
-/* status -l: a record, every member a line. */
-static void print_long(const struct jsched_result *r)
+/* result_text: what became of a job, for the RESULT column: "exit 0", "signal 9",
+ * "value 42", "cancel" (the cause), or "" while it has not ended. */
+static const char *result_text(char *buf, size_t len, const struct jsched_result *r)
 {
-	printf("job %" PRIu64 "%s%s%s\n", r->id, r->name != NULL ? " (" : "", r->name != NULL ? r->name : "",
-	       r->name != NULL ? ")" : "");
-	printf("  %-10s %s\n", "state", r->state_name != NULL ? r->state_name : "?");
-	printf("  %-10s %s\n", "kind", r->kind != NULL ? r->kind : "?");
-	printf("  %-10s %s (uid %u)\n", "client", r->client != NULL ? r->client : "?", (unsigned)r->uid);
-	printf("  %-10s %s\n", "priority", r->priority != NULL ? r->priority : "?");
-	put_instant("submitted", r->submitted_ms);
-	put_instant("started", r->started_ms);
-	put_instant("finished", r->finished_ms);
-	if (r->exit_code >= 0)
-		printf("  %-10s %d\n", "exit code", r->exit_code);
+	buf[0] = '\0';
+	if (!jsched_state_final(r->state))
+		return buf;
 	if (r->signal > 0)
-		printf("  %-10s %d\n", "signal", r->signal);
-	if (r->value_json != NULL)
-		printf("  %-10s %s\n", "value", r->value_json);
-	if (r->cause != NULL)
-		printf("  %-10s %s: %s\n", "cause", r->cause, r->reason != NULL ? r->reason : "");
+		snprintf(buf, len, "signal %d", r->signal);
+	else if (r->exit_code >= 0)
+		snprintf(buf, len, "exit %d", r->exit_code);
+	else if (r->value_json != NULL)
+		snprintf(buf, len, "value %s", r->value_json);
+	else if (r->cause != NULL)
+		snprintf(buf, len, "%s", r->cause);
+	else
+		snprintf(buf, len, "%s", r->state_name != NULL ? r->state_name : "?");
+	return buf;
 }
 
-/* cmd_status: see tool.h. */
-int cmd_status(struct jsched_conn *conn, const struct cli_cmd *cmd)
+/* The numbers behind the time columns (ms; -1: not applicable). */
+static int64_t age_ms(const struct jsched_result *r, int64_t now)
 {
-	struct jsched_results *l;
-	int r = jsched_status_many(conn, cmd->ids, cmd->n_ids, &l);
-	if (r < 0)
-		return tool_fail(conn, cmd, r);
-	for (size_t i = 0; i < l->count; i++) {
-		if (cmd->longform && !cmd->json)
-			print_long(l->items[i]);
+	return r->submitted_ms > 0 ? now - r->submitted_ms : -1;
+}
+
+static int64_t waited_ms(const struct jsched_result *r, int64_t now)
+{
+	if (r->submitted_ms <= 0)
+		return -1;
+	if (r->started_ms > 0)
+		return r->started_ms - r->submitted_ms;
+	return jsched_state_final(r->state) ? r->finished_ms - r->submitted_ms : now - r->submitted_ms;
+}
+
+static int64_t run_ms(const struct jsched_result *r, int64_t now)
+{
+	if (r->started_ms <= 0)
+		return -1;
+	return r->finished_ms > 0 ? r->finished_ms - r->started_ms : now - r->started_ms;
+}
+
+enum col { C_ID, C_STATE, C_KIND, C_CLIENT, C_UID, C_PRIORITY, C_NAME, C_AGE, C_WAITED, C_RUN, C_RESULT,
+	   C_COMMAND, C_SUBMITTED, C_STARTED, C_FINISHED, C_COUNT };
+
+/* The cell of column c for job r, in buf. */
+static const char *cell(char *buf, size_t len, enum col c, const struct jsched_result *r, int64_t now)
+{
+	int64_t ms;
+	buf[0] = '\0';
+	switch (c) {
+	case C_ID: snprintf(buf, len, "%" PRIu64, r->id); break;
+	case C_STATE: snprintf(buf, len, "%s", r->state_name != NULL ? r->state_name : "?"); break;
+	case C_KIND: snprintf(buf, len, "%s", r->kind != NULL ? r->kind : "?"); break;
+	case C_CLIENT: snprintf(buf, len, "%s", r->client != NULL ? r->client : "-"); break;
+	case C_UID: snprintf(buf, len, "%u", (unsigned)r->uid); break;
+	case C_PRIORITY: snprintf(buf, len, "%s", r->priority != NULL ? r->priority : "-"); break;
+	case C_NAME: snprintf(buf, len, "%s", r->name != NULL ? r->name : ""); break;
+	case C_AGE:
+	case C_WAITED:
+	case C_RUN:
+		ms = c == C_AGE ? age_ms(r, now) : c == C_WAITED ? waited_ms(r, now) : run_ms(r, now);
+		if (ms < 0)
+			snprintf(buf, len, "-");
 		else
-			tool_print_record(l->items[i], cmd->json);
+			tool_duration(buf, len, ms);
+		break;
+	case C_RESULT: result_text(buf, len, r); break;
+	case C_COMMAND:
+		if (r->command != NULL)
+			snprintf(buf, len, "%s", r->command);
+		else if (r->fn != NULL)
+			snprintf(buf, len, "--fn %s", r->fn);
+		break;
+	case C_SUBMITTED: tool_instant(buf, len, r->submitted_ms); break;
+	case C_STARTED: tool_instant(buf, len, r->started_ms); break;
+	case C_FINISHED: tool_instant(buf, len, r->finished_ms); break;
+	default: break;
 	}
-	jsched_results_free(l);
-	return CLI_EXIT_OK;
+	return buf;
 }
 
-/* cmd_cancel: see tool.h. */
-int cmd_cancel(struct jsched_conn *conn, const struct cli_cmd *cmd)
+/* The ordering key of a numeric column (-1 for "not applicable" sorts first). */
+static int64_t num_key(enum col c, const struct jsched_result *r, int64_t now)
 {
-	struct jsched_results *l;
-	int r = jsched_cancel_many(conn, cmd->ids, cmd->n_ids, &l);
-	if (r < 0)
-		return tool_fail(conn, cmd, r);
-	for (size_t i = 0; i < l->count; i++) {
-		const struct jsched_result *res = l->items[i];
-		printf("%-8" PRIu64 " %s%s\n", res->id, res->state_name != NULL ? res->state_name : "?",
-		       res->cancelling ? " (asked to stop)"
-		       : res->state != JSCHED_STATE_CANCELLED && jsched_state_final(res->state) ? " (had already ended)"
-											       : "");
+	switch (c) {
+	case C_ID: return (int64_t)r->id;
+	case C_UID: return r->uid;
+	case C_AGE: return age_ms(r, now);
+	case C_WAITED: return waited_ms(r, now);
+	case C_RUN: return run_ms(r, now);
+	case C_SUBMITTED: return r->submitted_ms;
+	case C_STARTED: return r->started_ms;
+	case C_FINISHED: return r->finished_ms;
+	case C_STATE: return r->state;
+	default: return INT64_MIN; /* a text column */
 	}
-	jsched_results_free(l);
-	return CLI_EXIT_OK;
 }
 
-/* ---- ls, output ----------------------------------------------------------------------------- */
+struct sort_by {
+	enum col col;
+	int dir; /* 1 or -1 */
+	int64_t now;
+};
+
+static int cmp_rows(const void *a, const void *b, void *arg)
+{
+	const struct sort_by *s = arg;
+	const struct jsched_result *x = *(struct jsched_result *const *)a, *y = *(struct jsched_result *const *)b;
+	int64_t kx = num_key(s->col, x, s->now), ky = num_key(s->col, y, s->now);
+	int c;
+	if (kx != INT64_MIN) {
+		c = (kx > ky) - (kx < ky);
+	} else {
+		char bx[512], by[512];
+		c = strcmp(cell(bx, sizeof bx, s->col, x, s->now), cell(by, sizeof by, s->col, y, s->now));
+	}
+	if (c == 0)
+		c = (x->id > y->id) - (x->id < y->id);
+	return c * s->dir;
+}
+
+/* print_jobs: the records as a table of the columns in `columns` (a checked list). */
+static int print_jobs(struct jsched_result *const *items, size_t n, const char *columns, bool headings)
+{
+	static const struct {
+		double whint;
+		int flags;
+	} look[C_COUNT] = {
+		[C_ID] = { 1, SCOLS_FL_RIGHT },	      [C_STATE] = { 1, 0 },
+		[C_KIND] = { 1, 0 },		      [C_CLIENT] = { 0.1, 0 },
+		[C_UID] = { 1, SCOLS_FL_RIGHT },      [C_PRIORITY] = { 1, 0 },
+		[C_NAME] = { 0.1, 0 },		      [C_AGE] = { 1, SCOLS_FL_RIGHT },
+		[C_WAITED] = { 1, SCOLS_FL_RIGHT },   [C_RUN] = { 1, SCOLS_FL_RIGHT },
+		[C_RESULT] = { 0.1, 0 },	      [C_COMMAND] = { 0.5, SCOLS_FL_TRUNC },
+		[C_SUBMITTED] = { 1, 0 },	      [C_STARTED] = { 1, 0 },
+		[C_FINISHED] = { 1, 0 },
+	};
+	enum col cols[C_COUNT * 2];
+	size_t ncols = 0;
+	struct libscols_table *tb = tool_table_new();
+	if (tb == NULL)
+		return CLI_EXIT_FAILED;
+	scols_table_enable_noheadings(tb, !headings);
+	for (const char *s = columns; *s != '\0' && ncols < sizeof cols / sizeof cols[0];) {
+		size_t len = strcspn(s, ",");
+		int c = cli_ls_column(s, len);
+		char title[32];
+		snprintf(title, sizeof title, "%s", cli_ls_columns[c]);
+		for (char *t = title; *t != '\0'; t++)
+			*t = (char)(*t >= 'a' && *t <= 'z' ? *t - 'a' + 'A' : *t);
+		if (tool_table_column(tb, title, look[c].whint, look[c].flags) == NULL)
+			goto oom;
+		cols[ncols++] = (enum col)c;
+		s += len + (s[len] == ',');
+	}
+	int64_t now = tool_now_ms();
+	for (size_t i = 0; i < n; i++) {
+		struct libscols_line *ln = scols_table_new_line(tb, NULL);
+		if (ln == NULL)
+			goto oom;
+		for (size_t k = 0; k < ncols; k++) {
+			char buf[512];
+			if (scols_line_set_data(ln, k, cell(buf, sizeof buf, cols[k], items[i], now)) != 0)
+				goto oom;
+		}
+	}
+	return tool_table_print(tb);
+oom:
+	scols_unref_table(tb);
+	fprintf(stderr, "jsched: out of memory\n");
+	return CLI_EXIT_FAILED;
+}
 
 /* cmd_ls: see tool.h. */
 int cmd_ls(struct jsched_conn *conn, const struct cli_cmd *cmd)
@@ -470,25 +590,237 @@ int cmd_ls(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	int r = jsched_list(conn, mask, cmd->client, cmd->all, &l);
 	if (r < 0)
 		return tool_fail(conn, cmd, r);
-	if (!cmd->json && l->count > 0)
-		printf("%-8s %-10s %-5s %-12s %-8s %s\n", "ID", "STATE", "KIND", "CLIENT", "PRIORITY", "NAME");
+	/* --name filters here: the protocol's list has no name filter. */
+	size_t n = 0;
+	for (size_t i = 0; i < l->count; i++)
+		if (cmd->name_glob == NULL || (l->items[i]->name != NULL && fnmatch(cmd->name_glob, l->items[i]->name, 0) == 0))
+			l->items[n++] = l->items[i];
+		else
+			jsched_result_free(l->items[i]);
+	l->count = n;
+	struct jsched_result **show = l->items;
+	size_t shown = n;
+	if (cmd->sort != NULL) {
+		bool desc = cmd->sort[0] == '-';
+		struct sort_by by = { (enum col)cli_ls_column(cmd->sort + desc, strlen(cmd->sort + desc)), desc ? -1 : 1,
+				      tool_now_ms() };
+		qsort_r(l->items, n, sizeof *l->items, cmp_rows, &by);
+		if (cmd->limit > 0 && n > (size_t)cmd->limit)
+			shown = (size_t)cmd->limit; /* the first of the order asked for */
+	} else if (cmd->limit > 0 && n > (size_t)cmd->limit) {
+		shown = (size_t)cmd->limit; /* the newest, still in id order */
+		show = l->items + (n - shown);
+	}
+	size_t more = n - shown;
+	int rc = CLI_EXIT_OK;
+	if (cmd->json)
+		rc = tool_print_json(tool_results_json("jobs", show, shown, (long)more), false);
+	else if (shown > 0)
+		rc = print_jobs(show, shown, cmd->columns != NULL ? cmd->columns : cli_ls_default_columns, !cmd->no_headings);
+	if (!cmd->json && more > 0)
+		fprintf(stderr, "jsched ls: %zu more not shown (the %s); --limit 0 shows all\n", more,
+			cmd->sort != NULL ? "rest of the order" : "older ones");
+	jsched_results_free(l);
+	return rc;
+}
+
+/* put_str: "  KEY        value" for a string member of rec, nothing if it has none. */
+static void put_str(const json_t *rec, const char *key)
+{
+	const char *v = json_string_value(json_object_get(rec, key));
+	if (v != NULL)
+		printf("  %-10s %s\n", key, v);
+}
+
+/* print_long: a record with its spec (status -l), every member a line. */
+static void print_long(const json_t *rec)
+{
+	const char *name = json_string_value(json_object_get(rec, "name"));
+	printf("job %" JSON_INTEGER_FORMAT "%s%s%s\n", json_integer_value(json_object_get(rec, "job")),
+	       name != NULL ? " (" : "", name != NULL ? name : "", name != NULL ? ")" : "");
+	const json_t *v;
+	put_str(rec, "state");
+	put_str(rec, "kind");
+	const char *client = json_string_value(json_object_get(rec, "client"));
+	printf("  %-10s %s (uid %" JSON_INTEGER_FORMAT ")\n", "client", client != NULL ? client : "?",
+	       json_integer_value(json_object_get(rec, "uid")));
+	put_str(rec, "priority");
+	put_str(rec, "fn");
+	put_str(rec, "cwd");
+	/* argv as JSON: every word exactly, spaces and quotes included. */
+	if ((v = json_object_get(rec, "argv")) != NULL) {
+		char *t = json_dumps(v, JSON_COMPACT);
+		printf("  %-10s %s\n", "argv", t != NULL ? t : "?");
+		free(t);
+	}
+	if ((v = json_object_get(rec, "env_keys")) != NULL) {
+		/* Folded to the terminal (80 columns when not one), under the label. */
+		size_t width = tool_term_width(), col = 13;
+		printf("  %-10s", "env keys");
+		size_t i;
+		const json_t *k;
+		json_array_foreach(v, i, k) {
+			size_t len = strlen(json_string_value(k));
+			if (col > 13 && col + 1 + len > (width > 0 ? width : 80)) {
+				printf("\n  %-10s", "");
+				col = 13;
+			}
+			printf(" %s", json_string_value(k));
+			col += 1 + len;
+		}
+		putchar('\n');
+	}
+	static const char *const times[] = { "submitted_ms", "started_ms", "finished_ms", NULL };
+	for (size_t i = 0; times[i] != NULL; i++) {
+		int64_t at = json_integer_value(json_object_get(rec, times[i]));
+		time_t secs = (time_t)(at / 1000);
+		struct tm tm;
+		char when[32];
+		printf("  %-10.*s ", (int)(strlen(times[i]) - 3), times[i]);
+		if (at > 0 && localtime_r(&secs, &tm) != NULL && strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm) > 0)
+			printf("%s.%03d\n", when, (int)(at % 1000));
+		else
+			puts("-");
+	}
+	static const struct {
+		const char *key, *label;
+	} rest[] = { { "exit_code", "exit code" }, { "signal", "signal" }, { "value", "value" },
+		     { "args", "args" }, { "after", "after" }, { "any_of", "any of" },
+		     { "stdin_bytes", "stdin" }, { "timeout_ms", "time limit" }, { NULL, NULL } };
+	for (size_t i = 0; rest[i].key != NULL; i++) {
+		if ((v = json_object_get(rec, rest[i].key)) == NULL)
+			continue;
+		char buf[32];
+		if (strcmp(rest[i].key, "timeout_ms") == 0) {
+			printf("  %-10s %s\n", rest[i].label, tool_duration(buf, sizeof buf, json_integer_value(v)));
+		} else if (strcmp(rest[i].key, "stdin_bytes") == 0) {
+			printf("  %-10s %" JSON_INTEGER_FORMAT " bytes\n", rest[i].label, json_integer_value(v));
+		} else {
+			char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+			printf("  %-10s %s\n", rest[i].label, t != NULL ? t : "?");
+			free(t);
+		}
+	}
+	const char *cause = json_string_value(json_object_get(rec, "cause"));
+	const char *reason = json_string_value(json_object_get(rec, "reason"));
+	if (cause != NULL)
+		printf("  %-10s %s: %s\n", "cause", cause, reason != NULL ? reason : "");
+}
+
+/* status_request: ask for the records of ids (with the spec when detail), through the
+ * generic request (the library's status call has no detail).  0 and *out (a JSON array of
+ * records, new), or the error. */
+static int status_request(struct jsched_conn *conn, const uint64_t *ids, size_t n, bool detail, json_t **out)
+{
+	json_t *req = json_pack("{s:s, s:[], s:b}", "op", "status", "jobs", "detail", detail);
+	for (size_t i = 0; req != NULL && i < n; i++)
+		json_array_append_new(json_object_get(req, "jobs"), json_integer((json_int_t)ids[i]));
+	char *text = req != NULL ? json_dumps(req, JSON_COMPACT) : NULL;
+	json_decref(req);
+	if (text == NULL)
+		return JSCHED_ENOMEM;
+	char *reply = NULL;
+	int r = jsched_request(conn, text, &reply);
+	free(text);
+	if (r < 0)
+		return r;
+	json_t *v = json_loads(reply, 0, NULL);
+	jsched_free(reply);
+	*out = json_incref(json_object_get(v, "jobs"));
+	json_decref(v);
+	return *out != NULL ? 0 : JSCHED_EPROTOCOL;
+}
+
+/* cmd_status: see tool.h.  One bad id fails a status request whole (the protocol's rule);
+ * the tool says so for that id in a line of its own and asks again for the others. */
+int cmd_status(struct jsched_conn *conn, const struct cli_cmd *cmd)
+{
+	uint64_t ids[CLI_MAX_IDS];
+	size_t n = cmd->n_ids;
+	memcpy(ids, cmd->ids, n * sizeof ids[0]);
+	int rc = CLI_EXIT_OK;
+	struct jsched_results *l = NULL;
+	json_t *recs = NULL;
+	while (n > 0) {
+		int r = cmd->longform ? status_request(conn, ids, n, true, &recs) : jsched_status_many(conn, ids, n, &l);
+		if (r == 0)
+			break;
+		const char *field = jsched_error_field(conn);
+		size_t bad;
+		if (field == NULL || sscanf(field, "jobs[%zu]", &bad) != 1 || bad >= n)
+			return tool_fail(conn, cmd, r);
+		const char *code = jsched_error_code(conn), *msg = jsched_error_message(conn);
+		fprintf(stderr, "jsched status: %" PRIu64 ": %s: %s\n", ids[bad], code != NULL ? code : jsched_err_name(r),
+			msg != NULL ? msg : jsched_strerror(r));
+		int e = tool_exit_of(r);
+		if (rc == CLI_EXIT_OK || e > rc)
+			rc = e;
+		memmove(ids + bad, ids + bad + 1, (n - bad - 1) * sizeof ids[0]);
+		n--;
+	}
+	if (cmd->longform) {
+		size_t i;
+		json_t *rec;
+		if (cmd->json)
+			tool_print_json(json_pack("{s:O}", "jobs", recs != NULL ? recs : json_array()), false);
+		else
+			json_array_foreach(recs, i, rec) {
+				if (i > 0)
+					putchar('\n');
+				print_long(rec);
+			}
+		json_decref(recs);
+	} else if (l != NULL) {
+		if (cmd->json)
+			tool_print_json(tool_results_json("jobs", l->items, l->count, -1), false);
+		else
+			print_jobs(l->items, l->count, cli_ls_default_columns, true);
+		jsched_results_free(l);
+	}
+	return rc;
+}
+
+/* cmd_cancel: see tool.h. */
+int cmd_cancel(struct jsched_conn *conn, const struct cli_cmd *cmd)
+{
+	struct jsched_results *l;
+	int r = jsched_cancel_many(conn, cmd->ids, cmd->n_ids, &l);
+	if (r < 0)
+		return tool_fail(conn, cmd, r);
+	if (cmd->json) {
+		r = tool_print_json(tool_results_json("jobs", l->items, l->count, -1), false);
+		jsched_results_free(l);
+		return r;
+	}
 	for (size_t i = 0; i < l->count; i++) {
 		const struct jsched_result *res = l->items[i];
-		if (cmd->json)
-			puts(res->json);
-		else
-			printf("%-8" PRIu64 " %-10s %-5s %-12s %-8s %s\n", res->id,
-			       res->state_name != NULL ? res->state_name : "?", res->kind != NULL ? res->kind : "?",
-			       res->client != NULL ? res->client : "-", res->priority != NULL ? res->priority : "-",
-			       res->name != NULL ? res->name : "");
+		printf("%-8" PRIu64 " %s%s\n", res->id, res->state_name != NULL ? res->state_name : "?",
+		       res->cancelling ? " (asked to stop)"
+		       : res->state != JSCHED_STATE_CANCELLED && jsched_state_final(res->state) ? " (had already ended)"
+											       : "");
 	}
 	jsched_results_free(l);
 	return CLI_EXIT_OK;
 }
 
+/* ---- output ----------------------------------------------------------------------------- */
+
 /* cmd_output: see tool.h. */
 int cmd_output(struct jsched_conn *conn, const struct cli_cmd *cmd)
 {
+	if (cmd->json) {
+		/* The reply as the protocol has it (base64 data), through the generic request. */
+		char req[96], *reply = NULL;
+		snprintf(req, sizeof req, "{\"op\":\"output\",\"job\":%" PRIu64 "}", cmd->ids[0]);
+		int r = jsched_request(conn, req, &reply);
+		if (r < 0)
+			return tool_fail(conn, cmd, r);
+		json_t *v = json_loads(reply, 0, NULL);
+		jsched_free(reply);
+		json_object_del(v, "id");
+		json_object_del(v, "ok");
+		return tool_print_json(v, false);
+	}
 	struct jsched_output *o;
 	int r = jsched_output(conn, cmd->ids[0], &o);
 	if (r < 0)
@@ -517,9 +849,14 @@ int cmd_watch(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	int r = jsched_watch(conn, cmd->since, cmd->instance, &last);
 	if (r < 0)
 		return tool_fail(conn, cmd, r);
-	if (!cmd->json)
+	if (cmd->json)
+		/* What a later --since --instance needs, first: the watch reply's members. */
+		tool_print_json(json_pack("{s:s, s:I}", "instance", jsched_server_instance(conn), "seq",
+					  (json_int_t)last), false);
+	else
 		fprintf(stderr, "jsched watch: watching (instance %s, last event %" PRIu64 ")\n",
 			jsched_server_instance(conn), last);
+	fflush(stdout);
 	fflush(stderr);
 	for (long n = 0; cmd->count == 0 || n < cmd->count; n++) {
 		struct jsched_event *ev;
@@ -527,7 +864,7 @@ int cmd_watch(struct jsched_conn *conn, const struct cli_cmd *cmd)
 		if (r < 0)
 			return tool_fail(conn, cmd, r);
 		if (cmd->json) {
-			puts(ev->json);
+			tool_print_json(json_loads(ev->json, 0, NULL), false);
 		} else if (ev->job != NULL) {
 			/* When the state was entered (a replayed event is older than now). */
 			const struct jsched_result *j = ev->job;

@@ -3,9 +3,11 @@
  */
 #include "libclient/tool/tool.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "jsched_version.h"
 
@@ -17,7 +19,7 @@ static const char *const verb_names[CLI_VERB_COUNT] = {
 	[CLI_WATCH] = "watch",	       [CLI_METRICS] = "metrics",
 	[CLI_TOP] = "top",	       [CLI_DRAIN] = "drain",
 	[CLI_ADMIN_RELOAD] = "admin reload", [CLI_ADMIN_SET_CLIENT] = "admin set-client",
-	[CLI_ADMIN_SHUTDOWN] = "admin shutdown",
+	[CLI_ADMIN_SHUTDOWN] = "admin shutdown", [CLI_CALL] = "call",
 };
 
 /* tool_verb_name: see tool.h. */
@@ -74,8 +76,42 @@ static int run(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	case CLI_ADMIN_RELOAD:
 	case CLI_ADMIN_SET_CLIENT:
 	case CLI_ADMIN_SHUTDOWN: return cmd_admin(conn, cmd);
+	case CLI_CALL: return cmd_call(conn, cmd);
 	default: return CLI_EXIT_USAGE;
 	}
+}
+
+/* explain_connect: after a failed connect to path, say what is there in words (libuv
+ * reports a missing directory as "permission denied"): the directory is missing, nothing
+ * is at the path, or it is not a socket.  Returns true if it printed something. */
+static bool explain_connect(const struct cli_cmd *cmd, const char *path)
+{
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash == NULL)
+		snprintf(dir, sizeof dir, ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	struct stat st;
+	const char *verb = tool_verb_name(cmd->verb);
+	if (stat(dir, &st) < 0 && errno == ENOENT) {
+		fprintf(stderr, "jsched %s: no jschedd at %s: the directory %s does not exist (is jschedd "
+				"running? see --socket)\n", verb, path, dir);
+		return true;
+	}
+	if (stat(path, &st) < 0 && errno == ENOENT) {
+		fprintf(stderr, "jsched %s: no jschedd at %s: nothing is there (is jschedd running? see "
+				"--socket)\n", verb, path);
+		return true;
+	}
+	if (stat(path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		fprintf(stderr, "jsched %s: no jschedd at %s: that is not a socket\n", verb, path);
+		return true;
+	}
+	return false;
 }
 
 int main(int argc, char **argv)
@@ -98,6 +134,11 @@ int main(int argc, char **argv)
 	struct jsched_conn *conn;
 	char msg[512];
 	rc = jsched_connect_error(cmd.socket, cmd.client_name, &conn, msg, sizeof msg);
+	char path[4096];
+	if (rc == JSCHED_ECONNECT &&
+	    (cmd.socket != NULL ? snprintf(path, sizeof path, "%s", cmd.socket) : jsched_default_socket_path(path, sizeof path)) > 0 &&
+	    explain_connect(&cmd, path))
+		return tool_exit_of(rc);
 	if (rc < 0) {
 		fprintf(stderr, "jsched %s: %s\n", tool_verb_name(cmd.verb), msg[0] != '\0' ? msg : jsched_strerror(rc));
 		return tool_exit_of(rc);

@@ -155,7 +155,23 @@ static void test_submit(void **state)
 	BAD("--timeout needs --wait", "submit", "--batch", "g.json", "--timeout", "1s");
 	BAD("nothing to run", "submit");
 	BAD("no command after --", "submit", "--");
-	BAD("put the command after --", "submit", "make");
+	/* The first word that is not an option starts the command, without "--"; what
+	 * follows is the command's, options included. */
+	OK("submit", "sleep", "1");
+	assert_string_equal(cmd.command[0], "sleep");
+	assert_string_equal(cmd.command[1], "1");
+	assert_null(cmd.command[2]);
+	OK("submit", "--name", "x", "make", "-j8", "--wait");
+	assert_string_equal(cmd.command[0], "make");
+	assert_string_equal(cmd.command[2], "--wait");
+	assert_false(cmd.wait);
+	assert_string_equal(cmd.name, "x");
+	/* jsched's own options after the subcommand, before the command. */
+	OK("submit", "-s", "/tmp/x.sock", "--client-name", "ci", "--reply-timeout", "2s", "true");
+	assert_string_equal(cmd.socket, "/tmp/x.sock");
+	assert_string_equal(cmd.client_name, "ci");
+	assert_int_equal(cmd.reply_timeout_ms, 2000);
+	assert_string_equal(cmd.command[0], "true");
 	BAD("either --fn NAME or a command", "submit", "--fn", "echo", "--", "ls");
 	BAD("--priority: expected low, normal, high or critical, not 'urgent'", "submit", "--priority", "urgent",
 	    "--", "ls");
@@ -198,7 +214,40 @@ static void test_job_commands(void **state)
 	assert_true(cmd.longform);
 	OK("cancel", "9");
 	assert_int_equal(cmd.verb, CLI_CANCEL);
-	BAD("unknown option '--json'", "cancel", "--json", "9");
+	OK("cancel", "--json", "9");
+	assert_true(cmd.json);
+	/* jsched's own options after the subcommand and its operands. */
+	OK("status", "7", "-s", "/tmp/y.sock", "-C", "nightly");
+	assert_string_equal(cmd.socket, "/tmp/y.sock");
+	assert_string_equal(cmd.client_name, "nightly");
+	assert_int_equal(cmd.n_ids, 1);
+	BAD("--socket: empty path", "ls", "--socket", "");
+	/* ls: --limit (default 50), --sort, -o, --name. */
+	OK("ls");
+	assert_int_equal(cmd.limit, CLI_LS_DEFAULT_LIMIT);
+	assert_null(cmd.columns);
+	OK("ls", "--limit", "0", "--sort", "-run", "-o", "ID,state,command", "--name", "ci-*");
+	assert_int_equal(cmd.limit, 0);
+	assert_string_equal(cmd.sort, "-run");
+	assert_string_equal(cmd.columns, "ID,state,command");
+	assert_string_equal(cmd.name_glob, "ci-*");
+	BAD("-o: unknown column 'colour'", "ls", "-o", "id,colour");
+	BAD("--sort: unknown column 'speed'", "ls", "--sort", "speed");
+	BAD("--sort: one column", "ls", "--sort", "id,age");
+	BAD("--limit: expected a whole number, not 'many'", "ls", "--limit", "many");
+	/* call OP [JSON] */
+	OK("call", "status", "{\"job\": 5}");
+	assert_int_equal(cmd.verb, CLI_CALL);
+	assert_string_equal(cmd.op, "status");
+	assert_string_equal(cmd.op_json, "{\"job\": 5}");
+	OK("call", "ping");
+	assert_null(cmd.op_json);
+	BAD("expected an operation", "call");
+	BAD("unexpected argument 'x'", "call", "ping", "{}", "x");
+	OK("drain", "--json");
+	assert_true(cmd.json);
+	OK("admin", "reload", "--json");
+	assert_true(cmd.json);
 
 	OK("output", "--stderr", "12");
 	assert_int_equal(cmd.verb, CLI_OUTPUT);

@@ -85,6 +85,8 @@ static void same(const struct jsched_result *a, const struct jsched_result *b)
 	assert_string_equal(S(a->cause), S(b->cause));
 	assert_string_equal(S(a->reason), S(b->reason));
 	assert_string_equal(S(a->json), S(b->json));
+	assert_string_equal(S(a->fn), S(b->fn));
+	assert_string_equal(S(a->command), S(b->command));
 }
 
 static struct jsched_results *async_results;
@@ -141,7 +143,7 @@ static void test_odd_members_and_numbers(void **state)
 	(void)state;
 	both_ways("[ {\"job\" : 2, \"name\":\"x y\", \"state\":\"failed\", \"exit_code\": -3, \"signal\": 9,"
 		  " \"cause\":\"exit\", \"reason\":\"r\", \"value\": \"str\", \"cancelling\": true, \"uid\": -1,"
-		  " \"started_ms\": -5, \"extra\": false} , {\"job\":3,\"value\":12,\"name\":null,"
+		  " \"started_ms\": -5, \"extra\": false, \"command\": \"sh -c 'exit 3'\"} , {\"job\":3,\"value\":12,\"name\":null,\"fn\":\"echo\","
 		  "\"exit_code\":null,\"state\":\"weird\"},{\"job\":4,\"value\":true,\"cancelling\":false,"
 		  "\"uid\":4294967297}]",
 		  3);

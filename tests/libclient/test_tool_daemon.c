@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "tests/daemon/harness.h"
 
@@ -32,13 +33,19 @@ static void slurp(const char *path, char *buf, size_t size)
 		fclose(f);
 }
 
-/* Run `[prefix] jsched -s SOCK args`; returns its exit status, output in out and err. */
-static int run(const char *prefix, const char *args)
+/* Run `[prefix] jsched args` as it stands (a %s in args is the socket); returns its exit
+ * status, output in out and err. */
+static int run_raw(const char *prefix, const char *args)
 {
-	char o[400], e[400], cmd[4096];
+	char o[400], e[400], cmd[8192], line[4096];
 	snprintf(o, sizeof o, "%s/out", jd.dir);
 	snprintf(e, sizeof e, "%s/err", jd.dir);
-	snprintf(cmd, sizeof cmd, "%s %s -s %s %s >%s 2>%s", prefix, JSCHED_BIN, jd.sock, args, o, e);
+	const char *hole = strstr(args, "%s");
+	if (hole != NULL)
+		snprintf(line, sizeof line, "%.*s%s%s", (int)(hole - args), args, jd.sock, hole + 2);
+	else
+		snprintf(line, sizeof line, "%s", args);
+	snprintf(cmd, sizeof cmd, "%s %s %s >%s 2>%s", prefix, JSCHED_BIN, line, o, e);
 	int status = system(cmd);
 	slurp(o, out, sizeof out);
 	slurp(e, err, sizeof err);
@@ -46,6 +53,14 @@ static int run(const char *prefix, const char *args)
 	unlink(e);
 	assert_true(WIFEXITED(status));
 	return WEXITSTATUS(status);
+}
+
+/* Run `[prefix] jsched -s SOCK args`. */
+static int run(const char *prefix, const char *args)
+{
+	char line[4096];
+	snprintf(line, sizeof line, "-s %%s %s", args);
+	return run_raw(prefix, line);
 }
 
 #define CONTAINS(hay, needle)                                              \
@@ -67,8 +82,22 @@ static void test_exec_through_the_tool(void **state)
 	assert_string_equal(out, "piped\n");
 	assert_int_equal(run("", "submit --wait --fn echo --args '{\"x\": 1}'"), 0);
 	assert_string_equal(out, "{\"x\":1}\n");
-	assert_int_equal(run("", "submit --wait -- /nonexistent/command"), 1);
+	/* A command that cannot start exits as in a shell: 127 not found, 126 not runnable. */
+	assert_int_equal(run("", "submit --wait -- /nonexistent/command"), 127);
 	CONTAINS(err, "(spawn)");
+	char path[400], args[600];
+	snprintf(path, sizeof path, "%s/not-executable", jd.dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("#!/bin/sh\necho never\n", f);
+	fclose(f);
+	snprintf(args, sizeof args, "submit --wait -- %s", path);
+	assert_int_equal(run("", args), 126);
+	unlink(path);
+	/* No "--" needed when the command's first word is not an option; jsched's own
+	 * options may follow the subcommand. */
+	assert_int_equal(run_raw("", "submit --wait -s %s sh -c 'echo $0 $1' a b"), 0);
+	assert_string_equal(out, "a b\n");
 }
 
 static void test_batch_cancel_ls(void **state)
@@ -106,6 +135,249 @@ static void test_batch_cancel_ls(void **state)
 	CONTAINS(out, "sleeper");
 }
 
+/* column_at: the offset of column `title` in the header line of table text t, or -1. */
+static long column_at(const char *t, const char *title)
+{
+	size_t head = strcspn(t, "\n");
+	const char *p = strstr(t, title);
+	return p != NULL && (size_t)(p - t) < head ? (long)(p - t) : -1;
+}
+
+/* check_aligned: every line of table t is at most width columns, and in every row the
+ * cell of a left-aligned column starts where its title does (a space before it). */
+static void check_aligned(const char *t, const char *title, size_t width)
+{
+	long at = column_at(t, title);
+	if (at < 0)
+		fail_msg("no column %s in:\n%s", title, t);
+	for (const char *line = t; *line != '\0';) {
+		size_t len = strcspn(line, "\n");
+		if (width > 0 && len > width)
+			fail_msg("a line of %zu columns (at most %zu):\n%s", len, width, t);
+		if ((size_t)at < len && (line[at] == ' ' || (at > 0 && line[at - 1] != ' ')))
+			fail_msg("column %s does not start at %ld in \"%.*s\":\n%s", title, at, (int)len, line, t);
+		line += len + (line[len] == '\n');
+	}
+}
+
+static void test_listings(void **state)
+{
+	(void)state;
+	/* Jobs of two clients, one with a long name, and a command longer than the screen. */
+	assert_int_equal(run("", "submit --wait --name lister-a --fn echo --args 41"), 0);
+	assert_int_equal(run("", "-C nightly-ci-pipeline-west submit --wait --name lister-b -- sh -c 'exit 4'"), 4);
+	assert_int_equal(run("cd / && JSCHED_LISTING_KEY=secret-value",
+			     "submit --name lister-c --wait -- sh -c 'echo this command line goes on and on "
+			     "and on and on and on well past the edge of any terminal'"),
+			 0);
+	assert_int_equal(run("COLUMNS=80", "ls --name 'lister-*'"), 0);
+	CONTAINS(out, "ID ");
+	CONTAINS(out, "COMMAND");
+	CONTAINS(out, "nightly-ci-pipeline-west");
+	CONTAINS(out, "--fn echo");
+	CONTAINS(out, "value 41");
+	CONTAINS(out, "exit 4");
+	check_aligned(out, "STATE", 80);
+	check_aligned(out, "CLIENT", 80);
+	check_aligned(out, "COMMAND", 80);
+	assert_null(strstr(out, "terminal")); /* the long command was shortened to fit */
+	assert_int_equal(run("COLUMNS=200", "ls --name 'lister-*'"), 0);
+	CONTAINS(out, "past the edge of any terminal");
+
+	/* --limit: the newest N and how many more; --sort; -o; filters. */
+	assert_int_equal(run("", "ls --name 'lister-*' --limit 2"), 0);
+	assert_null(strstr(out, "lister-a"));
+	CONTAINS(out, "lister-c");
+	CONTAINS(err, "1 more not shown");
+	assert_int_equal(run("", "ls --name 'lister-*' --sort -name --limit 1 -o name,result"), 0);
+	assert_string_equal(out, "NAME     RESULT\nlister-c exit 0\n");
+	assert_int_equal(run("", "ls --client nightly-ci-pipeline-west -o name"), 0);
+	assert_string_equal(out, "NAME\nlister-b\n");
+	assert_int_equal(run("", "ls --state succeeded --name 'lister-*' -o name"), 0);
+	assert_string_equal(out, "NAME\nlister-a\nlister-c\n");
+	assert_int_equal(run("", "ls --name 'lister-*' --json --limit 2"), 0);
+	json_t *doc = json_loads(out, 0, NULL);
+	assert_non_null(doc);
+	assert_int_equal(json_array_size(json_object_get(doc, "jobs")), 2);
+	assert_int_equal(json_integer_value(json_object_get(doc, "not_shown")), 1);
+	json_t *rec = json_array_get(json_object_get(doc, "jobs"), 1);
+	assert_string_equal(json_string_value(json_object_get(rec, "name")), "lister-c");
+	assert_non_null(strstr(json_string_value(json_object_get(rec, "command")), "sh -c 'echo this"));
+	json_decref(doc);
+
+	/* status: the jobs that exist and one line per id that does not; -l with the spec. */
+	assert_int_equal(run("", "ls --name lister-a --json"), 0);
+	doc = json_loads(out, 0, NULL);
+	long a = (long)json_integer_value(json_object_get(json_array_get(json_object_get(doc, "jobs"), 0), "job"));
+	json_decref(doc);
+	char cmd[200];
+	snprintf(cmd, sizeof cmd, "status %ld 999999 %ld", a, a + 1);
+	assert_int_equal(run("", cmd), 1);
+	CONTAINS(out, "lister-a");
+	CONTAINS(out, "lister-b");
+	assert_string_equal(err, "jsched status: 999999: no_such_job: no job 999999\n");
+	snprintf(cmd, sizeof cmd, "status -l %ld", a + 2);
+	assert_int_equal(run("", cmd), 0);
+	CONTAINS(out, "  argv       [\"sh\",\"-c\",\"echo this command line");
+	CONTAINS(out, "  cwd        /\n");
+	CONTAINS(out, "JSCHED_LISTING_KEY");
+	assert_null(strstr(out, "secret-value")); /* names only, never values */
+}
+
+/* JSON from every command that prints, in the protocol's shapes. */
+static void test_json_everywhere(void **state)
+{
+	(void)state;
+	char path[400], args[600];
+	assert_int_equal(run("", "submit --json --fn noop"), 0);
+	json_t *v = json_loads(out, 0, NULL);
+	assert_true(json_integer_value(json_object_get(v, "job")) > 0);
+	json_decref(v);
+	snprintf(path, sizeof path, "%s/refs.json", jd.dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("[{\"ref\": \"a\", \"kind\": \"call\", \"fn\": \"noop\"}, {\"kind\": \"call\", \"fn\": \"noop\", "
+	      "\"after\": [\"a\"]}]", f);
+	fclose(f);
+	snprintf(args, sizeof args, "submit --batch %s --json", path);
+	assert_int_equal(run("", args), 0);
+	v = json_loads(out, 0, NULL);
+	assert_int_equal(json_array_size(json_object_get(v, "jobs")), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(v, "refs"), "a")),
+			 json_integer_value(json_array_get(json_object_get(v, "jobs"), 0)));
+	json_decref(v);
+	unlink(path);
+	assert_int_equal(run("", "drain --json"), 0);
+	v = json_loads(out, 0, NULL);
+	assert_true(json_is_integer(json_object_get(v, "cancelled")));
+	assert_true(json_is_integer(json_object_get(v, "cancelling")));
+	json_decref(v);
+	assert_int_equal(run("", "admin reload --json"), 0);
+	v = json_loads(out, 0, NULL);
+	assert_true(json_is_array(json_object_get(v, "applied")));
+	json_decref(v);
+	assert_int_equal(run("", "admin reload"), 0);
+	assert_string_equal(out, "reloaded: nothing changed\n");
+	/* Figures read as written: no 0.40000000000000002. */
+	assert_int_equal(run("", "metrics --json"), 0);
+	assert_null(strstr(out, "0000000"));
+	/* watch --json: first what a later --since needs, then the events. */
+	assert_int_equal(run("", "watch --json --since 0 -n 1"), 0);
+	char *nl = strchr(out, '\n');
+	assert_non_null(nl);
+	*nl = '\0';
+	v = json_loads(out, 0, NULL);
+	assert_non_null(json_string_value(json_object_get(v, "instance")));
+	assert_true(json_is_integer(json_object_get(v, "seq")));
+	json_decref(v);
+	v = json_loads(nl + 1, 0, NULL);
+	assert_string_equal(json_string_value(json_object_get(v, "event")), "job");
+	json_decref(v);
+	/* call: any request, the reply printed; a refusal too, with the refusal's status. */
+	assert_int_equal(run("", "call ping"), 0);
+	v = json_loads(out, 0, NULL);
+	assert_true(json_is_true(json_object_get(v, "ok")));
+	json_decref(v);
+	assert_int_equal(run("", "call status '{\"job\": 999999}'"), 1);
+	v = json_loads(out, 0, NULL);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(v, "error"), "code")), "no_such_job");
+	json_decref(v);
+	assert_int_equal(run("", "call status '[1]'"), 64);
+	CONTAINS(err, "not a JSON object");
+}
+
+/* Errors that say what is wrong. */
+static void test_errors(void **state)
+{
+	(void)state;
+	assert_int_equal(run_raw("", "-s /nonexistent-dir/j.sock ls"), 69);
+	assert_string_equal(err, "jsched ls: no jschedd at /nonexistent-dir/j.sock: the directory /nonexistent-dir "
+				 "does not exist (is jschedd running? see --socket)\n");
+	char args[600];
+	snprintf(args, sizeof args, "ls -s %s/nothing.sock", jd.dir);
+	assert_int_equal(run_raw("", args), 69);
+	CONTAINS(err, "nothing.sock: nothing is there");
+}
+
+/* shell: run script with bash, zsh or fish (-c), jsched on its PATH and $JSCHED_SOCKET the
+ * test daemon's; 0 with out filled, or -1 when the shell is not installed. */
+static int shell(const char *sh, const char *script)
+{
+	char check[64], line[8192];
+	snprintf(check, sizeof check, "command -v %s >/dev/null 2>&1", sh);
+	if (system(check) != 0)
+		return -1;
+	char path[400];
+	snprintf(path, sizeof path, "%s/script", jd.dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(script, f);
+	fclose(f);
+	snprintf(line, sizeof line, "PATH=%s/bin:$PATH JSCHED_SOCKET=%%s %s %s%s", JSCHED_BUILD_DIR, sh,
+		 strcmp(sh, "zsh") == 0 ? "-f " : "", path);
+	char o[400], e[400], cmd[9000];
+	snprintf(o, sizeof o, "%s/out", jd.dir);
+	snprintf(e, sizeof e, "%s/err", jd.dir);
+	const char *hole = strstr(line, "%s");
+	snprintf(cmd, sizeof cmd, "%.*s%s%s >%s 2>%s", (int)(hole - line), line, jd.sock, hole + 2, o, e);
+	int st = system(cmd);
+	slurp(o, out, sizeof out);
+	slurp(e, err, sizeof err);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("%s exited %d: %s\n%s", sh, WEXITSTATUS(st), err, out);
+	return 0;
+}
+
+/* The completions of each shell: commands, a command's options (from its --help), and
+ * the ids of this user's jobs, from the daemon. */
+static void test_completions(void **state)
+{
+	(void)state;
+	assert_int_equal(run("", "submit --name completed-job --fn noop"), 0);
+	char id[32];
+	snprintf(id, sizeof id, "%.*s", (int)strcspn(out, "\n"), out);
+	char script[2048], want[64];
+	snprintf(want, sizeof want, "\n%s\n", id);
+	snprintf(script, sizeof script,
+		 "source %s/completions/jsched.bash\n"
+		 "COMP_WORDS=(jsched st); COMP_CWORD=1; _jsched; printf '%%s\\n' \"${COMPREPLY[@]}\"; echo --\n"
+		 "COMP_WORDS=(jsched ls --li); COMP_CWORD=2; _jsched; printf '%%s\\n' \"${COMPREPLY[@]}\"; echo --\n"
+		 "COMP_WORDS=(jsched -s \"$JSCHED_SOCKET\" status ''); COMP_CWORD=4; _jsched; echo; "
+		 "printf '%%s\\n' \"${COMPREPLY[@]}\"\n",
+		 JSCHED_SRCDIR);
+	assert_int_equal(shell("bash", script), 0);
+	CONTAINS(out, "status\n");
+	CONTAINS(out, "--limit\n");
+	CONTAINS(out, want);
+
+	snprintf(script, sizeof script,
+		 "source %s/completions/jsched.fish\n"
+		 "complete -C 'jsched st'; echo --; complete -C 'jsched ls --li'; echo --; complete -C 'jsched status '\n",
+		 JSCHED_SRCDIR);
+	if (shell("fish", script) == 0) {
+		CONTAINS(out, "status\n");
+		CONTAINS(out, "--limit\n");
+		snprintf(want, sizeof want, "\n%s\t", id);
+		CONTAINS(out, want);
+		CONTAINS(out, "completed-job");
+	} else {
+		fprintf(stderr, "skipped: fish is not installed\n");
+	}
+
+	snprintf(script, sizeof script,
+		 "autoload -Uz compinit && compinit -u -D\n"
+		 "source %s/completions/_jsched\n"
+		 "words=(jsched status ''); CURRENT=3; _jsched_ids; echo --; _jsched_options ls\n",
+		 JSCHED_SRCDIR);
+	if (shell("zsh", script) == 0) {
+		snprintf(want, sizeof want, "%s:succeeded completed-job\n", id);
+		CONTAINS(out, want);
+		CONTAINS(out, "--limit\n");
+	} else {
+		fprintf(stderr, "skipped: zsh is not installed\n");
+	}
+}
+
 static void test_metrics_and_shutdown(void **state)
 {
 	(void)state;
@@ -127,7 +399,9 @@ static int setup(void **state)
 {
 	(void)state;
 	setenv("JSCHED_BUILD_DIR", JSCHED_BUILD_DIR, 0);
-	jdt_start(&jd, "");
+	char members[128];
+	snprintf(members, sizeof members, "\"client_names\": {\"%u\": [\"*\"]}", (unsigned)getuid());
+	jdt_start(&jd, members);
 	return 0;
 }
 
@@ -143,6 +417,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exec_through_the_tool),
 		cmocka_unit_test(test_batch_cancel_ls),
+		cmocka_unit_test(test_listings),
+		cmocka_unit_test(test_json_everywhere),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_completions),
 		cmocka_unit_test(test_metrics_and_shutdown),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -60,7 +60,10 @@ for f in usr/bin/jschedd usr/bin/jsched usr/libexec/jschedd/jschedd-runas \
 	usr/lib/systemd/user/jschedd.service usr/lib/systemd/user/jschedd.socket \
 	usr/lib/sysusers.d/jschedd.conf usr/lib/pkgconfig/jsched.pc usr/lib/libjsched.so.0 \
 	usr/include/jsched/jsched.h usr/include/jsched/error.h usr/include/jsched/module.h \
-	usr/share/doc/jschedd/README.md usr/share/doc/jschedd/examples/jschedd.json; do
+	usr/share/doc/jschedd/README.md usr/share/doc/jschedd/examples/jschedd.json \
+	usr/share/man/man1/jsched.1 usr/share/man/man8/jschedd.8 usr/share/man/man5/jschedd.json.5 \
+	usr/share/man/man3/libjsched.3 usr/share/bash-completion/completions/jsched \
+	usr/share/zsh/vendor-completions/_jsched usr/share/fish/vendor_completions.d/jsched.fish; do
 	check "installed /$f" test -e "$stage/$f"
 done
 refute "no jschedd-runas in /usr/bin" test -e "$stage/usr/bin/jschedd-runas"
