@@ -154,10 +154,11 @@ all:
 # ---- the parts -----------------------------------------------------------------------
 # In this order: tests/build.mk names which of the tests above it link the shared test
 # helpers, and bench/build.mk links the libraries of every fragment before it.  A missing
-# fragment stops make (no wildcard hides it).
+# fragment stops make (no wildcard hides it).  tests/fuzz/build.mk links every daemon part.
 include arch/build.mk daemon/pool/build.mk daemon/fair/build.mk proto/build.mk \
 	libclient/build.mk daemon/build.mk daemon/run/slurm.mk daemon/core/journal.mk \
-	systemd/build.mk man/build.mk completions/build.mk tests/build.mk bench/build.mk
+	tests/fuzz/build.mk systemd/build.mk man/build.mk completions/build.mk tests/build.mk \
+	bench/build.mk
 
 all: $(BINS) $(LIBS) $(TESTS)
 
@@ -183,3 +184,7 @@ help:
 	@sed -n '3,20p' Makefile
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+# The compiler writes the .d files; make never remakes them.  Without this rule it would try,
+# through its built-in rules, whenever a source is newer than its .d
+# (replay_frame.d <- replay_frame.d.o <- tests/fuzz/replay.c, through replay_%.o).
+%.d: ;

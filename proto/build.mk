@@ -42,7 +42,8 @@ $(JPROTO_UNIT): $(B)/tests/proto/%: $(B)/obj/tests/proto/%.o $(JPROTO_LIB)
 # replay.c's main() feeds every file of the target's corpus folder (compiled in as an
 # absolute path, so the program runs from anywhere) to LLVMFuzzerTestOneInput.
 # One per tests/fuzz/fuzz_*.c.
-FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+# fuzz_daemon links the whole daemon: tests/fuzz/build.mk builds it.
+FUZZ_NAMES := $(filter-out daemon,$(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)))
 JPROTO_REPLAY := $(FUZZ_NAMES:%=$(B)/tests/fuzz/replay_%)
 
 $(B)/obj/tests/fuzz/%.o: CFLAGS += $(JANSSON_CFLAGS)

@@ -72,6 +72,44 @@ static void conn_handle_closed_cb(uv_handle_t *h)
 	}
 }
 
+/* LINGER_MS: how long a closed connection may take to read what was written to it before
+ * the close (an error reply saying why, the replies before it).  The bytes are bounded by
+ * limits.output_buffer_bytes already; this bounds the time. */
+#define LINGER_MS 2000
+
+static void close_handles(struct jd_conn *c)
+{
+	if (!uv_is_closing((uv_handle_t *)&c->pipe))
+		uv_close((uv_handle_t *)&c->pipe, conn_handle_closed_cb);
+	if (!uv_is_closing((uv_handle_t *)&c->hs_timer))
+		uv_close((uv_handle_t *)&c->hs_timer, conn_handle_closed_cb);
+}
+
+static void lingered_cb(uv_shutdown_t *req, int status)
+{
+	(void)status;
+	close_handles(req->data);
+}
+
+static void linger_timeout_cb(uv_timer_t *t)
+{
+	close_handles(t->data);
+}
+
+/* linger: start flushing what is still queued for c, then close it (lingered_cb), or
+ * after LINGER_MS whatever the peer read.  Returns false when there is nothing to flush or
+ * the flush cannot start: close at once. */
+static bool linger(struct jd_conn *c)
+{
+	if (c->abort || uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) == 0)
+		return false;
+	c->shutdown_req.data = c;
+	if (uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->pipe, lingered_cb) < 0)
+		return false;
+	uv_timer_start(&c->hs_timer, linger_timeout_cb, LINGER_MS, 0);
+	return true;
+}
+
 /* reap_cb: an idle callback, run at the top of the next loop iteration (outside every
  * other callback): finish closing the connections marked by jd_conn_close. */
 static void reap_cb(uv_idle_t *h)
@@ -94,8 +132,10 @@ static void reap_cb(uv_idle_t *h)
 		s->n_conns--;
 		if ((u = uid_slot(s, c->uid, false)) && u->n > 0)
 			u->n--;
-		uv_close((uv_handle_t *)&c->pipe, conn_handle_closed_cb);
-		uv_close((uv_handle_t *)&c->hs_timer, conn_handle_closed_cb);
+		/* The reply that says why (bad_frame, handshake_required ...) may sit behind
+		 * others in the write queue: closing now would cancel it. */
+		if (!linger(c))
+			close_handles(c);
 	}
 	uv_idle_stop(h);
 }
@@ -123,8 +163,10 @@ static void write_cb(uv_write_t *req, int status)
 
 	free(w->bytes);
 	free(w);
-	if (status < 0 && status != UV_ECANCELED)
+	if (status < 0 && status != UV_ECANCELED) {
+		c->abort = true;
 		jd_conn_close(c, uv_strerror(status));
+	}
 }
 
 /* queue: write one encoded frame (takes `bytes`, malloc'd) and enforce the output limit. */
@@ -146,6 +188,7 @@ static int queue(struct jd_conn *c, char *bytes, size_t len)
 	if (rc < 0) {
 		free(bytes);
 		free(w);
+		c->abort = true;
 		jd_conn_close(c, uv_strerror(rc));
 		return JSCHED_EIO;
 	}
@@ -156,6 +199,7 @@ static int queue(struct jd_conn *c, char *bytes, size_t len)
 		       "output limit; disconnecting", (unsigned long long)c->serial,
 		       (unsigned)c->uid, (int)c->pid,
 		       uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe));
+		c->abort = true; /* it is not reading: what is queued is dropped */
 		jd_conn_close(c, "output buffer limit");
 		return JSCHED_ELIMIT_EXCEEDED;
 	}

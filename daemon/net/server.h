@@ -45,6 +45,8 @@ struct jd_conn {
 	struct jd_client *client;	/* set by hello */
 	bool hello_done;
 	bool closing;		/* jd_conn_close called: no more reads, writes dropped */
+	bool abort;		/* closed for not reading (or a write failed): drop the queue
+				 * instead of lingering to flush it */
 	bool read_paused;	/* backpressure `block`: a submit waits for queue room */
 	int open_handles;	/* pipe + timer; freed when both close callbacks ran */
 

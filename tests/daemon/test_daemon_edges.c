@@ -31,7 +31,7 @@ static struct jdt t;
 static int setup(void **state)
 {
 	(void)state;
-	jdt_start(&t, "\"workers\": 2");
+	jdt_start(&t, "\"workers\": 2, \"limits\": {\"output_buffer_bytes\": 67108864}");
 	return 0;
 }
 
@@ -323,6 +323,40 @@ static void test_time_fields_at_extremes(void **state)
 	close(fd);
 }
 
+/* test_close_flushes_queued_replies: replies queued behind a full socket, then a frame
+ * that closes the connection: the client, reading only now, gets every reply and then the
+ * error that says why, before the end of the stream. */
+static void test_close_flushes_queued_replies(void **state)
+{
+	int fd = jdt_raw_hello(&t, "edges");
+	size_t replies = 0;
+	char req[64];
+	json_t *r;
+
+	(void)state;
+	/* About 3 MB of metrics replies: far more than a Unix socket buffers (~200 KB), so
+	 * most wait in the daemon's queue when the bad frame arrives. */
+	for (int i = 0; i < 1000; i++) {
+		snprintf(req, sizeof(req), "{\"op\": \"metrics\", \"id\": %d}", i + 1);
+		jdt_send_frame(fd, req);
+	}
+	jdt_send_frame(fd, "{not json");
+	while ((r = jdt_read_frame(fd)) != NULL) {
+		if (json_is_true(json_object_get(r, "ok"))) {
+			replies++;
+		} else {
+			assert_int_equal(replies, 1000);
+			assert_string_equal(jdt_err_code(r), "bad_frame");
+			json_decref(r);
+			assert_null(jdt_read_frame(fd));
+			close(fd);
+			return;
+		}
+		json_decref(r);
+	}
+	fail_msg("end of stream after %zu replies, without the bad_frame error", replies);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_reasons_cut_at_characters),
 		cmocka_unit_test(test_integers_beyond_2_53),
 		cmocka_unit_test(test_time_fields_at_extremes),
+		cmocka_unit_test(test_close_flushes_queued_replies),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

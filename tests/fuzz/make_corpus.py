@@ -84,6 +84,69 @@ FROM_DAEMON = [
 ]
 
 
+WIDE = ["\u00e9", "\u20ac", "\U0001F600"]
+
+
+def utf8_seeds():
+    """Requests whose error quotes client text cut near a buffer's size: the op (64 bytes
+    quoted), a member name (64 in the message, 128 as the field), an env name (64 at the end
+    of a field path), a handler's error (160 in the reason)."""
+    out = {}
+    for w, ch in enumerate(WIDE):
+        for n in (60, 62, 63, 64, 126, 127):
+            a = "a" * n + ch
+            out["utf8-op-%d-%d" % (w, n)] = {"op": a, "id": 1}
+            out["utf8-member-%d-%d" % (w, n)] = {"op": "ping", "id": 2, a: 1}
+            out["utf8-env-%d-%d" % (w, n)] = {"op": "submit", "id": 3, "job": {
+                "kind": "exec", "argv": ["true"], "env": {a: 1}}}
+        for n in (130, 135, 140):
+            out["utf8-fail-%d-%d" % (w, n)] = {"op": "submit", "id": 4, "job": {
+                "kind": "call", "fn": "fail", "args": {"message": "a" * n + WIDE[w]}}}
+    return out
+
+
+DAEMON = {
+    "submit-wait": [{"op": "submit", "id": 1, "job": {"kind": "call", "fn": "echo", "args": [1]}},
+                    {"op": "wait", "id": 2, "job": 1, "timeout_ms": 1000},
+                    {"op": "status", "id": 3, "jobs": [1, 2]},
+                    {"op": "list", "id": 4, "states": ["succeeded"], "limit": 5}],
+    "graph": [{"op": "submit", "id": 1, "jobs": [
+        {"ref": "a", "kind": "call", "fn": "sleep", "args": {"ms": 5}},
+        {"ref": "b", "kind": "call", "fn": "fail", "after": ["a"]},
+        {"kind": "call", "fn": "noop", "after": [{"ref": "b", "on": "failure"}],
+         "deadline_in_ms": 18446744073710}]},
+              {"op": "wait", "id": 2, "jobs": [1, 2, 3], "mode": "any"},
+              {"op": "cancel", "id": 3, "jobs": [1, 2, 3]}],
+    "block": [{"op": "set_client", "id": 1, "client": "fuzz", "max_queued": 1,
+               "overflow": "block"},
+              {"op": "submit", "id": 2, "job": {"kind": "call", "fn": "sleep", "args": {"ms": 50}}},
+              {"op": "submit", "id": 3, "job": {"kind": "call", "fn": "noop"}},
+              {"op": "set_client", "id": 4, "client": "fuzz", "max_queued": 10000,
+               "overflow": "reject"}],
+    "watch": [{"op": "watch", "id": 1, "from_seq": 0},
+              {"op": "submit", "id": 2, "job": {"kind": "call", "fn": "noop", "priority": "high"}},
+              {"op": "metrics", "id": 3}, {"op": "unwatch", "id": 4},
+              {"op": "drain", "id": 5, "running": True}],
+    "hello-first": [{"op": "hello", "id": 7, "version": 1, "client": "other"},
+                    {"op": "ping", "id": 1}, {"op": "hello", "id": 2, "version": 1}],
+    "hello-mismatch": [{"op": "hello", "id": 0, "version": 2}, {"op": "ping", "id": 1}],
+    "errors": [{"op": "status", "id": 1, "job": 999999},
+               {"op": "output", "id": 2, "job": 1},
+               {"op": "drain", "id": 3, "client": "nobody"},
+               {"op": "frobnicate", "id": 4}, {"id": 5}, b"{not json",
+               {"op": "ping", "id": 6}],
+    "big-id": [{"op": "ping", "id": 1}, b'{"op":"ping","id":9007199254740992}',
+               {"op": "ping", "id": 2}],
+    "admin": [{"op": "reload", "id": 1},
+              {"op": "set_client", "id": 2, "client": "fuzz", "weight": 3},
+              {"op": "list", "id": 3, "all": True, "after_job": 2}],
+}
+
+
+def lines(reqs):
+    return b"\n".join(r if isinstance(r, bytes) else json.dumps(r).encode() for r in reqs)
+
+
 def frame(obj):
     payload = json.dumps(obj, separators=(",", ":")).encode() if not isinstance(obj, bytes) else obj
     return struct.pack(">I", len(payload)) + payload
@@ -104,6 +167,11 @@ def main():
         write("request", "daemon-%02d.json" % i, json.dumps(m).encode())
     write("request", "bad-utf8.json", b'{"op":"ping","id":1,"x":"\xff"}')
     write("request", "dup-key.json", b'{"op":"ping","id":1,"id":2}')
+    for name, r in utf8_seeds().items():
+        write("request", name + ".json", json.dumps(r, ensure_ascii=False).encode())
+        write("daemon", name, lines([{"op": "ping", "id": 9}, r]))
+    for name, reqs in DAEMON.items():
+        write("daemon", name, lines(reqs))
 
     big = 255  # limit 16 + 255*64 = 16336 bytes
     write("frame", "one", bytes([big]) + frame(REQUESTS[0]))
