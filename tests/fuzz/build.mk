@@ -7,6 +7,7 @@
 #   build/fuzz/fuzz_daemon          the libFuzzer build (fuzz-smoke runs it with the others)
 #
 # main.c is compiled a second time as jschedd_main(), which the target runs in a thread.
+# Both link what $(JSCHEDD) links (daemon/build.mk): a part linked there must be here too.
 
 FUZZ_DAEMON_SRCS := $(filter-out daemon/main.c,$(JSCHEDD_SRCS)) $(JD_FAIR_SRCS) $(POOL_SRCS) \
 	libclient/path.c
