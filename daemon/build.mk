@@ -14,7 +14,7 @@ JSCHEDD := $(B)/bin/jschedd
 JSCHEDD_CORE_SRCS := daemon/core/jobs.c daemon/core/exec_job.c daemon/core/clients.c \
 	daemon/core/config.c daemon/core/config_exec.c daemon/core/config_names.c \
 	daemon/core/security.c daemon/core/hist.c daemon/core/log.c daemon/core/clock.c
-JSCHEDD_RUN_SRCS := daemon/run/runner.c daemon/run/exec.c daemon/run/handler.c \
+JSCHEDD_RUN_SRCS := daemon/run/runner.c daemon/run/exec.c daemon/run/slots.c daemon/run/process.c daemon/run/handler.c \
 	daemon/run/builtins.c daemon/run/modules.c
 JSCHEDD_NET_SRCS := daemon/net/server.c daemon/net/session.c daemon/net/op_submit.c \
 	daemon/net/op_wait.c daemon/net/op_jobs.c daemon/net/op_admin.c daemon/net/watch.c daemon/net/record.c daemon/net/metrics.c \

@@ -35,7 +35,7 @@ static void on_change(void *ctx, const struct jd_change *ch)
 	case JD_CHANGE_QUEUED:
 		/* A worker should feed; the deadline timer is re-armed once the settle is
 		 * done (the admission that follows this report sets the deadline's place). */
-		jd_runner_kick(d);
+		jd_runner_kick(&d->runner);
 		if (ch->job->fj.deadline_ns)
 			d->deadline_dirty = true;
 		/* fall through */
@@ -68,10 +68,10 @@ static void on_settle_done(void *ctx)
 {
 	struct jd_daemon *d = ctx;
 
-	jd_runner_flush_kicks(d);
+	jd_runner_flush_kicks(&d->runner);
 	if (d->deadline_dirty) {
 		d->deadline_dirty = false;
-		jd_daemon_arm_deadline(d);
+		jd_runner_arm_deadline(&d->runner);
 	}
 	jd_daemon_maybe_exit(d);
 }
@@ -79,7 +79,35 @@ static void on_settle_done(void *ctx)
 /* on_stop: a running job was asked to stop: its cancel token, its commands. */
 static void on_stop(void *ctx, struct jd_job *j)
 {
-	jd_runner_cancel(ctx, j);
+	struct jd_daemon *d = ctx;
+
+	jd_runner_cancel(&d->runner, j);
+}
+
+/* on_unblocked: the runner's hook: a blocked client has room: retry its held submits. */
+static void on_unblocked(void *ctx, struct jd_client *c)
+{
+	jd_session_client_unblocked(ctx, c);
+}
+
+int jd_daemon_start_runner(struct jd_daemon *d, char *err, size_t errlen)
+{
+	struct jd_runner_env env = {
+		.loop = &d->loop,
+		.jobs = &d->jobs,
+		.cfg = &d->cfg,
+		.sec = &d->sec,
+		.unblocked = on_unblocked,
+		.ctx = d,
+	};
+	int rc = jd_runner_start(&d->runner, &env, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	/* The fair instance the runner created is where the job table admits and the
+	 * clients register. */
+	d->jobs.fair = d->clients.fair = d->runner.fair;
+	return 0;
 }
 
 int jd_daemon_init(struct jd_daemon *d)
@@ -97,28 +125,6 @@ int jd_daemon_init(struct jd_daemon *d)
 		return JSCHED_ENOMEM;
 	jd_jobs_set_retention(&d->jobs, d->cfg.retain_jobs, d->cfg.retain_seconds);
 	return 0;
-}
-
-static void deadline_cb(uv_timer_t *t)
-{
-	struct jd_daemon *d = t->data;
-
-	jd_fair_expire(d->runner.fair);
-	jd_jobs_settle(&d->jobs);
-	jd_daemon_arm_deadline(d);
-}
-
-void jd_daemon_arm_deadline(struct jd_daemon *d)
-{
-	uint64_t next = jd_fair_next_deadline(d->runner.fair), now = jd_now_ns();
-
-	if (next == UINT64_MAX) {
-		uv_timer_stop(&d->deadline);
-		return;
-	}
-	/* Round up: firing a little late expires the job; firing early would re-arm. */
-	uv_timer_start(&d->deadline, deadline_cb, next > now ? (next - now + 999999) / 1000000 : 0,
-		       0);
 }
 
 void jd_daemon_maybe_exit(struct jd_daemon *d)
@@ -220,7 +226,7 @@ int jd_daemon_reload(struct jd_daemon *d, json_t **applied, json_t **restart_nee
 	jd_config_free(&d->cfg);
 	d->cfg = neu;
 	jd_clients_reconfigure(&d->clients);
-	jd_runner_apply_config(d);
+	jd_runner_apply_config(&d->runner);
 	jd_jobs_set_retention(&d->jobs, d->cfg.retain_jobs, d->cfg.retain_seconds);
 	jd_jobs_trim(&d->jobs);
 	jd_log(JD_LOG_INFO, "configuration reloaded from %s",

@@ -17,7 +17,6 @@
 #include "daemon/core/clients.h"
 #include "daemon/core/clock.h"
 #include "daemon/core/config.h"
-#include "daemon/run/exec.h"
 #include "daemon/core/hist.h"
 #include "daemon/core/jobs.h"
 #include "daemon/run/modules.h"
@@ -56,7 +55,6 @@ struct jd_daemon {
 	struct jd_modules modules;
 	struct jd_runner runner;
 	struct jd_watch watch;
-	struct jd_exec exec;	/* commands: slots, processes (exec.h) */
 	struct jd_security sec;	/* denial counters (security.h) */
 
 	/* latency histograms of every job (per client ones are in struct jd_client) */
@@ -74,7 +72,6 @@ struct jd_daemon {
 
 	uv_signal_t sig_term, sig_int, sig_hup;
 	uv_timer_t tick;	/* 1 s: retention by age, throughput ring, deadline re-arm */
-	uv_timer_t deadline;	/* the earliest queued deadline (fair layer) */
 	uint64_t watchdog_ms;	/* systemd watchdog ping interval, 0 if none */
 	char service_status[512];	/* the last STATUS= sent (service.c) */
 
@@ -91,6 +88,11 @@ struct jd_daemon {
  * set.  Returns 0 or JSCHED_ENOMEM. */
 int jd_daemon_init(struct jd_daemon *d);
 
+/* jd_daemon_start_runner: start the fair layer, the pool and the process machinery, and
+ * hand the fair instance to the job table and the clients.  Returns 0 or a negative code
+ * with the reason in err. */
+int jd_daemon_start_runner(struct jd_daemon *d, char *err, size_t errlen);
+
 /* jd_daemon_shutdown: begin a shutdown (graceful or immediate; an immediate one during a
  * graceful one escalates).  Every connection gets the shutdown event.  Loop thread. */
 void jd_daemon_shutdown(struct jd_daemon *d, bool immediate);
@@ -105,8 +107,5 @@ int jd_daemon_reload(struct jd_daemon *d, json_t **applied, json_t **restart_nee
  * each settle.  Loop thread. */
 void jd_daemon_maybe_exit(struct jd_daemon *d);
 
-/* jd_daemon_arm_deadline: re-arm the deadline timer for the fair layer's earliest
- * deadline. */
-void jd_daemon_arm_deadline(struct jd_daemon *d);
 
 #endif /* JD_DAEMON_H */

@@ -99,9 +99,8 @@ static int finish(struct jd_daemon *d)
 	uv_close((uv_handle_t *)&d->sig_int, NULL);
 	uv_close((uv_handle_t *)&d->sig_hup, NULL);
 	uv_close((uv_handle_t *)&d->tick, NULL);
-	uv_close((uv_handle_t *)&d->deadline, NULL);
 	jd_metrics_exports_stop(d);
-	jd_runner_stop(d);
+	jd_runner_stop(&d->runner);
 	uv_timer_init(&d->loop, &flush);
 	flush.data = d;
 	uv_timer_start(&flush, flush_timeout_cb, 2000, 0);
@@ -191,7 +190,7 @@ int main(int argc, char **argv)
 		return JD_EXIT_FAILURE;
 	}
 	uv_loop_init(&d->loop);
-	if (jd_server_listen(d, err, sizeof(err)) < 0 || jd_runner_start(d, err, sizeof(err)) < 0 ||
+	if (jd_server_listen(d, err, sizeof(err)) < 0 || jd_daemon_start_runner(d, err, sizeof(err)) < 0 ||
 	    jd_metrics_exports_start(d, err, sizeof(err)) < 0) {
 		fprintf(stderr, "jschedd: %s\n", err);
 		jd_server_stop_accepting(d);
@@ -201,9 +200,6 @@ int main(int argc, char **argv)
 		uv_loop_close(&d->loop);
 		return JD_EXIT_FAILURE;
 	}
-	/* The fair instance the runner created is where the job table admits and the
-	 * clients register. */
-	d->jobs.fair = d->clients.fair = d->runner.fair;
 	uv_signal_init(&d->loop, &d->sig_term);
 	uv_signal_init(&d->loop, &d->sig_int);
 	uv_signal_init(&d->loop, &d->sig_hup);
@@ -212,8 +208,7 @@ int main(int argc, char **argv)
 	uv_signal_start(&d->sig_int, signal_cb, SIGINT);
 	uv_signal_start(&d->sig_hup, signal_cb, SIGHUP);
 	uv_timer_init(&d->loop, &d->tick);
-	uv_timer_init(&d->loop, &d->deadline);
-	d->tick.data = d->deadline.data = d;
+	d->tick.data = d;
 	d->watchdog_ms = jd_sd_watchdog_usec() / 2000;
 	uv_timer_start(&d->tick, tick_cb, 1000,
 		       d->watchdog_ms && d->watchdog_ms < 1000 ? d->watchdog_ms : 1000);

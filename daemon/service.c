@@ -28,7 +28,7 @@ static void summary(struct jd_daemon *d, char *buf, size_t len)
 			   : d->state == JD_DRAINING ? "draining (graceful shutdown)"
 						     : "stopping (immediate shutdown)";
 
-	jd_exec_status(d, ex, sizeof(ex));
+	jd_exec_status(&d->runner.exec, ex, sizeof(ex));
 	snprintf(buf, len, "%s on %s: %llu waiting, %llu queued, %llu running, %u connections; exec: %s",
 		 what, d->srv.path, (unsigned long long)d->jobs.by_state[JD_WAITING],
 		 (unsigned long long)d->jobs.by_state[JD_QUEUED],

@@ -272,7 +272,7 @@ json_t *jd_metrics(struct jd_daemon *d, unsigned flags)
 		(json_int_t)atomic_load_explicit(&d->runner.wakeups, memory_order_relaxed), "batches",
 		(json_int_t)d->runner.batches, "notices", (json_int_t)d->runner.noticed);
 	if (doc) {
-		json_object_set_new(doc, "exec", jd_exec_metrics(d));
+		json_object_set_new(doc, "exec", jd_exec_metrics(&d->runner.exec));
 		json_object_set_new(doc, "security", jd_security_metrics(&d->sec));
 		json_object_set_new(doc, "config",
 				    json_pack("{s:s, s:I, s:I}", "path", d->config_path, "reloads",

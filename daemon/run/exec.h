@@ -8,13 +8,17 @@
  * pipes, the time limit, the signals) and sets the event when the process has exited and
  * its output pipes are drained.  No worker thread is held while a command runs.
  *
+ * Three files: exec.c (the job side: the fiber's request, the exec handler, cancel, the
+ * final state), process.c (a process's life on the loop thread), slots.c (process slots
+ * and parked exec jobs).
+ *
  * Process slots.  At most exec.max_processes commands run at once.  An exec job takes its
- * slot when a worker's feeder takes it from the fair layer (jd_exec_slot_take): with no
+ * slot when a worker's feeder takes it from the fair layer (jd_exec_take): with no
  * free slot the job is parked here, still "queued", holding no fiber and no worker, and
  * is dispatched when a slot frees, to the parked job whose client has the fewest running
  * processes per unit of weight (ties: the client served least recently, then the oldest
- * job), so clients with parked jobs take turns even under a cap of one.  So a burst of exec jobs never piles up
- * suspended fibers, and call jobs are never stuck behind exec jobs waiting for a slot.
+ * job), so clients with parked jobs take turns even under a cap of one.  So a burst of
+ * exec jobs never piles up suspended fibers, and call jobs are never stuck behind exec jobs waiting for a slot.
  * A handler's process asks for its slot at spawn time (its fiber is already running) and
  * goes first when one frees.  The cap never exceeds the pool's fibers.  The first shape
  * considered kept every exec job's fiber suspended in a queue on the loop thread until a
@@ -53,14 +57,36 @@
 #include "daemon/core/exec_job.h"
 #include "jsched/module.h"
 
-struct jd_daemon;
-struct jd_job;
-struct jd_conn;
-struct jd_proc;
-struct jp_job_spec;
+#include "daemon/core/config.h"
+#include "daemon/core/jobs.h"
+#include "daemon/core/security.h"
 
-/* The daemon's process machinery (struct jd_daemon.exec). */
+struct jd_proc;
+struct jd_fair;
+struct jd_fair_job;
+
+/* What the process machinery works with (borrowed, kept; jd_exec_init). */
+struct jd_exec_env {
+	uv_loop_t *loop;
+	struct jd_jobs *jobs;		/* ends exec jobs */
+	struct jd_fair *fair;		/* takes jobs from it (jd_exec_take) */
+	const struct jd_config *cfg;	/* the config in force: "exec", fibers */
+	struct jd_security *sec;	/* as whom a command runs */
+	/* dispatch: run a parked exec job now that it has a slot (the runner's). */
+	void (*dispatch)(void *ctx, struct jd_job *j);
+	void *dispatch_ctx;
+};
+
+/* The process machinery (the runner's: struct jd_runner.exec). */
 struct jd_exec {
+	uv_loop_t *loop;		/* from jd_exec_env, immutable */
+	struct jd_jobs *jobs;
+	struct jd_fair *fair;
+	const struct jd_config *cfg;
+	struct jd_security *sec;
+	void (*dispatch)(void *ctx, struct jd_job *j);
+	void *dispatch_ctx;
+
 	uv_async_t async;		/* loop thread's; fibers uv_async_send it */
 	bool started;
 	_Atomic(struct jd_proc *) requests;	/* fibers push, the loop takes all */
@@ -82,42 +108,39 @@ struct jd_exec {
 };
 
 /* jd_exec_handler: the handler every exec job runs (runner.c calls it on the job's fiber
- * like a call handler).  Returns 0 when the command exited 0, else JSCHED_EINTERNAL (the
+ * like a call handler; the task's `exec` says where its command runs).  Returns 0 when the command exited 0, else JSCHED_EINTERNAL (the
  * final state comes from the job's result, jd_exec_job_done). */
 extern const struct jsched_handler jd_exec_handler;
 
 /* jd_exec_init: set up the async handle and the slots.  Loop thread, before serving.
  * jd_exec_stop: close it; every process has ended by then.  Loop thread, at exit. */
-int jd_exec_init(struct jd_daemon *d);
-void jd_exec_stop(struct jd_daemon *d);
+int jd_exec_init(struct jd_exec *x, const struct jd_exec_env *env);
+void jd_exec_stop(struct jd_exec *x);
 
 /* jd_exec_apply_config: the live config's cap (a raised cap dispatches parked jobs at
- * once).  Loop thread. */
-void jd_exec_apply_config(struct jd_daemon *d);
+ * once).  Loop thread.  (slots.c) */
+void jd_exec_apply_config(struct jd_exec *x);
 
-/* jd_exec_take: the feeder's jd_fair_take (up to `want` jobs from f into fjs), with the
- * exec jobs among them given a process slot or parked under the same lock as the take,
- * so that slots go in fair order even when several workers feed at once.  Parked jobs
- * are removed from fjs (they are dispatched through jd_runner_dispatch when a slot
- * frees); returns how many remain to run, and *taken how many the fair layer gave.
- * Worker threads (the feeder). */
-struct jd_fair;
-struct jd_fair_job;
-size_t jd_exec_take(struct jd_daemon *d, struct jd_fair *f, struct jd_fair_job **fjs,
-		    size_t want, size_t *taken);
+/* jd_exec_take: the feeder's jd_fair_take (up to `want` jobs into fjs), with the exec
+ * jobs among them given a process slot or parked under the same lock as the take, so
+ * that slots go in fair order even when several workers feed at once.  Parked jobs are
+ * removed from fjs (they are dispatched through env->dispatch when a slot frees);
+ * returns how many remain to run, and *taken how many the fair layer gave.  Worker
+ * threads (the feeder).  (slots.c) */
+size_t jd_exec_take(struct jd_exec *x, struct jd_fair_job **fjs, size_t want, size_t *taken);
 
 /* jd_exec_cancel: stop j's processes (SIGTERM to each group, SIGKILL after the grace);
  * a parked exec job ends cancelled at once.  Loop thread. */
-void jd_exec_cancel(struct jd_daemon *d, struct jd_job *j, enum jd_cause cause);
+void jd_exec_cancel(struct jd_exec *x, struct jd_job *j, enum jd_cause cause);
 
 /* jd_exec_job_done: an exec job's DONE notice: its final state from its result.  Loop
  * thread. */
-void jd_exec_job_done(struct jd_daemon *d, struct jd_job *j);
+void jd_exec_job_done(struct jd_exec *x, struct jd_job *j);
 
 /* jd_exec_metrics: the metrics document's "exec" member (new reference).  Loop thread. */
-json_t *jd_exec_metrics(struct jd_daemon *d);
+json_t *jd_exec_metrics(struct jd_exec *x);
 
 /* jd_exec_status: a short text for STATUS= ("3 processes, 2 parked"). */
-void jd_exec_status(struct jd_daemon *d, char *buf, size_t len);
+void jd_exec_status(struct jd_exec *x, char *buf, size_t len);
 
 #endif /* JD_EXEC_H */

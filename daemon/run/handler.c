@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "daemon/daemon.h"
+#include "daemon/core/clock.h"
 #include "daemon/core/jobs.h"
 
 static uint64_t thread_cpu_ns(void)
@@ -27,11 +27,13 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void jd_task_begin(struct jsched_task *t, struct jd_job *j, struct jd_pool *p)
+void jd_task_begin(struct jsched_task *t, struct jd_job *j, struct jd_pool *p,
+		   struct jd_exec *x)
 {
 	memset(t, 0, sizeof(*t));
 	t->job = j;
 	t->pool = p;
+	t->exec = x;
 	jd_wg_init(&t->subtasks);
 	t->cpu_mark = thread_cpu_ns();
 }

@@ -13,10 +13,12 @@
 #include "jsched/module.h"
 
 struct jd_job;
+struct jd_exec;
 
 struct jsched_task {
 	struct jd_job *job;
 	struct jd_pool *pool;
+	struct jd_exec *exec;	/* where its commands run (exec.c) */
 	struct jd_wg subtasks;	/* spawned and not yet returned */
 	uint64_t cpu_mark;	/* thread CPU clock at the start of the current stretch */
 	uint64_t cpu_ns;	/* CPU time of the finished stretches */
@@ -26,7 +28,8 @@ struct jsched_task {
 
 /* jd_task_begin / jd_task_end: open and close the task's CPU accounting; end returns
  * the CPU time the handler used on workers (what fairness charges). */
-void jd_task_begin(struct jsched_task *t, struct jd_job *j, struct jd_pool *p);
+void jd_task_begin(struct jsched_task *t, struct jd_job *j, struct jd_pool *p,
+		   struct jd_exec *x);
 uint64_t jd_task_end(struct jsched_task *t);
 
 #endif /* JD_TASK_H */

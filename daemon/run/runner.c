@@ -20,11 +20,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon/daemon.h"
-#include "daemon/core/jobs.h"
+#include "daemon/core/clock.h"
 #include "daemon/core/log.h"
-#include "daemon/net/session.h"
 #include "daemon/run/handler.h"
+#include "jsched/error.h"
+#include "proto/jproto.h"
 
 #define FEED_BATCH_MAX 16
 #define JD_FEED_BATCH 2	/* jobs a worker takes from the fair layer at a time */
@@ -64,7 +64,7 @@ static void run_job(void *arg)
 	j->run_started_ns = jd_now_ns();
 	j->run_started_ms = jd_now_ms();
 	push_notice(r, &j->n_start, JD_NOTICE_START);
-	jd_task_begin(&t, j, r->pool);
+	jd_task_begin(&t, j, r->pool, &r->exec);
 	if (jd_cancel_fired(&j->ctok))
 		rc = JSCHED_ECANCELLED;
 	else
@@ -81,7 +81,6 @@ static void run_job(void *arg)
 static size_t feeder(void *ctx, struct jd_task_spec *out, size_t max)
 {
 	struct jd_runner *r = ctx;
-	struct jd_daemon *d = (struct jd_daemon *)((char *)r - offsetof(struct jd_daemon, runner));
 	struct jd_fair_job *fjs[FEED_BATCH_MAX];
 	size_t n, k = 0;
 
@@ -93,7 +92,7 @@ static size_t feeder(void *ctx, struct jd_task_spec *out, size_t max)
 	do {
 		size_t want = max - k, taken;
 
-		n = jd_exec_take(d, r->fair, fjs, want, &taken);
+		n = jd_exec_take(&r->exec, fjs, want, &taken);
 		for (size_t i = 0; i < n; i++) {
 			struct jd_job *j = job_of(fjs[i]);
 
@@ -110,12 +109,16 @@ static size_t feeder(void *ctx, struct jd_task_spec *out, size_t max)
 	return k;
 }
 
-void jd_runner_dispatch(struct jd_daemon *d, struct jd_job *j)
+/* dispatch: run a job the feeder took earlier and parked (an exec job that waited for a
+ * process slot, slots.c) on a fiber.  The process machinery's dispatch hook.  Loop
+ * thread. */
+static void dispatch(void *ctx, struct jd_job *j)
 {
+	struct jd_runner *r = ctx;
 	struct jd_task_spec t = {.fn = run_job, .arg = j, .flags = JD_TASK_FIBER};
 
-	j->runner = &d->runner;
-	if (jd_pool_submit(d->runner.pool, &t) < 0)
+	j->runner = r;
+	if (jd_pool_submit(r->pool, &t) < 0)
 		jd_log(JD_LOG_ERR, "job %llu: the pool refused it", (unsigned long long)j->id);
 }
 
@@ -125,24 +128,24 @@ void jd_runner_dispatch(struct jd_daemon *d, struct jd_job *j)
  * jd_fair_take). */
 static void final_cb(struct jd_fair_job *fj, enum jd_fair_final state, void *udata)
 {
-	struct jd_daemon *d = udata;
+	struct jd_runner *r = udata;
 	struct jd_job *j = job_of(fj);
 
 	if (state == JD_FAIR_DISPATCHED)
 		return;
-	if (!pthread_equal(pthread_self(), d->runner.loop_thread)) {
-		push_notice(&d->runner, &j->n_done, JD_NOTICE_EXPIRED);
+	if (!pthread_equal(pthread_self(), r->loop_thread)) {
+		push_notice(r, &j->n_done, JD_NOTICE_EXPIRED);
 		return;
 	}
 	switch (state) {
 	case JD_FAIR_CANCELLED:
-		jd_job_finish_stopped(&d->jobs, j, false);
+		jd_job_finish_stopped(r->env.jobs, j, false);
 		break;
 	case JD_FAIR_EXPIRED:
-		jd_job_finish(&d->jobs, j, JD_EXPIRED, JD_CAUSE_DEADLINE, "not started before its deadline");
+		jd_job_finish(r->env.jobs, j, JD_EXPIRED, JD_CAUSE_DEADLINE, "not started before its deadline");
 		break;
 	case JD_FAIR_DROPPED:
-		jd_job_finish(&d->jobs, j, JD_DROPPED, JD_CAUSE_OVERFLOW,
+		jd_job_finish(r->env.jobs, j, JD_DROPPED, JD_CAUSE_OVERFLOW,
 			      "dropped by its client's overflow strategy");
 		break;
 	default:
@@ -152,41 +155,40 @@ static void final_cb(struct jd_fair_job *fj, enum jd_fair_final state, void *uda
 
 static void wake_cb(void *udata)
 {
-	struct jd_daemon *d = udata;
+	struct jd_runner *r = udata;
 
-	uv_async_send(&d->runner.async);
+	uv_async_send(&r->async);
 }
 
 /* done: a DONE notice: the job's final state from its handler's return. */
-static void done(struct jd_daemon *d, struct jd_job *j)
+static void done(struct jd_runner *r, struct jd_job *j)
 {
 	int rc = j->run_rc;
 	char why[160];
 
 	if (j->exec) {
-		jd_exec_job_done(d, j);
+		jd_exec_job_done(&r->exec, j);
 		return;
 	}
-	jd_job_set_running(&d->jobs, j);
+	jd_job_set_running(r->env.jobs, j);
 	j->value = j->run_value;
 	j->run_value = NULL;
 	if (rc == 0) {
-		jd_job_finish(&d->jobs, j, JD_SUCCEEDED, JD_CAUSE_NONE, NULL);
-	} else if (rc == JSCHED_ECANCELLED && jd_job_stop_asked(&d->jobs, j)) {
-		jd_job_finish_stopped(&d->jobs, j, true);
+		jd_job_finish(r->env.jobs, j, JD_SUCCEEDED, JD_CAUSE_NONE, NULL);
+	} else if (rc == JSCHED_ECANCELLED && jd_job_stop_asked(r->env.jobs, j)) {
+		jd_job_finish_stopped(r->env.jobs, j, true);
 	} else {
 		snprintf(why, sizeof(why), "handler %s failed: %s", j->handler->name,
 			 j->run_error ? j->run_error : jp_error_name(rc) ? jp_error_name(rc)
 									 : "error");
-		jd_job_finish(&d->jobs, j, JD_FAILED, JD_CAUSE_HANDLER, why);
+		jd_job_finish(r->env.jobs, j, JD_FAILED, JD_CAUSE_HANDLER, why);
 	}
 }
 
 /* notices_cb: the loop thread takes every notice pushed since the last wake-up. */
 static void notices_cb(uv_async_t *h)
 {
-	struct jd_daemon *d = h->data;
-	struct jd_runner *r = &d->runner;
+	struct jd_runner *r = h->data;
 	struct jd_notice *n = atomic_exchange_explicit(&r->notices, NULL, memory_order_acquire);
 	struct jd_notice *fifo = NULL;
 	struct jd_fair_client *unblocked[32];
@@ -208,13 +210,13 @@ static void notices_cb(uv_async_t *h)
 		r->noticed++;
 		switch (n->what) {
 		case JD_NOTICE_START:
-			jd_job_set_running(&d->jobs, n->job);
+			jd_job_set_running(r->env.jobs, n->job);
 			break;
 		case JD_NOTICE_DONE:
-			done(d, n->job);
+			done(r, n->job);
 			break;
 		case JD_NOTICE_EXPIRED:
-			jd_job_finish(&d->jobs, n->job, JD_EXPIRED, JD_CAUSE_DEADLINE,
+			jd_job_finish(r->env.jobs, n->job, JD_EXPIRED, JD_CAUSE_DEADLINE,
 				      "not started before its deadline");
 			break;
 		}
@@ -222,8 +224,8 @@ static void notices_cb(uv_async_t *h)
 	}
 	while ((nu = jd_fair_unblocked(r->fair, unblocked, 32)) > 0)
 		for (size_t i = 0; i < nu; i++)
-			jd_session_client_unblocked(d, jd_fair_client_udata(unblocked[i]));
-	jd_jobs_settle(&d->jobs);
+			r->env.unblocked(r->env.ctx, jd_fair_client_udata(unblocked[i]));
+	jd_jobs_settle(r->env.jobs);
 }
 
 static void fair_config(const struct jd_config *c, struct jd_fair_config *fc)
@@ -236,31 +238,58 @@ static void fair_config(const struct jd_config *c, struct jd_fair_config *fc)
 	fc->window_ns = (uint64_t)c->fair_window_ms * 1000000ull;
 }
 
-int jd_runner_start(struct jd_daemon *d, char *err, size_t errlen)
+static void deadline_cb(uv_timer_t *t)
 {
-	struct jd_runner *r = &d->runner;
+	struct jd_runner *r = t->data;
+
+	jd_fair_expire(r->fair);
+	jd_jobs_settle(r->env.jobs);
+	jd_runner_arm_deadline(r);
+}
+
+void jd_runner_arm_deadline(struct jd_runner *r)
+{
+	uint64_t next = jd_fair_next_deadline(r->fair), now = jd_now_ns();
+
+	if (next == UINT64_MAX) {
+		uv_timer_stop(&r->deadline);
+		return;
+	}
+	/* Round up: firing a little late expires the job; firing early would re-arm. */
+	uv_timer_start(&r->deadline, deadline_cb, next > now ? (next - now + 999999) / 1000000 : 0,
+		       0);
+}
+
+int jd_runner_start(struct jd_runner *r, const struct jd_runner_env *env, char *err,
+		    size_t errlen)
+{
+	const struct jd_config *cfg = env->cfg;
+	struct jd_exec_env xe;
 	struct jd_fair_config fc = {0};
 	struct jd_pool_config pc;
 	int rc;
 
+	r->env = *env;
 	r->loop_thread = pthread_self();
 	atomic_init(&r->notices, NULL);
 	atomic_init(&r->wakeups, 0);
-	uv_async_init(&d->loop, &r->async, notices_cb);
-	r->async.data = d;
-	fair_config(&d->cfg, &fc);
+	uv_async_init(env->loop, &r->async, notices_cb);
+	r->async.data = r;
+	uv_timer_init(env->loop, &r->deadline);
+	r->deadline.data = r;
+	fair_config(cfg, &fc);
 	fc.final_cb = final_cb;
 	fc.wake_cb = wake_cb;
-	fc.udata = d;
+	fc.udata = r;
 	if ((rc = jd_fair_new(&fc, &r->fair)) < 0) {
 		snprintf(err, errlen, "cannot create the admission layer: %s",
 			 jp_error_name(rc) ? jp_error_name(rc) : "?");
 		return rc;
 	}
 	jd_pool_config_init(&pc);
-	pc.workers = d->cfg.workers;
-	pc.idle = d->cfg.idle_spin ? JD_IDLE_SPIN : JD_IDLE_SLEEP;
-	pc.fibers = d->cfg.fibers;
+	pc.workers = cfg->workers;
+	pc.idle = cfg->idle_spin ? JD_IDLE_SPIN : JD_IDLE_SLEEP;
+	pc.fibers = cfg->fibers;
 	pc.feeder = feeder;
 	pc.feeder_ctx = r;
 	/* Small batches keep the window tight: a job leaves its client's queue only when
@@ -279,57 +308,58 @@ int jd_runner_start(struct jd_daemon *d, char *err, size_t errlen)
 		r->fair = NULL;
 		return rc;
 	}
-	if ((rc = jd_exec_init(d)) < 0) {
+	xe = (struct jd_exec_env){.loop = env->loop, .jobs = env->jobs, .fair = r->fair, .cfg = cfg,
+				  .sec = env->sec, .dispatch = dispatch, .dispatch_ctx = r};
+	if ((rc = jd_exec_init(&r->exec, &xe)) < 0) {
 		snprintf(err, errlen, "cannot set up process handling");
 		return rc;
 	}
 	return 0;
 }
 
-void jd_runner_stop(struct jd_daemon *d)
+void jd_runner_stop(struct jd_runner *r)
 {
-	struct jd_runner *r = &d->runner;
-
 	if (r->pool)
 		jd_pool_destroy(r->pool, JD_SHUTDOWN_GRACEFUL);
 	r->pool = NULL;
-	jd_exec_stop(d);
+	jd_exec_stop(&r->exec);
 	/* Notices pushed by the last tasks are about jobs already final (or freed with
 	 * the table); they need no processing. */
 	uv_close((uv_handle_t *)&r->async, NULL);
+	uv_close((uv_handle_t *)&r->deadline, NULL);
 	if (r->fair)
 		jd_fair_free(r->fair);
 	r->fair = NULL;
 }
 
-void jd_runner_kick(struct jd_daemon *d)
+void jd_runner_kick(struct jd_runner *r)
 {
-	d->runner.kicks++;
+	r->kicks++;
 }
 
-void jd_runner_flush_kicks(struct jd_daemon *d)
+void jd_runner_flush_kicks(struct jd_runner *r)
 {
-	unsigned n = d->runner.kicks, w = jd_pool_workers(d->runner.pool);
+	unsigned n = r->kicks, w = jd_pool_workers(r->pool);
 
-	d->runner.kicks = 0;
+	r->kicks = 0;
 	for (unsigned i = 0; i < n && i < w; i++)
-		jd_pool_notify(d->runner.pool);
+		jd_pool_notify(r->pool);
 }
 
-void jd_runner_cancel(struct jd_daemon *d, struct jd_job *j)
+void jd_runner_cancel(struct jd_runner *r, struct jd_job *j)
 {
 	jd_cancel_fire(&j->ctok);
 	/* Its commands (an exec job's, or a handler's): SIGTERM to each group; a parked
 	 * exec job ends at once. */
-	jd_exec_cancel(d, j, jd_job_stop_cause(&d->jobs, j));
+	jd_exec_cancel(&r->exec, j, jd_job_stop_cause(r->env.jobs, j));
 }
 
-void jd_runner_apply_config(struct jd_daemon *d)
+void jd_runner_apply_config(struct jd_runner *r)
 {
 	struct jd_fair_config fc = {0};
 
-	fair_config(&d->cfg, &fc);
-	jd_fair_set_policy(d->runner.fair, fc.policy);
-	jd_pool_set_idle(d->runner.pool, d->cfg.idle_spin ? JD_IDLE_SPIN : JD_IDLE_SLEEP);
-	jd_exec_apply_config(d);
+	fair_config(r->env.cfg, &fc);
+	jd_fair_set_policy(r->fair, fc.policy);
+	jd_pool_set_idle(r->pool, r->env.cfg->idle_spin ? JD_IDLE_SPIN : JD_IDLE_SLEEP);
+	jd_exec_apply_config(&r->exec);
 }

@@ -22,18 +22,35 @@
 #include <pthread.h>
 #include <uv.h>
 
+#include "daemon/core/clients.h"
+#include "daemon/core/config.h"
+#include "daemon/core/jobs.h"
+#include "daemon/core/security.h"
 #include "daemon/fair/fair.h"
 #include "daemon/pool/pool.h"
+#include "daemon/run/exec.h"
 
-struct jd_daemon;
-struct jd_job;
 struct jd_notice;
+
+/* What the runner works with (borrowed, kept; jd_runner_start). */
+struct jd_runner_env {
+	uv_loop_t *loop;
+	struct jd_jobs *jobs;
+	const struct jd_config *cfg;	/* the config in force (replaced in place on reload) */
+	struct jd_security *sec;	/* for the commands (exec.c) */
+	/* unblocked: client c, overflow `block`, has room in its queue again. */
+	void (*unblocked)(void *ctx, struct jd_client *c);
+	void *ctx;
+};
 
 enum { JD_NOTICE_START = 1, JD_NOTICE_DONE = 2, JD_NOTICE_EXPIRED = 3 };
 
 struct jd_runner {
+	struct jd_runner_env env;
 	struct jd_fair *fair;	/* thread-safe (its own lock) */
 	struct jd_pool *pool;	/* thread-safe */
+	struct jd_exec exec;	/* commands: slots, processes (exec.h) */
+	uv_timer_t deadline;	/* the earliest queued deadline (the fair layer's) */
 	uv_async_t async;	/* loop thread's handle; uv_async_send from any thread */
 	pthread_t loop_thread;	/* to tell the fair hook's caller */
 	_Atomic(struct jd_notice *) notices;	/* any thread pushes, loop thread takes all */
@@ -42,32 +59,35 @@ struct jd_runner {
 	unsigned kicks;		/* loop thread: jobs queued since the last flush */
 };
 
-/* jd_runner_start: create the fair instance and the pool from the config.  Returns 0 or
- * a negative code with the reason in err.  Loop thread, before serving. */
-int jd_runner_start(struct jd_daemon *d, char *err, size_t errlen);
+/* jd_runner_start: create the fair instance, the pool and the process machinery from
+ * the config.  Returns 0 or a negative code with the reason in err.  Loop thread, before
+ * serving. */
+int jd_runner_start(struct jd_runner *r, const struct jd_runner_env *env, char *err,
+		    size_t errlen);
 
 /* jd_runner_stop: stop the pool (graceful: let running tasks end) and free both.  Every
  * job must be final.  Loop thread, at exit. */
-void jd_runner_stop(struct jd_daemon *d);
+void jd_runner_stop(struct jd_runner *r);
 
 /* jd_runner_kick: a job was queued: an idle worker should feed.  The wake-ups are sent
  * by jd_runner_flush_kicks, at most one per worker however many jobs were queued (a
  * batch of 1,000 does not make 1,000 calls into the pool).  Loop thread. */
-void jd_runner_kick(struct jd_daemon *d);
+void jd_runner_kick(struct jd_runner *r);
 
 /* jd_runner_flush_kicks: send the wake-ups the kicks since the last flush asked for.
  * jd_jobs_settle calls it, which runs after every message and notice batch.  Loop
  * thread. */
-void jd_runner_flush_kicks(struct jd_daemon *d);
-
-/* jd_runner_dispatch: run a job the feeder took earlier and parked (an exec job that
- * waited for a process slot, exec.c) on a fiber.  Loop thread. */
-void jd_runner_dispatch(struct jd_daemon *d, struct jd_job *j);
+void jd_runner_flush_kicks(struct jd_runner *r);
 
 /* jd_runner_cancel: ask a running job to stop (its cancel token fires).  Loop thread. */
-void jd_runner_cancel(struct jd_daemon *d, struct jd_job *j);
+void jd_runner_cancel(struct jd_runner *r, struct jd_job *j);
 
-/* jd_runner_apply_config: push the live config (policy, idle) to fair and pool. */
-void jd_runner_apply_config(struct jd_daemon *d);
+/* jd_runner_arm_deadline: re-arm the deadline timer for the fair layer's earliest
+ * deadline (when it fires, the expired jobs end and the table settles).  Loop thread. */
+void jd_runner_arm_deadline(struct jd_runner *r);
+
+/* jd_runner_apply_config: push the live config (policy, idle, process cap) to fair,
+ * pool and the process machinery. */
+void jd_runner_apply_config(struct jd_runner *r);
 
 #endif /* JD_RUNNER_H */

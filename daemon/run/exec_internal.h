@@ -1,0 +1,60 @@
+/* daemon/run/exec_internal.h: what the three files of the process machinery share
+ * (internal to them: exec.c, the job glue; slots.c, the process slots; process.c, a
+ * process's life).  Names shared here have the jd__ prefix.  Loop thread unless said.
+ */
+#ifndef JD_EXEC_INTERNAL_H
+#define JD_EXEC_INTERNAL_H
+
+#include "daemon/run/exec.h"
+#include "daemon/pool/pool.h"
+
+/* One command.  The fiber fills job/spec/res/done/has_slot and pushes it; from then on
+ * every field belongs to the loop thread. */
+struct jd_proc {
+	uv_poll_t pexit;			/* readable on the pidfd: the leader exited */
+	int pidfd;				/* -1 until spawned */
+	uv_pipe_t pin, pout, perr, pstat;	/* pstat: jschedd-runas's report pipe (fd 3) */
+	uv_timer_t timer;			/* time limit, then the grace periods */
+	uv_write_t wreq;
+	int open_handles;
+	struct jd_exec *x;			/* the machinery it belongs to */
+	struct jd_job *job;			/* on whose behalf; NULL after finish */
+	const struct jd_exec_spec *spec;	/* borrowed until finish */
+	struct jd_exec_result *res;		/* the owner's, written until finish */
+	struct jd_event *done;			/* the fiber's, set at finish */
+	bool has_slot, helper, spawned, exited, finished;
+	bool in_open, out_open, err_open, stat_open;
+	int stage;				/* 0 running, 1 SIGTERM sent, 2 SIGKILL sent */
+	pid_t pid;
+	uint64_t started_ns;
+	size_t limit;				/* capture bytes per stream */
+	char stat_buf[256];
+	size_t stat_len;
+	struct jd_proc *next, *prev;		/* jd_exec.live */
+	struct jd_proc *req_next;		/* requests, then slot waiters */
+	char rbuf[16384];			/* scratch for reads (one read at a time) */
+};
+
+
+/* jd__requests_cb: the async's callback: take every request fibers pushed and start
+ * each (process.c). */
+void jd__requests_cb(uv_async_t *h);
+
+/* jd__proc_spawn: start p's command; p holds a slot.  Failure ends p at once.
+ * jd__proc_not_run: end p without a process (cancelled before it started), `cause` the
+ * request's stop cause.  jd__proc_stop: SIGTERM to p's group, SIGKILL after the grace.
+ * (process.c) */
+void jd__proc_spawn(struct jd_proc *p);
+void jd__proc_not_run(struct jd_proc *p, enum jd_cause cause);
+void jd__proc_stop(struct jd_proc *p);
+
+/* jd__slot_release: a slot is free: to a waiting handler spawn, else to the best parked
+ * exec job, else back.  jd__slot_try: take a slot for a handler's process p, or queue p
+ * (returns false; released slots spawn it).  jd__slot_cap: the cap in force.
+ * jd__unpark: take j off the parked list, under x->lock.  (slots.c) */
+void jd__slot_release(struct jd_exec *x);
+bool jd__slot_try(struct jd_exec *x, struct jd_proc *p);
+uint32_t jd__slot_cap(const struct jd_exec *x);
+void jd__unpark(struct jd_exec *x, struct jd_job *j);
+
+#endif /* JD_EXEC_INTERNAL_H */
