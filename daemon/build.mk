@@ -7,9 +7,12 @@
 #   $(B)/tests/daemon/test_*            integration tests: each starts a real jschedd in a
 #                                       temp dir and talks to it through libjsched
 #   test-daemon                         builds and runs those tests
+#   check-layers                        every include in daemon/ and proto/ points down
+#                                       the layers (mk/check-layers.sh, after its own
+#                                       self-test); `make test` runs it
 #
-# The pool and fair layers link in as their fragments define them; the client library
-# gives the daemon its standard socket resolution (jsched_default_socket_path).
+# The pool, fair and protocol libraries link in as their fragments define them; the
+# daemon links nothing of the client library (the socket-path rule is the protocol's).
 JSCHEDD := $(B)/bin/jschedd
 JSCHEDD_CORE_SRCS := daemon/core/jobs.c daemon/core/exec_job.c daemon/core/clients.c \
 	daemon/core/config.c daemon/core/config_exec.c daemon/core/config_names.c \
@@ -41,11 +44,11 @@ RUN_ARGS :=
 TESTS += $(JSCHEDD_TESTS)
 # Modules see only the handler API (daemon/run/module.syms), not the daemon's internals.
 $(JSCHEDD): $(JSCHEDD_OBJS) $(JD_FAIR_LIB) $(POOL_LIB) $(ARCH_OBJS) $(JPROTO_LIB) \
-		$(B)/obj/libclient/path.o daemon/run/module.syms
+		daemon/run/module.syms
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -Wl,--dynamic-list=daemon/run/module.syms -o $@ $(JSCHEDD_OBJS) \
-		$(JD_FAIR_LIB) $(POOL_LIB) $(ARCH_OBJS) $(JPROTO_LIB) $(B)/obj/libclient/path.o \
+		$(JD_FAIR_LIB) $(POOL_LIB) $(ARCH_OBJS) $(JPROTO_LIB) \
 		$(UV_LIBS) $(JANSSON_LIBS) $(MHD_LIBS) -ldl $(LDLIBS)
 
 # ---- the example module, and one built for another ABI (which jschedd must refuse) ----
@@ -104,3 +107,12 @@ $(JSCHEDD_TESTS): $(B)/tests/daemon/%: $(B)/obj/tests/daemon/%.o \
 .PHONY: test-daemon
 test-daemon: $(JSCHEDD_UNIT) $(JSCHEDD_TESTS) $(JSCHEDD) $(JSCHEDD_MODULE)
 	@JSCHED_BUILD_DIR=$(B) sh mk/run-tests.sh $(JSCHEDD_UNIT) $(JSCHEDD_TESTS)
+
+# ---- the layers ------------------------------------------------------------------------
+# core <- run <- net <- top, with fair/, pool/ and proto/ below core (daemon/README.md).
+# The checker first proves on trees of its own that it catches an upward include.
+.PHONY: check-layers
+check-layers:
+	@sh mk/check-layers.sh --self-test
+	@sh mk/check-layers.sh .
+test: check-layers

@@ -41,7 +41,7 @@ static void on_change(void *ctx, const struct jd_change *ch)
 		/* fall through */
 	case JD_CHANGE_SUBMITTED:
 	case JD_CHANGE_RUNNING:
-		jd_watch_job(d, ch->job);
+		jd_watch_job(&d->net, ch->job);
 		break;
 	case JD_CHANGE_FINAL:	/* told when settled (on_settled) */
 	case JD_CHANGE_FORGOTTEN:
@@ -57,9 +57,9 @@ static void on_settled(void *ctx, struct jd_job *j)
 {
 	struct jd_daemon *d = ctx;
 
-	jd_metrics_job_ended(d, j);
-	jd_watch_job(d, j);
-	jd_session_job_final(d, j);
+	jd_metrics_job_ended(&d->net, j);
+	jd_watch_job(&d->net, j);
+	jd_session_job_final(&d->net, j);
 }
 
 /* on_settle_done: after a settle: wake the workers for what was queued, re-arm the
@@ -87,7 +87,21 @@ static void on_stop(void *ctx, struct jd_job *j)
 /* on_unblocked: the runner's hook: a blocked client has room: retry its held submits. */
 static void on_unblocked(void *ctx, struct jd_client *c)
 {
-	jd_session_client_unblocked(ctx, c);
+	struct jd_daemon *d = ctx;
+
+	jd_session_client_unblocked(&d->net, c);
+}
+
+/* net_reload / net_shutdown: the net layer's hooks for the admin operations. */
+static int net_reload(void *ctx, json_t **applied, json_t **restart_needed, char *err,
+		      size_t errlen)
+{
+	return jd_daemon_reload(ctx, applied, restart_needed, err, errlen);
+}
+
+static void net_shutdown(void *ctx, bool immediate)
+{
+	jd_daemon_shutdown(ctx, immediate);
 }
 
 int jd_daemon_start_runner(struct jd_daemon *d, char *err, size_t errlen)
@@ -124,27 +138,38 @@ int jd_daemon_init(struct jd_daemon *d)
 	if (jd_jobs_init(&d->jobs, &d->loop, &d->hooks) < 0)
 		return JSCHED_ENOMEM;
 	jd_jobs_set_retention(&d->jobs, d->cfg.retain_jobs, d->cfg.retain_seconds);
+	d->net.loop = &d->loop;
+	d->net.cfg = &d->cfg;
+	d->net.jobs = &d->jobs;
+	d->net.clients = &d->clients;
+	d->net.sec = &d->sec;
+	d->net.modules = &d->modules;
+	d->net.runner = &d->runner;
+	d->net.hooks = (struct jd_net_hooks){.ctx = d, .reload = net_reload, .shutdown = net_shutdown};
+	d->net.instance = d->instance;
+	d->net.config_path = d->config_path;
+	d->net.start_ns = d->start_ns;
 	return 0;
 }
 
 void jd_daemon_maybe_exit(struct jd_daemon *d)
 {
-	if (d->state == JD_SERVING || d->jobs.n_live > 0)
+	if (d->net.state == JD_SERVING || d->jobs.n_live > 0)
 		return;
 	uv_stop(&d->loop);
 }
 
 void jd_daemon_shutdown(struct jd_daemon *d, bool immediate)
 {
-	if (d->state == JD_STOPPING || (d->state == JD_DRAINING && !immediate))
+	if (d->net.state == JD_STOPPING || (d->net.state == JD_DRAINING && !immediate))
 		return;
 	jd_log(JD_LOG_INFO, "%s shutdown: %llu jobs not final",
 	       immediate ? "immediate" : "graceful", (unsigned long long)d->jobs.n_live);
-	d->state = immediate ? JD_STOPPING : JD_DRAINING;
+	d->net.state = immediate ? JD_STOPPING : JD_DRAINING;
 	d->exit_status = immediate ? JD_EXIT_IMMEDIATE : JD_EXIT_OK;
 	jd_service_stopping(d); /* STOPPING=1 to systemd (service.c) */
-	jd_server_stop_accepting(d);
-	jd_session_broadcast_shutdown(d, immediate ? "immediate" : "graceful");
+	jd_server_stop_accepting(&d->net);
+	jd_session_broadcast_shutdown(&d->net, immediate ? "immediate" : "graceful");
 	if (immediate)
 		jd_jobs_cancel_all(&d->jobs);
 	jd_jobs_settle(&d->jobs);
@@ -192,15 +217,15 @@ int jd_daemon_reload(struct jd_daemon *d, json_t **applied, json_t **restart_nee
 	json_t *restart;
 	int rc;
 
-	d->reloads++;
+	d->net.reloads++;
 	if (d->config_path[0] && access(d->config_path, R_OK) < 0) {
 		snprintf(err, errlen, "cannot read %s", d->config_path);
-		d->reload_failures++;
+		d->net.reload_failures++;
 		return JSCHED_EIO;
 	}
 	rc = jd_config_load(&neu, d->config_path, err, errlen);
 	if (rc < 0) {
-		d->reload_failures++;
+		d->net.reload_failures++;
 		return rc;
 	}
 	jd_config_diff_static(&d->cfg, &neu, fixed, sizeof(fixed));

@@ -1,9 +1,10 @@
 /* daemon/daemon.h: the one struct jd_daemon that ties the parts of jschedd together.
  *
- * main.c creates it, the loop thread owns it.  Each part keeps its state in its own
- * member (server, jobs, clients, runner, watch) and its functions take the daemon, so
- * any part can reach the others without globals.  The lifecycle (running, draining for
- * a graceful shutdown, stopping for an immediate one) lives here too.
+ * main.c creates it, the loop thread owns it.  Each layer keeps its state in its own
+ * member and its functions take that member, never the daemon: the core parts (jobs,
+ * clients, security, the config), the runner (run/), the net layer (net/: server,
+ * sessions, watch, metrics).  They report upward through hooks that daemon.c installs.
+ * What is the daemon's own: the signals, the tick, systemd, the exit status.
  */
 #ifndef JD_DAEMON_H
 #define JD_DAEMON_H
@@ -17,19 +18,11 @@
 #include "daemon/core/clients.h"
 #include "daemon/core/clock.h"
 #include "daemon/core/config.h"
-#include "daemon/core/hist.h"
 #include "daemon/core/jobs.h"
+#include "daemon/core/security.h"
+#include "daemon/net/net.h"
 #include "daemon/run/modules.h"
 #include "daemon/run/runner.h"
-#include "daemon/core/security.h"
-#include "daemon/net/server.h"
-#include "daemon/net/watch.h"
-
-enum jd_run_state {
-	JD_SERVING,	/* serving */
-	JD_DRAINING,	/* graceful shutdown: no new jobs, finishing the rest */
-	JD_STOPPING,	/* immediate shutdown: cancelling everything */
-};
 
 /* Exit statuses of jschedd (also in daemon/README.md). */
 enum {
@@ -39,8 +32,6 @@ enum {
 	JD_EXIT_IMMEDIATE = 3,	/* immediate shutdown: queued and running jobs cancelled */
 };
 
-struct jd_prom_http;
-
 struct jd_daemon {
 	uv_loop_t loop;
 	struct jd_config cfg;	/* in force */
@@ -49,26 +40,12 @@ struct jd_daemon {
 	char instance[64];	/* PROTOCOL.md "instance" */
 	uid_t self_uid;
 
-	struct jd_server srv;
 	struct jd_jobs jobs;
 	struct jd_clients clients;
 	struct jd_modules modules;
 	struct jd_runner runner;
-	struct jd_watch watch;
-	struct jd_security sec;	/* denial counters (security.h) */
-
-	/* latency histograms of every job (per client ones are in struct jd_client) */
-	struct jd_latency lat;
-
-	/* the Prometheus exports (metrics.listen, metrics.textfile): net/metrics.c */
-	struct jd_prom_http *prom_http;
-	uv_timer_t prom_file;
-	bool prom_file_on;
-	char prom_file_err[256];	/* the last textfile failure logged ("" = none) */
-
-	/* throughput: jobs finished per second, ring of the last 64 seconds */
-	uint64_t tp_sec[64];
-	uint64_t tp_last_sec;
+	struct jd_security sec;	/* rules in force, denial counters (security.h) */
+	struct jd_net net;	/* server, sessions, watch, metrics (net/net.h) */
 
 	uv_signal_t sig_term, sig_int, sig_hup;
 	uv_timer_t tick;	/* 1 s: retention by age, throughput ring, deadline re-arm */
@@ -78,9 +55,7 @@ struct jd_daemon {
 	struct jd_jobs_hooks hooks;	/* what the job table and clients report to (daemon.c) */
 	bool deadline_dirty;	/* a job with a deadline was queued since the last settle */
 
-	enum jd_run_state state;
 	int exit_status;
-	uint64_t reloads, reload_failures;
 };
 
 /* jd_daemon_init: set up the core parts (job table, clients, security) and install the

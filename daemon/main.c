@@ -58,7 +58,7 @@ static void signal_cb(uv_signal_t *h, int signum)
 		json_decref(restart);
 		break;
 	case SIGTERM:
-		jd_daemon_shutdown(d, d->state == JD_DRAINING);
+		jd_daemon_shutdown(d, d->net.state == JD_DRAINING);
 		break;
 	default:
 		jd_daemon_shutdown(d, true);
@@ -93,28 +93,28 @@ static int finish(struct jd_daemon *d)
 {
 	uv_timer_t flush;
 
-	jd_server_stop_accepting(d);
-	jd_server_flush_all(d);
+	jd_server_stop_accepting(&d->net);
+	jd_server_flush_all(&d->net);
 	uv_close((uv_handle_t *)&d->sig_term, NULL);
 	uv_close((uv_handle_t *)&d->sig_int, NULL);
 	uv_close((uv_handle_t *)&d->sig_hup, NULL);
 	uv_close((uv_handle_t *)&d->tick, NULL);
-	jd_metrics_exports_stop(d);
+	jd_metrics_exports_stop(&d->net);
 	jd_runner_stop(&d->runner);
 	uv_timer_init(&d->loop, &flush);
-	flush.data = d;
+	flush.data = &d->net;
 	uv_timer_start(&flush, flush_timeout_cb, 2000, 0);
 	uv_unref((uv_handle_t *)&flush);
 	uv_run(&d->loop, UV_RUN_DEFAULT);
 	uv_close((uv_handle_t *)&flush, NULL);
-	jd_server_free(d);
+	jd_server_free(&d->net);
 	uv_run(&d->loop, UV_RUN_DEFAULT);
 	if (uv_loop_close(&d->loop) != 0)
 		jd_log(JD_LOG_WARN, "a libuv handle was left open at exit");
 	jd_jobs_free(&d->jobs);
 	jd_clients_free(&d->clients);
-	jd_latency_free(&d->lat);
-	jd_watch_free(d);
+	jd_latency_free(&d->net.lat);
+	jd_watch_free(&d->net);
 	jd_modules_unload(&d->modules);
 	jd_config_free(&d->cfg);
 	jd_log(JD_LOG_INFO, "exiting with status %d", d->exit_status);
@@ -190,10 +190,12 @@ int main(int argc, char **argv)
 		return JD_EXIT_FAILURE;
 	}
 	uv_loop_init(&d->loop);
-	if (jd_server_listen(d, err, sizeof(err)) < 0 || jd_daemon_start_runner(d, err, sizeof(err)) < 0 ||
-	    jd_metrics_exports_start(d, err, sizeof(err)) < 0) {
+	/* A socket passed by socket activation is descriptor 3 (sdnotify.h). */
+	if (jd_server_listen(&d->net, jd_sd_listen_fds() >= 1 ? 3 : -1, err, sizeof(err)) < 0 ||
+	    jd_daemon_start_runner(d, err, sizeof(err)) < 0 ||
+	    jd_metrics_exports_start(&d->net, err, sizeof(err)) < 0) {
 		fprintf(stderr, "jschedd: %s\n", err);
-		jd_server_stop_accepting(d);
+		jd_server_stop_accepting(&d->net);
 		d->exit_status = JD_EXIT_FAILURE;
 		uv_walk(&d->loop, close_any_cb, NULL);
 		uv_run(&d->loop, UV_RUN_DEFAULT);
@@ -213,8 +215,8 @@ int main(int argc, char **argv)
 	uv_timer_start(&d->tick, tick_cb, 1000,
 		       d->watchdog_ms && d->watchdog_ms < 1000 ? d->watchdog_ms : 1000);
 	jd_log(JD_LOG_INFO, "%s: %u workers, socket %s", JSCHED_VERSION_LINE,
-	       jd_pool_workers(d->runner.pool), d->srv.path);
-	d->state = JD_SERVING;
+	       jd_pool_workers(d->runner.pool), d->net.srv.path);
+	d->net.state = JD_SERVING;
 	jd_service_ready(d); /* the socket accepts and the workers run */
 	uv_run(&d->loop, UV_RUN_DEFAULT);
 	return finish(d);

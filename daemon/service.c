@@ -24,15 +24,15 @@
 static void summary(struct jd_daemon *d, char *buf, size_t len)
 {
 	char ex[96];
-	const char *what = d->state == JD_SERVING    ? "serving"
-			   : d->state == JD_DRAINING ? "draining (graceful shutdown)"
+	const char *what = d->net.state == JD_SERVING    ? "serving"
+			   : d->net.state == JD_DRAINING ? "draining (graceful shutdown)"
 						     : "stopping (immediate shutdown)";
 
 	jd_exec_status(&d->runner.exec, ex, sizeof(ex));
 	snprintf(buf, len, "%s on %s: %llu waiting, %llu queued, %llu running, %u connections; exec: %s",
-		 what, d->srv.path, (unsigned long long)d->jobs.by_state[JD_WAITING],
+		 what, d->net.srv.path, (unsigned long long)d->jobs.by_state[JD_WAITING],
 		 (unsigned long long)d->jobs.by_state[JD_QUEUED],
-		 (unsigned long long)d->jobs.by_state[JD_RUNNING], (unsigned)d->srv.n_conns, ex);
+		 (unsigned long long)d->jobs.by_state[JD_RUNNING], (unsigned)d->net.srv.n_conns, ex);
 }
 
 void jd_service_ready(struct jd_daemon *d)

@@ -37,6 +37,18 @@
 
 #include "jsched/error.h"
 
+/* ---- the socket ---------------------------------------------------------------------- */
+
+/* The system daemon's socket, the last step of the default rule. */
+#define JP_SYSTEM_SOCKET "/run/jschedd/jschedd.sock"
+
+/* jp_default_socket_path: write the socket path a daemon and its clients use by default
+ * into buf: $JSCHED_SOCKET, else $XDG_RUNTIME_DIR/jschedd.sock (an absolute
+ * XDG_RUNTIME_DIR only), else JP_SYSTEM_SOCKET; an empty variable counts as unset.
+ * Returns the path's length, JSCHED_ELIMIT_EXCEEDED if it does not fit in buf or in a
+ * socket address (buf is then ""), JSCHED_EINVAL for a NULL buf.  (socket_path.c) */
+int jp_default_socket_path(char *buf, size_t size);
+
 /* The protocol version of PROTOCOL.md, sent in hello. */
 #define JP_PROTOCOL_VERSION 1
 
@@ -263,19 +275,27 @@ enum jp_state {
 	JP_STATE_DROPPED,
 };
 #define JP_NSTATES 8
-/* Why a job did not succeed (the record's "cause"). */
+/* Why a job did not succeed (the record's "cause", PROTOCOL.md section 5): one row per
+ * cause, XX(NAME, "wire word"); the enum and the names table (names.c) come from it, and
+ * the daemon decides a job's end in these values. */
+#define JP_CAUSE_MAP(XX)                                                               \
+	XX(NONE, "")			/* succeeded, or not final */                    \
+	XX(EXIT, "exit")		/* a command exited non-zero */                  \
+	XX(SIGNAL, "signal")		/* a command was killed by a signal */           \
+	XX(TIMEOUT, "timeout")		/* a command ran past its time limit */          \
+	XX(SPAWN, "spawn")		/* a command could not start */                  \
+	XX(HANDLER, "handler")		/* a call handler failed */                      \
+	XX(CANCEL, "cancel")		/* a client cancelled it */                      \
+	XX(DEPENDENCY, "dependency")	/* a dependency can no longer be satisfied */    \
+	XX(DEADLINE, "deadline")	/* not started before its deadline */            \
+	XX(OVERFLOW, "overflow")	/* dropped by its client's overflow strategy */  \
+	XX(SHUTDOWN, "shutdown")	/* cancelled by an immediate shutdown */
+
 enum jp_cause {
-	JP_CAUSE_NONE,
-	JP_CAUSE_EXIT,
-	JP_CAUSE_SIGNAL,
-	JP_CAUSE_TIMEOUT,
-	JP_CAUSE_SPAWN,
-	JP_CAUSE_HANDLER,
-	JP_CAUSE_CANCEL,
-	JP_CAUSE_DEPENDENCY,
-	JP_CAUSE_DEADLINE,
-	JP_CAUSE_OVERFLOW,
-	JP_CAUSE_SHUTDOWN,
+#define JP_XX_CAUSE(name, wire) JP_CAUSE_##name,
+	JP_CAUSE_MAP(JP_XX_CAUSE)
+#undef JP_XX_CAUSE
+	JP_NCAUSES
 };
 
 /* The operations of PROTOCOL.md section 6. */

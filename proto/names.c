@@ -10,15 +10,18 @@ static const char *const priorities[] = {"low", "normal", "high", "critical"};
 static const char *const dep_ons[] = {"success", "failure", "any"};
 static const char *const states[] = {"waiting", "queued", "running", "succeeded",
 				     "failed", "cancelled", "expired", "dropped"};
-static const char *const causes[] = {"", "exit", "signal", "timeout", "spawn", "handler",
-				     "cancel", "dependency", "deadline", "overflow", "shutdown"};
+static const char *const causes[] = {
+#define JP_XX_CAUSE_NAME(name, wire) wire,
+	JP_CAUSE_MAP(JP_XX_CAUSE_NAME)
+#undef JP_XX_CAUSE_NAME
+};
 static const char *const ops[] = {"hello", "submit", "status", "wait", "cancel",
 				  "list", "output", "watch", "unwatch", "metrics",
 				  "drain", "ping", "reload", "set_client", "shutdown"};
 
 _Static_assert(sizeof(states) / sizeof(states[0]) == JP_NSTATES, "states table");
 _Static_assert(sizeof(ops) / sizeof(ops[0]) == JP_NOPS, "ops table");
-_Static_assert(sizeof(causes) / sizeof(causes[0]) == JP_CAUSE_SHUTDOWN + 1, "causes table");
+_Static_assert(sizeof(causes) / sizeof(causes[0]) == JP_NCAUSES, "causes table");
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -67,7 +67,7 @@ struct jd_config {
 
 	/* Fixed for the daemon's lifetime (a reload that changes them is refused for those
 	 * keys and says so). */
-	char socket[108];	/* "" = jsched_default_socket_path() */
+	char socket[108];	/* "" = jp_default_socket_path() */
 	unsigned socket_mode;	/* permission bits of the socket file, or JD_SOCKET_MODE_AUTO
 				 * (security.h: 0660 + group jsched on the system path, else
 				 * 0600) */

@@ -53,7 +53,7 @@ struct jd_exec_result {
 	int exit_code;			/* JD_EXEC_EXITED */
 	int signal;			/* JD_EXEC_SIGNALED */
 	bool timed_out;			/* stopped by its time limit */
-	enum jd_cause stop_cause;	/* JD_CAUSE_CANCEL / _SHUTDOWN if stopped by request */
+	enum jp_cause stop_cause;	/* JP_CAUSE_CANCEL / _SHUTDOWN if stopped by request */
 	char reason[256];		/* JD_EXEC_SPAWN_FAILED: why */
 	uint64_t run_ns;		/* wall time from spawn to the end */
 	struct jd_exec_stream out, err;

@@ -32,17 +32,6 @@ const char *jd_state_name(enum jd_state s)
 	return (unsigned)s < JD_NSTATES ? state_names[s] : "?";
 }
 
-static const char *const cause_names[JD_NCAUSES] = {
-#define JD_XX_CAUSE_NAME(name, wire) wire,
-	JD_CAUSE_MAP(JD_XX_CAUSE_NAME)
-#undef JD_XX_CAUSE_NAME
-};
-
-const char *jd_cause_name(enum jd_cause c)
-{
-	return (unsigned)c < JD_NCAUSES ? cause_names[c] : "?";
-}
-
 const char *jd_prio_name(unsigned prio)
 {
 	static const char *const names[JD_FAIR_NPRIO] = {"critical", "high", "normal", "low"};
@@ -251,7 +240,7 @@ static int judge(struct jd_jobs *t, struct jd_job *j, uint32_t k, enum jd_state 
 		if (!ok) {
 			snprintf(why, sizeof(why), "dependency %llu ended %s, wanted %s",
 				 (unsigned long long)dep->id, jd_state_name(s), on_names[dep->on]);
-			jd_job_finish(t, j, JD_CANCELLED, JD_CAUSE_DEPENDENCY, why);
+			jd_job_finish(t, j, JD_CANCELLED, JP_CAUSE_DEPENDENCY, why);
 			return -1;
 		}
 	} else if (ok) {
@@ -260,7 +249,7 @@ static int judge(struct jd_jobs *t, struct jd_job *j, uint32_t k, enum jd_state 
 		snprintf(why, sizeof(why), "no any_of dependency can be satisfied (the last, "
 			 "%llu, ended %s, wanted %s)", (unsigned long long)dep->id,
 			 jd_state_name(s), on_names[dep->on]);
-		jd_job_finish(t, j, JD_CANCELLED, JD_CAUSE_DEPENDENCY, why);
+		jd_job_finish(t, j, JD_CANCELLED, JP_CAUSE_DEPENDENCY, why);
 		return -1;
 	}
 	return j->after_pending == 0 && (j->n_any == 0 || j->any_ok) ? 1 : 0;
@@ -316,7 +305,7 @@ static void wdl_fire_cb(uv_timer_t *t)
 {
 	struct jd_wait_deadline *w = t->data;
 
-	jd_job_finish(w->t, w->job, JD_EXPIRED, JD_CAUSE_DEADLINE,
+	jd_job_finish(w->t, w->job, JD_EXPIRED, JP_CAUSE_DEADLINE,
 		      "its deadline passed while it waited for its dependencies");
 	jd_jobs_settle(w->t);
 }
@@ -348,7 +337,7 @@ int jd_job_link_deps(struct jd_jobs *t, struct jd_job *j)
 		if (jd_state_final(target->state)) {
 			open = judge(t, j, k, target->state);
 		} else if (add_dependent(target, j) < 0) {
-			jd_job_finish(t, j, JD_FAILED, JD_CAUSE_HANDLER,
+			jd_job_finish(t, j, JD_FAILED, JP_CAUSE_HANDLER,
 				      "out of memory linking dependencies");
 			return 0;
 		}
@@ -372,7 +361,7 @@ int jd_job_release(struct jd_jobs *t, struct jd_job *j)
 	rc = jd_fair_admit(t->fair, j->client->fc, &j->fj);
 	if (rc < 0) {
 		/* No room (a limit lowered under a waiting job, or the global cap). */
-		jd_job_finish(t, j, JD_DROPPED, JD_CAUSE_OVERFLOW, "no room in the queue when its "
+		jd_job_finish(t, j, JD_DROPPED, JP_CAUSE_OVERFLOW, "no room in the queue when its "
 			      "dependencies were met");
 		return rc;
 	}
@@ -391,7 +380,7 @@ void jd_job_set_running(struct jd_jobs *t, struct jd_job *j)
 	report(t, JD_CHANGE_RUNNING, j);
 }
 
-bool jd_job_finish(struct jd_jobs *t, struct jd_job *j, enum jd_state s, enum jd_cause cause,
+bool jd_job_finish(struct jd_jobs *t, struct jd_job *j, enum jd_state s, enum jp_cause cause,
 		   const char *reason)
 {
 	if (jd_state_final(j->state))
@@ -409,7 +398,7 @@ bool jd_job_finish(struct jd_jobs *t, struct jd_job *j, enum jd_state s, enum jd
 	t->n_live--;
 	j->finished_ms = jd_now_ms();
 	j->finished_ns = jd_now_ns();
-	j->cause = s == JD_SUCCEEDED ? JD_CAUSE_NONE : cause;
+	j->cause = s == JD_SUCCEEDED ? JP_CAUSE_NONE : cause;
 	free(j->reason);
 	j->reason = reason && s != JD_SUCCEEDED ? strdup(reason) : NULL;
 	if (j->reason)
@@ -421,9 +410,9 @@ bool jd_job_finish(struct jd_jobs *t, struct jd_job *j, enum jd_state s, enum jd
 	return true;
 }
 
-enum jd_cause jd_job_stop_cause(const struct jd_jobs *t, const struct jd_job *j)
+enum jp_cause jd_job_stop_cause(const struct jd_jobs *t, const struct jd_job *j)
 {
-	return j->shutdown_cancel || t->stopping ? JD_CAUSE_SHUTDOWN : JD_CAUSE_CANCEL;
+	return j->shutdown_cancel || t->stopping ? JP_CAUSE_SHUTDOWN : JP_CAUSE_CANCEL;
 }
 
 bool jd_job_stop_asked(const struct jd_jobs *t, const struct jd_job *j)
@@ -433,17 +422,17 @@ bool jd_job_stop_asked(const struct jd_jobs *t, const struct jd_job *j)
 
 bool jd_job_finish_stopped(struct jd_jobs *t, struct jd_job *j, bool started)
 {
-	enum jd_cause cause = jd_job_stop_cause(t, j);
-	const char *why = cause != JD_CAUSE_SHUTDOWN ? "cancelled by request"
+	enum jp_cause cause = jd_job_stop_cause(t, j);
+	const char *why = cause != JP_CAUSE_SHUTDOWN ? "cancelled by request"
 			  : started		    ? "stopped by an immediate shutdown"
 						    : "cancelled by an immediate shutdown";
 
 	return jd_job_finish(t, j, JD_CANCELLED, cause, why);
 }
 
-bool jd_job_cancel(struct jd_jobs *t, struct jd_job *j, enum jd_cause cause)
+bool jd_job_cancel(struct jd_jobs *t, struct jd_job *j, enum jp_cause cause)
 {
-	if (cause == JD_CAUSE_SHUTDOWN && !jd_state_final(j->state))
+	if (cause == JP_CAUSE_SHUTDOWN && !jd_state_final(j->state))
 		j->shutdown_cancel = true;
 	switch (j->state) {
 	case JD_WAITING:
@@ -488,7 +477,7 @@ void jd_jobs_cancel_all(struct jd_jobs *t)
 			if (!jd_state_final(j->state) && (j->state == JD_RUNNING) == (pass == 1))
 				v[n++] = j;
 	for (size_t i = 0; i < n; i++)
-		jd_job_cancel(t, v[i], JD_CAUSE_SHUTDOWN);
+		jd_job_cancel(t, v[i], JP_CAUSE_SHUTDOWN);
 	free(v);
 }
 

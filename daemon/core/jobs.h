@@ -34,6 +34,7 @@
 
 #include "daemon/fair/fair.h"
 #include "daemon/pool/pool.h"
+#include "proto/jproto.h"
 
 #include <uv.h>
 
@@ -67,28 +68,6 @@ enum jd_dep_on { JD_ON_SUCCESS, JD_ON_FAILURE, JD_ON_ANY };
 
 enum jd_kind { JD_KIND_CALL, JD_KIND_EXEC };
 
-/* How a job that did not succeed ended: the record's "cause" (PROTOCOL.md section 5).
- * XX(NAME, "wire word") */
-#define JD_CAUSE_MAP(XX)                                                               \
-	XX(NONE, "")			/* succeeded, or not final */                    \
-	XX(EXIT, "exit")		/* a command exited non-zero */                  \
-	XX(SIGNAL, "signal")		/* a command was killed by a signal */           \
-	XX(TIMEOUT, "timeout")		/* a command ran past its time limit */          \
-	XX(SPAWN, "spawn")		/* a command could not start */                  \
-	XX(HANDLER, "handler")		/* a call handler failed */                      \
-	XX(CANCEL, "cancel")		/* a client cancelled it */                      \
-	XX(DEPENDENCY, "dependency")	/* a dependency can no longer be satisfied */    \
-	XX(DEADLINE, "deadline")	/* not started before its deadline */            \
-	XX(OVERFLOW, "overflow")	/* dropped by its client's overflow strategy */  \
-	XX(SHUTDOWN, "shutdown")	/* cancelled by an immediate shutdown */
-
-enum jd_cause {
-#define JD_XX_CAUSE(name, wire) JD_CAUSE_##name,
-	JD_CAUSE_MAP(JD_XX_CAUSE)
-#undef JD_XX_CAUSE
-	JD_NCAUSES
-};
-
 /* One edge: this job depends on `id`.  */
 struct jd_dep {
 	uint64_t id;
@@ -119,7 +98,7 @@ struct jd_job {
 	enum jd_kind kind;
 	enum jd_state state;
 	uint8_t prio;			/* enum jd_fair_prio */
-	enum jd_cause cause;		/* final and not succeeded; else JD_CAUSE_NONE */
+	enum jp_cause cause;		/* final and not succeeded; else JP_CAUSE_NONE */
 	char *reason;			/* malloc'd, or NULL */
 	json_t *value;			/* call result (new ref), or NULL */
 
@@ -264,21 +243,21 @@ int jd_job_release(struct jd_jobs *t, struct jd_job *j);
 /* jd_job_set_running: the worker has started j. */
 void jd_job_set_running(struct jd_jobs *t, struct jd_job *j);
 
-/* jd_job_finish: put j in final state `s` with `cause` (JD_CAUSE_NONE for succeeded) and
+/* jd_job_finish: put j in final state `s` with `cause` (JP_CAUSE_NONE for succeeded) and
  * a reason (copied; may be NULL), unless it is final already (then nothing happens and
  * false is returned).  Schedules the settling. */
-bool jd_job_finish(struct jd_jobs *t, struct jd_job *j, enum jd_state s, enum jd_cause cause,
+bool jd_job_finish(struct jd_jobs *t, struct jd_job *j, enum jd_state s, enum jp_cause cause,
 		   const char *reason);
 
-/* jd_job_cancel: cancel j on behalf of a client (JD_CAUSE_CANCEL) or of an immediate
- * shutdown (JD_CAUSE_SHUTDOWN): waiting and queued jobs end now, a running one is asked
+/* jd_job_cancel: cancel j on behalf of a client (JP_CAUSE_CANCEL) or of an immediate
+ * shutdown (JP_CAUSE_SHUTDOWN): waiting and queued jobs end now, a running one is asked
  * to stop (hooks->stop).  Returns true if the job is still running (asked to stop). */
-bool jd_job_cancel(struct jd_jobs *t, struct jd_job *j, enum jd_cause cause);
+bool jd_job_cancel(struct jd_jobs *t, struct jd_job *j, enum jp_cause cause);
 
 /* jd_job_stop_cause: the cause a job that was asked to stop (or was not started) ends
- * with: JD_CAUSE_SHUTDOWN if an immediate shutdown cancelled it or is under way, else
- * JD_CAUSE_CANCEL.  The one place that decides "cancelled by shutdown". */
-enum jd_cause jd_job_stop_cause(const struct jd_jobs *t, const struct jd_job *j);
+ * with: JP_CAUSE_SHUTDOWN if an immediate shutdown cancelled it or is under way, else
+ * JP_CAUSE_CANCEL.  The one place that decides "cancelled by shutdown". */
+enum jp_cause jd_job_stop_cause(const struct jd_jobs *t, const struct jd_job *j);
 
 /* jd_job_stop_asked: was j asked to stop (cancelled while running, or an immediate
  * shutdown is under way)? */
@@ -304,9 +283,6 @@ void jd_jobs_trim(struct jd_jobs *t);
 
 /* jd_state_name: "waiting" ... "dropped". */
 const char *jd_state_name(enum jd_state s);
-
-/* jd_cause_name: the wire word of a cause ("" for JD_CAUSE_NONE). */
-const char *jd_cause_name(enum jd_cause c);
 
 /* jd_prio_name: "critical" ... "low". */
 const char *jd_prio_name(unsigned prio);

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "jsched/error.h"
+#include "proto/jproto.h"
 
-#define SYSTEM_SOCKET "/run/jschedd/jschedd.sock"
 #define SYSTEM_GROUP "jsched"
 
 void jd_security_default_name(uid_t uid, char *buf, size_t len)
@@ -139,7 +139,7 @@ void jd_security_helper_path(char *buf, size_t len)
 int jd_security_socket_mode(const char *path, unsigned cfg_mode, const char *cfg_group,
 			    unsigned *mode, gid_t *gid, char *err, size_t errlen)
 {
-	bool sys = strcmp(path, SYSTEM_SOCKET) == 0;
+	bool sys = strcmp(path, JP_SYSTEM_SOCKET) == 0;
 	const char *group = cfg_group && cfg_group[0] ? cfg_group : NULL;
 	struct group *g;
 

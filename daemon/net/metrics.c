@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/daemon.h"
+#include "daemon/net/net.h"
 #include "daemon/net/prom_export.h"
 #include "daemon/net/prometheus.h"
 #include "daemon/core/log.h"
 #include "jsched_version.h"
 
-void jd_throughput_tick(struct jd_daemon *d, uint64_t now_ms)
+void jd_throughput_tick(struct jd_net *d, uint64_t now_ms)
 {
 	uint64_t sec = now_ms / 1000;
 
@@ -31,7 +31,7 @@ void jd_throughput_tick(struct jd_daemon *d, uint64_t now_ms)
 }
 
 /* rate: completions per second over the last `secs` whole seconds. */
-static double rate(struct jd_daemon *d, unsigned secs)
+static double rate(struct jd_net *d, unsigned secs)
 {
 	uint64_t sum = 0;
 
@@ -123,13 +123,13 @@ static json_t *lat_counts(const struct jd_latency *l)
 }
 
 /* histograms_doc: the lifetime histograms' counts at the edges, in all and per client. */
-static json_t *histograms_doc(struct jd_daemon *d)
+static json_t *histograms_doc(struct jd_net *d)
 {
 	json_t *edges = json_array(), *clients = json_object();
 
 	for (unsigned k = EDGE_FIRST; k <= EDGE_LAST; k++)
 		json_array_append_new(edges, json_integer((json_int_t)((1ull << k) - 1)));
-	for (struct jd_client *c = d->clients.head; c; c = c->next)
+	for (struct jd_client *c = d->clients->head; c; c = c->next)
 		json_object_set_new(clients, c->name, lat_counts(c->lat));
 	return json_pack("{s:o, s:o, s:o}", "edges_ns", edges, "all", lat_counts(&d->lat),
 			 "clients", clients);
@@ -147,12 +147,12 @@ static json_t *counters(const uint64_t *by_state, uint64_t submitted, uint64_t r
 	return o;
 }
 
-static json_t *client_doc(struct jd_daemon *d, struct jd_client *c, const struct jd_fair_stats *st)
+static json_t *client_doc(struct jd_net *d, struct jd_client *c, const struct jd_fair_stats *st)
 {
 	struct jd_fair_client_stats cs;
 	json_t *o, *q;
 
-	jd_fair_client_stats(d->runner.fair, c->fc, st, &cs);
+	jd_fair_client_stats(d->runner->fair, c->fc, st, &cs);
 	q = json_object();
 	for (unsigned p = 0; p < JD_FAIR_NPRIO; p++)
 		json_object_set_new(q, jd_prio_name(p), json_integer((json_int_t)cs.queued_prio[p]));
@@ -174,14 +174,14 @@ static json_t *client_doc(struct jd_daemon *d, struct jd_client *c, const struct
 	return o;
 }
 
-static json_t *workers_doc(struct jd_daemon *d, json_t **fibers)
+static json_t *workers_doc(struct jd_net *d, json_t **fibers)
 {
 	struct jd_pool_stats ps;
-	unsigned n = jd_pool_workers(d->runner.pool);
+	unsigned n = jd_pool_workers(d->runner->pool);
 	struct jd_worker_stats *ws = calloc(n ? n : 1, sizeof(*ws));
 	json_t *arr = json_array();
 
-	jd_pool_stats(d->runner.pool, &ps, ws, ws ? n : 0);
+	jd_pool_stats(d->runner->pool, &ps, ws, ws ? n : 0);
 	for (unsigned i = 0; ws && i < n; i++)
 		json_array_append_new(
 			arr, json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "tasks",
@@ -199,7 +199,7 @@ static json_t *workers_doc(struct jd_daemon *d, json_t **fibers)
 	return arr;
 }
 
-void jd_metrics_job_ended(struct jd_daemon *d, const struct jd_job *j)
+void jd_metrics_job_ended(struct jd_net *d, const struct jd_job *j)
 {
 	struct jd_client *c = j->client;
 	uint64_t qw = 0, run = 0, e2e = j->finished_ns - j->submitted_ns;
@@ -225,32 +225,32 @@ void jd_metrics_job_ended(struct jd_daemon *d, const struct jd_job *j)
 }
 
 /* exports_doc: where the Prometheus text goes besides the metrics operation. */
-static json_t *exports_doc(struct jd_daemon *d)
+static json_t *exports_doc(struct jd_net *d)
 {
 	uint64_t scrapes = 0, failed = 0;
 
 	if (d->prom_http)
 		jd_prom_http_counts(d->prom_http, &scrapes, &failed);
-	return json_pack("{s:s, s:I, s:I, s:I, s:s, s:s}", "listen", d->cfg.metrics_listen,
+	return json_pack("{s:s, s:I, s:I, s:I, s:s, s:s}", "listen", d->cfg->metrics_listen,
 			 "port", (json_int_t)(d->prom_http ? jd_prom_http_port(d->prom_http) : 0),
 			 "scrapes", (json_int_t)scrapes, "scrapes_failed", (json_int_t)failed,
-			 "textfile", d->cfg.metrics_textfile, "textfile_error", d->prom_file_err);
+			 "textfile", d->cfg->metrics_textfile, "textfile_error", d->prom_file_err);
 }
 
-json_t *jd_metrics(struct jd_daemon *d, unsigned flags)
+json_t *jd_metrics(struct jd_net *d, unsigned flags)
 {
 	struct jd_fair_stats st;
 	uint64_t now_ms = jd_now_ms();
 	json_t *doc, *clients = json_array(), *fibers = NULL, *workers, *jobs;
 
 	jd_throughput_tick(d, now_ms);
-	jd_fair_stats(d->runner.fair, JD_FAIR_METRIC_POLICY, &st);
-	for (struct jd_client *c = d->clients.head; c; c = c->next)
+	jd_fair_stats(d->runner->fair, JD_FAIR_METRIC_POLICY, &st);
+	for (struct jd_client *c = d->clients->head; c; c = c->next)
 		json_array_append_new(clients, client_doc(d, c, &st));
 	workers = workers_doc(d, &fibers);
-	jobs = counters(d->jobs.by_state, d->jobs.submitted, d->jobs.rejected);
-	json_object_set_new(jobs, "forgotten", json_integer((json_int_t)d->jobs.forgotten));
-	json_object_set_new(jobs, "retained", json_integer((json_int_t)d->jobs.n_retained));
+	jobs = counters(d->jobs->by_state, d->jobs->submitted, d->jobs->rejected);
+	json_object_set_new(jobs, "forgotten", json_integer((json_int_t)d->jobs->forgotten));
+	json_object_set_new(jobs, "retained", json_integer((json_int_t)d->jobs->n_retained));
 	doc = json_pack(
 		"{s:s, s:s, s:I, s:o, s:{s:f, s:f, s:f}, s:o, s:o, s:{s:s, s:s, s:f, s:I, s:I, s:I},"
 		" s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}}",
@@ -262,18 +262,18 @@ json_t *jd_metrics(struct jd_daemon *d, unsigned flags)
 		st.metric == JD_FAIR_METRIC_TIME   ? "time"
 		: st.metric == JD_FAIR_METRIC_COST ? "cost"
 						   : "jobs",
-		"jain_index", st.jain, "window_ms", (json_int_t)d->cfg.fair_window_ms, "backlogged",
+		"jain_index", st.jain, "window_ms", (json_int_t)d->cfg->fair_window_ms, "backlogged",
 		(json_int_t)st.backlogged, "window_clients", (json_int_t)st.window_clients,
 		"workers", workers, "fibers", fibers, "connections", "open",
 		(json_int_t)d->srv.n_conns, "watching", (json_int_t)d->watch.n_watchers,
 		"total_accepted", (json_int_t)d->srv.accepted, "closed_over_limit",
 		(json_int_t)d->srv.disconnected_limit, "refused", (json_int_t)d->srv.refused,
 		"notices", "wakeups",
-		(json_int_t)atomic_load_explicit(&d->runner.wakeups, memory_order_relaxed), "batches",
-		(json_int_t)d->runner.batches, "notices", (json_int_t)d->runner.noticed);
+		(json_int_t)atomic_load_explicit(&d->runner->wakeups, memory_order_relaxed), "batches",
+		(json_int_t)d->runner->batches, "notices", (json_int_t)d->runner->noticed);
 	if (doc) {
-		json_object_set_new(doc, "exec", jd_exec_metrics(&d->runner.exec));
-		json_object_set_new(doc, "security", jd_security_metrics(&d->sec));
+		json_object_set_new(doc, "exec", jd_exec_metrics(&d->runner->exec));
+		json_object_set_new(doc, "security", jd_security_metrics(d->sec));
 		json_object_set_new(doc, "config",
 				    json_pack("{s:s, s:I, s:I}", "path", d->config_path, "reloads",
 					      (json_int_t)d->reloads, "reload_failures",
@@ -286,9 +286,9 @@ json_t *jd_metrics(struct jd_daemon *d, unsigned flags)
 	return doc;
 }
 
-char *jd_metrics_prometheus(void *daemon, size_t *len)
+char *jd_metrics_prometheus(void *net, size_t *len)
 {
-	json_t *doc = jd_metrics(daemon, JD_METRICS_HISTOGRAMS);
+	json_t *doc = jd_metrics(net, JD_METRICS_HISTOGRAMS);
 	char *text;
 
 	if (!doc)
@@ -301,10 +301,10 @@ char *jd_metrics_prometheus(void *daemon, size_t *len)
 /* prom_file_cb: rewrite the text file; a failure is logged once until it changes. */
 static void prom_file_cb(uv_timer_t *t)
 {
-	struct jd_daemon *d = t->data;
+	struct jd_net *d = t->data;
 	char why[256] = "";
 
-	if (jd_prom_textfile_write(d->cfg.metrics_textfile, jd_metrics_prometheus, d, why,
+	if (jd_prom_textfile_write(d->cfg->metrics_textfile, jd_metrics_prometheus, d, why,
 				   sizeof(why)) == 0)
 		why[0] = '\0';
 	if (strcmp(why, d->prom_file_err) != 0 && why[0])
@@ -312,28 +312,28 @@ static void prom_file_cb(uv_timer_t *t)
 	snprintf(d->prom_file_err, sizeof(d->prom_file_err), "%s", why);
 }
 
-int jd_metrics_exports_start(struct jd_daemon *d, char *err, size_t errlen)
+int jd_metrics_exports_start(struct jd_net *d, char *err, size_t errlen)
 {
 	int r;
 
-	if (d->cfg.metrics_listen[0]) {
-		r = jd_prom_http_start(&d->loop, d->cfg.metrics_listen, jd_metrics_prometheus, d,
+	if (d->cfg->metrics_listen[0]) {
+		r = jd_prom_http_start(d->loop, d->cfg->metrics_listen, jd_metrics_prometheus, d,
 				       &d->prom_http, err, errlen);
 		if (r < 0)
 			return r;
-		jd_log(JD_LOG_INFO, "metrics: GET /metrics on %s (port %u)", d->cfg.metrics_listen,
+		jd_log(JD_LOG_INFO, "metrics: GET /metrics on %s (port %u)", d->cfg->metrics_listen,
 		       jd_prom_http_port(d->prom_http));
 	}
-	if (d->cfg.metrics_textfile[0]) {
-		uv_timer_init(&d->loop, &d->prom_file);
+	if (d->cfg->metrics_textfile[0]) {
+		uv_timer_init(d->loop, &d->prom_file);
 		d->prom_file.data = d;
 		d->prom_file_on = true;
-		uv_timer_start(&d->prom_file, prom_file_cb, 0, d->cfg.metrics_textfile_ms);
+		uv_timer_start(&d->prom_file, prom_file_cb, 0, d->cfg->metrics_textfile_ms);
 	}
 	return 0;
 }
 
-void jd_metrics_exports_stop(struct jd_daemon *d)
+void jd_metrics_exports_stop(struct jd_net *d)
 {
 	if (d->prom_http) {
 		jd_prom_http_stop(d->prom_http);

@@ -3,7 +3,7 @@
  */
 #include <string.h>
 
-#include "daemon/daemon.h"
+#include "daemon/net/net.h"
 #include "daemon/core/log.h"
 #include "daemon/net/ops.h"
 #include "daemon/net/session.h"
@@ -12,7 +12,7 @@ void jd_op_reload(struct jd_conn *c, const struct jp_request *r)
 {
 	json_t *applied = NULL, *restart = NULL;
 	char err[512];
-	int rc = jd_daemon_reload(c->d, &applied, &restart, err, sizeof(err));
+	int rc = c->d->hooks.reload(c->d->hooks.ctx, &applied, &restart, err, sizeof(err));
 
 	if (rc < 0) {
 		/* The config reader's messages start with the dotted key. */
@@ -30,22 +30,22 @@ void jd_op_reload(struct jd_conn *c, const struct jp_request *r)
 
 void jd_op_set_client(struct jd_conn *c, const struct jp_request *r)
 {
-	struct jd_daemon *d = c->d;
+	struct jd_net *d = c->d;
 	const char *name = jp_req_str(r, "client", "");
-	struct jd_client *cl = jd_client_find(&d->clients, name);
+	struct jd_client *cl = jd_client_find(d->clients, name);
 	const char *ov = jp_req_str(r, "overflow", NULL);
 	struct jd_client_conf conf;
 	bool in_config = false;
 	int rc;
 
-	for (size_t i = 0; i < d->cfg.n_clients; i++)
-		in_config |= strcmp(d->cfg.clients[i].name, name) == 0;
+	for (size_t i = 0; i < d->cfg->n_clients; i++)
+		in_config |= strcmp(d->cfg->clients[i].name, name) == 0;
 	if (!cl && !in_config) {
 		jd_reply_error(c, r->id, JSCHED_ENO_SUCH_CLIENT, "client",
 			       "no client '%s' (not in the config, never connected)", name);
 		return;
 	}
-	if (!cl && !(cl = jd_client_get(&d->clients, name))) {
+	if (!cl && !(cl = jd_client_get(d->clients, name))) {
 		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		return;
 	}
@@ -56,7 +56,7 @@ void jd_op_set_client(struct jd_conn *c, const struct jp_request *r)
 		for (unsigned o = 0; o < 4; o++)
 			if (strcmp(ov, jd_overflow_name((enum jd_overflow)o)) == 0)
 				conf.overflow = (enum jd_overflow)o;
-	if ((rc = jd_client_set(&d->clients, cl, &conf)) < 0) {
+	if ((rc = jd_client_set(d->clients, cl, &conf)) < 0) {
 		jd_reply_error(c, r->id, rc, NULL, "cannot apply the client settings");
 		return;
 	}
@@ -74,5 +74,5 @@ void jd_op_shutdown(struct jd_conn *c, const struct jp_request *r)
 	jd_reply_ok(c, r->id, NULL);
 	jd_log(JD_LOG_INFO, "shutdown (%s) asked by uid %u pid %d",
 	       immediate ? "immediate" : "graceful", (unsigned)c->uid, (int)c->pid);
-	jd_daemon_shutdown(c->d, immediate);
+	c->d->hooks.shutdown(c->d->hooks.ctx, immediate);
 }

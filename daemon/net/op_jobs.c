@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/daemon.h"
+#include "daemon/net/net.h"
 #include "daemon/net/ops.h"
 #include "daemon/net/record.h"
 #include "daemon/net/session.h"
@@ -75,7 +75,7 @@ void jd_op_cancel(struct jd_conn *c, const struct jp_request *r)
 		return;
 	arr = json_array();
 	for (size_t i = 0; i < n; i++) {
-		bool running = jd_job_cancel(&c->d->jobs, jobs[i], JD_CAUSE_CANCEL);
+		bool running = jd_job_cancel(c->d->jobs, jobs[i], JP_CAUSE_CANCEL);
 		json_t *o = json_pack("{s:I, s:s}", "job", (json_int_t)jobs[i]->id, "state",
 				      jd_state_name(jobs[i]->state));
 
@@ -96,10 +96,10 @@ static int cmp_job_id(const void *a, const void *b)
 
 /* collect: every job in the table for which keep() says yes, sorted by id.  *out is
  * malloc'd.  O(table). */
-static size_t collect(struct jd_daemon *d, bool (*keep)(const struct jd_job *, const void *),
+static size_t collect(struct jd_net *d, bool (*keep)(const struct jd_job *, const void *),
 		      const void *arg, struct jd_job ***out)
 {
-	struct jd_jobs *t = &d->jobs;
+	struct jd_jobs *t = d->jobs;
 	struct jd_job **v = malloc((t->count ? t->count : 1) * sizeof(*v));
 	size_t n = 0;
 
@@ -145,7 +145,7 @@ void jd_op_list(struct jd_conn *c, const struct jp_request *r)
 	struct jp_buf b;
 	size_t n;
 
-	if (f.all && !jd_security_is_admin(&c->d->sec, c->uid)) {
+	if (f.all && !jd_security_is_admin(c->d->sec, c->uid)) {
 		jd_reply_error(c, r->id, JSCHED_EPERMISSION_DENIED, "all",
 			       "listing every user's jobs needs an admin uid");
 		return;
@@ -203,16 +203,16 @@ void jd_op_drain(struct jd_conn *c, const struct jp_request *r)
 	struct jd_job **v;
 	size_t n, cancelled = 0, cancelling = 0;
 
-	f.client = jd_client_find(&c->d->clients, name);
+	f.client = jd_client_find(c->d->clients, name);
 	if (!f.client) {
 		jd_reply_error(c, r->id, JSCHED_ENO_SUCH_CLIENT, "client", "no client '%s'", name);
 		return;
 	}
 	/* An admin drains everyone's jobs charged to the client; others only their own. */
-	f.all_uids = jd_security_is_admin(&c->d->sec, c->uid);
+	f.all_uids = jd_security_is_admin(c->d->sec, c->uid);
 	n = collect(c->d, drain_keep, &f, &v);
 	for (size_t i = 0; i < n; i++) {
-		if (jd_job_cancel(&c->d->jobs, v[i], JD_CAUSE_CANCEL))
+		if (jd_job_cancel(c->d->jobs, v[i], JP_CAUSE_CANCEL))
 			cancelling++;
 		else if (v[i]->state == JD_CANCELLED)
 			cancelled++;

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/daemon.h"
+#include "daemon/net/net.h"
 #include "daemon/core/log.h"
 #include "daemon/net/session.h"
 #include "daemon/net/ops.h"
@@ -38,7 +38,7 @@ static bool check_dep(struct jd_conn *c, int64_t req_id, const struct jp_dep *de
 		      const char *field)
 {
 	bool forgotten;
-	struct jd_job *t = jd_job_find(&c->d->jobs, (uint64_t)dep->job, &forgotten);
+	struct jd_job *t = jd_job_find(c->d->jobs, (uint64_t)dep->job, &forgotten);
 
 	if (t && t->uid == c->uid)
 		return true;
@@ -56,7 +56,7 @@ static bool check_dep(struct jd_conn *c, int64_t req_id, const struct jp_dep *de
 static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 		  const struct jsched_handler **handlers)
 {
-	struct jd_daemon *d = c->d;
+	struct jd_net *d = c->d;
 	char field[160];
 
 	for (size_t i = 0; i < s->n; i++) {
@@ -65,14 +65,14 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 		if (sp->kind == JP_KIND_EXEC) {
 			char why[200];
 
-			if (!jd_security_exec_allowed(&d->sec, c->uid, why, sizeof(why))) {
+			if (!jd_security_exec_allowed(d->sec, c->uid, why, sizeof(why))) {
 				spec_path(s, i, "kind", field, sizeof(field));
 				jd_reply_error(c, id, JSCHED_EPERMISSION_DENIED, field, "%s", why);
 				return false;
 			}
 		}
 		handlers[i] = sp->kind == JP_KIND_EXEC ? &jd_exec_handler
-						       : jd_handler_find(&d->modules, sp->fn);
+						       : jd_handler_find(d->modules, sp->fn);
 		if (!handlers[i]) {
 			spec_path(s, i, "fn", field, sizeof(field));
 			jd_reply_error(c, id, JSCHED_ENO_SUCH_FUNCTION, field,
@@ -98,17 +98,17 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 	/* Room: the client's limit counts its waiting and queued jobs; the global cap
 	 * counts every job not yet final.  Drop strategies make room in the fair layer;
 	 * reject refuses the whole submit here. */
-	if (d->jobs.n_live + s->n > d->cfg.max_queued_total) {
+	if (d->jobs->n_live + s->n > d->cfg->max_queued_total) {
 		c->client->rejected += s->n;
-		d->jobs.rejected += s->n;
+		d->jobs->rejected += s->n;
 		jd_reply_error(c, id, JSCHED_EQUEUE_FULL, NULL,
-			       "the daemon's queue is full (%u jobs)", d->cfg.max_queued_total);
+			       "the daemon's queue is full (%u jobs)", d->cfg->max_queued_total);
 		return false;
 	}
 	if (c->client->conf.overflow == JD_OVERFLOW_REJECT &&
 	    c->client->live + s->n > c->client->conf.max_queued) {
 		c->client->rejected += s->n;
-		d->jobs.rejected += s->n;
+		d->jobs->rejected += s->n;
 		jd_reply_error(c, id, JSCHED_EQUEUE_FULL, NULL,
 			       "client '%s' has %llu jobs waiting or queued (limit %u)",
 			       c->client->name, (unsigned long long)c->client->live,
@@ -153,7 +153,7 @@ static struct jd_job *make_job(struct jd_conn *c, const struct jp_job_spec *sp,
 			       const struct jsched_handler *h, struct jd_job **made,
 			       uint64_t now_ns, uint64_t now_ms)
 {
-	struct jd_job *j = jd_job_new(&c->d->jobs);
+	struct jd_job *j = jd_job_new(c->d->jobs);
 	size_t nd = sp->n_after + sp->n_any_of;
 
 	if (!j)
@@ -185,7 +185,7 @@ static struct jd_job *make_job(struct jd_conn *c, const struct jp_job_spec *sp,
 				   : dep->on == JP_ON_FAILURE ? JD_ON_FAILURE
 							      : JD_ON_ANY);
 		jd->any = any;
-		jd->target = dep->ref ? made[dep->index] : jd_job_find(&c->d->jobs, (uint64_t)dep->job, NULL);
+		jd->target = dep->ref ? made[dep->index] : jd_job_find(c->d->jobs, (uint64_t)dep->job, NULL);
 		jd->id = jd->target->id;
 		if (any)
 			j->n_any++;
@@ -200,7 +200,7 @@ fail:
 
 void jd_op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 {
-	struct jd_daemon *d = c->d;
+	struct jd_net *d = c->d;
 	struct jp_limits lim;
 	struct jp_submit s;
 	struct jp_err err;
@@ -251,7 +251,7 @@ void jd_op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 		goto out;
 	}
 	for (k = 0; k < s.n; k++) {
-		jd_job_insert(&d->jobs, made[s.order[k]]);
+		jd_job_insert(d->jobs, made[s.order[k]]);
 		ids[s.order[k]] = (int64_t)made[s.order[k]]->id;
 	}
 	/* Reply now, before any job can end: a wait pipelined behind this submit then
@@ -266,8 +266,8 @@ void jd_op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 	for (k = 0; k < s.n; k++) {
 		struct jd_job *j = made[s.order[k]];
 
-		if (j->state == JD_WAITING && jd_job_link_deps(&d->jobs, j) == 1)
-			jd_job_release(&d->jobs, j);
+		if (j->state == JD_WAITING && jd_job_link_deps(d->jobs, j) == 1)
+			jd_job_release(d->jobs, j);
 	}
 	if (c->client->blocked)
 		jd_conn_pause(c);
@@ -278,7 +278,7 @@ out:
 	jp_submit_clear(&s);
 }
 
-void jd_session_client_unblocked(struct jd_daemon *d, struct jd_client *cl)
+void jd_session_client_unblocked(struct jd_net *d, struct jd_client *cl)
 {
 	cl->blocked = false;
 	/* Resume the client's paused connections (each runs its held submit first) until

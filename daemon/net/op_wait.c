@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/daemon.h"
+#include "daemon/net/net.h"
 #include "daemon/net/record.h"
 #include "daemon/net/session.h"
 #include "daemon/net/ops.h"
@@ -80,7 +80,7 @@ static void wait_end(struct jd_wait_req *w)
 
 /* reply: send the answer (ok) or the timeout error, with the jobs' records: final ones
  * as captured, the others as they stand. */
-static void reply(struct jd_daemon *d, struct jd_wait_req *w, bool timed_out)
+static void reply(struct jd_net *d, struct jd_wait_req *w, bool timed_out)
 {
 	struct jd_records recs = {.n = w->n, .jobs = w->jobs, .texts = w->records};
 	struct jp_buf b;
@@ -112,7 +112,7 @@ static void timeout_cb(uv_timer_t *t)
 
 void jd_op_wait(struct jd_conn *c, const struct jp_request *r)
 {
-	struct jd_daemon *d = c->d;
+	struct jd_net *d = c->d;
 	struct jd_job **jobs;
 	size_t n, done = 0;
 	bool single;
@@ -167,14 +167,14 @@ void jd_op_wait(struct jd_conn *c, const struct jp_request *r)
 		return;
 	}
 	if (timeout >= 0) {
-		uv_timer_init(&d->loop, &w->timer);
+		uv_timer_init(d->loop, &w->timer);
 		w->timer.data = w;
 		w->has_timer = true;
 		uv_timer_start(&w->timer, timeout_cb, (uint64_t)timeout, 0);
 	}
 }
 
-void jd_session_job_final(struct jd_daemon *d, struct jd_job *j)
+void jd_session_job_final(struct jd_net *d, struct jd_job *j)
 {
 	/* Detach the whole list first: answering a wait unlinks its other links, which
 	 * may sit on this same list (a wait naming the job twice). */

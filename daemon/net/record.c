@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/daemon.h"
+#include "daemon/net/net.h"
 #include "daemon/run/exec.h"
 
 int jd_json_text_raw(struct jp_buf *out, const char *s)
@@ -216,9 +216,11 @@ static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s
 			if (!rc && j->kind == JD_KIND_CALL)
 				rc = member(out, "value") || value_text(out, j->value);
 		} else if (!rc) {
-			enum jd_cause cause = j->cause != JD_CAUSE_NONE ? j->cause : JD_CAUSE_HANDLER;
+			/* A final job that did not succeed always has a cause; the fallback
+			 * keeps the record whole if one is ever missed. */
+			enum jp_cause cause = j->cause != JP_CAUSE_NONE ? j->cause : JP_CAUSE_HANDLER;
 
-			rc = member(out, "cause") || jd_json_text_string(out, jd_cause_name(cause)) ||
+			rc = member(out, "cause") || jd_json_text_string(out, jp_cause_name(cause)) ||
 			     member(out, "reason") ||
 			     jd_json_text_string(out, j->reason ? j->reason : jd_state_name(s)) ||
 			     (j->value && (member(out, "detail") || value_text(out, j->value)));
@@ -243,7 +245,7 @@ static json_t *exec_record(const struct jd_job *j, enum jd_state s)
 	return r;
 }
 
-int jd_record_text(struct jp_buf *out, struct jd_daemon *d, const struct jd_job *j,
+int jd_record_text(struct jp_buf *out, struct jd_net *d, const struct jd_job *j,
 		   enum jd_state s)
 {
 	json_t *r;
@@ -262,7 +264,7 @@ int jd_record_text(struct jp_buf *out, struct jd_daemon *d, const struct jd_job 
 	return rc;
 }
 
-int jd_records_text(struct jp_buf *out, struct jd_daemon *d, const struct jd_records *r,
+int jd_records_text(struct jp_buf *out, struct jd_net *d, const struct jd_records *r,
 		    bool single)
 {
 	/* A call job's record is about 200 bytes: one allocation for a batch's reply, not a

@@ -17,11 +17,11 @@
 #include "daemon/core/jobs.h"
 #include "proto/jproto.h"
 
-struct jd_daemon;
+struct jd_net;
 
 /* jd_record_text: append the record j had when it entered state s (as jd_job_record_as)
  * to out, as compact JSON text.  Returns 0 or JSCHED_ENOMEM. */
-int jd_record_text(struct jp_buf *out, struct jd_daemon *d, const struct jd_job *j,
+int jd_record_text(struct jp_buf *out, struct jd_net *d, const struct jd_job *j,
 		   enum jd_state s);
 
 /* jd_record_detail: j's record as it stands, with what its spec said added (status with
@@ -40,7 +40,7 @@ struct jd_records {
 
 /* jd_records_text: append the records as a JSON array, or the one record itself if
  * `single`.  Returns 0 or JSCHED_ENOMEM. */
-int jd_records_text(struct jp_buf *out, struct jd_daemon *d, const struct jd_records *r,
+int jd_records_text(struct jp_buf *out, struct jd_net *d, const struct jd_records *r,
 		    bool single);
 
 /* jd_reply_text_start: begin a reply frame in the empty buffer b: room for the frame

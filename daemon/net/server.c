@@ -26,12 +26,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "daemon/daemon.h"
+#include "daemon/net/net.h"
 #include "daemon/core/log.h"
-#include "daemon/sdnotify.h"
 #include "daemon/net/session.h"
 #include "jsched/error.h"
-#include "jsched/jsched.h"
 
 /* Frames before hello are capped lower: an unauthenticated peer gets little memory. */
 #define HELLO_FRAME_LIMIT (64u * 1024u)
@@ -114,7 +112,7 @@ static bool linger(struct jd_conn *c)
  * other callback): finish closing the connections marked by jd_conn_close. */
 static void reap_cb(uv_idle_t *h)
 {
-	struct jd_daemon *d = h->data;
+	struct jd_net *d = h->data;
 	struct jd_server *s = &d->srv;
 
 	while (s->to_close) {
@@ -193,7 +191,7 @@ static int queue(struct jd_conn *c, char *bytes, size_t len)
 		return JSCHED_EIO;
 	}
 	if (uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) >
-	    c->d->cfg.output_buffer_bytes) {
+	    c->d->cfg->output_buffer_bytes) {
 		c->d->srv.disconnected_limit++;
 		jd_log(JD_LOG_WARN, "connection %llu (uid %u pid %d): %zu bytes unread, over the "
 		       "output limit; disconnecting", (unsigned long long)c->serial,
@@ -338,7 +336,7 @@ static void refuse(struct jd_conn *c, const char *why)
 
 static void connection_cb(uv_stream_t *listener, int status)
 {
-	struct jd_daemon *d = listener->data;
+	struct jd_net *d = listener->data;
 	struct jd_server *s = &d->srv;
 	struct jd_conn *c;
 	struct ucred cred;
@@ -365,8 +363,8 @@ static void connection_cb(uv_stream_t *listener, int status)
 	}
 	c->d = d;
 	c->serial = ++s->next_serial;
-	uv_pipe_init(&d->loop, &c->pipe, 0);
-	uv_timer_init(&d->loop, &c->hs_timer);
+	uv_pipe_init(d->loop, &c->pipe, 0);
+	uv_timer_init(d->loop, &c->hs_timer);
 	c->pipe.data = c;
 	c->hs_timer.data = c;
 	c->open_handles = 2;
@@ -389,11 +387,11 @@ static void connection_cb(uv_stream_t *listener, int status)
 	u = uid_slot(s, c->uid, true);
 	if (u)
 		u->n++;
-	if (s->n_conns > d->cfg.max_connections) {
+	if (s->n_conns > d->cfg->max_connections) {
 		refuse(c, "too many connections");
 		return;
 	}
-	if (!u || u->n > d->cfg.max_connections_per_uid) {
+	if (!u || u->n > d->cfg->max_connections_per_uid) {
 		refuse(c, "too many connections from this uid");
 		return;
 	}
@@ -401,7 +399,7 @@ static void connection_cb(uv_stream_t *listener, int status)
 		jd_session_fatal(c, JSCHED_ESHUTTING_DOWN, "jschedd is shutting down");
 		return;
 	}
-	uv_timer_start(&c->hs_timer, handshake_timeout_cb, d->cfg.handshake_ms, 0);
+	uv_timer_start(&c->hs_timer, handshake_timeout_cb, d->cfg->handshake_ms, 0);
 	uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb);
 }
 
@@ -420,7 +418,7 @@ static bool probe_live(const char *path)
 	return live;
 }
 
-int jd_server_listen(struct jd_daemon *d, char *err, size_t errlen)
+int jd_server_listen(struct jd_net *d, int activated_fd, char *err, size_t errlen)
 {
 	struct jd_server *s = &d->srv;
 	struct stat st;
@@ -429,20 +427,20 @@ int jd_server_listen(struct jd_daemon *d, char *err, size_t errlen)
 	gid_t group;
 	int rc;
 
-	uv_idle_init(&d->loop, &s->reaper);
+	uv_idle_init(d->loop, &s->reaper);
 	s->reaper.data = d;
-	uv_pipe_init(&d->loop, &s->listener, 0);
+	uv_pipe_init(d->loop, &s->listener, 0);
 	s->listener.data = d;
-	if (d->cfg.socket[0]) {
-		snprintf(s->path, sizeof(s->path), "%s", d->cfg.socket);
-	} else if (jsched_default_socket_path(s->path, sizeof(s->path)) < 0) {
+	if (d->cfg->socket[0]) {
+		snprintf(s->path, sizeof(s->path), "%s", d->cfg->socket);
+	} else if (jp_default_socket_path(s->path, sizeof(s->path)) < 0) {
 		snprintf(err, errlen, "the default socket path does not fit in a socket address");
 		return JSCHED_EINVAL;
 	}
 	/* Socket activation (systemd's jschedd.socket): the listening socket is fd 3, bound
 	 * and owned by the service manager, which also removes the file. */
-	if (jd_sd_listen_fds() >= 1) {
-		rc = uv_pipe_open(&s->listener, 3);
+	if (activated_fd >= 0) {
+		rc = uv_pipe_open(&s->listener, activated_fd);
 		if (rc == 0)
 			rc = uv_listen((uv_stream_t *)&s->listener, 128, connection_cb);
 		if (rc < 0) {
@@ -455,7 +453,7 @@ int jd_server_listen(struct jd_daemon *d, char *err, size_t errlen)
 			size_t len = sizeof(s->path);
 
 			if (uv_pipe_getsockname(&s->listener, s->path, &len) < 0)
-				snprintf(s->path, sizeof(s->path), "(fd 3)");
+				snprintf(s->path, sizeof(s->path), "(fd %d)", activated_fd);
 		}
 		jd_log(JD_LOG_INFO, "listening on the socket passed by systemd: %s", s->path);
 		return 0;
@@ -478,7 +476,7 @@ int jd_server_listen(struct jd_daemon *d, char *err, size_t errlen)
 
 	/* The mode and group: as configured, else the safe defaults for the path
 	 * (security.c: 0660 + group jsched for the system socket, 0600 otherwise). */
-	if ((rc = jd_security_socket_mode(s->path, d->cfg.socket_mode, d->cfg.socket_group,
+	if ((rc = jd_security_socket_mode(s->path, d->cfg->socket_mode, d->cfg->socket_group,
 					  &mode, &group, err, errlen)) < 0)
 		return rc;
 	/* Bind under a umask that leaves no window in which the socket is more open than
@@ -502,7 +500,7 @@ int jd_server_listen(struct jd_daemon *d, char *err, size_t errlen)
 	return 0;
 }
 
-void jd_server_stop_accepting(struct jd_daemon *d)
+void jd_server_stop_accepting(struct jd_net *d)
 {
 	struct jd_server *s = &d->srv;
 
@@ -514,7 +512,7 @@ void jd_server_stop_accepting(struct jd_daemon *d)
 		unlink(s->path);
 }
 
-void jd_server_close_all(struct jd_daemon *d)
+void jd_server_close_all(struct jd_net *d)
 {
 	for (struct jd_conn *c = d->srv.conns; c; c = c->next)
 		jd_conn_close(c, "daemon exiting");
@@ -528,7 +526,7 @@ static void flushed_cb(uv_shutdown_t *req, int status)
 	jd_conn_close(c, "daemon exiting");
 }
 
-void jd_server_flush_all(struct jd_daemon *d)
+void jd_server_flush_all(struct jd_net *d)
 {
 	for (struct jd_conn *c = d->srv.conns; c; c = c->next) {
 		if (c->closing)
@@ -540,7 +538,7 @@ void jd_server_flush_all(struct jd_daemon *d)
 	}
 }
 
-void jd_server_free(struct jd_daemon *d)
+void jd_server_free(struct jd_net *d)
 {
 	if (!uv_is_closing((uv_handle_t *)&d->srv.reaper))
 		uv_close((uv_handle_t *)&d->srv.reaper, NULL);

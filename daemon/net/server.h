@@ -26,7 +26,7 @@
 
 struct jd_wait_req;
 
-struct jd_daemon;
+struct jd_net;
 struct jd_client;
 
 /* One accepted connection.  All fields: loop thread. */
@@ -34,7 +34,7 @@ struct jd_conn {
 	uv_pipe_t pipe;
 	uv_timer_t hs_timer;	/* handshake deadline, stopped at hello */
 	uv_shutdown_t shutdown_req;	/* flushing at exit */
-	struct jd_daemon *d;
+	struct jd_net *d;
 	struct jd_conn *next, *prev;	/* the server's list of connections */
 	struct jd_conn *close_next;	/* on the pending-close list */
 	uint64_t serial;		/* for logs */
@@ -86,26 +86,27 @@ struct jd_server {
 	char rbuf[65536];
 };
 
-/* jd_server_listen: resolve the path (config, else the standard resolution), replace a
+/* jd_server_listen: listen on activated_fd if it is >= 0 (a socket passed by the service
+ * manager), else resolve the path (config, else the standard resolution), replace a
  * stale socket from a dead daemon, refuse a live one (message in err), bind, set the
  * mode and group, listen.  Returns 0 or a negative JSCHED_E* code.  Loop thread. */
-int jd_server_listen(struct jd_daemon *d, char *err, size_t errlen);
+int jd_server_listen(struct jd_net *d, int activated_fd, char *err, size_t errlen);
 
 /* jd_server_stop_accepting: close the listening socket and unlink its file.  The
  * connections stay open (a graceful shutdown still answers them).  Loop thread. */
-void jd_server_stop_accepting(struct jd_daemon *d);
+void jd_server_stop_accepting(struct jd_net *d);
 
 /* jd_server_close_all: close every connection now (deferred as usual: pending writes
  * are dropped).  Loop thread. */
-void jd_server_close_all(struct jd_daemon *d);
+void jd_server_close_all(struct jd_net *d);
 
 /* jd_server_flush_all: stop reading every connection and close each once its pending
  * replies are written (uv_shutdown).  Loop thread, at exit. */
-void jd_server_flush_all(struct jd_daemon *d);
+void jd_server_flush_all(struct jd_net *d);
 
 /* jd_server_free: close the server's own handles and free its memory; after every
  * connection has closed.  Loop thread, at exit. */
-void jd_server_free(struct jd_daemon *d);
+void jd_server_free(struct jd_net *d);
 
 /* jd_conn_send: encode msg (borrowed) as one frame and queue it.  Over the output
  * limit the connection is closed (the client does not read).  Returns 0 or a negative

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/daemon.h"
+#include "daemon/net/net.h"
 #include "daemon/core/log.h"
 #include "daemon/net/metrics.h"
 #include "daemon/net/record.h"
@@ -81,7 +81,7 @@ void jd_reply_error(struct jd_conn *c, int64_t id, int code, const char *field, 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (code == JSCHED_EPERMISSION_DENIED)
-		c->d->sec.denied++; /* every denial passes here (metrics: security.denied) */
+		c->d->sec->denied++; /* every denial passes here (metrics: security.denied) */
 	jd_reply_error_obj(c, id, jp_error_new(code, field, msg));
 }
 
@@ -93,7 +93,7 @@ void jd_session_fatal(struct jd_conn *c, int code, const char *message)
 
 void jd_limits_of(const struct jd_conn *c, struct jp_limits *lim)
 {
-	const struct jd_config *cfg = &c->d->cfg;
+	const struct jd_config *cfg = c->d->cfg;
 
 	jp_limits_default(lim);
 	lim->frame_bytes = cfg->frame_bytes;
@@ -106,7 +106,7 @@ void jd_limits_of(const struct jd_conn *c, struct jp_limits *lim)
 struct jd_job *jd_find_owned(struct jd_conn *c, int64_t req_id, int64_t id, const char *field)
 {
 	bool forgotten;
-	struct jd_job *j = jd_job_find(&c->d->jobs, (uint64_t)id, &forgotten);
+	struct jd_job *j = jd_job_find(c->d->jobs, (uint64_t)id, &forgotten);
 
 	if (!j) {
 		if (forgotten)
@@ -117,7 +117,7 @@ struct jd_job *jd_find_owned(struct jd_conn *c, int64_t req_id, int64_t id, cons
 				       (long long)id);
 		return NULL;
 	}
-	if (j->uid != c->uid && !jd_security_is_admin(&c->d->sec, c->uid)) {
+	if (j->uid != c->uid && !jd_security_is_admin(c->d->sec, c->uid)) {
 		jd_reply_error(c, req_id, JSCHED_EPERMISSION_DENIED, field,
 			       "job %lld belongs to another user", (long long)id);
 		return NULL;
@@ -199,7 +199,7 @@ static void op_metrics(struct jd_conn *c, const struct jp_request *r)
 
 static void op_hello(struct jd_conn *c, const struct jp_request *r)
 {
-	struct jd_daemon *d = c->d;
+	struct jd_net *d = c->d;
 	int64_t version = jp_req_int(r, "version", 0);
 	const char *name = jp_req_str(r, "client", NULL);
 	char dflt[JP_REF_MAX + 1];
@@ -225,21 +225,21 @@ static void op_hello(struct jd_conn *c, const struct jp_request *r)
 		name = dflt;
 	}
 	/* Which uids may use which client names: the config's client_names (security.c). */
-	if (!jd_security_name_allowed(&d->sec, c->uid, name)) {
+	if (!jd_security_name_allowed(d->sec, c->uid, name)) {
 		jd_reply_error(c, r->id, JSCHED_EPERMISSION_DENIED, "client",
 			       "uid %u may not use the client name '%s'", (unsigned)c->uid, name);
 		return;
 	}
-	c->client = jd_client_get(&d->clients, name);
+	c->client = jd_client_get(d->clients, name);
 	if (!c->client) {
 		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		return;
 	}
 	who = (struct jp_identity){.uid = c->uid, .gid = c->gid, .pid = c->pid,
-				   .client = c->client->name, .admin = jd_security_is_admin(&d->sec, c->uid)};
+				   .client = c->client->name, .admin = jd_security_is_admin(d->sec, c->uid)};
 	jd_limits_of(c, &lim);
 	jd_conn_hello_done(c);
-	jd_conn_set_frame_limit(c, d->cfg.frame_bytes);
+	jd_conn_set_frame_limit(c, d->cfg->frame_bytes);
 	{
 		json_t *rep = jp_hello_reply_new(r->id, JSCHED_VERSION, d->instance, &who, &lim);
 
@@ -251,7 +251,7 @@ static void op_hello(struct jd_conn *c, const struct jp_request *r)
 
 void jd_session_message(struct jd_conn *c, json_t *msg)
 {
-	struct jd_daemon *d = c->d;
+	struct jd_net *d = c->d;
 	struct jp_request r;
 	struct jp_limits lim;
 	struct jp_err err;
@@ -272,7 +272,7 @@ void jd_session_message(struct jd_conn *c, json_t *msg)
 		jd_conn_close(c, "no hello");
 		return;
 	}
-	if (jp_op_is_admin(r.op) && !jd_security_is_admin(&d->sec, c->uid)) {
+	if (jp_op_is_admin(r.op) && !jd_security_is_admin(d->sec, c->uid)) {
 		jd_reply_error(c, r.id, JSCHED_EPERMISSION_DENIED, "op",
 			       "%s needs an admin uid (uid %u is not one)", jp_op_name(r.op),
 			       (unsigned)c->uid);
@@ -327,7 +327,7 @@ void jd_session_message(struct jd_conn *c, json_t *msg)
 		break;
 	}
 	/* Whatever the operation ended, settle it now, before the next message. */
-	jd_jobs_settle(&d->jobs);
+	jd_jobs_settle(d->jobs);
 }
 
 void jd_session_closed(struct jd_conn *c)
@@ -338,7 +338,7 @@ void jd_session_closed(struct jd_conn *c)
 	c->blocked = NULL;
 }
 
-void jd_session_broadcast_shutdown(struct jd_daemon *d, const char *mode)
+void jd_session_broadcast_shutdown(struct jd_net *d, const char *mode)
 {
 	json_t *ev = jp_event_shutdown_new(mode);
 

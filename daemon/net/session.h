@@ -15,7 +15,7 @@
 #include <jansson.h>
 
 struct jd_conn;
-struct jd_daemon;
+struct jd_net;
 struct jd_job;
 struct jd_client;
 
@@ -29,13 +29,13 @@ void jd_session_fatal(struct jd_conn *c, int code, const char *message);
 void jd_session_closed(struct jd_conn *c);
 
 /* jd_session_job_final: j has reached its final state: answer the waits on it. */
-void jd_session_job_final(struct jd_daemon *d, struct jd_job *j);
+void jd_session_job_final(struct jd_net *d, struct jd_job *j);
 
 /* jd_session_client_unblocked: client c has room again: retry its held submits. */
-void jd_session_client_unblocked(struct jd_daemon *d, struct jd_client *c);
+void jd_session_client_unblocked(struct jd_net *d, struct jd_client *c);
 
 /* jd_session_broadcast_shutdown: send the shutdown event to every connection. */
-void jd_session_broadcast_shutdown(struct jd_daemon *d, const char *mode);
+void jd_session_broadcast_shutdown(struct jd_net *d, const char *mode);
 
 /* jd_error_obj: an error object with code, field (may be NULL) and a printf message.
  * New reference. */

@@ -4,13 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/daemon.h"
+#include "daemon/net/net.h"
 #include "daemon/net/ops.h"
 #include "daemon/net/record.h"
 #include "daemon/net/session.h"
 #include "jsched/error.h"
 
-static struct jd_uid_stream *stream_of(struct jd_daemon *d, uid_t uid, bool create)
+static struct jd_uid_stream *stream_of(struct jd_net *d, uid_t uid, bool create)
 {
 	struct jd_uid_stream *s;
 
@@ -22,7 +22,7 @@ static struct jd_uid_stream *stream_of(struct jd_daemon *d, uid_t uid, bool crea
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->cap = d->cfg.retain_events;
+	s->cap = d->cfg->retain_events;
 	s->ring = calloc(s->cap, sizeof(*s->ring));
 	if (!s->ring) {
 		free(s);
@@ -44,11 +44,11 @@ static uint64_t oldest_seq(const struct jd_uid_stream *s)
 
 /* event_frame: the event `seq` of stream s, as a frame ready for jd_conn_send_frame
  * (header room, then JSON text).  Returns 0 or JSCHED_ENOMEM (b then empty). */
-static int event_frame(struct jp_buf *b, struct jd_daemon *d, const struct jd_uid_stream *s,
+static int event_frame(struct jp_buf *b, struct jd_net *d, const struct jd_uid_stream *s,
 		       uint64_t seq)
 {
 	const struct jd_event_rec *e = &s->ring[seq % s->cap];
-	struct jd_job *j = jd_job_find(&d->jobs, e->job, NULL);
+	struct jd_job *j = jd_job_find(d->jobs, e->job, NULL);
 	int rc;
 
 	jp_buf_init(b);
@@ -82,7 +82,7 @@ static void send_copy(struct jd_conn *c, const struct jp_buf *b)
 		jd_conn_send_frame(c, &copy);
 }
 
-void jd_watch_job(struct jd_daemon *d, const struct jd_job *j)
+void jd_watch_job(struct jd_net *d, const struct jd_job *j)
 {
 	struct jd_uid_stream *s = stream_of(d, j->uid, true);
 	struct jp_buf ev;
@@ -105,7 +105,7 @@ void jd_watch_job(struct jd_daemon *d, const struct jd_job *j)
 		jp_buf_free(&ev);
 }
 
-static void unlink_watcher(struct jd_daemon *d, struct jd_conn *c)
+static void unlink_watcher(struct jd_net *d, struct jd_conn *c)
 {
 	if (!c->watching)
 		return;
@@ -120,7 +120,7 @@ static void unlink_watcher(struct jd_daemon *d, struct jd_conn *c)
 	d->watch.n_watchers--;
 }
 
-int jd_watch_start(struct jd_daemon *d, struct jd_conn *c, int64_t id, bool has_from,
+int jd_watch_start(struct jd_net *d, struct jd_conn *c, int64_t id, bool has_from,
 		   uint64_t from_seq, const char *instance)
 {
 	struct jd_uid_stream *s = stream_of(d, c->uid, false);
@@ -158,12 +158,12 @@ int jd_watch_start(struct jd_daemon *d, struct jd_conn *c, int64_t id, bool has_
 	return 0;
 }
 
-void jd_watch_stop(struct jd_daemon *d, struct jd_conn *c)
+void jd_watch_stop(struct jd_net *d, struct jd_conn *c)
 {
 	unlink_watcher(d, c);
 }
 
-void jd_watch_free(struct jd_daemon *d)
+void jd_watch_free(struct jd_net *d)
 {
 	while (d->watch.streams) {
 		struct jd_uid_stream *s = d->watch.streams;

@@ -27,7 +27,7 @@
 
 #include <jansson.h>
 
-struct jd_daemon;
+struct jd_net;
 struct jd_conn;
 struct jd_job;
 
@@ -54,18 +54,18 @@ struct jd_watch {
 };
 
 /* jd_watch_job: record and send the event "job j is now in its current state". */
-void jd_watch_job(struct jd_daemon *d, const struct jd_job *j);
+void jd_watch_job(struct jd_net *d, const struct jd_job *j);
 
 /* jd_watch_start: subscribe c (PROTOCOL.md `watch`): replies to request `id`,
  * replaying from from_seq if has_from.  Returns 0, or JSCHED_EEVENTS_LOST after
  * sending that error (not subscribed). */
-int jd_watch_start(struct jd_daemon *d, struct jd_conn *c, int64_t id, bool has_from,
+int jd_watch_start(struct jd_net *d, struct jd_conn *c, int64_t id, bool has_from,
 		   uint64_t from_seq, const char *instance);
 
 /* jd_watch_stop: unsubscribe c (idempotent). */
-void jd_watch_stop(struct jd_daemon *d, struct jd_conn *c);
+void jd_watch_stop(struct jd_net *d, struct jd_conn *c);
 
 /* jd_watch_free: release every stream. */
-void jd_watch_free(struct jd_daemon *d);
+void jd_watch_free(struct jd_net *d);
 
 #endif /* JD_WATCH_H */

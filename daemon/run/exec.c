@@ -185,7 +185,7 @@ void jd_exec_stop(struct jd_exec *x)
 	pthread_mutex_destroy(&x->lock);
 }
 
-void jd_exec_cancel(struct jd_exec *x, struct jd_job *j, enum jd_cause cause)
+void jd_exec_cancel(struct jd_exec *x, struct jd_job *j, enum jp_cause cause)
 {
 	bool was_parked = false;
 	struct jd_proc **pp;
@@ -253,25 +253,25 @@ void jd_exec_job_done(struct jd_exec *x, struct jd_job *j)
 		if (jd_job_stop_asked(x->jobs, j))
 			jd_job_finish_stopped(x->jobs, j, true);
 		else
-			jd_job_finish(x->jobs, j, JD_FAILED, JD_CAUSE_SPAWN, "out of memory");
+			jd_job_finish(x->jobs, j, JD_FAILED, JP_CAUSE_SPAWN, "out of memory");
 	} else if (r->end == JD_EXEC_NOT_RUN || r->stop_cause) {
 		jd_job_finish_stopped(x->jobs, j, true);
 	} else if (r->end == JD_EXEC_SPAWN_FAILED) {
-		jd_job_finish(x->jobs, j, JD_FAILED, JD_CAUSE_SPAWN, r->reason);
+		jd_job_finish(x->jobs, j, JD_FAILED, JP_CAUSE_SPAWN, r->reason);
 	} else if (r->timed_out) {
 		snprintf(why, sizeof(why), "ran longer than its time limit of %llu ms",
 			 (unsigned long long)j->exec->spec.timeout_ms);
-		jd_job_finish(x->jobs, j, JD_FAILED, JD_CAUSE_TIMEOUT, why);
+		jd_job_finish(x->jobs, j, JD_FAILED, JP_CAUSE_TIMEOUT, why);
 	} else if (r->end == JD_EXEC_SIGNALED) {
 		snprintf(why, sizeof(why), "killed by signal %d (SIG%s)", r->signal, sig_name(r->signal));
-		jd_job_finish(x->jobs, j, JD_FAILED, JD_CAUSE_SIGNAL, why);
+		jd_job_finish(x->jobs, j, JD_FAILED, JP_CAUSE_SIGNAL, why);
 	} else if (r->end == JD_EXEC_EXITED && r->exit_code == 0) {
-		jd_job_finish(x->jobs, j, JD_SUCCEEDED, JD_CAUSE_NONE, NULL);
+		jd_job_finish(x->jobs, j, JD_SUCCEEDED, JP_CAUSE_NONE, NULL);
 	} else if (r->end == JD_EXEC_EXITED) {
 		snprintf(why, sizeof(why), "exited with status %d", r->exit_code);
-		jd_job_finish(x->jobs, j, JD_FAILED, JD_CAUSE_EXIT, why);
+		jd_job_finish(x->jobs, j, JD_FAILED, JP_CAUSE_EXIT, why);
 	} else {
-		jd_job_finish(x->jobs, j, JD_FAILED, JD_CAUSE_SPAWN, "the command did not run");
+		jd_job_finish(x->jobs, j, JD_FAILED, JP_CAUSE_SPAWN, "the command did not run");
 	}
 }
 

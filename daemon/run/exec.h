@@ -131,7 +131,7 @@ size_t jd_exec_take(struct jd_exec *x, struct jd_fair_job **fjs, size_t want, si
 
 /* jd_exec_cancel: stop j's processes (SIGTERM to each group, SIGKILL after the grace);
  * a parked exec job ends cancelled at once.  Loop thread. */
-void jd_exec_cancel(struct jd_exec *x, struct jd_job *j, enum jd_cause cause);
+void jd_exec_cancel(struct jd_exec *x, struct jd_job *j, enum jp_cause cause);
 
 /* jd_exec_job_done: an exec job's DONE notice: its final state from its result.  Loop
  * thread. */

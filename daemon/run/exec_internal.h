@@ -45,7 +45,7 @@ void jd__requests_cb(uv_async_t *h);
  * request's stop cause.  jd__proc_stop: SIGTERM to p's group, SIGKILL after the grace.
  * (process.c) */
 void jd__proc_spawn(struct jd_proc *p);
-void jd__proc_not_run(struct jd_proc *p, enum jd_cause cause);
+void jd__proc_not_run(struct jd_proc *p, enum jp_cause cause);
 void jd__proc_stop(struct jd_proc *p);
 
 /* jd__slot_release: a slot is free: to a waiting handler spawn, else to the best parked

@@ -134,7 +134,7 @@ static void maybe_finish(struct jd_proc *p)
 }
 
 /* not_run: the request ends without a process (cancelled before it started). */
-void jd__proc_not_run(struct jd_proc *p, enum jd_cause cause)
+void jd__proc_not_run(struct jd_proc *p, enum jp_cause cause)
 {
 	p->res->end = JD_EXEC_NOT_RUN;
 	p->res->stop_cause = cause;

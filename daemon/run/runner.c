@@ -142,10 +142,10 @@ static void final_cb(struct jd_fair_job *fj, enum jd_fair_final state, void *uda
 		jd_job_finish_stopped(r->env.jobs, j, false);
 		break;
 	case JD_FAIR_EXPIRED:
-		jd_job_finish(r->env.jobs, j, JD_EXPIRED, JD_CAUSE_DEADLINE, "not started before its deadline");
+		jd_job_finish(r->env.jobs, j, JD_EXPIRED, JP_CAUSE_DEADLINE, "not started before its deadline");
 		break;
 	case JD_FAIR_DROPPED:
-		jd_job_finish(r->env.jobs, j, JD_DROPPED, JD_CAUSE_OVERFLOW,
+		jd_job_finish(r->env.jobs, j, JD_DROPPED, JP_CAUSE_OVERFLOW,
 			      "dropped by its client's overflow strategy");
 		break;
 	default:
@@ -174,14 +174,14 @@ static void done(struct jd_runner *r, struct jd_job *j)
 	j->value = j->run_value;
 	j->run_value = NULL;
 	if (rc == 0) {
-		jd_job_finish(r->env.jobs, j, JD_SUCCEEDED, JD_CAUSE_NONE, NULL);
+		jd_job_finish(r->env.jobs, j, JD_SUCCEEDED, JP_CAUSE_NONE, NULL);
 	} else if (rc == JSCHED_ECANCELLED && jd_job_stop_asked(r->env.jobs, j)) {
 		jd_job_finish_stopped(r->env.jobs, j, true);
 	} else {
 		snprintf(why, sizeof(why), "handler %s failed: %s", j->handler->name,
 			 j->run_error ? j->run_error : jp_error_name(rc) ? jp_error_name(rc)
 									 : "error");
-		jd_job_finish(r->env.jobs, j, JD_FAILED, JD_CAUSE_HANDLER, why);
+		jd_job_finish(r->env.jobs, j, JD_FAILED, JP_CAUSE_HANDLER, why);
 	}
 }
 
@@ -216,7 +216,7 @@ static void notices_cb(uv_async_t *h)
 			done(r, n->job);
 			break;
 		case JD_NOTICE_EXPIRED:
-			jd_job_finish(r->env.jobs, n->job, JD_EXPIRED, JD_CAUSE_DEADLINE,
+			jd_job_finish(r->env.jobs, n->job, JD_EXPIRED, JP_CAUSE_DEADLINE,
 				      "not started before its deadline");
 			break;
 		}

@@ -188,7 +188,7 @@ void jd__slot_release(struct jd_exec *x)
 			struct jd_fair_job *fj = &j->fj;
 
 			jd_fair_complete(x->fair, &fj, 1);
-			jd_job_finish(x->jobs, j, JD_EXPIRED, JD_CAUSE_DEADLINE, "not started before its deadline");
+			jd_job_finish(x->jobs, j, JD_EXPIRED, JP_CAUSE_DEADLINE, "not started before its deadline");
 			continue;
 		}
 		x->dispatch(x->dispatch_ctx, j);
