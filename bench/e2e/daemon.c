@@ -54,7 +54,11 @@ void e2e_daemon_start(struct e2e_daemon *d, const char *members)
 		extra && extra[0] ? ", " : "", extra ? extra : "");
 	fclose(f);
 
-	char *argv[] = {(char *)(uintptr_t)JSCHEDD_BIN, (char *)(uintptr_t)"-c", d->conf, NULL};
+	/* BENCH_E2E_JSCHEDD: another jschedd binary (an older build), for a before/after in
+	 * one session. */
+	const char *bin = getenv("BENCH_E2E_JSCHEDD");
+	char *argv[] = {(char *)(uintptr_t)(bin && bin[0] ? bin : JSCHEDD_BIN), (char *)(uintptr_t)"-c",
+			d->conf, NULL};
 	d->pid = e2e_spawn_server(argv, d->log);
 	for (int i = 0; i < 1000; i++) {
 		struct jsched_conn *c;

@@ -100,16 +100,16 @@ static size_t collect(struct jd_net *d, bool (*keep)(const struct jd_job *, cons
 		      const void *arg, struct jd_job ***out)
 {
 	struct jd_jobs *t = d->jobs;
-	struct jd_job **v = malloc((t->count ? t->count : 1) * sizeof(*v));
+	struct jd_job **v = malloc((t->count ? t->count : 1) * sizeof(*v)), *j;
+	struct jd_jobs_iter it;
 	size_t n = 0;
 
 	*out = v;
 	if (!v)
 		return 0;
-	for (size_t b = 0; b < t->n_buckets; b++)
-		for (struct jd_job *j = t->buckets[b]; j; j = j->hnext)
-			if (keep(j, arg))
-				v[n++] = j;
+	for (jd_jobs_iter_init(t, &it); (j = jd_jobs_iter_next(t, &it));)
+		if (keep(j, arg))
+			v[n++] = j;
 	qsort(v, n, sizeof(*v), cmp_job_id);
 	return n;
 }

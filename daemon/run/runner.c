@@ -10,9 +10,9 @@
  * of the push and the acquire of the take hand them over.  After pushing DONE the worker
  * never touches the job again (the loop thread may free it).
  *
- * Exec jobs (issue 6) slot in at run_job: the handler's place is taken by a fiber that
- * asks the loop thread to start the command (a notice the other way, through a second
- * uv_async) and suspends on an event the exit callback sets.
+ * Exec jobs slot in at run_job: their handler, jd_exec_handler, runs on a fiber that asks
+ * the loop thread to start the command (a request the other way, through the process
+ * machinery's own uv_async, exec.c) and suspends on an event set when it has ended.
  */
 #include "daemon/run/runner.h"
 
