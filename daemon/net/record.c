@@ -310,7 +310,7 @@ static json_t *strv_json(char *const *v, bool names)
 	return a;
 }
 
-json_t *jd_record_detail(struct jd_daemon *d, const struct jd_job *j)
+json_t *jd_record_detail(struct jd_net *d, const struct jd_job *j)
 {
 	struct jp_buf b;
 	json_t *rec = NULL, *after = json_array(), *any_of = json_array();

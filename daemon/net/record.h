@@ -28,7 +28,7 @@ int jd_record_text(struct jp_buf *out, struct jd_net *d, const struct jd_job *j,
  * "detail": true): `after` and `any_of` (ids), exec: `argv`, `cwd`, `env_keys` (the
  * environment's names, not its values), `stdin_bytes`, `timeout_ms`; call: `args`.  New
  * reference, or NULL when memory ran out. */
-json_t *jd_record_detail(struct jd_daemon *d, const struct jd_job *j);
+json_t *jd_record_detail(struct jd_net *d, const struct jd_job *j);
 
 /* The records a reply carries: jobs[i]'s record built when the reply is written, unless
  * texts[i] holds one captured earlier (texts may be NULL). */
