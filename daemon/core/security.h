@@ -14,7 +14,7 @@
  * - the count of denials (every permission_denied reply), for the metrics.
  * Ownership of jobs (a client sees, waits on, reads and cancels only its own uid's jobs
  * unless it is an admin) is enforced where jobs are looked up: session.c's
- * jd_find_owned, used by every operation that names a job.  Loop thread only.
+ * jd__find_owned, used by every operation that names a job.  Loop thread only.
  */
 #ifndef JD_SECURITY_H
 #define JD_SECURITY_H

@@ -8,7 +8,7 @@
 #include "daemon/net/ops.h"
 #include "daemon/net/session.h"
 
-void jd_op_reload(struct jd_conn *c, const struct jp_request *r)
+void jd__op_reload(struct jd_conn *c, const struct jp_request *r)
 {
 	json_t *applied = NULL, *restart = NULL;
 	char err[512];
@@ -22,13 +22,13 @@ void jd_op_reload(struct jd_conn *c, const struct jp_request *r)
 		if (rc == JSCHED_EINVAL && colon && (size_t)(colon - err) < sizeof(field) &&
 		    !strchr(err, '/'))
 			memcpy(field, err, (size_t)(colon - err));
-		jd_reply_error(c, r->id, rc, field[0] ? field : NULL, "%s", err);
+		jd__reply_error(c, r->id, rc, field[0] ? field : NULL, "%s", err);
 		return;
 	}
 	jd_reply_ok(c, r->id, json_pack("{s:o, s:o}", "applied", applied, "restart_needed", restart));
 }
 
-void jd_op_set_client(struct jd_conn *c, const struct jp_request *r)
+void jd__op_set_client(struct jd_conn *c, const struct jp_request *r)
 {
 	struct jd_net *d = c->d;
 	const char *name = jp_req_str(r, "client", "");
@@ -41,12 +41,12 @@ void jd_op_set_client(struct jd_conn *c, const struct jp_request *r)
 	for (size_t i = 0; i < d->cfg->n_clients; i++)
 		in_config |= strcmp(d->cfg->clients[i].name, name) == 0;
 	if (!cl && !in_config) {
-		jd_reply_error(c, r->id, JSCHED_ENO_SUCH_CLIENT, "client",
-			       "no client '%s' (not in the config, never connected)", name);
+		jd__reply_error(c, r->id, JSCHED_ENO_SUCH_CLIENT, "client",
+			        "no client '%s' (not in the config, never connected)", name);
 		return;
 	}
 	if (!cl && !(cl = jd_client_get(d->clients, name))) {
-		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		return;
 	}
 	conf = cl->conf;
@@ -57,7 +57,7 @@ void jd_op_set_client(struct jd_conn *c, const struct jp_request *r)
 			if (strcmp(ov, jd_overflow_name((enum jd_overflow)o)) == 0)
 				conf.overflow = (enum jd_overflow)o;
 	if ((rc = jd_client_set(d->clients, cl, &conf)) < 0) {
-		jd_reply_error(c, r->id, rc, NULL, "cannot apply the client settings");
+		jd__reply_error(c, r->id, rc, NULL, "cannot apply the client settings");
 		return;
 	}
 	jd_reply_ok(c, r->id,
@@ -67,7 +67,7 @@ void jd_op_set_client(struct jd_conn *c, const struct jp_request *r)
 			      jd_overflow_name(cl->conf.overflow)));
 }
 
-void jd_op_shutdown(struct jd_conn *c, const struct jp_request *r)
+void jd__op_shutdown(struct jd_conn *c, const struct jp_request *r)
 {
 	bool immediate = strcmp(jp_req_str(r, "mode", "graceful"), "immediate") == 0;
 

@@ -1,5 +1,5 @@
 /* daemon/net/op_jobs.c: the operations on jobs that answer at once: status, cancel,
- * list, output, drain.  Each finds the jobs it names through jd_find_owned (ops.h), so
+ * list, output, drain.  Each finds the jobs it names through jd__find_owned (ops.h), so
  * ownership is checked in one place.
  */
 #include <stdlib.h>
@@ -26,7 +26,7 @@ static void status_detail(struct jd_conn *c, const struct jp_request *r, struct 
 	free(jobs);
 	if (!ok) {
 		json_decref(arr);
-		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 	} else if (single) {
 		json_t *one = json_incref(json_array_get(arr, 0));
 
@@ -37,14 +37,14 @@ static void status_detail(struct jd_conn *c, const struct jp_request *r, struct 
 	}
 }
 
-void jd_op_status(struct jd_conn *c, const struct jp_request *r)
+void jd__op_status(struct jd_conn *c, const struct jp_request *r)
 {
 	struct jd_job **jobs;
 	struct jd_records recs;
 	struct jp_buf b;
 	bool single;
 
-	if (jd_find_all_owned(c, r, &jobs, &recs.n, &single) < 0)
+	if (jd__find_all_owned(c, r, &jobs, &recs.n, &single) < 0)
 		return;
 	if (jp_req_bool(r, "detail", false)) {
 		status_detail(c, r, jobs, recs.n, single);
@@ -57,21 +57,21 @@ void jd_op_status(struct jd_conn *c, const struct jp_request *r)
 	    jd_json_text_raw(&b, single ? ",\"ok\":true,\"job\":" : ",\"ok\":true,\"jobs\":") ||
 	    jd_records_text(&b, c->d, &recs, single) || jd_json_text_raw(&b, "}")) {
 		jp_buf_free(&b);
-		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 	} else {
 		jd_conn_send_frame(c, &b);
 	}
 	free(jobs);
 }
 
-void jd_op_cancel(struct jd_conn *c, const struct jp_request *r)
+void jd__op_cancel(struct jd_conn *c, const struct jp_request *r)
 {
 	struct jd_job **jobs;
 	size_t n;
 	bool single;
 	json_t *arr;
 
-	if (jd_find_all_owned(c, r, &jobs, &n, &single) < 0)
+	if (jd__find_all_owned(c, r, &jobs, &n, &single) < 0)
 		return;
 	arr = json_array();
 	for (size_t i = 0; i < n; i++) {
@@ -130,7 +130,7 @@ static bool list_keep(const struct jd_job *j, const void *arg)
 	       (f->all || j->uid == f->uid) && (!f->client || strcmp(j->client->name, f->client) == 0);
 }
 
-void jd_op_list(struct jd_conn *c, const struct jp_request *r)
+void jd__op_list(struct jd_conn *c, const struct jp_request *r)
 {
 	struct list_filter f = {
 		.states = jp_req_states(r),
@@ -146,8 +146,8 @@ void jd_op_list(struct jd_conn *c, const struct jp_request *r)
 	size_t n;
 
 	if (f.all && !jd_security_is_admin(c->d->sec, c->uid)) {
-		jd_reply_error(c, r->id, JSCHED_EPERMISSION_DENIED, "all",
-			       "listing every user's jobs needs an admin uid");
+		jd__reply_error(c, r->id, JSCHED_EPERMISSION_DENIED, "all",
+			        "listing every user's jobs needs an admin uid");
 		return;
 	}
 	/* The jp_state numbering is ours too (checked in daemon.c). */
@@ -159,16 +159,16 @@ void jd_op_list(struct jd_conn *c, const struct jp_request *r)
 	    jd_records_text(&b, c->d, &recs, false) ||
 	    jd_json_text_raw(&b, n > limit ? ",\"more\":true}" : ",\"more\":false}")) {
 		jp_buf_free(&b);
-		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 	} else {
 		jd_conn_send_frame(c, &b);
 	}
 	free(v);
 }
 
-void jd_op_output(struct jd_conn *c, const struct jp_request *r)
+void jd__op_output(struct jd_conn *c, const struct jp_request *r)
 {
-	struct jd_job *j = jd_find_owned(c, r->id, jp_req_int(r, "job", 0), "job");
+	struct jd_job *j = jd__find_owned(c, r->id, jp_req_int(r, "job", 0), "job");
 
 	if (!j)
 		return;
@@ -176,9 +176,9 @@ void jd_op_output(struct jd_conn *c, const struct jp_request *r)
 		jd_reply_ok(c, r->id, jd_exec_output(j));
 		return;
 	}
-	jd_reply_error(c, r->id, JSCHED_ENOT_SUPPORTED, "job",
-		       "job %llu is a call job: it has no output (its result is in its record)",
-		       (unsigned long long)j->id);
+	jd__reply_error(c, r->id, JSCHED_ENOT_SUPPORTED, "job",
+		        "job %llu is a call job: it has no output (its result is in its record)",
+		        (unsigned long long)j->id);
 }
 
 struct drain_filter {
@@ -196,7 +196,7 @@ static bool drain_keep(const struct jd_job *j, const void *arg)
 	       (j->state <= JD_QUEUED || (f->running && j->state == JD_RUNNING));
 }
 
-void jd_op_drain(struct jd_conn *c, const struct jp_request *r)
+void jd__op_drain(struct jd_conn *c, const struct jp_request *r)
 {
 	const char *name = jp_req_str(r, "client", c->client->name);
 	struct drain_filter f = {.uid = c->uid, .running = jp_req_bool(r, "running", false)};
@@ -205,7 +205,7 @@ void jd_op_drain(struct jd_conn *c, const struct jp_request *r)
 
 	f.client = jd_client_find(c->d->clients, name);
 	if (!f.client) {
-		jd_reply_error(c, r->id, JSCHED_ENO_SUCH_CLIENT, "client", "no client '%s'", name);
+		jd__reply_error(c, r->id, JSCHED_ENO_SUCH_CLIENT, "client", "no client '%s'", name);
 		return;
 	}
 	/* An admin drains everyone's jobs charged to the client; others only their own. */

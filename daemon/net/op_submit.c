@@ -43,12 +43,12 @@ static bool check_dep(struct jd_conn *c, int64_t req_id, const struct jp_dep *de
 	if (t && t->uid == c->uid)
 		return true;
 	if (forgotten)
-		jd_reply_error(c, req_id, JSCHED_EJOB_FORGOTTEN, field,
-			       "dependency %lld is no longer retained", (long long)dep->job);
+		jd__reply_error(c, req_id, JSCHED_EJOB_FORGOTTEN, field,
+			        "dependency %lld is no longer retained", (long long)dep->job);
 	else
-		jd_reply_error(c, req_id, JSCHED_EUNKNOWN_DEPENDENCY, field,
-			       "dependency %lld does not exist (or is not yours)",
-			       (long long)dep->job);
+		jd__reply_error(c, req_id, JSCHED_EUNKNOWN_DEPENDENCY, field,
+			        "dependency %lld does not exist (or is not yours)",
+			        (long long)dep->job);
 	return false;
 }
 
@@ -67,7 +67,7 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 
 			if (!jd_security_exec_allowed(d->sec, c->uid, why, sizeof(why))) {
 				spec_path(s, i, "kind", field, sizeof(field));
-				jd_reply_error(c, id, JSCHED_EPERMISSION_DENIED, field, "%s", why);
+				jd__reply_error(c, id, JSCHED_EPERMISSION_DENIED, field, "%s", why);
 				return false;
 			}
 		}
@@ -75,8 +75,8 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 						       : jd_handler_find(d->modules, sp->fn);
 		if (!handlers[i]) {
 			spec_path(s, i, "fn", field, sizeof(field));
-			jd_reply_error(c, id, JSCHED_ENO_SUCH_FUNCTION, field,
-				       "no call handler named '%s'", sp->fn);
+			jd__reply_error(c, id, JSCHED_ENO_SUCH_FUNCTION, field,
+				        "no call handler named '%s'", sp->fn);
 			return false;
 		}
 		for (int gate = 0; gate < 2; gate++) {
@@ -101,18 +101,18 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 	if (d->jobs->n_live + s->n > d->cfg->max_queued_total) {
 		c->client->rejected += s->n;
 		d->jobs->rejected += s->n;
-		jd_reply_error(c, id, JSCHED_EQUEUE_FULL, NULL,
-			       "the daemon's queue is full (%u jobs)", d->cfg->max_queued_total);
+		jd__reply_error(c, id, JSCHED_EQUEUE_FULL, NULL,
+			        "the daemon's queue is full (%u jobs)", d->cfg->max_queued_total);
 		return false;
 	}
 	if (c->client->conf.overflow == JD_OVERFLOW_REJECT &&
 	    c->client->live + s->n > c->client->conf.max_queued) {
 		c->client->rejected += s->n;
 		d->jobs->rejected += s->n;
-		jd_reply_error(c, id, JSCHED_EQUEUE_FULL, NULL,
-			       "client '%s' has %llu jobs waiting or queued (limit %u)",
-			       c->client->name, (unsigned long long)c->client->live,
-			       c->client->conf.max_queued);
+		jd__reply_error(c, id, JSCHED_EQUEUE_FULL, NULL,
+			        "client '%s' has %llu jobs waiting or queued (limit %u)",
+			        c->client->name, (unsigned long long)c->client->live,
+			        c->client->conf.max_queued);
 		return false;
 	}
 	return true;
@@ -198,7 +198,7 @@ fail:
 	return NULL;
 }
 
-void jd_op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
+void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 {
 	struct jd_net *d = c->d;
 	struct jp_limits lim;
@@ -211,8 +211,8 @@ void jd_op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 	size_t k;
 
 	if (d->state != JD_SERVING) {
-		jd_reply_error(c, r->id, JSCHED_ESHUTTING_DOWN, NULL,
-			       "jschedd is shutting down: no new jobs");
+		jd__reply_error(c, r->id, JSCHED_ESHUTTING_DOWN, NULL,
+			        "jschedd is shutting down: no new jobs");
 		return;
 	}
 	if (c->client->blocked) {
@@ -222,7 +222,7 @@ void jd_op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 		jd_conn_pause(c);
 		return;
 	}
-	jd_limits_of(c, &lim);
+	jd__limits_of(c, &lim);
 	if (jp_submit_parse(r, &lim, &s, &err) < 0) {
 		jd_reply_error_obj(c, r->id, jp_error_new_from(&err));
 		return;
@@ -231,7 +231,7 @@ void jd_op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 	made = calloc(s.n, sizeof(*made));
 	ids = calloc(s.n, sizeof(*ids));
 	if (!handlers || !made || !ids) {
-		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		goto out;
 	}
 	if (!check(c, r->id, &s, handlers))
@@ -247,7 +247,7 @@ void jd_op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 		for (size_t i = 0; i < s.n; i++)
 			if (made[i])
 				jd_job_discard(made[i]);
-		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		goto out;
 	}
 	for (k = 0; k < s.n; k++) {

@@ -110,7 +110,7 @@ static void timeout_cb(uv_timer_t *t)
 	reply(w->c->d, w, true);
 }
 
-void jd_op_wait(struct jd_conn *c, const struct jp_request *r)
+void jd__op_wait(struct jd_conn *c, const struct jp_request *r)
 {
 	struct jd_net *d = c->d;
 	struct jd_job **jobs;
@@ -120,7 +120,7 @@ void jd_op_wait(struct jd_conn *c, const struct jp_request *r)
 	bool any = strcmp(jp_req_str(r, "mode", "all"), "any") == 0;
 	struct jd_wait_req *w;
 
-	if (jd_find_all_owned(c, r, &jobs, &n, &single) < 0)
+	if (jd__find_all_owned(c, r, &jobs, &n, &single) < 0)
 		return;
 	w = calloc(1, sizeof(*w) + n * sizeof(w->links[0]));
 	if (w) {
@@ -132,7 +132,7 @@ void jd_op_wait(struct jd_conn *c, const struct jp_request *r)
 			free(w->records);
 		free(w);
 		free(jobs);
-		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		return;
 	}
 	w->c = c;
@@ -190,7 +190,7 @@ void jd_session_job_final(struct jd_net *d, struct jd_job *j)
 	}
 }
 
-void jd_waits_drop(struct jd_conn *c)
+void jd__waits_drop(struct jd_conn *c)
 {
 	while (c->waits)
 		wait_end(c->waits);

@@ -1,6 +1,7 @@
 /* daemon/net/ops.h: what the dispatcher (session.c) and the operation files
- * (op_*.c, watch.c) share; internal to daemon/net/.  One function per operation, each
- * called with the parsed request after the handshake and admin gates.  Loop thread only.
+ * (op_*.c, watch.c) share; internal to daemon/net/, so its names have the jd__ prefix.
+ * One function per operation, each called with the parsed request after the handshake
+ * and admin gates.  Loop thread only.
  */
 #ifndef JD_NET_OPS_H
 #define JD_NET_OPS_H
@@ -16,44 +17,44 @@
 struct jd_conn;
 struct jd_job;
 
-/* jd_reply_error: send an error reply with a printf message. */
-__attribute__((format(printf, 5, 6))) void jd_reply_error(struct jd_conn *c, int64_t id, int code,
-							 const char *field, const char *fmt, ...);
+/* jd__reply_error: send an error reply with a printf message. */
+__attribute__((format(printf, 5, 6))) void jd__reply_error(struct jd_conn *c, int64_t id, int code,
+							  const char *field, const char *fmt, ...);
 
-/* jd_limits_of: the limits in force on c (the hello reply's). */
-void jd_limits_of(const struct jd_conn *c, struct jp_limits *lim);
+/* jd__limits_of: the limits in force on c (the hello reply's). */
+void jd__limits_of(const struct jd_conn *c, struct jp_limits *lim);
 
-/* jd_find_owned: job `id` if it exists and c may see it; else replies the error to
+/* jd__find_owned: job `id` if it exists and c may see it; else replies the error to
  * req_id (with `field`) and returns NULL. */
-struct jd_job *jd_find_owned(struct jd_conn *c, int64_t req_id, int64_t id, const char *field);
+struct jd_job *jd__find_owned(struct jd_conn *c, int64_t req_id, int64_t id, const char *field);
 
-/* jd_find_all_owned: the jobs of a request's `job` / `jobs` (in order, *out malloc'd),
+/* jd__find_all_owned: the jobs of a request's `job` / `jobs` (in order, *out malloc'd),
  * all owned by c's uid (or c is admin).  On any failure replies and returns < 0. */
-int jd_find_all_owned(struct jd_conn *c, const struct jp_request *r, struct jd_job ***out,
-		      size_t *n, bool *single);
+int jd__find_all_owned(struct jd_conn *c, const struct jp_request *r, struct jd_job ***out,
+		       size_t *n, bool *single);
 
-/* jd_op_submit (op_submit.c), jd_op_wait (op_wait.c): the two operations that may
+/* jd__op_submit (op_submit.c), jd__op_wait (op_wait.c): the two operations that may
  * answer later.  msg is the whole request (borrowed), kept if the submit must wait for
  * room. */
-void jd_op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg);
-void jd_op_wait(struct jd_conn *c, const struct jp_request *r);
+void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg);
+void jd__op_wait(struct jd_conn *c, const struct jp_request *r);
 
 /* op_jobs.c: status, cancel, list, output and drain (answered at once). */
-void jd_op_status(struct jd_conn *c, const struct jp_request *r);
-void jd_op_cancel(struct jd_conn *c, const struct jp_request *r);
-void jd_op_list(struct jd_conn *c, const struct jp_request *r);
-void jd_op_output(struct jd_conn *c, const struct jp_request *r);
-void jd_op_drain(struct jd_conn *c, const struct jp_request *r);
+void jd__op_status(struct jd_conn *c, const struct jp_request *r);
+void jd__op_cancel(struct jd_conn *c, const struct jp_request *r);
+void jd__op_list(struct jd_conn *c, const struct jp_request *r);
+void jd__op_output(struct jd_conn *c, const struct jp_request *r);
+void jd__op_drain(struct jd_conn *c, const struct jp_request *r);
 
 /* watch.c: subscribe to the caller's job events (unwatch is jd_watch_stop). */
-void jd_op_watch(struct jd_conn *c, const struct jp_request *r);
+void jd__op_watch(struct jd_conn *c, const struct jp_request *r);
 
 /* op_admin.c: reload, set_client and shutdown (the caller is an admin). */
-void jd_op_reload(struct jd_conn *c, const struct jp_request *r);
-void jd_op_set_client(struct jd_conn *c, const struct jp_request *r);
-void jd_op_shutdown(struct jd_conn *c, const struct jp_request *r);
+void jd__op_reload(struct jd_conn *c, const struct jp_request *r);
+void jd__op_set_client(struct jd_conn *c, const struct jp_request *r);
+void jd__op_shutdown(struct jd_conn *c, const struct jp_request *r);
 
-/* jd_waits_drop: forget c's pending waits (the connection is closing). */
-void jd_waits_drop(struct jd_conn *c);
+/* jd__waits_drop: forget c's pending waits (the connection is closing). */
+void jd__waits_drop(struct jd_conn *c);
 
 #endif /* JD_NET_OPS_H */

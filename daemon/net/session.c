@@ -4,7 +4,7 @@
  * check of the request (jp_request_parse: unknown members, types, limits), the admin
  * gate, then the operation.  hello is here; the other operations are in the op_*.c
  * files beside this one (op_submit.c, op_wait.c, op_jobs.c, op_admin.c; watch.c for
- * watch), each a short function.  Ownership is checked in one place (jd_find_owned): a
+ * watch), each a short function.  Ownership is checked in one place (jd__find_owned): a
  * client sees only its own uid's jobs unless its uid is an admin.
  */
 #include "daemon/net/session.h"
@@ -71,8 +71,8 @@ void jd_reply_error_obj(struct jd_conn *c, int64_t id, json_t *err)
 	json_decref(r);
 }
 
-void jd_reply_error(struct jd_conn *c, int64_t id, int code, const char *field, const char *fmt,
-		    ...)
+void jd__reply_error(struct jd_conn *c, int64_t id, int code, const char *field, const char *fmt,
+		     ...)
 {
 	char msg[512];
 	va_list ap;
@@ -91,7 +91,7 @@ void jd_session_fatal(struct jd_conn *c, int code, const char *message)
 	jd_conn_close(c, message);
 }
 
-void jd_limits_of(const struct jd_conn *c, struct jp_limits *lim)
+void jd__limits_of(const struct jd_conn *c, struct jp_limits *lim)
 {
 	const struct jd_config *cfg = c->d->cfg;
 
@@ -103,43 +103,43 @@ void jd_limits_of(const struct jd_conn *c, struct jp_limits *lim)
 	lim->output_bytes = cfg->exec.output_bytes;
 }
 
-struct jd_job *jd_find_owned(struct jd_conn *c, int64_t req_id, int64_t id, const char *field)
+struct jd_job *jd__find_owned(struct jd_conn *c, int64_t req_id, int64_t id, const char *field)
 {
 	bool forgotten;
 	struct jd_job *j = jd_job_find(c->d->jobs, (uint64_t)id, &forgotten);
 
 	if (!j) {
 		if (forgotten)
-			jd_reply_error(c, req_id, JSCHED_EJOB_FORGOTTEN, field,
-				       "job %lld is no longer retained", (long long)id);
+			jd__reply_error(c, req_id, JSCHED_EJOB_FORGOTTEN, field,
+				        "job %lld is no longer retained", (long long)id);
 		else
-			jd_reply_error(c, req_id, JSCHED_ENO_SUCH_JOB, field, "no job %lld",
-				       (long long)id);
+			jd__reply_error(c, req_id, JSCHED_ENO_SUCH_JOB, field, "no job %lld",
+				        (long long)id);
 		return NULL;
 	}
 	if (j->uid != c->uid && !jd_security_is_admin(c->d->sec, c->uid)) {
-		jd_reply_error(c, req_id, JSCHED_EPERMISSION_DENIED, field,
-			       "job %lld belongs to another user", (long long)id);
+		jd__reply_error(c, req_id, JSCHED_EPERMISSION_DENIED, field,
+			        "job %lld belongs to another user", (long long)id);
 		return NULL;
 	}
 	return j;
 }
 
-int jd_find_all_owned(struct jd_conn *c, const struct jp_request *r, struct jd_job ***out,
-		      size_t *n, bool *single)
+int jd__find_all_owned(struct jd_conn *c, const struct jp_request *r, struct jd_job ***out,
+		       size_t *n, bool *single)
 {
 	int64_t *ids;
 	struct jd_job **jobs;
 	int rc = jp_req_ids(r, &ids, n, single);
 
 	if (rc < 0) {
-		jd_reply_error(c, r->id, rc, "jobs", "job or jobs required");
+		jd__reply_error(c, r->id, rc, "jobs", "job or jobs required");
 		return rc;
 	}
 	jobs = calloc(*n ? *n : 1, sizeof(*jobs));
 	if (!jobs) {
 		free(ids);
-		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		return JSCHED_ENOMEM;
 	}
 	for (size_t i = 0; i < *n; i++) {
@@ -149,7 +149,7 @@ int jd_find_all_owned(struct jd_conn *c, const struct jp_request *r, struct jd_j
 			snprintf(field, sizeof(field), "job");
 		else
 			snprintf(field, sizeof(field), "jobs[%zu]", i);
-		jobs[i] = jd_find_owned(c, r->id, ids[i], field);
+		jobs[i] = jd__find_owned(c, r->id, ids[i], field);
 		if (!jobs[i]) {
 			free(ids);
 			free(jobs);
@@ -190,7 +190,7 @@ static void op_metrics(struct jd_conn *c, const struct jp_request *r)
 	}
 	text = jd_metrics_prometheus(c->d, &len);
 	if (!text) {
-		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory rendering the metrics");
+		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory rendering the metrics");
 		return;
 	}
 	jd_reply_ok(c, r->id, json_pack("{s:s%}", "text", text, len));
@@ -207,7 +207,7 @@ static void op_hello(struct jd_conn *c, const struct jp_request *r)
 	struct jp_limits lim;
 
 	if (c->hello_done) {
-		jd_reply_error(c, r->id, JSCHED_EPROTOCOL, NULL, "hello was already done");
+		jd__reply_error(c, r->id, JSCHED_EPROTOCOL, NULL, "hello was already done");
 		return;
 	}
 	if (version != JP_PROTOCOL_VERSION) {
@@ -216,7 +216,7 @@ static void op_hello(struct jd_conn *c, const struct jp_request *r)
 		return;
 	}
 	if (d->state != JD_SERVING) {
-		jd_reply_error(c, r->id, JSCHED_ESHUTTING_DOWN, NULL, "jschedd is shutting down");
+		jd__reply_error(c, r->id, JSCHED_ESHUTTING_DOWN, NULL, "jschedd is shutting down");
 		jd_conn_close(c, "shutting down");
 		return;
 	}
@@ -226,18 +226,18 @@ static void op_hello(struct jd_conn *c, const struct jp_request *r)
 	}
 	/* Which uids may use which client names: the config's client_names (security.c). */
 	if (!jd_security_name_allowed(d->sec, c->uid, name)) {
-		jd_reply_error(c, r->id, JSCHED_EPERMISSION_DENIED, "client",
-			       "uid %u may not use the client name '%s'", (unsigned)c->uid, name);
+		jd__reply_error(c, r->id, JSCHED_EPERMISSION_DENIED, "client",
+			        "uid %u may not use the client name '%s'", (unsigned)c->uid, name);
 		return;
 	}
 	c->client = jd_client_get(d->clients, name);
 	if (!c->client) {
-		jd_reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		return;
 	}
 	who = (struct jp_identity){.uid = c->uid, .gid = c->gid, .pid = c->pid,
 				   .client = c->client->name, .admin = jd_security_is_admin(d->sec, c->uid)};
-	jd_limits_of(c, &lim);
+	jd__limits_of(c, &lim);
 	jd_conn_hello_done(c);
 	jd_conn_set_frame_limit(c, d->cfg->frame_bytes);
 	{
@@ -256,7 +256,7 @@ void jd_session_message(struct jd_conn *c, json_t *msg)
 	struct jp_limits lim;
 	struct jp_err err;
 
-	jd_limits_of(c, &lim);
+	jd__limits_of(c, &lim);
 	if (jp_request_parse(msg, &lim, &r, &err) < 0) {
 		/* A frame rule broken (PROTOCOL.md section 1): answered and closed as the
 		 * decoder's own bad_frame is. */
@@ -268,14 +268,14 @@ void jd_session_message(struct jd_conn *c, json_t *msg)
 		return;
 	}
 	if (!c->hello_done && r.op != JP_OP_HELLO) {
-		jd_reply_error(c, r.id, JSCHED_EHANDSHAKE_REQUIRED, "op", "hello must come first");
+		jd__reply_error(c, r.id, JSCHED_EHANDSHAKE_REQUIRED, "op", "hello must come first");
 		jd_conn_close(c, "no hello");
 		return;
 	}
 	if (jp_op_is_admin(r.op) && !jd_security_is_admin(d->sec, c->uid)) {
-		jd_reply_error(c, r.id, JSCHED_EPERMISSION_DENIED, "op",
-			       "%s needs an admin uid (uid %u is not one)", jp_op_name(r.op),
-			       (unsigned)c->uid);
+		jd__reply_error(c, r.id, JSCHED_EPERMISSION_DENIED, "op",
+			        "%s needs an admin uid (uid %u is not one)", jp_op_name(r.op),
+			        (unsigned)c->uid);
 		return;
 	}
 	switch (r.op) {
@@ -283,25 +283,25 @@ void jd_session_message(struct jd_conn *c, json_t *msg)
 		op_hello(c, &r);
 		break;
 	case JP_OP_SUBMIT:
-		jd_op_submit(c, &r, msg);
+		jd__op_submit(c, &r, msg);
 		break;
 	case JP_OP_STATUS:
-		jd_op_status(c, &r);
+		jd__op_status(c, &r);
 		break;
 	case JP_OP_WAIT:
-		jd_op_wait(c, &r);
+		jd__op_wait(c, &r);
 		break;
 	case JP_OP_CANCEL:
-		jd_op_cancel(c, &r);
+		jd__op_cancel(c, &r);
 		break;
 	case JP_OP_LIST:
-		jd_op_list(c, &r);
+		jd__op_list(c, &r);
 		break;
 	case JP_OP_OUTPUT:
-		jd_op_output(c, &r);
+		jd__op_output(c, &r);
 		break;
 	case JP_OP_WATCH:
-		jd_op_watch(c, &r);
+		jd__op_watch(c, &r);
 		break;
 	case JP_OP_UNWATCH:
 		jd_watch_stop(d, c);
@@ -311,19 +311,19 @@ void jd_session_message(struct jd_conn *c, json_t *msg)
 		op_metrics(c, &r);
 		break;
 	case JP_OP_DRAIN:
-		jd_op_drain(c, &r);
+		jd__op_drain(c, &r);
 		break;
 	case JP_OP_PING:
 		jd_reply_ok(c, r.id, NULL);
 		break;
 	case JP_OP_RELOAD:
-		jd_op_reload(c, &r);
+		jd__op_reload(c, &r);
 		break;
 	case JP_OP_SET_CLIENT:
-		jd_op_set_client(c, &r);
+		jd__op_set_client(c, &r);
 		break;
 	case JP_OP_SHUTDOWN:
-		jd_op_shutdown(c, &r);
+		jd__op_shutdown(c, &r);
 		break;
 	}
 	/* Whatever the operation ended, settle it now, before the next message. */
@@ -332,7 +332,7 @@ void jd_session_message(struct jd_conn *c, json_t *msg)
 
 void jd_session_closed(struct jd_conn *c)
 {
-	jd_waits_drop(c);
+	jd__waits_drop(c);
 	jd_watch_stop(c->d, c);
 	json_decref(c->blocked);
 	c->blocked = NULL;

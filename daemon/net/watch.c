@@ -174,7 +174,7 @@ void jd_watch_free(struct jd_net *d)
 	}
 }
 
-void jd_op_watch(struct jd_conn *c, const struct jp_request *r)
+void jd__op_watch(struct jd_conn *c, const struct jp_request *r)
 {
 	json_t *from = json_object_get(r->msg, "from_seq");
 
