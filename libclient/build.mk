@@ -5,7 +5,8 @@
 #   $(B)/lib/libjsched.a              the static library; holds the protocol codec too, so a
 #                                     static link needs only -ljsched and jansson
 #   $(B)/lib/pkgconfig/jsched.pc      for pkg-config, with this build's PREFIX
-#   $(B)/bin/jsched                   the command-line tool (linked statically with libjsched)
+#   $(B)/bin/jsched                   the command-line tool (linked statically with libjsched);
+#                                     `make run` builds it beside the daemon it starts
 #   install-libclient                 installs all of it under $(DESTDIR)$(PREFIX) (a
 #                                     prerequisite of `make install`)
 #   $(B)/tests/libclient/test_*       the tests (TESTS); `make test-libclient` runs them
@@ -34,6 +35,9 @@ $(JSCHED_CLI_OBJS): CFLAGS += $(SMARTCOLS_CFLAGS) $(NCURSES_CFLAGS)
 
 LIBS += $(LIBJSCHED_SO) $(B)/lib/$(JSCHED_SONAME) $(B)/lib/libjsched.so $(LIBJSCHED_A) $(JSCHED_PC)
 BINS += $(JSCHED_BIN)
+# `make run` builds the tool too: the README's next step is to submit a job to the daemon
+# it started, from another shell.
+run: $(JSCHED_BIN)
 
 $(LIBJSCHED_SO): $(LIBJSCHED_OBJS) $(JPROTO_LIB) libclient/libjsched.map
 	@mkdir -p $(@D)
