@@ -68,10 +68,6 @@ $(B)/obj/bench/pool/bench_pool.o: CFLAGS += $(JANSSON_CFLAGS)
 $(BENCH_POOL): $(B)/obj/bench/pool/bench_pool.o $(BENCH_POOL_RELEASER) \
 		$(B)/obj/bench/pool/kernels.o $(POOL_LIB) \
 		$(ARCH_OBJS) $(BENCH_COMMON_LIB) | $(BENCH_POOL_TBB)
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(JANSSON_LIBS) $(LDLIBS)
-
 BENCHES += $(BENCH_POOL)
 
 # ---- bench/ctx: ns per switch, against swapcontext -----------------------------------
@@ -80,35 +76,23 @@ BENCH_CTX := $(B)/bench/bench_ctx
 $(B)/obj/bench/ctx/bench_ctx.o: CPPFLAGS += $(JANSSON_CFLAGS)
 $(BENCH_CTX): $(B)/obj/bench/ctx/bench_ctx.o $(B)/obj/bench/ctx/variants.o $(ARCH_OBJS) \
 		$(BENCH_COMMON_LIB)
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) $(LDFLAGS) $^ -o $@ $(JANSSON_LIBS) $(LDLIBS)
 BENCHES += $(BENCH_CTX)
 
 # ---- bench/fair: the fair layer's pick cost per policy, beside a scan of every client ---
 BENCH_FAIR := $(B)/bench/bench_fair
 $(BENCH_FAIR): $(B)/obj/bench/fair/bench_fair.o $(JD_FAIR_LIB) $(BENCH_COMMON_LIB)
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LDLIBS)
 BENCHES += $(BENCH_FAIR)
 
 # ---- bench/journal: durable records/s through the journal, beside a sync per record ----
 BENCH_JOURNAL := $(B)/bench/bench_journal
 $(B)/obj/bench/journal/bench_journal.o: CFLAGS += $(JANSSON_CFLAGS)
 $(BENCH_JOURNAL): $(B)/obj/bench/journal/bench_journal.o $(JD_JOURNAL_OBJS) $(BENCH_COMMON_LIB)
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LDLIBS)
 BENCHES += $(BENCH_JOURNAL)
 
 # ---- bench/proto: the codec's cost per message, beside jansson alone --------------------
 BENCH_PROTO := $(B)/bench/bench_proto
 $(B)/obj/bench/proto/bench_proto.o: CFLAGS += $(JANSSON_CFLAGS)
 $(BENCH_PROTO): $(B)/obj/bench/proto/bench_proto.o $(JPROTO_LIB) $(BENCH_COMMON_LIB)
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LDLIBS)
 BENCHES += $(BENCH_PROTO)
 
 # ---- bench/client: requests against a real jschedd, sync beside pipelined ----------------
@@ -118,9 +102,6 @@ $(B)/obj/bench/client/bench_client.o: CFLAGS += -DJSCHEDD_BIN='"$(CURDIR)/$(B)/b
 	-DJSCHED_TOOL_BIN='"$(CURDIR)/$(JSCHED_BIN)"'
 $(BENCH_CLIENT): $(B)/obj/bench/client/bench_client.o $(LIBJSCHED_A) $(BENCH_COMMON_LIB) | \
 		$(B)/bin/jschedd $(JSCHED_BIN)
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LDLIBS)
 BENCHES += $(BENCH_CLIENT)
 
 # ---- bench/e2e: jschedd end to end beside beanstalkd, xargs, task-spooler, nq ----------
@@ -132,12 +113,17 @@ BENCH_E2E_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(wildcard bench/e2e/*.c))
 $(BENCH_E2E_OBJS): CFLAGS += $(JANSSON_CFLAGS) -DJSCHEDD_BIN='"$(CURDIR)/$(B)/bin/jschedd"' \
 	-DJSCHED_TOOL_BIN='"$(CURDIR)/$(JSCHED_BIN)"'
 $(BENCH_E2E): $(BENCH_E2E_OBJS) $(LIBJSCHED_A) $(BENCH_COMMON_LIB) | $(B)/bin/jschedd $(JSCHED_BIN) bench-deps
+BENCHES += $(BENCH_E2E)
+
+# ---- linking and running them ------------------------------------------------------------
+# Every C benchmark links the same way: its objects and libraries (listed above, the
+# harness last), jansson, libc.  Order-only prerequisites (the daemon, the tool, tbb_bench)
+# are not in $^.
+$(BENCHES):
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(LDLIBS)
-BENCHES += $(BENCH_E2E)
 
-# ---- running them ----------------------------------------------------------------------
 # make bench-NAME [BENCH_ARGS="--json out.json --runs 7"]: one rule for every benchmark.
 BENCH_ARGS ?=
 BENCH_RUN := $(BENCH_NAMES:%=bench-%)

@@ -73,20 +73,21 @@ static bool refuse(void)
 	return false;
 }
 
-void *__wrap_malloc(size_t n)
+/* counted: count the block p (if any) as live; returns p. */
+static void *counted(void *p)
 {
-	void *p = refuse() ? NULL : __real_malloc(n);
-
 	live += p != NULL;
 	return p;
 }
 
+void *__wrap_malloc(size_t n)
+{
+	return counted(refuse() ? NULL : __real_malloc(n));
+}
+
 void *__wrap_calloc(size_t n, size_t size)
 {
-	void *p = refuse() ? NULL : __real_calloc(n, size);
-
-	live += p != NULL;
-	return p;
+	return counted(refuse() ? NULL : __real_calloc(n, size));
 }
 
 void *__wrap_realloc(void *p, size_t n)
@@ -111,18 +112,12 @@ void __wrap_free(void *p)
 
 char *__wrap_strdup(const char *s)
 {
-	char *p = refuse() ? NULL : __real_strdup(s);
-
-	live += p != NULL;
-	return p;
+	return counted(refuse() ? NULL : __real_strdup(s));
 }
 
 void *__wrap_aligned_alloc(size_t align, size_t size)
 {
-	void *p = refuse() ? NULL : __real_aligned_alloc(align, size);
-
-	live += p != NULL;
-	return p;
+	return counted(refuse() ? NULL : __real_aligned_alloc(align, size));
 }
 
 void *jtc_malloc(size_t n)
