@@ -48,7 +48,7 @@ bool jd_security_is_admin(const struct jd_security *s, uid_t uid)
 	return false;
 }
 
-bool jd_security_name_allowed(struct jd_security *s, uid_t uid, const char *name)
+bool jd_security_name_usable(const struct jd_security *s, uid_t uid, const char *name)
 {
 	const struct jd_security_config *c = &s->cfg->sec;
 	char own[80];
@@ -67,6 +67,13 @@ bool jd_security_name_allowed(struct jd_security *s, uid_t uid, const char *name
 			if (strcmp(c->grants[i].names[k], name) == 0)
 				return true;
 	}
+	return false;
+}
+
+bool jd_security_name_allowed(struct jd_security *s, uid_t uid, const char *name)
+{
+	if (jd_security_name_usable(s, uid, name))
+		return true;
 	s->denied_names++;
 	return false;
 }

@@ -53,6 +53,10 @@ void jd_security_default_name(uid_t uid, char *buf, size_t len);
 /* jd_security_name_allowed: may `uid` use client name `name`?  Counts a denial. */
 bool jd_security_name_allowed(struct jd_security *s, uid_t uid, const char *name);
 
+/* jd_security_name_usable: the same question, asked about a name the uid does not take
+ * on (drain's `client`): counts nothing. */
+bool jd_security_name_usable(const struct jd_security *s, uid_t uid, const char *name);
+
 /* jd_security_exec_allowed: may an exec job of `uid` run here at all?  If not, why is
  * written to `why`.  Counts a denial. */
 bool jd_security_exec_allowed(struct jd_security *s, uid_t uid, char *why, size_t len);

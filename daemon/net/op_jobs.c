@@ -208,8 +208,16 @@ void jd__op_drain(struct jd_conn *c, const struct jp_request *r)
 		jd__reply_error(c, r->id, JSCHED_ENO_SUCH_CLIENT, "client", "no client '%s'", name);
 		return;
 	}
-	/* An admin drains everyone's jobs charged to the client; others only their own. */
+	/* An admin drains everyone's jobs charged to the client; others only their own, and
+	 * only under a client name their uid may use (another user's client is refused,
+	 * rather than answered "0 cancelled"). */
 	f.all_uids = jd_security_is_admin(c->d->sec, c->uid);
+	if (!f.all_uids && !jd_security_name_usable(c->d->sec, c->uid, name)) {
+		jd__reply_error(c, r->id, JSCHED_EPERMISSION_DENIED, "client",
+			       "uid %u may not use the client name '%s': draining it needs an "
+			       "admin uid", (unsigned)c->uid, name);
+		return;
+	}
 	n = collect(c->d, drain_keep, &f, &v);
 	for (size_t i = 0; i < n; i++) {
 		if (jd_job_cancel(c->d->jobs, v[i], JP_CAUSE_CANCEL))

@@ -105,6 +105,16 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 			        "the daemon's queue is full (%u jobs)", d->cfg->max_queued_total);
 		return false;
 	}
+	/* Under `block` a submit is held until there is room: one larger than the whole
+	 * queue would never fit, and admitting it whole would break the limit. */
+	if (c->client->conf.overflow == JD_OVERFLOW_BLOCK && s->n > c->client->conf.max_queued) {
+		c->client->rejected += s->n;
+		d->jobs->rejected += s->n;
+		jd__reply_error(c, id, JSCHED_ELIMIT_EXCEEDED, s->single ? "job" : "jobs",
+			       "%zu jobs can never fit client '%s''s queue of %u (overflow block)",
+			       s->n, c->client->name, c->client->conf.max_queued);
+		return false;
+	}
 	if (c->client->conf.overflow == JD_OVERFLOW_REJECT &&
 	    c->client->live + s->n > c->client->conf.max_queued) {
 		c->client->rejected += s->n;

@@ -94,13 +94,16 @@ static void reply(struct jd_net *d, struct jd_wait_req *w, bool timed_out)
 					  : ",\"ok\":true,\"jobs\":") ||
 	     jd_records_text(&b, d, &recs, w->single && !timed_out) ||
 	     jd_json_text_raw(&b, timed_out ? "}}" : "}");
+	struct jd_conn *c = w->c;
+
 	if (rc) {
 		jp_buf_free(&b);
-		jd_reply_error_obj(w->c, w->id, jp_error_new(JSCHED_ENOMEM, NULL, "out of memory"));
+		jd_reply_error_obj(c, w->id, jp_error_new(JSCHED_ENOMEM, NULL, "out of memory"));
 	} else {
-		jd_conn_send_frame(w->c, &b);
+		jd_conn_send_frame(c, &b);
 	}
 	wait_end(w);
+	jd_conn_maybe_done(c); /* a half-closed connection ends with its last answer */
 }
 
 static void timeout_cb(uv_timer_t *t)

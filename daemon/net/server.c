@@ -18,9 +18,11 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -117,7 +119,6 @@ static void reap_cb(uv_idle_t *h)
 
 	while (s->to_close) {
 		struct jd_conn *c = s->to_close;
-		struct jd_uid_count *u;
 
 		s->to_close = c->close_next;
 		jd_session_closed(c);
@@ -127,9 +128,6 @@ static void reap_cb(uv_idle_t *h)
 			s->conns = c->next;
 		if (c->next)
 			c->next->prev = c->prev;
-		s->n_conns--;
-		if ((u = uid_slot(s, c->uid, false)) && u->n > 0)
-			u->n--;
 		/* The reply that says why (bad_frame, handshake_required ...) may sit behind
 		 * others in the write queue: closing now would cancel it. */
 		if (!linger(c))
@@ -142,9 +140,16 @@ void jd_conn_close(struct jd_conn *c, const char *why)
 {
 	struct jd_server *s = &c->d->srv;
 
+	struct jd_uid_count *u;
+
 	if (c->closing)
 		return;
 	c->closing = true;
+	/* It stops counting against the limits now, not when the reaper runs: a client
+	 * that closes and connects again at once must find its place free. */
+	s->n_conns--;
+	if ((u = uid_slot(s, c->uid, false)) && u->n > 0)
+		u->n--;
 	jd_log(JD_LOG_DEBUG, "connection %llu (uid %u pid %d) closed: %s",
 	       (unsigned long long)c->serial, (unsigned)c->uid, (int)c->pid, why);
 	uv_read_stop((uv_stream_t *)&c->pipe);
@@ -234,6 +239,25 @@ static void drain_frames(struct jd_conn *c)
 	}
 }
 
+/* peer_gone: has the peer hung up (POLLHUP: closed both ways) or, with POLLRDHUP too,
+ * shut its write side?  A poll of one fd, without waiting. */
+static bool peer_gone(const struct jd_conn *c, short events)
+{
+	struct pollfd p = {.events = events};
+	uv_os_fd_t fd;
+
+	if (uv_fileno((const uv_handle_t *)&c->pipe, &fd) < 0)
+		return true;
+	p.fd = fd;
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR));
+}
+
+void jd_conn_maybe_done(struct jd_conn *c)
+{
+	if (c->read_eof && !c->closing && !c->waits && !c->read_paused)
+		jd_conn_close(c, "end of stream, every answer sent");
+}
+
 static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 {
 	struct jd_conn *c = stream->data;
@@ -242,6 +266,16 @@ static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 	if (nread == 0)
 		return;
 	if (nread < 0) {
+		if (nread == UV_EOF && !peer_gone(c, POLLHUP)) {
+			/* The peer shut its write side only: no more requests, but it may still
+			 * read the answers to those it sent (waits).  Any partial frame is
+			 * dropped. */
+			c->read_eof = true;
+			uv_read_stop(stream);
+			uv_timer_stop(&c->hs_timer);
+			jd_conn_maybe_done(c);
+			return;
+		}
 		jd_conn_close(c, nread == UV_EOF ? "end of stream" : uv_strerror((int)nread));
 		return;
 	}
@@ -305,7 +339,11 @@ void jd_conn_resume(struct jd_conn *c)
 		json_decref(held);
 	}
 	drain_frames(c);
-	if (!c->closing && !c->read_paused)
+	if (c->closing || c->read_paused)
+		return;
+	if (c->read_eof)
+		jd_conn_maybe_done(c);
+	else
 		uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb);
 }
 
@@ -331,7 +369,39 @@ static void handshake_timeout_cb(uv_timer_t *t)
 static void refuse(struct jd_conn *c, const char *why)
 {
 	c->d->srv.refused++;
-	jd_session_fatal(c, JSCHED_ELIMIT_EXCEEDED, why);
+	jd_session_fatal(c, JSCHED_ETOO_MANY_CONNECTIONS, why);
+}
+
+/* uid_hung_up: how many of c's uid's connections (any uid's with any_uid), but c, the peer has already closed or shut
+ * for writing, with no wait pending: the event loop has not read their end of stream yet
+ * (it may come in the same batch as this connect), so they no longer count.  Looked at only
+ * when a limit is reached. */
+static uint32_t uid_hung_up(struct jd_server *s, const struct jd_conn *c, bool any_uid)
+{
+	uint32_t n = 0;
+
+	for (struct jd_conn *o = s->conns; o; o = o->next)
+		if (o != c && (any_uid || o->uid == c->uid) && !o->closing && !o->waits &&
+		    peer_gone(o, POLLRDHUP | POLLHUP))
+			n++;
+	return n;
+}
+
+uint32_t jd_server_connection_cap(const struct jd_net *d)
+{
+	/* Of the open-file limit (read at each accept: it can change under a running
+	 * process), a reserve for all but connections: the listener, the loop's own,
+	 * the journal, exec jobs' pipes (three per process slot).  Past it a connection
+	 * is refused with a frame that says so; without it the kernel would refuse the
+	 * accept (EMFILE) and libuv drop the connection silently. */
+	uint64_t reserve = 64 + 3 * (uint64_t)d->cfg->exec.max_processes, budget;
+	uint32_t cap = d->cfg->max_connections;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return cap;
+	budget = rl.rlim_cur > reserve + 1 ? rl.rlim_cur - reserve : 1;
+	return budget < cap ? (uint32_t)budget : cap;
 }
 
 static void connection_cb(uv_stream_t *listener, int status)
@@ -387,12 +457,15 @@ static void connection_cb(uv_stream_t *listener, int status)
 	u = uid_slot(s, c->uid, true);
 	if (u)
 		u->n++;
-	if (s->n_conns > d->cfg->max_connections) {
-		refuse(c, "too many connections");
+	if (s->n_conns > jd_server_connection_cap(d) &&
+	    s->n_conns - uid_hung_up(s, c, true) > jd_server_connection_cap(d)) {
+		refuse(c, "too many connections to jschedd (limits.connections, or the open-file "
+			  "limit)");
 		return;
 	}
-	if (!u || u->n > d->cfg->max_connections_per_uid) {
-		refuse(c, "too many connections from this uid");
+	if (!u || (u->n > d->cfg->max_connections_per_uid &&
+		   u->n - uid_hung_up(s, c, false) > d->cfg->max_connections_per_uid)) {
+		refuse(c, "too many connections from this uid (limits.connections_per_uid)");
 		return;
 	}
 	if (d->state != JD_SERVING) {
@@ -418,6 +491,17 @@ static bool probe_live(const char *path)
 	return live;
 }
 
+/* raise_fd_limit: the soft open-file limit up to the hard one, at start. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int jd_server_listen(struct jd_net *d, int activated_fd, char *err, size_t errlen)
 {
 	struct jd_server *s = &d->srv;
@@ -427,6 +511,7 @@ int jd_server_listen(struct jd_net *d, int activated_fd, char *err, size_t errle
 	gid_t group;
 	int rc;
 
+	raise_fd_limit();
 	uv_idle_init(d->loop, &s->reaper);
 	s->reaper.data = d;
 	uv_pipe_init(d->loop, &s->listener, 0);

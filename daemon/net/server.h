@@ -47,6 +47,8 @@ struct jd_conn {
 	bool closing;		/* jd_conn_close called: no more reads, writes dropped */
 	bool abort;		/* closed for not reading (or a write failed): drop the queue
 				 * instead of lingering to flush it */
+	bool read_eof;		/* the peer shut its write side: no more requests; open while
+				 * waits are pending (jd_conn_maybe_done) */
 	bool read_paused;	/* backpressure `block`: a submit waits for queue room */
 	int open_handles;	/* pipe + timer; freed when both close callbacks ran */
 
@@ -121,6 +123,15 @@ int jd_conn_send_frame(struct jd_conn *c, struct jp_buf *b);
 /* jd_conn_close: close c after the current callback returns; `why` goes to the log.
  * Idempotent.  Loop thread. */
 void jd_conn_close(struct jd_conn *c, const char *why);
+
+/* jd_conn_maybe_done: close c if its peer has shut its write side and nothing is left to
+ * answer (no wait pending, no submit held).  Called when a wait ends.  Loop thread. */
+void jd_conn_maybe_done(struct jd_conn *c);
+
+/* jd_server_connection_cap: open connections allowed now: limits.connections, or fewer if
+ * the open-file limit leaves less room (each needs a descriptor; jobs' pipes keep a
+ * reserve).  Loop thread. */
+uint32_t jd_server_connection_cap(const struct jd_net *d);
 
 /* jd_conn_pause / jd_conn_resume: stop / restart reading from c (backpressure).  Resume
  * first runs the submit held in c->blocked, if any, then the frames already read. */

@@ -42,7 +42,8 @@
 	XX(AGAIN, -27, "try_again", "resource temporarily unavailable")                \
 	XX(INTERNAL, -28, "internal", "internal error")                                \
 	XX(EVENTS_LOST, -29, "events_lost", "requested events are no longer retained")         \
-	XX(JOURNAL, -30, "journal_unavailable", "the journal cannot be written (disk full or I/O error)")
+	XX(JOURNAL, -30, "journal_unavailable", "the journal cannot be written (disk full or I/O error)") \
+	XX(TOO_MANY_CONNECTIONS, -31, "too_many_connections", "too many connections to jschedd")
 
 enum jsched_error {
 	JSCHED_OK = 0,

@@ -240,7 +240,7 @@ static void test_connections_per_uid(void **state)
 		r = jdt_read_frame(fds[n]);
 		assert_non_null(r);
 		if (!json_is_true(json_object_get(r, "ok"))) {
-			assert_string_equal(jdt_err_code(r), "limit_exceeded");
+			assert_string_equal(jdt_err_code(r), "too_many_connections");
 			refused = n;
 		}
 		json_decref(r);

@@ -188,9 +188,9 @@ static void test_other_users_jobs_are_invisible(void **state)
 {
 	struct jsched_conn *a;
 	uint64_t running, done;
-	char r[10][160];
-	const char *reqs[10];
-	json_t *rep[10], *m;
+	char r[11][160];
+	const char *reqs[11];
+	json_t *rep[11], *m;
 	json_int_t denied0, denied1;
 
 	(void)state;
@@ -219,9 +219,10 @@ static void test_other_users_jobs_are_invisible(void **state)
 	snprintf(r[7], sizeof(r[7]), "{\"op\": \"set_client\", \"client\": \"alpha\", \"weight\": 9}");
 	snprintf(r[8], sizeof(r[8]), "{\"op\": \"reload\"}");
 	snprintf(r[9], sizeof(r[9]), "{\"op\": \"drain\", \"client\": \"alpha\", \"running\": true}");
-	for (int i = 0; i < 10; i++)
+	snprintf(r[10], sizeof(r[10]), "{\"op\": \"status\", \"job\": 900000000}");
+	for (int i = 0; i < 11; i++)
 		reqs[i] = r[i];
-	assert_null(as_b(NULL, reqs, 10, rep));
+	assert_null(as_b(NULL, reqs, 11, rep));
 	assert_string_equal(code(rep[0]), "permission_denied");
 	assert_string_equal(code(rep[1]), "permission_denied");
 	assert_string_equal(code(rep[2]), "permission_denied");
@@ -233,17 +234,19 @@ static void test_other_users_jobs_are_invisible(void **state)
 	assert_string_equal(code(rep[6]), "permission_denied");
 	assert_string_equal(code(rep[7]), "permission_denied");
 	assert_string_equal(code(rep[8]), "permission_denied");
-	/* Draining A's client name touches only B's own jobs there: none. */
-	assert_true(json_is_true(json_object_get(rep[9], "ok")));
-	assert_int_equal(json_integer_value(json_object_get(rep[9], "cancelling")), 0);
-	for (int i = 0; i < 10; i++)
+	/* A client name B may not use is not B's to drain (not "0 cancelled"). */
+	assert_string_equal(code(rep[9]), "permission_denied");
+	/* Existence is not hidden: ids are sequential and shared, so another user's id is
+	 * permission_denied and an id never issued is no_such_job (PROTOCOL.md section 3). */
+	assert_string_equal(code(rep[10]), "no_such_job");
+	for (int i = 0; i < 11; i++)
 		json_decref(rep[i]);
 	/* A's job is untouched, and every refusal was counted. */
 	assert_string_equal(jdt_state(a, running), "running");
 	m = jdt_metrics(a);
 	denied1 = json_integer_value(json_object_get(json_object_get(m, "security"), "denied"));
 	json_decref(m);
-	assert_int_equal(denied1 - denied0, 8);
+	assert_int_equal(denied1 - denied0, 9);
 	{
 		json_t *x = jdt_ok(a, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)running);
 
