@@ -18,7 +18,7 @@ JSCHEDD_CORE_SRCS := daemon/core/jobs.c daemon/core/exec_job.c daemon/core/clien
 	daemon/core/config.c daemon/core/config_exec.c daemon/core/config_names.c \
 	daemon/core/security.c daemon/core/hist.c daemon/core/log.c daemon/core/clock.c
 JSCHEDD_RUN_SRCS := daemon/run/runner.c daemon/run/exec.c daemon/run/slots.c daemon/run/process.c daemon/run/handler.c \
-	daemon/run/builtins.c daemon/run/modules.c
+	daemon/run/builtins.c daemon/run/modules.c daemon/run/cgroup.c daemon/run/exec_cgroup.c
 JSCHEDD_NET_SRCS := daemon/net/server.c daemon/net/session.c daemon/net/op_submit.c \
 	daemon/net/op_wait.c daemon/net/op_jobs.c daemon/net/op_admin.c daemon/net/watch.c daemon/net/record.c daemon/net/metrics.c \
 	daemon/net/prometheus.c daemon/net/prom_export.c
@@ -30,10 +30,11 @@ JSCHEDD_MODULE := $(B)/tests/daemon/module_example.so
 JSCHEDD_BADMODULE := $(B)/tests/daemon/module_badabi.so
 JSCHEDD_TESTS := $(patsubst tests/daemon/%.c,$(B)/tests/daemon/%,$(wildcard tests/daemon/test_*.c))
 
-# jschedd-runas: starts a command as its owner when jschedd runs as root (daemon/run/runas.c);
-# jschedd looks for it beside itself (here), or in ../libexec/jschedd/ (installed).  libc only.
+# jschedd-runas: starts a command as its owner when jschedd runs as root, and in its job's
+# control group (daemon/run/runas.c); jschedd looks for it beside itself (here), or in
+# ../libexec/jschedd/ (installed).  libc only (cgroup.o is).
 JSCHEDD_RUNAS := $(B)/bin/jschedd-runas
-$(JSCHEDD_RUNAS): $(B)/obj/daemon/run/runas.o
+$(JSCHEDD_RUNAS): $(B)/obj/daemon/run/runas.o $(B)/obj/daemon/run/cgroup.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^
@@ -66,7 +67,7 @@ JSCHEDD_UNIT := $(B)/tests/daemon/unit_config $(B)/tests/daemon/unit_hist \
 # only those.
 JSCHEDD_CONFIG_OBJS := $(patsubst %.c,$(B)/obj/%.o,daemon/core/config.c daemon/core/config_exec.c \
 	daemon/core/config_names.c)
-$(B)/tests/daemon/unit_config: $(B)/obj/tests/daemon/unit_config.o $(JSCHEDD_CONFIG_OBJS)
+$(B)/tests/daemon/unit_config: $(B)/obj/tests/daemon/unit_config.o $(JSCHEDD_CONFIG_OBJS) $(JPROTO_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(CMOCKA_LIBS) $(LDLIBS)

@@ -113,6 +113,7 @@ int jd_daemon_start_runner(struct jd_daemon *d, char *err, size_t errlen)
 		.sec = &d->sec,
 		.unblocked = on_unblocked,
 		.ctx = d,
+		.socket_path = d->net.srv.path, /* bound by now: names the cgroup subtree */
 	};
 	int rc = jd_runner_start(&d->runner, &env, err, errlen);
 

@@ -281,6 +281,30 @@ int jsched_spec_set_timeout(struct jsched_spec *spec, int64_t timeout_ms)
 	return set(spec, "timeout_ms", json_integer(timeout_ms));
 }
 
+/* jsched_spec_set_resources: see jsched.h. */
+int jsched_spec_set_resources(struct jsched_spec *spec, uint64_t memory_bytes, uint64_t pids,
+			      double cpus)
+{
+	json_t *r;
+
+	if (spec == NULL || !is_exec(spec) || (memory_bytes && memory_bytes < (1u << 20)) ||
+	    pids > 4194304 || !(cpus == 0 || (cpus >= 0.001 && cpus <= 4096)))
+		return JSCHED_EINVAL;
+	if (!memory_bytes && !pids && cpus == 0) {
+		json_object_del(spec->obj, "resources");
+		return 0;
+	}
+	if ((r = json_object()) == NULL)
+		return JSCHED_ENOMEM;
+	if ((memory_bytes && json_object_set_new(r, "memory", json_integer((json_int_t)memory_bytes)) < 0) ||
+	    (pids && json_object_set_new(r, "pids", json_integer((json_int_t)pids)) < 0) ||
+	    (cpus > 0 && json_object_set_new(r, "cpus", json_real(cpus)) < 0)) {
+		json_decref(r);
+		return JSCHED_ENOMEM;
+	}
+	return set(spec, "resources", r);
+}
+
 static int add_dep(struct jsched_spec *spec, enum jsched_gate gate, json_t *dep, enum jsched_dep_on on)
 {
 	static const char *const ons[] = { "success", "failure", "any" };

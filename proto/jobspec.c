@@ -17,7 +17,7 @@ enum scope { ANY, EXEC, CALL };
 
 enum member {
 	M_KIND, M_NAME, M_REF, M_PRIORITY, M_DEADLINE_AT, M_DEADLINE_IN, M_AFTER, M_ANY_OF,
-	M_COST, M_ARGV, M_ENV, M_CWD, M_STDIN, M_TIMEOUT, M_FN, M_ARGS, M_COUNT
+	M_COST, M_ARGV, M_ENV, M_CWD, M_STDIN, M_TIMEOUT, M_FN, M_ARGS, M_RESOURCES, M_COUNT
 };
 
 /* Indexed by enum member. */
@@ -29,6 +29,7 @@ static const struct {
 	{"deadline_at_ms", ANY}, {"deadline_in_ms", ANY}, {"after", ANY},   {"any_of", ANY},
 	{"cost", ANY},	   {"argv", EXEC},	    {"env", EXEC},    {"cwd", EXEC},
 	{"stdin", EXEC},   {"timeout_ms", EXEC},     {"fn", CALL},     {"args", CALL},
+	{"resources", EXEC},
 };
 
 /* lookup: the member named key, or M_COUNT.  The first byte is compared inline, so most
@@ -125,6 +126,76 @@ static int integer(struct ctx *c, const json_t *v, struct place p, int64_t min, 
 	snprintf(what, sizeof(what), "must be an integer from %lld to %lld", (long long)min,
 		 (long long)max);
 	return bad(c, p, what);
+}
+
+/* jp_size_parse: see jproto.h. */
+int jp_size_parse(const json_t *v, uint64_t *out)
+{
+	const char *s, *end;
+	char *endp;
+	unsigned long long n;
+	unsigned shift = 0;
+
+	if (json_is_integer(v)) {
+		if (json_integer_value(v) < 0)
+			return -1;
+		*out = (uint64_t)json_integer_value(v);
+		return 0;
+	}
+	if (!json_is_string(v) || !(s = json_string_value(v))[0] || s[0] < '0' || s[0] > '9')
+		return -1;
+	n = strtoull(s, &endp, 10);
+	end = endp;
+	switch (*end) {
+	case 'K': case 'k': shift = 10; end++; break;
+	case 'M': case 'm': shift = 20; end++; break;
+	case 'G': case 'g': shift = 30; end++; break;
+	case 'T': case 't': shift = 40; end++; break;
+	default: break;
+	}
+	if (shift && *end == 'i')
+		end++;
+	if (*end == 'B')
+		end++;
+	if (*end || n > (UINT64_MAX >> 24) || (shift && n > (UINT64_MAX >> shift)))
+		return -1;
+	*out = (uint64_t)n << shift;
+	return 0;
+}
+
+/* resources_of: "resources": {"memory": "2G", "pids": 100, "cpus": 1.5}, each optional. */
+static int resources_of(struct ctx *c, const json_t *v, struct jp_job_spec *s)
+{
+	const char *k;
+	json_t *e;
+
+	if (!json_is_object(v))
+		return bad(c, PLACE("resources"), "must be an object of memory, pids, cpus");
+	json_object_foreach(unconst(v), k, e) {
+		if (strcmp(k, "memory") == 0) {
+			if (jp_size_parse(e, &s->res_memory) < 0 || s->res_memory < (1u << 20) ||
+			    s->res_memory > (1ull << 50))
+				return bad(c, ((struct place){"resources", -1, "memory"}),
+					   "must be a size from 1M to 1P: bytes, or a number with K, M, G or T");
+		} else if (strcmp(k, "pids") == 0) {
+			int64_t n;
+			int rc = integer(c, e, ((struct place){"resources", -1, "pids"}), 1, 4194304, &n);
+
+			if (rc < 0)
+				return rc;
+			s->res_pids = (uint64_t)n;
+		} else if (strcmp(k, "cpus") == 0) {
+			double d = json_is_number(e) ? json_number_value(e) : -1;
+
+			if (d < 0.001 || d > 4096)
+				return bad(c, ((struct place){"resources", -1, "cpus"}),
+					   "must be a number from 0.001 to 4096");
+			s->res_cpu_milli = (uint32_t)(d * 1000 + 0.5);
+		} else {
+			return bad(c, ((struct place){"resources", -1, k}), "is not a resource (memory, pids, cpus)");
+		}
+	}
+	return 0;
 }
 
 /* dep: one element of an `after` or `any_of` array (key) at index i. */
@@ -318,6 +389,8 @@ static int member(struct ctx *c, enum member m, const json_t *v, struct jp_job_s
 	case M_ARGS:
 		s->args = unconst(v);
 		return 0;
+	case M_RESOURCES:
+		return resources_of(c, v, s);
 	case M_COUNT:
 		break;
 	}
@@ -446,6 +519,15 @@ static int add_exec(json_t *o, const struct jp_job_spec *s)
 		return -1;
 	if (s->timeout_ms > 0 && set(o, "timeout_ms", json_integer(s->timeout_ms)) < 0)
 		return -1;
+	if (s->res_memory || s->res_pids || s->res_cpu_milli) {
+		json_t *r = json_object();
+
+		if (set(o, "resources", r) < 0 ||
+		    (s->res_memory && set(r, "memory", json_integer((json_int_t)s->res_memory)) < 0) ||
+		    (s->res_pids && set(r, "pids", json_integer((json_int_t)s->res_pids)) < 0) ||
+		    (s->res_cpu_milli && set(r, "cpus", json_real(s->res_cpu_milli / 1000.0)) < 0))
+			return -1;
+	}
 	return 0;
 }
 

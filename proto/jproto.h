@@ -289,7 +289,8 @@ enum jp_state {
 	XX(DEPENDENCY, "dependency")	/* a dependency can no longer be satisfied */    \
 	XX(DEADLINE, "deadline")	/* not started before its deadline */            \
 	XX(OVERFLOW, "overflow")	/* dropped by its client's overflow strategy */  \
-	XX(SHUTDOWN, "shutdown")	/* cancelled by an immediate shutdown */
+	XX(SHUTDOWN, "shutdown")	/* cancelled by an immediate shutdown */            \
+	XX(MEMORY, "memory")		/* killed at its memory limit (cgroups) */
 
 enum jp_cause {
 #define JP_XX_CAUSE(name, wire) JP_CAUSE_##name,
@@ -485,10 +486,19 @@ struct jp_job_spec {
 	unsigned char *stdin_data;	/* decoded; NULL when empty */
 	size_t stdin_len;
 	int64_t timeout_ms;	/* 0: none */
+	/* "resources": limits of the command's control group, 0: none */
+	uint64_t res_memory;	/* bytes */
+	uint64_t res_pids;
+	uint32_t res_cpu_milli;	/* thousandths of a CPU */
 	/* call */
 	const char *fn;
 	json_t *args;		/* borrowed; NULL: null */
 };
+
+/* jp_size_parse: a memory size as the protocol writes it: an integer of bytes, or a string
+ * of digits with K, M, G or T (powers of 1024; "Ki"/"KiB"/"KB" read the same), into *out.
+ * Returns 0, or -1 when v is neither (or overflows).  Any thread. */
+int jp_size_parse(const json_t *v, uint64_t *out);
 
 /* jp_job_spec_init fills s with the defaults (kind exec, priority normal, cost 1, cwd "/"). */
 void jp_job_spec_init(struct jp_job_spec *s);

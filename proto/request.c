@@ -25,6 +25,7 @@ enum ftype {
 	T_SPECS,	/* non-empty array of objects, at most jobs_per_submit */
 	T_ENUM,		/* one of vals */
 	T_ENUMS,	/* array of distinct-or-not values of vals */
+	T_NUM,		/* a number (integer or not) in [min, max] */
 };
 
 #define REQ 1u		/* required */
@@ -100,6 +101,9 @@ static const struct field f_set_client[] = {
 	{"weight", T_INT, 0, 1, JP_WEIGHT_MAX, NULL},
 	{"max_queued", T_INT, 0, 1, UINT32_MAX, NULL},
 	{"overflow", T_ENUM, 0, 0, 0, overflows},
+	{"memory_max", T_INT, 0, 0, (int64_t)1 << 50, NULL},
+	{"pids_max", T_INT, 0, 0, 4194304, NULL},
+	{"cpu_max", T_NUM, 0, 0, 4096, NULL},
 	{NULL, T_INT, 0, 0, 0, NULL},
 };
 static const char *const metrics_formats[] = {"json", "prometheus", NULL};
@@ -219,6 +223,13 @@ static int check(const struct field *f, const json_t *v, const struct jp_limits 
 		if (!json_is_string(v) || !in_vals(f->vals, json_string_value(v)))
 			return jp_err_set(err, JSCHED_EBAD_REQUEST, f->name,
 					  "%s must be one of the names in PROTOCOL.md", f->name);
+		return 0;
+	case T_NUM:
+		if (!json_is_number(v) || json_number_value(v) < (double)f->min ||
+		    json_number_value(v) > (double)f->max)
+			return jp_err_set(err, JSCHED_EBAD_REQUEST, f->name,
+					  "%s must be a number from %lld to %lld", f->name,
+					  (long long)f->min, (long long)f->max);
 		return 0;
 	case T_ENUMS:
 		if (!json_is_array(v))

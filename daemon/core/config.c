@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "jsched/error.h"
+#include "proto/jproto.h"
 
 static const char *const overflow_names[] = {"reject", "drop_oldest", "drop_newest", "block"};
 static const char *const policy_names[] = {"fair", "wrr", "drr"};
@@ -37,6 +38,7 @@ void jd_config_defaults(struct jd_config *c)
 	memset(c, 0, sizeof(*c));
 	c->socket_mode = JD_SOCKET_MODE_AUTO;
 	jd_exec_config_defaults(&c->exec);
+	snprintf(c->cgroups.mode, sizeof(c->cgroups.mode), "auto");
 	c->workers = 0;
 	c->fibers = 256;
 	c->idle_spin = false;
@@ -169,8 +171,10 @@ static int get_enum(struct reader *r, json_t *obj, const char *key, const char *
 
 static int read_client(struct reader *r, json_t *obj, struct jd_client_conf *cc)
 {
-	static const char *const keys[] = {"weight", "max_queued", "overflow", NULL};
+	static const char *const keys[] = {"weight", "max_queued", "overflow", "memory_max",
+					   "pids_max", "cpu_max", NULL};
 	unsigned ov = cc->overflow;
+	json_t *v;
 	int rc;
 
 	if (!json_is_object(obj))
@@ -179,6 +183,19 @@ static int read_client(struct reader *r, json_t *obj, struct jd_client_conf *cc)
 		return rc;
 	GET_U32(r, obj, "weight", 1, 1000000, cc->weight);
 	GET_U32(r, obj, "max_queued", 1, 100000000, cc->max_queued);
+	/* Limits of the client's control group (run/cgroup.h); 0 or absent: none. */
+	if ((v = json_object_get(obj, "memory_max")) &&
+	    (jp_size_parse(v, &cc->memory_max) < 0 ||
+	     (cc->memory_max && (cc->memory_max < (1u << 20) || cc->memory_max > (1ull << 50)))))
+		return fail(r, "memory_max", "must be a size from 1M to 1P (bytes, or \"2G\"), or 0");
+	GET_U32(r, obj, "pids_max", 0, 4194304, cc->pids_max);
+	if ((v = json_object_get(obj, "cpu_max"))) {
+		double d = json_is_number(v) ? json_number_value(v) : -1;
+
+		if (!(d == 0 || (d >= 0.001 && d <= 4096)))
+			return fail(r, "cpu_max", "must be a number of CPUs from 0.001 to 4096, or 0");
+		cc->cpu_milli = (uint32_t)(d * 1000 + 0.5);
+	}
 	if ((rc = get_enum(r, obj, "overflow", overflow_names, 4, &ov)))
 		return rc;
 	cc->overflow = (enum jd_overflow)ov;
@@ -298,7 +315,7 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 	static const char *const keys[] = {
 		"socket", "socket_mode", "socket_group", "workers", "fibers", "idle_policy",
 		"fairness", "clients", "admins", "limits", "retention", "modules", "exec",
-		"client_names", "metrics", NULL};
+		"client_names", "metrics", "cgroups", NULL};
 	static const char *const metrics_keys[] = {"listen", "textfile", "textfile_interval_ms",
 						   NULL};
 	static const char *const fair_keys[] = {"policy", "quantum", "window_ms", NULL};
@@ -352,6 +369,9 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		return rc;
 	if ((v = json_object_get(root, "exec")) &&
 	    (rc = jd_exec_config_read(v, &c->exec, r->err, r->errlen)))
+		return rc;
+	if ((v = json_object_get(root, "cgroups")) &&
+	    (rc = jd_cgroup_config_read(v, &c->cgroups, r->err, r->errlen)))
 		return rc;
 	if ((v = json_object_get(root, "client_names")) &&
 	    (rc = jd_security_config_read(v, &c->sec, r->err, r->errlen)))
@@ -460,6 +480,8 @@ const char *jd_config_diff_static(const struct jd_config *old, const struct jd_c
 	DIFF(old->fair_window_ms != neu->fair_window_ms, "fairness.window_ms");
 	DIFF(old->retain_events != neu->retain_events, "retention.events");
 	DIFF(mods, "modules");
+	DIFF(strcmp(old->cgroups.mode, neu->cgroups.mode), "cgroups.mode");
+	DIFF(strcmp(old->cgroups.name, neu->cgroups.name), "cgroups.name");
 	DIFF(strcmp(old->metrics_listen, neu->metrics_listen), "metrics.listen");
 	DIFF(strcmp(old->metrics_textfile, neu->metrics_textfile), "metrics.textfile");
 	DIFF(old->metrics_textfile_ms != neu->metrics_textfile_ms, "metrics.textfile_interval_ms");

@@ -28,6 +28,13 @@ struct jd_exec_config {
 	bool allow_other_uids;		/* not root: run other uids' jobs as our own user */
 };
 
+/* The "cgroups" section: where commands' control groups come from (fixed for the daemon's
+ * lifetime; daemon/run/cgroup.h). */
+struct jd_cgroup_config {
+	char mode[8];		/* "auto" (default), "v2", "v1", "off" */
+	char name[65];		/* the subtree's name; "" = from the socket path */
+};
+
 /* One entry of "client_names": uid -> names it may use. */
 struct jd_name_grant {
 	uid_t uid;
@@ -58,6 +65,10 @@ struct jd_client_conf {
 	uint32_t weight;	/* share of the machine, relative to other clients (>= 1) */
 	uint32_t max_queued;	/* jobs waiting in this client's queues */
 	enum jd_overflow overflow;
+	/* limits of the client's control group, over all its commands (0: none) */
+	uint64_t memory_max;	/* bytes */
+	uint64_t pids_max;
+	uint32_t cpu_milli;	/* thousandths of a CPU */
 };
 
 enum jd_policy_conf { JD_POLICY_FAIR, JD_POLICY_WRR, JD_POLICY_DRR };
@@ -91,6 +102,7 @@ struct jd_config {
 	uid_t admins[32];	/* uids allowed admin ops besides root and the daemon's uid */
 	size_t n_admins;
 	struct jd_exec_config exec;		/* "exec": commands (config_exec.c) */
+	struct jd_cgroup_config cgroups;	/* "cgroups" (config_exec.c), fixed */
 	struct jd_security_config sec;		/* "client_names" (config_names.c) */
 
 	/* limits */
@@ -132,6 +144,10 @@ const char *jd_config_diff_static(const struct jd_config *old, const struct jd_c
  * read returns 0 or JSCHED_EINVAL with "exec.<key>: ..." in err.  Any thread. */
 void jd_exec_config_defaults(struct jd_exec_config *c);
 int jd_exec_config_read(json_t *obj, struct jd_exec_config *c, char *err, size_t errlen);
+
+/* jd_cgroup_config_read: the "cgroups" section (config_exec.c).  Returns 0 or JSCHED_EINVAL
+ * with "cgroups.<key>: ..." in err.  Any thread. */
+int jd_cgroup_config_read(json_t *obj, struct jd_cgroup_config *c, char *err, size_t errlen);
 
 /* jd_security_config_read: the "client_names" object (config_names.c).  Returns 0 or
  * JSCHED_EINVAL ("client_names.<key>: ...") / JSCHED_ENOMEM in err.

@@ -1,6 +1,7 @@
-/* daemon/core/config_exec.c: the config's "exec" section (commands), read strictly like
- * the rest of the file (config.c calls it); struct jd_exec_config is in config.h.
+/* daemon/core/config_exec.c: the config's "exec" and "cgroups" sections (commands), read
+ * strictly like the rest of the file (config.c calls them); the structs are in config.h.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -62,6 +63,46 @@ int jd_exec_config_read(json_t *obj, struct jd_exec_config *c, char *err, size_t
 			return JSCHED_EINVAL;
 		}
 		c->allow_other_uids = json_is_true(v);
+	}
+	return 0;
+}
+
+int jd_cgroup_config_read(json_t *obj, struct jd_cgroup_config *c, char *err, size_t errlen)
+{
+	static const char *const modes[] = {"auto", "v2", "v1", "off"};
+	const char *key;
+	json_t *v;
+
+	if (!json_is_object(obj)) {
+		snprintf(err, errlen, "cgroups: must be an object");
+		return JSCHED_EINVAL;
+	}
+	json_object_foreach(obj, key, v) {
+		if (strcmp(key, "mode") == 0) {
+			size_t i = 0;
+
+			while (i < 4 && !(json_is_string(v) && strcmp(json_string_value(v), modes[i]) == 0))
+				i++;
+			if (i == 4) {
+				snprintf(err, errlen, "cgroups.mode: must be \"auto\", \"v2\", \"v1\" or \"off\"");
+				return JSCHED_EINVAL;
+			}
+			snprintf(c->mode, sizeof(c->mode), "%s", modes[i]);
+		} else if (strcmp(key, "name") == 0) {
+			const char *s = json_is_string(v) ? json_string_value(v) : "";
+			size_t n = strlen(s), ok = n >= 1 && n <= 64 && strcmp(s, ".") && strcmp(s, "..");
+
+			for (size_t i = 0; ok && i < n; i++)
+				ok = isalnum((unsigned char)s[i]) || s[i] == '.' || s[i] == '_' || s[i] == '-';
+			if (!ok) {
+				snprintf(err, errlen, "cgroups.name: must be 1 to 64 of A-Z a-z 0-9 . _ -");
+				return JSCHED_EINVAL;
+			}
+			snprintf(c->name, sizeof(c->name), "%s", s);
+		} else {
+			snprintf(err, errlen, "cgroups.%s: unknown key", key);
+			return JSCHED_EINVAL;
+		}
 	}
 	return 0;
 }

@@ -55,6 +55,9 @@ struct jd_exec_job *jd_exec_job_new(const struct jp_job_spec *sp)
 		s->stdin_len = sp->stdin_len;
 	}
 	s->timeout_ms = sp->timeout_ms > 0 ? (uint64_t)sp->timeout_ms : 0;
+	s->memory_max = sp->res_memory;
+	s->pids_max = sp->res_pids;
+	s->cpu_milli = sp->res_cpu_milli;
 	return x;
 fail:
 	jd_exec_job_free(x);
@@ -81,6 +84,20 @@ void jd_exec_record(const struct jd_job *j, json_t *rec)
 		json_object_set_new(rec, "exit_code", json_integer(r->exit_code));
 	else if (r->end == JD_EXEC_SIGNALED)
 		json_object_set_new(rec, "signal", json_integer(r->signal));
+	if (r->usage.has) {
+		const struct jd_exec_usage *u = &r->usage;
+		json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I}", "cpu_us", (json_int_t)u->cpu_us,
+				      "user_us", (json_int_t)u->user_us, "system_us",
+				      (json_int_t)u->system_us, "oom_kills", (json_int_t)u->oom_kills,
+				      "pids_limit_hits", (json_int_t)u->pids_max_hits);
+
+		if (o && u->memory_peak)
+			json_object_set_new(o, "memory_peak_bytes", json_integer((json_int_t)u->memory_peak));
+		if (o && u->memory_max)
+			json_object_set_new(o, "memory_max_bytes", json_integer((json_int_t)u->memory_max));
+		if (o)
+			json_object_set_new(rec, "usage", o);
+	}
 }
 
 json_t *jd_exec_output(const struct jd_job *j)

@@ -28,6 +28,10 @@ struct jd_exec_spec {
 	bool has_stdin;
 	uint64_t timeout_ms;		/* 0: none */
 	uint32_t output_bytes;		/* 0: the config's */
+	/* "resources": limits of its control group (0: none) */
+	uint64_t memory_max;		/* bytes */
+	uint64_t pids_max;
+	uint32_t cpu_milli;		/* thousandths of a CPU */
 };
 
 /* One captured stream. */
@@ -46,6 +50,17 @@ enum jd_exec_end {
 	JD_EXEC_NOT_RUN,	/* cancelled before it started */
 };
 
+/* What a command's control group used (PROTOCOL.md section 5, `usage`); `has` is false
+ * when it ran without one. */
+struct jd_exec_usage {
+	bool has;
+	uint64_t cpu_us, user_us, system_us;	/* CPU time of all its processes */
+	uint64_t memory_peak;			/* bytes, 0 unknown */
+	uint64_t memory_max;			/* the memory limit in force, 0 none */
+	uint64_t oom_kills;			/* processes killed at the memory limit */
+	uint64_t pids_max_hits;			/* forks refused at the pids limit */
+};
+
 /* A command's result and output.  Written by the loop thread only; the waiting fiber
  * reads it after its event is set (the event's release/acquire hands it over). */
 struct jd_exec_result {
@@ -56,6 +71,7 @@ struct jd_exec_result {
 	enum jp_cause stop_cause;	/* JP_CAUSE_CANCEL / _SHUTDOWN if stopped by request */
 	char reason[256];		/* JD_EXEC_SPAWN_FAILED: why */
 	uint64_t run_ns;		/* wall time from spawn to the end */
+	struct jd_exec_usage usage;
 	struct jd_exec_stream out, err;
 };
 
@@ -79,7 +95,7 @@ void jd_exec_spec_clear(struct jd_exec_spec *s);
 /* jd_strv_free: free a NULL-terminated vector of strings and the strings (NULL is fine). */
 void jd_strv_free(char **v);
 
-/* jd_exec_record: add exit_code / signal to an exec job's record. */
+/* jd_exec_record: add exit_code / signal, and usage, to an exec job's record. */
 void jd_exec_record(const struct jd_job *j, json_t *rec);
 
 /* jd_exec_output: the `output` reply body for exec job j (new reference). */

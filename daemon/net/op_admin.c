@@ -1,6 +1,7 @@
 /* daemon/net/op_admin.c: the admin operations: reload, set_client, shutdown.  The
  * dispatcher (session.c) has checked that the caller's uid is an admin.
  */
+#include <limits.h>
 #include <string.h>
 
 #include "daemon/net/net.h"
@@ -36,6 +37,8 @@ void jd__op_set_client(struct jd_conn *c, const struct jp_request *r)
 	const char *ov = jp_req_str(r, "overflow", NULL);
 	struct jd_client_conf conf;
 	bool in_config = false;
+	char why[PATH_MAX + 400];
+	const json_t *cpu;
 	int rc;
 
 	for (size_t i = 0; i < d->cfg->n_clients; i++)
@@ -56,15 +59,32 @@ void jd__op_set_client(struct jd_conn *c, const struct jp_request *r)
 		for (unsigned o = 0; o < 4; o++)
 			if (strcmp(ov, jd_overflow_name((enum jd_overflow)o)) == 0)
 				conf.overflow = (enum jd_overflow)o;
+	/* The limits of the client's control group: 0 removes one; one that cannot be
+	 * applied here is refused, never ignored. */
+	conf.memory_max = (uint64_t)jp_req_int(r, "memory_max", (int64_t)conf.memory_max);
+	conf.pids_max = (uint64_t)jp_req_int(r, "pids_max", (int64_t)conf.pids_max);
+	if ((cpu = json_object_get(r->msg, "cpu_max")))
+		conf.cpu_milli = (uint32_t)(json_number_value(cpu) * 1000 + 0.5);
+	if (conf.memory_max && conf.memory_max < (1u << 20)) {
+		jd__reply_error(c, r->id, JSCHED_EINVAL, "memory_max",
+			       "memory_max must be at least 1 MiB (1048576), or 0 for none");
+		return;
+	}
+	if (jd_exec_client_limits_ok(&d->runner->exec, &conf, why, sizeof(why)) < 0) {
+		jd__reply_error(c, r->id, JSCHED_ENOT_SUPPORTED, NULL, "%s", why);
+		return;
+	}
 	if ((rc = jd_client_set(d->clients, cl, &conf)) < 0) {
 		jd__reply_error(c, r->id, rc, NULL, "cannot apply the client settings");
 		return;
 	}
 	jd_reply_ok(c, r->id,
-		    json_pack("{s:{s:s, s:I, s:I, s:s}}", "client", "name", cl->name, "weight",
-			      (json_int_t)cl->conf.weight, "max_queued",
+		    json_pack("{s:{s:s, s:I, s:I, s:s, s:I, s:I, s:f}}", "client", "name", cl->name,
+			      "weight", (json_int_t)cl->conf.weight, "max_queued",
 			      (json_int_t)cl->conf.max_queued, "overflow",
-			      jd_overflow_name(cl->conf.overflow)));
+			      jd_overflow_name(cl->conf.overflow), "memory_max",
+			      (json_int_t)cl->conf.memory_max, "pids_max", (json_int_t)cl->conf.pids_max,
+			      "cpu_max", cl->conf.cpu_milli / 1000.0));
 }
 
 void jd__op_shutdown(struct jd_conn *c, const struct jp_request *r)

@@ -14,6 +14,7 @@
  * held (the connection stops being read) and run again when the fair layer says the
  * client has room; a submit in progress is admitted whole even past the limit.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,9 +66,23 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 		if (sp->kind == JP_KIND_EXEC) {
 			char why[200];
 
+			char cwhy[PATH_MAX + 400];
+
 			if (!jd_security_exec_allowed(d->sec, c->uid, why, sizeof(why))) {
 				spec_path(s, i, "kind", field, sizeof(field));
 				jd__reply_error(c, id, JSCHED_EPERMISSION_DENIED, field, "%s", why);
+				return false;
+			}
+			/* A limit that cannot be applied is refused, never ignored: the job's,
+			 * or its client's from the config. */
+			if (jd_exec_limits_ok(&d->runner->exec, sp, cwhy, sizeof(cwhy)) < 0) {
+				spec_path(s, i, "resources", field, sizeof(field));
+				jd__reply_error(c, id, JSCHED_ENOT_SUPPORTED, field, "%s", cwhy);
+				return false;
+			}
+			if (jd_exec_client_limits_ok(&d->runner->exec, &c->client->conf, cwhy, sizeof(cwhy)) < 0) {
+				spec_path(s, i, "kind", field, sizeof(field));
+				jd__reply_error(c, id, JSCHED_ENOT_SUPPORTED, field, "%s", cwhy);
 				return false;
 			}
 		}

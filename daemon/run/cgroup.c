@@ -449,6 +449,7 @@ static int try_v2(struct jd_cg *cg, const struct mnt *m, const char *self, const
 		return JSCHED_EIO;
 	cg->hier[0].ctls = bits;
 	cg->nhier = 1;
+	cg->base_made = true;
 	cg->controllers = bits;
 	cg->has_kill = join(leaf, cg->hier[0].base, "cgroup.kill") == 0 && access(leaf, F_OK) == 0;
 	cg->mode = JD_CG_V2;
@@ -504,6 +505,7 @@ static int try_v1(struct jd_cg *cg, const struct mnt *m, int nm, const char *sel
 	}
 	cg->mode = JD_CG_V1;
 	cg->how = "v1";
+	cg->base_made = true;
 	ctl_list(cg->controllers, lst, sizeof(lst));
 	ctl_list(missing, miss, sizeof(miss));
 	snprintf(cg->reason, sizeof(cg->reason),
@@ -613,12 +615,12 @@ int jd_cg_can_limit(const struct jd_cg *cg, const struct jd_cg_limits *l, char *
 	for (size_t i = 0; i < 3; i++) {
 		if (!asks[i] || (cg->controllers & (1u << need[i].ctl)))
 			continue;
-		snprintf(why, len,
-			 cg->mode == JD_CG_NONE
-				 ? "a %s limit needs cgroups, and none are usable here (%s)"
-				 : "a %s limit needs the %s controller, which is not usable here (%s)",
-			 need[i].what, cg->mode == JD_CG_NONE ? cg->reason : ctl_names[need[i].ctl],
-			 cg->reason);
+		if (cg->mode == JD_CG_NONE)
+			snprintf(why, len, "a %s limit needs cgroups, and none are usable here (%s)",
+				 need[i].what, cg->reason);
+		else
+			snprintf(why, len, "a %s limit needs the %s controller, which is not usable here (%s)",
+				 need[i].what, ctl_names[need[i].ctl], cg->reason);
 		return JSCHED_ENOT_SUPPORTED;
 	}
 	return 0;
@@ -643,15 +645,20 @@ static void client_rel(const char *name, char *out, size_t len)
 
 /* group_path: base/client-NAME[/job-ID] of hierarchy h into out. */
 static int group_path(const struct jd_cg *cg, size_t h, const char *client, const uint64_t *id,
-		      char *out)
+		      uint64_t seq, char *out)
 {
 	char rel[256];
 	int n;
 
 	client_rel(client, rel, sizeof(rel));
-	n = id ? snprintf(out, PATH_MAX, "%s/%s/job-%llu", cg->hier[h].base, rel,
-			  (unsigned long long)*id)
-	       : snprintf(out, PATH_MAX, "%s/%s", cg->hier[h].base, rel);
+	if (!id)
+		n = snprintf(out, PATH_MAX, "%s/%s", cg->hier[h].base, rel);
+	else if (!seq)
+		n = snprintf(out, PATH_MAX, "%s/%s/job-%llu", cg->hier[h].base, rel,
+			     (unsigned long long)*id);
+	else
+		n = snprintf(out, PATH_MAX, "%s/%s/job-%llu-%llu", cg->hier[h].base, rel,
+			     (unsigned long long)*id, (unsigned long long)seq);
 	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
 }
 
@@ -755,15 +762,39 @@ static int set_limits(struct jd_cg *cg, size_t h, const char *dir, uint32_t weig
 	return 0;
 }
 
+static bool delegated_base(const struct jd_cg *cg)
+{
+	return cg->mode == JD_CG_V2 && strcmp(cg->how, "v2 delegated") == 0;
+}
+
+/* make_base: the subtree's directories again, after jd_cg_recover removed them. */
+static int make_base(struct jd_cg *cg)
+{
+	for (size_t h = 0; h < cg->nhier; h++) {
+		if (make_dir(cg->hier[h].base) < 0) {
+			note_error(cg, errno, "cannot create %s", cg->hier[h].base);
+			return JSCHED_EIO;
+		}
+		if (cg->mode == JD_CG_V2 && v2_enable(cg, cg->hier[h].base, cg->hier[h].ctls) < 0)
+			return JSCHED_EIO;
+		if (cg->mode == JD_CG_V1 && (cg->hier[h].ctls & (1u << JD_CG_MEMORY)))
+			(void)put(cg, cg->hier[h].base, "memory.use_hierarchy", "1");
+	}
+	cg->base_made = true;
+	return 0;
+}
+
 /* make_client: create client's group in every hierarchy (v2: with the controllers enabled
  * for its jobs).  created: set when it did not exist. */
 static int make_client(struct jd_cg *cg, const char *client, bool *created)
 {
 	*created = false;
+	if (!cg->base_made && make_base(cg) < 0)
+		return JSCHED_EIO;
 	for (size_t h = 0; h < cg->nhier; h++) {
 		char dir[PATH_MAX];
 
-		if (group_path(cg, h, client, NULL, dir) < 0) {
+		if (group_path(cg, h, client, NULL, 0, dir) < 0) {
 			note_error(cg, ENAMETOOLONG, "client group of '%s'", client);
 			return JSCHED_EINVAL;
 		}
@@ -792,14 +823,14 @@ int jd_cg_client(struct jd_cg *cg, const char *name, uint32_t weight, const stru
 	for (size_t h = 0; h < cg->nhier; h++) {
 		char dir[PATH_MAX];
 
-		group_path(cg, h, name, NULL, dir);
+		group_path(cg, h, name, NULL, 0, dir);
 		if (set_limits(cg, h, dir, weight ? weight : 1, l ? l : &unlimited, true) < 0)
 			return JSCHED_EIO;
 	}
 	return 0;
 }
 
-int jd_cg_job_create(struct jd_cg *cg, const char *client, uint64_t id,
+int jd_cg_job_create(struct jd_cg *cg, const char *client, uint64_t id, uint64_t seq,
 		     const struct jd_cg_limits *l, struct jd_cg_job *out)
 {
 	static const struct jd_cg_limits unlimited = {0};
@@ -815,13 +846,14 @@ int jd_cg_job_create(struct jd_cg *cg, const char *client, uint64_t id,
 		for (size_t h = 0; h < cg->nhier; h++) {
 			char dir[PATH_MAX];
 
-			group_path(cg, h, client, NULL, dir);
+			group_path(cg, h, client, NULL, 0, dir);
 			(void)set_limits(cg, h, dir, 1, &unlimited, false);
 		}
 	out->id = id;
+	out->seq = seq;
 	snprintf(out->client, sizeof(out->client), "%s", client);
 	for (size_t h = 0; h < cg->nhier; h++) {
-		if (group_path(cg, h, client, &id, out->dir[h]) < 0 || mkdir(out->dir[h], 0755) < 0) {
+		if (group_path(cg, h, client, &id, seq, out->dir[h]) < 0 || mkdir(out->dir[h], 0755) < 0) {
 			note_error(cg, errno, "cannot create %s", out->dir[h]);
 			rc = JSCHED_EIO;
 			goto fail;
@@ -871,8 +903,8 @@ int jd_cg_enter(const char *const *dirs, size_t n)
 	return 0;
 }
 
-/* kill_listed: SIGKILL each pid in dir's cgroup.procs.  Returns how many were listed. */
-static int kill_listed(const char *dir)
+/* kill_listed: sig (SIGKILL) to each pid in dir's cgroup.procs.  Returns how many. */
+static int kill_listed(const char *dir, int sig)
 {
 	char buf[65536];
 	int n = 0;
@@ -882,7 +914,7 @@ static int kill_listed(const char *dir)
 	for (char *save = NULL, *t = strtok_r(buf, "\n", &save); t; t = strtok_r(NULL, "\n", &save)) {
 		long pid = strtol(t, NULL, 10);
 
-		if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
+		if (pid > 0 && kill((pid_t)pid, sig) == 0)
 			n++;
 	}
 	return n;
@@ -909,6 +941,13 @@ static bool freeze(struct jd_cg *cg, const char *dir, bool on)
 	return on && cg->plain;
 }
 
+int jd_cg_signal(struct jd_cg *cg, const struct jd_cg_job *g, int sig)
+{
+	(void)cg;
+	/* Every hierarchy lists the same processes: the first will do. */
+	return g->ndir ? kill_listed(g->dir[0], sig) : 0;
+}
+
 int jd_cg_kill(struct jd_cg *cg, const struct jd_cg_job *g)
 {
 	int n = 0;
@@ -921,7 +960,7 @@ int jd_cg_kill(struct jd_cg *cg, const struct jd_cg_job *g)
 			return put_noted(cg, g->dir[0], "cgroup.kill", "1") < 0 ? JSCHED_EIO : 0;
 		/* Frozen, nothing can fork; SIGKILL reaches frozen tasks; then thaw. */
 		(void)freeze(cg, g->dir[0], true);
-		n = kill_listed(g->dir[0]);
+		n = kill_listed(g->dir[0], SIGKILL);
 		(void)freeze(cg, g->dir[0], false);
 	} else {
 		for (size_t h = 0; h < g->ndir; h++) {
@@ -930,7 +969,7 @@ int jd_cg_kill(struct jd_cg *cg, const struct jd_cg_job *g)
 			/* Frozen tasks keep the SIGKILL pending and die as they thaw, before
 			 * returning to user code. */
 			(void)freeze(cg, g->dir[h], true);
-			n += kill_listed(g->dir[h]);
+			n += kill_listed(g->dir[h], SIGKILL);
 			(void)freeze(cg, g->dir[h], false);
 		}
 		/* Without a freezer (or whatever the freeze missed): kill what is listed until
@@ -940,7 +979,7 @@ int jd_cg_kill(struct jd_cg *cg, const struct jd_cg_job *g)
 
 			for (size_t h = 0; h < g->ndir; h++)
 				if (!(cg->hier[h].ctls & (1u << JD_CG_FREEZER)))
-					k += kill_listed(g->dir[h]);
+					k += kill_listed(g->dir[h], SIGKILL);
 			n += k;
 			if (!k)
 				break;
@@ -1064,14 +1103,19 @@ static bool job_of(const struct jd_cg *cg, const char *cdir, const char *entry,
 	char *end;
 	unsigned long long id;
 
+	unsigned long long seq = 0;
+
 	if (strncmp(entry, "job-", 4) != 0 || !isdigit((unsigned char)entry[4]))
 		return false;
 	errno = 0;
 	id = strtoull(entry + 4, &end, 10);
+	if (*end == '-' && isdigit((unsigned char)end[1]))
+		seq = strtoull(end + 1, &end, 10);
 	if (*end || errno)
 		return false;
 	memset(g, 0, sizeof(*g));
 	g->id = id;
+	g->seq = seq;
 	for (size_t h = 0; h < cg->nhier; h++) {
 		int n = snprintf(g->dir[h], PATH_MAX, "%s/%s/%s", cg->hier[h].base, cdir, entry);
 
@@ -1147,6 +1191,13 @@ int jd_cg_recover(struct jd_cg *cg, uint64_t *ids, size_t max, size_t *n, size_t
 
 	if (cg->mode != JD_CG_NONE)
 		client_dirs(cg, recover_client, &r);
+	if (cg->mode != JD_CG_NONE && !delegated_base(cg) && r.rc == 0) {
+		bool all = true;
+
+		for (size_t h = 0; h < cg->nhier; h++)
+			all &= drop_dir(cg, cg->hier[h].base) == 0;
+		cg->base_made = !all;
+	}
 	*n = r.n;
 	if (total)
 		*total = r.total;
@@ -1169,7 +1220,7 @@ void jd_cg_close(struct jd_cg *cg)
 	if (cg->mode == JD_CG_NONE)
 		return;
 	client_dirs(cg, drop_client, NULL);
-	if (!(cg->mode == JD_CG_V2 && strcmp(cg->how, "v2 delegated") == 0))
+	if (!delegated_base(cg))
 		for (size_t h = 0; h < cg->nhier; h++)
 			(void)drop_dir(cg, cg->hier[h].base);
 	cg->mode = JD_CG_NONE;

@@ -54,7 +54,7 @@
  * the command has run by then).  With the helper each attach is paid by the child, off
  * the loop thread.  jd_cg_place gives the directories.
  *
- * Groups left by a crashed daemon.  Job groups are named job-ID, so jd_cg_recover, at
+ * Groups left by a crashed daemon.  Job groups are named job-ID[-SEQ], so jd_cg_recover, at
  * start, before any job runs, kills every job group it finds under the subtree, removes
  * them and returns their ids, for the caller to settle (failed with cause
  * daemon_restart, or retried).  Two daemons must not share a subtree: conf.name tells
@@ -135,6 +135,7 @@ struct jd_cg {
 	unsigned controllers;	/* bits (1u << enum jd_cg_ctl) usable under the subtree */
 	bool has_kill;		/* v2 cgroup.kill */
 	bool plain;		/* not cgroupfs: a test's directory tree */
+	bool base_made;		/* the subtree's directories exist (made again on demand) */
 	size_t nhier;		/* v1: hierarchies in use; v2: 1 */
 	struct {
 		char base[PATH_MAX];	/* the subtree's directory */
@@ -148,7 +149,7 @@ struct jd_cg {
 struct jd_cg_job {
 	char dir[JD_CG_MAX_HIER][PATH_MAX];
 	size_t ndir;
-	uint64_t id;
+	uint64_t id, seq;
 	char client[72];
 };
 
@@ -169,9 +170,10 @@ int jd_cg_can_limit(const struct jd_cg *cg, const struct jd_cg_limits *l, char *
 int jd_cg_client(struct jd_cg *cg, const char *name, uint32_t weight, const struct jd_cg_limits *l);
 
 /* jd_cg_job_create: the group of job `id` under client `client` (created with weight 1 if
- * it does not exist yet), with limits l (NULL: none), into *out.  Returns 0 or a JSCHED_E*
- * code; on failure nothing is left behind. */
-int jd_cg_job_create(struct jd_cg *cg, const char *client, uint64_t id,
+ * it does not exist yet), with limits l (NULL: none), into *out: job-ID, or job-ID-SEQ
+ * when seq is not 0 (a call handler's processes, one group each).  Returns 0 or a
+ * JSCHED_E* code; on failure nothing is left behind. */
+int jd_cg_job_create(struct jd_cg *cg, const char *client, uint64_t id, uint64_t seq,
 		     const struct jd_cg_limits *l, struct jd_cg_job *out);
 
 /* jd_cg_place: the directories a child must enter (jd_cg_enter), in dirs[0..*n). */
@@ -184,6 +186,10 @@ int jd_cg_enter(const char *const *dirs, size_t n);
 
 /* jd_cg_populated: true when a process is still in g (or it cannot be read). */
 bool jd_cg_populated(struct jd_cg *cg, const struct jd_cg_job *g);
+
+/* jd_cg_signal: send sig to every process listed in g (a polite SIGTERM before the kill:
+ * the processes may fork meanwhile, jd_cg_kill is what is sure).  Returns how many. */
+int jd_cg_signal(struct jd_cg *cg, const struct jd_cg_job *g, int sig);
 
 /* jd_cg_kill: SIGKILL every process in g, so that none escapes by setsid or a double fork.
  * Returns the number of processes signalled (v2 cgroup.kill: 0, the kernel does it) or a
@@ -199,8 +205,9 @@ int jd_cg_usage(struct jd_cg *cg, const struct jd_cg_job *g, struct jd_cg_usage 
 int jd_cg_job_remove(struct jd_cg *cg, struct jd_cg_job *g);
 
 /* jd_cg_recover: kill and remove every job group under the subtree (a crashed daemon's),
- * and the client groups.  The job ids found go to ids[0..*n) (at most max; more are
- * removed but not listed, *total counts them all).  Waits at most ~2 s in all for killed
+ * the client groups, and the subtree itself (v1, v2 created; it is made again with the
+ * first group, so a daemon killed while idle leaves nothing behind).  The job ids found go to ids[0..*n), once per group (at most
+ * max; more are removed but not listed, *total counts them all).  Waits at most ~2 s in all for killed
  * processes to leave.  Returns 0 or JSCHED_EAGAIN when a group could not be removed. */
 int jd_cg_recover(struct jd_cg *cg, uint64_t *ids, size_t max, size_t *n, size_t *total);
 

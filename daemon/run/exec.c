@@ -164,6 +164,7 @@ int jd_exec_init(struct jd_exec *x, const struct jd_exec_env *env)
 	x->sec = env->sec;
 	x->dispatch = env->dispatch;
 	x->dispatch_ctx = env->dispatch_ctx;
+	snprintf(x->socket_path, sizeof(x->socket_path), "%s", env->socket_path ? env->socket_path : "");
 	atomic_init(&x->requests, NULL);
 	pthread_mutex_init(&x->lock, NULL);
 	x->cap = jd__slot_cap(x);
@@ -181,6 +182,7 @@ void jd_exec_stop(struct jd_exec *x)
 	if (!x->started)
 		return;
 	x->started = false;
+	jd_exec_cgroups_close(x);
 	uv_close((uv_handle_t *)&x->async, NULL);
 	pthread_mutex_destroy(&x->lock);
 }
@@ -262,6 +264,16 @@ void jd_exec_job_done(struct jd_exec *x, struct jd_job *j)
 		snprintf(why, sizeof(why), "ran longer than its time limit of %llu ms",
 			 (unsigned long long)j->exec->spec.timeout_ms);
 		jd_job_finish(x->jobs, j, JD_FAILED, JP_CAUSE_TIMEOUT, why);
+	} else if (r->usage.oom_kills && !(r->end == JD_EXEC_EXITED && r->exit_code == 0)) {
+		/* The kernel killed a process of it at its group's memory limit. */
+		if (r->usage.memory_max)
+			snprintf(why, sizeof(why), "killed at its memory limit of %llu bytes (%llu OOM kills)",
+				 (unsigned long long)r->usage.memory_max,
+				 (unsigned long long)r->usage.oom_kills);
+		else
+			snprintf(why, sizeof(why), "killed at its client's memory limit (%llu OOM kills)",
+				 (unsigned long long)r->usage.oom_kills);
+		jd_job_finish(x->jobs, j, JD_FAILED, JP_CAUSE_MEMORY, why);
 	} else if (r->end == JD_EXEC_SIGNALED) {
 		snprintf(why, sizeof(why), "killed by signal %d (SIG%s)", r->signal, sig_name(r->signal));
 		jd_job_finish(x->jobs, j, JD_FAILED, JP_CAUSE_SIGNAL, why);
@@ -285,14 +297,14 @@ json_t *jd_exec_metrics(struct jd_exec *x)
 	slots = x->slots_used;
 	cap = x->cap;
 	pthread_mutex_unlock(&x->lock);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s?}", "max_processes",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s?, s:o}", "max_processes",
 			 (json_int_t)cap, "running", (json_int_t)x->running, "slots_used",
 			 (json_int_t)slots, "parked", (json_int_t)parked, "peak_running",
 			 (json_int_t)x->peak_running, "spawned", (json_int_t)x->spawned,
 			 "spawn_failed", (json_int_t)x->spawn_failed, "timed_out",
 			 (json_int_t)x->timed_out, "stopped", (json_int_t)x->stopped,
 			 "run_as_helper", (json_int_t)x->helper_spawns, "helper",
-			 x->helper[0] ? x->helper : NULL);
+			 x->helper[0] ? x->helper : NULL, "cgroups", jd_exec_cgroups_metrics(x));
 }
 
 void jd_exec_status(struct jd_exec *x, char *buf, size_t len)

@@ -8,9 +8,9 @@
  * pipes, the time limit, the signals) and sets the event when the process has exited and
  * its output pipes are drained.  No worker thread is held while a command runs.
  *
- * Three files: exec.c (the job side: the fiber's request, the exec handler, cancel, the
+ * Four files: exec.c (the job side: the fiber's request, the exec handler, cancel, the
  * final state), process.c (a process's life on the loop thread), slots.c (process slots
- * and parked exec jobs).
+ * and parked exec jobs), exec_cgroup.c (the commands' control groups).
  *
  * Process slots.  At most exec.max_processes commands run at once.  An exec job takes its
  * slot when a worker's feeder takes it from the fair layer (jd_exec_take): with no
@@ -32,6 +32,16 @@
  * its group is stopped the same way, so a job is over when its command is, and nothing of
  * it outlives it; the job ends when its output pipes are closed by every process that held
  * them.
+ *
+ * Control groups (exec_cgroup.c, cgroup.c), when usable.  Each command also runs in a group
+ * of its own under its client's (the exec job's job-ID, a handler's process job-ID-SEQ),
+ * entered by jschedd-runas before the command's first instruction, so the stopping above
+ * reaches every process the command started, also one that left its session: SIGTERM goes
+ * to each process in the group too, and the kill is the whole group's (freeze, SIGKILL
+ * each, thaw on v1; cgroup.kill on v2).  A command is then over when its group is empty
+ * as well; its usage (CPU, peak memory, OOM kills, pids limit hits) goes into its result,
+ * and a kill at the memory limit fails the job with cause memory.  Every command goes
+ * through the helper then, even when no identity changes ("-" for uid and gid).
  *
  * Identity (security.c decides, this file applies).  A command runs as the uid that owns
  * its job.  When jschedd runs as root and that uid is not root, the command is started
@@ -64,6 +74,12 @@
 struct jd_proc;
 struct jd_fair;
 struct jd_fair_job;
+struct jd_cg;
+struct jd_cg_job;
+struct jd_cg_limits;
+struct jp_job_spec;
+struct cg_client;
+struct cg_pending;
 
 /* What the process machinery works with (borrowed, kept; jd_exec_init). */
 struct jd_exec_env {
@@ -75,6 +91,7 @@ struct jd_exec_env {
 	/* dispatch: run a parked exec job now that it has a slot (the runner's). */
 	void (*dispatch)(void *ctx, struct jd_job *j);
 	void *dispatch_ctx;
+	const char *socket_path;	/* names the cgroup subtree (exec_cgroup.c) */
 };
 
 /* The process machinery (the runner's: struct jd_runner.exec). */
@@ -105,6 +122,17 @@ struct jd_exec {
 	uint64_t spawned, spawn_failed, timed_out, stopped, helper_spawns;
 	uint64_t peak_running;
 	char helper[4096];		/* path of jschedd-runas, "" if not found */
+	/* control groups (exec_cgroup.c), loop thread: */
+	char socket_path[108];		/* names the subtree */
+	struct jd_cg *cg;		/* what applies; mode JD_CG_NONE: none */
+	struct cg_client *cg_clients;	/* the weight and limits last written per client */
+	struct cg_pending *cg_pending;	/* finished commands' groups not yet empty */
+	uv_timer_t cg_timer;		/* retries cg_pending */
+	bool cg_timer_on;
+	uint64_t cg_seq;		/* handler processes' group numbers */
+	uint64_t cg_abandoned;		/* groups that never emptied */
+	uint64_t recovered[64];		/* job ids of a previous run's groups */
+	size_t n_recovered;
 };
 
 /* jd_exec_handler: the handler every exec job runs (runner.c calls it on the job's fiber
@@ -136,6 +164,35 @@ void jd_exec_cancel(struct jd_exec *x, struct jd_job *j, enum jp_cause cause);
 /* jd_exec_job_done: an exec job's DONE notice: its final state from its result.  Loop
  * thread. */
 void jd_exec_job_done(struct jd_exec *x, struct jd_job *j);
+
+/* ---- control groups (exec_cgroup.c) ---------------------------------------------------
+ * jd_exec_cgroups_open: detect and set up the commands' cgroups, kill and remove a
+ * previous run's (after the socket is ours).  Returns 0 (also when none are usable: then
+ * commands run without) or a JSCHED_E* code with err set when a forced cgroups.mode
+ * cannot be had.  jd_exec_cgroups_close: remove what is left (at exit).
+ * jd_exec_cgroups_on: true when commands get groups.
+ * jd_exec_cgroup_create: the group for a command of job j (own_group: the exec job's
+ * job-ID; else a handler's process, job-ID-SEQ) with limits l (NULL: none), into *out;
+ * returns 0 or a JSCHED_E* code with why set.
+ * jd_exec_cgroup_done: the command has ended: its usage into *usage (NULL: not wanted),
+ * then the group is killed if need be and removed (later, if it still holds a process);
+ * frees g.
+ * jd_exec_cgroups_metrics: the "cgroups" member of "exec" in the metrics.
+ * jd_exec_limits_ok / jd_exec_client_limits_ok: 0 when a spec's resources / a client's
+ * limits can be applied here, else JSCHED_ENOT_SUPPORTED with the reason in why.
+ * Loop thread. */
+int jd_exec_cgroups_open(struct jd_exec *x, char *err, size_t errlen);
+void jd_exec_cgroups_close(struct jd_exec *x);
+bool jd_exec_cgroups_on(const struct jd_exec *x);
+int jd_exec_cgroup_create(struct jd_exec *x, const struct jd_job *j, bool own_group,
+			  const struct jd_cg_limits *l, struct jd_cg_job **out, char *why, size_t len);
+void jd_exec_cgroup_done(struct jd_exec *x, struct jd_cg_job *g, const struct jd_cg_limits *l,
+			 struct jd_exec_usage *usage);
+json_t *jd_exec_cgroups_metrics(const struct jd_exec *x);
+int jd_exec_limits_ok(const struct jd_exec *x, const struct jp_job_spec *sp, char *why,
+		      size_t len);
+int jd_exec_client_limits_ok(const struct jd_exec *x, const struct jd_client_conf *cc,
+			     char *why, size_t len);
 
 /* jd_exec_metrics: the metrics document's "exec" member (new reference).  Loop thread. */
 json_t *jd_exec_metrics(struct jd_exec *x);

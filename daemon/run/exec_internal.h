@@ -5,6 +5,7 @@
 #ifndef JD_EXEC_INTERNAL_H
 #define JD_EXEC_INTERNAL_H
 
+#include "daemon/run/cgroup.h"
 #include "daemon/run/exec.h"
 #include "daemon/pool/pool.h"
 
@@ -32,6 +33,9 @@ struct jd_proc {
 	size_t stat_len;
 	struct jd_proc *next, *prev;		/* jd_exec.live */
 	struct jd_proc *req_next;		/* requests, then slot waiters */
+	struct jd_cg_job *cgj;			/* its control group, NULL: none */
+	struct jd_cg_limits lim;		/* the group's limits */
+	unsigned cg_polls;			/* waits for the group to empty after the kill */
 	char rbuf[16384];			/* scratch for reads (one read at a time) */
 };
 

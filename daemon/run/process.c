@@ -110,6 +110,10 @@ static void finish(struct jd_proc *p)
 		p->x->spawn_failed++;
 	}
 	res->run_ns = jd_now_ns() - p->started_ns;
+	if (p->cgj) {
+		jd_exec_cgroup_done(p->x, p->cgj, &p->lim, &res->usage);
+		p->cgj = NULL;
+	}
 	close_handle((uv_handle_t *)&p->pin, &p->in_open);
 	close_handle((uv_handle_t *)&p->timer, &timer_open);
 	if (p->pidfd >= 0) {
@@ -127,15 +131,42 @@ static void finish(struct jd_proc *p)
 	wake(p);
 }
 
+static void timer_cb(uv_timer_t *t);
+
+/* CG_WAIT_MS / cg_polls_max: how often, and how many times, the group is looked at after
+ * its kill until it is empty (within the same bound as the wait for the pipes). */
+#define CG_WAIT_MS 10
+static unsigned cg_polls_max(const struct jd_proc *p)
+{
+	return 1 + (p->x->cfg->exec.kill_grace_ms + 100) / CG_WAIT_MS;
+}
+
 static void maybe_finish(struct jd_proc *p)
 {
-	if (p->exited && !p->out_open && !p->err_open && !p->stat_open)
-		finish(p);
+	if (!p->exited || p->out_open || p->err_open || p->stat_open)
+		return;
+	/* With a control group, the command is over when its group is empty: what is left
+	 * is stopped like the leader's process group (SIGTERM, the grace, the kill), then
+	 * waited for. */
+	if (p->cgj && p->cg_polls < cg_polls_max(p) && jd_cg_populated(p->x->cg, p->cgj)) {
+		if (p->stage == 0) {
+			jd__proc_stop(p);
+		} else if (p->stage >= 2) {
+			p->cg_polls++;
+			uv_timer_start(&p->timer, timer_cb, CG_WAIT_MS, 0);
+		}
+		return;
+	}
+	finish(p);
 }
 
 /* not_run: the request ends without a process (cancelled before it started). */
 void jd__proc_not_run(struct jd_proc *p, enum jp_cause cause)
 {
+	if (p->cgj) {
+		jd_exec_cgroup_done(p->x, p->cgj, NULL, NULL);
+		p->cgj = NULL;
+	}
 	p->res->end = JD_EXEC_NOT_RUN;
 	p->res->stop_cause = cause;
 	if (p->has_slot) {
@@ -155,8 +186,6 @@ static void kill_group(struct jd_proc *p, int sig)
 		kill(p->pid, sig);
 }
 
-static void timer_cb(uv_timer_t *t);
-
 /* stop: begin terminating the group (idempotent). */
 void jd__proc_stop(struct jd_proc *p)
 {
@@ -164,6 +193,8 @@ void jd__proc_stop(struct jd_proc *p)
 		return;
 	p->stage = 1;
 	kill_group(p, SIGTERM);
+	if (p->cgj)
+		(void)jd_cg_signal(p->x->cg, p->cgj, SIGTERM);
 	p->x->stopped++;
 	uv_timer_start(&p->timer, timer_cb, p->x->cfg->exec.kill_grace_ms, 0);
 }
@@ -181,9 +212,25 @@ static void timer_cb(uv_timer_t *t)
 	case 1:
 		p->stage = 2;
 		kill_group(p, SIGKILL);
+		if (p->cgj) {
+			/* Every process of the job, wherever it moved its session. */
+			(void)jd_cg_kill(p->x->cg, p->cgj);
+			uv_timer_start(&p->timer, timer_cb, CG_WAIT_MS, 0);
+			break;
+		}
 		uv_timer_start(&p->timer, timer_cb, p->x->cfg->exec.kill_grace_ms + 100, 0);
 		break;
 	default:
+		if (p->cgj && p->cg_polls < cg_polls_max(p)) {
+			/* The group was killed: its processes are going. */
+			if (p->out_open || p->err_open || p->stat_open || !p->exited) {
+				p->cg_polls++;
+				uv_timer_start(&p->timer, timer_cb, CG_WAIT_MS, 0);
+			} else {
+				maybe_finish(p);
+			}
+			break;
+		}
 		/* Killed and still not done: something outside the group holds the pipes. */
 		jd_log(JD_LOG_WARN, "pid %d: output pipes still open after SIGKILL; closing them",
 		       (int)p->pid);
@@ -235,7 +282,7 @@ static void exit_cb(uv_poll_t *h, int status, int events)
 	/* What the leader left running in its group is stopped too (exec.h).  With the
 	 * group gone, the timer only bounds the wait for pipes held from outside it. */
 	if (p->stage == 0) {
-		if (kill(-p->pid, 0) == 0) {
+		if (kill(-p->pid, 0) == 0 || (p->cgj && jd_cg_populated(x->cg, p->cgj))) {
 			jd__proc_stop(p);
 		} else {
 			p->stage = 2;
@@ -430,10 +477,10 @@ void jd__proc_spawn(struct jd_proc *p)
 	struct jd_exec *x = p->x;
 	const struct jd_exec_spec *s = p->spec;
 	struct jd_run_as as;
-	char exe[PATH_MAX], uid_s[16], gid_s[16], dashes[] = "--";
+	char exe[PATH_MAX], uid_s[16], gid_s[16], dashes[] = "--", dash_c[] = "-c";
 	char **hargv = NULL;
-	const char *file, *cwd;
-	char *const *args;
+	const char *file = NULL, *cwd = NULL;
+	char *const *args = NULL;
 	int child[4] = {-1, -1, -1, -1};
 	int nfds, rc;
 	pid_t pid;
@@ -451,6 +498,18 @@ void jd__proc_spawn(struct jd_proc *p)
 		goto fail_early;
 	}
 	p->helper = as.helper;
+	if (jd_exec_cgroups_on(x)) {
+		char why[PATH_MAX + 64];
+		bool own = p->job->exec && p->spec == &p->job->exec->spec;
+
+		p->lim.memory_max = s->memory_max;
+		p->lim.pids_max = s->pids_max;
+		p->lim.cpu_max_milli = s->cpu_milli;
+		if (jd_exec_cgroup_create(x, p->job, own, &p->lim, &p->cgj, why, sizeof(why)) < 0) {
+			spawn_failed(p, "%s", why);
+			goto fail_early;
+		}
+	}
 	if (!p->helper) {
 		struct stat st;
 
@@ -476,28 +535,41 @@ void jd__proc_spawn(struct jd_proc *p)
 		file = exe;
 		args = s->argv;
 		cwd = s->cwd;
-	} else {
-		size_t argc = 0;
+	}
+	if (p->helper || p->cgj) {
+		/* jschedd-runas [-c DIR]... UID|- GID|- CWD -- ARGV: it enters the command's
+		 * group, then takes the owner's identity (runas.c). */
+		size_t argc = 0, k = 0, ndir = p->cgj ? p->cgj->ndir : 0;
 
 		while (s->argv[argc])
 			argc++;
-		hargv = calloc(argc + 6, sizeof(char *));
+		hargv = calloc(argc + 2 * ndir + 6, sizeof(char *));
 		if (!hargv) {
 			spawn_failed(p, "out of memory");
 			goto fail_early;
 		}
-		snprintf(uid_s, sizeof(uid_s), "%u", (unsigned)as.uid);
-		snprintf(gid_s, sizeof(gid_s), "%u", (unsigned)as.gid);
-		hargv[0] = x->helper;
-		hargv[1] = uid_s;
-		hargv[2] = gid_s;
-		hargv[3] = s->cwd;
-		hargv[4] = dashes;
-		memcpy(hargv + 5, s->argv, argc * sizeof(char *));
+		if (p->helper) {
+			snprintf(uid_s, sizeof(uid_s), "%u", (unsigned)as.uid);
+			snprintf(gid_s, sizeof(gid_s), "%u", (unsigned)as.gid);
+			x->helper_spawns++;
+		} else {
+			snprintf(uid_s, sizeof(uid_s), "-");
+			snprintf(gid_s, sizeof(gid_s), "-");
+		}
+		hargv[k++] = x->helper;
+		for (size_t i = 0; i < ndir; i++) {
+			hargv[k++] = dash_c;
+			hargv[k++] = p->cgj->dir[i];
+		}
+		hargv[k++] = uid_s;
+		hargv[k++] = gid_s;
+		hargv[k++] = s->cwd;
+		hargv[k++] = dashes;
+		memcpy(hargv + k, s->argv, argc * sizeof(char *));
 		file = x->helper;
 		args = hargv;
 		cwd = "/";
-		x->helper_spawns++;
+		p->helper = true; /* its report pipe, descriptor 3 */
 	}
 
 	/* The pipes: stdin (only with stdin bytes; else /dev/null), stdout, stderr, and the
@@ -567,6 +639,10 @@ void jd__proc_spawn(struct jd_proc *p)
 	return;
 fail_early:
 	p->res->run_ns = 0;
+	if (p->cgj) {
+		jd_exec_cgroup_done(x, p->cgj, NULL, NULL);
+		p->cgj = NULL;
+	}
 	if (p->has_slot) {
 		p->has_slot = false;
 		jd__slot_release(x);

@@ -1,6 +1,12 @@
-/* daemon/run/runas.c: jschedd-runas, the helper that starts a command as another user.
+/* daemon/run/runas.c: jschedd-runas, the helper that starts a command as another user,
+ * and in its job's control group.
  *
- *   jschedd-runas UID GID CWD -- ARGV...
+ *   jschedd-runas [-c DIR]... UID|- GID|- CWD -- ARGV...
+ *
+ * Each -c DIR is a control group directory the command must run in (daemon/run/cgroup.h):
+ * the helper enters them first, while it still may, so the command's first instruction
+ * already runs inside its job's group.  "-" for UID and GID keeps the identity (jschedd
+ * running as the job's owner, cgroups on).
  *
  * jschedd, running as root, starts it (through posix_spawn, in the command's own new session,
  * with the command's environment and pipes already in place) for every exec job whose
@@ -16,7 +22,7 @@
  * If anything fails before the exec, the reason goes to descriptor 3 (a pipe jschedd
  * reads; it is close-on-exec here, so a successful exec closes it with nothing written)
  * and the helper exits 127: the job then ends failed with cause "spawn" and that reason.
- * Nothing but libc: it starts in well under a millisecond.
+ * Nothing but libc (and cgroup.c's jd_cg_enter): it starts in well under a millisecond.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -29,6 +35,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "daemon/run/cgroup.h"
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
@@ -93,31 +101,42 @@ static int exec_default_path(char **argv)
 
 int main(int argc, char **argv)
 {
+	const char *groups[JD_CG_MAX_HIER];
+	size_t ngroups = 0;
 	uid_t uid;
 	gid_t gid;
 	const char *cwd;
 	struct passwd *pw;
 	char **cmd;
-	int err;
+	int a = 1, err;
 
 	fcntl(3, F_SETFD, FD_CLOEXEC);
-	if (argc < 6 || strcmp(argv[4], "--") != 0)
-		fail("usage: jschedd-runas UID GID CWD -- ARGV...");
-	uid = (uid_t)number(argv[1], "uid");
-	gid = (gid_t)number(argv[2], "gid");
-	cwd = argv[3];
-	cmd = argv + 5;
-	if (uid == 0)
-		fail("jschedd-runas: refusing to run as root");
-	pw = getpwuid(uid);
-	if (pw ? initgroups(pw->pw_name, gid) < 0 : setgroups(1, &gid) < 0)
-		fail("cannot set the groups of uid %u: %s", (unsigned)uid, lc(errno));
-	if (setgid(gid) < 0)
-		fail("cannot set gid %u: %s", (unsigned)gid, lc(errno));
-	if (setuid(uid) < 0)
-		fail("cannot set uid %u: %s", (unsigned)uid, lc(errno));
-	if (setuid(0) == 0 || geteuid() == 0)
-		fail("jschedd-runas: root could be regained after switching to uid %u", (unsigned)uid);
+	while (a + 1 < argc && strcmp(argv[a], "-c") == 0 && ngroups < JD_CG_MAX_HIER) {
+		groups[ngroups++] = argv[a + 1];
+		a += 2;
+	}
+	if (argc - a < 5 || strcmp(argv[a + 3], "--") != 0)
+		fail("usage: jschedd-runas [-c DIR]... UID|- GID|- CWD -- ARGV...");
+	if ((err = jd_cg_enter(groups, ngroups)) < 0)
+		fail("cannot enter the job's control group: %s", lc(-err));
+	cwd = argv[a + 2];
+	cmd = argv + a + 4;
+	if (strcmp(argv[a], "-") != 0) {
+		uid = (uid_t)number(argv[a], "uid");
+		gid = (gid_t)number(argv[a + 1], "gid");
+		if (uid == 0)
+			fail("jschedd-runas: refusing to run as root");
+		pw = getpwuid(uid);
+		if (pw ? initgroups(pw->pw_name, gid) < 0 : setgroups(1, &gid) < 0)
+			fail("cannot set the groups of uid %u: %s", (unsigned)uid, lc(errno));
+		if (setgid(gid) < 0)
+			fail("cannot set gid %u: %s", (unsigned)gid, lc(errno));
+		if (setuid(uid) < 0)
+			fail("cannot set uid %u: %s", (unsigned)uid, lc(errno));
+		if (setuid(0) == 0 || geteuid() == 0)
+			fail("jschedd-runas: root could be regained after switching to uid %u",
+			     (unsigned)uid);
+	}
 	if (chdir(cwd) < 0)
 		fail("cannot enter the working directory %s: %s", cwd, lc(errno));
 	if (strchr(cmd[0], '/') || getenv("PATH")) {

@@ -309,12 +309,13 @@ int jd_runner_start(struct jd_runner *r, const struct jd_runner_env *env, char *
 		return rc;
 	}
 	xe = (struct jd_exec_env){.loop = env->loop, .jobs = env->jobs, .fair = r->fair, .cfg = cfg,
-				  .sec = env->sec, .dispatch = dispatch, .dispatch_ctx = r};
+				  .sec = env->sec, .dispatch = dispatch, .dispatch_ctx = r,
+				  .socket_path = env->socket_path};
 	if ((rc = jd_exec_init(&r->exec, &xe)) < 0) {
 		snprintf(err, errlen, "cannot set up process handling");
 		return rc;
 	}
-	return 0;
+	return jd_exec_cgroups_open(&r->exec, err, errlen);
 }
 
 void jd_runner_stop(struct jd_runner *r)

@@ -41,6 +41,7 @@ struct jd_runner_env {
 	/* unblocked: client c, overflow `block`, has room in its queue again. */
 	void (*unblocked)(void *ctx, struct jd_client *c);
 	void *ctx;
+	const char *socket_path;	/* the daemon's socket: names the cgroup subtree */
 };
 
 enum { JD_NOTICE_START = 1, JD_NOTICE_DONE = 2, JD_NOTICE_EXPIRED = 3 };

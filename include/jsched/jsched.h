@@ -220,6 +220,12 @@ JSCHED_API int jsched_spec_inherit(struct jsched_spec *spec);
 JSCHED_API int jsched_spec_set_cwd(struct jsched_spec *spec, const char *cwd);
 JSCHED_API int jsched_spec_set_stdin(struct jsched_spec *spec, const void *data, size_t len);
 JSCHED_API int jsched_spec_set_timeout(struct jsched_spec *spec, int64_t timeout_ms);
+/* set_resources: limits of the command's control group (PROTOCOL.md section 4,
+ * "resources"): memory in bytes (at least 1 MiB), pids (processes and threads), cpus (1.5:
+ * one and a half CPUs' time); 0 leaves one out, all 0 removes them.  A daemon that cannot
+ * apply a limit refuses the job (not_supported) instead of ignoring it. */
+JSCHED_API int jsched_spec_set_resources(struct jsched_spec *spec, uint64_t memory_bytes,
+					 uint64_t pids, double cpus);
 
 /* Dependencies: on a job already submitted (by id), or on another spec of the same batch
  * (by its ref), in one of the two gates, satisfied by the outcome `on`. */

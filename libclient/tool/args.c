@@ -80,6 +80,9 @@ static const char help_submit[] =
 	"  --priority P         low, normal (default), high or critical\n"
 	"  --deadline DURATION  if not started within DURATION, the job expires unrun\n"
 	"  --time-limit DURATION  exec: kill the command after it ran this long\n"
+	"  --mem SIZE           exec: memory limit of its control group (512M, 2G)\n"
+	"  --pids N             exec: at most N processes and threads\n"
+	"  --cpus N             exec: at most N CPUs' time (1.5)\n"
 	"  --cost N             a hint of how much work the job is (default 1)\n"
 	"  --after ID           run after job ID succeeded (repeat: after all of them)\n"
 	"  --any-of ID          and after any one of these jobs succeeded (repeatable)\n"
@@ -292,7 +295,8 @@ enum {
 	O_CWD, O_ENV, O_CLEAR_ENV, O_STDIN, O_WAIT, O_TIMEOUT, O_JSON, O_ANY, O_STATE, O_STDOUT,
 	O_STDERR, O_SINCE, O_COUNT, O_ONCE, O_INTERVAL, O_WEIGHT, O_MAX_QUEUED, O_IMMEDIATE,
 	O_SOCKET, O_VERSION, O_CLIENT, O_RUNNING, O_ALL, O_OVERFLOW, O_BATCH, O_INSTANCE, O_REPLY_TIMEOUT,
-	O_LONG, O_CLIENT_NAME, O_LIMIT, O_SORT, O_COLUMNS, O_NAME_GLOB, O_NO_HEADINGS,
+	O_LONG, O_CLIENT_NAME, O_LIMIT, O_SORT, O_COLUMNS, O_NAME_GLOB, O_NO_HEADINGS, O_MEM, O_PIDS,
+	O_CPUS,
 };
 
 /* The options of jsched itself, accepted before the command and after it. */
@@ -511,12 +515,34 @@ static int check_columns(struct parser *p, const char *what, const char *list)
 }
 
 
+/* parse_mem: a size of at least 1 MiB: bytes, or a number with K, M, G or T (powers of
+ * 1024), as the job spec's "resources.memory" takes it. */
+static int parse_mem(struct parser *p, const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned shift = 0;
+	unsigned long long n;
+
+	errno = 0;
+	n = s[0] >= '0' && s[0] <= '9' ? strtoull(s, &end, 10) : 0;
+	if (s[0] >= '0' && s[0] <= '9' && *end && strchr("KkMmGgTt", *end)) {
+		shift = (unsigned)(strchr("KkMmGgTt", *end) - "KkMmGgTt") / 2 * 10 + 10;
+		end++;
+	}
+	if (s[0] < '0' || s[0] > '9' || errno || *end || (n << shift >> shift) != n ||
+	    (n << shift) < (1u << 20))
+		return fail(p, "--mem: expected a size of at least 1M (512M, 2G, or bytes), not '%s'", s);
+	*out = (uint64_t)n << shift;
+	return 0;
+}
+
 static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 {
 	static const struct opt opts[] = {
 		{ "fn", 0, true, O_FN }, { "args", 0, true, O_ARGS }, { "name", 0, true, O_NAME },
 		{ "priority", 0, true, O_PRIORITY }, { "deadline", 0, true, O_DEADLINE },
 		{ "time-limit", 0, true, O_TIME_LIMIT }, { "cost", 0, true, O_COST },
+		{ "mem", 0, true, O_MEM }, { "pids", 0, true, O_PIDS }, { "cpus", 0, true, O_CPUS },
 		{ "after", 0, true, O_AFTER }, { "any-of", 0, true, O_ANY_OF },
 		{ "cwd", 0, true, O_CWD }, { "env", 0, true, O_ENV },
 		{ "clear-env", 0, false, O_CLEAR_ENV }, { "stdin", 0, true, O_STDIN }, { "batch", 0, true, O_BATCH },
@@ -569,6 +595,23 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 			if (parse_u32(p, "--cost", p->val, 1, &cmd->cost) < 0)
 				return OPT_ERROR;
 			break;
+		case O_MEM:
+			if (parse_mem(p, p->val, &cmd->mem_bytes) < 0)
+				return OPT_ERROR;
+			break;
+		case O_PIDS:
+			if (parse_u64(p, "--pids", p->val, 1, &cmd->pids) < 0)
+				return OPT_ERROR;
+			break;
+		case O_CPUS: {
+			char *end;
+
+			cmd->cpus = strtod(p->val, &end);
+			if (*end || !(cmd->cpus >= 0.001 && cmd->cpus <= 4096))
+				return fail(p, "--cpus: expected a number of CPUs from 0.001 to 4096 (1.5), not '%s'",
+					    p->val);
+			break;
+		}
 		case O_AFTER:
 			if (add_id(p, cmd->ids, &cmd->n_ids, "--after", p->val) < 0)
 				return OPT_ERROR;
@@ -612,7 +655,8 @@ done:
 			: cmd->name ? "--name" : cmd->priority >= 0 ? "--priority" : cmd->deadline_ms ? "--deadline"
 			: cmd->time_limit_ms ? "--time-limit" : cmd->cost ? "--cost" : cmd->n_ids ? "--after"
 			: cmd->n_any_of ? "--any-of" : cmd->cwd ? "--cwd" : cmd->n_env ? "--env"
-			: cmd->clear_env ? "--clear-env" : cmd->stdin_file ? "--stdin" : NULL;
+			: cmd->clear_env ? "--clear-env" : cmd->stdin_file ? "--stdin" : cmd->mem_bytes ? "--mem"
+			: cmd->pids ? "--pids" : cmd->cpus > 0 ? "--cpus" : NULL;
 		if (spec_opt != NULL)
 			return fail(p, "%s cannot be combined with --batch (write it in the file's specs)", spec_opt);
 		if (timeout && !cmd->wait)
@@ -629,7 +673,8 @@ done:
 		return fail(p, "--args needs --fn (it is the arguments of a call job)");
 	if (cmd->fn != NULL) {
 		const char *exec_only = cmd->cwd ? "--cwd" : cmd->n_env ? "--env" : cmd->clear_env ? "--clear-env"
-			: cmd->stdin_file ? "--stdin" : cmd->time_limit_ms ? "--time-limit" : NULL;
+			: cmd->stdin_file ? "--stdin" : cmd->time_limit_ms ? "--time-limit" : cmd->mem_bytes ? "--mem"
+			: cmd->pids ? "--pids" : cmd->cpus > 0 ? "--cpus" : NULL;
 		if (exec_only != NULL)
 			return fail(p, "%s applies to exec jobs, not to a call job (--fn)", exec_only);
 	}

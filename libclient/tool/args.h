@@ -63,6 +63,9 @@ struct cli_cmd {
 	int priority;	     /* --priority, or -1 for the default */
 	int64_t deadline_ms; /* --deadline, as a duration from now; 0 if none */
 	int64_t time_limit_ms; /* --time-limit */
+	uint64_t mem_bytes;  /* --mem, 0 if not given */
+	uint64_t pids;	     /* --pids, 0 if not given */
+	double cpus;	     /* --cpus, 0 if not given */
 	uint32_t cost;	     /* --cost, 0 if not given */
 	const char *cwd;     /* --cwd, or NULL for the tool's own */
 	bool clear_env;	     /* --clear-env: send only the --env variables */

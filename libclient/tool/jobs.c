@@ -192,6 +192,8 @@ static int build_spec(const struct cli_cmd *cmd, struct jsched_spec **out)
 		}
 		if (r == 0 && cmd->time_limit_ms > 0)
 			r = jsched_spec_set_timeout(spec, cmd->time_limit_ms);
+		if (r == 0 && (cmd->mem_bytes || cmd->pids || cmd->cpus > 0))
+			r = jsched_spec_set_resources(spec, cmd->mem_bytes, cmd->pids, cmd->cpus);
 	}
 	if (r == 0 && cmd->name != NULL)
 		r = jsched_spec_set_name(spec, cmd->name);

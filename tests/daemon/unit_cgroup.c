@@ -240,7 +240,7 @@ static void test_v2_delegated(void **state)
 	assert_string_equal(file_text("%s/%s/client-alice/cpu.weight", tmp, unit), "10000");
 	assert_string_equal(file_text("%s/%s/client-alice/memory.max", tmp, unit), "max");
 
-	assert_int_equal(jd_cg_job_create(cg, "alice", 7, &jl, &g), 0);
+	assert_int_equal(jd_cg_job_create(cg, "alice", 7, 0, &jl, &g), 0);
 	assert_int_equal(g.ndir, 1);
 	assert_string_equal(file_text("%s/%s/client-alice/job-7/memory.max", tmp, unit), "2147483648");
 	assert_string_equal(file_text("%s/%s/client-alice/job-7/memory.swap.max", tmp, unit), "0");
@@ -311,7 +311,7 @@ static void test_v2_created_by_root(void **state)
 	assert_int_equal(jd_cg_can_limit(cg, &ml, why, sizeof(why)), 0);
 
 	/* A client name with bytes outside the safe set is escaped. */
-	assert_int_equal(jd_cg_job_create(cg, "a b/c", 1, NULL, &g), 0);
+	assert_int_equal(jd_cg_job_create(cg, "a b/c", 1, 0, NULL, &g), 0);
 	assert_true(exists("%s/cg2/jt/client-a%%20b%%2Fc/job-1", tmp));
 	/* Freeze-and-kill: frozen, then thawed again. */
 	assert_int_equal(jd_cg_kill(cg, &g), 0);
@@ -351,7 +351,7 @@ static void test_v2_not_delegated_not_root(void **state)
 	chmod(file_path("%s/cg3/user.slice/user-1000.slice/session-1.scope", tmp), 0755);
 	assert_int_equal(jd_cg_can_limit(cg, &ml, why, sizeof(why)), JSCHED_ENOT_SUPPORTED);
 	assert_non_null(strstr(why, "memory limit needs cgroups"));
-	assert_int_equal(jd_cg_job_create(cg, "alice", 1, NULL, &g), JSCHED_ENOT_SUPPORTED);
+	assert_int_equal(jd_cg_job_create(cg, "alice", 1, 0, NULL, &g), JSCHED_ENOT_SUPPORTED);
 	free(cg);
 }
 
@@ -436,7 +436,7 @@ static void test_v1_tree(void **state)
 	assert_string_equal(file_text("%s/v1/cpu,cpuacct/jt/client-bob/cpu.cfs_quota_us", tmp), "-1");
 	assert_string_equal(file_text("%s/v1/memory/outer/box/jt/client-bob/memory.limit_in_bytes", tmp),
 			    "-1");
-	assert_int_equal(jd_cg_job_create(cg, "bob", 42, &jl, &g), 0);
+	assert_int_equal(jd_cg_job_create(cg, "bob", 42, 0, &jl, &g), 0);
 	assert_int_equal(g.ndir, 4);
 	assert_string_equal(file_text("%s/v1/cpu,cpuacct/jt/client-bob/job-42/cpu.cfs_quota_us", tmp),
 			    "50000");
@@ -517,13 +517,15 @@ static void test_v1_tree_recover(void **state)
 	mkdirs("%s/v1/pids/jt/client-bob/job-5", tmp);
 	mkdirs("%s/v1/pids/jt/client-eve/job-12", tmp);
 	mkdirs("%s/v1/freezer/jt/client-bob/job-9", tmp);
+	mkdirs("%s/v1/freezer/jt/client-bob/job-9-2", tmp); /* a handler's second process */
 	assert_int_equal(jd_cg_open(cg, &conf), 0);
 	assert_int_equal(jd_cg_recover(cg, ids, 8, &n, &total), 0);
-	assert_int_equal(n, 3);
+	assert_int_equal(n, 4);
 	qsort(ids, n, sizeof(ids[0]), cmp_u64);
 	assert_int_equal(ids[0], 5);
 	assert_int_equal(ids[1], 9);
-	assert_int_equal(ids[2], 12);
+	assert_int_equal(ids[2], 9);
+	assert_int_equal(ids[3], 12);
 	free(cg);
 }
 
@@ -659,7 +661,7 @@ static void test_real_setsid_double_fork(void **state)
 
 	(void)state;
 	need(1u << JD_CG_FREEZER);
-	assert_int_equal(jd_cg_job_create(real, "alice", 1, NULL, &g), 0);
+	assert_int_equal(jd_cg_job_create(real, "alice", 1, 0, NULL, &g), 0);
 	child = start_in(&g, escaper, &fd);
 	assert_int_equal(read(fd, &orphan, sizeof(orphan)), sizeof(orphan));
 	close(fd);
@@ -670,6 +672,7 @@ static void test_real_setsid_double_fork(void **state)
 	assert_int_equal(kill(orphan, 0), 0);
 	assert_true(getsid(orphan) != child && getpgid(orphan) != child);
 	assert_true(jd_cg_populated(real, &g));
+	assert_int_equal(jd_cg_signal(real, &g, 0), 1); /* the orphan, listed in the group */
 	assert_true(jd_cg_kill(real, &g) >= 1);
 	assert_int_equal(waitpid(orphan, &st, 0), orphan); /* ours: we are the subreaper */
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
@@ -699,7 +702,7 @@ static void test_real_oom(void **state)
 
 	(void)state;
 	need((1u << JD_CG_MEMORY) | (1u << JD_CG_CPUACCT));
-	assert_int_equal(jd_cg_job_create(real, "alice", 2, &l, &g), 0);
+	assert_int_equal(jd_cg_job_create(real, "alice", 2, 0, &l, &g), 0);
 	child = start_in(&g, hog, &fd);
 	close(fd);
 	assert_int_equal(waitpid(child, &st, 0), child);
@@ -755,7 +758,7 @@ static void test_real_pids_limit(void **state)
 
 	(void)state;
 	need(1u << JD_CG_PIDS);
-	assert_int_equal(jd_cg_job_create(real, "bob", 3, &l, &g), 0);
+	assert_int_equal(jd_cg_job_create(real, "bob", 3, 0, &l, &g), 0);
 	child = start_in(&g, forker, &fd);
 	assert_int_equal(read(fd, &threads, sizeof(threads)), sizeof(threads));
 	close(fd);
@@ -816,7 +819,7 @@ static void test_real_cpu_and_weight(void **state)
 	assert_string_equal(file_text("%s/cpu.shares", dir), "3072\n");
 	assert_string_equal(file_text("%s/cpu.cfs_quota_us", dir), "150000\n");
 	/* Busy (EBUSY) when it has a job group; removing the job is what empties it. */
-	assert_int_equal(jd_cg_job_create(real, "carol", 4, NULL, &g), 0);
+	assert_int_equal(jd_cg_job_create(real, "carol", 4, 0, NULL, &g), 0);
 	child = start_in(&g, burn, &fd);
 	close(fd);
 	assert_int_equal(waitpid(child, &st, 0), child);
@@ -857,7 +860,7 @@ static void test_real_recover(void **state)
 
 	(void)state;
 	need(1u << JD_CG_FREEZER);
-	assert_int_equal(jd_cg_job_create(real, "dave", 77, NULL, &g), 0);
+	assert_int_equal(jd_cg_job_create(real, "dave", 77, 0, NULL, &g), 0);
 	child = start_in(&g, sleeper, &fd);
 	assert_int_equal(read(fd, &me, sizeof(me)), sizeof(me));
 	close(fd);

@@ -73,6 +73,14 @@ static void test_bad_values_named(void **state)
 	refused("{\"admins\": [\"no-such-user-here\"]}", "admins");
 	refused("{\"modules\": [42]}", "modules");
 	refused("{\"retention\": {\"events\": 1}}", "retention.events");
+	refused("{\"clients\": {\"ci\": {\"memory_max\": \"2X\"}}}", "clients.ci.memory_max");
+	refused("{\"clients\": {\"ci\": {\"memory_max\": 4096}}}", "clients.ci.memory_max");
+	refused("{\"clients\": {\"ci\": {\"cpu_max\": -1}}}", "clients.ci.cpu_max");
+	refused("{\"clients\": {\"ci\": {\"pids_max\": 5000000}}}", "clients.ci.pids_max");
+	refused("{\"cgroups\": {\"mode\": \"v3\"}}", "cgroups.mode");
+	refused("{\"cgroups\": {\"name\": \"../x\"}}", "cgroups.name");
+	refused("{\"cgroups\": {\"root\": \"/\"}}", "cgroups.root");
+	refused("{\"cgroups\": true}", "cgroups");
 	refused("{\"tuning\": 1}", "tuning");
 	refused("[1, 2]", "");
 }
@@ -115,6 +123,22 @@ static void test_static_diff(void **state)
 			      err, sizeof(err)), 0);
 	/* idle_policy is live; workers and socket_mode need a restart. */
 	assert_string_equal(jd_config_diff_static(&a, &b, buf, sizeof(buf)), "socket_mode,workers");
+	jd_config_free(&a);
+	jd_config_free(&b);
+	/* Client limits, inherited from the default like the rest. */
+	assert_int_equal(load(&a, "{\"clients\": {\"default\": {\"memory_max\": \"2G\"}, "
+			      "\"ci\": {\"pids_max\": 100, \"cpu_max\": 1.5}}}", err, sizeof(err)), 0);
+	assert_int_equal(jd_config_client(&a, "ci")->memory_max, 2ull << 30);
+	assert_int_equal(jd_config_client(&a, "ci")->pids_max, 100);
+	assert_int_equal(jd_config_client(&a, "ci")->cpu_milli, 1500);
+	assert_int_equal(jd_config_client(&a, "other")->pids_max, 0);
+	jd_config_free(&a);
+	/* The cgroups are decided at start. */
+	assert_int_equal(load(&a, "{}", err, sizeof(err)), 0);
+	assert_string_equal(a.cgroups.mode, "auto");
+	assert_int_equal(load(&b, "{\"cgroups\": {\"mode\": \"off\", \"name\": \"j1\"}}", err,
+			      sizeof(err)), 0);
+	assert_string_equal(jd_config_diff_static(&a, &b, buf, sizeof(buf)), "cgroups.mode,cgroups.name");
 	jd_config_free(&a);
 	jd_config_free(&b);
 }

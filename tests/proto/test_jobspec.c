@@ -281,6 +281,9 @@ static void spec_equal(const struct jp_job_spec *a, const struct jp_job_spec *b)
 		assert_string_equal(a->env[i].value, b->env[i].value);
 	}
 	assert_string_equal(a->cwd, b->cwd);
+	assert_int_equal(a->res_memory, b->res_memory);
+	assert_int_equal(a->res_pids, b->res_pids);
+	assert_int_equal(a->res_cpu_milli, b->res_cpu_milli);
 	assert_int_equal(a->has_stdin, b->has_stdin);
 	assert_int_equal(a->stdin_len, b->stdin_len);
 	if (a->stdin_len)
@@ -315,6 +318,49 @@ static void round_trip(const struct jp_job_spec *s)
 	jp_decoder_free(&d);
 }
 
+/* resources: the sizes people write, and every bad one named. */
+static void test_spec_resources(void **state)
+{
+	static const struct {
+		const char *mem;
+		uint64_t bytes;
+	} sizes[] = {{"\"2G\"", 2ull << 30}, {"\"512M\"", 512ull << 20}, {"\"1536KiB\"", 1536ull << 10},
+		     {"\"1T\"", 1ull << 40}, {"1048576", 1048576}, {"\"3000000B\"", 3000000}};
+	struct jp_job_spec s;
+	json_t *keep;
+	char text[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		snprintf(text, sizeof(text),
+			 "{\"kind\":\"exec\",\"argv\":[\"x\"],\"resources\":{\"memory\":%s,\"pids\":100,\"cpus\":1.5}}",
+			 sizes[i].mem);
+		spec_ok(text, &s, &keep);
+		assert_int_equal(s.res_memory, sizes[i].bytes);
+		assert_int_equal(s.res_pids, 100);
+		assert_int_equal(s.res_cpu_milli, 1500);
+		jp_job_spec_clear(&s);
+		json_decref(keep);
+	}
+	spec_bad("{\"kind\":\"exec\",\"argv\":[\"x\"],\"resources\":{\"memory\":\"2X\"}}", JSCHED_EBAD_REQUEST,
+		 "job.resources.memory");
+	spec_bad("{\"kind\":\"exec\",\"argv\":[\"x\"],\"resources\":{\"memory\":\"100K\"}}", JSCHED_EBAD_REQUEST,
+		 "job.resources.memory"); /* below 1M */
+	spec_bad("{\"kind\":\"exec\",\"argv\":[\"x\"],\"resources\":{\"memory\":\"-1G\"}}", JSCHED_EBAD_REQUEST,
+		 "job.resources.memory");
+	spec_bad("{\"kind\":\"exec\",\"argv\":[\"x\"],\"resources\":{\"pids\":0}}", JSCHED_EBAD_REQUEST,
+		 "job.resources.pids");
+	spec_bad("{\"kind\":\"exec\",\"argv\":[\"x\"],\"resources\":{\"cpus\":0}}", JSCHED_EBAD_REQUEST,
+		 "job.resources.cpus");
+	spec_bad("{\"kind\":\"exec\",\"argv\":[\"x\"],\"resources\":{\"cpus\":\"2\"}}", JSCHED_EBAD_REQUEST,
+		 "job.resources.cpus");
+	spec_bad("{\"kind\":\"exec\",\"argv\":[\"x\"],\"resources\":{\"gpus\":1}}", JSCHED_EBAD_REQUEST,
+		 "job.resources.gpus");
+	spec_bad("{\"kind\":\"exec\",\"argv\":[\"x\"],\"resources\":[]}", JSCHED_EBAD_REQUEST, "job.resources");
+	spec_bad("{\"kind\":\"call\",\"fn\":\"noop\",\"resources\":{}}", JSCHED_EBAD_REQUEST,
+		 "job.resources");
+}
+
 static void test_round_trips(void **state)
 {
 	const char *argv[] = {"sh", "-c", "echo \"$X\" | tr a-z A-Z", NULL};
@@ -347,6 +393,9 @@ static void test_round_trips(void **state)
 	s.stdin_data = in;
 	s.stdin_len = sizeof(in);
 	s.timeout_ms = 1;
+	s.res_memory = 2ull << 30;
+	s.res_pids = 100;
+	s.res_cpu_milli = 1500;
 	round_trip(&s);
 	s.has_stdin = true;	/* stdin present but empty is not the same as absent */
 	s.stdin_data = NULL;
@@ -606,6 +655,7 @@ int main(void)
 		cmocka_unit_test(test_protocol_examples),
 		cmocka_unit_test(test_spec_errors),
 		cmocka_unit_test(test_spec_limits_of_strings),
+		cmocka_unit_test(test_spec_resources),
 		cmocka_unit_test(test_round_trips),
 		cmocka_unit_test(test_submit_single_and_batch),
 		cmocka_unit_test(test_submit_graph),

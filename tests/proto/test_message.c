@@ -536,7 +536,7 @@ static void test_records(void **state)
 	r.value = value;
 	r.priority = JP_PRIO_CRITICAL;
 	record_round_trip(&r);
-	for (int c = JP_CAUSE_EXIT; c <= JP_CAUSE_SHUTDOWN; c++) {
+	for (int c = JP_CAUSE_EXIT; c <= JP_CAUSE_MEMORY; c++) {
 		r.state = JP_STATE_CANCELLED;
 		r.cause = (enum jp_cause)c;
 		r.value = NULL;

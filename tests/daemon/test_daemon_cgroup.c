@@ -1,0 +1,372 @@
+/* tests/daemon/test_daemon_cgroup.c: commands in control groups, against a real jschedd.
+ *
+ * As root on a machine with usable cgroups (v1 hierarchies here): a command that escapes
+ * its process group with setsid is killed with its job's group on cancel; a memory limit
+ * ends in an OOM kill reported with cause "memory"; a pids limit refuses forks and the
+ * record says so, and what the command left running is killed with the group; a client's
+ * limits (set_client) hold a job that asks for none; the record
+ * carries the group's CPU time and peak memory; the metrics say which cgroups are in use;
+ * and a daemon killed with SIGKILL leaves groups that the next daemon on the same subtree
+ * kills and names at start.  Without cgroups (cgroups.mode "off", which every user can
+ * run), a job asking for a limit is refused with not_supported, and other jobs run.
+ *
+ * No sleep decides a result: the tests wait (bounded) for the states and files they need.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/daemon/harness.h"
+
+static struct jdt t;
+static char skip_why[512];
+
+static json_t *cgroups_of(struct jsched_conn *c)
+{
+	json_t *m = jdt_metrics(c), *g = json_object_get(json_object_get(m, "exec"), "cgroups");
+
+	json_incref(g);
+	json_decref(m);
+	return g;
+}
+
+static int setup(void **state)
+{
+	struct jsched_conn *c;
+	json_t *g;
+
+	(void)state;
+	skip_why[0] = '\0';
+	jdt_start(&t, "\"workers\": 2, \"exec\": {\"kill_grace_ms\": 2000}");
+	c = jdt_connect(&t, NULL);
+	g = cgroups_of(c);
+	assert_non_null(g);
+	if (geteuid() != 0)
+		snprintf(skip_why, sizeof(skip_why), "needs root to create cgroups");
+	else if (strcmp(json_string_value(json_object_get(g, "mode")), "none") == 0)
+		snprintf(skip_why, sizeof(skip_why), "no usable cgroups here: %s",
+			 json_string_value(json_object_get(g, "reason")));
+	json_decref(g);
+	jsched_close(c);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+	return 0;
+}
+
+static void need_cgroups(void)
+{
+	if (skip_why[0]) {
+		fprintf(stderr, "skipped: %s\n", skip_why);
+		skip();
+	}
+}
+
+/* submit: one job from a JSON spec (printf format); returns its id. */
+__attribute__((format(printf, 2, 3))) static uint64_t submit(struct jsched_conn *c,
+							     const char *fmt, ...)
+{
+	char spec[4096];
+	va_list ap;
+	json_t *r;
+	uint64_t id;
+
+	va_start(ap, fmt);
+	vsnprintf(spec, sizeof(spec), fmt, ap);
+	va_end(ap);
+	r = jdt_ok(c, "{\"op\": \"submit\", \"job\": %s}", spec);
+	id = (uint64_t)json_integer_value(json_object_get(r, "job"));
+	json_decref(r);
+	assert_true(id > 0);
+	return id;
+}
+
+/* final: wait for job id to end in `state` (cause too if not NULL); its record. */
+static json_t *final(struct jsched_conn *c, uint64_t id, const char *state, const char *cause)
+{
+	json_t *rec;
+	const char *s = jdt_wait_final(c, id, &rec);
+
+	if (strcmp(s, state) != 0 ||
+	    (cause && strcmp(json_string_value(json_object_get(rec, "cause")), cause) != 0)) {
+		char *dump = json_dumps(rec, 0);
+
+		fail_msg("job %llu: expected %s/%s, got %s", (unsigned long long)id, state,
+			 cause ? cause : "-", dump);
+	}
+	return rec;
+}
+
+/* pid_in: the pid a command wrote into file `path` (bounded wait: 30 s). */
+static pid_t pid_in(const char *path)
+{
+	for (int i = 0; i < 3000; i++) {
+		FILE *f = fopen(path, "r");
+		long pid = 0;
+
+		if (f) {
+			int n = fscanf(f, "%ld", &pid);
+
+			fclose(f);
+			if (n == 1 && pid > 0)
+				return (pid_t)pid;
+		}
+		jdt_sleep_ms(10);
+	}
+	fail_msg("no pid appeared in %s", path);
+	return 0;
+}
+
+/* gone: whether pid has exited (no such process, or a zombie nobody reaped yet). */
+static bool gone(pid_t pid)
+{
+	char path[64], buf[512];
+	FILE *f;
+	size_t n;
+	const char *rp;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return true;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	rp = strrchr(buf, ')');
+	return rp && (rp[2] == 'Z' || rp[2] == 'X');
+}
+
+static void test_setsid_escape_killed_on_cancel(void **state)
+{
+	struct jsched_conn *c;
+	char file[400];
+	uint64_t id;
+	pid_t esc;
+	json_t *rec;
+
+	(void)state;
+	need_cgroups();
+	c = jdt_connect(&t, NULL);
+	snprintf(file, sizeof(file), "%s/escaped.pid", t.dir);
+	/* The escapee leaves the job's session and process group and closes the pipes. */
+	id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"setsid sh -c 'echo $$ > %s; "
+		       "exec sleep 300' </dev/null >/dev/null 2>&1 & exec sleep 300\"]}", file);
+	esc = pid_in(file);
+	jdt_until_state(c, id, "running");
+	assert_false(gone(esc));
+	assert_int_equal(getsid(esc), esc); /* a session of its own */
+	json_decref(jdt_ok(c, "{\"op\": \"cancel\", \"jobs\": [%llu]}", (unsigned long long)id));
+	rec = final(c, id, "cancelled", "cancel");
+	json_decref(rec);
+	/* The job is final once its group is empty: the escapee is dead by now. */
+	assert_true(gone(esc));
+	jsched_close(c);
+}
+
+static void test_memory_limit_oom(void **state)
+{
+	struct jsched_conn *c;
+	json_t *rec, *u;
+	uint64_t id;
+
+	(void)state;
+	need_cgroups();
+	c = jdt_connect(&t, NULL);
+	/* A string that doubles until the kernel kills the shell at 32 MiB. */
+	id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"x=a; while :; do x=$x$x; done\"], "
+		       "\"resources\": {\"memory\": \"32M\"}}");
+	rec = final(c, id, "failed", "memory");
+	assert_non_null(strstr(json_string_value(json_object_get(rec, "reason")),
+			       "memory limit of 33554432 bytes"));
+	u = json_object_get(rec, "usage");
+	assert_non_null(u);
+	assert_true(json_integer_value(json_object_get(u, "oom_kills")) >= 1);
+	assert_int_equal(json_integer_value(json_object_get(u, "memory_max_bytes")), 33554432);
+	assert_true(json_integer_value(json_object_get(u, "memory_peak_bytes")) <= 33554432);
+	json_decref(rec);
+	jsched_close(c);
+}
+
+static void test_pids_limit(void **state)
+{
+	struct jsched_conn *c;
+	json_t *rec, *u;
+	uint64_t id;
+
+	(void)state;
+	need_cgroups();
+	c = jdt_connect(&t, NULL);
+	/* The shell and 3 sleeps fit in 4; the 4th fork fails and the shell exits; the
+	 * sleeps it left are killed with the group, so the job ends at once. */
+	id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
+		       "\"for i in 1 2 3 4 5 6; do sleep 300 & done; wait\"], "
+		       "\"resources\": {\"pids\": 4}}");
+	rec = final(c, id, "failed", NULL);
+	u = json_object_get(rec, "usage");
+	assert_non_null(u);
+	assert_true(json_integer_value(json_object_get(u, "pids_limit_hits")) >= 1);
+	json_decref(rec);
+	jsched_close(c);
+}
+
+static void test_client_limits(void **state)
+{
+	struct jsched_conn *admin, *c;
+	json_t *r, *rec;
+	uint64_t id;
+
+	(void)state;
+	need_cgroups();
+	admin = jdt_connect(&t, NULL);
+	c = jdt_connect(&t, "capped"); /* the client exists once it said hello */
+	r = jdt_ok(admin, "{\"op\": \"set_client\", \"client\": \"capped\", \"weight\": 3, "
+			  "\"memory_max\": 33554432, \"pids_max\": 64, \"cpu_max\": 1.5}");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "client"), "memory_max")),
+			 33554432);
+	assert_true(json_real_value(json_object_get(json_object_get(r, "client"), "cpu_max")) == 1.5);
+	json_decref(r);
+	r = jdt_req(admin, "{\"op\": \"set_client\", \"client\": \"capped\", \"memory_max\": 1000}");
+	assert_string_equal(jdt_err_code(r), "invalid_argument");
+	json_decref(r);
+	/* The job asks for nothing; its client's group holds it to 32 MiB. */
+	id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"x=a; while :; do x=$x$x; done\"]}");
+	rec = final(c, id, "failed", "memory");
+	assert_non_null(strstr(json_string_value(json_object_get(rec, "reason")), "client's memory limit"));
+	json_decref(rec);
+	jsched_close(c);
+	jsched_close(admin);
+}
+
+static void test_usage_and_metrics(void **state)
+{
+	struct jsched_conn *c;
+	json_t *rec, *u, *g;
+	uint64_t id;
+
+	(void)state;
+	need_cgroups();
+	c = jdt_connect(&t, NULL);
+	id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
+		       "\"i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done\"], "
+		       "\"resources\": {\"cpus\": 2}}");
+	rec = final(c, id, "succeeded", NULL);
+	u = json_object_get(rec, "usage");
+	assert_non_null(u);
+	assert_true(json_integer_value(json_object_get(u, "cpu_us")) > 0);
+	assert_true(json_integer_value(json_object_get(u, "memory_peak_bytes")) > 0);
+	assert_int_equal(json_integer_value(json_object_get(u, "oom_kills")), 0);
+	json_decref(rec);
+	g = cgroups_of(c);
+	assert_string_equal(json_string_value(json_object_get(g, "mode")), "v1");
+	assert_true(json_integer_value(json_object_get(g, "created")) >= 1);
+	/* Every finished job's group is gone (none is pending: the suite's jobs ended). */
+	assert_int_equal(json_integer_value(json_object_get(g, "created")),
+			 json_integer_value(json_object_get(g, "removed")) +
+				 json_integer_value(json_object_get(g, "pending_removal")));
+	json_decref(g);
+	jsched_close(c);
+}
+
+static void test_leftovers_of_a_killed_daemon(void **state)
+{
+	struct jdt a, b;
+	struct jsched_conn *c;
+	char conf[256], file[400];
+	json_t *g, *ids;
+	uint64_t id;
+	pid_t pid;
+
+	(void)state;
+	need_cgroups();
+	snprintf(conf, sizeof(conf), "\"cgroups\": {\"name\": \"jschedd-test-%d\"}", (int)getpid());
+	jdt_start(&a, conf);
+	c = jdt_connect(&a, NULL);
+	snprintf(file, sizeof(file), "/tmp/jschedd-test-%d.pid", (int)getpid());
+	unlink(file);
+	id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"echo $$ > %s; exec sleep 300\"]}",
+		    file);
+	pid = pid_in(file);
+	unlink(file);
+	jdt_until_state(c, id, "running");
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&a, SIGKILL), 128 + SIGKILL);
+	assert_false(gone(pid)); /* the daemon died; its command did not */
+
+	jdt_start(&b, conf);
+	assert_true(gone(pid));
+	assert_true(jdt_log_contains(&b, "groups a previous run left"));
+	c = jdt_connect(&b, NULL);
+	g = cgroups_of(c);
+	ids = json_object_get(g, "recovered_jobs");
+	assert_int_equal(json_array_size(ids), 1);
+	assert_int_equal(json_integer_value(json_array_get(ids, 0)), (json_int_t)id);
+	json_decref(g);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&b, SIGTERM), 0);
+}
+
+static void test_limits_refused_without_cgroups(void **state)
+{
+	struct jdt off;
+	struct jsched_conn *c;
+	json_t *r, *g, *rec;
+	uint64_t id;
+
+	(void)state;
+	jdt_start(&off, "\"cgroups\": {\"mode\": \"off\"}");
+	c = jdt_connect(&off, NULL);
+	g = cgroups_of(c);
+	assert_string_equal(json_string_value(json_object_get(g, "mode")), "none");
+	assert_non_null(strstr(json_string_value(json_object_get(g, "reason")), "turned off"));
+	json_decref(g);
+	r = jdt_req(c, "{\"op\": \"submit\", \"jobs\": [{\"kind\": \"exec\", \"argv\": [\"true\"]}, "
+		       "{\"kind\": \"exec\", \"argv\": [\"true\"], \"resources\": {\"memory\": \"1G\"}}]}");
+	assert_string_equal(jdt_err_code(r), "not_supported");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"), "field")),
+			    "jobs[1].resources");
+	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(r, "error"), "message")),
+			       "memory limit needs cgroups"));
+	json_decref(r);
+	/* Whole or nothing: neither job exists; one without limits runs, without usage. */
+	id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"true\"]}");
+	rec = final(c, id, "succeeded", NULL);
+	assert_null(json_object_get(rec, "usage"));
+	json_decref(rec);
+	/* Nor can a client's limits be set. */
+	r = jdt_req(c, "{\"op\": \"set_client\", \"client\": \"root\", \"pids_max\": 10}");
+	if (geteuid() == 0) { /* an admin: the limit is what is refused */
+		assert_string_equal(jdt_err_code(r), "not_supported");
+		assert_non_null(strstr(json_string_value(json_object_get(json_object_get(r, "error"), "message")),
+				       "pids limit needs cgroups"));
+	}
+	json_decref(r);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&off, SIGTERM), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_setsid_escape_killed_on_cancel),
+		cmocka_unit_test(test_memory_limit_oom),
+		cmocka_unit_test(test_pids_limit),
+		cmocka_unit_test(test_client_limits),
+		cmocka_unit_test(test_usage_and_metrics),
+		cmocka_unit_test(test_leftovers_of_a_killed_daemon),
+		cmocka_unit_test(test_limits_refused_without_cgroups),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
