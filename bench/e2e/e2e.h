@@ -41,6 +41,7 @@ void e2e_tput(struct e2e *e);	/* 2. tiny-job throughput */
 void e2e_exec(struct e2e *e);	/* 3. commands */
 void e2e_fair(struct e2e *e);	/* 4. fairness */
 void e2e_scale(struct e2e *e);	/* 5. scale */
+void e2e_cgroup(struct e2e *e);	/* 6. control groups */
 
 /* ---- a jschedd of our own (daemon.c) -------------------------------------------------- */
 

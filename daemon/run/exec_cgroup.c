@@ -277,8 +277,17 @@ json_t *jd_exec_cgroups_metrics(const struct jd_exec *x)
 		      "recovered", (json_int_t)cg->stats.recovered, "recovered_jobs", rec,
 		      "abandoned", (json_int_t)x->cg_abandoned, "pending_removal",
 		      pending);
-	if (o && cg->mode != JD_CG_NONE)
+	if (o && cg->mode != JD_CG_NONE) {
+		/* The subtree's directory per controller (v2: one for all). */
+		json_t *roots = json_object();
+
+		for (size_t h = 0; roots && h < cg->nhier; h++)
+			for (int c = 0; c < JD_CG_NCTL; c++)
+				if (cg->hier[h].ctls & (1u << c))
+					json_object_set_new(roots, names[c], json_string(cg->hier[h].base));
 		json_object_set_new(o, "root", json_string(cg->hier[0].base));
+		json_object_set_new(o, "roots", roots);
+	}
 	return o;
 }
 
