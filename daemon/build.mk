@@ -62,7 +62,8 @@ $(JSCHEDD_MODULE) $(JSCHEDD_BADMODULE): $(B)/tests/daemon/%.so: $(B)/obj/tests/d
 
 # ---- unit tests of the parts that need no daemon ---------------------------------------
 JSCHEDD_UNIT := $(B)/tests/daemon/unit_config $(B)/tests/daemon/unit_hist \
-	$(B)/tests/daemon/unit_whist $(B)/tests/daemon/unit_prometheus $(B)/tests/daemon/unit_cgroup
+	$(B)/tests/daemon/unit_whist $(B)/tests/daemon/unit_prometheus $(B)/tests/daemon/unit_cgroup \
+	$(B)/tests/daemon/unit_log
 # The config reader is core/config*.c alone (plain data, jansson): the unit test links
 # only those.
 JSCHEDD_CONFIG_OBJS := $(patsubst %.c,$(B)/obj/%.o,daemon/core/config.c daemon/core/config_exec.c \
@@ -88,6 +89,11 @@ $(B)/tests/daemon/unit_prometheus: $(B)/obj/tests/daemon/unit_prometheus.o \
 # unit_cgroup (daemon/run/cgroup.c, libc only): every mode's files on trees it builds, and
 # real cgroup v1 groups when run as root where they exist (it prints what it skips, why).
 $(B)/tests/daemon/unit_cgroup: $(B)/obj/tests/daemon/unit_cgroup.o $(B)/obj/daemon/run/cgroup.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)
+# unit_log: the log lines' journal priorities (daemon/core/log.c, libc only).
+$(B)/tests/daemon/unit_log: $(B)/obj/tests/daemon/unit_log.o $(B)/obj/daemon/core/log.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)

@@ -169,7 +169,10 @@ void jd_daemon_shutdown(struct jd_daemon *d, bool immediate)
 	d->net.state = immediate ? JD_STOPPING : JD_DRAINING;
 	d->exit_status = immediate ? JD_EXIT_IMMEDIATE : JD_EXIT_OK;
 	jd_service_stopping(d); /* STOPPING=1 to systemd (service.c) */
-	jd_server_stop_accepting(&d->net);
+	/* Graceful: the socket stays, so status, wait, list and metrics keep working until the
+	 * last job has ended (op_submit refuses new jobs); immediate: no one new. */
+	if (immediate)
+		jd_server_stop_accepting(&d->net);
 	jd_session_broadcast_shutdown(&d->net, immediate ? "immediate" : "graceful");
 	if (immediate)
 		jd_jobs_cancel_all(&d->jobs);

@@ -291,9 +291,10 @@ static int dispatch(struct jsched_conn *c, const json_t *msg, struct jc_text tex
 		return 0;
 	}
 	if (in.id == JP_ID_NONE) {
-		/* The daemon could not read one of our frames and closes the connection. */
+		/* The daemon closes the connection and says why: a frame it could not read, or
+		 * a connection over its limits (too_many_connections). */
 		int code = in.error_obj != NULL ? jc_set_error_obj(c, in.error_obj) : JSCHED_EPROTOCOL;
-		return kill_conn(c, code, "jschedd refused a frame: %s", c->err_message ? c->err_message : "");
+		return kill_conn(c, code, "jschedd closed the connection: %s", c->err_message ? c->err_message : "");
 	}
 	struct pending **pp = &c->inflight, *p = NULL;
 	for (; *pp != NULL; pp = &(*pp)->next)

@@ -70,7 +70,7 @@ int jp_default_socket_path(char *buf, size_t size);
 #define JP_REF_MAX 64u		/* a ref, a client name */
 #define JP_COST_MAX 1000000u
 #define JP_LIST_LIMIT_MAX 10000u
-#define JP_WEIGHT_MAX 10000u
+#define JP_WEIGHT_MAX 1000000u
 
 /* ---- errors ------------------------------------------------------------------------ */
 

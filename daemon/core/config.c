@@ -181,7 +181,7 @@ static int read_client(struct reader *r, json_t *obj, struct jd_client_conf *cc)
 		return fail(r, "", "must be an object");
 	if ((rc = check_keys(r, obj, keys)))
 		return rc;
-	GET_U32(r, obj, "weight", 1, 1000000, cc->weight);
+	GET_U32(r, obj, "weight", 1, JD_CLIENT_WEIGHT_MAX, cc->weight);
 	GET_U32(r, obj, "max_queued", 1, 100000000, cc->max_queued);
 	/* Limits of the client's control group (run/cgroup.h); 0 or absent: none. */
 	if ((v = json_object_get(obj, "memory_max")) &&

@@ -20,6 +20,10 @@
 /* The socket mode meaning "decide from the path" (the default; security.c decides). */
 #define JD_SOCKET_MODE_AUTO 01000u
 
+/* The largest client weight, in the config and in set_client alike (net/op_admin.c checks
+ * that the protocol's JP_WEIGHT_MAX is this). */
+#define JD_CLIENT_WEIGHT_MAX 1000000u
+
 /* The "exec" section of the config (all changeable live). */
 struct jd_exec_config {
 	uint32_t max_processes;		/* commands running at once */

@@ -9,6 +9,8 @@
 #include "daemon/net/ops.h"
 #include "daemon/net/session.h"
 
+_Static_assert(JP_WEIGHT_MAX == JD_CLIENT_WEIGHT_MAX, "set_client and the config take the same weights");
+
 void jd__op_reload(struct jd_conn *c, const struct jp_request *r)
 {
 	json_t *applied = NULL, *restart = NULL;
@@ -36,18 +38,12 @@ void jd__op_set_client(struct jd_conn *c, const struct jp_request *r)
 	struct jd_client *cl = jd_client_find(d->clients, name);
 	const char *ov = jp_req_str(r, "overflow", NULL);
 	struct jd_client_conf conf;
-	bool in_config = false;
 	char why[PATH_MAX + 400];
 	const json_t *cpu;
 	int rc;
 
-	for (size_t i = 0; i < d->cfg->n_clients; i++)
-		in_config |= strcmp(d->cfg->clients[i].name, name) == 0;
-	if (!cl && !in_config) {
-		jd__reply_error(c, r->id, JSCHED_ENO_SUCH_CLIENT, "client",
-			        "no client '%s' (not in the config, never connected)", name);
-		return;
-	}
+	/* A client that has not connected yet (nor is in the config) is made now, with these
+	 * settings pinned: they are in force when it connects. */
 	if (!cl && !(cl = jd_client_get(d->clients, name))) {
 		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		return;

@@ -146,10 +146,15 @@ void jd_conn_close(struct jd_conn *c, const char *why)
 		return;
 	c->closing = true;
 	/* It stops counting against the limits now, not when the reaper runs: a client
-	 * that closes and connects again at once must find its place free. */
-	s->n_conns--;
-	if ((u = uid_slot(s, c->uid, false)) && u->n > 0)
-		u->n--;
+	 * that closes and connects again at once must find its place free.  (A refused one
+	 * was counted off when it was refused.) */
+	if (c->refused) {
+		s->n_refusing--;
+	} else {
+		s->n_conns--;
+		if ((u = uid_slot(s, c->uid, false)) && u->n > 0)
+			u->n--;
+	}
 	jd_log(JD_LOG_DEBUG, "connection %llu (uid %u pid %d) closed: %s",
 	       (unsigned long long)c->serial, (unsigned)c->uid, (int)c->pid, why);
 	uv_read_stop((uv_stream_t *)&c->pipe);
@@ -265,6 +270,10 @@ static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 
 	if (nread == 0)
 		return;
+	if (c->refused) {
+		jd_conn_close(c, "over a connection limit");
+		return;
+	}
 	if (nread < 0) {
 		if (nread == UV_EOF && !peer_gone(c, POLLHUP)) {
 			/* The peer shut its write side only: no more requests, but it may still
@@ -362,17 +371,43 @@ static void handshake_timeout_cb(uv_timer_t *t)
 {
 	struct jd_conn *c = t->data;
 
-	jd_session_fatal(c, JSCHED_ETIMEOUT, "no hello within the handshake time");
+	if (c->refused) /* it was told why already */
+		jd_conn_close(c, "over a connection limit");
+	else
+		jd_session_fatal(c, JSCHED_ETIMEOUT, "no hello within the handshake time");
 }
 
-/* refuse: accept-and-close a connection over a limit, telling it why in one frame. */
+/* refuse: a connection over a limit gets one frame saying why (too_many_connections,
+ * id null), and is closed when it first sends (its hello) or after REFUSED_LINGER_MS.
+ * Closing at once would make the client's hello fail to write (EPIPE) before it read the
+ * reason.  At most REFUSING_MAX wait so at once (their descriptors come out of the
+ * open-file reserve of jd_server_connection_cap); past that, a storm is refused at once. */
+#define REFUSED_LINGER_MS 1000
+#define REFUSING_MAX 32
 static void refuse(struct jd_conn *c, const char *why)
 {
-	c->d->srv.refused++;
-	jd_session_fatal(c, JSCHED_ETOO_MANY_CONNECTIONS, why);
+	struct jd_server *s = &c->d->srv;
+	struct jd_uid_count *u;
+
+	s->refused++;
+	if (s->n_refusing >= REFUSING_MAX) {
+		jd_session_fatal(c, JSCHED_ETOO_MANY_CONNECTIONS, why); /* a storm: at once */
+		return;
+	}
+	/* Told why, it no longer counts against the limits, as if closed (jd_conn_close does
+	 * not count it off again). */
+	c->refused = true;
+	s->n_refusing++;
+	s->n_conns--;
+	if ((u = uid_slot(s, c->uid, false)) && u->n > 0)
+		u->n--;
+	jd_reply_error_obj(c, JP_ID_NONE, jp_error_new(JSCHED_ETOO_MANY_CONNECTIONS, NULL, why));
+	uv_timer_start(&c->hs_timer, handshake_timeout_cb, REFUSED_LINGER_MS, 0);
+	uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb);
 }
 
-/* uid_hung_up: how many of c's uid's connections (any uid's with any_uid), but c, the peer has already closed or shut
+/* uid_hung_up: how many of c's uid's connections (any uid's with any_uid), but c and the
+ * refused ones (counted off already), the peer has already closed or shut
  * for writing, with no wait pending: the event loop has not read their end of stream yet
  * (it may come in the same batch as this connect), so they no longer count.  Looked at only
  * when a limit is reached. */
@@ -381,7 +416,7 @@ static uint32_t uid_hung_up(struct jd_server *s, const struct jd_conn *c, bool a
 	uint32_t n = 0;
 
 	for (struct jd_conn *o = s->conns; o; o = o->next)
-		if (o != c && (any_uid || o->uid == c->uid) && !o->closing && !o->waits &&
+		if (o != c && (any_uid || o->uid == c->uid) && !o->closing && !o->refused && !o->waits &&
 		    peer_gone(o, POLLRDHUP | POLLHUP))
 			n++;
 	return n;
@@ -468,7 +503,9 @@ static void connection_cb(uv_stream_t *listener, int status)
 		refuse(c, "too many connections from this uid (limits.connections_per_uid)");
 		return;
 	}
-	if (d->state != JD_SERVING) {
+	/* A graceful shutdown still answers everything but submits, on new connections too,
+	 * until the last job has ended; an immediate one takes no one new. */
+	if (d->state == JD_STOPPING) {
 		jd_session_fatal(c, JSCHED_ESHUTTING_DOWN, "jschedd is shutting down");
 		return;
 	}

@@ -44,6 +44,7 @@ struct jd_conn {
 	pid_t pid;
 	struct jd_client *client;	/* set by hello */
 	bool hello_done;
+	bool refused;		/* over a connection limit: told so, closed at its first read */
 	bool closing;		/* jd_conn_close called: no more reads, writes dropped */
 	bool abort;		/* closed for not reading (or a write failed): drop the queue
 				 * instead of lingering to flush it */
@@ -78,6 +79,7 @@ struct jd_server {
 	struct jd_conn *conns;	/* all open connections */
 	struct jd_conn *to_close;
 	uint32_t n_conns;
+	uint32_t n_refusing;	/* refused, told why, waiting for the peer's first bytes */
 	struct jd_uid_count *uids;
 	size_t n_uids, cap_uids;
 	uint64_t next_serial;

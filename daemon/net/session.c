@@ -215,7 +215,7 @@ static void op_hello(struct jd_conn *c, const struct jp_request *r)
 		jd_conn_close(c, "version mismatch");
 		return;
 	}
-	if (d->state != JD_SERVING) {
+	if (d->state == JD_STOPPING) {
 		jd__reply_error(c, r->id, JSCHED_ESHUTTING_DOWN, NULL, "jschedd is shutting down");
 		jd_conn_close(c, "shutting down");
 		return;

@@ -394,7 +394,7 @@ JSCHED_API int jsched_drain(struct jsched_conn *conn, const char *client, bool r
  * text (reload: the config keys applied and those needing a restart; set_client: the
  * client's settings now in force), freed with jsched_free.
  * - reload: re-read the config file.
- * - set_client: change a client's weight (1..10,000) and/or its queued-job limit and
+ * - set_client: change a client's weight (1..1,000,000) and/or its queued-job limit and
  *   overflow strategy ("reject", "drop_oldest", "drop_newest", "block"); 0 or NULL leaves
  *   a setting as it is.
  * - shutdown: graceful (finish what is queued and running, then exit) or immediate

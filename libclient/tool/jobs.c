@@ -860,9 +860,12 @@ int cmd_watch(struct jsched_conn *conn, const struct cli_cmd *cmd)
 			jsched_server_instance(conn), last);
 	fflush(stdout);
 	fflush(stderr);
+	bool draining = false; /* a graceful shutdown was announced: its jobs still end */
 	for (long n = 0; cmd->count == 0 || n < cmd->count; n++) {
 		struct jsched_event *ev;
 		r = jsched_next_event(conn, -1, &ev);
+		if (r == JSCHED_EDISCONNECTED && draining)
+			return CLI_EXIT_OK; /* the daemon exited once the last job had ended */
 		if (r < 0)
 			return tool_fail(conn, cmd, r);
 		if (cmd->json) {
@@ -892,8 +895,10 @@ int cmd_watch(struct jsched_conn *conn, const struct cli_cmd *cmd)
 		}
 		fflush(stdout); /* a watcher reads line by line, often through a pipe */
 		bool shutdown = strcmp(ev->type, "shutdown") == 0;
+		/* After a graceful shutdown's event, the remaining jobs' events still come. */
+		draining |= shutdown && ev->mode != NULL && strcmp(ev->mode, "graceful") == 0;
 		jsched_event_free(ev);
-		if (shutdown)
+		if (shutdown && !draining)
 			break;
 	}
 	return CLI_EXIT_OK;

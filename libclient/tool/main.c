@@ -36,6 +36,7 @@ int tool_exit_of(int code)
 		return CLI_EXIT_OK;
 	case JSCHED_ECONNECT:
 	case JSCHED_EDISCONNECTED:
+	case JSCHED_ETOO_MANY_CONNECTIONS:
 		return CLI_EXIT_UNAVAILABLE;
 	case JSCHED_ETIMEOUT:
 		return CLI_EXIT_TIMEOUT;

@@ -227,25 +227,39 @@ static void test_connections_per_uid(void **state)
 
 	(void)state;
 	/* limits.connections_per_uid is 8 and the bystander holds one: the 8th raw
-	 * connection from here is told so and closed. */
+	 * connection from here is told so (too_many_connections, once it has written its
+	 * hello: the write does not fail) and closed. */
 	for (n = 0; n < 16 && refused < 0; n++) {
 		json_t *r;
 
 		static const char hello_req[] = "\0\0\0\x26{\"op\": \"hello\", \"id\": 0, \"version\": 1}";
 
 		fds[n] = jdt_raw(&t);
-		/* A refused connection may already be closed: the send may fail; the
-		 * refusal is still there to read. */
-		(void)!send(fds[n], hello_req, sizeof(hello_req) - 1, MSG_NOSIGNAL);
+		assert_int_equal(send(fds[n], hello_req, sizeof(hello_req) - 1, MSG_NOSIGNAL),
+				 (ssize_t)sizeof(hello_req) - 1);
 		r = jdt_read_frame(fds[n]);
 		assert_non_null(r);
 		if (!json_is_true(json_object_get(r, "ok"))) {
 			assert_string_equal(jdt_err_code(r), "too_many_connections");
+			assert_true(json_is_null(json_object_get(r, "id")));
 			refused = n;
 		}
 		json_decref(r);
 	}
 	assert_int_equal(refused, 7);
+	/* Through the library, every time: the reason, not a broken pipe. */
+	for (int i = 0; i < 20; i++) {
+		struct jsched_conn *c = NULL;
+		char msg[256];
+
+		int rc = jsched_connect_error(t.sock, NULL, &c, msg, sizeof(msg));
+
+		if (rc != JSCHED_ETOO_MANY_CONNECTIONS)
+			fail_msg("connect %d of 20: %s (%s)", i, jsched_err_name(rc), msg);
+		assert_null(c);
+		if (strstr(msg, "too many connections") == NULL)
+			fail_msg("connect said: %s", msg);
+	}
 	for (int i = 0; i < n; i++)
 		close(fds[i]);
 	bystander_ok();

@@ -1,7 +1,9 @@
 /* tests/daemon/test_daemon_lifecycle.c: start, reload and stop.
  *
- * - graceful shutdown (SIGTERM) with work queued and running: no new connections or jobs,
- *   every accepted job finishes (succeeded), a pending wait is answered, exit status 0;
+ * - graceful shutdown (SIGTERM) with work queued and running: no new jobs, every accepted
+ *   job finishes (succeeded), a pending wait is answered, exit status 0;
+ * - during a graceful shutdown, new connections are answered (status, list, metrics, wait)
+ *   and only their submits are refused (shutting_down), until the last job ends;
  * - immediate shutdown (admin op) with work queued, running and suspended: every job
  *   ends cancelled with cause "shutdown", the wait is answered, exit status 3;
  * - a second SIGTERM turns a graceful shutdown into an immediate one;
@@ -115,8 +117,7 @@ static void test_graceful_with_work_in_flight(void **state)
 		}
 		assert_true(refused);
 	}
-	/* ... and no new connections. */
-	assert_int_not_equal(jsched_connect(t.sock, NULL, &late), 0);
+	(void)late;
 	pump(w);
 	assert_int_equal(wait_reply, 1);
 	assert_int_equal(wait_results->count, 12);
@@ -127,6 +128,64 @@ static void test_graceful_with_work_in_flight(void **state)
 	jsched_close(w);
 	assert_int_equal(jdt_wait_exit(&t, 30000), 0);
 	assert_true(jdt_log_contains(&t, "exiting with status 0"));
+	jdt_stop(&t, SIGTERM);
+}
+
+/* A graceful shutdown keeps answering: a job held running (example.hold, until it is
+ * cancelled) keeps the daemon draining for as long as the test wants, deterministically. */
+static void test_graceful_answers_until_the_last_job(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *c, *late;
+	uint64_t held, done;
+	json_t *r;
+
+	(void)state;
+	jdt_start(&t, "");
+	c = jdt_connect(&t, "drain");
+	done = jdt_submit_call(c, "noop", NULL);
+	assert_string_equal(jdt_wait_final(c, done, NULL), "succeeded");
+	held = jdt_submit_call(c, "example.hold", NULL);
+	jdt_until_state(c, held, "running");
+	kill(t.pid, SIGTERM);
+	/* Once the signal is handled, submits are refused ... */
+	{
+		bool refused = false;
+
+		for (int i = 0; i < 3000 && !refused; i++) {
+			r = jdt_req(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"call\", \"fn\": \"noop\"}}");
+			refused = strcmp(jdt_err_code(r), "shutting_down") == 0;
+			if (!refused) /* accepted before the signal was handled: it ends at once */
+				assert_string_equal(jdt_wait_final(c, (uint64_t)json_integer_value(
+									      json_object_get(r, "job")), NULL),
+						    "succeeded");
+			json_decref(r);
+			if (!refused)
+				jdt_sleep_ms(10);
+		}
+		assert_true(refused);
+	}
+	/* ... but a new connection is answered: status, list, metrics, a wait, output. */
+	late = jdt_connect(&t, "drain");
+	assert_string_equal(jdt_state(late, held), "running");
+	assert_string_equal(jdt_state(late, done), "succeeded");
+	r = jdt_ok(late, "{\"op\": \"list\", \"states\": [\"running\"]}");
+	assert_int_equal(json_array_size(json_object_get(r, "jobs")), 1);
+	json_decref(r);
+	r = jdt_metrics(late);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "jobs"), "running")), 1);
+	json_decref(r);
+	r = jdt_req(late, "{\"op\": \"wait\", \"job\": %llu, \"timeout_ms\": 0}", (unsigned long long)held);
+	assert_string_equal(jdt_err_code(r), "timeout");
+	json_decref(r);
+	r = jdt_req(late, "{\"op\": \"submit\", \"job\": {\"kind\": \"call\", \"fn\": \"noop\"}}");
+	assert_string_equal(jdt_err_code(r), "shutting_down");
+	json_decref(r);
+	/* The last job ends: the daemon exits, gracefully. */
+	json_decref(jdt_ok(late, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)held));
+	assert_int_equal(jdt_wait_exit(&t, 30000), 0);
+	jsched_close(late);
+	jsched_close(c);
 	jdt_stop(&t, SIGTERM);
 }
 
@@ -348,6 +407,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_graceful_with_work_in_flight),
+		cmocka_unit_test(test_graceful_answers_until_the_last_job),
 		cmocka_unit_test(test_immediate_with_work_in_flight),
 		cmocka_unit_test(test_second_sigterm_escalates),
 		cmocka_unit_test(test_reload),

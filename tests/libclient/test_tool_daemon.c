@@ -390,9 +390,63 @@ static void test_metrics_and_shutdown(void **state)
 	CONTAINS(out, "CLIENT");
 	assert_int_equal(run("", "status 999999"), 1);
 	CONTAINS(err, "no_such_job");
+	/* A client configured before it ever connected gets its settings when it does; the
+	 * weight goes as high as the config's. */
+	assert_int_equal(run("", "admin set-client not-yet-seen --weight 1000000 --overflow drop_oldest"), 0);
+	CONTAINS(out, "client not-yet-seen: weight 1000000");
+	assert_int_equal(run("", "-C not-yet-seen submit --wait --fn noop"), 0);
+	assert_int_equal(run("", "metrics --json"), 0);
+	doc = json_loads(out, 0, NULL);
+	size_t i;
+	json_t *cl, *seen = NULL;
+	json_array_foreach(json_object_get(doc, "clients"), i, cl)
+		if (strcmp(json_string_value(json_object_get(cl, "name")), "not-yet-seen") == 0)
+			seen = cl;
+	assert_non_null(seen);
+	assert_int_equal(json_integer_value(json_object_get(seen, "weight")), 1000000);
+	assert_string_equal(json_string_value(json_object_get(seen, "overflow")), "drop_oldest");
+	json_decref(doc);
+	assert_int_equal(run("", "admin set-client not-yet-seen --weight 1000001"), 1);
+	CONTAINS(err, "weight");
+
+	/* A graceful shutdown with a job still running: the tool keeps working (ls,
+	 * status, cancel) until the last job ends, submits are refused, and a watcher
+	 * sees the shutdown and then the last job's end, and exits 0 with the daemon. */
+	assert_int_equal(run("", "submit --name the-last-one -- sleep 30"), 0);
+	unsigned long long last = strtoull(out, NULL, 10);
+	char line[1200], watch_out[400], watch_rc[400];
+	snprintf(watch_out, sizeof watch_out, "%s/watch.out", jd.dir);
+	snprintf(watch_rc, sizeof watch_rc, "%s/watch.rc", jd.dir);
+	snprintf(line, sizeof line, "(%s -s %s watch > %s 2>&1; echo $? > %s) &", JSCHED_BIN, jd.sock, watch_out,
+		 watch_rc);
+	assert_int_equal(system(line), 0);
+	bool watching = false;
+	for (int k = 0; k < 400 && !watching; k++) {
+		assert_int_equal(run("", "metrics --json"), 0);
+		doc = json_loads(out, 0, NULL);
+		watching = json_integer_value(json_object_get(json_object_get(doc, "connections"), "watching")) >= 1;
+		json_decref(doc);
+		if (!watching)
+			jdt_sleep_ms(25);
+	}
+	assert_true(watching);
 	assert_int_equal(run("", "admin shutdown"), 0);
+	assert_int_equal(run("", "ls --name the-last-one -o state"), 0);
+	assert_string_equal(out, "STATE\nrunning\n");
+	assert_int_equal(run("", "submit --fn noop"), 1);
+	CONTAINS(err, "shutting_down");
+	snprintf(line, sizeof line, "cancel %llu", last);
+	assert_int_equal(run("", line), 0);
 	assert_int_equal(jdt_wait_exit(&jd, 20000), 0);
 	assert_int_equal(run("", "ls"), 69);
+	for (int k = 0; k < 400 && access(watch_rc, F_OK) != 0; k++)
+		jdt_sleep_ms(25);
+	slurp(watch_rc, out, sizeof out);
+	assert_string_equal(out, "0\n");
+	slurp(watch_out, out, sizeof out);
+	CONTAINS(out, "shutdown graceful");
+	CONTAINS(out, "cancelled");
+	CONTAINS(out, "the-last-one");
 }
 
 static int setup(void **state)

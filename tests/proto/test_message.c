@@ -174,7 +174,13 @@ static void test_member_errors(void **state)
 	req_bad("{\"op\":\"set_client\",\"id\":10,\"weight\":2}", JSCHED_EBAD_REQUEST, "client", 10);
 	req_bad("{\"op\":\"set_client\",\"id\":10,\"client\":\"x\",\"weight\":0}", JSCHED_EBAD_REQUEST,
 		"weight", 10);
-	req_bad("{\"op\":\"set_client\",\"id\":10,\"client\":\"x\",\"weight\":10001}",
+	/* status takes "detail" (a boolean); cancel does not. */
+	req_ok("{\"op\":\"status\",\"id\":13,\"jobs\":[1,2],\"detail\":true}", JP_OP_STATUS, 13);
+	req_bad("{\"op\":\"status\",\"id\":13,\"job\":1,\"detail\":\"yes\"}", JSCHED_EBAD_REQUEST, "detail", 13);
+	req_bad("{\"op\":\"cancel\",\"id\":13,\"job\":1,\"detail\":true}", JSCHED_EBAD_REQUEST, "detail", 13);
+	/* The config's range: 1 to 1,000,000. */
+	req_ok("{\"op\":\"set_client\",\"id\":10,\"client\":\"x\",\"weight\":1000000}", JP_OP_SET_CLIENT, 10);
+	req_bad("{\"op\":\"set_client\",\"id\":10,\"client\":\"x\",\"weight\":1000001}",
 		JSCHED_EBAD_REQUEST, "weight", 10);
 	req_bad("{\"op\":\"set_client\",\"id\":10,\"client\":\"x\",\"overflow\":\"drop\"}",
 		JSCHED_EBAD_REQUEST, "overflow", 10);
