@@ -76,12 +76,10 @@ struct jd_exec_result {
 };
 
 /* An exec job's part of struct jd_job (j->exec).  spec: immutable after submit.  res:
- * loop thread.  parked/park_next: under the process slots' lock (run/exec.c). */
+ * loop thread. */
 struct jd_exec_job {
 	struct jd_exec_spec spec;
 	struct jd_exec_result res;
-	bool parked;
-	struct jd_job *park_next;
 };
 
 /* jd_exec_job_new: an exec job's part, copied from a parsed spec.  NULL on ENOMEM.

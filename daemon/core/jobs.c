@@ -403,8 +403,14 @@ bool jd_job_finish(struct jd_jobs *t, struct jd_job *j, enum jd_state s, enum jp
 	j->reason = reason && s != JD_SUCCEEDED ? strdup(reason) : NULL;
 	if (j->reason)
 		jp_utf8_scrub(j->reason); /* may end in a character a fixed buffer cut */
-	j->settle_next = t->to_settle;
-	t->to_settle = j;
+	/* Settled in the order jobs ended: retention keeps the newest, watch events and
+	 * wait replies come in completion order. */
+	j->settle_next = NULL;
+	if (t->to_settle_tail)
+		t->to_settle_tail->settle_next = j;
+	else
+		t->to_settle = j;
+	t->to_settle_tail = j;
 	j->on_settle = true;
 	report(t, JD_CHANGE_FINAL, j);
 	return true;
@@ -525,6 +531,8 @@ void jd_jobs_settle(struct jd_jobs *t)
 		uint32_t n;
 
 		t->to_settle = j->settle_next;
+		if (!t->to_settle)
+			t->to_settle_tail = NULL;
 		j->on_settle = false;
 		if (t->hooks && t->hooks->settled)
 			t->hooks->settled(t->hooks->ctx, j);

@@ -180,7 +180,8 @@ struct jd_jobs {
 	uint64_t next_id;
 	struct jd_job *retained_head, *retained_tail;	/* final jobs, oldest first */
 	size_t n_retained;
-	struct jd_job *to_settle;	/* final, not yet settled (LIFO; order is immaterial) */
+	struct jd_job *to_settle;	/* final, not yet settled, in the order they ended */
+	struct jd_job *to_settle_tail;
 	uint64_t n_live;		/* not final */
 	uint64_t by_state[JD_NSTATES];	/* jobs now in each non-final state; final states
 					 * count every job ever ended so */

@@ -210,6 +210,7 @@ static bool unlink_job(struct jd_fair *f, struct jd_fair_client *c, struct jd_fa
 		c->fmask = (uint8_t)(c->fmask & ~(1u << job->cls));
 	if (fl->in)
 		f->cls[job->cls].queued_in--;
+	f->cls[job->cls].queued--;
 	c->queued--;
 	sub(&f->queued, 1);
 	return c->queued == 0;
@@ -239,6 +240,7 @@ static void enqueue(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_
 	c->fmask = (uint8_t)(c->fmask | (1u << job->cls));
 	if (fl->in)
 		f->cls[job->cls].queued_in++;
+	f->cls[job->cls].queued++;
 	c->queued++;
 	add(&f->queued, 1);
 }
@@ -438,6 +440,29 @@ int jd_fair_resource_set(struct jd_fair *f, int res, uint32_t capacity)
 		f->res_cap[res] = capacity;
 	unlock(f);
 	return rc;
+}
+
+int jd_fair_resource_take(struct jd_fair *f, int res, uint32_t n)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (res < 0 || (uint32_t)res >= f->nres)
+		rc = JSCHED_EINVAL;
+	else if (f->res_used[res] + (uint64_t)n > f->res_cap[res])
+		rc = JSCHED_EAGAIN;
+	else
+		f->res_used[res] += n;
+	unlock(f);
+	return rc;
+}
+
+void jd_fair_resource_give(struct jd_fair *f, int res, uint32_t n)
+{
+	pthread_mutex_lock(&f->lock);
+	if (res >= 0 && (uint32_t)res < f->nres)
+		f->res_used[res] -= n < f->res_used[res] ? n : f->res_used[res];
+	unlock(f);
 }
 
 /* The heap arrays of class h for `cap` clients (at a class's creation, or when the
@@ -806,11 +831,13 @@ static size_t take_locked(struct jd_fair *f, struct jd_fair_job **out, size_t ma
 	return n;
 }
 
-/* Account for completed jobs (the lock is held). */
-static void complete_locked(struct jd_fair *f, struct jd_fair_job *const *jobs, size_t n,
+/* Account for completed jobs (the lock is held).  Returns whether they made room for
+ * jobs that had to wait (units given back, a client back under max_running). */
+static bool complete_locked(struct jd_fair *f, struct jd_fair_job *const *jobs, size_t n,
 			    uint64_t now)
 {
 	uint64_t epoch = jd_fw_epoch(f, now);
+	bool room = false;
 
 	for (size_t i = 0; i < n; i++) {
 		struct jd_fair_job *job = jobs[i];
@@ -838,10 +865,14 @@ static void complete_locked(struct jd_fair *f, struct jd_fair_job *const *jobs, 
 			c->est_known = true;
 		}
 		/* Back under a limit: its flows may be served again. */
-		if (c->fmask != 0 && (c->cfg.max_running != 0 || h->rmask != 0))
-			jd_fp_sync(f, c);
+		if (c->cfg.max_running != 0 || h->rmask != 0) {
+			room = true;
+			if (c->fmask != 0)
+				jd_fp_sync(f, c);
+		}
 	}
 	sub(&f->inflight, n);
+	return room;
 }
 
 /* After the lock: the hooks of what expired, then of what was dispatched. */
@@ -866,13 +897,14 @@ size_t jd_fair_take(struct jd_fair *f, struct jd_fair_job **out, size_t max)
 	return n;
 }
 
-void jd_fair_complete(struct jd_fair *f, struct jd_fair_job *const *jobs, size_t n)
+bool jd_fair_complete(struct jd_fair *f, struct jd_fair_job *const *jobs, size_t n)
 {
 	if (n == 0)
-		return;
+		return false;
 	pthread_mutex_lock(&f->lock);
-	complete_locked(f, jobs, n, now_ns(f));
+	bool room = complete_locked(f, jobs, n, now_ns(f));
 	unlock(f);
+	return room && rd(&f->ready) > 0;
 }
 
 size_t jd_fair_complete_take(struct jd_fair *f, struct jd_fair_job **done, size_t ndone,
@@ -1054,6 +1086,8 @@ void jd_fair_stats(struct jd_fair *f, enum jd_fair_metric metric, struct jd_fair
 	out->nres = f->nres;
 	memcpy(out->res_cap, f->res_cap, sizeof(out->res_cap));
 	memcpy(out->res_used, f->res_used, sizeof(out->res_used));
+	for (uint32_t k = 0; k < f->nclasses; k++)
+		out->cls_queued[k] = f->cls[k].queued;
 	out->clients = (uint32_t)f->nclients;
 	out->total = f->removed;
 	for (size_t i = 0; i < f->nclients; i++) {

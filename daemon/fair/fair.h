@@ -247,6 +247,7 @@ struct jd_fair_stats {
 	bool paused;			/* the whole instance (jd_fair_pause(f, NULL, ...)) */
 	uint32_t nres;			/* resources registered: res_cap/res_used[0..nres) */
 	uint32_t res_cap[JD_FAIR_MAX_RES], res_used[JD_FAIR_MAX_RES];
+	uint64_t cls_queued[JD_FAIR_MAX_CLASSES]; /* queued jobs per needs class */
 	uint32_t clients;		/* registered clients */
 	uint32_t backlogged;		/* clients with queued jobs now */
 	uint32_t window_clients;	/* clients backlogged in at least one slice */
@@ -337,6 +338,14 @@ const char *jd_fair_resource_name(struct jd_fair *f, int res);
  * have completed.  Returns 0 or JSCHED_EINVAL.  Any thread. */
 int jd_fair_resource_set(struct jd_fair *f, int res, uint32_t capacity);
 
+/* jd_fair_resource_take / jd_fair_resource_give: units of resource `res` held outside any
+ * job (the daemon: a process a running call job starts, which needs a process slot as a
+ * command does).  take returns 0 (n units now held), JSCHED_EAGAIN (they do not fit the
+ * free capacity: nothing taken; try again after units come back) or JSCHED_EINVAL;
+ * give returns them.  Any thread. */
+int jd_fair_resource_take(struct jd_fair *f, int res, uint32_t n);
+void jd_fair_resource_give(struct jd_fair *f, int res, uint32_t n);
+
 /* jd_fair_class_add: the needs class of a job that holds need[r] units of each resource
  * r (indices from jd_fair_resource_add; the others 0) while it runs: an existing class
  * with the same needs, else a new one.  Class 0 needs nothing and always exists.
@@ -403,8 +412,11 @@ size_t jd_fair_take(struct jd_fair *f, struct jd_fair_job **out, size_t max);
  * finished, each with its measured run time in job->run_ns.  Frees their in-flight room,
  * adds their run time to their clients' service, and (policy `fair`) corrects the charge
  * made at dispatch.  Call it once per dispatched job, before removing its client; the
- * job's memory may be reused once it returns.  Any thread (workers). */
-void jd_fair_complete(struct jd_fair *f, struct jd_fair_job *const *jobs, size_t n);
+ * job's memory may be reused once it returns.  Returns true when the completions made
+ * room for jobs that had to wait (they gave back units, or took their client back under
+ * its max_running) and some job can be taken now: a taker that had found nothing should
+ * be woken.  Any thread (workers). */
+bool jd_fair_complete(struct jd_fair *f, struct jd_fair_job *const *jobs, size_t n);
 
 /* jd_fair_complete_take: jd_fair_complete(done, ndone) then jd_fair_take(out, max) under
  * one acquisition of the lock: what a worker calls when its batch is finished.  done and

@@ -123,6 +123,7 @@ struct jd_fair_cls {
 	struct jd_fair_flow *cur;
 	size_t ring_n;
 	uint64_t queued_in;		/* jobs queued in the flows of the structure */
+	uint64_t queued;		/* jobs queued in all flows of the class */
 	uint32_t rmask;			/* bit r set: need[r] > 0 */
 	uint32_t need[JD_FAIR_MAX_RES];
 	struct jd_fair_hent *heap_mem;

@@ -194,6 +194,7 @@ static struct jd_job *make_job(struct jd_conn *c, const struct jp_job_spec *sp,
 	j->fj.cost = sp->cost;
 	j->fj.deadline_ns = deadline_ns(sp, now_ns, now_ms);
 	j->handler = h;
+	j->fj.cls = jd_runner_job_class(c->d->runner, j);
 	j->args = json_incref(sp->args ? sp->args : json_null());
 	j->submitted_ms = now_ms;
 	j->submitted_ns = now_ns;

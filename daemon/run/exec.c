@@ -17,10 +17,10 @@
 /* ---- the fiber's side ------------------------------------------------------------------ */
 
 /* run_wait: ask the loop thread to run spec for job j and suspend until it has ended.
- * has_slot: the job already holds a process slot (an exec job).  Returns 0 or
+ * job_slot: the job already holds a process slot (an exec job).  Returns 0 or
  * JSCHED_ENOMEM (then nothing ran).  On the job's fiber (or any worker). */
 static int run_wait(struct jsched_task *t, const struct jd_exec_spec *spec,
-		    struct jd_exec_result *res, bool has_slot)
+		    struct jd_exec_result *res, bool job_slot)
 {
 	struct jd_exec *x = t->exec;
 	struct jd_proc *p = calloc(1, sizeof(*p));
@@ -36,7 +36,7 @@ static int run_wait(struct jsched_task *t, const struct jd_exec_spec *spec,
 	p->spec = spec;
 	p->res = res;
 	p->done = &done;
-	p->has_slot = has_slot;
+	p->job_slot = job_slot;
 	old = atomic_load_explicit(&x->requests, memory_order_relaxed);
 	do {
 		p->req_next = old;
@@ -162,12 +162,12 @@ int jd_exec_init(struct jd_exec *x, const struct jd_exec_env *env)
 	x->fair = env->fair;
 	x->cfg = env->cfg;
 	x->sec = env->sec;
-	x->dispatch = env->dispatch;
-	x->dispatch_ctx = env->dispatch_ctx;
+	x->res_proc = env->res_proc;
+	x->cls_exec = env->cls_exec;
+	x->wake = env->wake;
+	x->wake_ctx = env->wake_ctx;
 	snprintf(x->socket_path, sizeof(x->socket_path), "%s", env->socket_path ? env->socket_path : "");
 	atomic_init(&x->requests, NULL);
-	pthread_mutex_init(&x->lock, NULL);
-	x->cap = jd__slot_cap(x);
 	jd_security_helper_path(x->helper, sizeof(x->helper));
 	if ((rc = uv_async_init(x->loop, &x->async, jd__requests_cb)) < 0)
 		return JSCHED_EINTERNAL;
@@ -184,31 +184,13 @@ void jd_exec_stop(struct jd_exec *x)
 	x->started = false;
 	jd_exec_cgroups_close(x);
 	uv_close((uv_handle_t *)&x->async, NULL);
-	pthread_mutex_destroy(&x->lock);
 }
 
 void jd_exec_cancel(struct jd_exec *x, struct jd_job *j, enum jp_cause cause)
 {
-	bool was_parked = false;
 	struct jd_proc **pp;
 
-	if (j->exec) {
-		pthread_mutex_lock(&x->lock);
-		if (j->exec->parked) {
-			jd__unpark(x, j);
-			was_parked = true;
-		}
-		pthread_mutex_unlock(&x->lock);
-	}
-	if (was_parked) {
-		struct jd_fair_job *fj = &j->fj;
-
-		jd_fair_complete(x->fair, &fj, 1);
-		jd_job_finish_stopped(x->jobs, j, false);
-		return;
-	}
 	/* Handler spawns waiting for a slot end without running. */
-	pthread_mutex_lock(&x->lock);
 	for (pp = &x->slot_waiters; *pp;) {
 		struct jd_proc *w = *pp;
 
@@ -222,12 +204,9 @@ void jd_exec_cancel(struct jd_exec *x, struct jd_job *j, enum jp_cause cause)
 			for (struct jd_proc *q = x->slot_waiters; q; q = q->req_next)
 				x->slot_waiters_tail = q;
 		}
-		pthread_mutex_unlock(&x->lock);
 		jd__proc_not_run(w, cause);
-		pthread_mutex_lock(&x->lock);
 		pp = &x->slot_waiters;
 	}
-	pthread_mutex_unlock(&x->lock);
 	for (struct jd_proc *p = x->live; p; p = p->next)
 		if (p->job == j && !p->finished) {
 			p->res->stop_cause = cause;
@@ -248,10 +227,12 @@ void jd_exec_job_done(struct jd_exec *x, struct jd_job *j)
 	char why[320];
 
 	jd_job_set_running(x->jobs, j);
+	/* Its slot went back to the fair layer at its completion: handler spawns waiting
+	 * for one may take it. */
+	jd__slots_retry(x);
 	if (r->end == JD_EXEC_PENDING) {
 		/* The request never reached the loop (cancelled before the handler ran, or
-		 * no memory for it): the slot taken for it in the feeder is free again. */
-		jd__slot_release(x);
+		 * no memory for it). */
 		if (jd_job_stop_asked(x->jobs, j))
 			jd_job_finish_stopped(x->jobs, j, true);
 		else
@@ -289,17 +270,13 @@ void jd_exec_job_done(struct jd_exec *x, struct jd_job *j)
 
 json_t *jd_exec_metrics(struct jd_exec *x)
 {
-	uint64_t parked, slots;
-	uint32_t cap;
+	struct jd_fair_stats st;
 
-	pthread_mutex_lock(&x->lock);
-	parked = x->n_parked;
-	slots = x->slots_used;
-	cap = x->cap;
-	pthread_mutex_unlock(&x->lock);
+	jd_fair_stats(x->fair, JD_FAIR_METRIC_JOBS, &st);
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s?, s:o}", "max_processes",
-			 (json_int_t)cap, "running", (json_int_t)x->running, "slots_used",
-			 (json_int_t)slots, "parked", (json_int_t)parked, "peak_running",
+			 (json_int_t)st.res_cap[x->res_proc], "running", (json_int_t)x->running,
+			 "slots_used", (json_int_t)st.res_used[x->res_proc], "queued",
+			 (json_int_t)st.cls_queued[x->cls_exec], "peak_running",
 			 (json_int_t)x->peak_running, "spawned", (json_int_t)x->spawned,
 			 "spawn_failed", (json_int_t)x->spawn_failed, "timed_out",
 			 (json_int_t)x->timed_out, "stopped", (json_int_t)x->stopped,
@@ -309,11 +286,9 @@ json_t *jd_exec_metrics(struct jd_exec *x)
 
 void jd_exec_status(struct jd_exec *x, char *buf, size_t len)
 {
-	uint64_t parked;
+	struct jd_fair_stats st;
 
-	pthread_mutex_lock(&x->lock);
-	parked = x->n_parked;
-	pthread_mutex_unlock(&x->lock);
+	jd_fair_stats(x->fair, JD_FAIR_METRIC_JOBS, &st);
 	snprintf(buf, len, "%u processes, %llu waiting for a slot", (unsigned)x->running,
-		 (unsigned long long)parked);
+		 (unsigned long long)st.cls_queued[x->cls_exec]);
 }

@@ -10,21 +10,19 @@
  *
  * Four files: exec.c (the job side: the fiber's request, the exec handler, cancel, the
  * final state), process.c (a process's life on the loop thread), slots.c (process slots
- * and parked exec jobs), exec_cgroup.c (the commands' control groups).
+ * for handlers' processes), exec_cgroup.c (the commands' control groups).
  *
- * Process slots.  At most exec.max_processes commands run at once.  An exec job takes its
- * slot when a worker's feeder takes it from the fair layer (jd_exec_take): with no
- * free slot the job is parked here, still "queued", holding no fiber and no worker, and
- * is dispatched when a slot frees, to the parked job whose client has the fewest running
- * processes per unit of weight (ties: the client served least recently, then the oldest
- * job), so clients with parked jobs take turns even under a cap of one.  So a burst of
- * exec jobs never piles up suspended fibers, and call jobs are never stuck behind exec jobs waiting for a slot.
- * A handler's process asks for its slot at spawn time (its fiber is already running) and
- * goes first when one frees.  The cap never exceeds the pool's fibers.  The first shape
- * considered kept every exec job's fiber suspended in a queue on the loop thread until a
- * slot freed: simpler, but a burst of jobs takes one fiber each, and past the fiber pool
- * the pool runs fiber tasks on worker stacks, whose waits then nest; parking before the
- * fiber is taken has no such limit.
+ * Process slots.  At most exec.max_processes commands run at once: a slot is a unit of the
+ * fair layer's "process" resource.  An exec job needs a slot and a fiber and stays in its
+ * client's fair queue, "queued", holding neither a fiber nor a worker, until both are
+ * free; it takes them at dispatch and gives them back at its completion.  So priorities,
+ * deadlines, the policy, cancel and drain act on commands waiting for a slot exactly as
+ * on any queued job, and call jobs are never stuck behind them.  A handler's process
+ * takes a slot of the same resource at spawn time (its fiber is already running) or waits
+ * for one in slots.c, first in line when one comes back.  The shape before kept a second
+ * queue of exec jobs taken from the fair layer with no slot free, which knew no
+ * priorities, deadlines or policy (a critical command behind four queued ones ran last;
+ * a 200 ms deadline behind a running `sleep 2` expired at 2 s).
  *
  * Process groups and stopping.  Each command is the leader of its own session and process
  * group (setsid).  Cancel, time-out and immediate shutdown send SIGTERM to the group, and
@@ -85,12 +83,15 @@ struct cg_pending;
 struct jd_exec_env {
 	uv_loop_t *loop;
 	struct jd_jobs *jobs;		/* ends exec jobs */
-	struct jd_fair *fair;		/* takes jobs from it (jd_exec_take) */
-	const struct jd_config *cfg;	/* the config in force: "exec", fibers */
+	struct jd_fair *fair;		/* counts the slots (resource res_proc) */
+	const struct jd_config *cfg;	/* the config in force: "exec" */
 	struct jd_security *sec;	/* as whom a command runs */
-	/* dispatch: run a parked exec job now that it has a slot (the runner's). */
-	void (*dispatch)(void *ctx, struct jd_job *j);
-	void *dispatch_ctx;
+	int res_proc;			/* the fair layer's "process" resource */
+	uint8_t cls_exec;		/* the needs class of exec jobs (for the metrics) */
+	/* wake: a slot went back to the fair layer: idle workers should take (the
+	 * runner's). */
+	void (*wake)(void *ctx);
+	void *wake_ctx;
 	const char *socket_path;	/* names the cgroup subtree (exec_cgroup.c) */
 };
 
@@ -101,24 +102,18 @@ struct jd_exec {
 	struct jd_fair *fair;
 	const struct jd_config *cfg;
 	struct jd_security *sec;
-	void (*dispatch)(void *ctx, struct jd_job *j);
-	void *dispatch_ctx;
+	int res_proc;
+	uint8_t cls_exec;
+	void (*wake)(void *ctx);
+	void *wake_ctx;
 
 	uv_async_t async;		/* loop thread's; fibers uv_async_send it */
 	bool started;
 	_Atomic(struct jd_proc *) requests;	/* fibers push, the loop takes all */
-	pthread_mutex_t lock;		/* slots and parked jobs (workers and loop) */
-	uint32_t cap;			/* under lock: max_processes in force */
-	uint32_t slots_used;		/* under lock: slots held (parked jobs hold none) */
-	struct jd_job *parked;		/* under lock: parked exec jobs, oldest first */
-	struct jd_job *parked_tail;
-	uint64_t n_parked;		/* under lock */
 	/* loop thread: */
 	struct jd_proc *live;		/* processes alive or closing */
 	struct jd_proc *slot_waiters, *slot_waiters_tail;	/* handler spawns waiting */
 	uint32_t running;		/* processes alive now */
-	struct { const void *client; uint64_t at; } granted[64];	/* last grant per client */
-	uint64_t grants;
 	uint64_t spawned, spawn_failed, timed_out, stopped, helper_spawns;
 	uint64_t peak_running;
 	char helper[4096];		/* path of jschedd-runas, "" if not found */
@@ -145,20 +140,12 @@ extern const struct jsched_handler jd_exec_handler;
 int jd_exec_init(struct jd_exec *x, const struct jd_exec_env *env);
 void jd_exec_stop(struct jd_exec *x);
 
-/* jd_exec_apply_config: the live config's cap (a raised cap dispatches parked jobs at
- * once).  Loop thread.  (slots.c) */
+/* jd_exec_apply_config: after the runner set the live config's cap in the fair layer:
+ * handler spawns waiting for a slot take the new ones.  Loop thread.  (slots.c) */
 void jd_exec_apply_config(struct jd_exec *x);
 
-/* jd_exec_take: the feeder's jd_fair_take (up to `want` jobs into fjs), with the exec
- * jobs among them given a process slot or parked under the same lock as the take, so
- * that slots go in fair order even when several workers feed at once.  Parked jobs are
- * removed from fjs (they are dispatched through env->dispatch when a slot frees);
- * returns how many remain to run, and *taken how many the fair layer gave.  Worker
- * threads (the feeder).  (slots.c) */
-size_t jd_exec_take(struct jd_exec *x, struct jd_fair_job **fjs, size_t want, size_t *taken);
-
 /* jd_exec_cancel: stop j's processes (SIGTERM to each group, SIGKILL after the grace);
- * a parked exec job ends cancelled at once.  Loop thread. */
+ * its handler's processes still waiting for a slot end unrun.  Loop thread. */
 void jd_exec_cancel(struct jd_exec *x, struct jd_job *j, enum jp_cause cause);
 
 /* jd_exec_job_done: an exec job's DONE notice: its final state from its result.  Loop
@@ -197,7 +184,7 @@ int jd_exec_client_limits_ok(const struct jd_exec *x, const struct jd_client_con
 /* jd_exec_metrics: the metrics document's "exec" member (new reference).  Loop thread. */
 json_t *jd_exec_metrics(struct jd_exec *x);
 
-/* jd_exec_status: a short text for STATUS= ("3 processes, 2 parked"). */
+/* jd_exec_status: a short text for STATUS= ("3 processes, 2 waiting for a slot"). */
 void jd_exec_status(struct jd_exec *x, char *buf, size_t len);
 
 #endif /* JD_EXEC_H */

@@ -9,8 +9,10 @@
 #include "daemon/run/exec.h"
 #include "daemon/pool/pool.h"
 
-/* One command.  The fiber fills job/spec/res/done/has_slot and pushes it; from then on
- * every field belongs to the loop thread. */
+/* One command.  The fiber fills job/spec/res/done/job_slot and pushes it; from then on
+ * every field belongs to the loop thread.  job_slot: its job holds a process slot (an
+ * exec job's, given back at the job's completion); has_slot: the process took one itself
+ * (a handler's), given back when it ends. */
 struct jd_proc {
 	uv_poll_t pexit;			/* readable on the pidfd: the leader exited */
 	int pidfd;				/* -1 until spawned */
@@ -23,7 +25,7 @@ struct jd_proc {
 	const struct jd_exec_spec *spec;	/* borrowed until finish */
 	struct jd_exec_result *res;		/* the owner's, written until finish */
 	struct jd_event *done;			/* the fiber's, set at finish */
-	bool has_slot, helper, spawned, exited, finished;
+	bool job_slot, has_slot, helper, spawned, exited, finished;
 	bool in_open, out_open, err_open, stat_open;
 	int stage;				/* 0 running, 1 SIGTERM sent, 2 SIGKILL sent */
 	pid_t pid;
@@ -52,13 +54,12 @@ void jd__proc_spawn(struct jd_proc *p);
 void jd__proc_not_run(struct jd_proc *p, enum jp_cause cause);
 void jd__proc_stop(struct jd_proc *p);
 
-/* jd__slot_release: a slot is free: to a waiting handler spawn, else to the best parked
- * exec job, else back.  jd__slot_try: take a slot for a handler's process p, or queue p
- * (returns false; released slots spawn it).  jd__slot_cap: the cap in force.
- * jd__unpark: take j off the parked list, under x->lock.  (slots.c) */
+/* jd__slot_release: a handler process's slot is free: to a waiting handler spawn, else
+ * back to the fair layer.  jd__slot_try: take a slot for a handler's process p, or queue
+ * p (returns false; released slots spawn it).  jd__slots_retry: hand free slots to the
+ * waiting.  (slots.c) */
 void jd__slot_release(struct jd_exec *x);
 bool jd__slot_try(struct jd_exec *x, struct jd_proc *p);
-uint32_t jd__slot_cap(const struct jd_exec *x);
-void jd__unpark(struct jd_exec *x, struct jd_job *j);
+void jd__slots_retry(struct jd_exec *x);
 
 #endif /* JD_EXEC_INTERNAL_H */

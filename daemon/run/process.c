@@ -658,9 +658,9 @@ static void start(struct jd_exec *x, struct jd_proc *p)
 		jd__proc_not_run(p, jd_job_stop_cause(x->jobs, p->job));
 		return;
 	}
-	if (!p->has_slot && !jd__slot_try(x, p))
-		return; /* waits for a slot (slot_release spawns it) */
-	p->has_slot = true;
+	if (!p->job_slot && !p->has_slot && !jd__slot_try(x, p))
+		return; /* waits for a slot (a released one spawns it) */
+	p->has_slot = !p->job_slot;
 	jd__proc_spawn(p);
 }
 

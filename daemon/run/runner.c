@@ -13,6 +13,14 @@
  * Exec jobs slot in at run_job: their handler, jd_exec_handler, runs on a fiber that asks
  * the loop thread to start the command (a request the other way, through the process
  * machinery's own uv_async, exec.c) and suspends on an event set when it has ended.
+ *
+ * What a job needs while it runs is the fair layer's to count, so that a job that cannot
+ * run yet stays in its client's queue under priorities, deadlines and the policy: two
+ * resources, "process" (exec.max_processes) and "fiber" (the pool's standard fibers),
+ * and two needs classes, a command (a process slot and a fiber: its fiber waits for the
+ * process) and a suspending call (a fiber).  Plain calls need neither.  A job takes its
+ * units at dispatch and gives them back at jd_fair_complete; when that made room for a
+ * job that had to wait, the worker notifies the pool, whose feeder then takes it.
  */
 #include "daemon/run/runner.h"
 
@@ -73,53 +81,87 @@ static void run_job(void *arg)
 	j->run_rc = rc;
 	j->run_value = value;
 	j->run_finished_ns = jd_now_ns();
-	jd_fair_complete(r->fair, &fjp, 1);
+	/* A freed slot or fiber, or a client back under its limit: a worker that found
+	 * nothing to take must look again (the pool calls the feeder only when told). */
+	if (jd_fair_complete(r->fair, &fjp, 1))
+		jd_pool_notify(r->pool);
 	push_notice(r, &j->n_done, JD_NOTICE_DONE);
 }
 
-/* feeder: the pool's hook: hand an idle worker the next jobs in fair order. */
+/* feeder: the pool's hook: hand an idle worker the next jobs in fair order (only jobs
+ * whose process slot and fiber are free: the fair layer counts them). */
 static size_t feeder(void *ctx, struct jd_task_spec *out, size_t max)
 {
 	struct jd_runner *r = ctx;
 	struct jd_fair_job *fjs[FEED_BATCH_MAX];
-	size_t n, k = 0;
+	size_t n;
 
 	if (max > FEED_BATCH_MAX)
 		max = FEED_BATCH_MAX;
-	/* An exec job without a free process slot is parked in exec.c (it runs when a
-	 * slot frees): take on until something runs or the fair queues are empty, so that
-	 * returning less than max still means "nothing more". */
-	do {
-		size_t want = max - k, taken;
+	n = jd_fair_take(r->fair, fjs, max);
+	for (size_t i = 0; i < n; i++) {
+		struct jd_job *j = job_of(fjs[i]);
 
-		n = jd_exec_take(&r->exec, fjs, want, &taken);
-		for (size_t i = 0; i < n; i++) {
-			struct jd_job *j = job_of(fjs[i]);
-
-			j->runner = r;
-			out[k++] = (struct jd_task_spec){
-				.fn = run_job,
-				.arg = j,
-				.flags = (j->handler->flags & JSCHED_HANDLER_SUSPENDS) ? JD_TASK_FIBER : 0,
-			};
-		}
-		if (taken < want)
-			break;
-	} while (k < max);
-	return k;
+		j->runner = r;
+		out[i] = (struct jd_task_spec){
+			.fn = run_job,
+			.arg = j,
+			.flags = (j->handler->flags & JSCHED_HANDLER_SUSPENDS) ? JD_TASK_FIBER : 0,
+		};
+	}
+	return n;
 }
 
-/* dispatch: run a job the feeder took earlier and parked (an exec job that waited for a
- * process slot, slots.c) on a fiber.  The process machinery's dispatch hook.  Loop
- * thread. */
-static void dispatch(void *ctx, struct jd_job *j)
+uint8_t jd_runner_job_class(const struct jd_runner *r, const struct jd_job *j)
 {
-	struct jd_runner *r = ctx;
-	struct jd_task_spec t = {.fn = run_job, .arg = j, .flags = JD_TASK_FIBER};
+	if (j->exec)
+		return r->cls_exec;
+	return (j->handler->flags & JSCHED_HANDLER_SUSPENDS) ? r->cls_fiber : 0;
+}
 
-	j->runner = r;
-	if (jd_pool_submit(r->pool, &t) < 0)
-		jd_log(JD_LOG_ERR, "job %llu: the pool refused it", (unsigned long long)j->id);
+void jd_runner_wake(struct jd_runner *r)
+{
+	unsigned w = jd_pool_workers(r->pool);
+
+	for (unsigned i = 0; i < w; i++)
+		jd_pool_notify(r->pool);
+}
+
+static void wake_hook(void *ctx)
+{
+	jd_runner_wake(ctx);
+}
+
+/* The pool's standard fibers: what a fiber-needing job may count on. */
+static uint32_t pool_fibers(struct jd_pool *pool)
+{
+	struct jd_pool_stats ps;
+
+	jd_pool_stats(pool, &ps, NULL, 0);
+	return ps.fibers;
+}
+
+/* capacities: the two resources and the two needs classes (see the top). */
+static int capacities(struct jd_runner *r)
+{
+	uint32_t need[JD_FAIR_MAX_RES] = {0};
+	int proc, fiber, cls;
+
+	proc = jd_fair_resource_add(r->fair, "process", r->env.cfg->exec.max_processes);
+	fiber = jd_fair_resource_add(r->fair, "fiber", pool_fibers(r->pool));
+	if (proc < 0 || fiber < 0)
+		return proc < 0 ? proc : fiber;
+	r->res_proc = proc;
+	r->res_fiber = fiber;
+	need[fiber] = 1;
+	if ((cls = jd_fair_class_add(r->fair, need)) < 0)
+		return cls;
+	r->cls_fiber = (uint8_t)cls;
+	need[proc] = 1;
+	if ((cls = jd_fair_class_add(r->fair, need)) < 0)
+		return cls;
+	r->cls_exec = (uint8_t)cls;
+	return 0;
 }
 
 /* final_cb: the fair layer's hook.  `dispatched` needs nothing (the worker reports the
@@ -308,9 +350,14 @@ int jd_runner_start(struct jd_runner *r, const struct jd_runner_env *env, char *
 		r->fair = NULL;
 		return rc;
 	}
+	if ((rc = capacities(r)) < 0) {
+		snprintf(err, errlen, "cannot set up the process slots and fibers: %s",
+			 jp_error_name(rc) ? jp_error_name(rc) : "?");
+		return rc;
+	}
 	xe = (struct jd_exec_env){.loop = env->loop, .jobs = env->jobs, .fair = r->fair, .cfg = cfg,
-				  .sec = env->sec, .dispatch = dispatch, .dispatch_ctx = r,
-				  .socket_path = env->socket_path};
+				  .sec = env->sec, .res_proc = r->res_proc, .cls_exec = r->cls_exec,
+				  .wake = wake_hook, .wake_ctx = r, .socket_path = env->socket_path};
 	if ((rc = jd_exec_init(&r->exec, &xe)) < 0) {
 		snprintf(err, errlen, "cannot set up process handling");
 		return rc;
@@ -350,8 +397,7 @@ void jd_runner_flush_kicks(struct jd_runner *r)
 void jd_runner_cancel(struct jd_runner *r, struct jd_job *j)
 {
 	jd_cancel_fire(&j->ctok);
-	/* Its commands (an exec job's, or a handler's): SIGTERM to each group; a parked
-	 * exec job ends at once. */
+	/* Its commands (an exec job's, or a handler's): SIGTERM to each group. */
 	jd_exec_cancel(&r->exec, j, jd_job_stop_cause(r->env.jobs, j));
 }
 
@@ -361,6 +407,8 @@ void jd_runner_apply_config(struct jd_runner *r)
 
 	fair_config(r->env.cfg, &fc);
 	jd_fair_set_policy(r->fair, fc.policy);
+	jd_fair_resource_set(r->fair, r->res_proc, r->env.cfg->exec.max_processes);
 	jd_pool_set_idle(r->pool, r->env.cfg->idle_spin ? JD_IDLE_SPIN : JD_IDLE_SLEEP);
 	jd_exec_apply_config(&r->exec);
+	jd_runner_wake(r);	/* a raised cap: jobs may fit now */
 }

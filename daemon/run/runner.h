@@ -58,6 +58,8 @@ struct jd_runner {
 	atomic_uint_fast64_t wakeups;	/* async sends (metrics: batching) */
 	uint64_t batches, noticed;	/* loop thread: batches taken, notices in them */
 	unsigned kicks;		/* loop thread: jobs queued since the last flush */
+	int res_proc, res_fiber;	/* the fair layer's resources "process" and "fiber" */
+	uint8_t cls_exec, cls_fiber;	/* needs classes: a command; a suspending call */
 };
 
 /* jd_runner_start: create the fair instance, the pool and the process machinery from
@@ -79,6 +81,15 @@ void jd_runner_kick(struct jd_runner *r);
  * jd_jobs_settle calls it, which runs after every message and notice batch.  Loop
  * thread. */
 void jd_runner_flush_kicks(struct jd_runner *r);
+
+/* jd_runner_job_class: the fair layer's needs class of job j (for jd_fair_job.cls): a
+ * command needs a process slot and a fiber, a suspending call a fiber, others nothing.
+ * Any thread (the runner's fields are immutable once started). */
+uint8_t jd_runner_job_class(const struct jd_runner *r, const struct jd_job *j);
+
+/* jd_runner_wake: wake every idle worker to feed (capacity came back, a client was
+ * resumed, a job released: jobs may fit now).  Loop thread. */
+void jd_runner_wake(struct jd_runner *r);
 
 /* jd_runner_cancel: ask a running job to stop (its cancel token fires).  Loop thread. */
 void jd_runner_cancel(struct jd_runner *r, struct jd_job *j);

@@ -361,10 +361,10 @@ static void test_process_cap(void **state)
 	for (int i = 0; i < 5; i++)
 		ids[i] = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
 	/* Two run; three wait for a slot, still queued, holding no fiber or worker. */
-	for (int i = 0; i < 3000 && !(exec_metric(c, "running") == 2 && exec_metric(c, "parked") == 3); i++)
+	for (int i = 0; i < 3000 && !(exec_metric(c, "running") == 2 && exec_metric(c, "queued") == 3); i++)
 		jdt_sleep_ms(10);
 	assert_int_equal(exec_metric(c, "running"), 2);
-	assert_int_equal(exec_metric(c, "parked"), 3);
+	assert_int_equal(exec_metric(c, "queued"), 3);
 	for (int i = 0; i < 5; i++) {
 		const char *s = jdt_state(c, ids[i]);
 
@@ -376,14 +376,14 @@ static void test_process_cap(void **state)
 	/* A call job is not stuck behind them. */
 	noop = jdt_submit_call(c, "noop", NULL);
 	assert_string_equal(jdt_wait_final(c, noop, NULL), "succeeded");
-	/* Cancel the oldest running one: a parked job takes its slot. */
+	/* Cancel the oldest running one: a queued job takes its slot. */
 	r = jdt_ok(c, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)ids[0]);
 	json_decref(r);
 	expect_final(c, ids[0], "cancelled", "cancel", NULL);
-	for (int i = 0; i < 3000 && exec_metric(c, "parked") != 2; i++)
+	for (int i = 0; i < 3000 && exec_metric(c, "queued") != 2; i++)
 		jdt_sleep_ms(10);
-	assert_int_equal(exec_metric(c, "parked"), 2);
-	/* Cancel the rest: parked ones end at once, running ones when their group is gone. */
+	assert_int_equal(exec_metric(c, "queued"), 2);
+	/* Cancel the rest: queued ones end at once, running ones when their group is gone. */
 	r = jdt_ok(c, "{\"op\": \"cancel\", \"jobs\": [%llu, %llu, %llu, %llu]}",
 		   (unsigned long long)ids[1], (unsigned long long)ids[2], (unsigned long long)ids[3],
 		   (unsigned long long)ids[4]);
@@ -391,7 +391,7 @@ static void test_process_cap(void **state)
 	for (int i = 1; i < 5; i++)
 		expect_final(c, ids[i], "cancelled", "cancel", NULL);
 	assert_true(exec_metric(c, "peak_running") <= 2);
-	/* A parked job whose deadline passes before it gets a slot ends expired, unrun. */
+	/* A queued job whose deadline passes before it gets a slot ends expired, unrun. */
 	{
 		uint64_t hog = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
 		uint64_t hog2 = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
@@ -432,21 +432,21 @@ static void test_cap_lowered_by_reload(void **state)
 	c = jdt_connect(&t2, NULL);
 	for (int i = 0; i < 3; i++)
 		ids[i] = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
-	for (int i = 0; i < 3000 && !(exec_metric(c, "running") == 2 && exec_metric(c, "parked") == 1); i++)
+	for (int i = 0; i < 3000 && !(exec_metric(c, "running") == 2 && exec_metric(c, "queued") == 1); i++)
 		jdt_sleep_ms(10);
-	assert_int_equal(exec_metric(c, "parked"), 1);
+	assert_int_equal(exec_metric(c, "queued"), 1);
 	/* The cap drops to 1 on reload: nothing running is touched... */
 	jdt_write_config(&t2, "\"workers\": 2, \"exec\": {\"max_processes\": 1}");
 	kill(t2.pid, SIGHUP);
 	for (int i = 0; i < 3000 && exec_metric(c, "max_processes") != 1; i++)
 		jdt_sleep_ms(10);
 	assert_int_equal(exec_metric(c, "running"), 2);
-	/* ...but the first slot freed is taken back, not handed to the parked job... */
+	/* ...but the first slot freed is taken back, not handed to the queued job... */
 	r = jdt_ok(c, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)ids[0]);
 	json_decref(r);
 	expect_final(c, ids[0], "cancelled", "cancel", NULL);
 	assert_int_equal(exec_metric(c, "slots_used"), 1);
-	assert_int_equal(exec_metric(c, "parked"), 1);
+	assert_int_equal(exec_metric(c, "queued"), 1);
 	/* ...and the next one goes to it. */
 	r = jdt_ok(c, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)ids[1]);
 	json_decref(r);
@@ -459,7 +459,7 @@ static void test_cap_lowered_by_reload(void **state)
 	assert_int_equal(jdt_stop(&t2, SIGTERM), 0);
 }
 
-static void test_parked_clients_take_turns(void **state)
+static void test_clients_take_turns_for_a_slot(void **state)
 {
 	struct jdt t2;
 	struct jsched_conn *a, *b;
@@ -473,12 +473,12 @@ static void test_parked_clients_take_turns(void **state)
 	for (int i = 0; i < 3; i++)
 		ja[i] = submit(a, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
 	jdt_until_state(a, ja[0], "running");
-	for (int i = 0; i < 3000 && exec_metric(a, "parked") != 2; i++)
+	for (int i = 0; i < 3000 && exec_metric(a, "queued") != 2; i++)
 		jdt_sleep_ms(10);
 	jb = submit(b, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
-	for (int i = 0; i < 3000 && exec_metric(a, "parked") != 3; i++)
+	for (int i = 0; i < 3000 && exec_metric(a, "queued") != 3; i++)
 		jdt_sleep_ms(10);
-	assert_int_equal(exec_metric(a, "parked"), 3);
+	assert_int_equal(exec_metric(a, "queued"), 3);
 	/* A's first command ends: the slot goes to B, whose job came last but whose client
 	 * has not been served, not to A's next job. */
 	r = jdt_ok(a, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)ja[0]);
@@ -650,10 +650,33 @@ static void test_socket_mode_and_cap_defaults(void **state)
 	/* A socket outside /run/jschedd with no socket_mode: 0600, only our own user. */
 	assert_int_equal(stat(t.sock, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
-	/* The process cap never exceeds the fibers the commands' jobs wait on. */
-	jdt_start(&t2, "\"workers\": 1, \"fibers\": 8, \"exec\": {\"max_processes\": 100}");
+	/* More slots than fibers: a command also needs a fiber (its job waits on one), so
+	 * no more than the fibers run at once, the rest stay queued; both figures are the
+	 * configured ones. */
+	jdt_start(&t2, "\"workers\": 1, \"fibers\": 4, \"exec\": {\"max_processes\": 100}");
 	c = jdt_connect(&t2, NULL);
-	assert_int_equal(exec_metric(c, "max_processes"), 8);
+	assert_int_equal(exec_metric(c, "max_processes"), 100);
+	{
+		json_t *m = jdt_metrics(c);
+		assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "fibers"),
+								    "total")), 4);
+		json_decref(m);
+	}
+	uint64_t ids[5];
+	for (int i = 0; i < 5; i++)
+		ids[i] = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
+	for (int i = 0; i < 3000 && !(exec_metric(c, "running") == 4 && exec_metric(c, "queued") == 1); i++)
+		jdt_sleep_ms(10);
+	assert_int_equal(exec_metric(c, "running"), 4);
+	assert_int_equal(exec_metric(c, "queued"), 1);
+	/* A plain call still runs on the one worker. */
+	assert_string_equal(jdt_wait_final(c, jdt_submit_call(c, "noop", NULL), NULL), "succeeded");
+	json_decref(jdt_ok(c, "{\"op\": \"cancel\", \"jobs\": [%llu, %llu, %llu, %llu, %llu]}",
+			   (unsigned long long)ids[0], (unsigned long long)ids[1],
+			   (unsigned long long)ids[2], (unsigned long long)ids[3],
+			   (unsigned long long)ids[4]));
+	for (int i = 0; i < 5; i++)
+		expect_final(c, ids[i], "cancelled", "cancel", NULL);
 	jsched_close(c);
 	assert_int_equal(jdt_stop(&t2, SIGTERM), 0);
 }
@@ -675,7 +698,7 @@ int main(void)
 	const struct CMUnitTest own_daemon[] = {
 		cmocka_unit_test(test_process_cap),
 		cmocka_unit_test(test_cap_lowered_by_reload),
-		cmocka_unit_test(test_parked_clients_take_turns),
+		cmocka_unit_test(test_clients_take_turns_for_a_slot),
 		cmocka_unit_test(test_immediate_shutdown_leaves_nothing),
 		cmocka_unit_test(test_graceful_shutdown_waits),
 	};

@@ -90,7 +90,8 @@ static void test_slot_priority_and_calls_pass(void **state)
 	assert_ptr_equal(take1(k.f), &t[7]);
 	assert_null(take_or_null(k.f));
 	assert_int_equal(jd_fair_ready(k.f), 0);
-	complete1(k.f, &t[0], 1000);
+	struct jd_fair_job *done = &t[0].fj;
+	assert_true(jd_fair_complete(k.f, &done, 1));	/* made room: wake a taker */
 	assert_int_equal(jd_fair_ready(k.f), 5);
 	struct tjob *run = take1(k.f);
 	assert_ptr_equal(run, &t[5]);		/* the critical one first */
@@ -101,7 +102,8 @@ static void test_slot_priority_and_calls_pass(void **state)
 		assert_ptr_equal(run, &t[i]);	/* then in arrival order */
 	}
 	complete1(k.f, run, 1000);
-	complete1(k.f, &t[6], 1000);
+	done = &t[6].fj;
+	assert_false(jd_fair_complete(k.f, &done, 1));	/* a plain call: nothing waited */
 	complete1(k.f, &t[7], 1000);
 	struct jd_fair_stats st;
 	jd_fair_stats(k.f, JD_FAIR_METRIC_JOBS, &st);
@@ -323,7 +325,16 @@ static void test_capacity_at_run_time(void **state)
 	assert_null(take_or_null(k.f));
 	complete1(k.f, t, 10);
 	assert_int_equal(jd_fair_resource_set(k.f, 7, 1), JSCHED_EINVAL);
-	assert_int_equal(jd_fair_drain(k.f, a), 2);
+	/* Units held outside jobs count against the same capacity. */
+	assert_int_equal(jd_fair_resource_take(k.f, k.proc, 1), 0);
+	assert_int_equal(jd_fair_resource_take(k.f, k.proc, 1), JSCHED_EAGAIN);
+	assert_int_equal(jd_fair_resource_take(k.f, 7, 1), JSCHED_EINVAL);
+	assert_null(take_or_null(k.f));
+	jd_fair_resource_give(k.f, k.proc, 1);
+	t = take1(k.f);
+	assert_int_equal(jd_fair_resource_take(k.f, k.proc, 1), JSCHED_EAGAIN);
+	complete1(k.f, t, 10);
+	assert_int_equal(jd_fair_drain(k.f, a), 1);
 	free_all(k.f, &a, 1);
 }
 
