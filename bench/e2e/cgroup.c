@@ -9,9 +9,9 @@
  *     jd_cg_job_remove, in this process, 500 times), without and with limits (memory,
  *     pids, CPU), beside a plain mkdir + rmdir of one directory in /tmp (the floor of a
  *     directory operation).
- *   - Two clients with weights 1 and 3, each running two CPU-bound commands (four busy
- *     loops on the machine's CPUs, so that they compete): the share of CPU time each
- *     client's group got over a 2 s window, from the groups' own usage counters
+ *   - Two clients with weights 1 and 3, each running four CPU-bound commands (eight busy
+ *     loops on the machine's CPUs, so that they compete on every CPU): the share of CPU
+ *     time each client's group got over a 3 s window, from the groups' own usage counters
  *     (cpuacct.usage on v1, cpu.stat usage_usec on v2), as the ratio heavy / light,
  *     beside the 3.0 the weights ask for.
  * These need root and usable cgroups; without them the part says why in a note and adds
@@ -28,23 +28,6 @@
 
 #include "bench/e2e/e2e.h"
 #include "daemon/run/cgroup.h"
-
-/* exec_rate: n /bin/true jobs through d, jobs/s. */
-static double exec_rate(struct e2e_daemon *d, const struct jsched_spec *spec, size_t n)
-{
-	struct jsched_conn *c = e2e_connect(d, "cg");
-	uint64_t *ids = malloc(n * sizeof(*ids));
-
-	if (!ids)
-		e2e_die("out of memory");
-	uint64_t t0 = bench_now_ns();
-	e2e_submit_pipelined(c, spec, n, 500, 4, ids);
-	e2e_wait_ids(c, ids, n);
-	double rate = (double)n / ((double)(bench_now_ns() - t0) / 1e9);
-	free(ids);
-	jsched_close(c);
-	return rate;
-}
 
 /* cgroups_of: the daemon's exec.cgroups metrics member (new reference). */
 static json_t *cgroups_of(struct e2e_daemon *d)
@@ -89,35 +72,37 @@ static void sleep_ms(unsigned ms)
 		;
 }
 
-/* share_ratio: heavy's CPU time / light's over window_ms while both run two busy loops. */
+#define BUSY 4	/* busy loops per client: with 8 on the CPUs, each CPU has both clients' */
+
+/* share_ratio: heavy's CPU time / light's over window_ms while both run BUSY busy loops. */
 static double share_ratio(struct e2e_daemon *d, const char *cpuacct_root, const char *v2_root,
 			  unsigned window_ms)
 {
 	const char *const busy[] = {"/bin/sh", "-c", "while :; do :; done", NULL};
 	struct jsched_conn *light = e2e_connect(d, "light"), *heavy = e2e_connect(d, "heavy");
 	struct jsched_spec *spec;
-	uint64_t ids[4];
+	uint64_t ids[2 * BUSY];
 
 	if (jsched_spec_exec(busy, &spec) < 0 || jsched_spec_set_timeout(spec, 60000) < 0)
 		e2e_die("out of memory");
-	for (int i = 0; i < 4; i++)
-		if (jsched_submit(i < 2 ? light : heavy, spec, &ids[i]) < 0)
+	for (int i = 0; i < 2 * BUSY; i++)
+		if (jsched_submit(i < BUSY ? light : heavy, spec, &ids[i]) < 0)
 			e2e_die("submit of a busy loop failed");
-	/* All four running (bounded: 10 s), then a short settling of the scheduler. */
-	for (int k = 0; k < 1000 && e2e_metrics_number(light, "jobs/running") < 4; k++)
+	/* All running (bounded: 10 s), then a short settling of the scheduler. */
+	for (int k = 0; k < 1000 && e2e_metrics_number(light, "jobs/running") < 2 * BUSY; k++)
 		sleep_ms(10);
-	if (e2e_metrics_number(light, "jobs/running") < 4)
-		e2e_die("the four busy loops did not all start");
+	if (e2e_metrics_number(light, "jobs/running") < 2 * BUSY)
+		e2e_die("the busy loops did not all start");
 	sleep_ms(200);
 	double l0 = group_us(cpuacct_root, v2_root, "light"), h0 = group_us(cpuacct_root, v2_root, "heavy");
 	sleep_ms(window_ms);
 	double l1 = group_us(cpuacct_root, v2_root, "light"), h1 = group_us(cpuacct_root, v2_root, "heavy");
-	for (int i = 0; i < 4; i++)
-		(void)jsched_cancel(i < 2 ? light : heavy, ids[i]);
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 2 * BUSY; i++)
+		(void)jsched_cancel(i < BUSY ? light : heavy, ids[i]);
+	for (int i = 0; i < 2 * BUSY; i++) {
 		struct jsched_result *res = NULL;
 
-		if (jsched_wait(i < 2 ? light : heavy, ids[i], 30000, &res) == 0)
+		if (jsched_wait(i < BUSY ? light : heavy, ids[i], 30000, &res) == 0)
 			jsched_result_free(res);
 	}
 	jsched_spec_free(spec);
@@ -158,7 +143,7 @@ void e2e_cgroup(struct e2e *e)
 {
 	size_t n = e->quick ? 200 : 2000;
 	int pairs = e->quick ? 50 : 500;
-	unsigned window = e->quick ? 500 : 2000;
+	unsigned window = e->quick ? 500 : 3000;
 	const char *const truth[] = {"/bin/true", NULL};
 	double on[64], off[64], plain[64], bare[64], lim[64], ratio[64];
 	struct jd_cg_limits limits = {.memory_max = 64u << 20, .pids_max = 64, .cpu_max_milli = 1000};
@@ -200,8 +185,8 @@ void e2e_cgroup(struct e2e *e)
 		e2e_die("out of memory");
 
 	for (int run = 0; run < e->runs && run < 64; run++) {
-		on[run] = exec_rate(&dc, spec, n);
-		off[run] = exec_rate(&doff, spec, n);
+		on[run] = e2e_exec_rate(&dc, spec, n);
+		off[run] = e2e_exec_rate(&doff, spec, n);
 	}
 	e2e_daemon_stop(&doff);
 	for (int run = 0; run < e->runs_long; run++)
@@ -234,7 +219,7 @@ void e2e_cgroup(struct e2e *e)
 		  e2e_median_of(bare, runs), "mkdir + rmdir in /tmp", e2e_median_of(plain, runs));
 	bench_row(e->rep, "cgroup: the same with memory, pids, cpu limits", "us", NULL,
 		  e2e_median_of(lim, runs), "mkdir + rmdir in /tmp", e2e_median_of(plain, runs));
-	bench_row(e->rep, "cgroup: CPU heavy/light, weights 3:1, 2 busy each", "ratio", NULL,
+	bench_row(e->rep, "cgroup: CPU heavy/light, weights 3:1, 4 busy each", "ratio", NULL,
 		  e2e_median_of(ratio, lruns), "the weights' 3.0", 3.0);
 	char list[256] = "";
 	for (size_t i = 0; i < lruns && i < 16; i++)

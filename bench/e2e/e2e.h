@@ -85,6 +85,10 @@ void e2e_wait_ids(struct jsched_conn *c, const uint64_t *ids, size_t n);
 void e2e_submit_pipelined(struct jsched_conn *c, const struct jsched_spec *spec, size_t n, size_t batch,
 			  size_t window, uint64_t *ids);
 
+/* e2e_exec_rate: n copies of the exec spec through d (batches of 500, 4 in flight, then
+ * wait for all), in jobs/s (exec.c). */
+double e2e_exec_rate(struct e2e_daemon *d, const struct jsched_spec *spec, size_t n);
+
 /* e2e_clients_run: fork nclients client processes (names client0 ...), each connected
  * before the clock starts; start them together; each submits per_client copies of spec
  * in batches of 1,000 (4 in flight) and waits for all of them.  Returns jobs/s over all,

@@ -148,7 +148,7 @@ static bool exec_supported(struct jsched_conn *c, const struct jsched_spec *spec
 	return true;
 }
 
-static double jsched_exec_rate(struct e2e_daemon *d, const struct jsched_spec *spec, size_t n)
+double e2e_exec_rate(struct e2e_daemon *d, const struct jsched_spec *spec, size_t n)
 {
 	struct jsched_conn *c = e2e_connect(d, "exec");
 	uint64_t *ids = malloc(n * sizeof(*ids));
@@ -208,7 +208,7 @@ void e2e_exec(struct e2e *e)
 		raw[run] = raw_spawn(n, par);
 		xa[run] = xargs_rate(n, par);
 		if (has_exec)
-			js[run] = jsched_exec_rate(&d, spec, n);
+			js[run] = e2e_exec_rate(&d, spec, n);
 	}
 	for (int run = 0; run < e->runs_long; run++) {
 		ts[run] = tsp_rate(n, par);

@@ -193,7 +193,10 @@ int jd_cg_signal(struct jd_cg *cg, const struct jd_cg_job *g, int sig);
 
 /* jd_cg_kill: SIGKILL every process in g, so that none escapes by setsid or a double fork.
  * Returns the number of processes signalled (v2 cgroup.kill: 0, the kernel does it) or a
- * JSCHED_E* code.  The processes are gone once jd_cg_populated says so. */
+ * JSCHED_E* code.  The processes are gone once jd_cg_populated says so.  Freeze-and-kill
+ * waits for the freeze on the calling thread, at most 200 ms (a task in uninterruptible
+ * sleep can delay it; what is listed then is killed anyway, and the rounds after the thaw
+ * catch the rest). */
 int jd_cg_kill(struct jd_cg *cg, const struct jd_cg_job *g);
 
 /* jd_cg_usage: what g used (the members that could be read are flagged).  Adds its OOM

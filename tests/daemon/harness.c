@@ -304,6 +304,23 @@ uint64_t jdt_submit_call(struct jsched_conn *c, const char *fn, const char *args
 	return id;
 }
 
+uint64_t jdt_submit_spec(struct jsched_conn *c, const char *fmt, ...)
+{
+	char spec[4096];
+	va_list ap;
+	json_t *r;
+	uint64_t id;
+
+	va_start(ap, fmt);
+	vsnprintf(spec, sizeof(spec), fmt, ap);
+	va_end(ap);
+	r = jdt_ok(c, "{\"op\": \"submit\", \"job\": %s}", spec);
+	id = (uint64_t)json_integer_value(json_object_get(r, "job"));
+	json_decref(r);
+	assert_true(id > 0);
+	return id;
+}
+
 static const char *intern_state(const char *s)
 {
 	static const char *const names[] = {"waiting", "queued", "running", "succeeded", "failed",

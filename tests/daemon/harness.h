@@ -75,6 +75,9 @@ const char *jdt_err_code(const json_t *reply);
 
 /* jdt_submit_call: submit one call job, assert success, return its id. */
 uint64_t jdt_submit_call(struct jsched_conn *c, const char *fn, const char *args_json);
+/* jdt_submit_spec: submit one job from its JSON spec (printf format), assert success,
+ * return its id. */
+uint64_t jdt_submit_spec(struct jsched_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* jdt_wait_state: wait for job `id` to be final (bounded 30 s); returns its state name
  * (static) and, if rec is not NULL, its record (new reference). */

@@ -75,25 +75,6 @@ static void need_cgroups(void)
 	}
 }
 
-/* submit: one job from a JSON spec (printf format); returns its id. */
-__attribute__((format(printf, 2, 3))) static uint64_t submit(struct jsched_conn *c,
-							     const char *fmt, ...)
-{
-	char spec[4096];
-	va_list ap;
-	json_t *r;
-	uint64_t id;
-
-	va_start(ap, fmt);
-	vsnprintf(spec, sizeof(spec), fmt, ap);
-	va_end(ap);
-	r = jdt_ok(c, "{\"op\": \"submit\", \"job\": %s}", spec);
-	id = (uint64_t)json_integer_value(json_object_get(r, "job"));
-	json_decref(r);
-	assert_true(id > 0);
-	return id;
-}
-
 /* final: wait for job id to end in `state` (cause too if not NULL); its record. */
 static json_t *final(struct jsched_conn *c, uint64_t id, const char *state, const char *cause)
 {
@@ -161,7 +142,7 @@ static void test_setsid_escape_killed_on_cancel(void **state)
 	c = jdt_connect(&t, NULL);
 	snprintf(file, sizeof(file), "%s/escaped.pid", t.dir);
 	/* The escapee leaves the job's session and process group and closes the pipes. */
-	id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"setsid sh -c 'echo $$ > %s; "
+	id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"setsid sh -c 'echo $$ > %s; "
 		       "exec sleep 300' </dev/null >/dev/null 2>&1 & exec sleep 300\"]}", file);
 	esc = pid_in(file);
 	jdt_until_state(c, id, "running");
@@ -185,7 +166,7 @@ static void test_memory_limit_oom(void **state)
 	need_cgroups();
 	c = jdt_connect(&t, NULL);
 	/* A string that doubles until the kernel kills the shell at 32 MiB. */
-	id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"x=a; while :; do x=$x$x; done\"], "
+	id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"x=a; while :; do x=$x$x; done\"], "
 		       "\"resources\": {\"memory\": \"32M\"}}");
 	rec = final(c, id, "failed", "memory");
 	assert_non_null(strstr(json_string_value(json_object_get(rec, "reason")),
@@ -210,7 +191,7 @@ static void test_pids_limit(void **state)
 	c = jdt_connect(&t, NULL);
 	/* The shell and 3 sleeps fit in 4; the 4th fork fails and the shell exits; the
 	 * sleeps it left are killed with the group, so the job ends at once. */
-	id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
+	id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
 		       "\"for i in 1 2 3 4 5 6; do sleep 300 & done; wait\"], "
 		       "\"resources\": {\"pids\": 4}}");
 	rec = final(c, id, "failed", NULL);
@@ -241,7 +222,7 @@ static void test_client_limits(void **state)
 	assert_string_equal(jdt_err_code(r), "invalid_argument");
 	json_decref(r);
 	/* The job asks for nothing; its client's group holds it to 32 MiB. */
-	id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"x=a; while :; do x=$x$x; done\"]}");
+	id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"x=a; while :; do x=$x$x; done\"]}");
 	rec = final(c, id, "failed", "memory");
 	assert_non_null(strstr(json_string_value(json_object_get(rec, "reason")), "client's memory limit"));
 	json_decref(rec);
@@ -258,7 +239,7 @@ static void test_usage_and_metrics(void **state)
 	(void)state;
 	need_cgroups();
 	c = jdt_connect(&t, NULL);
-	id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
+	id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
 		       "\"i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done\"], "
 		       "\"resources\": {\"cpus\": 2}}");
 	rec = final(c, id, "succeeded", NULL);
@@ -295,7 +276,7 @@ static void test_leftovers_of_a_killed_daemon(void **state)
 	c = jdt_connect(&a, NULL);
 	snprintf(file, sizeof(file), "/tmp/jschedd-test-%d.pid", (int)getpid());
 	unlink(file);
-	id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"echo $$ > %s; exec sleep 300\"]}",
+	id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"echo $$ > %s; exec sleep 300\"]}",
 		    file);
 	pid = pid_in(file);
 	unlink(file);
@@ -340,7 +321,7 @@ static void test_limits_refused_without_cgroups(void **state)
 			       "memory limit needs cgroups"));
 	json_decref(r);
 	/* Whole or nothing: neither job exists; one without limits runs, without usage. */
-	id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"true\"]}");
+	id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"true\"]}");
 	rec = final(c, id, "succeeded", NULL);
 	assert_null(json_object_get(rec, "usage"));
 	json_decref(rec);
