@@ -26,8 +26,22 @@ LIBJSCHED_SRCS := libclient/path.c libclient/strerror.c libclient/spec.c libclie
 LIBJSCHED_OBJS := $(LIBJSCHED_SRCS:%.c=$(B)/obj/%.o)
 
 JSCHED_CLI_SRCS := libclient/tool/main.c libclient/tool/args.c libclient/tool/jobs.c \
-	libclient/tool/daemon.c libclient/tool/table.c libclient/tool/top.c
-JSCHED_CLI_OBJS := $(JSCHED_CLI_SRCS:%.c=$(B)/obj/%.o)
+	libclient/tool/daemon.c libclient/tool/table.c libclient/tool/top.c libclient/tool/dashboard.c
+JSCHED_CLI_OBJS := $(JSCHED_CLI_SRCS:%.c=$(B)/obj/%.o) $(B)/obj/gen/dashboard_html.o
+
+# The dashboard's page is built into the tool: dashboard.html as one C string.
+$(B)/gen/dashboard_html.c: libclient/tool/dashboard.html
+	@mkdir -p $(@D)
+	$(Q){ echo '/* generated from libclient/tool/dashboard.html: do not edit */'; \
+	  echo 'extern const char jsched_dashboard_html[];'; \
+	  echo 'const char jsched_dashboard_html[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@.tmp
+	$(Q)mv $@.tmp $@
+$(B)/obj/gen/dashboard_html.o: $(B)/gen/dashboard_html.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Wno-overlength-strings -c -o $@ $<
+$(B)/obj/libclient/tool/dashboard.o: CFLAGS += $(MHD_CFLAGS)
 
 $(LIBJSCHED_OBJS) $(JSCHED_CLI_OBJS): CFLAGS += -fvisibility=hidden $(JANSSON_CFLAGS)
 # The tool's tables (libsmartcols) and `jsched top` (ncurses); the library needs neither.
@@ -72,13 +86,23 @@ $(JSCHED_PC): libclient/jsched.pc.in FORCE
 $(JSCHED_BIN): $(JSCHED_CLI_OBJS) $(LIBJSCHED_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(SMARTCOLS_LIBS) $(NCURSES_LIBS) $(JANSSON_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(SMARTCOLS_LIBS) $(NCURSES_LIBS) $(JANSSON_LIBS) $(MHD_LIBS) $(LDLIBS)
 
 # ---- tests/libclient ---------------------------------------------------------------------
 # One program per tests/libclient/test_*.c, linked with the static library (and the tool's
 # parser for test_args).  test_exports and test_example get paths they need compiled in.
 LIBCLIENT_TESTS := $(patsubst tests/libclient/%.c,$(B)/tests/libclient/%,$(wildcard tests/libclient/test_*.c))
 TESTS += $(LIBCLIENT_TESTS)
+
+# test_dashboard drives `jsched dashboard` in headless Chromium (tests/libclient/
+# test_dashboard.py, Python's standard library only); this wrapper skips, saying why, where
+# python3 is missing.
+$(B)/tests/libclient/test_dashboard: tests/libclient/test_dashboard.py $(JSCHED_BIN) \
+		$(B)/bin/jschedd
+	@mkdir -p $(@D)
+	$(Q)printf '#!/bin/sh\ncommand -v python3 >/dev/null 2>&1 || { echo "skipped: python3 is not installed: the dashboard was not tried in a browser" >&2; exit 0; }\nexec python3 %s "$$@"\n' \
+		'$(CURDIR)/tests/libclient/test_dashboard.py' > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
+TESTS += $(B)/tests/libclient/test_dashboard
 
 $(B)/obj/tests/libclient/%.o: CFLAGS += $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) \
 	-DLIBJSCHED_SO='"$(CURDIR)/$(LIBJSCHED_SO)"' -DJSCHED_SRCDIR='"$(CURDIR)"' \

@@ -9,7 +9,8 @@
 #   ci     what .ci/run needs beyond core (clang and its sanitizer/fuzzer runtimes, the
 #          AArch64 cross compiler and qemu-user to execute its output, the spin model
 #          checker for the pool's park/wake models, promtool from prometheus to check the
-#          Prometheus text)
+#          Prometheus text, and headless Chromium with chromedriver, python3 and Chart.js
+#          for the dashboard's browser test)
 #   bench  the side-by-side baselines of bench/ (oneTBB, beanstalkd, task-spooler, nq)
 #   cross  what `make test-cross` needs: the AArch64 cross compiler, qemu-user, and cmocka
 #          for arm64 from Debian's multiarch archive (the arm64 architecture is added to
@@ -61,6 +62,10 @@ for group in "$@"; do
 		want qemu-user bin:qemu-aarch64
 		want spin bin:spin
 		want prometheus bin:promtool
+		want python3 bin:python3
+		want chromium bin:chromium
+		want chromium-driver bin:chromedriver
+		want libjs-chart.js /usr/share/javascript/chart.js/chart.min.js
 		;;
 	cross)
 		want gcc-aarch64-linux-gnu bin:aarch64-linux-gnu-gcc

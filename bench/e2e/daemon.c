@@ -54,8 +54,8 @@ void e2e_daemon_start(struct e2e_daemon *d, const char *members)
 		extra && extra[0] ? ", " : "", extra ? extra : "");
 	fclose(f);
 
-	/* BENCH_E2E_JSCHEDD: another jschedd binary (an older build), for a before/after in
-	 * one session. */
+	/* BENCH_E2E_JSCHEDD: another jschedd binary (an older build), so that two builds are
+	 * measured in one session by bench/e2e/ab.sh. */
 	const char *bin = getenv("BENCH_E2E_JSCHEDD");
 	char *argv[] = {(char *)(uintptr_t)(bin && bin[0] ? bin : JSCHEDD_BIN), (char *)(uintptr_t)"-c",
 			d->conf, NULL};

@@ -34,6 +34,7 @@ static const char help_main[] =
 	"  metrics   show the daemon's metrics (a table; --json for the document)\n"
 	"  top       a live view of clients, queues, workers and latencies\n"
 	"  drain     cancel all your jobs that have not started\n"
+	"  dashboard a live web page of the daemon, on 127.0.0.1\n"
 	"  admin     reload | set-client | shutdown (admin uid only)\n"
 	"  call      send any protocol request and print the reply\n"
 	"  help      help [COMMAND]: this text, or a command's\n"
@@ -175,12 +176,25 @@ static const char help_watch[] =
 	"  --json        print each event as JSON, one a line\n";
 
 static const char help_metrics[] =
-	"usage: jsched metrics [--json]\n"
+	"usage: jsched metrics [--json | --prometheus]\n"
 	"\n"
 	"Show the daemon's metrics: counters, latency percentiles, clients and their\n"
 	"share, workers.\n"
 	"\n"
-	"  --json  print the metrics document as JSON\n";
+	"  --json        print the metrics document as JSON\n"
+	"  --prometheus  print them in Prometheus's text format (what metrics.listen serves)\n";
+
+static const char help_dashboard[] =
+	"usage: jsched dashboard [--port PORT] [--open]\n"
+	"\n"
+	"Serve a live web page of the daemon on 127.0.0.1 and print its URL, which carries a\n"
+	"random token: queues and running jobs per client, realized against target share and\n"
+	"Jain's index over time, throughput and latency over time, your jobs with their\n"
+	"output, and buttons to cancel, hold, release or retry them.  It connects as you, so\n"
+	"it shows what you may see.  Runs until interrupted (Ctrl-C).\n"
+	"\n"
+	"  --port PORT  the port (default: a free one)\n"
+	"  --open       open the page with xdg-open\n";
 
 static const char help_top[] =
 	"usage: jsched top [--once | -n COUNT] [--interval DURATION]\n"
@@ -243,6 +257,7 @@ static const char *const verb_names[CLI_VERB_COUNT] = {
 	[CLI_METRICS] = "metrics",
 	[CLI_TOP] = "top",
 	[CLI_DRAIN] = "drain",
+	[CLI_DASHBOARD] = "dashboard",
 	[CLI_ADMIN_RELOAD] = "admin reload",
 	[CLI_ADMIN_SET_CLIENT] = "admin set-client",
 	[CLI_ADMIN_SHUTDOWN] = "admin shutdown",
@@ -263,6 +278,7 @@ const char *cli_help(enum cli_verb verb)
 	case CLI_METRICS: return help_metrics;
 	case CLI_TOP: return help_top;
 	case CLI_DRAIN: return help_drain;
+	case CLI_DASHBOARD: return help_dashboard;
 	case CLI_ADMIN_RELOAD:
 	case CLI_ADMIN_SET_CLIENT:
 	case CLI_ADMIN_SHUTDOWN: return help_admin;
@@ -296,7 +312,7 @@ enum {
 	O_STDERR, O_SINCE, O_COUNT, O_ONCE, O_INTERVAL, O_WEIGHT, O_MAX_QUEUED, O_IMMEDIATE,
 	O_SOCKET, O_VERSION, O_CLIENT, O_RUNNING, O_ALL, O_OVERFLOW, O_BATCH, O_INSTANCE, O_REPLY_TIMEOUT,
 	O_LONG, O_CLIENT_NAME, O_LIMIT, O_SORT, O_COLUMNS, O_NAME_GLOB, O_NO_HEADINGS, O_MEM, O_PIDS,
-	O_CPUS,
+	O_CPUS, O_PROMETHEUS, O_PORT, O_OPEN,
 };
 
 /* The options of jsched itself, accepted before the command and after it. */
@@ -759,6 +775,17 @@ static int parse_generic(struct parser *p, struct cli_cmd *cmd, const struct opt
 			break;
 		}
 		case O_ONCE: cmd->count = 1; break;
+		case O_PROMETHEUS: cmd->prometheus = true; break;
+		case O_OPEN: cmd->open = true; break;
+		case O_PORT: {
+			uint64_t port;
+			if (parse_u64(p, "--port", p->val, 1, &port) < 0)
+				return OPT_ERROR;
+			if (port > 65535)
+				return fail(p, "--port: %s is not a port (1 to 65535)", p->val);
+			cmd->port = (unsigned)port;
+			break;
+		}
 		case O_LONG: cmd->longform = true; break;
 		case O_INSTANCE: cmd->instance = p->val; break;
 		case O_INTERVAL:
@@ -919,7 +946,6 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 	static const struct opt global[] = { { "version", 'V', false, O_VERSION }, { NULL, 0, false, 0 } };
 	static const struct opt no_opts[] = { { NULL, 0, false, 0 } };
 	static const struct opt cancel_opts[] = { { "json", 0, false, O_JSON }, { NULL, 0, false, 0 } };
-	static const struct opt json_only[] = { { "json", 0, false, O_JSON }, { NULL, 0, false, 0 } };
 	static const struct opt status_opts[] = {
 		{ "long", 'l', false, O_LONG }, { "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
 	};
@@ -944,6 +970,12 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 	static const struct opt top_opts[] = {
 		{ "once", 0, false, O_ONCE }, { "count", 'n', true, O_COUNT },
 		{ "interval", 0, true, O_INTERVAL }, { NULL, 0, false, 0 },
+	};
+	static const struct opt metrics_opts[] = {
+		{ "json", 0, false, O_JSON }, { "prometheus", 0, false, O_PROMETHEUS }, { NULL, 0, false, 0 },
+	};
+	static const struct opt dashboard_opts[] = {
+		{ "port", 0, true, O_PORT }, { "open", 0, false, O_OPEN }, { NULL, 0, false, 0 },
 	};
 	static const struct opt drain_opts[] = {
 		{ "client", 0, true, O_CLIENT }, { "running", 0, false, O_RUNNING },
@@ -1035,7 +1067,8 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 	case CLI_OUTPUT: r = parse_generic(&p, cmd, output_opts, ONE_ID); break;
 	case CLI_LS: r = parse_generic(&p, cmd, ls_opts, NO_IDS); break;
 	case CLI_WATCH: r = parse_generic(&p, cmd, watch_opts, NO_IDS); break;
-	case CLI_METRICS: r = parse_generic(&p, cmd, json_only, NO_IDS); break;
+	case CLI_METRICS: r = parse_generic(&p, cmd, metrics_opts, NO_IDS); break;
+	case CLI_DASHBOARD: r = parse_generic(&p, cmd, dashboard_opts, NO_IDS); break;
 	case CLI_TOP: r = parse_generic(&p, cmd, top_opts, NO_IDS); break;
 	case CLI_DRAIN: r = parse_generic(&p, cmd, drain_opts, NO_IDS); break;
 	default: r = parse_admin(&p, cmd); break;

@@ -37,6 +37,7 @@ enum cli_verb {
 	CLI_METRICS,
 	CLI_TOP,
 	CLI_DRAIN,
+	CLI_DASHBOARD,
 	CLI_ADMIN_RELOAD,
 	CLI_ADMIN_SET_CLIENT,
 	CLI_ADMIN_SHUTDOWN,
@@ -101,6 +102,9 @@ struct cli_cmd {
 	uint32_t weight, max_queued; /* admin set-client --weight, --max-queued (0: unchanged) */
 	const char *overflow; /* admin set-client --overflow */
 	bool immediate;	     /* admin shutdown --immediate */
+	bool prometheus;     /* metrics --prometheus */
+	unsigned port;	     /* dashboard --port (0: a free one) */
+	bool open;	     /* dashboard --open */
 };
 
 /* cli_parse parses argv (argv[0] is the program) into *cmd.  Returns CLI_EXIT_OK, or

@@ -220,6 +220,15 @@ json_t *tool_fetch_metrics(struct jsched_conn *conn, const struct cli_cmd *cmd, 
 int cmd_metrics(struct jsched_conn *conn, const struct cli_cmd *cmd)
 {
 	int rc = CLI_EXIT_OK;
+	if (cmd->prometheus) {
+		char *text = NULL;
+		int r = jsched_metrics_prometheus(conn, &text);
+		if (r < 0)
+			return tool_fail(conn, cmd, r);
+		fputs(text, stdout);
+		jsched_free(text);
+		return CLI_EXIT_OK;
+	}
 	json_t *m = tool_fetch_metrics(conn, cmd, &rc);
 	if (m == NULL)
 		return rc;

@@ -18,6 +18,7 @@ static const char *const verb_names[CLI_VERB_COUNT] = {
 	[CLI_LS] = "ls",	       [CLI_OUTPUT] = "output",
 	[CLI_WATCH] = "watch",	       [CLI_METRICS] = "metrics",
 	[CLI_TOP] = "top",	       [CLI_DRAIN] = "drain",
+	[CLI_DASHBOARD] = "dashboard",
 	[CLI_ADMIN_RELOAD] = "admin reload", [CLI_ADMIN_SET_CLIENT] = "admin set-client",
 	[CLI_ADMIN_SHUTDOWN] = "admin shutdown", [CLI_CALL] = "call",
 };
@@ -74,6 +75,7 @@ static int run(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	case CLI_METRICS: return cmd_metrics(conn, cmd);
 	case CLI_TOP: return cmd_top(conn, cmd);
 	case CLI_DRAIN: return cmd_drain(conn, cmd);
+	case CLI_DASHBOARD: return cmd_dashboard(conn, cmd);
 	case CLI_ADMIN_RELOAD:
 	case CLI_ADMIN_SET_CLIENT:
 	case CLI_ADMIN_SHUTDOWN: return cmd_admin(conn, cmd);

@@ -26,6 +26,7 @@ int cmd_top(struct jsched_conn *conn, const struct cli_cmd *cmd);
 int cmd_drain(struct jsched_conn *conn, const struct cli_cmd *cmd);
 int cmd_admin(struct jsched_conn *conn, const struct cli_cmd *cmd);
 int cmd_call(struct jsched_conn *conn, const struct cli_cmd *cmd);
+int cmd_dashboard(struct jsched_conn *conn, const struct cli_cmd *cmd);
 
 /* tool_fail prints "jsched VERB: " and the daemon's (or the library's) account of the last
  * failure on conn, and returns the exit status that code maps to. */

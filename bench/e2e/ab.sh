@@ -1,0 +1,26 @@
+#!/bin/sh
+# bench/e2e/ab.sh OLD_JSCHEDD PART [ROUNDS]: one part of the end-to-end benchmark against
+# two builds of jschedd in one session, interleaved (old, new, old, new, ...: ROUNDS
+# rounds, default 3, each of bench_e2e's own --runs 3), so both see the same machine.
+# The client side (bench_e2e, libjsched) is this tree's for both.  Prints each round's
+# rows and, at the end, bench/compare.py's table of the last old and new rounds merged
+# by median; the JSON files stay in the printed directory.
+#   bench/e2e/ab.sh /work/wt/base/build/rel/bin/jschedd tput
+set -eu
+cd "$(dirname "$0")/../.."
+old=$1
+part=$2
+rounds=${3:-3}
+[ -x "$old" ] || { echo "bench/e2e/ab.sh: $old is not an executable jschedd" >&2; exit 2; }
+make -j2 build/rel/bench/bench_e2e build/rel/bin/jschedd build/rel/bin/jsched bench-deps >&2
+out=$(mktemp -d /tmp/bench-ab-XXXXXX)
+echo "old: $("$old" --version)"
+echo "new: $(build/rel/bin/jschedd --version)"
+i=1
+while [ "$i" -le "$rounds" ]; do
+	BENCH_E2E_JSCHEDD=$old build/rel/bench/bench_e2e --part "$part" --runs 3 --json "$out/old-$i.json" >"$out/old-$i.txt"
+	build/rel/bench/bench_e2e --part "$part" --runs 3 --json "$out/new-$i.json" >"$out/new-$i.txt"
+	i=$((i + 1))
+done
+python3 bench/e2e/ab_merge.py "$out" "$rounds"
+echo "files: $out"
