@@ -189,7 +189,8 @@ def main():
             ".map(tr => [Number(tr.dataset.job), tr.dataset.state, tr.cells[2].textContent]);")),
             "the four jobs in the job list")
         check(sorted(r[0] for r in rows) == sorted(all_ids), "the job list shows the submitted ids")
-        check(all(r[1] in ("queued", "running") for r in rows), "each is queued or running")
+        check(all(r[1] in ("waiting", "queued", "running") for r in rows),
+              "each is waiting, queued or running")
         check(sorted(set(r[2] for r in rows)) == ["alpha", "beta"], "with their clients")
         until(lambda: all(s == "running" for s in driver.js(
             "return [...document.querySelectorAll('#jobs tbody tr')].map(tr => tr.dataset.state);")),
@@ -215,7 +216,16 @@ def main():
 
         victim = ids["beta"][0]
         driver.click('#jobs tr[data-job="%d"] button.cancel' % victim)
-        # The row says cancelled, or has left the list of waiting, queued and running jobs.
+        # The daemon is the judge: the job ends cancelled.  Then the page: its row says
+        # cancelled, or has left the list of waiting, queued and running jobs.
+        try:
+            until(lambda: json.loads(jsched(sock, "status", "--json", str(victim)))["state"]
+                  == "cancelled", "the daemon to report the clicked job cancelled")
+        except AssertionError:
+            print("page error line: %r" % driver.js("return document.getElementById('error').textContent;"))
+            print("row: %r" % driver.js("const tr = document.querySelector('#jobs tr[data-job=\"%d\"]');"
+                                        "return tr && tr.outerHTML;" % victim))
+            raise
         until(lambda: driver.js("const tr = document.querySelector('#jobs tr[data-job=\"%d\"]');"
                                 "return !tr || tr.dataset.state === 'cancelled';" % victim),
               "the cancelled job's row to say cancelled or leave the active list")
