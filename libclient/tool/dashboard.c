@@ -219,7 +219,8 @@ struct stream {
 /* stream_put: an SSE message (event type, one line of data) to send. */
 static void stream_put(struct stream *s, const char *type, const char *data)
 {
-	size_t need = strlen(type) + strlen(data) + 16;
+	/* "event: " TYPE "\ndata: " DATA "\n\n" and the NUL snprintf writes. */
+	size_t need = 7 + strlen(type) + 7 + strlen(data) + 2 + 1;
 	char *b = malloc(need);
 
 	if (b == NULL)
@@ -228,6 +229,8 @@ static void stream_put(struct stream *s, const char *type, const char *data)
 	s->buf = b;
 	s->off = 0;
 	s->len = (size_t)snprintf(b, need, "event: %s\ndata: %s\n\n", type, data);
+	if (s->len >= need) /* cannot happen with the sum above; never send the NUL */
+		s->len = need - 1;
 }
 
 /* stream_refill: block (at most until the next metrics tick, never over a second) for the

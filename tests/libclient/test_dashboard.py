@@ -197,6 +197,16 @@ def main():
             "all four to be running (the page follows the state changes)")
         check(True, "the page shows every job running once it runs")
 
+        # A job submitted while the page is open reaches it only through the event stream
+        # (the list is not reloaded): its row appears and follows it to its end.
+        late = int(jsched(sock, "submit", "--fn", "sleep", "--args", '{"ms": 300}',
+                          client="alpha").split()[-1])
+        until(lambda: driver.js("const tr = document.querySelector('#jobs tr[data-job=\"%d\"]');"
+                                "return tr && tr.dataset.state;" % late) == "succeeded",
+              "the job submitted while the page is open to appear and end, through events")
+        check(driver.js("return window.jschedStats.jobEvents;") >= 3,
+              "the page received that job's events (waiting/queued, running, succeeded)")
+
         labels = until(lambda: (lambda l: l if "alpha" in l and "beta" in l else None)(driver.js(
             "return Chart.getChart('share').data.datasets.map(d => d.label);")),
             "one share series per client")
@@ -226,9 +236,16 @@ def main():
             print("row: %r" % driver.js("const tr = document.querySelector('#jobs tr[data-job=\"%d\"]');"
                                         "return tr && tr.outerHTML;" % victim))
             raise
-        until(lambda: driver.js("const tr = document.querySelector('#jobs tr[data-job=\"%d\"]');"
-                                "return !tr || tr.dataset.state === 'cancelled';" % victim),
-              "the cancelled job's row to say cancelled or leave the active list")
+        try:
+            until(lambda: driver.js("const tr = document.querySelector('#jobs tr[data-job=\"%d\"]');"
+                                    "return !tr || tr.dataset.state === 'cancelled';" % victim),
+                  "the cancelled job's row to say cancelled or leave the active list")
+        except AssertionError:
+            print("page: %r" % driver.js(
+                "return [JSON.stringify(window.jschedStats), document.getElementById('conn').textContent,"
+                " document.getElementById('error').textContent,"
+                " document.querySelector('#jobs tbody').innerText];"))
+            raise
         status = json.loads(jsched(sock, "status", "--json", str(victim)))
         check(status.get("state") == "cancelled", "the daemon says the job is cancelled")
         others = [json.loads(jsched(sock, "status", "--json", str(i)))["state"]
