@@ -116,6 +116,11 @@ def jsched(sock, *args, client=None):
     return subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=30).stdout
 
 
+def state_of(sock, job):
+    """The job's state as the daemon says it (jsched status --json: {"jobs": [record]})."""
+    return json.loads(jsched(sock, "status", "--json", str(job)))["jobs"][0]["state"]
+
+
 def http_status(url, headers=None):
     req = urllib.request.Request(url, headers=headers or {})
     try:
@@ -229,7 +234,7 @@ def main():
         # The daemon is the judge: the job ends cancelled.  Then the page: its row says
         # cancelled, or has left the list of waiting, queued and running jobs.
         try:
-            until(lambda: json.loads(jsched(sock, "status", "--json", str(victim)))["state"]
+            until(lambda: state_of(sock, victim)
                   == "cancelled", "the daemon to report the clicked job cancelled")
         except AssertionError:
             print("page error line: %r" % driver.js("return document.getElementById('error').textContent;"))
@@ -246,10 +251,8 @@ def main():
                 " document.getElementById('error').textContent,"
                 " document.querySelector('#jobs tbody').innerText];"))
             raise
-        status = json.loads(jsched(sock, "status", "--json", str(victim)))
-        check(status.get("state") == "cancelled", "the daemon says the job is cancelled")
-        others = [json.loads(jsched(sock, "status", "--json", str(i)))["state"]
-                  for i in all_ids if i != victim]
+        check(state_of(sock, victim) == "cancelled", "the daemon says the job is cancelled")
+        others = [state_of(sock, i) for i in all_ids if i != victim]
         check(others == ["running"] * 3, "and the others still run")
         driver.shot("dashboard-cancelled.png")
     finally:
