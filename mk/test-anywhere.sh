@@ -16,6 +16,12 @@ set -eu
 where=${1:?usage: mk/test-anywhere.sh private|user [MAKE-ARGS...]}
 shift
 src=$(git rev-parse --show-toplevel)
+rev=$(git rev-parse HEAD)
+# clone DIR: a clone of the source at exactly its HEAD (detached there, as CI's may be).
+clone() {
+	git clone -q "$src" "$1"
+	git -C "$1" checkout -q --detach "$rev"
+}
 jobs=$(nproc 2>/dev/null || echo 2)
 
 case "$where" in
@@ -23,8 +29,9 @@ private)
 	dir=$(mktemp -d)
 	trap 'rm -rf "$dir"' EXIT
 	chmod 0700 "$dir"
-	git clone -q "$src" "$dir/j"
-	echo "test-anywhere: make test in $dir/j ($(stat -c '%a %U' "$dir"), as $(id -un))"
+	clone "$dir/j"
+	echo "test-anywhere: make test of $(git rev-parse --short "$rev") in $dir/j" \
+		"($(stat -c '%a %U' "$dir"), as $(id -un))"
 	cd "$dir/j" && make -j"$jobs" test "$@"
 	;;
 user)
@@ -38,9 +45,9 @@ user)
 	dir=$(runuser -u "$user" -- mktemp -d)
 	trap 'rm -rf "$dir"' EXIT
 	# Cloned as root (the checkout may be where that user cannot read), then handed over.
-	git clone -q "$src" "$dir/j"
+	clone "$dir/j"
 	chown -R "$user:" "$dir/j"
-	echo "test-anywhere: make test in $dir/j (as $user)"
+	echo "test-anywhere: make test of $(git rev-parse --short "$rev") in $dir/j (as $user)"
 	home=$(getent passwd "$user" | cut -d: -f6)
 	cd "$dir/j" && runuser -u "$user" -- env HOME="$home" USER="$user" LOGNAME="$user" \
 		make -j"$jobs" test "$@"
