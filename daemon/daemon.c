@@ -205,6 +205,10 @@ static json_t *live_diff(const struct jd_config *a, const struct jd_config *b)
 	     "limits.connections_per_uid");
 	LIVE(a->max_queued_total != b->max_queued_total, "limits.queued_jobs");
 	LIVE(a->max_batch != b->max_batch, "limits.batch_jobs");
+	LIVE(a->max_waits_per_conn != b->max_waits_per_conn, "limits.waits_per_connection");
+	LIVE(a->max_wait_ids_per_uid != b->max_wait_ids_per_uid, "limits.wait_ids_per_uid");
+	LIVE(a->frame_ms != b->frame_ms, "limits.frame_ms");
+	LIVE(a->partial_frame_bytes != b->partial_frame_bytes, "limits.partial_frame_bytes");
 	LIVE(a->retain_jobs != b->retain_jobs, "retention.jobs");
 	LIVE(a->retain_seconds != b->retain_seconds, "retention.seconds");
 	LIVE(memcmp(&a->exec, &b->exec, sizeof(a->exec)) != 0, "exec");

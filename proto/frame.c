@@ -52,6 +52,19 @@ size_t jp_decoder_buffered(const struct jp_decoder *d)
 	return d->in.len - d->pos;
 }
 
+size_t jp_decoder_held(const struct jp_decoder *d)
+{
+	return d->in.cap;
+}
+
+void jp_decoder_trim(struct jp_decoder *d, size_t keep)
+{
+	if (d->in.len == d->pos && d->in.cap > keep) {
+		jp_buf_free(&d->in);
+		d->pos = 0;
+	}
+}
+
 /* too_large: the decoder met a header above its limit; nothing it holds matters now. */
 static int too_large(struct jp_decoder *d)
 {

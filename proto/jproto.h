@@ -211,6 +211,14 @@ int jp_decoder_next_err(struct jp_decoder *d, json_t **msg, struct jp_err *err);
  * Non-zero at end of stream means the peer hung up mid-frame. */
 size_t jp_decoder_buffered(const struct jp_decoder *d);
 
+/* jp_decoder_held returns the bytes the decoder has allocated (room set aside for a frame
+ * announced by its header included): what a peer costs in memory right now. */
+size_t jp_decoder_held(const struct jp_decoder *d);
+
+/* jp_decoder_trim frees the decoder's buffer if it holds nothing and has more than `keep`
+ * bytes allocated (a large frame came and went), so an idle peer costs at most `keep`. */
+void jp_decoder_trim(struct jp_decoder *d, size_t keep);
+
 /* jp_decoder_free frees what the decoder holds; it may be initialised again. */
 void jp_decoder_free(struct jp_decoder *d);
 

@@ -54,6 +54,10 @@ void jd_config_defaults(struct jd_config *c)
 	c->output_buffer_bytes = 8u << 20;
 	c->max_connections = 1024;
 	c->max_connections_per_uid = 256;
+	c->max_waits_per_conn = 64;
+	c->max_wait_ids_per_uid = 100000;
+	c->frame_ms = 30000;
+	c->partial_frame_bytes = 64u << 20;
 	c->max_queued_total = 100000;
 	c->max_batch = 10000;
 	c->retain_jobs = 10000;
@@ -321,7 +325,8 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 	static const char *const fair_keys[] = {"policy", "quantum", "window_ms", NULL};
 	static const char *const limit_keys[] = {
 		"frame_bytes", "handshake_ms", "output_buffer_bytes", "connections",
-		"connections_per_uid", "queued_jobs", "batch_jobs", NULL};
+		"connections_per_uid", "queued_jobs", "batch_jobs", "waits_per_connection",
+		"wait_ids_per_uid", "frame_ms", "partial_frame_bytes", NULL};
 	static const char *const ret_keys[] = {"jobs", "seconds", "events", NULL};
 	static const char *const idle_names[] = {"sleep", "spin"};
 	unsigned u;
@@ -389,6 +394,10 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		GET_U32(r, v, "connections_per_uid", 1, 1000000, c->max_connections_per_uid);
 		GET_U32(r, v, "queued_jobs", 1, 100000000, c->max_queued_total);
 		GET_U32(r, v, "batch_jobs", 1, 1000000, c->max_batch);
+		GET_U32(r, v, "waits_per_connection", 1, 1000000, c->max_waits_per_conn);
+		GET_U32(r, v, "wait_ids_per_uid", 1, 100000000, c->max_wait_ids_per_uid);
+		GET_U32(r, v, "frame_ms", 10, 3600000, c->frame_ms);
+		GET_U32(r, v, "partial_frame_bytes", 65536, 1u << 31, c->partial_frame_bytes);
 		r->prefix[0] = '\0';
 	}
 	if ((v = json_object_get(root, "metrics"))) {

@@ -498,6 +498,34 @@ static void retain(struct jd_jobs *t, struct jd_job *j)
 		t->retained_head = j;
 	t->retained_tail = j;
 	t->n_retained++;
+	j->retained = true;
+}
+
+void jd_job_pin(struct jd_jobs *t, struct jd_job *j)
+{
+	/* Already retained (it ended before the wait): out of the list until unpinned. */
+	if (j->pins++ == 0 && j->retained) {
+		if (j->rprev)
+			j->rprev->rnext = j->rnext;
+		else
+			t->retained_head = j->rnext;
+		if (j->rnext)
+			j->rnext->rprev = j->rprev;
+		else
+			t->retained_tail = j->rprev;
+		j->rnext = j->rprev = NULL;
+		j->retained = false;
+		t->n_retained--;
+		j->retain_deferred = true;
+	}
+}
+
+void jd_job_unpin(struct jd_jobs *t, struct jd_job *j)
+{
+	if (--j->pins == 0 && j->retain_deferred) {
+		j->retain_deferred = false;
+		retain(t, j);
+	}
 }
 
 void jd_jobs_trim(struct jd_jobs *t)
@@ -508,14 +536,15 @@ void jd_jobs_trim(struct jd_jobs *t)
 	       (t->n_retained > t->retain_jobs || now - t->retained_head->finished_ns > t->retain_ns)) {
 		struct jd_job *j = t->retained_head;
 
-		/* A final job can still be referenced by pending waits (answered during its
-		 * settle, so none) and by nothing else: free it. */
+		/* Nothing references a retained job: pending waits pin theirs, which enter
+		 * retention only once the last wait on them has answered. */
 		t->retained_head = j->rnext;
 		if (t->retained_head)
 			t->retained_head->rprev = NULL;
 		else
 			t->retained_tail = NULL;
 		t->n_retained--;
+		j->retained = false;
 		t->forgotten++;
 		table_remove(t, j);
 		report(t, JD_CHANGE_FORGOTTEN, j);
@@ -558,7 +587,10 @@ void jd_jobs_settle(struct jd_jobs *t)
 				}
 		}
 		free(deps);
-		retain(t, j);
+		if (j->pins)
+			j->retain_deferred = true; /* a wait still reads it: not forgettable */
+		else
+			retain(t, j);
 	}
 	jd_jobs_trim(t);
 	if (t->hooks && t->hooks->settle_done)

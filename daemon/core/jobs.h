@@ -117,6 +117,10 @@ struct jd_job {
 	uint32_t n_dependents, cap_dependents;
 
 	struct jd_wait_link *waiters;	/* pending waits (net/op_wait.c) */
+	uint32_t pins;			/* holders that need it kept (pending waits): not
+					 * forgotten while > 0 (jd_job_pin) */
+	bool retain_deferred;		/* settled while pinned: retained at the last unpin */
+	bool retained;			/* on the retention list */
 
 	/* call job: set at submit, read by the worker (an exec job's handler is
 	 * jd_exec_handler) */
@@ -278,6 +282,13 @@ void jd_jobs_cancel_all(struct jd_jobs *t);
  * retention here; waiters and watch events through hooks->settled), then trim and call
  * hooks->settle_done.  Loop thread, outside other job-table work. */
 void jd_jobs_settle(struct jd_jobs *t);
+
+/* jd_job_pin / jd_job_unpin: keep j in the table while a holder needs its record (a
+ * pending wait reads it when it answers): a pinned job is never forgotten; a final job
+ * unpinned for the last time enters retention then, with its own finish time, and is
+ * trimmed by the next jd_jobs_trim if it is already past the limits. */
+void jd_job_pin(struct jd_jobs *t, struct jd_job *j);
+void jd_job_unpin(struct jd_jobs *t, struct jd_job *j);
 
 /* jd_jobs_trim: forget the oldest final jobs over the retention count and age. */
 void jd_jobs_trim(struct jd_jobs *t);

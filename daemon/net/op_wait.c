@@ -1,14 +1,18 @@
 /* daemon/net/op_wait.c: the `wait` operation: answer when one or all of a list of jobs end.
  *
- * A pending wait is a struct jd_wait_req with one link per job it still waits for, threaded
- * on that job's `waiters` list, and on its connection's list.  When a job settles, each
- * link on it records the job's final record into its wait and goes away; the wait is
- * answered when its condition holds (every job final, or one for "any"), when its timer
- * fires (the `timeout` error, carrying the records as they stand), or dropped silently
- * with its connection.  Records are captured at the moment each job ends, so a job
- * forgotten by retention before the last one ends is still reported exactly.  They are
- * captured, and the reply written, as JSON text (record.h says why).
+ * A pending wait is a struct jd_wait_req with one link per job it names, threaded on that
+ * job's `waiters` list until the job ends, and on its connection's list.  When a job
+ * settles, each link on it leaves the list; the wait is answered when its condition holds
+ * (every job final, or one for "any"), when its timer fires (the `timeout` error, carrying
+ * the records as they stand), or dropped silently with its connection.  A wait pins every
+ * job it names (jd_job_pin), so none is forgotten by retention before it answers, and the
+ * records are written from the jobs when it answers, as JSON text (record.h says why).
+ * So a pending wait costs its links and nothing per job beyond them, whatever the jobs'
+ * records hold (the alternative, capturing each record as its job ends, cost a copy of
+ * every result: 117 MiB for 300 waits).  Pending waits are capped per connection
+ * (limits.waits_per_connection) and their ids per uid (limits.wait_ids_per_uid).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +23,7 @@
 
 struct jd_wait_link {
 	struct jd_wait_req *w;
-	struct jd_job *job;	/* NULL once it has ended (and the link is off its list) */
+	bool on_list;		/* on its job's waiters list (the job has not ended) */
 	struct jd_wait_link *next, *prev;
 };
 
@@ -31,22 +35,23 @@ struct jd_wait_req {
 	size_t n, pending;
 	uv_timer_t timer;
 	bool has_timer;
-	struct jp_buf *records;	/* per job: its final record once it ended (JSON text) */
-	struct jd_job **jobs;	/* per job, for the records of those still running */
+	struct jd_job **jobs;	/* per id: the job, pinned until the wait ends */
 	struct jd_wait_link links[];
 };
 
 static void unlink_link(struct jd_wait_link *l)
 {
-	if (!l->job)
+	struct jd_job *j = l->w->jobs[l - l->w->links];
+
+	if (!l->on_list)
 		return;
 	if (l->prev)
 		l->prev->next = l->next;
 	else
-		l->job->waiters = l->next;
+		j->waiters = l->next;
 	if (l->next)
 		l->next->prev = l->prev;
-	l->job = NULL;
+	l->on_list = false;
 }
 
 static void wait_free_cb(uv_handle_t *h)
@@ -54,14 +59,19 @@ static void wait_free_cb(uv_handle_t *h)
 	free(h->data);
 }
 
-/* wait_end: take w off every list and free it (the timer first closes). */
+/* wait_end: take w off every list, unpin its jobs and free it (the timer first closes). */
 static void wait_end(struct jd_wait_req *w)
 {
+	struct jd_net *d = w->c->d;
+	struct jd_uid_count *u = jd__uid_count(d, w->c->uid);
+
 	for (size_t i = 0; i < w->n; i++) {
 		unlink_link(&w->links[i]);
-		jp_buf_free(&w->records[i]);
+		jd_job_unpin(d->jobs, w->jobs[i]);
 	}
-	free(w->records);
+	if (u)
+		u->wait_ids -= w->n;
+	w->c->n_waits--;
 	free(w->jobs);
 	if (w->prev)
 		w->prev->next = w->next;
@@ -78,11 +88,12 @@ static void wait_end(struct jd_wait_req *w)
 	}
 }
 
-/* reply: send the answer (ok) or the timeout error, with the jobs' records: final ones
- * as captured, the others as they stand. */
+/* reply: send the answer (ok) or the timeout error, with the jobs' records as they stand
+ * (final ones as they ended: a final record does not change). */
 static void reply(struct jd_net *d, struct jd_wait_req *w, bool timed_out)
 {
-	struct jd_records recs = {.n = w->n, .jobs = w->jobs, .texts = w->records};
+	struct jd_records recs = {.n = w->n, .jobs = w->jobs, .texts = NULL};
+	struct jd_conn *c = w->c;
 	struct jp_buf b;
 	int rc;
 
@@ -94,8 +105,6 @@ static void reply(struct jd_net *d, struct jd_wait_req *w, bool timed_out)
 					  : ",\"ok\":true,\"jobs\":") ||
 	     jd_records_text(&b, d, &recs, w->single && !timed_out) ||
 	     jd_json_text_raw(&b, timed_out ? "}}" : "}");
-	struct jd_conn *c = w->c;
-
 	if (rc) {
 		jp_buf_free(&b);
 		jd_reply_error_obj(c, w->id, jp_error_new(JSCHED_ENOMEM, NULL, "out of memory"));
@@ -113,6 +122,28 @@ static void timeout_cb(uv_timer_t *t)
 	reply(w->c->d, w, true);
 }
 
+/* over_limits: would a wait of n ids put c over its limits?  Replies the error if so. */
+static bool over_limits(struct jd_conn *c, int64_t id, size_t n, bool single)
+{
+	const struct jd_config *cfg = c->d->cfg;
+	struct jd_uid_count *u = jd__uid_count(c->d, c->uid);
+
+	if (c->n_waits >= cfg->max_waits_per_conn) {
+		jd__reply_error(c, id, JSCHED_ELIMIT_EXCEEDED, single ? "job" : "jobs",
+				"this connection has %u waits pending, its limit "
+				"(limits.waits_per_connection)", (unsigned)c->n_waits);
+		return true;
+	}
+	if (u && u->wait_ids + n > cfg->max_wait_ids_per_uid) {
+		jd__reply_error(c, id, JSCHED_ELIMIT_EXCEEDED, single ? "job" : "jobs",
+				"uid %u's pending waits name %llu jobs; %zu more would pass the "
+				"limit of %u (limits.wait_ids_per_uid)", (unsigned)c->uid,
+				(unsigned long long)u->wait_ids, n, cfg->max_wait_ids_per_uid);
+		return true;
+	}
+	return false;
+}
+
 void jd__op_wait(struct jd_conn *c, const struct jp_request *r)
 {
 	struct jd_net *d = c->d;
@@ -122,18 +153,19 @@ void jd__op_wait(struct jd_conn *c, const struct jp_request *r)
 	int64_t timeout = jp_req_int(r, "timeout_ms", -1);
 	bool any = strcmp(jp_req_str(r, "mode", "all"), "any") == 0;
 	struct jd_wait_req *w;
+	struct jd_uid_count *u;
 
 	if (jd__find_all_owned(c, r, &jobs, &n, &single) < 0)
 		return;
-	w = calloc(1, sizeof(*w) + n * sizeof(w->links[0]));
-	if (w) {
-		w->records = calloc(n, sizeof(*w->records));
-		w->jobs = jobs;
+	/* Already answerable: answered at once, with nothing kept. */
+	for (size_t i = 0; i < n; i++)
+		done += jd_state_final(jobs[i]->state);
+	if (done < n && !(any && done > 0) && timeout != 0 && over_limits(c, r->id, n, single)) {
+		free(jobs);
+		return;
 	}
-	if (!w || !w->records) {
-		if (w)
-			free(w->records);
-		free(w);
+	w = calloc(1, sizeof(*w) + n * sizeof(w->links[0]));
+	if (!w) {
 		free(jobs);
 		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		return;
@@ -143,30 +175,31 @@ void jd__op_wait(struct jd_conn *c, const struct jp_request *r)
 	w->any = any;
 	w->single = single;
 	w->n = n;
+	w->jobs = jobs;
 	w->next = c->waits;
 	if (c->waits)
 		c->waits->prev = w;
 	c->waits = w;
+	c->n_waits++;
+	if ((u = jd__uid_count(d, c->uid)))
+		u->wait_ids += n;
 	for (size_t i = 0; i < n; i++) {
 		struct jd_wait_link *l = &w->links[i];
 
 		l->w = w;
-		/* A job that is final but not yet settled counts as ended: its record is
-		 * complete. */
-		if (jd_state_final(jobs[i]->state)) {
-			jd_record_text(&w->records[i], d, jobs[i], jobs[i]->state);
-			done++;
+		jd_job_pin(d->jobs, jobs[i]);
+		/* A job that is final but not yet settled counts as ended. */
+		if (jd_state_final(jobs[i]->state))
 			continue;
-		}
-		l->job = jobs[i];
+		l->on_list = true;
 		l->next = jobs[i]->waiters;
 		if (l->next)
 			l->next->prev = l;
 		jobs[i]->waiters = l;
 		w->pending++;
 	}
-	if (done == n || (any && done > 0)) {
-		reply(d, w, false);
+	if (done == n || (any && done > 0) || timeout == 0) {
+		reply(d, w, done < n && !(any && done > 0));
 		return;
 	}
 	if (timeout >= 0) {
@@ -186,7 +219,6 @@ void jd_session_job_final(struct jd_net *d, struct jd_job *j)
 		struct jd_wait_req *w = l->w;
 
 		unlink_link(l);
-		jd_record_text(&w->records[l - w->links], d, j, j->state);
 		w->pending--;
 		if (w->pending == 0 || w->any)
 			reply(d, w, false);

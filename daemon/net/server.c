@@ -58,8 +58,13 @@ static struct jd_uid_count *uid_slot(struct jd_server *s, uid_t uid, bool create
 		s->uids = u;
 		s->cap_uids = cap;
 	}
-	s->uids[s->n_uids] = (struct jd_uid_count){.uid = uid, .n = 0};
+	s->uids[s->n_uids] = (struct jd_uid_count){.uid = uid};
 	return &s->uids[s->n_uids++];
+}
+
+struct jd_uid_count *jd__uid_count(struct jd_net *d, uid_t uid)
+{
+	return uid_slot(&d->srv, uid, false);
 }
 
 static void conn_handle_closed_cb(uv_handle_t *h)
@@ -155,6 +160,9 @@ void jd_conn_close(struct jd_conn *c, const char *why)
 		if ((u = uid_slot(s, c->uid, false)) && u->n > 0)
 			u->n--;
 	}
+	s->held_bytes -= c->held;
+	c->held = 0;
+	c->frame_timing = false;
 	jd_log(JD_LOG_DEBUG, "connection %llu (uid %u pid %d) closed: %s",
 	       (unsigned long long)c->serial, (unsigned)c->uid, (int)c->pid, why);
 	uv_read_stop((uv_stream_t *)&c->pipe);
@@ -220,6 +228,49 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 
 	(void)suggested;
 	*buf = uv_buf_init(c->d->srv.rbuf, sizeof(c->d->srv.rbuf));
+}
+
+/* FRAME_KEEP: decoder room an idle connection keeps between frames (one read's worth);
+ * more, left by a large frame, is freed once the frame is taken. */
+#define FRAME_KEEP (64u * 1024u)
+
+static void frame_timeout_cb(uv_timer_t *t)
+{
+	jd_session_fatal(t->data, JSCHED_ETIMEOUT,
+			 "a frame did not complete within its time limit (limits.frame_ms)");
+}
+
+/* account_input: after c's input was decoded, free an idle decoder's large buffer, keep
+ * the count of bytes every connection holds for frames (s->held_bytes), refuse c if that
+ * count passes limits.partial_frame_bytes while c has a frame in progress, and time such
+ * a frame (after hello; before it, the handshake time limit covers it).  A connection
+ * paused by `block` holds whole frames we chose not to read: not timed. */
+static void account_input(struct jd_conn *c)
+{
+	struct jd_server *s = &c->d->srv;
+	bool partial;
+	size_t held;
+
+	if (c->closing)
+		return;
+	jp_decoder_trim(&c->dec, FRAME_KEEP);
+	held = jp_decoder_held(&c->dec);
+	s->held_bytes = s->held_bytes - c->held + held;
+	c->held = held;
+	partial = jp_decoder_buffered(&c->dec) > 0 && !c->read_paused;
+	if (partial && s->held_bytes > c->d->cfg->partial_frame_bytes) {
+		jd_session_fatal(c, JSCHED_ELIMIT_EXCEEDED,
+				 "the frames in progress on all connections together pass "
+				 "limits.partial_frame_bytes");
+		return;
+	}
+	if (!c->hello_done || partial == c->frame_timing)
+		return;
+	c->frame_timing = partial;
+	if (partial)
+		uv_timer_start(&c->hs_timer, frame_timeout_cb, c->d->cfg->frame_ms, 0);
+	else
+		uv_timer_stop(&c->hs_timer);
 }
 
 /* drain_frames: hand every whole frame in the decoder to the session, until the
@@ -294,6 +345,7 @@ static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 		return;
 	}
 	drain_frames(c);
+	account_input(c);
 }
 
 int jd_conn_send(struct jd_conn *c, json_t *msg)
@@ -348,6 +400,7 @@ void jd_conn_resume(struct jd_conn *c)
 		json_decref(held);
 	}
 	drain_frames(c);
+	account_input(c);
 	if (c->closing || c->read_paused)
 		return;
 	if (c->read_eof)

@@ -62,13 +62,20 @@ struct jd_conn {
 	struct jd_conn *watch_next, *watch_prev;
 
 	struct jd_wait_req *waits;	/* pending wait requests (op_wait.c) */
+	uint32_t n_waits;		/* how many (limits.waits_per_connection) */
+	size_t held;			/* bytes its decoder holds (counted in srv.held_bytes) */
+	bool frame_timing;		/* hs_timer times a frame in progress (after hello) */
 };
 
-/* Per-uid connection count. */
+/* Per uid: open connections, and the ids its pending waits name (op_wait.c). */
 struct jd_uid_count {
 	uid_t uid;
 	uint32_t n;
+	uint64_t wait_ids;
 };
+
+/* jd__uid_count: the counters of uid (one of a connected peer's), or NULL. */
+struct jd_uid_count *jd__uid_count(struct jd_net *d, uid_t uid);
 
 struct jd_server {
 	uv_pipe_t listener;
@@ -84,6 +91,7 @@ struct jd_server {
 	size_t n_uids, cap_uids;
 	uint64_t next_serial;
 	uint64_t accepted, refused, disconnected_limit;
+	size_t held_bytes;	/* decoders' bytes, all connections (limits.partial_frame_bytes) */
 	/* Every read lands here: read_cb hands the bytes to that connection's decoder
 	 * (which copies them) before libuv reads again, so one buffer serves all
 	 * connections, and an idle connection costs no read buffer. */
