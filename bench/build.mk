@@ -13,7 +13,7 @@
 # Every rule of a benchmark is here, the parts' fragments hold none: this fragment is read
 # last, so the libraries the benchmarks link (ARCH_OBJS, POOL_LIB, JD_FAIR_LIB, JPROTO_LIB,
 # LIBJSCHED_A) are all defined by the time their prerequisite lists are read.
-BENCH_NAMES := pool ctx fair proto client e2e journal
+BENCH_NAMES := pool ctx fair proto client e2e journal hist
 
 BENCH_COMMON_LIB := $(B)/lib/libbenchcommon.a
 BENCH_COMMON_OBJS := $(B)/obj/bench/common/bench.o
@@ -88,6 +88,11 @@ BENCH_JOURNAL := $(B)/bench/bench_journal
 $(B)/obj/bench/journal/bench_journal.o: CFLAGS += $(JANSSON_CFLAGS)
 $(BENCH_JOURNAL): $(B)/obj/bench/journal/bench_journal.o $(JD_JOURNAL_OBJS) $(BENCH_COMMON_LIB)
 BENCHES += $(BENCH_JOURNAL)
+
+# ---- bench/hist: what the latency windows add per finished job, beside the lifetime ones -
+BENCH_HIST := $(B)/bench/bench_hist
+$(BENCH_HIST): $(B)/obj/bench/hist/bench_hist.o $(B)/obj/daemon/core/hist.o $(BENCH_COMMON_LIB)
+BENCHES += $(BENCH_HIST)
 
 # ---- bench/proto: the codec's cost per message, beside jansson alone --------------------
 BENCH_PROTO := $(B)/bench/bench_proto

@@ -71,6 +71,7 @@ static void tick_cb(uv_timer_t *t)
 	struct jd_daemon *d = t->data;
 
 	jd_jobs_trim(&d->jobs);
+	jd_metrics_tick(&d->net);
 	jd_service_tick(d); /* STATUS= on change, WATCHDOG=1 (service.c) */
 }
 

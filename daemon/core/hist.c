@@ -1,6 +1,7 @@
 /* daemon/core/hist.c: the log-linear latency histograms, lifetime and windowed (see hist.h). */
 #include "daemon/core/hist.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,15 +31,21 @@ static uint64_t bucket_width(unsigned i)
 	return i < 16 ? 1 : 1ull << (i / 16u + 3u - 4u);
 }
 
-void jd_hist_record(struct jd_hist *h, uint64_t v)
+/* hist_add: count v, whose bucket is b. */
+static inline void hist_add(struct jd_hist *h, uint64_t v, unsigned b)
 {
-	h->bucket[jd_hist_bucket(v)]++;
+	h->bucket[b]++;
 	h->count++;
 	h->sum += v;
 	if (v > h->max)
 		h->max = v;
 	if (h->count == 1 || v < h->min)
 		h->min = v;
+}
+
+void jd_hist_record(struct jd_hist *h, uint64_t v)
+{
+	hist_add(h, v, jd_hist_bucket(v));
 }
 
 uint64_t jd_hist_percentile(const struct jd_hist *h, double q)
@@ -65,47 +72,22 @@ uint64_t jd_hist_percentile(const struct jd_hist *h, double q)
 
 /* ---- windows ----------------------------------------------------------------------- */
 
-/* slice_reset: empty a slice for a new epoch, keeping its array for reuse. */
+/* slice_reset: empty a slice for a new epoch, keeping its counters for reuse. */
 static void slice_reset(struct jd_whist_slice *s, uint64_t epoch)
 {
 	s->epoch = epoch;
 	s->count = s->sum = s->min = s->max = 0;
-	s->n = 0;
+	if (s->bucket)
+		memset(s->bucket, 0, JD_HIST_BUCKETS * sizeof(*s->bucket));
 }
 
-/* slice_add: count v in s; returns 0, or -1 when a new bucket found no memory. */
-static int slice_add(struct jd_whist_slice *s, uint64_t v)
+/* slice_add: count v (in bucket b) in s; returns 0, or -1 when its counters found no
+ * memory. */
+static int slice_add(struct jd_whist_slice *s, uint64_t v, unsigned b)
 {
-	unsigned b = jd_hist_bucket(v);
-	uint32_t lo = 0, hi = s->n;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (s->pair[mid].bucket < b)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == s->n || s->pair[lo].bucket != b) {
-		if (s->n == s->cap) {
-			uint32_t cap = s->cap ? s->cap * 2 : 8;
-			struct jd_whist_pair *p;
-
-			if (cap > JD_HIST_BUCKETS)
-				cap = JD_HIST_BUCKETS;
-			p = realloc(s->pair, cap * sizeof(*p));
-			if (!p)
-				return -1;
-			s->pair = p;
-			s->cap = cap;
-		}
-		memmove(&s->pair[lo + 1], &s->pair[lo], (s->n - lo) * sizeof(*s->pair));
-		s->pair[lo].bucket = (uint16_t)b;
-		s->pair[lo].count = 0;
-		s->n++;
-	}
-	s->pair[lo].count++;
+	if (!s->bucket && !(s->bucket = calloc(JD_HIST_BUCKETS, sizeof(*s->bucket))))
+		return -1;
+	s->bucket[b]++;
 	s->sum += v;
 	if (s->count == 0 || v < s->min)
 		s->min = v;
@@ -126,15 +108,20 @@ static struct jd_whist_slice *ring_slot(struct jd_whist_slice *ring, unsigned n,
 	return s;
 }
 
+/* whist_add: count v (bucket b) in both rings at the epochs given. */
+static void whist_add(struct jd_whist *w, uint64_t fine, uint64_t coarse, uint64_t v, unsigned b)
+{
+	if (slice_add(ring_slot(w->fine, JD_WHIST_FINE, fine), v, b) < 0)
+		w->lost++;
+	if (slice_add(ring_slot(w->coarse, JD_WHIST_COARSE, coarse), v, b) < 0)
+		w->lost++;
+}
+
 void jd_whist_record(struct jd_whist *w, uint64_t now_ms, uint64_t v)
 {
 	/* Epochs start at 1 so that a zeroed slice (epoch 0) never passes for a live one. */
-	uint64_t fine = now_ms / JD_WHIST_FINE_MS + 1, coarse = now_ms / JD_WHIST_COARSE_MS + 1;
-
-	if (slice_add(ring_slot(w->fine, JD_WHIST_FINE, fine), v) < 0)
-		w->lost++;
-	if (slice_add(ring_slot(w->coarse, JD_WHIST_COARSE, coarse), v) < 0)
-		w->lost++;
+	whist_add(w, now_ms / JD_WHIST_FINE_MS + 1, now_ms / JD_WHIST_COARSE_MS + 1, v,
+		  jd_hist_bucket(v));
 }
 
 uint64_t jd_whist_read(const struct jd_whist *w, uint64_t now_ms, enum jd_window win,
@@ -153,8 +140,8 @@ uint64_t jd_whist_read(const struct jd_whist *w, uint64_t now_ms, enum jd_window
 		 * is monotonic). */
 		if (s->epoch == 0 || s->epoch > epoch || s->epoch + n <= epoch || s->count == 0)
 			continue;
-		for (uint32_t k = 0; k < s->n; k++)
-			out->bucket[s->pair[k].bucket] += s->pair[k].count;
+		for (unsigned k = 0; k < JD_HIST_BUCKETS; k++)
+			out->bucket[k] += s->bucket[k];
 		if (out->count == 0 || s->min < out->min)
 			out->min = s->min;
 		if (s->max > out->max)
@@ -172,40 +159,68 @@ uint64_t jd_whist_read(const struct jd_whist *w, uint64_t now_ms, enum jd_window
 
 size_t jd_whist_bytes(const struct jd_whist *w)
 {
-	size_t bytes = 0;
+	size_t n = 0;
 
 	for (unsigned i = 0; i < JD_WHIST_FINE; i++)
-		bytes += w->fine[i].cap * sizeof(struct jd_whist_pair);
+		n += w->fine[i].bucket != NULL;
 	for (unsigned i = 0; i < JD_WHIST_COARSE; i++)
-		bytes += w->coarse[i].cap * sizeof(struct jd_whist_pair);
-	return bytes;
+		n += w->coarse[i].bucket != NULL;
+	return n * JD_HIST_BUCKETS * sizeof(uint32_t);
+}
+
+/* ring_trim: free the counters of ring[n]'s slices outside the window at epoch. */
+static void ring_trim(struct jd_whist_slice *ring, unsigned n, uint64_t epoch, bool all)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct jd_whist_slice *s = &ring[i];
+
+		if (s->bucket && (all || s->epoch + n <= epoch)) {
+			free(s->bucket);
+			s->bucket = NULL;
+			s->count = 0;
+		}
+	}
+}
+
+void jd_whist_trim(struct jd_whist *w, uint64_t now_ms)
+{
+	ring_trim(w->fine, JD_WHIST_FINE, now_ms / JD_WHIST_FINE_MS + 1, false);
+	ring_trim(w->coarse, JD_WHIST_COARSE, now_ms / JD_WHIST_COARSE_MS + 1, false);
 }
 
 void jd_whist_free(struct jd_whist *w)
 {
-	for (unsigned i = 0; i < JD_WHIST_FINE; i++) {
-		free(w->fine[i].pair);
-		w->fine[i].pair = NULL;
-		w->fine[i].n = w->fine[i].cap = 0;
-	}
-	for (unsigned i = 0; i < JD_WHIST_COARSE; i++) {
-		free(w->coarse[i].pair);
-		w->coarse[i].pair = NULL;
-		w->coarse[i].n = w->coarse[i].cap = 0;
-	}
+	ring_trim(w->fine, JD_WHIST_FINE, 0, true);
+	ring_trim(w->coarse, JD_WHIST_COARSE, 0, true);
+}
+
+/* record_both: v into a lifetime histogram and its window, the bucket found once. */
+static void record_both(struct jd_hist *h, struct jd_whist *w, uint64_t fine, uint64_t coarse,
+			uint64_t v)
+{
+	unsigned b = jd_hist_bucket(v);
+
+	hist_add(h, v, b);
+	whist_add(w, fine, coarse, v, b);
 }
 
 void jd_latency_record(struct jd_latency *l, uint64_t now_ms, int started, uint64_t queue_wait,
 		       uint64_t run, uint64_t end_to_end)
 {
+	uint64_t fine = now_ms / JD_WHIST_FINE_MS + 1, coarse = now_ms / JD_WHIST_COARSE_MS + 1;
+
 	if (started) {
-		jd_hist_record(&l->queue_wait, queue_wait);
-		jd_hist_record(&l->run, run);
-		jd_whist_record(&l->w_queue_wait, now_ms, queue_wait);
-		jd_whist_record(&l->w_run, now_ms, run);
+		record_both(&l->queue_wait, &l->w_queue_wait, fine, coarse, queue_wait);
+		record_both(&l->run, &l->w_run, fine, coarse, run);
 	}
-	jd_hist_record(&l->end_to_end, end_to_end);
-	jd_whist_record(&l->w_end_to_end, now_ms, end_to_end);
+	record_both(&l->end_to_end, &l->w_end_to_end, fine, coarse, end_to_end);
+}
+
+void jd_latency_trim(struct jd_latency *l, uint64_t now_ms)
+{
+	jd_whist_trim(&l->w_queue_wait, now_ms);
+	jd_whist_trim(&l->w_run, now_ms);
+	jd_whist_trim(&l->w_end_to_end, now_ms);
 }
 
 void jd_latency_free(struct jd_latency *l)

@@ -226,6 +226,16 @@ void jd_metrics_job_ended(struct jd_net *d, const struct jd_job *j)
 	d->tp_sec[(j->finished_ms / 1000) % 64]++;
 }
 
+void jd_metrics_tick(struct jd_net *d)
+{
+	uint64_t mono_ms = jd_now_ns() / 1000000;
+
+	jd_latency_trim(&d->lat, mono_ms);
+	for (struct jd_client *c = d->clients->head; c; c = c->next)
+		if (c->lat)
+			jd_latency_trim(c->lat, mono_ms);
+}
+
 /* exports_doc: where the Prometheus text goes besides the metrics operation. */
 static json_t *exports_doc(struct jd_net *d)
 {

@@ -39,6 +39,10 @@ void jd_throughput_tick(struct jd_net *d, uint64_t now_ms);
  * thread. */
 int jd_metrics_exports_start(struct jd_net *d, char *err, size_t errlen);
 
+/* jd_metrics_tick: once a second: release the latency windows' slices that no window
+ * covers any more (in all and per client), so idle clients hold no window memory. */
+void jd_metrics_tick(struct jd_net *d);
+
 /* jd_metrics_exports_stop: stop them (closing their handles).  Loop thread. */
 void jd_metrics_exports_stop(struct jd_net *d);
 

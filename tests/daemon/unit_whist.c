@@ -1,7 +1,7 @@
 /* tests/daemon/unit_whist.c: the windowed histograms on a hand-driven clock: a window
  * holds what happened in its span and forgets what is older, agrees with the lifetime
- * histogram on the same values, says exactly how much time it covers, and a steady
- * latency costs a few pairs per slice. */
+ * histogram on the same values, says exactly how much time it covers, and holds memory
+ * only for the slices its windows still cover. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -95,22 +95,35 @@ static void test_covered(void **state)
 
 static void test_memory(void **state)
 {
+	const size_t slice = JD_HIST_BUCKETS * sizeof(uint32_t);
 	struct jd_whist w;
 
 	(void)state;
 	memset(&w, 0, sizeof(w));
 	assert_int_equal(jd_whist_bytes(&w), 0);
-	/* A steady latency around 2 ms (+-5 %) for six minutes touches a handful of buckets
-	 * per slice. */
+	/* Six minutes of values: every slice of both rings holds counters, no more. */
 	for (uint64_t t = 0; t < 360000; t += 10)
 		jd_whist_record(&w, t, 1900000 + (t * 7919) % 200000);
-	assert_true(jd_whist_bytes(&w) <= 11 * 16 * sizeof(struct jd_whist_pair));
-	/* The worst case is bounded: every bucket in every slice. */
-	for (unsigned b = 0; b < 64; b++)
-		for (uint64_t k = 0; k < 16; k++)
-			jd_whist_record(&w, 360000, (1ull << b) + (k << (b > 4 ? b - 4 : 0)));
-	assert_true(jd_whist_bytes(&w) <= 11 * JD_HIST_BUCKETS * sizeof(struct jd_whist_pair));
+	assert_int_equal(jd_whist_bytes(&w), 11 * slice);
 	assert_int_equal(w.lost, 0);
+	/* Trimming keeps what a window still counts ... */
+	jd_whist_trim(&w, 365000);
+	jd_whist_read(&w, 365000, JD_WINDOW_1M, &merged);
+	assert_int_equal(merged.count, 5000); /* the slices of 310 .. 370 s: 310 .. 360 s of values */
+	/* At 365 s the fine slice of 300 .. 310 s and the coarse one of 60 .. 120 s are out. */
+	assert_int_equal(jd_whist_bytes(&w), 9 * slice);
+	/* ... and releases what lies outside: after an idle minute the fine ring is empty,
+	 * after five the whole window, and the reads agree that nothing is left. */
+	jd_whist_trim(&w, 430000);
+	assert_int_equal(jd_whist_bytes(&w), 3 * slice); /* the minutes from 180 s on */
+	jd_whist_read(&w, 430000, JD_WINDOW_1M, &merged);
+	assert_int_equal(merged.count, 0);
+	jd_whist_trim(&w, 720000);
+	assert_int_equal(jd_whist_bytes(&w), 0);
+	/* A trimmed window records again. */
+	jd_whist_record(&w, 720000, 42);
+	jd_whist_read(&w, 720001, JD_WINDOW_5M, &merged);
+	assert_int_equal(merged.count, 1);
 	jd_whist_free(&w);
 	assert_int_equal(jd_whist_bytes(&w), 0);
 }
