@@ -156,9 +156,9 @@ all:
 # helpers, and bench/build.mk links the libraries of every fragment before it.  A missing
 # fragment stops make (no wildcard hides it).  tests/fuzz/build.mk links every daemon part.
 include arch/build.mk daemon/pool/build.mk daemon/fair/build.mk proto/build.mk \
-	libclient/build.mk daemon/build.mk daemon/run/slurm.mk daemon/core/journal.mk \
+	libclient/build.mk daemon/build.mk daemon/core/journal.mk \
 	tests/fuzz/build.mk systemd/build.mk man/build.mk completions/build.mk tests/build.mk \
-	bench/build.mk
+	daemon/run/slurm.mk bench/build.mk
 
 all: $(BINS) $(LIBS) $(TESTS)
 

@@ -14,11 +14,33 @@
 # The pool, fair and protocol libraries link in as their fragments define them; the
 # daemon links nothing of the client library (the socket-path rule is the protocol's).
 JSCHEDD := $(B)/bin/jschedd
+
+# The slurm backend (daemon/run/backend_slurm.c) is compiled with libslurm only when its
+# headers are present and their SLURM_VERSION_NUMBER is a release the tests ran against
+# (libslurm's ABI changes with every release): 22.05 (tested: 22.05.8, Debian 12).
+# Otherwise it is compiled as a stub that says why (jd_slurm_build), and nothing links
+# libslurm.  Its tests are daemon/run/slurm.mk's.
+SLURM_TESTED := 0x1605%
+SLURM_VERSION_NUMBER := $(shell printf '\043include <slurm/slurm_version.h>\nSLURM_VERSION_NUMBER\n' | \
+	$(CC) -E -P -x c - 2>/dev/null | tail -n 1)
+ifneq ($(filter $(SLURM_TESTED),$(SLURM_VERSION_NUMBER)),)
+SLURM_CPPFLAGS := -DJD_WITH_SLURM=1
+SLURM_LIBS := -lslurm
+else ifneq ($(filter 0x%,$(SLURM_VERSION_NUMBER)),)
+SLURM_CPPFLAGS := '-DJD_SLURM_WHY="libslurm $(SLURM_VERSION_NUMBER) is not a release the tests ran against (22.05)"'
+SLURM_LIBS :=
+else
+SLURM_CPPFLAGS := '-DJD_SLURM_WHY="libslurm-dev was not found at build time"'
+SLURM_LIBS :=
+endif
+
 JSCHEDD_CORE_SRCS := daemon/core/jobs.c daemon/core/exec_job.c daemon/core/clients.c \
 	daemon/core/config.c daemon/core/config_exec.c daemon/core/config_names.c \
+	daemon/core/config_backends.c \
 	daemon/core/security.c daemon/core/hist.c daemon/core/log.c daemon/core/clock.c
 JSCHEDD_RUN_SRCS := daemon/run/runner.c daemon/run/exec.c daemon/run/slots.c daemon/run/process.c daemon/run/handler.c \
-	daemon/run/builtins.c daemon/run/modules.c daemon/run/cgroup.c daemon/run/exec_cgroup.c
+	daemon/run/builtins.c daemon/run/modules.c daemon/run/cgroup.c daemon/run/exec_cgroup.c \
+	daemon/run/backend.c daemon/run/backend_slurm.c daemon/run/slurm_script.c
 JSCHEDD_NET_SRCS := daemon/net/server.c daemon/net/session.c daemon/net/op_submit.c \
 	daemon/net/op_wait.c daemon/net/op_jobs.c daemon/net/op_admin.c daemon/net/watch.c daemon/net/record.c daemon/net/metrics.c \
 	daemon/net/prometheus.c daemon/net/prom_export.c
@@ -50,7 +72,7 @@ $(JSCHEDD): $(JSCHEDD_OBJS) $(JD_FAIR_LIB) $(POOL_LIB) $(ARCH_OBJS) $(JPROTO_LIB
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -Wl,--dynamic-list=daemon/run/module.syms -o $@ $(JSCHEDD_OBJS) \
 		$(JD_FAIR_LIB) $(POOL_LIB) $(ARCH_OBJS) $(JPROTO_LIB) \
-		$(UV_LIBS) $(JANSSON_LIBS) $(MHD_LIBS) -ldl $(LDLIBS)
+		$(UV_LIBS) $(JANSSON_LIBS) $(MHD_LIBS) $(SLURM_LIBS) -ldl $(LDLIBS)
 
 # ---- the example module, and one built for another ABI (which jschedd must refuse) ----
 $(B)/obj/tests/daemon/module_example.o $(B)/obj/tests/daemon/module_badabi.o: \
@@ -67,7 +89,7 @@ JSCHEDD_UNIT := $(B)/tests/daemon/unit_config $(B)/tests/daemon/unit_hist \
 # The config reader is core/config*.c alone (plain data, jansson): the unit test links
 # only those.
 JSCHEDD_CONFIG_OBJS := $(patsubst %.c,$(B)/obj/%.o,daemon/core/config.c daemon/core/config_exec.c \
-	daemon/core/config_names.c)
+	daemon/core/config_names.c daemon/core/config_backends.c)
 $(B)/tests/daemon/unit_config: $(B)/obj/tests/daemon/unit_config.o $(JSCHEDD_CONFIG_OBJS) $(JPROTO_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")

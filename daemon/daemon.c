@@ -111,6 +111,7 @@ int jd_daemon_start_runner(struct jd_daemon *d, char *err, size_t errlen)
 		.jobs = &d->jobs,
 		.cfg = &d->cfg,
 		.sec = &d->sec,
+		.instance = d->instance,
 		.unblocked = on_unblocked,
 		.ctx = d,
 		.socket_path = d->net.srv.path, /* bound by now: names the cgroup subtree */

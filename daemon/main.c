@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/run/backend.h"
 #include "daemon/daemon.h"
 #include "daemon/core/log.h"
 #include "daemon/sdnotify.h"
@@ -154,7 +155,7 @@ int main(int argc, char **argv)
 			check_only = true;
 			break;
 		case 'V':
-			printf("%s\n", JSCHED_VERSION_LINE);
+			printf("%s\n%s\n", JSCHED_VERSION_LINE, jd_backends_build());
 			return JD_EXIT_OK;
 		case 'h':
 			usage(stdout);

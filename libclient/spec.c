@@ -305,6 +305,15 @@ int jsched_spec_set_resources(struct jsched_spec *spec, uint64_t memory_bytes, u
 	return set(spec, "resources", r);
 }
 
+/* jsched_spec_set_backend: see jsched.h. */
+int jsched_spec_set_backend(struct jsched_spec *spec, const char *backend)
+{
+	if (spec == NULL || !is_exec(spec) || backend == NULL ||
+	    (strcmp(backend, "local") != 0 && strcmp(backend, "slurm") != 0 && strcmp(backend, "auto") != 0))
+		return JSCHED_EINVAL;
+	return set(spec, "backend", json_string(backend));
+}
+
 static int add_dep(struct jsched_spec *spec, enum jsched_gate gate, json_t *dep, enum jsched_dep_on on)
 {
 	static const char *const ons[] = { "success", "failure", "any" };

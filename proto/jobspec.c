@@ -17,7 +17,8 @@ enum scope { ANY, EXEC, CALL };
 
 enum member {
 	M_KIND, M_NAME, M_REF, M_PRIORITY, M_DEADLINE_AT, M_DEADLINE_IN, M_AFTER, M_ANY_OF,
-	M_COST, M_ARGV, M_ENV, M_CWD, M_STDIN, M_TIMEOUT, M_FN, M_ARGS, M_RESOURCES, M_COUNT
+	M_COST, M_ARGV, M_ENV, M_CWD, M_STDIN, M_TIMEOUT, M_FN, M_ARGS, M_RESOURCES, M_BACKEND,
+	M_COUNT
 };
 
 /* Indexed by enum member. */
@@ -30,6 +31,7 @@ static const struct {
 	{"cost", ANY},	   {"argv", EXEC},	    {"env", EXEC},    {"cwd", EXEC},
 	{"stdin", EXEC},   {"timeout_ms", EXEC},     {"fn", CALL},     {"args", CALL},
 	{"resources", EXEC},
+	{"backend", EXEC},
 };
 
 /* lookup: the member named key, or M_COUNT.  The first byte is compared inline, so most
@@ -391,6 +393,13 @@ static int member(struct ctx *c, enum member m, const json_t *v, struct jp_job_s
 		return 0;
 	case M_RESOURCES:
 		return resources_of(c, v, s);
+	case M_BACKEND:
+		if (!json_is_string(v) || (strcmp(json_string_value(v), "local") != 0 &&
+					   strcmp(json_string_value(v), "slurm") != 0 &&
+					   strcmp(json_string_value(v), "auto") != 0))
+			return bad(c, PLACE(key), "must be \"local\", \"slurm\" or \"auto\"");
+		s->backend = json_string_value(v);
+		return 0;
 	case M_COUNT:
 		break;
 	}
@@ -528,6 +537,8 @@ static int add_exec(json_t *o, const struct jp_job_spec *s)
 		    (s->res_cpu_milli && set(r, "cpus", json_real(s->res_cpu_milli / 1000.0)) < 0))
 			return -1;
 	}
+	if (s->backend && set(o, "backend", json_string(s->backend)) < 0)
+		return -1;
 	return 0;
 }
 

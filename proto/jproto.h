@@ -498,6 +498,7 @@ struct jp_job_spec {
 	uint64_t res_memory;	/* bytes */
 	uint64_t res_pids;
 	uint32_t res_cpu_milli;	/* thousandths of a CPU */
+	const char *backend;	/* "local", "slurm", "auto"; NULL: the client's default */
 	/* call */
 	const char *fn;
 	json_t *args;		/* borrowed; NULL: null */

@@ -96,6 +96,7 @@ static const struct field f_drain[] = {
 	{"running", T_BOOL, 0, 0, 0, NULL},
 	{NULL, T_INT, 0, 0, 0, NULL},
 };
+static const char *const backends[] = {"local", "slurm", "auto", NULL};
 static const struct field f_set_client[] = {
 	{"client", T_CLIENT, REQ, 0, 0, NULL},
 	{"weight", T_INT, 0, 1, JP_WEIGHT_MAX, NULL},
@@ -104,6 +105,7 @@ static const struct field f_set_client[] = {
 	{"memory_max", T_INT, 0, 0, (int64_t)1 << 50, NULL},
 	{"pids_max", T_INT, 0, 0, 4194304, NULL},
 	{"cpu_max", T_NUM, 0, 0, 4096, NULL},
+	{"backend", T_ENUM, 0, 0, 0, backends},
 	{NULL, T_INT, 0, 0, 0, NULL},
 };
 static const char *const metrics_formats[] = {"json", "prometheus", NULL};

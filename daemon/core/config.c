@@ -39,6 +39,7 @@ void jd_config_defaults(struct jd_config *c)
 	c->socket_mode = JD_SOCKET_MODE_AUTO;
 	jd_exec_config_defaults(&c->exec);
 	snprintf(c->cgroups.mode, sizeof(c->cgroups.mode), "auto");
+	jd_backends_config_defaults(&c->backends);
 	c->workers = 0;
 	c->fibers = 256;
 	c->idle_spin = false;
@@ -176,8 +177,9 @@ static int get_enum(struct reader *r, json_t *obj, const char *key, const char *
 static int read_client(struct reader *r, json_t *obj, struct jd_client_conf *cc)
 {
 	static const char *const keys[] = {"weight", "max_queued", "overflow", "memory_max",
-					   "pids_max", "cpu_max", NULL};
-	unsigned ov = cc->overflow;
+					   "pids_max", "cpu_max", "backend", NULL};
+	static const char *const backend_names[] = {"local", "slurm", "auto"};
+	unsigned ov = cc->overflow, be = cc->backend ? cc->backend - 1u : 0;
 	json_t *v;
 	int rc;
 
@@ -203,6 +205,11 @@ static int read_client(struct reader *r, json_t *obj, struct jd_client_conf *cc)
 	if ((rc = get_enum(r, obj, "overflow", overflow_names, 4, &ov)))
 		return rc;
 	cc->overflow = (enum jd_overflow)ov;
+	if (json_object_get(obj, "backend")) {
+		if ((rc = get_enum(r, obj, "backend", backend_names, 3, &be)))
+			return rc;
+		cc->backend = (uint8_t)(be + 1);
+	}
 	return 0;
 }
 
@@ -319,7 +326,7 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 	static const char *const keys[] = {
 		"socket", "socket_mode", "socket_group", "workers", "fibers", "idle_policy",
 		"fairness", "clients", "admins", "limits", "retention", "modules", "exec",
-		"client_names", "metrics", "cgroups", NULL};
+		"client_names", "metrics", "cgroups", "backends", NULL};
 	static const char *const metrics_keys[] = {"listen", "textfile", "textfile_interval_ms",
 						   NULL};
 	static const char *const fair_keys[] = {"policy", "quantum", "window_ms", NULL};
@@ -377,6 +384,9 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		return rc;
 	if ((v = json_object_get(root, "cgroups")) &&
 	    (rc = jd_cgroup_config_read(v, &c->cgroups, r->err, r->errlen)))
+		return rc;
+	if ((v = json_object_get(root, "backends")) &&
+	    (rc = jd_backends_config_read(v, &c->backends, r->err, r->errlen)))
 		return rc;
 	if ((v = json_object_get(root, "client_names")) &&
 	    (rc = jd_security_config_read(v, &c->sec, r->err, r->errlen)))
@@ -491,6 +501,7 @@ const char *jd_config_diff_static(const struct jd_config *old, const struct jd_c
 	DIFF(mods, "modules");
 	DIFF(strcmp(old->cgroups.mode, neu->cgroups.mode), "cgroups.mode");
 	DIFF(strcmp(old->cgroups.name, neu->cgroups.name), "cgroups.name");
+	DIFF(memcmp(&old->backends, &neu->backends, sizeof(old->backends)), "backends");
 	DIFF(strcmp(old->metrics_listen, neu->metrics_listen), "metrics.listen");
 	DIFF(strcmp(old->metrics_textfile, neu->metrics_textfile), "metrics.textfile");
 	DIFF(old->metrics_textfile_ms != neu->metrics_textfile_ms, "metrics.textfile_interval_ms");

@@ -39,6 +39,35 @@ struct jd_cgroup_config {
 	char name[65];		/* the subtree's name; "" = from the socket path */
 };
 
+/* Where an exec job runs (run/backend.h): decided at submit from the spec's `backend`,
+ * the client's default, then backends.default. */
+enum jd_backend_kind {
+	JD_BACKEND_UNSET = 0,	/* not given: the next default decides */
+	JD_BACKEND_LOCAL,	/* this machine (run/exec.c) */
+	JD_BACKEND_SLURM,	/* a Slurm batch job (run/backend_slurm.c) */
+	JD_BACKEND_AUTO,	/* local while a process slot is free, Slurm once it waited
+				 * longer than backends.slurm.overflow_after_ms */
+};
+
+/* jd_backend_name: "local", "slurm", "auto" ("" for UNSET).  jd_backend_parse: the kind
+ * named, or JD_BACKEND_UNSET for any other text. */
+const char *jd_backend_name(unsigned kind);
+enum jd_backend_kind jd_backend_parse(const char *name);
+
+/* The "backends" section (config_backends.c): where exec jobs run.  Fixed for the
+ * daemon's lifetime. */
+struct jd_backends_config {
+	uint8_t default_backend;	/* enum jd_backend_kind: LOCAL */
+	bool slurm;			/* "backends.slurm" present: the slurm backend is on */
+	char slurm_conf[4096];		/* "conf": slurm.conf, "" for libslurm's default */
+	char partition[128];		/* "" for the cluster's default */
+	char account[128];		/* "" for the user's default */
+	char output_dir[4096];		/* shared dir for the jobs' output files */
+	uint32_t poll_ms;		/* slurm_load_jobs interval */
+	uint32_t max_submitted;		/* the window: jobs handed to Slurm and not ended */
+	uint32_t overflow_after_ms;	/* auto: queued this long without a slot: Slurm */
+};
+
 /* One entry of "client_names": uid -> names it may use. */
 struct jd_name_grant {
 	uid_t uid;
@@ -73,6 +102,8 @@ struct jd_client_conf {
 	uint64_t memory_max;	/* bytes */
 	uint64_t pids_max;
 	uint32_t cpu_milli;	/* thousandths of a CPU */
+	uint8_t backend;	/* enum jd_backend_kind: exec jobs that name none; UNSET:
+				 * backends.default */
 };
 
 enum jd_policy_conf { JD_POLICY_FAIR, JD_POLICY_WRR, JD_POLICY_DRR };
@@ -108,6 +139,7 @@ struct jd_config {
 	struct jd_exec_config exec;		/* "exec": commands (config_exec.c) */
 	struct jd_cgroup_config cgroups;	/* "cgroups" (config_exec.c), fixed */
 	struct jd_security_config sec;		/* "client_names" (config_names.c) */
+	struct jd_backends_config backends;	/* "backends" (config_backends.c) */
 
 	/* limits */
 	uint32_t frame_bytes;		/* largest frame after hello */
@@ -156,6 +188,11 @@ int jd_exec_config_read(json_t *obj, struct jd_exec_config *c, char *err, size_t
 /* jd_cgroup_config_read: the "cgroups" section (config_exec.c).  Returns 0 or JSCHED_EINVAL
  * with "cgroups.<key>: ..." in err.  Any thread. */
 int jd_cgroup_config_read(json_t *obj, struct jd_cgroup_config *c, char *err, size_t errlen);
+/* jd_backends_config_defaults / jd_backends_config_read: the "backends" section
+ * (config_backends.c).  read returns 0 or JSCHED_EINVAL with "backends.<key>: ..." in
+ * err.  Any thread. */
+void jd_backends_config_defaults(struct jd_backends_config *c);
+int jd_backends_config_read(json_t *obj, struct jd_backends_config *c, char *err, size_t errlen);
 
 /* jd_security_config_read: the "client_names" object (config_names.c).  Returns 0 or
  * JSCHED_EINVAL ("client_names.<key>: ...") / JSCHED_ENOMEM in err.

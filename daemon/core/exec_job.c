@@ -76,8 +76,16 @@ void jd_exec_job_free(struct jd_exec_job *x)
 
 void jd_exec_record(const struct jd_job *j, json_t *rec)
 {
-	const struct jd_exec_result *r = &j->exec->res;
+	const struct jd_exec_job *x = j->exec;
+	const struct jd_exec_result *r = &x->res;
 
+	if (x->ran_on == JD_BACKEND_SLURM) {
+		json_object_set_new(rec, "backend", json_string("slurm"));
+		if (x->remote_id)
+			json_object_set_new(rec, "slurm_job", json_integer(x->remote_id));
+		if (x->remote_node[0])
+			json_object_set_new(rec, "node", json_string(x->remote_node));
+	}
 	if (!jd_state_final(j->state))
 		return;
 	if (r->end == JD_EXEC_EXITED)

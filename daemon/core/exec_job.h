@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "daemon/core/config.h"
 #include "daemon/core/jobs.h"
 
 struct jp_job_spec;
@@ -76,10 +77,17 @@ struct jd_exec_result {
 };
 
 /* An exec job's part of struct jd_job (j->exec).  spec: immutable after submit.  res:
- * loop thread. */
+ * loop thread.  remote_next: under the backends' hand-off lock (run/backend.c), for a
+ * job on its way to Slurm.  backend and the other remote_* members: loop thread. */
 struct jd_exec_job {
 	struct jd_exec_spec spec;
 	struct jd_exec_result res;
+	struct jd_job *remote_next;
+	uint8_t backend;		/* enum jd_backend_kind (core/config.h); AUTO stays AUTO */
+	uint8_t ran_on;			/* JD_BACKEND_LOCAL / _SLURM once decided, else UNSET */
+	uint32_t remote_id;		/* the Slurm job id, 0 until submitted */
+	char remote_node[64];		/* where Slurm ran it ("" before) */
+	void *remote;			/* the backend's state of a remote job (run/backend.c) */
 };
 
 /* jd_exec_job_new: an exec job's part, copied from a parsed spec.  NULL on ENOMEM.
@@ -93,7 +101,8 @@ void jd_exec_spec_clear(struct jd_exec_spec *s);
 /* jd_strv_free: free a NULL-terminated vector of strings and the strings (NULL is fine). */
 void jd_strv_free(char **v);
 
-/* jd_exec_record: add exit_code / signal, and usage, to an exec job's record. */
+/* jd_exec_record: add exit_code / signal, usage, and backend / slurm_job / node for a
+ * job that went to Slurm, to an exec job's record. */
 void jd_exec_record(const struct jd_job *j, json_t *rec);
 
 /* jd_exec_output: the `output` reply body for exec job j (new reference). */

@@ -6,6 +6,7 @@
  * runner's notice batching.  Everything is read on the loop thread, which owns all of it
  * except the fair and pool figures (those are snapshots taken under their own rules).
  */
+#include "daemon/run/backend.h"
 #include "daemon/net/metrics.h"
 
 #include <stdio.h>
@@ -285,6 +286,7 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 		(json_int_t)d->runner->batches, "notices", (json_int_t)d->runner->noticed);
 	if (doc) {
 		json_object_set_new(doc, "exec", jd_exec_metrics(&d->runner->exec));
+		json_object_set_new(doc, "backends", jd_backends_metrics(d->runner));
 		json_object_set_new(doc, "security", jd_security_metrics(d->sec));
 		json_object_set_new(doc, "config",
 				    json_pack("{s:s, s:I, s:I}", "path", d->config_path, "reloads",

@@ -37,6 +37,7 @@ void jd__op_set_client(struct jd_conn *c, const struct jp_request *r)
 	const char *name = jp_req_str(r, "client", "");
 	struct jd_client *cl = jd_client_find(d->clients, name);
 	const char *ov = jp_req_str(r, "overflow", NULL);
+	const char *be = jp_req_str(r, "backend", NULL);
 	struct jd_client_conf conf;
 	char why[PATH_MAX + 400];
 	const json_t *cpu;
@@ -70,17 +71,21 @@ void jd__op_set_client(struct jd_conn *c, const struct jp_request *r)
 		jd__reply_error(c, r->id, JSCHED_ENOT_SUPPORTED, NULL, "%s", why);
 		return;
 	}
+	if (be)
+		conf.backend = (uint8_t)jd_backend_parse(be);
 	if ((rc = jd_client_set(d->clients, cl, &conf)) < 0) {
 		jd__reply_error(c, r->id, rc, NULL, "cannot apply the client settings");
 		return;
 	}
 	jd_reply_ok(c, r->id,
-		    json_pack("{s:{s:s, s:I, s:I, s:s, s:I, s:I, s:f}}", "client", "name", cl->name,
+		    json_pack("{s:{s:s, s:I, s:I, s:s, s:I, s:I, s:f, s:s}}", "client", "name", cl->name,
 			      "weight", (json_int_t)cl->conf.weight, "max_queued",
 			      (json_int_t)cl->conf.max_queued, "overflow",
 			      jd_overflow_name(cl->conf.overflow), "memory_max",
 			      (json_int_t)cl->conf.memory_max, "pids_max", (json_int_t)cl->conf.pids_max,
-			      "cpu_max", cl->conf.cpu_milli / 1000.0));
+			      "cpu_max", cl->conf.cpu_milli / 1000.0, "backend",
+			      cl->conf.backend ? jd_backend_name(cl->conf.backend)
+					       : jd_backend_name(d->cfg->backends.default_backend)));
 }
 
 void jd__op_shutdown(struct jd_conn *c, const struct jp_request *r)

@@ -23,6 +23,7 @@
 #include "daemon/core/log.h"
 #include "daemon/net/session.h"
 #include "daemon/net/ops.h"
+#include "daemon/run/backend.h"
 
 /* spec_path: "job" or "jobs[i]" for error fields. */
 static void spec_path(const struct jp_submit *s, size_t i, const char *member, char *buf,
@@ -59,6 +60,7 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 {
 	struct jd_net *d = c->d;
 	char field[160];
+	int rc;
 
 	for (size_t i = 0; i < s->n; i++) {
 		const struct jp_job_spec *sp = &s->specs[i];
@@ -83,6 +85,11 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 			if (jd_exec_client_limits_ok(&d->runner->exec, &c->client->conf, cwhy, sizeof(cwhy)) < 0) {
 				spec_path(s, i, "kind", field, sizeof(field));
 				jd__reply_error(c, id, JSCHED_ENOT_SUPPORTED, field, "%s", cwhy);
+				return false;
+			}
+			if ((rc = jd_backend_choose(d->runner, c->client, c->uid, sp->backend, why, sizeof(why))) < 0) {
+				spec_path(s, i, "backend", field, sizeof(field));
+				jd__reply_error(c, id, rc, field, "%s", why);
 				return false;
 			}
 		}
@@ -189,6 +196,13 @@ static struct jd_job *make_job(struct jd_conn *c, const struct jp_job_spec *sp,
 	j->kind = sp->kind == JP_KIND_EXEC ? JD_KIND_EXEC : JD_KIND_CALL;
 	if (j->kind == JD_KIND_EXEC && !(j->exec = jd_exec_job_new(sp)))
 		goto fail;
+	if (j->exec) {
+		char why[200];
+		int k = jd_backend_choose(c->d->runner, c->client, c->uid, sp->backend, why, sizeof(why));
+
+		/* check() refused every spec that has no backend: k is one. */
+		jd_backend_assign(c->d->runner, j, k > 0 ? (enum jd_backend_kind)k : JD_BACKEND_LOCAL);
+	}
 	j->prio = fair_prio[sp->priority];
 	j->fj.prio = j->prio;
 	j->fj.cost = sp->cost;

@@ -240,8 +240,8 @@ static json_t *exec_record(const struct jd_job *j, enum jd_state s)
 	if (base_text(&b, j, s) == 0)
 		r = json_loadb((const char *)b.data, b.len, 0, NULL);
 	jp_buf_free(&b);
-	if (r && jd_state_final(s))
-		jd_exec_record(j, r);
+	if (r && (jd_state_final(s) || j->exec->ran_on == JD_BACKEND_SLURM))
+		jd_exec_record(j, r); /* a remote job's Slurm id and node while it runs, too */
 	return r;
 }
 

@@ -75,7 +75,7 @@ int jd_slurm_attach(struct jd_slurm *s, struct jd_slurm_job *j)
 	return JSCHED_ENOT_SUPPORTED;
 }
 
-void jd_slurm_cancel(struct jd_slurm *s, struct jd_slurm_job *j, enum jd_cause cause)
+void jd_slurm_cancel(struct jd_slurm *s, struct jd_slurm_job *j, enum jp_cause cause)
 {
 	(void)s, (void)j, (void)cause;
 }
@@ -1134,7 +1134,7 @@ int jd_slurm_attach(struct jd_slurm *s, struct jd_slurm_job *j)
 	return 0;
 }
 
-void jd_slurm_cancel(struct jd_slurm *s, struct jd_slurm_job *j, enum jd_cause cause)
+void jd_slurm_cancel(struct jd_slurm *s, struct jd_slurm_job *j, enum jp_cause cause)
 {
 	if (j->phase == JD_SLURM_IDLE || j->phase == JD_SLURM_DONE || j->cancel_asked)
 		return;

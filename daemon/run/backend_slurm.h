@@ -110,7 +110,7 @@ struct jd_slurm_job {
 	uint64_t submit_ms, start_ms, end_ms;	/* Slurm's times (wall, ms) */
 	/* backend internals: */
 	bool cancel_asked, kill_sent, output_asked;
-	enum jd_cause stop_cause;
+	enum jp_cause stop_cause;
 	uv_timer_t *timer;		/* the time limit, once running */
 	struct jd_slurm_job *hnext;	/* key hash */
 	struct jd_slurm *owner;
@@ -151,9 +151,9 @@ int jd_slurm_submit(struct jd_slurm *s, struct jd_slurm_job *j);
 int jd_slurm_attach(struct jd_slurm *s, struct jd_slurm_job *j);
 
 /* jd_slurm_cancel: stop j (slurm_kill_job): a pending job ends not run, a running one
- * is signalled and ends when Slurm says so; `cause` (JD_CAUSE_CANCEL, _SHUTDOWN) goes
+ * is signalled and ends when Slurm says so; `cause` (JP_CAUSE_CANCEL, _SHUTDOWN) goes
  * into res->stop_cause.  Nothing if j has ended.  Loop thread. */
-void jd_slurm_cancel(struct jd_slurm *s, struct jd_slurm_job *j, enum jd_cause cause);
+void jd_slurm_cancel(struct jd_slurm *s, struct jd_slurm_job *j, enum jp_cause cause);
 
 /* jd_slurm_metrics: counters, the controller's health, poll cost.  New reference, NULL
  * on ENOMEM.  Loop thread. */

@@ -30,6 +30,7 @@
 
 #include "daemon/core/clock.h"
 #include "daemon/core/log.h"
+#include "daemon/run/backend.h"
 #include "daemon/run/handler.h"
 #include "jsched/error.h"
 #include "proto/jproto.h"
@@ -94,26 +95,38 @@ static size_t feeder(void *ctx, struct jd_task_spec *out, size_t max)
 {
 	struct jd_runner *r = ctx;
 	struct jd_fair_job *fjs[FEED_BATCH_MAX];
-	size_t n;
+	size_t n, k = 0, want;
 
 	if (max > FEED_BATCH_MAX)
 		max = FEED_BATCH_MAX;
-	n = jd_fair_take(r->fair, fjs, max);
-	for (size_t i = 0; i < n; i++) {
-		struct jd_job *j = job_of(fjs[i]);
 
-		j->runner = r;
-		out[i] = (struct jd_task_spec){
-			.fn = run_job,
-			.arg = j,
-			.flags = (j->handler->flags & JSCHED_HANDLER_SUSPENDS) ? JD_TASK_FIBER : 0,
-		};
-	}
-	return n;
+	/* Jobs that go to Slurm leave no task: take on while the fair layer gives as many
+	 * as asked, so that returning less than max still means "nothing more". */
+	do {
+		want = max - k;
+		n = jd_fair_take(r->fair, fjs, want);
+		for (size_t i = 0; i < n; i++) {
+			struct jd_job *j = job_of(fjs[i]);
+
+			if (jd_backend_take(r, j))
+				continue; /* handed to the loop thread (backend.h): no worker */
+			j->runner = r;
+			out[k++] = (struct jd_task_spec){
+				.fn = run_job,
+				.arg = j,
+				.flags = (j->handler->flags & JSCHED_HANDLER_SUSPENDS) ? JD_TASK_FIBER : 0,
+			};
+		}
+	} while (n == want && k < max);
+	return k;
 }
 
 uint8_t jd_runner_job_class(const struct jd_runner *r, const struct jd_job *j)
 {
+	int remote = jd_backend_class(r, j);
+
+	if (remote >= 0)
+		return (uint8_t)remote; /* a Slurm job: one unit of the window */
 	if (j->exec)
 		return r->cls_exec;
 	return (j->handler->flags & JSCHED_HANDLER_SUSPENDS) ? r->cls_fiber : 0;
@@ -362,7 +375,9 @@ int jd_runner_start(struct jd_runner *r, const struct jd_runner_env *env, char *
 		snprintf(err, errlen, "cannot set up process handling");
 		return rc;
 	}
-	return jd_exec_cgroups_open(&r->exec, err, errlen);
+	if ((rc = jd_exec_cgroups_open(&r->exec, err, errlen)) < 0)
+		return rc;
+	return jd_backends_start(r, err, errlen);
 }
 
 void jd_runner_stop(struct jd_runner *r)
@@ -370,6 +385,7 @@ void jd_runner_stop(struct jd_runner *r)
 	if (r->pool)
 		jd_pool_destroy(r->pool, JD_SHUTDOWN_GRACEFUL);
 	r->pool = NULL;
+	jd_backends_stop(r);
 	jd_exec_stop(&r->exec);
 	/* Notices pushed by the last tasks are about jobs already final (or freed with
 	 * the table); they need no processing. */
@@ -399,6 +415,7 @@ void jd_runner_cancel(struct jd_runner *r, struct jd_job *j)
 	jd_cancel_fire(&j->ctok);
 	/* Its commands (an exec job's, or a handler's): SIGTERM to each group. */
 	jd_exec_cancel(&r->exec, j, jd_job_stop_cause(r->env.jobs, j));
+	jd_backend_cancel(r, j, jd_job_stop_cause(r->env.jobs, j)); /* a remote job: slurm_kill_job */
 }
 
 void jd_runner_apply_config(struct jd_runner *r)

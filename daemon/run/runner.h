@@ -31,6 +31,7 @@
 #include "daemon/run/exec.h"
 
 struct jd_notice;
+struct jd_backends;
 
 /* What the runner works with (borrowed, kept; jd_runner_start). */
 struct jd_runner_env {
@@ -38,6 +39,7 @@ struct jd_runner_env {
 	struct jd_jobs *jobs;
 	const struct jd_config *cfg;	/* the config in force (replaced in place on reload) */
 	struct jd_security *sec;	/* for the commands (exec.c) */
+	const char *instance;		/* PROTOCOL.md "instance": names remote jobs' files */
 	/* unblocked: client c, overflow `block`, has room in its queue again. */
 	void (*unblocked)(void *ctx, struct jd_client *c);
 	void *ctx;
@@ -60,6 +62,7 @@ struct jd_runner {
 	unsigned kicks;		/* loop thread: jobs queued since the last flush */
 	int res_proc, res_fiber;	/* the fair layer's resources "process" and "fiber" */
 	uint8_t cls_exec, cls_fiber;	/* needs classes: a command; a suspending call */
+	struct jd_backends *backends;	/* exec jobs elsewhere: Slurm (backend.h) */
 };
 
 /* jd_runner_start: create the fair instance, the pool and the process machinery from

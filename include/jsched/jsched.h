@@ -226,6 +226,9 @@ JSCHED_API int jsched_spec_set_timeout(struct jsched_spec *spec, int64_t timeout
  * apply a limit refuses the job (not_supported) instead of ignoring it. */
 JSCHED_API int jsched_spec_set_resources(struct jsched_spec *spec, uint64_t memory_bytes,
 					 uint64_t pids, double cpus);
+/* set_backend: where the command runs, "local", "slurm" or "auto" (PROTOCOL.md section 4;
+ * default: the client's). */
+JSCHED_API int jsched_spec_set_backend(struct jsched_spec *spec, const char *backend);
 
 /* Dependencies: on a job already submitted (by id), or on another spec of the same batch
  * (by its ref), in one of the two gates, satisfied by the outcome `on`. */

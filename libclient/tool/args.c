@@ -84,6 +84,8 @@ static const char help_submit[] =
 	"  --mem SIZE           exec: memory limit of its control group (512M, 2G)\n"
 	"  --pids N             exec: at most N processes and threads\n"
 	"  --cpus N             exec: at most N CPUs' time (1.5)\n"
+	"  --backend B          exec: where it runs: local, slurm or auto (default: the\n"
+	"                       client's, see the daemon's config)\n"
 	"  --cost N             a hint of how much work the job is (default 1)\n"
 	"  --after ID           run after job ID succeeded (repeat: after all of them)\n"
 	"  --any-of ID          and after any one of these jobs succeeded (repeatable)\n"
@@ -312,7 +314,7 @@ enum {
 	O_STDERR, O_SINCE, O_COUNT, O_ONCE, O_INTERVAL, O_WEIGHT, O_MAX_QUEUED, O_IMMEDIATE,
 	O_SOCKET, O_VERSION, O_CLIENT, O_RUNNING, O_ALL, O_OVERFLOW, O_BATCH, O_INSTANCE, O_REPLY_TIMEOUT,
 	O_LONG, O_CLIENT_NAME, O_LIMIT, O_SORT, O_COLUMNS, O_NAME_GLOB, O_NO_HEADINGS, O_MEM, O_PIDS,
-	O_CPUS, O_PROMETHEUS, O_PORT, O_OPEN,
+	O_CPUS, O_PROMETHEUS, O_PORT, O_OPEN, O_BACKEND,
 };
 
 /* The options of jsched itself, accepted before the command and after it. */
@@ -560,6 +562,7 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 		{ "time-limit", 0, true, O_TIME_LIMIT }, { "cost", 0, true, O_COST },
 		{ "mem", 0, true, O_MEM }, { "pids", 0, true, O_PIDS }, { "cpus", 0, true, O_CPUS },
 		{ "after", 0, true, O_AFTER }, { "any-of", 0, true, O_ANY_OF },
+		{ "backend", 0, true, O_BACKEND },
 		{ "cwd", 0, true, O_CWD }, { "env", 0, true, O_ENV },
 		{ "clear-env", 0, false, O_CLEAR_ENV }, { "stdin", 0, true, O_STDIN }, { "batch", 0, true, O_BATCH },
 		{ "wait", 'w', false, O_WAIT }, { "timeout", 0, true, O_TIMEOUT },
@@ -628,6 +631,12 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 					    p->val);
 			break;
 		}
+		case O_BACKEND:
+			if (strcmp(p->val, "local") != 0 && strcmp(p->val, "slurm") != 0 &&
+			    strcmp(p->val, "auto") != 0)
+				return fail(p, "--backend: expected local, slurm or auto, not '%s'", p->val);
+			cmd->backend = p->val;
+			break;
 		case O_AFTER:
 			if (add_id(p, cmd->ids, &cmd->n_ids, "--after", p->val) < 0)
 				return OPT_ERROR;
@@ -672,7 +681,7 @@ done:
 			: cmd->time_limit_ms ? "--time-limit" : cmd->cost ? "--cost" : cmd->n_ids ? "--after"
 			: cmd->n_any_of ? "--any-of" : cmd->cwd ? "--cwd" : cmd->n_env ? "--env"
 			: cmd->clear_env ? "--clear-env" : cmd->stdin_file ? "--stdin" : cmd->mem_bytes ? "--mem"
-			: cmd->pids ? "--pids" : cmd->cpus > 0 ? "--cpus" : NULL;
+			: cmd->pids ? "--pids" : cmd->cpus > 0 ? "--cpus" : cmd->backend ? "--backend" : NULL;
 		if (spec_opt != NULL)
 			return fail(p, "%s cannot be combined with --batch (write it in the file's specs)", spec_opt);
 		if (timeout && !cmd->wait)
@@ -690,7 +699,7 @@ done:
 	if (cmd->fn != NULL) {
 		const char *exec_only = cmd->cwd ? "--cwd" : cmd->n_env ? "--env" : cmd->clear_env ? "--clear-env"
 			: cmd->stdin_file ? "--stdin" : cmd->time_limit_ms ? "--time-limit" : cmd->mem_bytes ? "--mem"
-			: cmd->pids ? "--pids" : cmd->cpus > 0 ? "--cpus" : NULL;
+			: cmd->pids ? "--pids" : cmd->cpus > 0 ? "--cpus" : cmd->backend ? "--backend" : NULL;
 		if (exec_only != NULL)
 			return fail(p, "%s applies to exec jobs, not to a call job (--fn)", exec_only);
 	}

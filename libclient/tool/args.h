@@ -67,6 +67,7 @@ struct cli_cmd {
 	uint64_t mem_bytes;  /* --mem, 0 if not given */
 	uint64_t pids;	     /* --pids, 0 if not given */
 	double cpus;	     /* --cpus, 0 if not given */
+	const char *backend; /* --backend */
 	uint32_t cost;	     /* --cost, 0 if not given */
 	const char *cwd;     /* --cwd, or NULL for the tool's own */
 	bool clear_env;	     /* --clear-env: send only the --env variables */

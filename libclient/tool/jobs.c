@@ -194,6 +194,8 @@ static int build_spec(const struct cli_cmd *cmd, struct jsched_spec **out)
 			r = jsched_spec_set_timeout(spec, cmd->time_limit_ms);
 		if (r == 0 && (cmd->mem_bytes || cmd->pids || cmd->cpus > 0))
 			r = jsched_spec_set_resources(spec, cmd->mem_bytes, cmd->pids, cmd->cpus);
+		if (r == 0 && cmd->backend != NULL)
+			r = jsched_spec_set_backend(spec, cmd->backend);
 	}
 	if (r == 0 && cmd->name != NULL)
 		r = jsched_spec_set_name(spec, cmd->name);

@@ -11,7 +11,7 @@
 
 FUZZ_DAEMON_SRCS := $(filter-out daemon/main.c,$(JSCHEDD_SRCS)) $(JD_FAIR_SRCS) $(POOL_SRCS) \
 	libclient/path.c
-FUZZ_DAEMON_LIBS := $(UV_LIBS) $(JANSSON_LIBS) $(MHD_LIBS) -ldl -lm -pthread
+FUZZ_DAEMON_LIBS := $(UV_LIBS) $(JANSSON_LIBS) $(MHD_LIBS) $(SLURM_LIBS) -ldl -lm -pthread
 
 # ---- the replay program, with the build's own compiler and sanitizers -----------------
 REPLAY_DAEMON := $(B)/tests/fuzz/replay_daemon

@@ -179,7 +179,7 @@ static void test_output_env_cwd(void **state)
 	assert_int_equal(t.res.end, JD_EXEC_EXITED);
 	assert_int_equal(t.res.exit_code, 0);
 	assert_false(t.res.timed_out);
-	assert_int_equal(t.res.stop_cause, JD_CAUSE_NONE);
+	assert_int_equal(t.res.stop_cause, JP_CAUSE_NONE);
 	out_is(&t.res.out, "out bar baz\n/tmp\n");
 	out_is(&t.res.err, "err\n");
 	assert_string_equal(t.sj.node, "jtest");
@@ -269,7 +269,7 @@ static void test_time_limit(void **state)
 	submit_ok(&t);
 	wait_done(&t);
 	assert_true(t.res.timed_out);
-	assert_int_equal(t.res.stop_cause, JD_CAUSE_NONE);
+	assert_int_equal(t.res.stop_cause, JP_CAUSE_NONE);
 	assert_int_equal(t.started, 1);
 	assert_true(t.res.end == JD_EXEC_SIGNALED || t.res.end == JD_EXEC_EXITED);
 	tjob_free(&t);
@@ -285,9 +285,9 @@ static void test_cancel_running(void **state)
 	submit_ok(&t);
 	assert_true(run_until(is_started, &t));
 	assert_int_equal(t.sj.phase, JD_SLURM_RUNNING);
-	jd_slurm_cancel(be, &t.sj, JD_CAUSE_CANCEL);
+	jd_slurm_cancel(be, &t.sj, JP_CAUSE_CANCEL);
 	wait_done(&t);
-	assert_int_equal(t.res.stop_cause, JD_CAUSE_CANCEL);
+	assert_int_equal(t.res.stop_cause, JP_CAUSE_CANCEL);
 	assert_false(t.res.timed_out);
 	assert_int_equal(t.res.end, JD_EXEC_SIGNALED);
 	tjob_free(&t);
@@ -312,16 +312,16 @@ static void test_cancel_pending(void **state)
 	submit_ok(&t);
 	assert_true(run_until(is_submitted, &t));
 	assert_int_equal(t.sj.phase, JD_SLURM_PENDING);
-	jd_slurm_cancel(be, &t.sj, JD_CAUSE_CANCEL);
+	jd_slurm_cancel(be, &t.sj, JP_CAUSE_CANCEL);
 	wait_done(&t);
 	assert_int_equal(t.started, 0);
 	assert_int_equal(t.res.end, JD_EXEC_NOT_RUN);
-	assert_int_equal(t.res.stop_cause, JD_CAUSE_CANCEL);
+	assert_int_equal(t.res.stop_cause, JP_CAUSE_CANCEL);
 	for (long i = 0; i < cpus; i++)
-		jd_slurm_cancel(be, &fill[i].sj, JD_CAUSE_SHUTDOWN);
+		jd_slurm_cancel(be, &fill[i].sj, JP_CAUSE_SHUTDOWN);
 	for (long i = 0; i < cpus; i++) {
 		wait_done(&fill[i]);
-		assert_int_equal(fill[i].res.stop_cause, JD_CAUSE_SHUTDOWN);
+		assert_int_equal(fill[i].res.stop_cause, JP_CAUSE_SHUTDOWN);
 		tjob_free(&fill[i]);
 	}
 	tjob_free(&t);
