@@ -500,6 +500,16 @@ static int global_opt(struct parser *p, struct cli_cmd *cmd, int id)
 	}
 }
 
+/* global_or_fail: take option id as one of jsched's own; an id no table of the caller's
+ * handles is a bug, said as such.  Returns 0 or OPT_ERROR. */
+static int global_or_fail(struct parser *p, struct cli_cmd *cmd, int id)
+{
+	int g = global_opt(p, cmd, id);
+	if (g == 0)
+		return fail(p, "internal error: option %d", id);
+	return g < 0 ? OPT_ERROR : 0;
+}
+
 /* ---- the columns of ls ---------------------------------------------------------------- */
 
 const char *const cli_ls_columns[] = { "id", "state", "kind", "client", "uid", "priority", "name",
@@ -663,14 +673,10 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 			timeout = true;
 			break;
 		case O_JSON: cmd->json = true; break;
-		default: {
-			int g = global_opt(p, cmd, id);
-			if (g < 0)
+		default:
+			if (global_or_fail(p, cmd, id) < 0)
 				return OPT_ERROR;
-			if (g == 0)
-				return fail(p, "internal error: option %d", id);
 			break;
-		}
 		}
 	}
 done:
@@ -850,14 +856,10 @@ static int parse_generic(struct parser *p, struct cli_cmd *cmd, const struct opt
 			break;
 		case O_NAME_GLOB: cmd->name_glob = p->val; break;
 		case O_NO_HEADINGS: cmd->no_headings = true; break;
-		default: {
-			int g = global_opt(p, cmd, id);
-			if (g < 0)
+		default:
+			if (global_or_fail(p, cmd, id) < 0)
 				return OPT_ERROR;
-			if (g == 0)
-				return fail(p, "internal error: option %d", id);
 			break;
-		}
 		}
 	}
 }
@@ -889,12 +891,10 @@ static int parse_call(struct parser *p, struct cli_cmd *cmd, const struct opt *o
 			cmd->help_for = cmd->verb;
 			cmd->verb = CLI_HELP;
 			return 0;
-		default: {
-			int g = global_opt(p, cmd, id);
-			if (g <= 0)
-				return g < 0 ? OPT_ERROR : fail(p, "internal error: option %d", id);
+		default:
+			if (global_or_fail(p, cmd, id) < 0)
+				return OPT_ERROR;
 			break;
-		}
 		}
 	}
 }

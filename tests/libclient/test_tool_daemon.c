@@ -33,19 +33,18 @@ static void slurp(const char *path, char *buf, size_t size)
 		fclose(f);
 }
 
-/* Run `[prefix] jsched args` as it stands (a %s in args is the socket); returns its exit
- * status, output in out and err. */
-static int run_raw(const char *prefix, const char *args)
+/* sh_line: run a shell command line (a %s in it is the daemon's socket) with its stdout
+ * in out and its stderr in err; returns its exit status. */
+static int sh_line(const char *line)
 {
-	char o[400], e[400], cmd[8192], line[4096];
+	char o[400], e[400], cmd[9000];
 	snprintf(o, sizeof o, "%s/out", jd.dir);
 	snprintf(e, sizeof e, "%s/err", jd.dir);
-	const char *hole = strstr(args, "%s");
+	const char *hole = strstr(line, "%s");
 	if (hole != NULL)
-		snprintf(line, sizeof line, "%.*s%s%s", (int)(hole - args), args, jd.sock, hole + 2);
+		snprintf(cmd, sizeof cmd, "%.*s%s%s >%s 2>%s", (int)(hole - line), line, jd.sock, hole + 2, o, e);
 	else
-		snprintf(line, sizeof line, "%s", args);
-	snprintf(cmd, sizeof cmd, "%s %s %s >%s 2>%s", prefix, JSCHED_BIN, line, o, e);
+		snprintf(cmd, sizeof cmd, "%s >%s 2>%s", line, o, e);
 	int status = system(cmd);
 	slurp(o, out, sizeof out);
 	slurp(e, err, sizeof err);
@@ -53,6 +52,15 @@ static int run_raw(const char *prefix, const char *args)
 	unlink(e);
 	assert_true(WIFEXITED(status));
 	return WEXITSTATUS(status);
+}
+
+/* Run `[prefix] jsched args` as it stands (a %s in args is the socket); returns its exit
+ * status, output in out and err. */
+static int run_raw(const char *prefix, const char *args)
+{
+	char line[8192];
+	snprintf(line, sizeof line, "%s %s %s", prefix, JSCHED_BIN, args);
+	return sh_line(line);
 }
 
 /* Run `[prefix] jsched -s SOCK args`. */
@@ -315,16 +323,9 @@ static int shell(const char *sh, const char *script)
 	fclose(f);
 	snprintf(line, sizeof line, "PATH=%s/bin:$PATH JSCHED_SOCKET=%%s %s %s%s", JSCHED_BUILD_DIR, sh,
 		 strcmp(sh, "zsh") == 0 ? "-f " : "", path);
-	char o[400], e[400], cmd[9000];
-	snprintf(o, sizeof o, "%s/out", jd.dir);
-	snprintf(e, sizeof e, "%s/err", jd.dir);
-	const char *hole = strstr(line, "%s");
-	snprintf(cmd, sizeof cmd, "%.*s%s%s >%s 2>%s", (int)(hole - line), line, jd.sock, hole + 2, o, e);
-	int st = system(cmd);
-	slurp(o, out, sizeof out);
-	slurp(e, err, sizeof err);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		fail_msg("%s exited %d: %s\n%s", sh, WEXITSTATUS(st), err, out);
+	int st = sh_line(line);
+	if (st != 0)
+		fail_msg("%s exited %d: %s\n%s", sh, st, err, out);
 	return 0;
 }
 
