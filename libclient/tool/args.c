@@ -68,12 +68,13 @@ static const char help_submit[] =
 	"       jsched submit [OPTIONS] --fn NAME [--args JSON]\n"
 	"       jsched submit --batch FILE [--wait [--timeout DURATION]] [--json]\n"
 	"\n"
-	"Submit one job and print its id.  An exec job runs COMMAND with this shell's working\n"
-	"directory and environment unless told otherwise (the first word that is not an option\n"
-	"starts the command; put -- before a command that starts with -); a call job runs the daemon's handler\n"
-	"NAME with the JSON arguments.  --batch submits a JSON array of job specs (PROTOCOL.md\n"
-	"section 4; with \"ref\" and \"after\": [\"ref\"] a graph), all or none, and prints\n"
-	"their ids in order; with --wait it waits for all and exits 0 if all succeeded.\n"
+	"Submit one job and print its id.  An exec job runs COMMAND with this shell's\n"
+	"working directory and environment unless told otherwise (the first word that is\n"
+	"not an option starts the command; put -- before a command that starts with -);\n"
+	"a call job runs the daemon's handler NAME with the JSON arguments.  --batch\n"
+	"submits a JSON array of job specs (PROTOCOL.md section 4; with \"ref\" and\n"
+	"\"after\": [\"ref\"] a graph), all or none, and prints their ids in order; with\n"
+	"--wait it waits for all and exits 0 if all succeeded.\n"
 	"\n"
 	"  --fn NAME            a call job of handler NAME\n"
 	"  --args JSON          its arguments (default: null)\n"
@@ -130,11 +131,12 @@ static const char help_cancel[] =
 	"  --json  print the reply as JSON ({\"jobs\": [{\"job\", \"state\", \"cancelling\"}]})\n";
 
 static const char help_ls[] =
-	"usage: jsched ls [--state LIST] [--client NAME] [--name GLOB] [--all]\n"
-	"                 [--limit N] [--sort [-]COLUMN] [-o COLUMNS] [--no-headings] [--json]\n"
+	"usage: jsched ls [--state LIST] [--client NAME] [--name GLOB] [--all] [--limit N]\n"
+	"                 [--sort [-]COLUMN] [-o COLUMNS] [--no-headings] [--json]\n"
 	"\n"
 	"List your jobs the daemon still knows, a table as wide as the terminal (the\n"
-	"command is shortened to fit): by default the newest 50, and how many more there are.\n"
+	"command is shortened to fit): by default the newest 50, and how many more\n"
+	"there are.\n"
 	"\n"
 	"  --state LIST    only jobs in these states (comma-separated): waiting, queued,\n"
 	"                  running, succeeded, failed, cancelled, expired, dropped\n"
@@ -241,10 +243,11 @@ static const char help_admin[] =
 static const char help_call[] =
 	"usage: jsched call OP [JSON]\n"
 	"\n"
-	"Send one request of the protocol (proto/PROTOCOL.md section 6): op OP with the members\n"
-	"of the JSON object (default {}); the tool adds \"op\" and \"id\".  Prints the reply as\n"
-	"JSON, also when the daemon refused it (then exits as for any refusal).  The escape\n"
-	"hatch for scripts and debugging: jsched call status '{\"job\": 5, \"detail\": true}'.\n";
+	"Send one request of the protocol (proto/PROTOCOL.md section 6): op OP with the\n"
+	"members of the JSON object (default {}); the tool adds \"op\" and \"id\".  Prints\n"
+	"the reply as JSON, also when the daemon refused it (then exits as for any\n"
+	"refusal).  The escape hatch for scripts and debugging:\n"
+	"  jsched call status '{\"job\": 5, \"detail\": true}'\n";
 
 static const char *const verb_names[CLI_VERB_COUNT] = {
 	[CLI_HELP] = "help",
