@@ -1003,11 +1003,16 @@ bool jd_cg_populated(struct jd_cg *cg, const struct jd_cg_job *g)
 			return access(g->dir[0], F_OK) == 0 && !cg->plain;
 		return r < 0 || !key_u64(ev, "populated", &pop) || pop != 0;
 	}
+	/* v1: every hierarchy's group holds the same processes (jd_cg_enter enters them
+	 * all), so the first says it; a process that left one of them on its own is found
+	 * by the removal (busy) and jd_cg_kill, which go through every hierarchy. */
 	for (size_t h = 0; h < g->ndir; h++) {
 		ssize_t r = get(g->dir[h], "cgroup.procs", buf, sizeof(buf));
 
 		if (r > 0 || (r < 0 && r != -ENOENT))
 			return true;
+		if (r == 0)
+			return false;
 	}
 	return false;
 }

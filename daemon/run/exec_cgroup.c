@@ -230,12 +230,13 @@ void jd_exec_cgroup_done(struct jd_exec *x, struct jd_cg_job *g, const struct jd
 		usage->oom_kills = u.oom_kills;
 		usage->pids_max_hits = u.pids_max_hits;
 	}
-	if (jd_cg_populated(x->cg, g))
-		(void)jd_cg_kill(x->cg, g);
-	if (jd_cg_job_remove(x->cg, g) == 0 || !(q = calloc(1, sizeof(*q)))) {
-		free(g);
-		return;
-	}
+	if (jd_cg_job_remove(x->cg, g) == 0)
+		goto out;
+	/* Something is still in it (a process that ignored the stop, or one on its way
+	 * out): kill the group and try again later. */
+	(void)jd_cg_kill(x->cg, g);
+	if (jd_cg_job_remove(x->cg, g) == 0 || !(q = calloc(1, sizeof(*q))))
+		goto out;
 	q->g = *g;
 	free(g);
 	q->next = x->cg_pending;
@@ -247,6 +248,9 @@ void jd_exec_cgroup_done(struct jd_exec *x, struct jd_cg_job *g, const struct jd
 	}
 	if (!uv_is_active((uv_handle_t *)&x->cg_timer))
 		uv_timer_start(&x->cg_timer, pending_cb, 100, 100);
+	return;
+out:
+	free(g);
 }
 
 json_t *jd_exec_cgroups_metrics(const struct jd_exec *x)
