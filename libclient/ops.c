@@ -222,19 +222,56 @@ int jsched_status_many(struct jsched_conn *c, const uint64_t *ids, size_t n, str
 		*out = NULL;
 	if (c == NULL || out == NULL)
 		return JSCHED_EINVAL;
-	int r;
-	json_t *req = ids_request(c, JP_OP_STATUS, ids, n, false, &r), *reply;
-	if (req == NULL)
+	int r = 0;
+	struct jsched_results *all = NULL;
+	/* The daemon answers for a prefix of the ids when their records pass its reply budget
+	 * ("more": true): ask again for the rest, from the id after the last record. */
+	for (size_t done = 0; r == 0 && (done < n || all == NULL);) {
+		json_t *req = ids_request(c, JP_OP_STATUS, ids + done, n - done, false, &r), *reply;
+		struct jsched_results *page = NULL;
+		if (req == NULL)
+			break;
+		char *text;
+		size_t len;
+		r = jc_call_text(c, req, &reply, 0, &text, &len, &page);
+		if (r == 0 && page == NULL &&
+		    (r = jc_results_from_json(json_object_get(reply, "jobs"), member_text(text, len, false, "jobs"),
+					      &page)) < 0)
+			jc_set_error(c, r, "cannot read the status reply");
+		bool more = r == 0 && json_is_true(json_object_get(reply, "more"));
+		json_decref(reply);
+		free(text);
+		if (r < 0)
+			break;
+		if ((more && page->count == 0) || done + page->count > n || (!more && done + page->count < n)) {
+			jsched_results_free(page);
+			r = jc_set_error(c, JSCHED_EPROTOCOL, "status: the daemon answered for %zu of %zu ids",
+					 done + page->count, n);
+			break;
+		}
+		done += page->count;
+		if (all == NULL) {
+			all = page;
+			continue;
+		}
+		struct jsched_result **items = realloc(all->items, (all->count + page->count + 1) * sizeof *items);
+		if (items == NULL) {
+			jsched_results_free(page);
+			r = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+			break;
+		}
+		all->items = items;
+		memcpy(all->items + all->count, page->items, page->count * sizeof *items);
+		all->count += page->count;
+		page->count = 0;
+		jsched_results_free(page);
+	}
+	if (r < 0) {
+		jsched_results_free(all);
 		return r;
-	char *text;
-	size_t len;
-	r = jc_call_text(c, req, &reply, 0, &text, &len, out);
-	if (r == 0 && *out == NULL &&
-	    (r = jc_results_from_json(json_object_get(reply, "jobs"), member_text(text, len, false, "jobs"), out)) < 0)
-		jc_set_error(c, r, "cannot read the status reply");
-	json_decref(reply);
-	free(text);
-	return r;
+	}
+	*out = all;
+	return 0;
 }
 
 /* jsched_status_async: see jsched.h. */

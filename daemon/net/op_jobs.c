@@ -42,6 +42,7 @@ void jd__op_status(struct jd_conn *c, const struct jp_request *r)
 	struct jd_job **jobs;
 	struct jd_records recs;
 	struct jp_buf b;
+	size_t written = 0;
 	bool single;
 
 	if (jd__find_all_owned(c, r, &jobs, &recs.n, &single) < 0)
@@ -53,9 +54,13 @@ void jd__op_status(struct jd_conn *c, const struct jp_request *r)
 	recs.jobs = jobs;
 	recs.texts = NULL;
 	jp_buf_init(&b);
+	/* Records past the reply budget are left for the next request: `more` (the client
+	 * asks again for the ids after the last record). */
 	if (jd_reply_text_start(&b, r->id) ||
 	    jd_json_text_raw(&b, single ? ",\"ok\":true,\"job\":" : ",\"ok\":true,\"jobs\":") ||
-	    jd_records_text(&b, c->d, &recs, single) || jd_json_text_raw(&b, "}")) {
+	    jd_records_text_paged(&b, c->d, &recs, single, JD_REPLY_BUDGET, &written) ||
+	    (written < recs.n && jd_json_text_raw(&b, ",\"more\":true")) ||
+	    jd_json_text_raw(&b, "}")) {
 		jp_buf_free(&b);
 		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 	} else {
@@ -143,7 +148,7 @@ void jd__op_list(struct jd_conn *c, const struct jp_request *r)
 	struct jd_job **v;
 	struct jd_records recs = {0};
 	struct jp_buf b;
-	size_t n;
+	size_t n, written = 0;
 
 	if (f.all && !jd_security_is_admin(c->d->sec, c->uid)) {
 		jd__reply_error(c, r->id, JSCHED_EPERMISSION_DENIED, "all",
@@ -155,9 +160,11 @@ void jd__op_list(struct jd_conn *c, const struct jp_request *r)
 	recs.n = n < limit ? n : limit;
 	recs.jobs = v;
 	jp_buf_init(&b);
+	/* A page ends at `limit` records or at the reply budget, whichever comes first;
+	 * `more` sends the client on from the last id (after_job). */
 	if (jd_reply_text_start(&b, r->id) || jd_json_text_raw(&b, ",\"ok\":true,\"jobs\":") ||
-	    jd_records_text(&b, c->d, &recs, false) ||
-	    jd_json_text_raw(&b, n > limit ? ",\"more\":true}" : ",\"more\":false}")) {
+	    jd_records_text_paged(&b, c->d, &recs, false, JD_REPLY_BUDGET, &written) ||
+	    jd_json_text_raw(&b, n > written ? ",\"more\":true}" : ",\"more\":false}")) {
 		jp_buf_free(&b);
 		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 	} else {

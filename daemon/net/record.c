@@ -267,20 +267,36 @@ int jd_record_text(struct jp_buf *out, struct jd_net *d, const struct jd_job *j,
 int jd_records_text(struct jp_buf *out, struct jd_net *d, const struct jd_records *r,
 		    bool single)
 {
+	return jd_records_text_paged(out, d, r, single, 0, NULL);
+}
+
+int jd_records_text_paged(struct jp_buf *out, struct jd_net *d, const struct jd_records *r,
+			  bool single, size_t budget, size_t *written)
+{
 	/* A call job's record is about 200 bytes: one allocation for a batch's reply, not a
 	 * dozen doublings. */
 	int rc = jp_buf_reserve(out, r->n * 200) || (!single && put(out, "["));
+	size_t i;
 
-	for (size_t i = 0; i < r->n && !rc; i++) {
+	for (i = 0; i < r->n && !rc; i++) {
+		size_t before = out->len;
+
 		if (i > 0)
 			rc = put(out, ",");
 		if (!rc)
 			rc = r->texts && r->texts[i].len
 				     ? jp_buf_append(out, r->texts[i].data, r->texts[i].len)
 				     : jd_record_text(out, d, r->jobs[i], r->jobs[i]->state);
+		/* Past the budget: this record goes to the next page (never the first). */
+		if (!rc && budget && i > 0 && out->len > budget) {
+			out->len = before;
+			break;
+		}
 	}
 	if (rc)
 		return JSCHED_ENOMEM;
+	if (written)
+		*written = i;
 	return single ? 0 : put(out, "]");
 }
 

@@ -43,6 +43,17 @@ struct jd_records {
 int jd_records_text(struct jp_buf *out, struct jd_net *d, const struct jd_records *r,
 		    bool single);
 
+/* JD_REPLY_BUDGET: the most a paged reply (list, status of several ids) writes before it
+ * stops and says `more`: the protocol's reply_frame_bytes less room for the reply's own
+ * members around the records. */
+#define JD_REPLY_BUDGET ((size_t)JP_DEFAULT_REPLY_FRAME_BYTES - 4096)
+
+/* jd_records_text_paged: jd_records_text that stops before the record that would take
+ * out past `budget` bytes (0: no budget), the first one always written, and stores in
+ * *written how many it wrote.  Returns 0 or JSCHED_ENOMEM. */
+int jd_records_text_paged(struct jp_buf *out, struct jd_net *d, const struct jd_records *r,
+			  bool single, size_t budget, size_t *written);
+
 /* jd_reply_text_start: begin a reply frame in the empty buffer b: room for the frame
  * header (jd_conn_send_frame fills it) and `{"id":N` (null for JP_ID_NONE).  The caller
  * writes the rest, from the comma on.  Returns 0 or JSCHED_ENOMEM. */

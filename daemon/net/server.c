@@ -208,8 +208,11 @@ static int queue(struct jd_conn *c, char *bytes, size_t len)
 		jd_conn_close(c, uv_strerror(rc));
 		return JSCHED_EIO;
 	}
+	/* The limit counts what was queued before this frame: a client that reads gets one
+	 * whole reply of any size the protocol allows (reply_frame_bytes, above the default
+	 * limit) without being cut; one that does not read is cut at its next frame. */
 	if (uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) >
-	    c->d->cfg->output_buffer_bytes) {
+	    c->d->cfg->output_buffer_bytes + len) {
 		c->d->srv.disconnected_limit++;
 		jd_log(JD_LOG_WARN, "connection %llu (uid %u pid %d): %zu bytes unread, over the "
 		       "output limit; disconnecting", (unsigned long long)c->serial,
