@@ -166,7 +166,7 @@ all: $(BINS) $(LIBS) $(TESTS)
 test: $(TESTS) $(BINS)
 	@JSCHED_BUILD_DIR=$(B) sh mk/run-tests.sh $(TESTS)
 
-bench: $(BENCHES)
+bench: $(BENCHES) $(BENCH_SCRIPTS)
 
 run: $(RUN_BIN)
 	exec $(RUN_BIN) $(RUN_ARGS)

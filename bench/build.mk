@@ -2,7 +2,8 @@
 #
 #   make bench           builds them all (BENCHES)
 #   make bench-NAME      builds and runs $(B)/bench/bench_NAME, NAME one of BENCH_NAMES:
-#                        pool ctx fair proto client e2e journal; options through BENCH_ARGS, e.g.
+#                        pool ctx fair proto client e2e journal hist dashboard; options through
+#                        BENCH_ARGS, e.g.
 #                        make bench-fair BENCH_ARGS="--json fair.json --runs 7"
 #   make bench-smoke     each of them once with --quick --runs 1 (they build and run; it
 #                        measures nothing)
@@ -13,7 +14,7 @@
 # Every rule of a benchmark is here, the parts' fragments hold none: this fragment is read
 # last, so the libraries the benchmarks link (ARCH_OBJS, POOL_LIB, JD_FAIR_LIB, JPROTO_LIB,
 # LIBJSCHED_A) are all defined by the time their prerequisite lists are read.
-BENCH_NAMES := pool ctx fair proto client e2e journal hist
+BENCH_NAMES := pool ctx fair proto client e2e journal hist dashboard
 
 BENCH_COMMON_LIB := $(B)/lib/libbenchcommon.a
 BENCH_COMMON_OBJS := $(B)/obj/bench/common/bench.o
@@ -122,6 +123,16 @@ $(BENCH_E2E): $(BENCH_E2E_OBJS) $(B)/obj/daemon/run/cgroup.o $(LIBJSCHED_A) $(BE
 		$(B)/bin/jschedd $(JSCHED_BIN) bench-deps
 BENCHES += $(BENCH_E2E)
 
+# ---- bench/dashboard: the dashboard's cost in the daemon, and its page load ---------------
+# A Python program (it drives headless Chromium like tests/libclient/test_dashboard.py);
+# the wrapper in the build dir skips, saying why, where python3 is missing.
+BENCH_DASHBOARD := $(B)/bench/bench_dashboard
+$(BENCH_DASHBOARD): bench/dashboard/bench_dashboard.py | $(B)/bin/jschedd $(JSCHED_BIN)
+	@mkdir -p $(@D)
+	$(Q)printf '#!/bin/sh\ncommand -v python3 >/dev/null 2>&1 || { echo "bench-dashboard: python3 is not installed: nothing measured"; exit 0; }\nJSCHED_BUILD_DIR=%s exec python3 %s "$$@"\n' \
+		'$(CURDIR)/$(B)' '$(CURDIR)/bench/dashboard/bench_dashboard.py' > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
+BENCH_SCRIPTS := $(BENCH_DASHBOARD)
+
 # ---- linking and running them ------------------------------------------------------------
 # Every C benchmark links the same way: its objects and libraries (listed above, the
 # harness last), jansson, libc.  Order-only prerequisites (the daemon, the tool, tbb_bench)
@@ -142,8 +153,8 @@ $(BENCH_RUN): bench-%: $(B)/bench/bench_%
 # options of bench/common/bench.h): proves they still build and run, measures nothing.
 # Its prerequisite list is expanded when make reads it: every BENCHES += is above.
 .PHONY: bench-smoke
-bench-smoke: $(BENCHES)
-	$(Q)pass=0; fail=0; out=$$(mktemp); for b in $(BENCHES); do \
+bench-smoke: $(BENCHES) $(BENCH_SCRIPTS)
+	$(Q)pass=0; fail=0; out=$$(mktemp); for b in $(BENCHES) $(BENCH_SCRIPTS); do \
 		if timeout 300 $$b --quick --runs 1 >$$out 2>&1; then echo "PASS  $$b"; pass=$$((pass + 1)); \
 		else echo "FAIL  $$b"; tail -n 20 $$out | sed 's/^/    | /'; fail=$$((fail + 1)); fi; \
 	done; rm -f $$out; echo "$$pass passed, $$fail failed"; [ $$fail = 0 ]
