@@ -404,6 +404,64 @@ int jsched_cancel_many(struct jsched_conn *c, const uint64_t *ids, size_t n, str
 	return r;
 }
 
+/* ids_op: a request of `job`/`jobs` whose reply is {"jobs": [partial records]}. */
+static int ids_op(struct jsched_conn *c, enum jp_op op, const uint64_t *ids, size_t n,
+		  struct jsched_results **out)
+{
+	if (out != NULL)
+		*out = NULL;
+	if (c == NULL)
+		return JSCHED_EINVAL;
+	int r;
+	json_t *req = ids_request(c, op, ids, n, false, &r), *reply;
+	if (req == NULL)
+		return r;
+	r = jc_call(c, req, &reply, 0);
+	if (r == 0 && out != NULL &&
+	    (r = jc_results_from_json(json_object_get(reply, "jobs"), (struct jc_text){0}, out)) < 0)
+		jc_set_error(c, r, "cannot read the reply");
+	json_decref(reply);
+	return r;
+}
+
+/* jsched_hold: see jsched.h. */
+int jsched_hold(struct jsched_conn *c, const uint64_t *ids, size_t n, struct jsched_results **out)
+{
+	return ids_op(c, JP_OP_HOLD, ids, n, out);
+}
+
+/* jsched_release: see jsched.h. */
+int jsched_release(struct jsched_conn *c, const uint64_t *ids, size_t n,
+		   struct jsched_results **out)
+{
+	return ids_op(c, JP_OP_RELEASE, ids, n, out);
+}
+
+/* pause_op: pause or resume a client, or all. */
+static int pause_op(struct jsched_conn *c, enum jp_op op, const char *client, bool all)
+{
+	if (c == NULL)
+		return JSCHED_EINVAL;
+	json_t *req = request(op);
+	if (all)
+		add(&req, "all", json_true());
+	else if (client != NULL)
+		add(&req, "client", json_string(client));
+	return jc_call(c, req, NULL, 0);
+}
+
+/* jsched_pause: see jsched.h. */
+int jsched_pause(struct jsched_conn *c, const char *client, bool all)
+{
+	return pause_op(c, JP_OP_PAUSE, client, all);
+}
+
+/* jsched_resume: see jsched.h. */
+int jsched_resume(struct jsched_conn *c, const char *client, bool all)
+{
+	return pause_op(c, JP_OP_RESUME, client, all);
+}
+
 /* jsched_cancel: see jsched.h. */
 int jsched_cancel(struct jsched_conn *c, uint64_t id)
 {

@@ -177,6 +177,7 @@ struct jsched_result *jc_result_from_json(const json_t *rec, struct jc_text text
 		.exit_code = json_is_integer(exit_code) ? (int)json_integer_value(exit_code) : -1,
 		.signal = json_is_integer(sig) ? (int)json_integer_value(sig) : 0,
 		.cancelling = json_is_true(json_object_get(rec, "cancelling")),
+		.held = json_is_true(json_object_get(rec, "held")),
 	};
 	struct jsched_result *r = ok ? assemble(&tmpl, pc) : NULL;
 	for (int i = 0; i < NPIECES; i++)
@@ -361,6 +362,8 @@ static bool plain_record(struct cursor *c, struct jsched_result **out)
 			tmpl.signal = v.type == V_INT ? (int)v.i : 0;
 		} else if (key_is(k, "cancelling")) {
 			tmpl.cancelling = v.type == V_TRUE;
+		} else if (key_is(k, "held")) {
+			tmpl.held = v.type == V_TRUE;
 		} else if (key_is(k, "value")) {
 			/* As jc_dup_json would write it: a string with its quotes. */
 			pc[VALUE] = v.type == V_STRING ? (struct piece){ v.text.p - 1, v.text.len + 2, NULL }

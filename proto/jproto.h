@@ -324,8 +324,12 @@ enum jp_op {
 	JP_OP_RELOAD,
 	JP_OP_SET_CLIENT,
 	JP_OP_SHUTDOWN,
+	JP_OP_PAUSE,
+	JP_OP_RESUME,
+	JP_OP_HOLD,
+	JP_OP_RELEASE,
 };
-#define JP_NOPS 15
+#define JP_NOPS 19
 
 /* Wire names of the enums above (static strings; NULL for a value out of range), and
  * back: the *_from_name functions return the value, or -1 for an unknown name. */

@@ -102,10 +102,17 @@ static const struct field f_set_client[] = {
 	{"weight", T_INT, 0, 1, JP_WEIGHT_MAX, NULL},
 	{"max_queued", T_INT, 0, 1, UINT32_MAX, NULL},
 	{"overflow", T_ENUM, 0, 0, 0, overflows},
+	{"max_running", T_INT, 0, 0, 1000000, NULL},
+	{"max_processes", T_INT, 0, 0, 65536, NULL},
 	{"memory_max", T_INT, 0, 0, (int64_t)1 << 50, NULL},
 	{"pids_max", T_INT, 0, 0, 4194304, NULL},
 	{"cpu_max", T_NUM, 0, 0, 4096, NULL},
 	{"backend", T_ENUM, 0, 0, 0, backends},
+	{NULL, T_INT, 0, 0, 0, NULL},
+};
+static const struct field f_pause[] = {
+	{"client", T_CLIENT, 0, 0, 0, NULL},
+	{"all", T_BOOL, 0, 0, 0, NULL},
 	{NULL, T_INT, 0, 0, 0, NULL},
 };
 static const char *const metrics_formats[] = {"json", "prometheus", NULL};
@@ -128,7 +135,9 @@ static const struct field *const op_fields[JP_NOPS] = {
 	[JP_OP_UNWATCH] = f_none,	[JP_OP_METRICS] = f_metrics,
 	[JP_OP_DRAIN] = f_drain,	[JP_OP_PING] = f_none,
 	[JP_OP_RELOAD] = f_none,	[JP_OP_SET_CLIENT] = f_set_client,
-	[JP_OP_SHUTDOWN] = f_shutdown,
+	[JP_OP_SHUTDOWN] = f_shutdown,	[JP_OP_PAUSE] = f_pause,
+	[JP_OP_RESUME] = f_pause,	[JP_OP_HOLD] = f_ids,
+	[JP_OP_RELEASE] = f_ids,
 };
 
 static bool in_vals(const char *const *vals, const char *s)

@@ -7,14 +7,22 @@
 
 #include "daemon/core/log.h"
 
-static void fair_conf(const struct jd_client_conf *cc, struct jd_fair_client_config *fc)
+/* fair_conf: the fair layer's view of a client's settings.  max_processes is a maximum
+ * of the fair layer's "process" resource (the runner registers it before any client). */
+static void fair_conf(struct jd_fair *f, const struct jd_client_conf *cc,
+		      struct jd_fair_client_config *fc)
 {
 	enum jd_fair_overflow o = JD_FAIR_REJECT;
+	int proc = jd_fair_resource_find(f, "process");
 
+	memset(fc, 0, sizeof(*fc));
 	jd_fair_overflow_parse(jd_overflow_name(cc->overflow), &o);
 	fc->weight = cc->weight;
 	fc->max_queued = cc->max_queued;
 	fc->overflow = o;
+	fc->max_running = cc->max_running;
+	if (proc >= 0)
+		fc->max_res[proc] = cc->max_processes;
 }
 
 void jd_clients_init(struct jd_clients *cs, const struct jd_config *cfg,
@@ -45,7 +53,7 @@ struct jd_client *jd_client_get(struct jd_clients *cs, const char *name)
 		return NULL;
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->conf = *jd_config_client(cs->cfg, name);
-	fair_conf(&c->conf, &fc);
+	fair_conf(cs->fair, &c->conf, &fc);
 	if (jd_fair_client_add(cs->fair, c->name, &fc, c, &c->fc) < 0) {
 		free(c);
 		return NULL;
@@ -64,7 +72,7 @@ static int apply(struct jd_clients *cs, struct jd_client *c)
 {
 	struct jd_fair_client_config fc;
 
-	fair_conf(&c->conf, &fc);
+	fair_conf(cs->fair, &c->conf, &fc);
 	return jd_fair_client_set(cs->fair, c->fc, &fc);
 }
 

@@ -176,8 +176,9 @@ static int get_enum(struct reader *r, json_t *obj, const char *key, const char *
 
 static int read_client(struct reader *r, json_t *obj, struct jd_client_conf *cc)
 {
-	static const char *const keys[] = {"weight", "max_queued", "overflow", "memory_max",
-					   "pids_max", "cpu_max", "backend", NULL};
+	static const char *const keys[] = {"weight", "max_queued", "overflow", "max_running",
+					   "max_processes", "memory_max", "pids_max", "cpu_max",
+					   "backend", NULL};
 	static const char *const backend_names[] = {"local", "slurm", "auto"};
 	unsigned ov = cc->overflow, be = cc->backend ? cc->backend - 1u : 0;
 	json_t *v;
@@ -189,6 +190,9 @@ static int read_client(struct reader *r, json_t *obj, struct jd_client_conf *cc)
 		return rc;
 	GET_U32(r, obj, "weight", 1, JD_CLIENT_WEIGHT_MAX, cc->weight);
 	GET_U32(r, obj, "max_queued", 1, 100000000, cc->max_queued);
+	/* Concurrency limits, applied by the fair layer; 0 or absent: none. */
+	GET_U32(r, obj, "max_running", 0, 1000000, cc->max_running);
+	GET_U32(r, obj, "max_processes", 0, 65536, cc->max_processes);
 	/* Limits of the client's control group (run/cgroup.h); 0 or absent: none. */
 	if ((v = json_object_get(obj, "memory_max")) &&
 	    (jp_size_parse(v, &cc->memory_max) < 0 ||

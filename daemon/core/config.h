@@ -98,6 +98,8 @@ struct jd_client_conf {
 	uint32_t weight;	/* share of the machine, relative to other clients (>= 1) */
 	uint32_t max_queued;	/* jobs waiting in this client's queues */
 	enum jd_overflow overflow;
+	uint32_t max_running;	/* its jobs running at once, of any kind (0: no limit) */
+	uint32_t max_processes;	/* its commands running at once (0: no limit) */
 	/* limits of the client's control group, over all its commands (0: none) */
 	uint64_t memory_max;	/* bytes */
 	uint64_t pids_max;

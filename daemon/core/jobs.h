@@ -139,6 +139,7 @@ struct jd_job {
 	/* shared: fired by the loop thread, seen by the handler and its waits */
 	struct jd_cancel ctok;
 	bool cancel_requested;	/* loop: cancel asked while running */
+	bool held;		/* loop: held in the fair layer (jd_fair_hold) while queued */
 	bool shutdown_cancel;	/* loop: cancelled by immediate shutdown */
 
 	struct jd_notice n_start, n_done;

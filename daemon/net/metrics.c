@@ -162,7 +162,12 @@ static json_t *client_doc(struct jd_net *d, struct jd_client *c, const struct jd
 	json_object_set_new(o, "weight", json_integer(c->conf.weight));
 	json_object_set_new(o, "max_queued", json_integer(c->conf.max_queued));
 	json_object_set_new(o, "overflow", json_string(jd_overflow_name(c->conf.overflow)));
+	json_object_set_new(o, "max_running", json_integer(c->conf.max_running));
+	json_object_set_new(o, "max_processes", json_integer(c->conf.max_processes));
 	json_object_set_new(o, "blocked", json_boolean(c->blocked));
+	json_object_set_new(o, "paused", json_boolean(cs.paused));
+	json_object_set_new(o, "at_limit", json_boolean(cs.at_limit));
+	json_object_set_new(o, "held", json_integer((json_int_t)cs.held));
 	json_object_set_new(o, "queued", q);
 	json_object_set_new(o, "dispatched", json_integer((json_int_t)cs.counters.dispatched));
 	json_object_set_new(o, "service_us",
@@ -285,6 +290,9 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 		(json_int_t)atomic_load_explicit(&d->runner->wakeups, memory_order_relaxed), "batches",
 		(json_int_t)d->runner->batches, "notices", (json_int_t)d->runner->noticed);
 	if (doc) {
+		/* The whole daemon paused (pause with all): no job starts. */
+		json_object_set_new(json_object_get(doc, "fairness"), "paused",
+				    json_boolean(st.paused));
 		json_object_set_new(doc, "exec", jd_exec_metrics(&d->runner->exec));
 		json_object_set_new(doc, "backends", jd_backends_metrics(d->runner));
 		json_object_set_new(doc, "security", jd_security_metrics(d->sec));

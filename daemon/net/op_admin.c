@@ -52,6 +52,8 @@ void jd__op_set_client(struct jd_conn *c, const struct jp_request *r)
 	conf = cl->conf;
 	conf.weight = (uint32_t)jp_req_int(r, "weight", conf.weight);
 	conf.max_queued = (uint32_t)jp_req_int(r, "max_queued", conf.max_queued);
+	conf.max_running = (uint32_t)jp_req_int(r, "max_running", conf.max_running);
+	conf.max_processes = (uint32_t)jp_req_int(r, "max_processes", conf.max_processes);
 	if (ov)
 		for (unsigned o = 0; o < 4; o++)
 			if (strcmp(ov, jd_overflow_name((enum jd_overflow)o)) == 0)
@@ -77,11 +79,14 @@ void jd__op_set_client(struct jd_conn *c, const struct jp_request *r)
 		jd__reply_error(c, r->id, rc, NULL, "cannot apply the client settings");
 		return;
 	}
+	jd_runner_wake(d->runner);	/* a raised limit: its jobs may start now */
 	jd_reply_ok(c, r->id,
-		    json_pack("{s:{s:s, s:I, s:I, s:s, s:I, s:I, s:f, s:s}}", "client", "name", cl->name,
-			      "weight", (json_int_t)cl->conf.weight, "max_queued",
+		    json_pack("{s:{s:s, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:f, s:s}}", "client", "name",
+			      cl->name, "weight", (json_int_t)cl->conf.weight, "max_queued",
 			      (json_int_t)cl->conf.max_queued, "overflow",
-			      jd_overflow_name(cl->conf.overflow), "memory_max",
+			      jd_overflow_name(cl->conf.overflow), "max_running",
+			      (json_int_t)cl->conf.max_running, "max_processes",
+			      (json_int_t)cl->conf.max_processes, "memory_max",
 			      (json_int_t)cl->conf.memory_max, "pids_max", (json_int_t)cl->conf.pids_max,
 			      "cpu_max", cl->conf.cpu_milli / 1000.0, "backend",
 			      cl->conf.backend ? jd_backend_name(cl->conf.backend)

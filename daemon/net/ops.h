@@ -39,6 +39,12 @@ int jd__find_all_owned(struct jd_conn *c, const struct jp_request *r, struct jd_
 void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg);
 void jd__op_wait(struct jd_conn *c, const struct jp_request *r);
 
+/* op_pause.c: pause, resume, hold and release (answered at once). */
+void jd__op_pause(struct jd_conn *c, const struct jp_request *r);
+void jd__op_resume(struct jd_conn *c, const struct jp_request *r);
+void jd__op_hold(struct jd_conn *c, const struct jp_request *r);
+void jd__op_release(struct jd_conn *c, const struct jp_request *r);
+
 /* op_jobs.c: status, cancel, list, output and drain (answered at once). */
 void jd__op_status(struct jd_conn *c, const struct jp_request *r);
 void jd__op_cancel(struct jd_conn *c, const struct jp_request *r);

@@ -202,6 +202,8 @@ static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s
 	     member(out, "submitted_ms") || jd_json_text_int(out, (int64_t)j->submitted_ms);
 	if (!rc && j->name)
 		rc = member(out, "name") || jd_json_text_string(out, j->name);
+	if (!rc && s == JD_QUEUED && j->held)
+		rc = member(out, "held") || put(out, "true");
 	/* What runs: a call's handler, an exec job's command line. */
 	if (!rc && j->kind == JD_KIND_CALL && j->handler)
 		rc = member(out, "fn") || jd_json_text_string(out, j->handler->name);

@@ -325,6 +325,18 @@ void jd_session_message(struct jd_conn *c, json_t *msg)
 	case JP_OP_SHUTDOWN:
 		jd__op_shutdown(c, &r);
 		break;
+	case JP_OP_PAUSE:
+		jd__op_pause(c, &r);
+		break;
+	case JP_OP_RESUME:
+		jd__op_resume(c, &r);
+		break;
+	case JP_OP_HOLD:
+		jd__op_hold(c, &r);
+		break;
+	case JP_OP_RELEASE:
+		jd__op_release(c, &r);
+		break;
 	}
 	/* Whatever the operation ended, settle it now, before the next message. */
 	jd_jobs_settle(d->jobs);

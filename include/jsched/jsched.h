@@ -285,6 +285,7 @@ struct jsched_result {
 	char *fn;	     /* call: the handler's name */
 	char *command;	     /* exec: the command line, quoted as a shell reads it, cut after
 				256 bytes with "..." (status "detail" has the whole argv) */
+	bool held;	     /* queued and held (jsched_hold): not started until released */
 };
 
 JSCHED_API void jsched_result_free(struct jsched_result *result);
@@ -391,6 +392,24 @@ JSCHED_API int jsched_ping(struct jsched_conn *conn);
  * *cancelled and *cancelling (each may be NULL) receive how many. */
 JSCHED_API int jsched_drain(struct jsched_conn *conn, const char *client, bool running,
 			    uint64_t *cancelled, uint64_t *cancelling);
+
+/* jsched_pause / jsched_resume: stop starting the jobs of client `client` (NULL: this
+ * connection's), or of every client when all is true, while running ones go on; resume
+ * undoes it.  A paused client keeps its queued jobs and its place, and banks no credit.
+ * An admin may pause any client and all; others only the client of their connection
+ * (else JSCHED_EPERMISSION_DENIED).  Unknown client: JSCHED_ENO_SUCH_CLIENT. */
+JSCHED_API int jsched_pause(struct jsched_conn *conn, const char *client, bool all);
+JSCHED_API int jsched_resume(struct jsched_conn *conn, const char *client, bool all);
+
+/* jsched_hold / jsched_release: hold n queued jobs (they stay queued, counted and
+ * cancellable, and expire at their deadline, but do not start), or release held ones
+ * (back to their place in their client's order).  Jobs of the caller's uid, or any for an
+ * admin.  *out (may be NULL) receives one partial record per id ({"job", "state",
+ * "held"}: a job not queued is left as it is, held false); free with jsched_results_free. */
+JSCHED_API int jsched_hold(struct jsched_conn *conn, const uint64_t *ids, size_t n,
+			   struct jsched_results **out);
+JSCHED_API int jsched_release(struct jsched_conn *conn, const uint64_t *ids, size_t n,
+			      struct jsched_results **out);
 
 /* Administrative operations: the daemon allows them to admin uids only (else
  * JSCHED_EPERMISSION_DENIED).  reply_json (may be NULL) receives the daemon's reply as JSON

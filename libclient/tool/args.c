@@ -35,6 +35,10 @@ static const char help_main[] =
 	"  top       a live view of clients, queues, workers and latencies\n"
 	"  drain     cancel all your jobs that have not started\n"
 	"  dashboard a live web page of the daemon, on 127.0.0.1\n"
+	"  pause     stop starting a client's jobs (-C CLIENT) or everyone's (--all)\n"
+	"  resume    start them again\n"
+	"  hold      keep queued jobs from starting until released\n"
+	"  release   let held jobs start again, in their place\n"
 	"  admin     reload | set-client | shutdown (admin uid only)\n"
 	"  call      send any protocol request and print the reply\n"
 	"  help      help [COMMAND]: this text, or a command's\n"
@@ -223,6 +227,35 @@ static const char help_drain[] =
 	"  --running      also ask the running ones to stop\n"
 	"  --json         print the reply as JSON ({\"cancelled\", \"cancelling\"})\n";
 
+static const char help_pause[] =
+	"usage: jsched pause [-C CLIENT | --all] [--json]\n"
+	"       jsched resume [-C CLIENT | --all] [--json]\n"
+	"\n"
+	"pause stops starting the jobs of this connection's client (-C CLIENT to name it),\n"
+	"or with --all of every client; running jobs go on, queued ones stay queued (cancel\n"
+	"and deadlines still act on them).  resume starts them again: a paused client keeps\n"
+	"its place and gets no extra share for the time it was paused.  Its owner (a uid\n"
+	"allowed that client name) or an admin; --all is for admins.\n"
+	"\n"
+	"  -C, --client-name CLIENT  the client to pause or resume (default: your login name)\n"
+	"  --all                     every client (admin only)\n"
+	"  --json                    print the daemon's reply as JSON\n"
+	"\n"
+	"Example: jsched pause -C nightly; jsched ls; jsched resume -C nightly\n";
+
+static const char help_hold[] =
+	"usage: jsched hold ID... [--json]\n"
+	"       jsched release ID... [--json]\n"
+	"\n"
+	"hold keeps queued jobs from starting: they stay queued (ls shows them \"held\"),\n"
+	"can be cancelled, and expire at their deadline.  release lets them start again, at\n"
+	"their place in their client's order.  A job that is not queued is left as it is.\n"
+	"Your own jobs, or any for an admin.\n"
+	"\n"
+	"  --json  print the daemon's reply as JSON\n"
+	"\n"
+	"Example: jsched hold 12 13; jsched release 12\n";
+
 static const char help_admin[] =
 	"usage: jsched admin reload [--json]\n"
 	"       jsched admin set-client CLIENT [--weight W] [--max-queued N] [--overflow HOW]\n"
@@ -263,6 +296,10 @@ static const char *const verb_names[CLI_VERB_COUNT] = {
 	[CLI_TOP] = "top",
 	[CLI_DRAIN] = "drain",
 	[CLI_DASHBOARD] = "dashboard",
+	[CLI_PAUSE] = "pause",
+	[CLI_RESUME] = "resume",
+	[CLI_HOLD] = "hold",
+	[CLI_RELEASE] = "release",
 	[CLI_ADMIN_RELOAD] = "admin reload",
 	[CLI_ADMIN_SET_CLIENT] = "admin set-client",
 	[CLI_ADMIN_SHUTDOWN] = "admin shutdown",
@@ -284,6 +321,10 @@ const char *cli_help(enum cli_verb verb)
 	case CLI_TOP: return help_top;
 	case CLI_DRAIN: return help_drain;
 	case CLI_DASHBOARD: return help_dashboard;
+	case CLI_PAUSE:
+	case CLI_RESUME: return help_pause;
+	case CLI_HOLD:
+	case CLI_RELEASE: return help_hold;
 	case CLI_ADMIN_RELOAD:
 	case CLI_ADMIN_SET_CLIENT:
 	case CLI_ADMIN_SHUTDOWN: return help_admin;
@@ -993,6 +1034,9 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 		{ "client", 0, true, O_CLIENT }, { "running", 0, false, O_RUNNING },
 		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
 	};
+	static const struct opt pause_opts[] = {
+		{ "all", 0, false, O_ALL }, { "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
+	};
 
 	memset(cmd, 0, sizeof *cmd);
 	cmd->priority = -1;
@@ -1083,6 +1127,10 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 	case CLI_DASHBOARD: r = parse_generic(&p, cmd, dashboard_opts, NO_IDS); break;
 	case CLI_TOP: r = parse_generic(&p, cmd, top_opts, NO_IDS); break;
 	case CLI_DRAIN: r = parse_generic(&p, cmd, drain_opts, NO_IDS); break;
+	case CLI_PAUSE:
+	case CLI_RESUME: r = parse_generic(&p, cmd, pause_opts, NO_IDS); break;
+	case CLI_HOLD:
+	case CLI_RELEASE: r = parse_generic(&p, cmd, cancel_opts, SOME_IDS); break;
 	default: r = parse_admin(&p, cmd); break;
 	}
 	return r < 0 ? CLI_EXIT_USAGE : CLI_EXIT_OK;

@@ -38,6 +38,10 @@ enum cli_verb {
 	CLI_TOP,
 	CLI_DRAIN,
 	CLI_DASHBOARD,
+	CLI_PAUSE,
+	CLI_RESUME,
+	CLI_HOLD,
+	CLI_RELEASE,
 	CLI_ADMIN_RELOAD,
 	CLI_ADMIN_SET_CLIENT,
 	CLI_ADMIN_SHUTDOWN,
@@ -98,7 +102,7 @@ struct cli_cmd {
 	long count;	     /* watch -n, top -n: stop after COUNT (0: never) */
 	int64_t interval_ms; /* top --interval */
 	const char *client;  /* admin set-client CLIENT; ls, drain --client */
-	bool all;	     /* ls --all */
+	bool all;	     /* ls --all, pause/resume --all */
 	bool running;	     /* drain --running */
 	uint32_t weight, max_queued; /* admin set-client --weight, --max-queued (0: unchanged) */
 	const char *overflow; /* admin set-client --overflow */

@@ -256,6 +256,49 @@ int cmd_drain(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	return CLI_EXIT_OK;
 }
 
+/* cmd_pause: see tool.h. */
+int cmd_pause(struct jsched_conn *conn, const struct cli_cmd *cmd)
+{
+	bool pause = cmd->verb == CLI_PAUSE;
+	int r = (pause ? jsched_pause : jsched_resume)(conn, cmd->client_name, cmd->all);
+	const char *who = cmd->all ? "every client" : cmd->client_name ? cmd->client_name : "your client";
+	if (r < 0)
+		return tool_fail(conn, cmd, r);
+	if (cmd->json)
+		return tool_print_json(json_pack("{s:s?, s:b, s:b}", "client", cmd->all ? NULL : cmd->client_name,
+						 "all", cmd->all, "paused", pause), false);
+	printf("%s %s\n", pause ? "paused" : "resumed", who);
+	return CLI_EXIT_OK;
+}
+
+/* cmd_hold: see tool.h. */
+int cmd_hold(struct jsched_conn *conn, const struct cli_cmd *cmd)
+{
+	bool hold = cmd->verb == CLI_HOLD;
+	struct jsched_results *res = NULL;
+	int r = (hold ? jsched_hold : jsched_release)(conn, cmd->ids, cmd->n_ids, &res);
+	if (r < 0)
+		return tool_fail(conn, cmd, r);
+	int status = CLI_EXIT_OK;
+	for (size_t i = 0; i < res->count; i++) {
+		const struct jsched_result *j = res->items[i];
+		if (cmd->json) {
+			printf("{\"job\": %" PRIu64 ", \"state\": \"%s\", \"held\": %s}\n", j->id,
+			       j->state_name != NULL ? j->state_name : "?", j->held ? "true" : "false");
+			continue;
+		}
+		if (hold ? j->held : j->state == JSCHED_STATE_QUEUED && !j->held) {
+			printf("%-8" PRIu64 " %s\n", j->id, hold ? "held" : "released");
+		} else {
+			printf("%-8" PRIu64 " %s: not queued, left as it is\n", j->id,
+			       j->state_name != NULL ? j->state_name : "?");
+			status = CLI_EXIT_FAILED;
+		}
+	}
+	jsched_results_free(res);
+	return status;
+}
+
 /* put_keys: "<what> k1, k2" for an array of config keys; nothing when it is empty. */
 static void put_keys(const char *what, const json_t *keys)
 {

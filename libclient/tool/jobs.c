@@ -64,7 +64,7 @@ void tool_print_record(const struct jsched_result *r, bool json)
 		puts(r->json);
 		return;
 	}
-	printf("%-8" PRIu64 " %-10s %-5s ", r->id, r->state_name != NULL ? r->state_name : "?",
+	printf("%-8" PRIu64 " %-10s %-5s ", r->id, r->held ? "held" : r->state_name != NULL ? r->state_name : "?",
 	       r->kind != NULL ? r->kind : "?");
 	put_outcome(stdout, r);
 	if (r->name != NULL)
@@ -457,7 +457,7 @@ static const char *cell(char *buf, size_t len, enum col c, const struct jsched_r
 	buf[0] = '\0';
 	switch (c) {
 	case C_ID: snprintf(buf, len, "%" PRIu64, r->id); break;
-	case C_STATE: snprintf(buf, len, "%s", r->state_name != NULL ? r->state_name : "?"); break;
+	case C_STATE: snprintf(buf, len, "%s", r->held ? "held" : r->state_name != NULL ? r->state_name : "?"); break;
 	case C_KIND: snprintf(buf, len, "%s", r->kind != NULL ? r->kind : "?"); break;
 	case C_CLIENT: snprintf(buf, len, "%s", r->client != NULL ? r->client : "-"); break;
 	case C_UID: snprintf(buf, len, "%u", (unsigned)r->uid); break;

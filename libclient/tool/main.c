@@ -19,6 +19,8 @@ static const char *const verb_names[CLI_VERB_COUNT] = {
 	[CLI_WATCH] = "watch",	       [CLI_METRICS] = "metrics",
 	[CLI_TOP] = "top",	       [CLI_DRAIN] = "drain",
 	[CLI_DASHBOARD] = "dashboard",
+	[CLI_PAUSE] = "pause",	       [CLI_RESUME] = "resume",
+	[CLI_HOLD] = "hold",	       [CLI_RELEASE] = "release",
 	[CLI_ADMIN_RELOAD] = "admin reload", [CLI_ADMIN_SET_CLIENT] = "admin set-client",
 	[CLI_ADMIN_SHUTDOWN] = "admin shutdown", [CLI_CALL] = "call",
 };
@@ -76,6 +78,10 @@ static int run(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	case CLI_TOP: return cmd_top(conn, cmd);
 	case CLI_DRAIN: return cmd_drain(conn, cmd);
 	case CLI_DASHBOARD: return cmd_dashboard(conn, cmd);
+	case CLI_PAUSE:
+	case CLI_RESUME: return cmd_pause(conn, cmd);
+	case CLI_HOLD:
+	case CLI_RELEASE: return cmd_hold(conn, cmd);
 	case CLI_ADMIN_RELOAD:
 	case CLI_ADMIN_SET_CLIENT:
 	case CLI_ADMIN_SHUTDOWN: return cmd_admin(conn, cmd);

@@ -24,6 +24,10 @@ int cmd_watch(struct jsched_conn *conn, const struct cli_cmd *cmd);
 int cmd_metrics(struct jsched_conn *conn, const struct cli_cmd *cmd);
 int cmd_top(struct jsched_conn *conn, const struct cli_cmd *cmd);
 int cmd_drain(struct jsched_conn *conn, const struct cli_cmd *cmd);
+/* cmd_pause: pause or resume (cmd->verb) this connection's client (-C) or --all.
+ * cmd_hold: hold or release (cmd->verb) the jobs cmd->ids; prints each one's outcome. */
+int cmd_pause(struct jsched_conn *conn, const struct cli_cmd *cmd);
+int cmd_hold(struct jsched_conn *conn, const struct cli_cmd *cmd);
 int cmd_admin(struct jsched_conn *conn, const struct cli_cmd *cmd);
 int cmd_call(struct jsched_conn *conn, const struct cli_cmd *cmd);
 int cmd_dashboard(struct jsched_conn *conn, const struct cli_cmd *cmd);

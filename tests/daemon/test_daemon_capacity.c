@@ -314,6 +314,180 @@ static void test_settle_in_completion_order(void **state)
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 }
 
+/* Limits under several clients: "a" may run one job at a time (max_running), "b" one
+ * command (max_processes, its calls pass), "c" has no limit; a client at its limit holds
+ * up no one, and set_client raises a limit at run time. */
+static void test_limits_under_several_clients(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *a, *b, *cc;
+	uint64_t ja[3], jb[3], jbc, jc[2];
+	json_t *r;
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 2, \"exec\": {\"max_processes\": 8}, \"clients\": "
+		  "{\"a\": {\"max_running\": 1}, \"b\": {\"max_processes\": 1}}");
+	a = jdt_connect(&t, "a");
+	b = jdt_connect(&t, "b");
+	cc = jdt_connect(&t, "c");
+	for (int i = 0; i < 3; i++) {
+		ja[i] = jdt_submit_call(a, "sleep", "{\"ms\": 300000}");
+		jb[i] = submit(b, HOG);
+	}
+	jbc = jdt_submit_call(b, "sleep", "{\"ms\": 300000}");
+	jc[0] = submit(cc, HOG);
+	jc[1] = submit(cc, HOG);
+	jdt_until_state(a, ja[0], "running");
+	jdt_until_state(b, jb[0], "running");
+	jdt_until_state(b, jbc, "running");	/* b's call passes its waiting commands */
+	jdt_until_state(cc, jc[0], "running");
+	jdt_until_state(cc, jc[1], "running");
+	assert_string_equal(jdt_state(a, ja[1]), "queued");
+	assert_string_equal(jdt_state(b, jb[1]), "queued");
+	r = jdt_metrics(a);
+	assert_true(json_is_true(json_object_get(jdt_client_metrics(r, "a"), "at_limit")));
+	assert_int_equal(json_integer_value(json_object_get(jdt_client_metrics(r, "b"),
+							    "max_processes")), 1);
+	json_decref(r);
+	/* Raised at run time: a's second job starts. */
+	r = jdt_req(a, "{\"op\": \"set_client\", \"client\": \"a\", \"max_running\": 2}");
+	assert_string_equal(jdt_err_code(r), "");	/* the daemon's own uid is an admin */
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "client"),
+							    "max_running")), 2);
+	json_decref(r);
+	jdt_until_state(a, ja[1], "running");
+	assert_string_equal(jdt_state(a, ja[2]), "queued");
+	/* A bad limit is refused with the field named. */
+	r = jdt_req(a, "{\"op\": \"set_client\", \"client\": \"a\", \"max_processes\": -1}");
+	assert_string_equal(jdt_err_code(r), "bad_request");
+	json_decref(r);
+	json_decref(jdt_ok(a, "{\"op\": \"drain\", \"running\": true}"));
+	json_decref(jdt_ok(b, "{\"op\": \"drain\", \"running\": true}"));
+	json_decref(jdt_ok(cc, "{\"op\": \"drain\", \"running\": true}"));
+	for (int i = 0; i < 3; i++) {
+		jdt_wait_final(a, ja[i], NULL);
+		jdt_wait_final(b, jb[i], NULL);
+	}
+	jdt_wait_final(b, jbc, NULL);
+	jdt_wait_final(cc, jc[0], NULL);
+	jdt_wait_final(cc, jc[1], NULL);
+	jsched_close(a);
+	jsched_close(b);
+	jsched_close(cc);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+/* started_of: each job's started_ms (final, succeeded). */
+static void started_of(struct jsched_conn *c, const uint64_t *ids, int n, int64_t *out)
+{
+	for (int i = 0; i < n; i++) {
+		json_t *r;
+		assert_string_equal(jdt_wait_final(c, ids[i], &r), "succeeded");
+		out[i] = member(r, "started_ms");
+		json_decref(r);
+	}
+}
+
+/* Pause with queued jobs: a paused client's jobs wait while another's run; after resume
+ * (wrr, one slot) it takes turns with the other, no burst and no lost place.  Pausing
+ * another's client or everything needs an admin (the test runs as one, so it checks the
+ * reply of a client that is not its own connection's). */
+static void test_pause_resume_share(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *a, *b;
+	uint64_t ja[4], jb[6];
+	int64_t sa[4], sb[6];
+	json_t *r;
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 2, \"fairness\": {\"policy\": \"wrr\"}, "
+		  "\"exec\": {\"max_processes\": 1}");
+	a = jdt_connect(&t, "tenant-a");
+	b = jdt_connect(&t, "tenant-b");
+	r = jdt_ok(a, "{\"op\": \"pause\"}");
+	assert_string_equal(json_string_value(json_object_get(r, "client")), "tenant-a");
+	json_decref(r);
+	r = jdt_req(a, "{\"op\": \"pause\", \"client\": \"nobody-here\"}");
+	assert_string_equal(jdt_err_code(r), "no_such_client");
+	json_decref(r);
+	for (int i = 0; i < 4; i++)
+		ja[i] = submit(a, SHORT "}");
+	for (int i = 0; i < 6; i++)
+		jb[i] = submit(b, SHORT "}");
+	assert_string_equal(jdt_wait_final(b, jb[1], NULL), "succeeded");
+	assert_string_equal(jdt_state(a, ja[0]), "queued");	/* paused: not started */
+	r = jdt_metrics(a);
+	assert_true(json_is_true(json_object_get(jdt_client_metrics(r, "tenant-a"), "paused")));
+	json_decref(r);
+	json_decref(jdt_ok(a, "{\"op\": \"resume\"}"));
+	started_of(a, ja, 4, sa);
+	started_of(b, jb, 6, sb);
+	/* In start order, a takes turns with b while b has jobs left (b has at least its
+	 * last three then: b1 had ended when a resumed): one of b's between a's first three,
+	 * not a burst of a's for the time it was paused. */
+	for (int i = 1; i < 3; i++) {
+		int between = 0;
+		for (int k = 0; k < 6; k++)
+			between += sb[k] > sa[i - 1] && sb[k] < sa[i];
+		assert_int_equal(between, 1);
+	}
+	/* Pause everything: nothing starts; resume: it does. */
+	json_decref(jdt_ok(a, "{\"op\": \"pause\", \"all\": true}"));
+	uint64_t late = submit(b, "{\"kind\": \"call\", \"fn\": \"noop\"}");
+	r = jdt_metrics(a);
+	assert_true(json_is_true(json_object_get(json_object_get(r, "fairness"), "paused")));
+	json_decref(r);
+	assert_string_equal(jdt_state(b, late), "queued");
+	json_decref(jdt_ok(a, "{\"op\": \"resume\", \"all\": true}"));
+	assert_string_equal(jdt_wait_final(b, late, NULL), "succeeded");
+	jsched_close(a);
+	jsched_close(b);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+/* Hold and release: a held job stays queued (its record says held) while the next goes;
+ * released, it goes back to its place (before a job that arrived after it); a job that
+ * is not queued is reported as it is. */
+static void test_hold_release(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *c;
+	uint64_t hog, j[3];
+	int64_t s[3];
+	json_t *r;
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 2, \"exec\": {\"max_processes\": 1}");
+	c = jdt_connect(&t, NULL);
+	hog = submit(c, HOG);
+	jdt_until_state(c, hog, "running");
+	for (int i = 0; i < 3; i++)
+		j[i] = submit(c, SHORT "}");
+	r = jdt_ok(c, "{\"op\": \"hold\", \"jobs\": [%llu, %llu]}", (unsigned long long)j[0],
+		   (unsigned long long)hog);
+	{
+		json_t *a = json_object_get(r, "jobs");
+		assert_true(json_is_true(json_object_get(json_array_get(a, 0), "held")));
+		assert_false(json_is_true(json_object_get(json_array_get(a, 1), "held")));
+		assert_string_equal(json_string_value(json_object_get(json_array_get(a, 1), "state")),
+				    "running");
+	}
+	json_decref(r);
+	r = jdt_ok(c, "{\"op\": \"status\", \"job\": %llu}", (unsigned long long)j[0]);
+	assert_true(json_is_true(json_object_get(json_object_get(r, "job"), "held")));
+	json_decref(r);
+	cancel(c, hog);
+	jdt_until_state(c, j[1], "running");
+	assert_string_equal(jdt_state(c, j[0]), "queued");
+	json_decref(jdt_ok(c, "{\"op\": \"release\", \"job\": %llu}", (unsigned long long)j[0]));
+	started_of(c, j, 3, s);
+	assert_true(s[1] < s[0] && s[0] < s[2]);
+	jdt_wait_final(c, hog, NULL);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +498,9 @@ int main(void)
 		cmocka_unit_test(test_policy_wrr),
 		cmocka_unit_test(test_fiber_waiter_holds_no_worker),
 		cmocka_unit_test(test_settle_in_completion_order),
+		cmocka_unit_test(test_limits_under_several_clients),
+		cmocka_unit_test(test_pause_resume_share),
+		cmocka_unit_test(test_hold_release),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -76,6 +76,7 @@ static void same(const struct jsched_result *a, const struct jsched_result *b)
 	assert_int_equal(a->exit_code, b->exit_code);
 	assert_int_equal(a->signal, b->signal);
 	assert_int_equal(a->cancelling, b->cancelling);
+	assert_int_equal(a->held, b->held);
 	assert_string_equal(S(a->name), S(b->name));
 	assert_string_equal(S(a->client), S(b->client));
 	assert_string_equal(S(a->kind), S(b->kind));
@@ -142,7 +143,7 @@ static void test_odd_members_and_numbers(void **state)
 {
 	(void)state;
 	both_ways("[ {\"job\" : 2, \"name\":\"x y\", \"state\":\"failed\", \"exit_code\": -3, \"signal\": 9,"
-		  " \"cause\":\"exit\", \"reason\":\"r\", \"value\": \"str\", \"cancelling\": true, \"uid\": -1,"
+		  " \"cause\":\"exit\", \"reason\":\"r\", \"value\": \"str\", \"cancelling\": true, \"held\": true, \"uid\": -1,"
 		  " \"started_ms\": -5, \"extra\": false, \"command\": \"sh -c 'exit 3'\"} , {\"job\":3,\"value\":12,\"name\":null,\"fn\":\"echo\","
 		  "\"exit_code\":null,\"state\":\"weird\"},{\"job\":4,\"value\":true,\"cancelling\":false,"
 		  "\"uid\":4294967297}]",
