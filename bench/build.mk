@@ -133,6 +133,21 @@ $(BENCH_DASHBOARD): bench/dashboard/bench_dashboard.py | $(B)/bin/jschedd $(JSCH
 		'$(CURDIR)/$(B)' '$(CURDIR)/bench/dashboard/bench_dashboard.py' > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
 BENCH_SCRIPTS := $(BENCH_DASHBOARD)
 
+# ---- bench/slurm: commands to Slurm through jschedd, beside an sbatch loop and libslurm ----
+# called directly, on the one-node cluster of tests/slurm/cluster.sh (make bench-slurm runs
+# it inside one; root).  Built only with libslurm (SLURM_LIBS, daemon/build.mk).
+ifneq ($(SLURM_LIBS),)
+BENCH_SLURM := $(B)/bench/bench_slurm
+$(B)/obj/bench/slurm/bench_slurm.o: CFLAGS += $(JANSSON_CFLAGS)
+$(BENCH_SLURM): $(B)/obj/bench/slurm/bench_slurm.o $(LIBJSCHED_A) $(BENCH_COMMON_LIB) | \
+		$(B)/bin/jschedd
+$(BENCH_SLURM): LDLIBS += $(SLURM_LIBS)
+BENCHES += $(BENCH_SLURM)
+.PHONY: bench-slurm
+bench-slurm: $(BENCH_SLURM)
+	JSCHED_BUILD_DIR=$(B) sh tests/slurm/cluster.sh run $< $(BENCH_ARGS)
+endif
+
 # ---- linking and running them ------------------------------------------------------------
 # Every C benchmark links the same way: its objects and libraries (listed above, the
 # harness last), jansson, libc.  Order-only prerequisites (the daemon, the tool, tbb_bench)

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "daemon/run/backend_slurm.h"
+#include "tests/slurm/cluster.h"
 
 #define TEST_USER "jsched-test"
 #define BOUND_MS 60000
@@ -289,7 +290,10 @@ static void test_cancel_running(void **state)
 	wait_done(&t);
 	assert_int_equal(t.res.stop_cause, JP_CAUSE_CANCEL);
 	assert_false(t.res.timed_out);
-	assert_int_equal(t.res.end, JD_EXEC_SIGNALED);
+	/* Signalled, or (cancelled after Slurm allocated the node but before slurmd had
+	 * launched the script, which a loaded machine makes possible) ended with status 0:
+	 * either way the stop cause makes it cancelled. */
+	assert_true(t.res.end == JD_EXEC_SIGNALED || t.res.end == JD_EXEC_EXITED);
 	tjob_free(&t);
 }
 
@@ -389,14 +393,6 @@ static void test_refused(void **state)
 	tjob_free(&t);
 }
 
-static void ctld(const char *what)
-{
-	char cmd[4200];
-
-	snprintf(cmd, sizeof(cmd), "'%s' ctld %s", getenv("JSCHED_SLURM_CLUSTER"), what);
-	assert_int_equal(system(cmd), 0);
-}
-
 static void test_controller_outage(void **state)
 {
 	const char *a_run[] = {"/bin/sh", "-c", "sleep 3; echo survived", NULL};
@@ -408,7 +404,7 @@ static void test_controller_outage(void **state)
 	tjob_init(&r, a_run, NULL);
 	submit_ok(&r);
 	assert_true(run_until(is_started, &r));
-	ctld("stop");
+	assert_int_equal(jst_ctld("stop"), 0);
 	assert_true(run_until(is_down, NULL));
 	m = jd_slurm_metrics(be);
 	assert_false(json_is_true(json_object_get(m, "controller_up")));
@@ -421,7 +417,7 @@ static void test_controller_outage(void **state)
 	assert_int_equal(r.done, 0);
 	assert_int_equal(l.done, 0);
 	assert_int_equal(l.sj.phase, JD_SLURM_SUBMITTING);
-	ctld("start");
+	assert_int_equal(jst_ctld("start"), 0);
 	assert_true(run_until(is_up, NULL));
 	wait_done(&r);
 	wait_done(&l);

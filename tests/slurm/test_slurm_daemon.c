@@ -34,6 +34,7 @@
 #include "jsched/jsched.h"
 #include "tests/common/proc.h"
 #include "tests/daemon/harness.h"
+#include "tests/slurm/cluster.h"
 
 #define TEST_USER "jsched-test"
 
@@ -341,14 +342,6 @@ static void test_fair_order_through_window(void **state)
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 }
 
-static void ctld(const char *what)
-{
-	char cmd[4200];
-
-	snprintf(cmd, sizeof(cmd), "'%s' ctld %s", getenv("JSCHED_SLURM_CLUSTER"), what);
-	assert_int_equal(system(cmd), 0);
-}
-
 static bool controller_up(struct jsched_conn *c, char *err, size_t len)
 {
 	json_t *m = jdt_metrics(c);
@@ -375,7 +368,7 @@ static void test_controller_outage(void **state)
 	run = submit(c, "{\"kind\": \"exec\", \"backend\": \"slurm\", \"argv\": [\"/bin/sh\", \"-c\", "
 			"\"sleep 3; echo survived\"]}");
 	jdt_until_state(c, run, "running");
-	ctld("stop");
+	assert_int_equal(jst_ctld("stop"), 0);
 	for (i = 0; i < 600 && controller_up(c, err, sizeof(err)); i++)
 		jdt_sleep_ms(50);
 	assert_false(controller_up(c, err, sizeof(err)));
@@ -388,7 +381,7 @@ static void test_controller_outage(void **state)
 	rec = status(c, late);
 	assert_string_equal(str(rec, "state"), "queued");
 	json_decref(rec);
-	ctld("start");
+	assert_int_equal(jst_ctld("start"), 0);
 	rec = wait_final(c, run);
 	assert_string_equal(str(rec, "state"), "succeeded");
 	json_decref(rec);
