@@ -320,41 +320,51 @@ static struct jd_fair_flow *ring_next(const struct jd_fair *f, unsigned fit)
  * the first one can send: O(flows) per jump, and the next pass sends.  (The next pass
  * adds one more quantum to each client as it visits: k - 1 here.)  A client in several
  * rings is counted once (jump_mark). */
-static void drr_jump(struct jd_fair *f, unsigned fit)
+struct jump {
+	uint64_t q, k;		/* the quantum; the least rounds any client needs */
+	bool grant;		/* second pass: grant k - 1 quanta */
+};
+
+static void jump_visit(struct jd_fair *f, unsigned fit, struct jd_fair_client *c, struct jump *j)
 {
-	uint64_t q = quantum(f), k = UINT64_MAX, mark = ++f->jumps;
+	uint64_t per = (uint64_t)c->weight * j->q;
+
+	if (j->grant) {
+		c->deficit += (j->k - 1) * per;
+		return;
+	}
+	uint64_t need = jd_fair_job_cost(jd_fp_head(f, c, fit)) - c->deficit; /* > 0 */
+	uint64_t rounds = (need + per - 1) / per;
+	if (rounds < j->k)
+		j->k = rounds;
+}
+
+/* Visit each client of the fitting classes' rings once (jump_mark). */
+static void jump_pass(struct jd_fair *f, unsigned fit, struct jump *j)
+{
+	uint64_t mark = ++f->jumps;
 
 	for (unsigned m = fit; m != 0; m &= m - 1) {
 		struct jd_fair_flow *first = f->cls[__builtin_ctz(m)].cur, *fl = first;
 		if (fl == NULL)
 			continue;
 		do {
-			struct jd_fair_client *c = fl->client;
-			if (c->jump_mark != mark) {
-				c->jump_mark = mark;
-				uint64_t per = (uint64_t)c->weight * q;
-				uint64_t need = jd_fair_job_cost(jd_fp_head(f, c, fit)) - c->deficit;
-				uint64_t rounds = (need + per - 1) / per;
-				if (rounds < k)
-					k = rounds;
+			if (fl->client->jump_mark != mark) {
+				fl->client->jump_mark = mark;
+				jump_visit(f, fit, fl->client, j);
 			}
 			fl = fl->rnext;
 		} while (fl != first);
 	}
-	mark = ++f->jumps;
-	for (unsigned m = fit; m != 0; m &= m - 1) {
-		struct jd_fair_flow *first = f->cls[__builtin_ctz(m)].cur, *fl = first;
-		if (fl == NULL)
-			continue;
-		do {
-			struct jd_fair_client *c = fl->client;
-			if (c->jump_mark != mark) {
-				c->jump_mark = mark;
-				c->deficit += (k - 1) * c->weight * q;
-			}
-			fl = fl->rnext;
-		} while (fl != first);
-	}
+}
+
+static void drr_jump(struct jd_fair *f, unsigned fit)
+{
+	struct jump j = {quantum(f), UINT64_MAX, false};
+
+	jump_pass(f, fit, &j);
+	j.grant = true;
+	jump_pass(f, fit, &j);
 }
 
 /* jd_fp_note_cost: an admitted job's cost, for drr's default quantum. */

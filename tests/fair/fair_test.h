@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "daemon/fair/fair.h"
 
@@ -74,6 +75,32 @@ static inline void hooks_reset(void)
 	atomic_store(&wake_count, 0);
 }
 
+/* The final hooks reported so far, every state. */
+static inline uint64_t hooks_total(void)
+{
+	uint64_t t = 0;
+	for (int s = 1; s <= 4; s++)
+		t += atomic_load(&hook_count[s]);
+	return t;
+}
+
+/* For the stress tests: a pseudo-random sequence, and the wall clock in s (their bound). */
+static inline uint64_t xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+static inline uint64_t wall_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec;
+}
+
 /* A config with the virtual clock and the recording hooks. */
 static inline struct jd_fair_config test_config(enum jd_fair_policy policy)
 {
@@ -109,16 +136,26 @@ static inline struct jd_fair_client *client_new(struct jd_fair *f, const char *n
 	return c;
 }
 
-/* Fill in a test job (zeroing it) and admit it; returns jd_fair_admit's result. */
-static inline int admit(struct jd_fair *f, struct jd_fair_client *c, struct tjob *t, int client,
-		 int prio, uint64_t deadline, uint32_t cost)
+/* Fill in a test job of needs class cls (zeroing it) and admit it; returns
+ * jd_fair_admit's result.  admit: the same in class 0. */
+static inline int admit_in(struct jd_fair *f, struct jd_fair_client *c, struct tjob *t,
+			   int client, int tag, uint8_t cls, int prio, uint64_t deadline,
+			   uint32_t cost)
 {
 	memset(t, 0, sizeof(*t));
 	t->client = client;
+	t->tag = tag;
 	t->fj.prio = (uint8_t)prio;
 	t->fj.deadline_ns = deadline;
 	t->fj.cost = cost;
+	t->fj.cls = cls;
 	return jd_fair_admit(f, c, &t->fj);
+}
+
+static inline int admit(struct jd_fair *f, struct jd_fair_client *c, struct tjob *t, int client,
+		 int prio, uint64_t deadline, uint32_t cost)
+{
+	return admit_in(f, c, t, client, 0, 0, prio, deadline, cost);
 }
 
 /* Take one job (asserting there is one) and return it. */

@@ -40,16 +40,11 @@ static struct caps caps_new(enum jd_fair_policy policy, uint32_t procs, uint32_t
 	return k;
 }
 
-/* Admit t as a job of class cls (the rest as admit()). */
+/* Admit t as a job of class cls, tagged. */
 static int admit_cls(struct jd_fair *f, struct jd_fair_client *c, struct tjob *t, int tag,
 		     uint8_t cls, int prio, uint64_t deadline)
 {
-	memset(t, 0, sizeof(*t));
-	t->tag = tag;
-	t->fj.prio = (uint8_t)prio;
-	t->fj.deadline_ns = deadline;
-	t->fj.cls = cls;
-	return jd_fair_admit(f, c, &t->fj);
+	return admit_in(f, c, t, 0, tag, cls, prio, deadline, 0);
 }
 
 /* Take one job if there is one (NULL if none). */

@@ -29,21 +29,7 @@ static _Atomic bool stop;
 static _Atomic uint64_t taken, bad;
 static _Atomic int in_proc, in_fiber, in_client[N_CLIENTS];
 
-static uint64_t xorshift(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
 
-static uint64_t wall_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec;
-}
 
 /* Count a job into (d = 1) or out of (d = -1) the takers' hands, checking the bounds. */
 static void hands(struct tjob *t, int d)
@@ -95,13 +81,6 @@ static void *taker(void *arg)
 	return NULL;
 }
 
-static uint64_t hooks_total(void)
-{
-	uint64_t t = 0;
-	for (int s = 1; s <= 4; s++)
-		t += atomic_load(&hook_count[s]);
-	return t;
-}
 
 static void test_caps_stress(void **state)
 {
@@ -142,13 +121,8 @@ static void test_caps_stress(void **state)
 		uint64_t r = xorshift(&seed);
 		int ci = (int)(r % N_CLIENTS);
 		uint8_t cls = (uint8_t)((r >> 8) % 3 == 0 ? 0 : (r >> 8) % 3 == 1 ? CLS_P : CLS_F);
-		struct tjob *t = &jobs[next];
-		memset(t, 0, sizeof(*t));
-		t->client = ci;
-		t->fj.prio = (uint8_t)((r >> 4) % 4);
-		t->fj.cls = cls;
-		t->fj.deadline_ns = r % 5 == 0 ? vclock(NULL) + (r >> 12) % 100000 : 0;
-		assert_int_equal(jd_fair_admit(F, C[ci], &t->fj), 0);
+		assert_int_equal(admit_in(F, C[ci], &jobs[next], ci, 0, cls, (int)((r >> 4) % 4),
+					  r % 5 == 0 ? vclock(NULL) + (r >> 12) % 100000 : 0, 0), 0);
 		entered++;
 		next++;
 		if (r % 7 == 1) {	/* hold a recent job (maybe running or gone) */

@@ -29,21 +29,7 @@ static void stress_wake_cb(void *udata)
 	atomic_store(&wake_flag, 1);
 }
 
-static uint64_t xorshift(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
 
-static uint64_t wall_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec;
-}
 
 /* A worker: takes a batch, "runs" it, completes it.  Odd takers complete and take under
  * one lock (jd_fair_complete_take, in place), even ones call the two functions. */
@@ -120,13 +106,6 @@ static void loop_unblocked(void)
 			}
 }
 
-static uint64_t hooks_total(void)
-{
-	uint64_t t = 0;
-	for (int s = 1; s <= 4; s++)
-		t += atomic_load(&hook_count[s]);
-	return t;
-}
 
 static void test_stress(void **state)
 {
