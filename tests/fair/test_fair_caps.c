@@ -437,6 +437,39 @@ static void test_no_credit_from_a_waiting_flow(void **state)
 	free_all(k.f, c, 4);
 }
 
+/* drr with a fixed quantum far below the costs, each client's jobs in two classes: the
+ * jump that skips the empty rounds works over two rings (the take returns, no pass over
+ * pass), and the split by cost holds (a's jobs cost 2x b's: b sends two for each of a's). */
+static void test_drr_jump_across_classes(void **state)
+{
+	(void)state;
+	struct jd_fair_config cfg = test_config(JD_FAIR_POLICY_DRR);
+	cfg.drr_quantum = 1;
+	struct jd_fair *f = fair_new_or_die(&cfg);
+	uint32_t need[JD_FAIR_MAX_RES] = {0};
+	need[jd_fair_resource_add(f, "fiber", 1000)] = 1;
+	uint8_t F = (uint8_t)jd_fair_class_add(f, need);
+	struct jd_fair_client *c[2] = {client_new(f, "a", 1, 0, JD_FAIR_REJECT),
+				       client_new(f, "b", 1, 0, JD_FAIR_REJECT)};
+	static struct tjob ja[20], jb[40];
+	int got[2] = {0, 0};
+
+	for (int i = 0; i < 20; i++)
+		admit_in(f, c[0], &ja[i], 0, 0, (uint8_t)(i % 2 ? F : 0), JD_FAIR_NORMAL, 0, 2000);
+	for (int i = 0; i < 40; i++)
+		admit_in(f, c[1], &jb[i], 1, 1, (uint8_t)(i % 2 ? F : 0), JD_FAIR_NORMAL, 0, 1000);
+	for (int i = 0; i < 30; i++) {
+		struct tjob *t = take1(f);
+		got[t->tag]++;
+		complete1(f, t, 10);
+	}
+	assert_in_range(got[0], 9, 11);
+	assert_in_range(got[1], 19, 21);
+	jd_fair_drain(f, c[0]);
+	jd_fair_drain(f, c[1]);
+	free_all(f, c, 2);
+}
+
 /* Pause of the whole instance: nothing is dispatched, deadlines still expire, resume
  * goes on where it was. */
 static void test_pause_all(void **state)
@@ -673,6 +706,7 @@ int main(void)
 		cmocka_unit_test(test_pause_drr),
 		cmocka_unit_test(test_pause_wrr),
 		cmocka_unit_test(test_no_credit_from_a_waiting_flow),
+		cmocka_unit_test(test_drr_jump_across_classes),
 		cmocka_unit_test(test_pause_all),
 		cmocka_unit_test(test_hold_release),
 		cmocka_unit_test(test_release_order_edf),
