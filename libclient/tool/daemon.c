@@ -116,8 +116,11 @@ bool tool_fill_clients(struct libscols_table *tb, const void *arg)
 	json_array_foreach(json_object_get(arg, "clients"), i, cl) {
 		const char *name = json_string_value(json_object_get(cl, "name"));
 		const json_t *q = json_object_get(cl, "queued");
-		char a[32], b[32], c[32], d[32], e[32], g[32], h[32], k[32], l[32], n[32];
-		const char *cells[] = { name != NULL ? name : "?", num(cl, "weight", a), cnt(q, "critical", b),
+		char a[32], b[32], c[32], d[32], e[32], g[32], h[32], k[32], l[32], n[32], who[96];
+		/* A paused client (jsched pause) says so beside its name. */
+		snprintf(who, sizeof who, "%s%s", name != NULL ? name : "?",
+			 json_is_true(json_object_get(cl, "paused")) ? " (paused)" : "");
+		const char *cells[] = { who, num(cl, "weight", a), cnt(q, "critical", b),
 					cnt(q, "high", c), cnt(q, "normal", d), cnt(q, "low", e), cnt(cl, "running", g),
 					cnt(cl, "succeeded", h), num(cl, "share", k), num(cl, "target_share", l),
 					us(json_object_get(json_object_get(cl, "latency_us"), "end_to_end"), "p99", n),
