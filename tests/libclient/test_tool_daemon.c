@@ -450,6 +450,40 @@ static void test_metrics_and_shutdown(void **state)
 	CONTAINS(out, "the-last-one");
 }
 
+/* pause, hold, release and resume through the tool: a paused client's job stays queued
+ * and its client shows "(paused)" in metrics; a held job shows "held" in ls; released and
+ * resumed, both run. */
+static void test_pause_hold(void **state)
+{
+	(void)state;
+	char cmd[96];
+	assert_int_equal(run("", "-C pz pause"), 0);
+	CONTAINS(out, "paused pz");
+	assert_int_equal(run("", "-C pz submit --fn noop"), 0);
+	unsigned long long a = strtoull(out, NULL, 10);
+	assert_int_equal(run("", "-C pz submit --fn noop"), 0);
+	unsigned long long b = strtoull(out, NULL, 10);
+	snprintf(cmd, sizeof cmd, "hold %llu", b);
+	assert_int_equal(run("", cmd), 0);
+	CONTAINS(out, "held");
+	assert_int_equal(run("", "metrics"), 0);
+	CONTAINS(out, "pz (paused)");
+	assert_int_equal(run("", "ls --client pz"), 0);
+	CONTAINS(out, "held");
+	CONTAINS(out, "queued");
+	assert_int_equal(run("", "-C pz resume"), 0);
+	snprintf(cmd, sizeof cmd, "wait %llu", a);
+	assert_int_equal(run("", cmd), 0);
+	snprintf(cmd, sizeof cmd, "release %llu", b);
+	assert_int_equal(run("", cmd), 0);
+	CONTAINS(out, "released");
+	snprintf(cmd, sizeof cmd, "wait %llu", b);
+	assert_int_equal(run("", cmd), 0);
+	snprintf(cmd, sizeof cmd, "hold %llu", b); /* not queued any more: exit 1, said so */
+	assert_int_equal(run("", cmd), 1);
+	CONTAINS(out, "not queued");
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -476,6 +510,7 @@ int main(void)
 		cmocka_unit_test(test_json_everywhere),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_completions),
+		cmocka_unit_test(test_pause_hold),
 		cmocka_unit_test(test_metrics_and_shutdown),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
