@@ -31,8 +31,11 @@ static void test_sleepers_hold_no_worker(void **state)
 	c = jdt_connect(&t, "sleepy");
 	for (int i = 0; i < SLEEPERS; i++)
 		ids[i] = jdt_submit_call(c, "sleep", "{\"ms\": 60000}");
-	/* Every sleeper gets a fiber and starts: none is left queued behind a worker. */
-	jdt_until_state(c, ids[SLEEPERS - 1], "running");
+	/* Every sleeper gets a fiber and starts: none is left queued behind a worker.  (Each
+	 * one is waited for: two workers start them in fair order, but a later one may be seen
+	 * running a moment before an earlier one's start has been settled.) */
+	for (int i = 0; i < SLEEPERS; i++)
+		jdt_until_state(c, ids[i], "running");
 	noop = jdt_submit_call(c, "noop", NULL);
 	assert_string_equal(jdt_wait_final(c, noop, NULL), "succeeded");
 	assert_true(jsched_status_many(c, ids, SLEEPERS, &res) >= 0);
