@@ -96,12 +96,14 @@ static void print_table(const char *const *titles, bool (*fill)(struct libscols_
 static bool fill_latency(struct libscols_table *tb, const void *arg)
 {
 	const json_t *lat = json_object_get(arg, "latency_us");
+	const json_t *l1 = json_object_get(arg, "latency_us_1m"), *l5 = json_object_get(arg, "latency_us_5m");
 	static const char *const kinds[] = { "queue_wait", "run", "end_to_end", NULL };
 	for (size_t i = 0; kinds[i] != NULL; i++) {
 		const json_t *h = json_object_get(lat, kinds[i]);
-		char a[32], b[32], c[32], d[32], e[32];
+		const json_t *h1 = json_object_get(l1, kinds[i]), *h5 = json_object_get(l5, kinds[i]);
+		char a[32], b[32], c[32], d[32], e[32], f[32], g[32], k[32];
 		const char *cells[] = { kinds[i], us(h, "p50", a), us(h, "p90", b), us(h, "p99", c), us(h, "max", d),
-					cnt(h, "count", e), NULL };
+					cnt(h, "count", e), us(h1, "p50", f), us(h1, "p99", g), us(h5, "p99", k), NULL };
 		if (!row(tb, cells))
 			return false;
 	}
@@ -172,7 +174,8 @@ static void print_view(FILE *f, const json_t *m)
 		num(tp, "10s", b), num(tp, "60s", c));
 	fflush(f);
 
-	static const char *const lat_titles[] = { "LATENCY", "P50", "P90", "P99", "MAX", "COUNT", NULL };
+	static const char *const lat_titles[] = { "LATENCY", "P50", "P90", "P99", "MAX", "COUNT",
+						  "P50 1M", "P99 1M", "P99 5M", NULL };
 	print_table(lat_titles, fill_latency, m);
 
 	const json_t *fair = json_object_get(m, "fairness");

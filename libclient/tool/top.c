@@ -266,16 +266,20 @@ static struct libscols_table *workers_table(const json_t *m)
 
 static struct libscols_table *latency_table(const json_t *m)
 {
-	static const char *const titles[] = { "LATENCY", "P50", "P90", "P99", "MAX", "COUNT", NULL };
+	static const char *const titles[] = { "LATENCY", "P50", "P90", "P99", "MAX", "COUNT", "P50 1M",
+					      "P99 1M", "P99 5M", NULL };
 	struct libscols_table *tb = table_of(titles, "");
 	static const char *const kinds[] = { "queue_wait", "run", "end_to_end", NULL };
 	const json_t *lat = json_object_get(m, "latency_us");
+	const json_t *l1 = json_object_get(m, "latency_us_1m"), *l5 = json_object_get(m, "latency_us_5m");
 	for (size_t i = 0; kinds[i] != NULL; i++) {
 		const json_t *h = json_object_get(lat, kinds[i]);
-		char a[32], b[32], c[32], d[32], e[32];
+		const json_t *h1 = json_object_get(l1, kinds[i]), *h5 = json_object_get(l5, kinds[i]);
+		char a[32], b[32], c[32], d[32], e[32], f[32], g[32], k[32];
 		const char *cells[] = { kinds[i], tool_us(a, sizeof a, numv(h, "p50")), tool_us(b, sizeof b, numv(h, "p90")),
 					tool_us(c, sizeof c, numv(h, "p99")), tool_us(d, sizeof d, numv(h, "max")),
-					tool_count(e, sizeof e, numv(h, "count")), NULL };
+					tool_count(e, sizeof e, numv(h, "count")), tool_us(f, sizeof f, numv(h1, "p50")),
+					tool_us(g, sizeof g, numv(h1, "p99")), tool_us(k, sizeof k, numv(h5, "p99")), NULL };
 		add_row(tb, cells);
 	}
 	return tb;
