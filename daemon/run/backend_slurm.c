@@ -25,7 +25,7 @@
 #include "daemon/run/slurm_script.h"
 #include "jsched/error.h"
 
-#if JD_WITH_SLURM
+#ifdef JD_WITH_SLURM
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 #endif
@@ -38,7 +38,7 @@ void jd_slurm_config_defaults(struct jd_slurm_config *c)
 	snprintf(c->output_dir, sizeof(c->output_dir), "/var/spool/jschedd/slurm");
 }
 
-#if !JD_WITH_SLURM
+#ifndef JD_WITH_SLURM
 
 #ifndef JD_SLURM_WHY
 #define JD_SLURM_WHY "libslurm-dev was not found at build time"

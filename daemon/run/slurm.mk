@@ -11,6 +11,15 @@
 # Whether the backend is built with libslurm is daemon/build.mk's decision (SLURM_LIBS).
 SLURM_BACKEND_OBJS := $(B)/obj/daemon/run/backend_slurm.o $(B)/obj/daemon/run/slurm_script.o
 $(B)/obj/daemon/run/backend_slurm.o: CPPFLAGS += $(SLURM_CPPFLAGS)
+# The decision is a prerequisite, so that installing (or removing) libslurm-dev rebuilds
+# the backend (and relinks jschedd) instead of keeping the object of the other decision:
+# CI installs the packages after the first stages have built.
+SLURM_DECISION := $(B)/gen/slurm_decision
+$(SLURM_DECISION): FORCE
+	@mkdir -p $(@D)
+	@printf '%s %s\n' '$(SLURM_VERSION_NUMBER)' '$(SLURM_LIBS)' > $@.tmp.$$$$; \
+	cmp -s $@.tmp.$$$$ $@ && rm -f $@.tmp.$$$$ || mv $@.tmp.$$$$ $@
+$(B)/obj/daemon/run/backend_slurm.o: $(SLURM_DECISION)
 $(B)/obj/daemon/run/backend_slurm.o: CFLAGS += $(UV_CFLAGS) $(JANSSON_CFLAGS)
 
 SLURM_UNIT := $(B)/tests/slurm/unit_slurm_script
