@@ -202,10 +202,29 @@ static void test_pids_limit(void **state)
 	jsched_close(c);
 }
 
+/* read_num: the number in the file at the formatted path (-1 when unreadable). */
+__attribute__((format(printf, 1, 2))) static long long read_num(const char *fmt, ...)
+{
+	char path[4200];
+	long long v = -1;
+	va_list ap;
+	FILE *f;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	if ((f = fopen(path, "r"))) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
 static void test_client_limits(void **state)
 {
 	struct jsched_conn *admin, *c;
-	json_t *r, *rec;
+	json_t *r, *rec, *g, *roots;
 	uint64_t id;
 
 	(void)state;
@@ -226,6 +245,21 @@ static void test_client_limits(void **state)
 	rec = final(c, id, "failed", "memory");
 	assert_non_null(strstr(json_string_value(json_object_get(rec, "reason")), "client's memory limit"));
 	json_decref(rec);
+	/* The kernel holds the client's group to its settings: the weight as CPU weight, the
+	 * limits as written (v1 file names; v2 has its own). */
+	g = cgroups_of(c);
+	roots = json_object_get(g, "roots");
+	if (strcmp(json_string_value(json_object_get(g, "mode")), "v1") == 0) {
+		const char *cpu = json_string_value(json_object_get(roots, "cpu"));
+		const char *mem = json_string_value(json_object_get(roots, "memory"));
+		const char *pids = json_string_value(json_object_get(roots, "pids"));
+
+		assert_int_equal(read_num("%s/client-capped/cpu.shares", cpu), 3072);
+		assert_int_equal(read_num("%s/client-capped/cpu.cfs_quota_us", cpu), 150000);
+		assert_int_equal(read_num("%s/client-capped/memory.limit_in_bytes", mem), 33554432);
+		assert_int_equal(read_num("%s/client-capped/pids.max", pids), 64);
+	}
+	json_decref(g);
 	jsched_close(c);
 	jsched_close(admin);
 }
