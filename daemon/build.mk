@@ -34,7 +34,7 @@ SLURM_CPPFLAGS := '-DJD_SLURM_WHY="libslurm-dev was not found at build time"'
 SLURM_LIBS :=
 endif
 
-JSCHEDD_CORE_SRCS := daemon/core/jobs.c daemon/core/exec_job.c daemon/core/clients.c \
+JSCHEDD_CORE_SRCS := daemon/core/jobs.c daemon/core/journal.c daemon/core/crc32c.c daemon/core/exec_job.c daemon/core/clients.c \
 	daemon/core/config.c daemon/core/config_exec.c daemon/core/config_names.c \
 	daemon/core/config_backends.c \
 	daemon/core/security.c daemon/core/hist.c daemon/core/log.c daemon/core/clock.c
@@ -44,7 +44,7 @@ JSCHEDD_RUN_SRCS := daemon/run/runner.c daemon/run/exec.c daemon/run/slots.c dae
 JSCHEDD_NET_SRCS := daemon/net/server.c daemon/net/session.c daemon/net/op_submit.c \
 	daemon/net/op_wait.c daemon/net/op_jobs.c daemon/net/op_admin.c daemon/net/op_pause.c daemon/net/watch.c daemon/net/record.c daemon/net/metrics.c \
 	daemon/net/prometheus.c daemon/net/prom_export.c
-JSCHEDD_TOP_SRCS := daemon/main.c daemon/daemon.c daemon/sdnotify.c daemon/service.c
+JSCHEDD_TOP_SRCS := daemon/main.c daemon/daemon.c daemon/persist.c daemon/sdnotify.c daemon/service.c
 JSCHEDD_SRCS := $(JSCHEDD_CORE_SRCS) $(JSCHEDD_RUN_SRCS) $(JSCHEDD_NET_SRCS) $(JSCHEDD_TOP_SRCS)
 JSCHEDD_OBJS := $(JSCHEDD_SRCS:%.c=$(B)/obj/%.o)
 $(JSCHEDD_OBJS): CFLAGS += $(UV_CFLAGS) $(JANSSON_CFLAGS) $(MHD_CFLAGS)

@@ -31,6 +31,7 @@ static void on_change(void *ctx, const struct jd_change *ch)
 {
 	struct jd_daemon *d = ctx;
 
+	jd_persist_change(d, ch); /* first: the journal's record, in the order of changes */
 	switch (ch->kind) {
 	case JD_CHANGE_QUEUED:
 		/* A worker should feed; the deadline timer is re-armed once the settle is
@@ -47,6 +48,7 @@ static void on_change(void *ctx, const struct jd_change *ch)
 	case JD_CHANGE_FORGOTTEN:
 	case JD_CHANGE_CLIENT:
 	case JD_CHANGE_NEXT_ID:
+	case JD_CHANGE_PROCESS:
 		break;
 	}
 }
@@ -255,6 +257,9 @@ int jd_daemon_reload(struct jd_daemon *d, json_t **applied, json_t **restart_nee
 	neu.fibers = d->cfg.fibers;
 	neu.fair_window_ms = d->cfg.fair_window_ms;
 	neu.retain_events = d->cfg.retain_events;
+	memcpy(neu.journal_dir, d->cfg.journal_dir, sizeof(neu.journal_dir));
+	neu.journal_sync = d->cfg.journal_sync;
+	neu.journal_batch_ms = d->cfg.journal_batch_ms;
 	memcpy(neu.modules, d->cfg.modules, sizeof(neu.modules));
 	neu.n_modules = d->cfg.n_modules;
 	jd_config_free(&d->cfg);

@@ -23,6 +23,7 @@
 #include "daemon/net/net.h"
 #include "daemon/run/modules.h"
 #include "daemon/run/runner.h"
+#include "daemon/persist.h"
 
 /* Exit statuses of jschedd (also in daemon/README.md). */
 enum {
@@ -46,6 +47,7 @@ struct jd_daemon {
 	struct jd_runner runner;
 	struct jd_security sec;	/* rules in force, denial counters (security.h) */
 	struct jd_net net;	/* server, sessions, watch, metrics (net/net.h) */
+	struct jd_persist persist;	/* the journal (persist.h) */
 
 	uv_signal_t sig_term, sig_int, sig_hup;
 	uv_timer_t tick;	/* 1 s: retention by age, throughput ring, deadline re-arm */

@@ -25,7 +25,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: jschedd [-c CONFIG] [--check-config] [--version] [--help]\n"
+		"usage: jschedd [-c CONFIG] [--check-config] [--check-journal DIR] [--version]\n"
+		"               [--help]\n"
 		"\n"
 		"Run the job server in the foreground, on the socket named by the config's\n"
 		"\"socket\", else $JSCHED_SOCKET, $XDG_RUNTIME_DIR/jschedd.sock or\n"
@@ -34,6 +35,8 @@ static void usage(FILE *f)
 		"  -c, --config PATH   the JSON configuration (default: none, built-in defaults)\n"
 		"      --config-optional PATH  the same if PATH exists, else the defaults\n"
 		"      --check-config  read the configuration, report, and exit (0 if valid)\n"
+		"      --check-journal DIR  read the journal in DIR without changing it, report\n"
+		"                      what it holds or where it is damaged, exit (0 if sound)\n"
 		"      --version       print the version line and exit\n"
 		"\n"
 		"Signals: SIGTERM graceful shutdown (a second one: immediate); SIGINT immediate;\n"
@@ -73,6 +76,7 @@ static void tick_cb(uv_timer_t *t)
 
 	jd_jobs_trim(&d->jobs);
 	jd_metrics_tick(&d->net);
+	jd_persist_tick(d); /* compaction: a snapshot when the log has grown */
 	jd_service_tick(d); /* STATUS= on change, WATCHDOG=1 (service.c) */
 }
 
@@ -96,6 +100,7 @@ static int finish(struct jd_daemon *d)
 	uv_timer_t flush;
 
 	jd_server_stop_accepting(&d->net);
+	jd_persist_stop(d); /* durable, then the replies held for it */
 	jd_server_flush_all(&d->net);
 	uv_close((uv_handle_t *)&d->sig_term, NULL);
 	uv_close((uv_handle_t *)&d->sig_int, NULL);
@@ -129,6 +134,7 @@ int main(int argc, char **argv)
 		{"config", required_argument, NULL, 'c'},
 		{"config-optional", required_argument, NULL, 'O'},
 		{"check-config", no_argument, NULL, 'C'},
+		{"check-journal", required_argument, NULL, 'J'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -154,6 +160,8 @@ int main(int argc, char **argv)
 		case 'C':
 			check_only = true;
 			break;
+		case 'J':
+			return jd_persist_check(optarg);
 		case 'V':
 			printf("%s\n%s\n", JSCHED_VERSION_LINE, jd_backends_build());
 			return JD_EXIT_OK;
@@ -216,6 +224,19 @@ int main(int argc, char **argv)
 	d->watchdog_ms = jd_sd_watchdog_usec() / 2000;
 	uv_timer_start(&d->tick, tick_cb, 1000,
 		       d->watchdog_ms && d->watchdog_ms < 1000 ? d->watchdog_ms : 1000);
+	/* The journal: recovered before the loop runs, so before the socket accepts, and
+	 * after the timers exist (recovery queues jobs, which arms the deadline timer). */
+	if (jd_persist_start(d, err, sizeof(err)) < 0) {
+		fprintf(stderr, "jschedd: %s\n", err);
+		jd_server_stop_accepting(&d->net);
+		jd_persist_stop(d);
+		jd_runner_stop(&d->runner);
+		d->exit_status = JD_EXIT_FAILURE;
+		uv_walk(&d->loop, close_any_cb, NULL);
+		uv_run(&d->loop, UV_RUN_DEFAULT);
+		uv_loop_close(&d->loop);
+		return JD_EXIT_FAILURE;
+	}
 	jd_log(JD_LOG_INFO, "%s: %u workers, socket %s", JSCHED_VERSION_LINE,
 	       jd_pool_workers(d->runner.pool), d->net.srv.path);
 	d->net.state = JD_SERVING;

@@ -298,7 +298,9 @@ enum jp_state {
 	XX(DEADLINE, "deadline")	/* not started before its deadline */            \
 	XX(OVERFLOW, "overflow")	/* dropped by its client's overflow strategy */  \
 	XX(SHUTDOWN, "shutdown")	/* cancelled by an immediate shutdown */            \
-	XX(MEMORY, "memory")		/* killed at its memory limit (cgroups) */
+	XX(MEMORY, "memory")		/* killed at its memory limit (cgroups) */       \
+	XX(DAEMON_RESTART, "daemon_restart")	/* running when the daemon stopped without \
+						 * finishing it (a crash): may have run */
 
 enum jp_cause {
 #define JP_XX_CAUSE(name, wire) JP_CAUSE_##name,

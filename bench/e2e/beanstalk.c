@@ -59,12 +59,20 @@ static int try_connect(int port)
 
 void e2e_beanstalkd_start(struct e2e_beanstalkd *b)
 {
-	char port[16];
+	e2e_beanstalkd_start_binlog(b, NULL, 0);
+}
+
+void e2e_beanstalkd_start_binlog(struct e2e_beanstalkd *b, const char *dir, int fsync_ms)
+{
+	char port[16], f[16];
 
 	b->port = free_port();
 	snprintf(port, sizeof(port), "%d", b->port);
+	snprintf(f, sizeof(f), "%d", fsync_ms);
 	char *argv[] = {(char *)(uintptr_t)"/usr/bin/beanstalkd", (char *)(uintptr_t)"-l",
-			(char *)(uintptr_t)"127.0.0.1", (char *)(uintptr_t)"-p", port, NULL};
+			(char *)(uintptr_t)"127.0.0.1", (char *)(uintptr_t)"-p", port,
+			dir ? (char *)(uintptr_t)"-b" : NULL, (char *)(uintptr_t)dir,
+			(char *)(uintptr_t)"-f", f, NULL};
 	b->pid = e2e_spawn_server(argv, NULL);
 	for (int i = 0; i < 1000; i++) {
 		int status, fd = try_connect(b->port);

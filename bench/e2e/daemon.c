@@ -34,33 +34,36 @@ static void log_tail(const struct e2e_daemon *d)
 	fprintf(stderr, "--- jschedd log (%s) ---\n%s\n---\n", d->log, buf);
 }
 
-void e2e_daemon_start(struct e2e_daemon *d, const char *members)
+/* write_config: {"socket": ..., members, BENCH_E2E_CONF} into d->conf. */
+static void write_config(struct e2e_daemon *d, const char *members)
 {
-	memset(d, 0, sizeof(*d));
-	snprintf(d->dir, sizeof(d->dir), "/tmp/bench-e2e-XXXXXX");
-	if (!mkdtemp(d->dir))
-		e2e_die("mkdtemp: %s", strerror(errno));
-	e2e_track_dir(d->dir, true);
-	snprintf(d->sock, sizeof(d->sock), "%s/s", d->dir);
-	snprintf(d->conf, sizeof(d->conf), "%s/jschedd.json", d->dir);
-	snprintf(d->log, sizeof(d->log), "%s/jschedd.log", d->dir);
 	FILE *f = fopen(d->conf, "w");
+
 	if (!f)
 		e2e_die("%s: %s", d->conf, strerror(errno));
 	/* BENCH_E2E_CONF: members appended to every part's config, for experiments.  The
 	 * daemon refuses a duplicate key, so name only keys the part does not set itself. */
 	const char *extra = getenv("BENCH_E2E_CONF");
-	fprintf(f, "{\"socket\": \"%s\"%s%s%s%s}\n", d->sock, members[0] ? ", " : "", members,
+	/* The journal off unless a part or BENCH_E2E_CONF sets it: the baselines here keep
+	 * nothing on disk either (bench/journal and the durable part measure it). */
+	bool journal = strstr(members, "\"journal\"") || (extra && strstr(extra, "\"journal\""));
+	fprintf(f, "{\"socket\": \"%s\"%s%s%s%s%s}\n", d->sock,
+		journal ? "" : ", \"journal\": {\"sync\": \"off\"}", members[0] ? ", " : "", members,
 		extra && extra[0] ? ", " : "", extra ? extra : "");
 	fclose(f);
+}
 
+/* spawn: start jschedd on d's config and wait (at most 60 s) until it answers. */
+static void spawn(struct e2e_daemon *d, const char *members)
+{
 	/* BENCH_E2E_JSCHEDD: another jschedd binary (an older build), so that two builds are
 	 * measured in one session by bench/e2e/ab.sh. */
 	const char *bin = getenv("BENCH_E2E_JSCHEDD");
 	char *argv[] = {(char *)(uintptr_t)(bin && bin[0] ? bin : JSCHEDD_BIN), (char *)(uintptr_t)"-c",
 			d->conf, NULL};
+
 	d->pid = e2e_spawn_server(argv, d->log);
-	for (int i = 0; i < 1000; i++) {
+	for (int i = 0; i < 6000; i++) {
 		struct jsched_conn *c;
 		int status;
 
@@ -75,28 +78,57 @@ void e2e_daemon_start(struct e2e_daemon *d, const char *members)
 		e2e_sleep_ms(10);
 	}
 	log_tail(d);
-	e2e_die("jschedd did not answer within 10 s");
+	e2e_die("jschedd did not answer within 60 s");
 }
 
-void e2e_daemon_stop(struct e2e_daemon *d)
+void e2e_daemon_start(struct e2e_daemon *d, const char *members)
+{
+	memset(d, 0, sizeof(*d));
+	snprintf(d->dir, sizeof(d->dir), "/tmp/bench-e2e-XXXXXX");
+	if (!mkdtemp(d->dir))
+		e2e_die("mkdtemp: %s", strerror(errno));
+	e2e_track_dir(d->dir, true);
+	snprintf(d->sock, sizeof(d->sock), "%s/s", d->dir);
+	snprintf(d->conf, sizeof(d->conf), "%s/jschedd.json", d->dir);
+	snprintf(d->log, sizeof(d->log), "%s/jschedd.log", d->dir);
+	write_config(d, members);
+	spawn(d, members);
+}
+
+/* stop_only: SIGTERM, and wait (5 s, then SIGKILL). */
+static void stop_only(struct e2e_daemon *d)
 {
 	int status = 0;
 
 	kill(d->pid, SIGTERM);
 	for (int i = 0; i < 500; i++) {
 		if (waitpid(d->pid, &status, WNOHANG) == d->pid)
-			goto out_clean;
+			goto out;
 		e2e_sleep_ms(10);
 	}
 	kill(d->pid, SIGKILL);
 	waitpid(d->pid, &status, 0);
-out_clean:
+out:
 	e2e_untrack(d->pid);
+}
+
+void e2e_daemon_restart(struct e2e_daemon *d, const char *members)
+{
+	stop_only(d);
+	e2e_daemon_respawn(d, members);
+}
+
+void e2e_daemon_respawn(struct e2e_daemon *d, const char *members)
+{
+	write_config(d, members);
+	spawn(d, members);
+}
+
+void e2e_daemon_stop(struct e2e_daemon *d)
+{
+	stop_only(d);
 	e2e_track_dir(d->dir, false);
-	unlink(d->sock);
-	unlink(d->conf);
-	unlink(d->log);
-	rmdir(d->dir);
+	e2e_rm_rf(d->dir); /* the socket, config, log, and a journal if the part kept one */
 }
 
 struct jsched_conn *e2e_connect(struct e2e_daemon *d, const char *client)

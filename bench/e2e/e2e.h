@@ -42,6 +42,7 @@ void e2e_exec(struct e2e *e);	/* 3. commands */
 void e2e_fair(struct e2e *e);	/* 4. fairness */
 void e2e_scale(struct e2e *e);	/* 5. scale */
 void e2e_cgroup(struct e2e *e);	/* 6. control groups */
+void e2e_durable(struct e2e *e);	/* 7. durability: the journal */
 
 /* ---- a jschedd of our own (daemon.c) -------------------------------------------------- */
 
@@ -61,6 +62,12 @@ void e2e_daemon_start(struct e2e_daemon *d, const char *members);
 
 /* e2e_daemon_stop: SIGTERM, then SIGKILL after 5 s; waits; removes the folder. */
 void e2e_daemon_stop(struct e2e_daemon *d);
+
+/* e2e_daemon_restart: stop it (SIGTERM) and start it again in the same folder with a
+ * new config; e2e_daemon_respawn: the same for a daemon that is no longer running (the
+ * part killed and reaped it). */
+void e2e_daemon_restart(struct e2e_daemon *d, const char *members);
+void e2e_daemon_respawn(struct e2e_daemon *d, const char *members);
 
 /* e2e_connect: a connection to d as `client` (NULL: the default name); exits on failure. */
 struct jsched_conn *e2e_connect(struct e2e_daemon *d, const char *client);
@@ -105,6 +112,9 @@ struct e2e_beanstalkd {
 /* e2e_beanstalkd_start: start beanstalkd on 127.0.0.1 and a free port, in memory (no
  * binlog), and wait (at most 10 s) until it accepts a connection. */
 void e2e_beanstalkd_start(struct e2e_beanstalkd *b);
+/* e2e_beanstalkd_start_binlog: the same with its binlog in dir (-b dir), fsync at most
+ * every fsync_ms (-f; 0: after every write). */
+void e2e_beanstalkd_start_binlog(struct e2e_beanstalkd *b, const char *dir, int fsync_ms);
 void e2e_beanstalkd_stop(struct e2e_beanstalkd *b);
 
 /* A connection speaking beanstalkd's text protocol (doc/protocol.txt of beanstalkd):
@@ -167,6 +177,9 @@ pid_t e2e_spawn_server(char *const argv[], const char *log);
 /* e2e_track_dir: remember (track) or forget a temporary folder that e2e_die removes with
  * its contents; dir must stay valid while tracked. */
 void e2e_track_dir(const char *dir, bool track);
+
+/* e2e_rm_rf: remove dir and everything in it. */
+void e2e_rm_rf(const char *dir);
 
 /* e2e_on_die: fn runs in e2e_die before the exit (one at a time; NULL: none). */
 void e2e_on_die(void (*fn)(void));

@@ -57,6 +57,11 @@ static int rm_entry(const char *path, const struct stat *st, int type, struct FT
 	return 0;
 }
 
+void e2e_rm_rf(const char *dir)
+{
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 /* What e2e_die runs before it exits (a server that is not our child, like tsp's). */
 static void (*on_die)(void);
 

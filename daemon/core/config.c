@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jsched/error.h"
 #include "proto/jproto.h"
@@ -47,6 +48,9 @@ void jd_config_defaults(struct jd_config *c)
 	c->quantum = 0;
 	c->fair_window_ms = 10000;
 	c->metrics_textfile_ms = 5000;
+	c->journal_sync = JD_JOURNAL_ALWAYS;
+	c->journal_batch_ms = 20;
+	c->journal_compact_bytes = 64u << 20;
 	c->default_client.weight = 1;
 	c->default_client.max_queued = 10000;
 	c->default_client.overflow = JD_OVERFLOW_REJECT;
@@ -330,7 +334,10 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 	static const char *const keys[] = {
 		"socket", "socket_mode", "socket_group", "workers", "fibers", "idle_policy",
 		"fairness", "clients", "admins", "limits", "retention", "modules", "exec",
-		"client_names", "metrics", "cgroups", "backends", NULL};
+		"client_names", "metrics", "cgroups", "backends", "journal", NULL};
+	static const char *const journal_keys[] = {"dir", "sync", "batch_ms", "compact_bytes",
+						   NULL};
+	static const char *const sync_names[] = {"always", "batch", "off"};
 	static const char *const metrics_keys[] = {"listen", "textfile", "textfile_interval_ms",
 						   NULL};
 	static const char *const fair_keys[] = {"policy", "quantum", "window_ms", NULL};
@@ -430,6 +437,30 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		GET_U32(r, v, "textfile_interval_ms", 100, 3600000, c->metrics_textfile_ms);
 		r->prefix[0] = '\0';
 	}
+	if ((v = json_object_get(root, "journal"))) {
+		snprintf(r->prefix, sizeof(r->prefix), "journal.");
+		if (!json_is_object(v))
+			return fail(r, "", "must be an object");
+		if ((rc = check_keys(r, v, journal_keys)))
+			return rc;
+		if ((rc = get_string(r, v, "dir", c->journal_dir, sizeof(c->journal_dir))))
+			return rc;
+		if (c->journal_dir[0] && c->journal_dir[0] != '/')
+			return fail(r, "dir", "must be an absolute path");
+		u = (unsigned)c->journal_sync;
+		if ((rc = get_enum(r, v, "sync", sync_names, 3, &u)))
+			return rc;
+		c->journal_sync = (enum jd_journal_sync_conf)u;
+		GET_U32(r, v, "batch_ms", 1, 10000, c->journal_batch_ms);
+		{
+			uint64_t cb = c->journal_compact_bytes;
+
+			if ((rc = get_uint(r, v, "compact_bytes", 4096, 1ull << 40, &cb)))
+				return rc;
+			c->journal_compact_bytes = cb;
+		}
+		r->prefix[0] = '\0';
+	}
 	if ((v = json_object_get(root, "retention"))) {
 		snprintf(r->prefix, sizeof(r->prefix), "retention.");
 		if (!json_is_object(v))
@@ -509,6 +540,31 @@ const char *jd_config_diff_static(const struct jd_config *old, const struct jd_c
 	DIFF(strcmp(old->metrics_listen, neu->metrics_listen), "metrics.listen");
 	DIFF(strcmp(old->metrics_textfile, neu->metrics_textfile), "metrics.textfile");
 	DIFF(old->metrics_textfile_ms != neu->metrics_textfile_ms, "metrics.textfile_interval_ms");
+	DIFF(strcmp(old->journal_dir, neu->journal_dir), "journal.dir");
+	DIFF(old->journal_sync != neu->journal_sync, "journal.sync");
+	DIFF(old->journal_batch_ms != neu->journal_batch_ms, "journal.batch_ms");
 #undef DIFF
 	return buf;
+}
+
+int jd_config_journal_dir(const struct jd_config *c, char *buf, size_t len)
+{
+	const char *sd = getenv("STATE_DIRECTORY"), *xdg = getenv("XDG_STATE_HOME"),
+		   *home = getenv("HOME");
+
+	if (c->journal_dir[0])
+		snprintf(buf, len, "%s", c->journal_dir);
+	else if (sd && sd[0] == '/')
+		snprintf(buf, len, "%.*s", (int)strcspn(sd, ":"), sd); /* the first of a list */
+	else if (geteuid() == 0)
+		snprintf(buf, len, "/var/lib/jschedd");
+	else if (xdg && xdg[0] == '/')
+		snprintf(buf, len, "%s/jschedd", xdg);
+	else if (home && home[0] == '/')
+		snprintf(buf, len, "%s/.local/state/jschedd", home);
+	else {
+		snprintf(buf, len, "journal.dir: not set, and there is no $HOME to put it under");
+		return JSCHED_EINVAL;
+	}
+	return 0;
 }

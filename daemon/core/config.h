@@ -127,6 +127,11 @@ struct jd_config {
 	char metrics_listen[64];	/* "metrics.listen": HOST:PORT of GET /metrics, "" = off */
 	char metrics_textfile[4096];	/* "metrics.textfile": the file rewritten, "" = off */
 	uint32_t metrics_textfile_ms;	/* "metrics.textfile_interval_ms" */
+	char journal_dir[4096];		/* "journal.dir": "" = the default (jd_config_journal_dir) */
+	enum jd_journal_sync_conf { JD_JOURNAL_ALWAYS, JD_JOURNAL_BATCH, JD_JOURNAL_OFF }
+		journal_sync;		/* "journal.sync" */
+	uint32_t journal_batch_ms;	/* "journal.batch_ms" */
+	uint64_t journal_compact_bytes;	/* "journal.compact_bytes": the log's floor for a snapshot */
 
 	/* Changeable live. */
 	bool idle_spin;		/* idle policy: spin (true) or sleep */
@@ -169,6 +174,12 @@ void jd_config_defaults(struct jd_config *c);
  * negative JSCHED_E* code with a one-line reason naming the key in err[0..errlen).  `c`
  * is left freed (jd_config_free is a no-op on it) on failure.  Any thread. */
 int jd_config_load(struct jd_config *c, const char *path, char *err, size_t errlen);
+
+/* jd_config_journal_dir: the journal's directory: "journal.dir", else $STATE_DIRECTORY
+ * (systemd's StateDirectory=), else /var/lib/jschedd for root, else
+ * $XDG_STATE_HOME/jschedd or ~/.local/state/jschedd.  Returns 0, or JSCHED_EINVAL when
+ * none can be formed (no HOME), with the reason in buf. */
+int jd_config_journal_dir(const struct jd_config *c, char *buf, size_t len);
 
 /* jd_config_free: release what jd_config_load allocated.  Safe on a zeroed struct. */
 void jd_config_free(struct jd_config *c);

@@ -173,6 +173,34 @@ void jd_job_insert(struct jd_jobs *t, struct jd_job *j)
 	report(t, JD_CHANGE_SUBMITTED, j);
 }
 
+static void retain(struct jd_jobs *t, struct jd_job *j);
+
+void jd_job_restore(struct jd_jobs *t, struct jd_job *j)
+{
+	enum jd_state s = j->state;
+	size_t b;
+
+	if (t->count >= t->n_buckets)
+		grow(t);
+	b = j->id & (t->n_buckets - 1);
+	j->hnext = t->buckets[b];
+	t->buckets[b] = j;
+	t->count++;
+	t->submitted++;
+	j->client->submitted++;
+	t->by_state[s]++;
+	j->client->by_state[s]++;
+	if (jd_state_final(s)) {
+		retain(t, j);
+	} else {
+		t->n_live++;
+		if (s <= JD_QUEUED)
+			j->client->live++;
+	}
+	if (j->id >= t->next_id)
+		t->next_id = j->id + 1;
+}
+
 struct jd_job *jd_job_find(const struct jd_jobs *t, uint64_t id, bool *forgotten)
 {
 	if (forgotten)
@@ -378,6 +406,16 @@ void jd_job_set_running(struct jd_jobs *t, struct jd_job *j)
 	j->started_ms = j->run_started_ms;
 	j->started_ns = j->run_started_ns;
 	report(t, JD_CHANGE_RUNNING, j);
+}
+
+void jd_job_process_started(struct jd_jobs *t, struct jd_job *j, pid_t pid)
+{
+	struct jd_change ch = {.kind = JD_CHANGE_PROCESS, .job = j, .pid = pid};
+
+	j->proc_pid = pid;
+
+	if (t->hooks && t->hooks->change)
+		t->hooks->change(t->hooks->ctx, &ch);
 }
 
 bool jd_job_finish(struct jd_jobs *t, struct jd_job *j, enum jd_state s, enum jp_cause cause,

@@ -126,7 +126,12 @@ struct jd_job {
 	 * jd_exec_handler) */
 	const struct jsched_handler *handler;
 	struct jd_exec_job *exec;	/* exec job: spec, result, output (exec.h); else NULL */
+	pid_t proc_pid;			/* its command's process (group), while it runs; 0 */
 	json_t *args;		/* new ref; read-only once admitted */
+	/* the spec as submitted, without its deps and deadline (which the job holds
+	 * resolved): set by the submit for its JD_CHANGE_SUBMITTED report only (the
+	 * journal records it), NULL otherwise; borrowed */
+	const json_t *spec;
 
 	/* worker: written by the worker running the job, read by the loop thread after
 	 * the completion notice */
@@ -156,6 +161,7 @@ enum jd_change_kind {
 	JD_CHANGE_FORGOTTEN,	/* retention forgot job (freed after the call) */
 	JD_CHANGE_CLIENT,	/* client's settings were changed at run time (set_client) */
 	JD_CHANGE_NEXT_ID,	/* the id counter moved to next_id (ids are never reused) */
+	JD_CHANGE_PROCESS,	/* running job's command started as process (group) pid */
 };
 
 struct jd_change {
@@ -163,6 +169,7 @@ struct jd_change {
 	const struct jd_job *job;	/* SUBMITTED ... FORGOTTEN, else NULL */
 	const struct jd_client *client;	/* CLIENT, else NULL */
 	uint64_t next_id;		/* NEXT_ID */
+	pid_t pid;			/* PROCESS */
 };
 
 struct jd_jobs_hooks {
@@ -228,6 +235,14 @@ struct jd_job *jd_job_new(struct jd_jobs *t);
  * it submitted, reports JD_CHANGE_SUBMITTED). */
 void jd_job_insert(struct jd_jobs *t, struct jd_job *j);
 
+/* jd_job_restore: put a job recovered from the journal into the table in its recorded
+ * state (j->state: waiting or final, with its spec, times and result set), with the
+ * counts a job that got there would have left, and without a report.  A final job goes
+ * on the retention list (restore them in the order they ended); a waiting one is then
+ * linked and released by the caller as a new one would be (jd_job_link_deps,
+ * jd_job_release).  The id counter moves past j's id. */
+void jd_job_restore(struct jd_jobs *t, struct jd_job *j);
+
 /* jd_job_discard: free a job made by jd_job_new that never entered the table (a submit
  * refused whole).  Its id is simply never used. */
 void jd_job_discard(struct jd_job *j);
@@ -248,6 +263,11 @@ int jd_job_release(struct jd_jobs *t, struct jd_job *j);
 
 /* jd_job_set_running: the worker has started j. */
 void jd_job_set_running(struct jd_jobs *t, struct jd_job *j);
+
+/* jd_job_process_started: running job j's command runs as pid, the leader of its own
+ * process group (reported: JD_CHANGE_PROCESS; the journal keeps it, so that a restart
+ * after a crash can stop a command that outlived the daemon). */
+void jd_job_process_started(struct jd_jobs *t, struct jd_job *j, pid_t pid);
 
 /* jd_job_finish: put j in final state `s` with `cause` (JP_CAUSE_NONE for succeeded) and
  * a reason (copied; may be NULL), unless it is final already (then nothing happens and

@@ -296,6 +296,8 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 		json_object_set_new(doc, "exec", jd_exec_metrics(&d->runner->exec));
 		json_object_set_new(doc, "backends", jd_backends_metrics(d->runner));
 		json_object_set_new(doc, "security", jd_security_metrics(d->sec));
+		if (d->hooks.journal_metrics)
+			json_object_set_new(doc, "journal", d->hooks.journal_metrics(d->hooks.ctx));
 		json_object_set_new(doc, "config",
 				    json_pack("{s:s, s:I, s:I}", "path", d->config_path, "reloads",
 					      (json_int_t)d->reloads, "reload_failures",

@@ -44,6 +44,15 @@ struct jd_net_hooks {
 		      size_t errlen);
 	/* shutdown: begin a graceful or an immediate shutdown. */
 	void (*shutdown)(void *ctx, bool immediate);
+	/* journal_hold: the journal position a frame sent to a client now must wait for
+	 * (every record appended so far), or 0 when it may go at once: nothing a client
+	 * hears is ahead of the journal (daemon/persist.h).  NULL: no journal. */
+	uint64_t (*journal_hold)(void *ctx);
+	/* journal_refuse: 0, or the code (journal_unavailable) that new jobs are refused
+	 * with because they cannot be made durable now, with the reason in why. */
+	int (*journal_refuse)(void *ctx, char *why, size_t len);
+	/* journal_metrics: the metrics document's "journal" member (new reference). */
+	json_t *(*journal_metrics)(void *ctx);
 };
 
 struct jd_prom_http;
@@ -63,6 +72,8 @@ struct jd_net {
 	uint64_t start_ns;
 
 	enum jd_run_state state;	/* the daemon's lifecycle (daemon.c moves it) */
+	bool journal_specs;		/* a submit hands its specs to the journal (job->spec
+					 * during JD_CHANGE_SUBMITTED) */
 	uint64_t reloads, reload_failures;	/* SIGHUP and reload requests (daemon.c) */
 
 	struct jd_server srv;

@@ -173,6 +173,19 @@ static uint64_t deadline_ns(const struct jp_job_spec *sp, uint64_t now_ns, uint6
 	}
 }
 
+/* spec_for_journal: the JSON of a spec without its deps and deadline (the journal
+ * records those resolved: ids, and the deadline's time).  New reference, or NULL. */
+static json_t *spec_for_journal(const struct jp_job_spec *sp)
+{
+	struct jp_job_spec copy = *sp;
+
+	copy.after = copy.any_of = NULL;
+	copy.n_after = copy.n_any_of = 0;
+	copy.deadline = JP_DEADLINE_NONE;
+	copy.ref = NULL;
+	return jp_job_spec_to_json(&copy);
+}
+
 static const uint8_t fair_prio[] = {
 	[JP_PRIO_LOW] = JD_FAIR_LOW,
 	[JP_PRIO_NORMAL] = JD_FAIR_NORMAL,
@@ -180,40 +193,56 @@ static const uint8_t fair_prio[] = {
 	[JP_PRIO_CRITICAL] = JD_FAIR_CRITICAL,
 };
 
-/* make_job: pass 3, one spec.  Returns NULL on ENOMEM. */
-static struct jd_job *make_job(struct jd_conn *c, const struct jp_job_spec *sp,
-			       const struct jsched_handler *h, struct jd_job **made,
-			       uint64_t now_ns, uint64_t now_ms)
+struct jd_job *jd_job_from_spec(struct jd_jobs *t, struct jd_runner *runner, struct jd_client *cl,
+				uid_t uid, gid_t gid, const struct jp_job_spec *sp,
+				const struct jsched_handler *h, uint64_t now_ns, uint64_t now_ms)
 {
-	struct jd_job *j = jd_job_new(c->d->jobs);
-	size_t nd = sp->n_after + sp->n_any_of;
+	struct jd_job *j = jd_job_new(t);
 
 	if (!j)
 		return NULL;
-	j->client = c->client;
-	j->uid = c->uid;
-	j->gid = c->gid;
+	j->client = cl;
+	j->uid = uid;
+	j->gid = gid;
 	j->kind = sp->kind == JP_KIND_EXEC ? JD_KIND_EXEC : JD_KIND_CALL;
 	if (j->kind == JD_KIND_EXEC && !(j->exec = jd_exec_job_new(sp)))
 		goto fail;
 	if (j->exec) {
 		char why[200];
-		int k = jd_backend_choose(c->d->runner, c->client, c->uid, sp->backend, why, sizeof(why));
+		int k = jd_backend_choose(runner, cl, uid, sp->backend, why, sizeof(why));
 
-		/* check() refused every spec that has no backend: k is one. */
-		jd_backend_assign(c->d->runner, j, k > 0 ? (enum jd_backend_kind)k : JD_BACKEND_LOCAL);
+		/* check() refused every spec that has no backend: k is one (a recovered one
+		 * whose backend is gone since runs locally). */
+		jd_backend_assign(runner, j, k > 0 ? (enum jd_backend_kind)k : JD_BACKEND_LOCAL);
 	}
 	j->prio = fair_prio[sp->priority];
 	j->fj.prio = j->prio;
 	j->fj.cost = sp->cost;
 	j->fj.deadline_ns = deadline_ns(sp, now_ns, now_ms);
 	j->handler = h;
-	j->fj.cls = jd_runner_job_class(c->d->runner, j);
+	j->fj.cls = jd_runner_job_class(runner, j);
 	j->args = json_incref(sp->args ? sp->args : json_null());
 	j->submitted_ms = now_ms;
 	j->submitted_ns = now_ns;
 	if (sp->name && !(j->name = strdup(sp->name)))
 		goto fail;
+	return j;
+fail:
+	jd_job_discard(j);
+	return NULL;
+}
+
+/* make_job: pass 3, one spec.  Returns NULL on ENOMEM. */
+static struct jd_job *make_job(struct jd_conn *c, const struct jp_job_spec *sp,
+			       const struct jsched_handler *h, struct jd_job **made,
+			       uint64_t now_ns, uint64_t now_ms)
+{
+	struct jd_job *j = jd_job_from_spec(c->d->jobs, c->d->runner, c->client, c->uid, c->gid, sp,
+					    h, now_ns, now_ms);
+	size_t nd = sp->n_after + sp->n_any_of;
+
+	if (!j)
+		return NULL;
 	if (nd && !(j->deps = calloc(nd, sizeof(*j->deps))))
 		goto fail;
 	for (size_t k = 0; k < nd; k++) {
@@ -255,6 +284,16 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 			        "jschedd is shutting down: no new jobs");
 		return;
 	}
+	if (d->hooks.journal_refuse) {
+		char why[700];
+		int rc = d->hooks.journal_refuse(d->hooks.ctx, why, sizeof(why));
+
+		if (rc) {
+			jd__reply_error(c, r->id, rc, NULL, "no new jobs while the journal cannot be "
+					"written: %s", why);
+			return;
+		}
+	}
 	if (c->client->blocked) {
 		/* Hold this submit and stop reading until the client has room. */
 		json_decref(c->blocked);
@@ -291,11 +330,20 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 		goto out;
 	}
 	for (k = 0; k < s.n; k++) {
-		jd_job_insert(d->jobs, made[s.order[k]]);
-		ids[s.order[k]] = (int64_t)made[s.order[k]]->id;
+		size_t i = s.order[k];
+		json_t *spec = d->journal_specs ? spec_for_journal(&s.specs[i]) : NULL;
+
+		/* The journal records the spec from the insertion's report. */
+		made[i]->spec = spec;
+		jd_job_insert(d->jobs, made[i]);
+		made[i]->spec = NULL;
+		json_decref(spec);
+		ids[i] = (int64_t)made[i]->id;
 	}
 	/* Reply now, before any job can end: a wait pipelined behind this submit then
-	 * always finds the ids issued.  (The `waiting` events went out at insertion.) */
+	 * always finds the ids issued.  (The `waiting` events went out at insertion.)  With
+	 * journal.sync "always" it goes out once the submit's records are durable, and the
+	 * connection's later replies queue behind it (server.c, the journal_hold hook). */
 	{
 		json_t *rep = jp_submit_reply_new(r->id, &s, ids);
 

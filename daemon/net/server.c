@@ -67,6 +67,8 @@ struct jd_uid_count *jd__uid_count(struct jd_net *d, uid_t uid)
 	return uid_slot(&d->srv, uid, false);
 }
 
+static void jh_free(struct jd_conn *c);
+
 static void conn_handle_closed_cb(uv_handle_t *h)
 {
 	struct jd_conn *c = h->data;
@@ -127,6 +129,16 @@ static void reap_cb(uv_idle_t *h)
 
 		s->to_close = c->close_next;
 		jd_session_closed(c);
+		if (c->on_jh) {
+			/* Its held replies go with it. */
+			struct jd_conn **pc = &s->jh_conns;
+
+			while (*pc != c)
+				pc = &(*pc)->jh_next;
+			*pc = c->jh_next;
+			c->on_jh = false;
+		}
+		jh_free(c);
 		if (c->prev)
 			c->prev->next = c->next;
 		else
@@ -185,8 +197,17 @@ static void write_cb(uv_write_t *req, int status)
 	}
 }
 
-/* queue: write one encoded frame (takes `bytes`, malloc'd) and enforce the output limit. */
-static int queue(struct jd_conn *c, char *bytes, size_t len)
+/* A frame held for the journal (struct jd_conn's held list). */
+struct jd_jheld {
+	struct jd_jheld *next;
+	uint64_t seq;		/* sent once the journal is durable up to it */
+	char *bytes;
+	size_t len;
+};
+
+/* queue_now: write one encoded frame (takes `bytes`, malloc'd) and enforce the output
+ * limit. */
+static int queue_now(struct jd_conn *c, char *bytes, size_t len)
 {
 	struct wreq *w;
 	uv_buf_t buf;
@@ -223,6 +244,80 @@ static int queue(struct jd_conn *c, char *bytes, size_t len)
 		return JSCHED_ELIMIT_EXCEEDED;
 	}
 	return 0;
+}
+
+/* hold: keep a frame until the journal is durable up to seq.  Takes `bytes`. */
+static int hold(struct jd_conn *c, char *bytes, size_t len, uint64_t seq)
+{
+	struct jd_jheld *h = malloc(sizeof(*h));
+
+	if (!h) {
+		free(bytes);
+		return JSCHED_ENOMEM;
+	}
+	if (c->jh_tail && c->jh_tail->seq > seq)
+		seq = c->jh_tail->seq; /* in order: never before what is held already */
+	*h = (struct jd_jheld){NULL, seq, bytes, len};
+	if (c->jh_tail)
+		c->jh_tail->next = h;
+	else
+		c->jh_head = h;
+	c->jh_tail = h;
+	if (!c->on_jh) {
+		c->on_jh = true;
+		c->jh_next = c->d->srv.jh_conns;
+		c->d->srv.jh_conns = c;
+	}
+	return 0;
+}
+
+/* queue: send a frame now, or hold it until the journal has made durable what was
+ * recorded before it (and behind the frames held on c already). */
+static int queue(struct jd_conn *c, char *bytes, size_t len)
+{
+	const struct jd_net_hooks *h = &c->d->hooks;
+	uint64_t need = h->journal_hold ? h->journal_hold(h->ctx) : 0;
+
+	return need || c->jh_head ? hold(c, bytes, len, need) : queue_now(c, bytes, len);
+}
+
+static void jh_free(struct jd_conn *c)
+{
+	while (c->jh_head) {
+		struct jd_jheld *h = c->jh_head;
+
+		c->jh_head = h->next;
+		free(h->bytes);
+		free(h);
+	}
+	c->jh_tail = NULL;
+}
+
+void jd_server_release_held(struct jd_net *d, uint64_t durable)
+{
+	struct jd_conn **pc = &d->srv.jh_conns;
+
+	while (*pc) {
+		struct jd_conn *c = *pc;
+
+		while (c->jh_head && c->jh_head->seq <= durable && !c->closing) {
+			struct jd_jheld *h = c->jh_head;
+
+			c->jh_head = h->next;
+			if (!c->jh_head)
+				c->jh_tail = NULL;
+			queue_now(c, h->bytes, h->len);
+			free(h);
+		}
+		if (c->jh_head && !c->closing) {
+			pc = &c->jh_next;
+			continue;
+		}
+		jh_free(c);
+		c->on_jh = false;
+		*pc = c->jh_next;
+		jd_conn_maybe_done(c); /* a half-closed one waited for these answers */
+	}
 }
 
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -313,7 +408,7 @@ static bool peer_gone(const struct jd_conn *c, short events)
 
 void jd_conn_maybe_done(struct jd_conn *c)
 {
-	if (c->read_eof && !c->closing && !c->waits && !c->read_paused)
+	if (c->read_eof && !c->closing && !c->waits && !c->read_paused && !c->jh_head)
 		jd_conn_close(c, "end of stream, every answer sent");
 }
 

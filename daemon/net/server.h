@@ -65,6 +65,12 @@ struct jd_conn {
 	uint32_t n_waits;		/* how many (limits.waits_per_connection) */
 	size_t held;			/* bytes its decoder holds (counted in srv.held_bytes) */
 	bool frame_timing;		/* hs_timer times a frame in progress (after hello) */
+
+	/* frames held until the journal has made durable what was recorded before them,
+	 * in order; every later frame queues behind them (server.c's queue) */
+	struct jd_jheld *jh_head, *jh_tail;
+	struct jd_conn *jh_next;	/* on the server's list of connections holding */
+	bool on_jh;
 };
 
 /* Per uid: open connections, and the ids its pending waits name (op_wait.c). */
@@ -85,6 +91,7 @@ struct jd_server {
 	bool activated;		/* the socket came from systemd (LISTEN_FDS): not ours to unlink */
 	struct jd_conn *conns;	/* all open connections */
 	struct jd_conn *to_close;
+	struct jd_conn *jh_conns;	/* connections holding frames for the journal */
 	uint32_t n_conns;
 	uint32_t n_refusing;	/* refused, told why, waiting for the peer's first bytes */
 	struct jd_uid_count *uids;
@@ -124,6 +131,10 @@ void jd_server_free(struct jd_net *d);
  * limit the connection is closed (the client does not read).  Returns 0 or a negative
  * JSCHED_E* code (the message is then dropped).  Loop thread. */
 int jd_conn_send(struct jd_conn *c, json_t *msg);
+
+/* jd_server_release_held: the journal is durable up to `durable`: send every held frame
+ * that waited for it (and what queued behind them).  Loop thread. */
+void jd_server_release_held(struct jd_net *d, uint64_t durable);
 
 /* jd_conn_send_frame: send a payload the caller wrote as JSON text into b after
  * JP_HEADER_BYTES reserved bytes (the header is filled in here).  Takes b's memory (b is

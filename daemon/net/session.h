@@ -11,6 +11,7 @@
 #define JD_SESSION_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -18,6 +19,10 @@ struct jd_conn;
 struct jd_net;
 struct jd_job;
 struct jd_client;
+struct jd_jobs;
+struct jd_runner;
+struct jp_job_spec;
+struct jsched_handler;
 
 /* jd_session_message: handle one message (borrowed) from c. */
 void jd_session_message(struct jd_conn *c, json_t *msg);
@@ -48,5 +53,13 @@ void jd_reply_ok(struct jd_conn *c, int64_t id, json_t *body);
 
 /* jd_reply_error_obj: send {"id": id, "ok": false, "error": err} (err stolen). */
 void jd_reply_error_obj(struct jd_conn *c, int64_t id, json_t *err);
+
+/* jd_job_from_spec: a job made from a parsed spec for client cl and owner uid/gid, with
+ * the next id, in state WAITING, not in the table, its deps and (unless the spec has
+ * one) deadline unset: what a submit makes of each spec, and what recovery makes of a
+ * recorded one (op_submit.c).  NULL on ENOMEM. */
+struct jd_job *jd_job_from_spec(struct jd_jobs *t, struct jd_runner *runner, struct jd_client *cl,
+				uid_t uid, gid_t gid, const struct jp_job_spec *sp,
+				const struct jsched_handler *h, uint64_t now_ns, uint64_t now_ms);
 
 #endif /* JD_SESSION_H */

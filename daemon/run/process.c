@@ -619,6 +619,8 @@ void jd__proc_spawn(struct jd_proc *p)
 	p->open_handles++;
 	uv_poll_start(&p->pexit, UV_READABLE, exit_cb);
 	p->spawned = true;
+	if (p->job)
+		jd_job_process_started(p->x->jobs, p->job, p->pid); /* the journal keeps it */
 	x->spawned++;
 	if (++x->running > x->peak_running)
 		x->peak_running = x->running;

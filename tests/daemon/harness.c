@@ -33,10 +33,17 @@ void jdt_sleep_ms(int ms)
 void jdt_write_config(struct jdt *t, const char *members)
 {
 	FILE *f = fopen(t->conf, "w");
+	bool own_journal = members && strstr(members, "\"journal\"");
 
 	assert_non_null(f);
-	fprintf(f, "{\"socket\": \"%s\", \"modules\": [\"%s/tests/daemon/module_example.so\"]%s%s}\n",
-		t->sock, t->build, members && members[0] ? ", " : "", members ? members : "");
+	fprintf(f, "{\"socket\": \"%s\", \"modules\": [\"%s/tests/daemon/module_example.so\"]",
+		t->sock, t->build);
+	/* The journal in the test's own directory, unless the test sets one. */
+	if (!own_journal)
+		fprintf(f, ", \"journal\": {\"dir\": \"%s/journal\"}", t->dir);
+	if (members && members[0])
+		fprintf(f, ", %s", members);
+	fputs("}\n", f);
 	fclose(f);
 }
 

@@ -382,8 +382,9 @@ static pid_t start_as_b(const char *members, char *d, size_t dlen, char *sock, s
 	stage_bin(d, "jschedd-runas");
 	snprintf(bin, sizeof(bin), "%s/jschedd", d);
 	assert_non_null(f = fopen(conf, "w"));
-	fprintf(f, "{\"socket\": \"%s\", \"socket_mode\": \"0666\", \"workers\": 1%s%s}\n", sock,
-		members[0] ? ", " : "", members);
+	fprintf(f, "{\"socket\": \"%s\", \"socket_mode\": \"0666\", \"workers\": 1, "
+		"\"journal\": {\"dir\": \"%s/journal\"}%s%s}\n", sock, d, members[0] ? ", " : "",
+		members);
 	fclose(f);
 	assert_int_equal(chmod(conf, 0644), 0);
 	/* B's own directory is its working directory too: the test's may be one B cannot

@@ -122,7 +122,7 @@ check "pkg-config --define-prefix: build and run a client" sh -c \
 	"$cc -o '$tmp/t' '$tmp/t.c' $(pcflags --cflags) $(pcflags --libs) && LD_LIBRARY_PATH='$stage/usr/lib' '$tmp/t' | grep -qx queue_full"
 
 # The staged jschedd finds the staged jschedd-runas.
-printf '{"socket": "%s/s"}\n' "$tmp" >"$tmp/conf.json"
+printf '{"socket": "%s/s", "journal": {"dir": "%s/journal"}}\n' "$tmp" "$tmp" >"$tmp/conf.json"
 env -u JSCHED_RUNAS "$stage/usr/bin/jschedd" -c "$tmp/conf.json" 2>"$tmp/jschedd.log" &
 pid=$!
 n=0

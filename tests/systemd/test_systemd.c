@@ -209,7 +209,8 @@ static void test_ready_status_watchdog_stopping(void **state)
 	snprintf(conf, sizeof(conf), "%s/direct.json", dir);
 	snprintf(bin, sizeof(bin), "%s/bin/jschedd", build);
 	assert_non_null(f = fopen(conf, "w"));
-	fprintf(f, "{\"socket\": \"%s\", \"workers\": 1}\n", sock);
+	fprintf(f, "{\"socket\": \"%s\", \"workers\": 1, \"journal\": {\"dir\": \"%s/direct.journal\"}}\n",
+		sock, dir);
 	fclose(f);
 	pid = start(argv, env);
 	m = notify_until(nfd, "READY=1");
@@ -229,9 +230,12 @@ static void test_ready_status_watchdog_stopping(void **state)
 
 static void test_socket_activation(void **state)
 {
-	char npath[128], sock[128], listen_arg[160], env_arg[160], bin[PATH_MAX + 16];
+	char npath[128], sock[128], listen_arg[160], env_arg[160], bin[PATH_MAX + 16],
+		state_arg[200];
+	/* No config: the defaults, with the journal where systemd's StateDirectory= would
+	 * say ($STATE_DIRECTORY). */
 	char *argv[] = {(char *)(uintptr_t)"systemd-socket-activate", (char *)(uintptr_t)"-l",
-			sock, (char *)(uintptr_t)"-E", env_arg, bin,
+			sock, (char *)(uintptr_t)"-E", env_arg, (char *)(uintptr_t)"-E", state_arg, bin,
 			(char *)(uintptr_t)"--config-optional", (char *)(uintptr_t)"/nonexistent/jschedd.json",
 			NULL};
 	struct jsched_conn *c = NULL;
@@ -251,6 +255,7 @@ static void test_socket_activation(void **state)
 	}
 	nfd = notify_bind("notify2", npath, sizeof(npath));
 	snprintf(env_arg, sizeof(env_arg), "NOTIFY_SOCKET=%s", npath);
+	snprintf(state_arg, sizeof(state_arg), "STATE_DIRECTORY=%s/state", dir);
 	snprintf(sock, sizeof(sock), "%s/activated.sock", dir);
 	snprintf(bin, sizeof(bin), "%s/bin/jschedd", build);
 	pid = start(argv, NULL);

@@ -1,0 +1,319 @@
+/* bench/e2e/durable.c: part 6, durability: what the journal costs and what it buys.
+ *
+ *   - durable acknowledged submits/s with 1, 8 and 64 concurrent submitters (threads,
+ *     each with its own connection, each submitting one noop at a time and waiting for
+ *     its reply: with journal.sync "always" a reply means the job is on disk), and the
+ *     p50 / p99 latency of one submit at 8;
+ *   - one client submitting batches of 1,000 (4 in flight), durable jobs/s;
+ * beside, in the same run: jschedd with journal.sync "off" (nothing kept: the same rows),
+ * and beanstalkd with its binlog, `-b DIR -f 0` (fsync after every write) and `-f 50`
+ * (at most every 50 ms: a crash can lose up to 50 ms of acknowledged puts), each
+ * submitter putting one job at a time over its own connection;
+ *   - tiny-job throughput (200,000 noops, batches, waited for) with the journal beside
+ *     without it;
+ *   - journal bytes per job, from the metrics (records of submit, queued, running, final);
+ *   - recovery: the daemon killed (SIGKILL) holding N retained jobs, restarted; the
+ *     recovery time it reports, per million jobs (N = 200,000, 20,000 with --quick).
+ *
+ * The journal lives in the part's temporary folder, which is on the machine's disk
+ * (/tmp here is ext4: a tmpfs would make every sync free and the rows meaningless).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench/e2e/e2e.h"
+
+enum { MAX_SUBMITTERS = 64, LAT_MAX = 200000 };
+
+struct submitter {
+	pthread_t th;
+	struct e2e_daemon *d;	/* jschedd, or NULL for beanstalkd */
+	int bs_port;
+	const struct jsched_spec *spec;
+	uint64_t until_ns;
+	uint64_t n;
+	double *lat_us;		/* latencies, if not NULL (up to LAT_MAX) */
+	size_t nlat;
+	pthread_barrier_t *go;
+};
+
+static void *submitter_main(void *arg)
+{
+	struct submitter *s = arg;
+	struct jsched_conn *c = NULL;
+	struct bs_conn *bs = NULL;
+
+	if (s->d) {
+		c = e2e_connect(s->d, "durable");
+	} else {
+		bs = malloc(sizeof(*bs));
+		if (!bs)
+			e2e_die("out of memory");
+		bs_connect(bs, s->bs_port);
+	}
+	pthread_barrier_wait(s->go);
+	while (bench_now_ns() < s->until_ns) {
+		uint64_t t0 = bench_now_ns(), id;
+
+		if (c) {
+			int rc = jsched_submit(c, s->spec, &id);
+
+			if (rc != 0)
+				e2e_die("submit: %s", jsched_strerror(rc));
+		} else {
+			bs_put(bs, "noop", 4);
+		}
+		if (s->lat_us && s->nlat < LAT_MAX)
+			s->lat_us[s->nlat++] = (double)(bench_now_ns() - t0) / 1e3;
+		s->n++;
+	}
+	if (c)
+		jsched_close(c);
+	if (bs) {
+		bs_close(bs);
+		free(bs);
+	}
+	return NULL;
+}
+
+/* submitters: k threads submitting for secs; returns submits/s, and the p50/p99 latency
+ * in us if lat is not NULL. */
+static double submitters(struct e2e_daemon *d, int bs_port, const struct jsched_spec *spec, int k,
+			 double secs, double lat[2])
+{
+	struct submitter s[MAX_SUBMITTERS];
+	pthread_barrier_t go;
+	uint64_t t0, total = 0;
+	double *all = NULL;
+	size_t nall = 0;
+
+	pthread_barrier_init(&go, NULL, (unsigned)k + 1);
+	memset(s, 0, sizeof(s));
+	for (int i = 0; i < k; i++) {
+		s[i].d = d;
+		s[i].bs_port = bs_port;
+		s[i].spec = spec;
+		s[i].go = &go;
+		s[i].until_ns = UINT64_MAX;
+		if (lat && !(s[i].lat_us = malloc(LAT_MAX * sizeof(double))))
+			e2e_die("out of memory");
+		pthread_create(&s[i].th, NULL, submitter_main, &s[i]);
+	}
+	t0 = bench_now_ns();
+	for (int i = 0; i < k; i++)
+		s[i].until_ns = t0 + (uint64_t)(secs * 1e9);
+	pthread_barrier_wait(&go);
+	t0 = bench_now_ns();
+	for (int i = 0; i < k; i++) {
+		pthread_join(s[i].th, NULL);
+		total += s[i].n;
+	}
+	if (lat) {
+		all = malloc((size_t)k * LAT_MAX * sizeof(double));
+		for (int i = 0; i < k; i++) {
+			memcpy(all + nall, s[i].lat_us, s[i].nlat * sizeof(double));
+			nall += s[i].nlat;
+			free(s[i].lat_us);
+		}
+		lat[0] = e2e_percentile(all, nall, 0.50);
+		lat[1] = e2e_percentile(all, nall, 0.99);
+		free(all);
+	}
+	pthread_barrier_destroy(&go);
+	return (double)total / ((double)(bench_now_ns() - t0) / 1e9);
+}
+
+static double batches(struct e2e_daemon *d, const struct jsched_spec *spec, size_t n)
+{
+	struct jsched_conn *c = e2e_connect(d, "batches");
+	uint64_t *ids = malloc(n * sizeof(*ids)), t0 = bench_now_ns();
+	double r;
+
+	if (!ids)
+		e2e_die("out of memory");
+	e2e_submit_pipelined(c, spec, n, 1000, 4, ids);
+	r = (double)n / ((double)(bench_now_ns() - t0) / 1e9);
+	free(ids);
+	jsched_close(c);
+	return r;
+}
+
+static double tiny(struct e2e_daemon *d, const struct jsched_spec *spec, size_t n)
+{
+	struct jsched_conn *c = e2e_connect(d, "tiny");
+	uint64_t *ids = malloc(n * sizeof(*ids)), t0 = bench_now_ns();
+	double r;
+
+	if (!ids)
+		e2e_die("out of memory");
+	e2e_submit_pipelined(c, spec, n, 1000, 4, ids);
+	e2e_wait_ids(c, ids, n);
+	r = (double)n / ((double)(bench_now_ns() - t0) / 1e9);
+	free(ids);
+	jsched_close(c);
+	return r;
+}
+
+#define ROOM "\"retention\": {\"jobs\": 2000000}, \"limits\": {\"queued_jobs\": 2000000}, " \
+	"\"clients\": {\"default\": {\"max_queued\": 2000000}}"
+static const char *const journal_on = "\"journal\": {\"dir\": \"%s/journal\"}, " ROOM;
+static const char *const journal_off = "\"journal\": {\"sync\": \"off\"}, " ROOM;
+
+/* start: a daemon with the journal in its own folder (on) or none. */
+static void start(struct e2e_daemon *d, bool on)
+{
+	char members[512];
+
+	if (!on) {
+		e2e_daemon_start(d, journal_off);
+		return;
+	}
+	/* The folder is made by e2e_daemon_start; the journal dir goes inside it, so
+	 * start once to learn it, then again with the dir set. */
+	e2e_daemon_start(d, journal_off);
+	snprintf(members, sizeof(members), journal_on, d->dir);
+	e2e_daemon_restart(d, members);
+}
+
+void e2e_durable(struct e2e *e)
+{
+	struct jsched_spec *spec = NULL;
+	static const int ks[] = {1, 8, 64};
+	double secs = e->quick ? 0.3 : 1.5;
+	int runs = e->runs_long;
+	double v[16], b0[16], b1[16], b2[16];
+	double lat_on[2] = {0}, lat_off[2] = {0}, lat_bs[2] = {0};
+	struct e2e_daemon d;
+	struct e2e_beanstalkd bs;
+	char bsdir[128];
+
+	if (jsched_spec_call("noop", NULL, &spec) != 0)
+		e2e_die("spec");
+	for (size_t ki = 0; ki < 3; ki++) {
+		int k = ks[ki];
+		char name[96];
+
+		for (int r = 0; r < runs; r++) {
+			double *lon = k == 8 ? lat_on : NULL, *loff = k == 8 ? lat_off : NULL,
+			       *lbs = k == 8 ? lat_bs : NULL;
+
+			start(&d, true);
+			v[r] = submitters(&d, 0, spec, k, secs, lon);
+			e2e_daemon_stop(&d);
+			start(&d, false);
+			b0[r] = submitters(&d, 0, spec, k, secs, loff);
+			e2e_daemon_stop(&d);
+			snprintf(bsdir, sizeof(bsdir), "/tmp/bench-bs-XXXXXX");
+			if (!mkdtemp(bsdir))
+				e2e_die("mkdtemp: %s", strerror(errno));
+			e2e_track_dir(bsdir, true);
+			e2e_beanstalkd_start_binlog(&bs, bsdir, 0);
+			b1[r] = submitters(NULL, bs.port, spec, k, secs, lbs);
+			e2e_beanstalkd_stop(&bs);
+			e2e_rm_rf(bsdir);
+			if (!mkdtemp(strcpy(bsdir, "/tmp/bench-bs-XXXXXX")))
+				e2e_die("mkdtemp: %s", strerror(errno));
+			e2e_beanstalkd_start_binlog(&bs, bsdir, 50);
+			b2[r] = submitters(NULL, bs.port, spec, k, secs, NULL);
+			e2e_beanstalkd_stop(&bs);
+			e2e_rm_rf(bsdir);
+			e2e_track_dir(bsdir, false);
+		}
+		snprintf(name, sizeof(name), "durable submits, %d submitter%s", k, k > 1 ? "s" : "");
+		bench_row(e->rep, name, "jobs/s", "always", e2e_median_of(v, (size_t)runs),
+			  "beanstalkd -b -f 0", e2e_median_of(b1, (size_t)runs));
+		bench_row(e->rep, name, "jobs/s", "always", e2e_median_of(v, (size_t)runs),
+			  "beanstalkd -b -f 50 (not durable)", e2e_median_of(b2, (size_t)runs));
+		bench_row(e->rep, name, "jobs/s", "always", e2e_median_of(v, (size_t)runs),
+			  "jschedd journal off", e2e_median_of(b0, (size_t)runs));
+		if (k == 8) {
+			bench_row(e->rep, "submit latency p50, 8 submitters", "us", "always", lat_on[0],
+				  "jschedd journal off", lat_off[0]);
+			bench_row(e->rep, "submit latency p99, 8 submitters", "us", "always", lat_on[1],
+				  "jschedd journal off", lat_off[1]);
+			bench_row(e->rep, "submit latency p50, 8 submitters", "us", "always", lat_on[0],
+				  "beanstalkd -b -f 0", lat_bs[0]);
+			bench_row(e->rep, "submit latency p99, 8 submitters", "us", "always", lat_on[1],
+				  "beanstalkd -b -f 0", lat_bs[1]);
+		}
+	}
+	/* batches of 1,000, and tiny jobs end to end; bytes per job */
+	{
+		size_t n = e->quick ? 20000 : 200000;
+		double bytes = 0;
+
+		for (int r = 0; r < runs; r++) {
+			struct jsched_conn *c;
+
+			start(&d, true);
+			v[r] = batches(&d, spec, n);
+			c = e2e_connect(&d, "m");
+			bytes = e2e_metrics_number(c, "journal.bytes_written") /
+				e2e_metrics_number(c, "jobs.submitted");
+			jsched_close(c);
+			e2e_daemon_stop(&d);
+			start(&d, false);
+			b0[r] = batches(&d, spec, n);
+			e2e_daemon_stop(&d);
+		}
+		bench_row(e->rep, "durable submits, batches of 1,000", "jobs/s", "always",
+			  e2e_median_of(v, (size_t)runs), "jschedd journal off",
+			  e2e_median_of(b0, (size_t)runs));
+		bench_row(e->rep, "journal bytes per job (submitted, not yet run)", "bytes", "always",
+			  bytes, NULL, 0);
+		for (int r = 0; r < runs; r++) {
+			struct jsched_conn *c;
+
+			start(&d, true);
+			v[r] = tiny(&d, spec, n);
+			c = e2e_connect(&d, "m");
+			bytes = e2e_metrics_number(c, "journal.bytes_written") /
+				e2e_metrics_number(c, "jobs.submitted");
+			jsched_close(c);
+			e2e_daemon_stop(&d);
+			start(&d, false);
+			b0[r] = tiny(&d, spec, n);
+			e2e_daemon_stop(&d);
+		}
+		bench_row(e->rep, "tiny jobs end to end, batches of 1,000", "jobs/s", "always",
+			  e2e_median_of(v, (size_t)runs), "jschedd journal off",
+			  e2e_median_of(b0, (size_t)runs));
+		bench_row(e->rep, "journal bytes per job (run to the end)", "bytes", "always", bytes,
+			  NULL, 0);
+	}
+	/* recovery: kill -9 holding n finished jobs, restart, the time it reports */
+	{
+		size_t n = e->quick ? 20000 : 200000;
+		char members[512];
+
+		for (int r = 0; r < runs; r++) {
+			struct jsched_conn *c;
+
+			start(&d, true);
+			tiny(&d, spec, n);
+			kill(d.pid, SIGKILL);
+			waitpid(d.pid, NULL, 0);
+			e2e_untrack(d.pid);
+			snprintf(members, sizeof(members), journal_on, d.dir);
+			e2e_daemon_respawn(&d, members);
+			c = e2e_connect(&d, "m");
+			v[r] = e2e_metrics_number(c, "journal.recover_ms") / 1e3 * (1e6 / (double)n);
+			if ((size_t)e2e_metrics_number(c, "journal.recovered_jobs") < n)
+				e2e_die("recovery found %.0f jobs of %zu",
+					e2e_metrics_number(c, "journal.recovered_jobs"), n);
+			jsched_close(c);
+			e2e_daemon_stop(&d);
+		}
+		bench_row(e->rep, "recovery after kill -9, per million retained jobs", "s", "always",
+			  e2e_median_of(v, (size_t)runs), "target", 1.0);
+	}
+	jsched_spec_free(spec);
+	bench_note(e->rep, "durable part: \"always\" replies once the journal has the job on disk "
+		   "(fdatasync); beanstalkd -f 0 fsyncs each put; -f 50 and \"off\" keep less");
+}

@@ -1,0 +1,1200 @@
+/* daemon/persist.c: the job table's changes as journal records, and recovery from them
+ * (persist.h says what is recorded and what recovery does).
+ *
+ * Encoding is a small binary header per record plus text where the codec already has a
+ * form (the spec's JSON, the call's value): a record costs the loop thread one copy
+ * into the journal's buffer, and the state records (queued, running, forgotten) carry
+ * no payload at all.
+ */
+#include "daemon/persist.h"
+
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/core/journal.h"
+#include "daemon/core/log.h"
+#include "daemon/daemon.h"
+#include "daemon/net/ops.h"
+#include "daemon/net/session.h"
+#include "jsched/error.h"
+#include "jsched/module.h"
+
+enum {
+	R_SUBMIT = 1,
+	R_QUEUED = 2,
+	R_RUNNING = 3,
+	R_FINAL = 4,
+	R_FORGOTTEN = 5,
+	R_CLIENT = 6,
+	R_NEXT_ID = 7,		/* snapshots only: the id counter (u64) */
+	R_PROCESS = 8,		/* a running command's process group: pid, start time, boot */
+};
+
+/* ---- a growing byte buffer, little-endian fields ---- */
+
+struct wbuf {
+	unsigned char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void w_bytes(struct wbuf *b, const void *p, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 256;
+		unsigned char *q;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		q = realloc(b->p, cap);
+		if (!q) {
+			b->oom = true;
+			return;
+		}
+		b->p = q;
+		b->cap = cap;
+	}
+	if (n)
+		memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+static void w_u64(struct wbuf *b, uint64_t v)
+{
+	unsigned char x[8];
+
+	for (int i = 0; i < 8; i++)
+		x[i] = (unsigned char)(v >> (8 * i));
+	w_bytes(b, x, 8);
+}
+
+static void w_u32(struct wbuf *b, uint32_t v)
+{
+	unsigned char x[4];
+
+	for (int i = 0; i < 4; i++)
+		x[i] = (unsigned char)(v >> (8 * i));
+	w_bytes(b, x, 4);
+}
+
+static void w_u8(struct wbuf *b, unsigned v)
+{
+	unsigned char x = (unsigned char)v;
+
+	w_bytes(b, &x, 1);
+}
+
+/* w_str: u32 length + bytes (NULL: length 0). */
+static void w_str(struct wbuf *b, const char *s, size_t n)
+{
+	w_u32(b, (uint32_t)n);
+	w_bytes(b, s, n);
+}
+
+struct rbuf {
+	const unsigned char *p;
+	size_t len, off;
+	bool bad;
+};
+
+static const unsigned char *r_take(struct rbuf *b, size_t n)
+{
+	const unsigned char *p;
+
+	if (b->bad || b->len - b->off < n) {
+		b->bad = true;
+		return NULL;
+	}
+	p = b->p + b->off;
+	b->off += n;
+	return p;
+}
+
+static uint64_t r_u64(struct rbuf *b)
+{
+	const unsigned char *p = r_take(b, 8);
+	uint64_t v = 0;
+
+	for (int i = 0; p && i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static uint32_t r_u32(struct rbuf *b)
+{
+	const unsigned char *p = r_take(b, 4);
+	uint32_t v = 0;
+
+	for (int i = 0; p && i < 4; i++)
+		v |= (uint32_t)p[i] << (8 * i);
+	return v;
+}
+
+static unsigned r_u8(struct rbuf *b)
+{
+	const unsigned char *p = r_take(b, 1);
+
+	return p ? *p : 0;
+}
+
+static const char *r_str(struct rbuf *b, size_t *n)
+{
+	*n = r_u32(b);
+	return (const char *)r_take(b, *n);
+}
+
+/* proc_start: the start time of process pid (clock ticks since boot, /proc/PID/stat
+ * field 22), or 0 if it is gone.  With the boot id it names one process for good. */
+static uint64_t proc_start(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* after the command name, which may hold spaces and parentheses: the last ')' */
+	if (!(p = strrchr(buf, ')')))
+		return 0;
+	/* the space before field 3 (state) follows the ')'; starttime is field 22 */
+	for (int field = 3; field <= 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &start) != 1)
+		return 0;
+	return start;
+}
+
+static void boot_id(char out[40])
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	out[0] = 0;
+	if (f) {
+		if (!fgets(out, 40, f))
+			out[0] = 0;
+		fclose(f);
+	}
+	out[strcspn(out, "\n")] = 0;
+}
+
+static void encode_process(struct wbuf *b, pid_t pid)
+{
+	char boot[40];
+
+	boot_id(boot);
+	w_u32(b, (uint32_t)pid);
+	w_u64(b, proc_start(pid));
+	w_str(b, boot, strlen(boot));
+}
+
+/* ---- recording ---- */
+
+/* wall_deadline: a job's deadline as wall-clock ms (0: none). */
+static uint64_t wall_deadline(const struct jd_job *j)
+{
+	uint64_t now_ns = jd_now_ns(), now_ms = jd_now_ms();
+
+	if (!j->fj.deadline_ns)
+		return 0;
+	if (j->fj.deadline_ns == UINT64_MAX)
+		return UINT64_MAX;
+	if (j->fj.deadline_ns <= now_ns)
+		return now_ms > 0 ? now_ms - (now_ns - j->fj.deadline_ns) / 1000000u : 1;
+	return now_ms + (j->fj.deadline_ns - now_ns) / 1000000u;
+}
+
+static void append(struct jd_daemon *d, unsigned type, uint64_t id, const struct wbuf *b)
+{
+	int64_t rc;
+
+	if (b && b->oom)
+		rc = JSCHED_ENOMEM;
+	else
+		rc = jd_journal_append(d->persist.j, type, id, b ? b->p : NULL, b ? b->len : 0);
+	if (rc < 0) {
+		/* Out of memory, or a record over the journal's limit: the change is not
+		 * durable; say so (the job itself goes on). */
+		d->persist.append_failures++;
+		jd_log(JD_LOG_ERR, "journal: record %u of job %" PRIu64 " not written: %s", type, id,
+		       rc == JSCHED_ELIMIT_EXCEEDED ? "larger than a record may be" : "out of memory");
+	}
+}
+
+/* encode_submit: a SUBMIT record's payload for j with its spec (borrowed). */
+static void encode_submit(struct wbuf *bp, const struct jd_job *j, const json_t *specj)
+{
+	struct wbuf b = *bp;
+	char *spec = json_dumps(specj, JSON_COMPACT);
+
+	if (!spec) {
+		bp->oom = true;
+		return;
+	}
+	w_u32(&b, (uint32_t)j->uid);
+	w_u32(&b, (uint32_t)j->gid);
+	w_u64(&b, j->submitted_ms);
+	w_u64(&b, wall_deadline(j));
+	w_str(&b, j->client->name, strlen(j->client->name));
+	w_u32(&b, j->n_deps);
+	for (uint32_t k = 0; k < j->n_deps; k++) {
+		w_u64(&b, j->deps[k].id);
+		w_u8(&b, j->deps[k].on);
+		w_u8(&b, j->deps[k].any);
+	}
+	w_str(&b, spec, strlen(spec));
+	free(spec);
+	*bp = b;
+}
+
+static void rec_submit(struct jd_daemon *d, const struct jd_job *j)
+{
+	struct wbuf b = {0};
+
+	if (!j->spec) {
+		jd_log(JD_LOG_ERR, "journal: job %" PRIu64 " submitted without its spec", j->id);
+		return;
+	}
+	encode_submit(&b, j, j->spec);
+	append(d, R_SUBMIT, j->id, &b);
+	free(b.p);
+}
+
+/* encode_final: a FINAL record's payload for j. */
+static void encode_final(struct wbuf *bp, const struct jd_job *j)
+{
+	struct wbuf b = *bp;
+	char *value = j->value ? json_dumps(j->value, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	const struct jd_exec_result *x = j->exec ? &j->exec->res : NULL;
+
+	w_u8(&b, j->state);
+	w_u8(&b, j->cause);
+	w_u8(&b, x ? x->end : 0);
+	w_u8(&b, x ? (x->out.truncated ? 1u : 0u) | (x->err.truncated ? 2u : 0u) |
+			     (x->timed_out ? 4u : 0u)
+		   : 0);
+	w_u32(&b, x ? (uint32_t)x->exit_code : 0);
+	w_u32(&b, x ? (uint32_t)x->signal : 0);
+	w_u64(&b, j->finished_ms);
+	w_u64(&b, j->started_ms);
+	w_str(&b, j->reason, j->reason ? strlen(j->reason) : 0);
+	w_str(&b, value, value ? strlen(value) : 0);
+	w_str(&b, x ? (const char *)x->out.data : NULL, x ? x->out.len : 0);
+	w_str(&b, x ? (const char *)x->err.data : NULL, x ? x->err.len : 0);
+	free(value);
+	*bp = b;
+}
+
+static void rec_final(struct jd_daemon *d, const struct jd_job *j)
+{
+	struct wbuf b = {0};
+
+	encode_final(&b, j);
+	append(d, R_FINAL, j->id, &b);
+	free(b.p);
+}
+
+static void encode_client(struct wbuf *b, const struct jd_client *c)
+{
+	w_str(b, c->name, strlen(c->name));
+	w_u32(b, c->conf.weight);
+	w_u32(b, c->conf.max_queued);
+	w_u8(b, c->conf.overflow);
+}
+
+static void rec_client(struct jd_daemon *d, const struct jd_client *c)
+{
+	struct wbuf b = {0};
+
+	encode_client(&b, c);
+	append(d, R_CLIENT, 0, &b);
+	free(b.p);
+}
+
+void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
+{
+	struct wbuf b = {0};
+
+	if (!d->persist.j || d->persist.replaying)
+		return;
+	switch (ch->kind) {
+	case JD_CHANGE_SUBMITTED:
+		rec_submit(d, ch->job);
+		break;
+	case JD_CHANGE_QUEUED:
+		append(d, R_QUEUED, ch->job->id, NULL);
+		break;
+	case JD_CHANGE_RUNNING:
+		w_u64(&b, ch->job->started_ms);
+		append(d, R_RUNNING, ch->job->id, &b);
+		free(b.p);
+		break;
+	case JD_CHANGE_FINAL:
+		rec_final(d, ch->job);
+		break;
+	case JD_CHANGE_FORGOTTEN:
+		append(d, R_FORGOTTEN, ch->job->id, NULL);
+		break;
+	case JD_CHANGE_CLIENT:
+		rec_client(d, ch->client);
+		break;
+	case JD_CHANGE_NEXT_ID:
+		/* The SUBMIT and FORGOTTEN records carry every id issued (persist.h). */
+		break;
+	case JD_CHANGE_PROCESS:
+		encode_process(&b, ch->pid);
+		append(d, R_PROCESS, ch->job->id, &b);
+		free(b.p);
+		break;
+	}
+}
+
+/* hold_hook: the net layer's journal_hold (net/net.h): with sync "always", everything
+ * appended so far, while some of it is not durable yet. */
+static uint64_t hold_hook(void *ctx)
+{
+	const struct jd_daemon *d = ctx;
+	uint64_t last;
+
+	if (!d->persist.j || !d->persist.hold)
+		return 0;
+	last = jd_journal_last(d->persist.j);
+	return last > jd_journal_durable(d->persist.j) ? last : 0;
+}
+
+/* refuse_hook: the net layer's journal_refuse: the journal's fault, if any. */
+static int refuse_hook(void *ctx, char *why, size_t len)
+{
+	struct jd_daemon *d = ctx;
+
+	return d->persist.j ? jd_journal_status(d->persist.j, why, len) : 0;
+}
+
+static json_t *metrics_hook(void *ctx)
+{
+	return jd_persist_metrics(ctx);
+}
+
+static void snap_settle(struct jd_daemon *d);
+
+/* notify_cb: the journal's threads: wake the loop. */
+static void notify_cb(void *arg)
+{
+	uv_async_send(arg);
+}
+
+/* async_cb: the loop thread: send the replies now durable, and log a fault's start and
+ * end. */
+static void async_cb(uv_async_t *h)
+{
+	struct jd_daemon *d = h->data;
+	char why[600];
+	int st;
+
+	if (!d->persist.j)
+		return;
+	jd_server_release_held(&d->net, jd_journal_durable(d->persist.j));
+	if (!d->persist.snap_ids && jd_journal_snap_state(d->persist.j) != JD_SNAP_NONE)
+		snap_settle(d);
+	st = jd_journal_status(d->persist.j, why, sizeof(why));
+	if (st != d->persist.status) {
+		if (st)
+			jd_log(JD_LOG_ERR, "journal: %s; new submits are refused (journal_unavailable) "
+			       "until it can be written", why);
+		else
+			jd_log(JD_LOG_INFO, "journal: writable again; submits accepted");
+		d->persist.status = st;
+	}
+}
+
+/* ---- recovery ---- */
+
+struct proc_rec {
+	uint64_t id, start;
+	pid_t pid;
+	bool same_boot;
+};
+
+struct rec_state {
+	struct jd_daemon *d;
+	struct proc_rec *procs;		/* commands recorded running (the last per job) */
+	size_t n_procs, cap_procs;
+	char boot[40];
+	struct jd_job **byid;		/* recovered jobs by id (NULL: none, or forgotten) */
+	uint64_t cap, max_id;
+	uint64_t *final_order;		/* ids in the order their FINAL records came */
+	size_t n_final, cap_final;
+	uint64_t now_ns, now_ms;
+	int rc;
+	char *err;
+	size_t errlen;
+};
+
+static int slot(struct rec_state *st, uint64_t id, struct jd_job ***out)
+{
+	if (id >= st->cap) {
+		uint64_t cap = st->cap ? st->cap : 4096;
+		struct jd_job **v;
+
+		while (cap <= id)
+			cap *= 2;
+		v = realloc(st->byid, cap * sizeof(*v));
+		if (!v)
+			return JSCHED_ENOMEM;
+		memset(v + st->cap, 0, (cap - st->cap) * sizeof(*v));
+		st->byid = v;
+		st->cap = cap;
+	}
+	if (id > st->max_id)
+		st->max_id = id;
+	*out = &st->byid[id];
+	return 0;
+}
+
+/* mono_of: the monotonic time of a wall-clock ms in the past (for the histograms'
+ * and retention's clocks), at least 1. */
+static uint64_t mono_of(const struct rec_state *st, uint64_t wall_ms)
+{
+	uint64_t ago = st->now_ms > wall_ms ? (st->now_ms - wall_ms) * 1000000u : 0;
+
+	return st->now_ns > ago ? st->now_ns - ago : 1;
+}
+
+/* deps_bad: a dep list that names id 0 or an "on" out of range. */
+static bool deps_bad(const struct jd_dep *deps, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		if (deps[k].on > JD_ON_ANY || deps[k].id == 0)
+			return true;
+	return false;
+}
+
+static int replay_submit(struct rec_state *st, const struct jd_journal_rec *r)
+{
+	struct jd_daemon *d = st->d;
+	struct rbuf b = {r->data, r->len, 0, false};
+	uid_t uid = (uid_t)r_u32(&b);
+	gid_t gid = (gid_t)r_u32(&b);
+	uint64_t sub_ms = r_u64(&b), dl_ms = r_u64(&b);
+	size_t nlen, slen;
+	const char *cname = r_str(&b, &nlen), *spec;
+	uint32_t nd = r_u32(&b);
+	struct jd_dep *deps = NULL;
+	char name[65];
+	struct jd_client *cl;
+	json_t *obj = NULL;
+	struct jp_job_spec sp;
+	struct jp_limits lim;
+	struct jp_err perr;
+	struct jd_job **sl, *j = NULL;
+	const struct jsched_handler *h;
+	int rc = JSCHED_EINVAL;
+
+	if (b.bad || nlen > 64 || nd > 1u << 20)
+		goto bad;
+	memcpy(name, cname, nlen);
+	name[nlen] = 0;
+	if (nd && !(deps = calloc(nd, sizeof(*deps))))
+		return JSCHED_ENOMEM;
+	for (uint32_t k = 0; k < nd; k++) {
+		deps[k].id = r_u64(&b);
+		deps[k].on = (uint8_t)r_u8(&b);
+		deps[k].any = r_u8(&b) != 0;
+	}
+	spec = r_str(&b, &slen);
+	if (b.bad || deps_bad(deps, nd))
+		goto bad;
+	obj = json_loadb(spec, slen, JSON_REJECT_DUPLICATES, NULL);
+	/* The limits in force at the time were checked then: accept what was accepted. */
+	jp_limits_default(&lim);
+	lim.argv_items = lim.env_items = lim.stdin_bytes = lim.deps_per_job = UINT32_MAX;
+	if (!obj || jp_job_spec_parse(obj, "job", &lim, &sp, &perr) < 0)
+		goto bad;
+	cl = jd_client_get(&d->clients, name);
+	h = sp.kind == JP_KIND_EXEC ? &jd_exec_handler : jd_handler_find(&d->modules, sp.fn);
+	j = cl ? jd_job_from_spec(&d->jobs, &d->runner, cl, uid, gid, &sp, h, st->now_ns, st->now_ms)
+	       : NULL;
+	jp_job_spec_clear(&sp);
+	if (!j) {
+		rc = JSCHED_ENOMEM;
+		goto out;
+	}
+	j->id = j->fj.id = r->id;
+	j->submitted_ms = sub_ms;
+	j->submitted_ns = mono_of(st, sub_ms);
+	if (dl_ms == UINT64_MAX)
+		j->fj.deadline_ns = UINT64_MAX;
+	else if (dl_ms)
+		j->fj.deadline_ns = dl_ms > st->now_ms ? st->now_ns + (dl_ms - st->now_ms) * 1000000u
+						       : (st->now_ns ? st->now_ns : 1);
+	j->deps = deps;
+	j->n_deps = nd;
+	deps = NULL;
+	if ((rc = slot(st, r->id, &sl)) < 0)
+		goto out;
+	if (*sl) {
+		/* In the snapshot already (it was taken while records kept coming): the
+		 * snapshot's is the newer state. */
+		rc = 0;
+		goto out;
+	}
+	*sl = j;
+	j = NULL;
+	rc = 0;
+	goto out;
+bad:
+	snprintf(st->err, st->errlen, "journal: record %" PRIu64 " (submit of job %" PRIu64
+		 ") cannot be read", r->seq, r->id);
+	rc = JSCHED_EIO;
+out:
+	if (j)
+		jd_job_discard(j);
+	free(deps);
+	json_decref(obj);
+	return rc;
+}
+
+static int replay_final(struct rec_state *st, struct jd_job *j, const struct jd_journal_rec *r)
+{
+	struct rbuf b = {r->data, r->len, 0, false};
+	unsigned state = r_u8(&b), cause = r_u8(&b), end = r_u8(&b), flags = r_u8(&b);
+	int exit_code = (int)r_u32(&b), sig = (int)r_u32(&b);
+	uint64_t fin = r_u64(&b), started = r_u64(&b);
+	size_t rl, vl, ol, el;
+	const char *reason = r_str(&b, &rl), *value = r_str(&b, &vl), *out = r_str(&b, &ol),
+		   *errs = r_str(&b, &el);
+
+	if (b.bad || state < JD_SUCCEEDED || state >= JD_NSTATES || cause >= JP_NCAUSES)
+		return JSCHED_EIO;
+	j->state = (enum jd_state)state;
+	j->cause = (enum jp_cause)cause;
+	j->finished_ms = fin;
+	j->finished_ns = mono_of(st, fin);
+	if (started) {
+		j->started_ms = started;
+		j->started_ns = mono_of(st, started);
+	}
+	free(j->reason);
+	j->reason = rl ? strndup(reason, rl) : NULL;
+	json_decref(j->value);
+	j->value = vl ? json_loadb(value, vl, JSON_DECODE_ANY, NULL) : NULL;
+	if (j->exec) {
+		struct jd_exec_result *x = &j->exec->res;
+
+		x->end = (enum jd_exec_end)end;
+		x->exit_code = exit_code;
+		x->signal = sig;
+		x->out.truncated = flags & 1;
+		x->err.truncated = flags & 2;
+		x->timed_out = flags & 4;
+		free(x->out.data);
+		free(x->err.data);
+		x->out.data = ol ? malloc(ol) : NULL;
+		x->err.data = el ? malloc(el) : NULL;
+		x->out.len = x->out.data ? ol : 0;
+		x->err.len = x->err.data ? el : 0;
+		if (x->out.data)
+			memcpy(x->out.data, out, ol);
+		if (x->err.data)
+			memcpy(x->err.data, errs, el);
+	}
+	if (st->n_final == st->cap_final) {
+		size_t cap = st->cap_final ? st->cap_final * 2 : 4096;
+		uint64_t *v = realloc(st->final_order, cap * sizeof(*v));
+
+		if (!v)
+			return JSCHED_ENOMEM;
+		st->final_order = v;
+		st->cap_final = cap;
+	}
+	st->final_order[st->n_final++] = j->id;
+	return 0;
+}
+
+static int replay_client(struct rec_state *st, const struct jd_journal_rec *r)
+{
+	struct rbuf b = {r->data, r->len, 0, false};
+	size_t nlen;
+	const char *n = r_str(&b, &nlen);
+	struct jd_client_conf conf;
+	struct jd_client *c;
+	char name[65];
+
+	memset(&conf, 0, sizeof(conf));
+	conf.weight = r_u32(&b);
+	conf.max_queued = r_u32(&b);
+	conf.overflow = (enum jd_overflow)r_u8(&b);
+	if (b.bad || nlen >= sizeof(conf.name) || conf.weight == 0 ||
+	    conf.overflow > JD_OVERFLOW_BLOCK)
+		return JSCHED_EIO;
+	memcpy(name, n, nlen);
+	name[nlen] = 0;
+	memcpy(conf.name, name, nlen + 1);
+	c = jd_client_get(&st->d->clients, name);
+	return c ? jd_client_set(&st->d->clients, c, &conf) : JSCHED_ENOMEM;
+}
+
+/* replay_cb: one record from the journal. */
+static int replay_cb(void *arg, const struct jd_journal_rec *r)
+{
+	struct rec_state *st = arg;
+	struct jd_job **sl, *j;
+	int rc;
+
+	st->d->persist.records_replayed++;
+	if (r->type == R_SUBMIT)
+		return replay_submit(st, r);
+	if (r->type == R_CLIENT)
+		return replay_client(st, r);
+	if (r->type == R_NEXT_ID) {
+		struct rbuf b = {r->data, r->len, 0, false};
+		uint64_t next = r_u64(&b);
+
+		if (next > 1 && (rc = slot(st, next - 1, &sl)) < 0)
+			return rc;
+		return 0;
+	}
+	if ((rc = slot(st, r->id, &sl)) < 0)
+		return rc;
+	j = *sl;
+	if (!j)
+		return 0; /* a job forgotten already (or never recorded whole) */
+	switch (r->type) {
+	case R_QUEUED:
+		if (j->state == JD_WAITING)
+			j->state = JD_QUEUED;
+		return 0;
+	case R_RUNNING:
+		if (!jd_state_final(j->state)) {
+			struct rbuf b = {r->data, r->len, 0, false};
+
+			j->state = JD_RUNNING;
+			j->started_ms = r_u64(&b);
+			j->started_ns = mono_of(st, j->started_ms);
+		}
+		return 0;
+	case R_FINAL:
+		if (jd_state_final(j->state))
+			return 0; /* one final state, once */
+		if (replay_final(st, j, r) < 0) {
+			snprintf(st->err, st->errlen, "journal: record %" PRIu64 " (final state of job "
+				 "%" PRIu64 ") cannot be read", r->seq, r->id);
+			return JSCHED_EIO;
+		}
+		return 0;
+	case R_FORGOTTEN:
+		jd_job_discard(j);
+		*sl = NULL;
+		return 0;
+	case R_PROCESS: {
+		struct rbuf b = {r->data, r->len, 0, false};
+		struct proc_rec pr = {.id = r->id};
+		size_t bl;
+		const char *boot;
+
+		pr.pid = (pid_t)r_u32(&b);
+		pr.start = r_u64(&b);
+		boot = r_str(&b, &bl);
+		if (b.bad)
+			return JSCHED_EIO;
+		pr.same_boot = bl && bl == strlen(st->boot) && memcmp(boot, st->boot, bl) == 0;
+		if (st->n_procs == st->cap_procs) {
+			size_t cap = st->cap_procs ? st->cap_procs * 2 : 64;
+			struct proc_rec *v = realloc(st->procs, cap * sizeof(*v));
+
+			if (!v)
+				return JSCHED_ENOMEM;
+			st->procs = v;
+			st->cap_procs = cap;
+		}
+		st->procs[st->n_procs++] = pr;
+		return 0;
+	}
+	default:
+		snprintf(st->err, st->errlen, "journal: record %" PRIu64 " has an unknown type %u",
+			 r->seq, r->type);
+		return JSCHED_EIO;
+	}
+}
+
+/* restore: put the recovered jobs into the table and carry on with them: final ones
+ * retained in the order they ended, running ones failed (daemon_restart), the rest
+ * linked and released. */
+static void restore(struct rec_state *st)
+{
+	struct jd_daemon *d = st->d;
+	struct jd_jobs *t = &d->jobs;
+
+	for (size_t i = 0; i < st->n_final; i++) {
+		struct jd_job *j = st->final_order[i] < st->cap ? st->byid[st->final_order[i]] : NULL;
+
+		if (j && jd_state_final(j->state)) {
+			jd_job_restore(t, j);
+			d->persist.jobs_recovered++;
+		}
+	}
+	/* Not final: as they were a moment before they were acknowledged, then on. */
+	for (uint64_t id = 1; id <= st->max_id && id < st->cap; id++) {
+		struct jd_job *j = st->byid[id];
+		enum jd_state was;
+
+		if (!j || jd_state_final(j->state))
+			continue;
+		was = j->state;
+		j->state = JD_WAITING;
+		jd_job_restore(t, j);
+		d->persist.jobs_recovered++;
+		j->state = was == JD_RUNNING ? JD_RUNNING : JD_WAITING;
+		if (was == JD_RUNNING) {
+			/* Counted as waiting by the restore: move it as a start would. */
+			t->by_state[JD_WAITING]--;
+			j->client->by_state[JD_WAITING]--;
+			j->client->live--;
+			t->by_state[JD_RUNNING]++;
+			j->client->by_state[JD_RUNNING]++;
+		}
+	}
+	if (t->next_id <= st->max_id)
+		t->next_id = st->max_id + 1;
+	d->persist.replaying = false;
+	/* From here on every change is recorded again. */
+	for (uint64_t id = 1; id <= st->max_id && id < st->cap; id++) {
+		struct jd_job *j = st->byid[id];
+
+		if (!j || jd_state_final(j->state))
+			continue;
+		if (j->state == JD_RUNNING) {
+			const char *why = "it was running when jschedd stopped without finishing "
+					  "it (a crash or a kill); it may have run in part";
+
+			/* A command that outlived the daemon: its process group, if the very
+			 * process recorded still runs (same boot, same start time). */
+			for (size_t k = st->n_procs; k-- > 0;)
+				if (st->procs[k].id == j->id) {
+					const struct proc_rec *pr = &st->procs[k];
+
+					if (pr->same_boot && pr->start && proc_start(pr->pid) == pr->start) {
+						kill(-pr->pid, SIGKILL);
+						jd_log(JD_LOG_WARN, "job %" PRIu64 ": its command (process "
+						       "group %d) outlived jschedd: killed", j->id,
+						       (int)pr->pid);
+						why = "it was running when jschedd stopped without finishing "
+						      "it (a crash or a kill); its command, still running "
+						      "at the restart, was killed";
+					}
+					break;
+				}
+			jd_job_finish(t, j, JD_FAILED, JP_CAUSE_DAEMON_RESTART, why);
+			continue;
+		}
+		/* Deps: a target still in the table is judged (or waited for) as at submit;
+		 * one no longer there was judged before it was forgotten, and this job was
+		 * still waiting, so it was satisfied. */
+		j->after_pending = j->n_any = j->any_failed = 0;
+		j->any_ok = false;
+		for (uint32_t k = 0; k < j->n_deps; k++) {
+			struct jd_dep *dep = &j->deps[k];
+
+			dep->target = jd_job_find(t, dep->id, NULL);
+			if (dep->any)
+				j->n_any++;
+			if (!dep->target) {
+				if (dep->any)
+					j->any_ok = true;
+			} else if (!dep->any) {
+				j->after_pending++;
+			}
+		}
+		if (!j->handler) {
+			jd_job_finish(t, j, JD_FAILED, JP_CAUSE_HANDLER,
+				      "its handler is no longer loaded (after a restart)");
+			continue;
+		}
+		if (jd_job_link_deps(t, j) == 1)
+			jd_job_release(t, j);
+	}
+	jd_jobs_settle(t);
+}
+
+int jd_persist_start(struct jd_daemon *d, char *err, size_t errlen)
+{
+	struct jd_persist *p = &d->persist;
+	struct rec_state st = {.d = d, .err = err, .errlen = errlen};
+	struct jd_journal_opts o = {0};
+	struct jd_journal_info info;
+	uint64_t t0 = jd_now_ns();
+	int rc;
+
+	d->net.hooks.journal_metrics = metrics_hook;
+	if (d->cfg.journal_sync == JD_JOURNAL_OFF) {
+		jd_log(JD_LOG_INFO, "journal: off (journal.sync \"off\"): jobs do not outlive the "
+		       "process");
+		return 0;
+	}
+	d->net.hooks.journal_hold = hold_hook;
+	d->net.hooks.journal_refuse = refuse_hook;
+	d->net.journal_specs = true;
+	if ((rc = jd_config_journal_dir(&d->cfg, p->dir, sizeof(p->dir))) < 0) {
+		if (snprintf(err, errlen, "%s", p->dir) >= (int)errlen)
+			err[errlen - 1] = 0;
+		return rc;
+	}
+	uv_async_init(&d->loop, &p->async, async_cb);
+	p->async.data = d;
+	uv_timer_init(&d->loop, &p->snap_timer);
+	p->snap_timer.data = d;
+	p->async_open = true;
+	p->hold = d->cfg.journal_sync == JD_JOURNAL_ALWAYS;
+	o.dir = p->dir;
+	o.sync = p->hold ? JD_JOURNAL_SYNC_ALWAYS : JD_JOURNAL_SYNC_BATCH;
+	o.batch_ms = d->cfg.journal_batch_ms;
+	o.notify_cb = notify_cb;
+	o.notify_arg = &p->async;
+	o.replay_cb = replay_cb;
+	o.replay_arg = &st;
+	st.now_ns = jd_now_ns();
+	st.now_ms = jd_now_ms();
+	boot_id(st.boot);
+	p->replaying = true;
+	err[0] = 0;
+	rc = jd_journal_open(&p->j, &o, &info, err, errlen);
+	if (rc < 0) {
+		for (uint64_t id = 0; id < st.cap; id++)
+			if (st.byid[id])
+				jd_job_discard(st.byid[id]);
+		free(st.byid);
+		free(st.final_order);
+		free(st.procs);
+		p->replaying = false;
+		if (!err[0])
+			snprintf(err, errlen, "journal %s: %s", p->dir, "recovery failed");
+		return rc;
+	}
+	restore(&st);
+	free(st.byid);
+	free(st.final_order);
+	free(st.procs);
+	p->recover_ms = (jd_now_ns() - t0) / 1000000u;
+	jd_log(JD_LOG_INFO, "journal %s: %" PRIu64 " records, %" PRIu64 " jobs recovered in %" PRIu64
+	       " ms%s; sync %s", p->dir, p->records_replayed, p->jobs_recovered, p->recover_ms,
+	       info.torn_tail ? " (a torn last flush was cut)" : "",
+	       p->hold ? "always" : "batch");
+	return 0;
+}
+
+void jd_persist_stop(struct jd_daemon *d)
+{
+	struct jd_persist *p = &d->persist;
+
+	if (p->snap_ids) {
+		free(p->snap_ids);
+		p->snap_ids = NULL;
+	}
+	if (p->j) {
+		int rc = jd_journal_close(p->j); /* abandons a snapshot in progress */
+
+		if (rc < 0)
+			jd_log(JD_LOG_ERR, "journal %s: not everything was made durable at exit", p->dir);
+		p->j = NULL;
+		/* Every reply held for it can go now (or never will be durable: the peer
+		 * learns nothing false either way, as a held reply says ok only once sent). */
+		if (rc == 0)
+			jd_server_release_held(&d->net, UINT64_MAX);
+	}
+	if (p->async_open) {
+		uv_close((uv_handle_t *)&p->async, NULL);
+		uv_close((uv_handle_t *)&p->snap_timer, NULL);
+		p->async_open = false;
+	}
+}
+
+json_t *jd_persist_metrics(const struct jd_daemon *d)
+{
+	const struct jd_persist *p = &d->persist;
+	static const char *const modes[] = {"always", "batch", "off"};
+	struct jd_journal_stats st = {0};
+	char why[600] = "";
+	int fault = 0;
+
+	if (p->j) {
+		jd_journal_stats(p->j, &st);
+		fault = jd_journal_status(p->j, why, sizeof(why));
+	}
+	return json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:f}",
+			 "dir", p->dir, "sync", modes[d->cfg.journal_sync], "records",
+			 (json_int_t)st.appended, "durable_seq", (json_int_t)st.durable_seq,
+			 "flushes", (json_int_t)st.flushes, "syncs", (json_int_t)st.syncs,
+			 "bytes_written", (json_int_t)st.bytes_written, "failures",
+			 (json_int_t)st.failures, "disk_bytes", (json_int_t)st.disk_bytes, "fault",
+			 fault ? json_string(why) : json_null(), "recovered_jobs",
+			 (json_int_t)p->jobs_recovered, "recovered_records",
+			 (json_int_t)p->records_replayed, "recover_ms", (json_int_t)p->recover_ms,
+			 "snapshots", (json_int_t)p->snapshots, "snapshot_slice_ms_max",
+			 (double)p->snap_slice_ns_max / 1e6);
+}
+
+/* ---- compaction ---- */
+
+/* spec_of_job: j's spec as JSON (without deps and deadline, as at submit), rebuilt from
+ * what the job holds.  New reference, or NULL. */
+static json_t *spec_of_job(const struct jd_job *j)
+{
+	static const enum jp_priority prios[] = {JP_PRIO_CRITICAL, JP_PRIO_HIGH, JP_PRIO_NORMAL,
+						 JP_PRIO_LOW};
+	struct jp_job_spec sp;
+	struct jp_env *env = NULL;
+	char **names = NULL;
+	size_t n_env = 0;
+	json_t *o = NULL;
+
+	jp_job_spec_init(&sp);
+	sp.kind = j->kind == JD_KIND_EXEC ? JP_KIND_EXEC : JP_KIND_CALL;
+	sp.name = j->name;
+	sp.priority = j->prio < 4 ? prios[j->prio] : JP_PRIO_NORMAL;
+	sp.cost = j->fj.cost ? j->fj.cost : 1;
+	if (j->kind == JD_KIND_EXEC && j->exec) {
+		const struct jd_exec_spec *x = &j->exec->spec;
+
+		for (sp.argc = 0; x->argv[sp.argc]; sp.argc++)
+			;
+		sp.argv = (const char **)(void *)x->argv; /* read only, as the codec takes it */
+		while (x->env && x->env[n_env])
+			n_env++;
+		env = calloc(n_env + 1, sizeof(*env));
+		names = calloc(n_env + 1, sizeof(*names));
+		if (!env || !names)
+			goto out;
+		for (size_t i = 0; i < n_env; i++) {
+			const char *eq = strchr(x->env[i], '=');
+
+			if (!eq || !(names[i] = strndup(x->env[i], (size_t)(eq - x->env[i]))))
+				goto out;
+			env[i].name = names[i];
+			env[i].value = eq + 1;
+		}
+		sp.env = env;
+		sp.n_env = n_env;
+		sp.cwd = x->cwd;
+		sp.has_stdin = x->has_stdin;
+		sp.stdin_data = x->stdin_data;
+		sp.stdin_len = x->stdin_len;
+		sp.timeout_ms = (int64_t)x->timeout_ms;
+	} else {
+		sp.fn = j->handler ? j->handler->name : "";
+		sp.args = j->args;
+	}
+	o = jp_job_spec_to_json(&sp);
+out:
+	for (size_t i = 0; names && i < n_env; i++)
+		free(names[i]);
+	free(names);
+	free(env);
+	return o;
+}
+
+static int snap_add(struct jd_daemon *d, unsigned type, uint64_t id, struct wbuf *b)
+{
+	int rc = b->oom ? JSCHED_ENOMEM
+			: jd_journal_snap_add(d->persist.j, type, id, b->p, b->len);
+
+	b->len = 0;
+	return rc;
+}
+
+/* snap_job: j's state as snapshot records: its submit, then where it got. */
+static int snap_job(struct jd_daemon *d, const struct jd_job *j, struct wbuf *b)
+{
+	json_t *spec = spec_of_job(j);
+	int rc;
+
+	if (!spec)
+		return JSCHED_ENOMEM;
+	encode_submit(b, j, spec);
+	json_decref(spec);
+	if ((rc = snap_add(d, R_SUBMIT, j->id, b)) < 0)
+		return rc;
+	if (jd_state_final(j->state)) {
+		encode_final(b, j);
+		return snap_add(d, R_FINAL, j->id, b);
+	}
+	if (j->state == JD_RUNNING) {
+		w_u64(b, j->started_ms);
+		if ((rc = snap_add(d, R_RUNNING, j->id, b)) < 0 || !j->proc_pid)
+			return rc;
+		encode_process(b, j->proc_pid);
+		return snap_add(d, R_PROCESS, j->id, b);
+	}
+	if (j->state == JD_QUEUED)
+		return snap_add(d, R_QUEUED, j->id, b);
+	return 0;
+}
+
+static void snap_abandon(struct jd_daemon *d, int rc)
+{
+	struct jd_persist *p = &d->persist;
+
+	jd_journal_snap_finish(p->j);
+	free(p->snap_ids);
+	p->snap_ids = NULL;
+	jd_log(JD_LOG_WARN, "journal: a snapshot was abandoned (error %d)", rc);
+}
+
+/* slice_cb: the next slice of the snapshot, at most SLICE jobs (a few ms), then back to
+ * the loop; the last one adds the clients' settings and the id counter and commits. */
+#define SLICE 1000
+static void slice_cb(uv_timer_t *tm)
+{
+	struct jd_daemon *d = tm->data;
+	struct jd_persist *p = &d->persist;
+	struct wbuf b = {0};
+	uint64_t t0 = jd_now_ns(), dt;
+	size_t end = p->snap_pos + SLICE < p->snap_n ? p->snap_pos + SLICE : p->snap_n;
+	int rc = 0;
+
+	for (; p->snap_pos < end && rc == 0; p->snap_pos++) {
+		const struct jd_job *j = jd_job_find(&d->jobs, p->snap_ids[p->snap_pos], NULL);
+
+		if (j) /* a job forgotten since the snapshot began has its record after it */
+			rc = snap_job(d, j, &b);
+	}
+	if (rc == 0 && p->snap_pos == p->snap_n) {
+		for (struct jd_client *c = d->clients.head; c && rc == 0; c = c->next)
+			if (c->conf_pinned) {
+				encode_client(&b, c);
+				rc = snap_add(d, R_CLIENT, 0, &b);
+			}
+		if (rc == 0) {
+			w_u64(&b, d->jobs.next_id);
+			rc = snap_add(d, R_NEXT_ID, 0, &b);
+		}
+		if (rc == 0)
+			rc = jd_journal_snap_commit(p->j);
+		free(p->snap_ids);
+		p->snap_ids = NULL;
+	}
+	free(b.p);
+	dt = jd_now_ns() - t0;
+	if (dt > p->snap_slice_ns_max)
+		p->snap_slice_ns_max = dt;
+	if (rc < 0) {
+		snap_abandon(d, rc);
+		return;
+	}
+	if (p->snap_ids)
+		uv_timer_start(&p->snap_timer, slice_cb, 0, 0);
+}
+
+/* snap_settle: a committed snapshot that is done (or failed): collect it. */
+static void snap_settle(struct jd_daemon *d)
+{
+	struct jd_persist *p = &d->persist;
+	enum jd_journal_snap_state st = jd_journal_snap_state(p->j);
+
+	if (st != JD_SNAP_DONE && st != JD_SNAP_FAILED)
+		return;
+	if (jd_journal_snap_finish(p->j) == 0) {
+		p->snapshots++;
+		jd_log(JD_LOG_INFO, "journal: snapshot of %zu jobs in place, the segments it covers "
+		       "removed (longest slice %.1f ms)", p->snap_n,
+		       (double)p->snap_slice_ns_max / 1e6);
+	} else {
+		jd_log(JD_LOG_WARN, "journal: a snapshot could not be written; the log is kept whole");
+	}
+}
+
+void jd_persist_tick(struct jd_daemon *d)
+{
+	struct jd_persist *p = &d->persist;
+	uint64_t written, live;
+	struct jd_jobs_iter it;
+	struct jd_job *j;
+	int rc;
+
+	if (!p->j)
+		return;
+	if (jd_journal_snap_state(p->j) != JD_SNAP_NONE) {
+		snap_settle(d);
+		return;
+	}
+	/* Over twice the live data (about 512 bytes a job in the table) and over the floor
+	 * (journal.compact_bytes): write the state once instead. */
+	written = jd_journal_log_bytes(p->j) - p->snap_from_bytes;
+	live = ((uint64_t)d->jobs.count + 1) * 512u;
+	if (written < d->cfg.journal_compact_bytes || written < 2 * live)
+		return;
+	p->snap_ids = malloc((d->jobs.count + 1) * sizeof(*p->snap_ids));
+	if (!p->snap_ids)
+		return;
+	if ((rc = jd_journal_snap_begin(p->j)) < 0) {
+		free(p->snap_ids);
+		p->snap_ids = NULL;
+		return;
+	}
+	p->snap_n = p->snap_pos = 0;
+	p->snap_slice_ns_max = 0;
+	for (jd_jobs_iter_init(&d->jobs, &it); (j = jd_jobs_iter_next(&d->jobs, &it));)
+		p->snap_ids[p->snap_n++] = j->id;
+	p->snap_from_bytes = jd_journal_log_bytes(p->j);
+	uv_timer_start(&p->snap_timer, slice_cb, 0, 0);
+}
+
+/* ---- --check-journal ---- */
+
+struct check_state {
+	uint64_t by_type[8];
+	uint64_t max_id;
+};
+
+static int check_cb(void *arg, const struct jd_journal_rec *r)
+{
+	struct check_state *cs = arg;
+
+	if (r->type < 8)
+		cs->by_type[r->type]++;
+	if (r->id > cs->max_id)
+		cs->max_id = r->id;
+	return 0;
+}
+
+int jd_persist_check(const char *dir)
+{
+	struct check_state cs = {0};
+	struct jd_journal_opts o = {.dir = dir, .read_only = true, .replay_cb = check_cb,
+				    .replay_arg = &cs};
+	struct jd_journal_info info;
+	struct jd_journal *j;
+	char err[1024];
+	int rc = jd_journal_open(&j, &o, &info, err, sizeof(err));
+
+	if (rc < 0) {
+		fprintf(stderr, "jschedd: %s\n", err);
+		return 1;
+	}
+	jd_journal_close(j);
+	printf("journal %s: sound\n", dir);
+	printf("  snapshot: %s", info.snapshot_seq ? "" : "none\n");
+	if (info.snapshot_seq)
+		printf("covers records 1..%" PRIu64 ", %" PRIu64 " records\n", info.snapshot_seq,
+		       info.snapshot_records);
+	printf("  segments: %" PRIu64 ", %" PRIu64 " records after the snapshot, %" PRIu64
+	       " bytes, last record %" PRIu64 "\n", info.segments, info.records, info.bytes,
+	       info.last_seq);
+	printf("  records: %" PRIu64 " submit, %" PRIu64 " queued, %" PRIu64 " running, %" PRIu64
+	       " final, %" PRIu64 " forgotten, %" PRIu64 " client; highest job id %" PRIu64 "\n",
+	       cs.by_type[R_SUBMIT], cs.by_type[R_QUEUED], cs.by_type[R_RUNNING],
+	       cs.by_type[R_FINAL], cs.by_type[R_FORGOTTEN], cs.by_type[R_CLIENT], cs.max_id);
+	if (info.torn_tail)
+		printf("  a torn last flush at %s offset %" PRIu64 " (a crash during a flush; "
+		       "nothing in it was acknowledged): the next start cuts it\n", info.tail_file,
+		       info.tail_offset);
+	return 0;
+}

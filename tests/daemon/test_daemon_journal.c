@@ -1,0 +1,557 @@
+/* tests/daemon/test_daemon_journal.c: what a submit reply said ok survives kill -9.
+ *
+ * restart: finished, running, waiting and queued jobs, a client's run-time settings and
+ * the id counter come back after kill -9 as the journal recorded them (a running call
+ * ends failed with cause daemon_restart, its dependent is judged, a queued job runs, a
+ * deadline still holds), the instance changes, and `jschedd --check-journal` reads the
+ * directory.
+ *
+ * kill9_rounds: three client threads submit as fast as they can (single submits,
+ * pipelined batches of 20), each keeping the ids it saw acknowledged and the last state
+ * it saw of a sample of them, while the daemon is killed with SIGKILL at a random moment
+ * and restarted, for several rounds.  After each restart every acknowledged id exists,
+ * in a state at least as far as last seen, a final state seen stays what it was, and no
+ * id is handed out twice (every job is retained, so a missing one was lost).  The moment of the kill is random; what is checked does not
+ * depend on it.
+ *
+ * Negative control: the same rounds with journal.sync "batch" and a 5 s batch (a reply
+ * goes out before its records are written) must lose acknowledged ids, and the same
+ * check must say so.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/common/proc.h"
+#include "tests/daemon/harness.h"
+
+static struct jdt t;
+
+/* restart: start jschedd again on the same directory and config. */
+static void restart(struct jdt *d)
+{
+	char bin[600];
+	char *argv[] = {bin, (char *)(uintptr_t)"-c", d->conf, NULL};
+	struct jtc_spawn how = {.log = d->log, .log_append = true};
+
+	snprintf(bin, sizeof(bin), "%s/bin/jschedd", d->build);
+	d->pid = jtc_spawn(&how, argv);
+	jdt_wait_ready(d->sock, d->pid, d->log);
+}
+
+static void kill9(struct jdt *d)
+{
+	kill(d->pid, SIGKILL);
+	assert_int_equal(waitpid(d->pid, NULL, 0), d->pid);
+	d->pid = 0;
+}
+
+static char *instance(struct jsched_conn *c)
+{
+	json_t *m = jdt_metrics(c);
+	char *s = strdup(json_string_value(json_object_get(m, "instance")));
+
+	json_decref(m);
+	return s;
+}
+
+static uint64_t submit_spec(struct jsched_conn *c, const char *json)
+{
+	struct jsched_spec *spec = NULL;
+	uint64_t id = 0;
+
+	assert_int_equal(jsched_spec_from_json(json, &spec), 0);
+	assert_int_equal(jsched_submit(c, spec, &id), 0);
+	jsched_spec_free(spec);
+	return id;
+}
+
+static void test_restart(void **state)
+{
+	struct jsched_conn *c;
+	uint64_t done, running, dependent, queued, far, late;
+	char *inst1, *inst2, spec[256];
+	json_t *r;
+	const char *s;
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 1");
+	c = jdt_connect(&t, "alice");
+	inst1 = instance(c);
+	done = jdt_submit_call(c, "echo", "{\"kept\": [1, 2, 3]}");
+	assert_string_equal(jdt_wait_final(c, done, NULL), "succeeded");
+	/* One worker: a long sleep runs, so the next call waits in the queue. */
+	running = jdt_submit_call(c, "sleep", "{\"ms\": 600000}");
+	jdt_until_state(c, running, "running");
+	snprintf(spec, sizeof(spec), "{\"kind\": \"call\", \"fn\": \"noop\", \"after\": [%llu]}",
+		 (unsigned long long)running);
+	dependent = submit_spec(c, spec);
+	queued = jdt_submit_call(c, "echo", "{\"q\": 1}");
+	far = submit_spec(c, "{\"kind\": \"call\", \"fn\": \"noop\", \"deadline_in_ms\": 3600000}");
+	jsched_close(c);
+	{
+		struct jsched_conn *a = jdt_connect(&t, NULL);
+
+		r = jdt_ok(a, "{\"op\": \"set_client\", \"client\": \"alice\", \"weight\": 7}");
+		json_decref(r);
+		jsched_close(a);
+	}
+	kill9(&t);
+
+	restart(&t);
+	c = jdt_connect(&t, "alice");
+	inst2 = instance(c);
+	assert_string_not_equal(inst1, inst2);
+	/* the finished job, with its value */
+	r = jdt_ok(c, "{\"op\": \"status\", \"job\": %llu}", (unsigned long long)done);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "job"), "state")),
+			    "succeeded");
+	assert_int_equal(json_integer_value(json_array_get(json_object_get(
+				 json_object_get(json_object_get(r, "job"), "value"), "kept"), 2)),
+			 3);
+	json_decref(r);
+	/* the running call: failed, daemon_restart; its dependent cancelled for it */
+	r = NULL;
+	assert_string_equal(jdt_wait_final(c, running, &r), "failed");
+	assert_string_equal(json_string_value(json_object_get(r, "cause")), "daemon_restart");
+	json_decref(r);
+	r = NULL;
+	assert_string_equal(jdt_wait_final(c, dependent, &r), "cancelled");
+	assert_string_equal(json_string_value(json_object_get(r, "cause")), "dependency");
+	json_decref(r);
+	/* the queued one runs now; the far deadline did not expire it */
+	assert_string_equal(jdt_wait_final(c, queued, NULL), "succeeded");
+	assert_string_equal(jdt_wait_final(c, far, NULL), "succeeded");
+	/* ids go on after the highest one issued */
+	late = jdt_submit_call(c, "noop", NULL);
+	assert_true(late > far);
+	assert_string_equal(jdt_wait_final(c, late, NULL), "succeeded");
+	/* the client's run-time weight */
+	{
+		json_t *m = jdt_metrics(c), *cl = jdt_client_metrics(m, "alice");
+
+		assert_non_null(cl);
+		assert_int_equal(json_integer_value(json_object_get(cl, "weight")), 7);
+		json_decref(m);
+	}
+	s = jdt_state(c, done);
+	assert_string_equal(s, "succeeded");
+	jsched_close(c);
+	free(inst1);
+	free(inst2);
+	kill9(&t);
+	/* --check-journal reads it, and says what it holds */
+	{
+		char cmd[1400], jdir[300];
+		FILE *p;
+		char line[512];
+		bool sound = false;
+
+		snprintf(jdir, sizeof(jdir), "%s/journal", t.dir);
+		snprintf(cmd, sizeof(cmd), "'%s/bin/jschedd' --check-journal '%s'", t.build, jdir);
+		p = popen(cmd, "r");
+		assert_non_null(p);
+		while (fgets(line, sizeof(line), p))
+			if (strstr(line, ": sound"))
+				sound = true;
+		assert_int_equal(pclose(p), 0);
+		assert_true(sound);
+	}
+	restart(&t);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+/* gone_or_zombie: is process pid gone (or dead, waiting to be reaped)? */
+static bool gone_or_zombie(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return true;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return !p || p[2] == 'Z' || p[2] == 'X';
+}
+
+/* A command running when the daemon is killed outlives it (its own session); the
+ * restart kills its process group and fails the job (daemon_restart). */
+static void test_restart_command(void **state)
+{
+	struct jsched_conn *c;
+	char spec[1400], pidfile[300];
+	uint64_t id;
+	pid_t pid = 0;
+	json_t *r = NULL;
+	FILE *f;
+
+	(void)state;
+	jdt_start(&t, "");
+	c = jdt_connect(&t, NULL);
+	snprintf(pidfile, sizeof(pidfile), "%s/cmd.pid", t.dir);
+	snprintf(spec, sizeof(spec), "{\"kind\": \"exec\", \"argv\": [\"/bin/sh\", \"-c\", "
+		 "\"echo $$ > %s.tmp && mv %s.tmp %s && exec sleep 600\"]}", pidfile, pidfile, pidfile);
+	id = submit_spec(c, spec);
+	for (int i = 0; i < 3000 && !(f = fopen(pidfile, "r")); i++)
+		jdt_sleep_ms(10);
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%d", &pid), 1);
+	fclose(f);
+	/* A reply goes out only once what was recorded before it is durable: the
+	 * process's record too (it was made at the spawn, before the command wrote). */
+	assert_string_equal(jdt_state(c, id), "running");
+	jsched_close(c);
+	kill9(&t);
+	assert_false(gone_or_zombie(pid)); /* it outlived the daemon */
+	restart(&t);
+	c = jdt_connect(&t, NULL);
+	assert_string_equal(jdt_wait_final(c, id, &r), "failed");
+	assert_string_equal(json_string_value(json_object_get(r, "cause")), "daemon_restart");
+	assert_non_null(strstr(json_string_value(json_object_get(r, "reason")), "killed"));
+	json_decref(r);
+	for (int i = 0; i < 3000 && !gone_or_zombie(pid); i++)
+		jdt_sleep_ms(10);
+	assert_true(gone_or_zombie(pid));
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+/* compaction: with a small journal.compact_bytes the daemon writes a snapshot while
+ * jobs keep coming; after kill -9 the snapshot plus the records after it give back the
+ * same state: retained jobs with their values, forgotten ones forgotten, a running one
+ * failed (daemon_restart), a queued one run, a client's weight, ids going on. */
+static void test_compaction(void **state)
+{
+	struct jsched_conn *c;
+	uint64_t first = 0, last = 0, running, dependent, queued, after, late;
+	char members[600], spec[200];
+	json_t *m, *r;
+	int snaps = 0;
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 1");
+	snprintf(members, sizeof(members), "\"workers\": 1, \"retention\": {\"jobs\": 500}, "
+		 "\"journal\": {\"dir\": \"%s/journal\", \"compact_bytes\": 65536}", t.dir);
+	jdt_write_config(&t, members);
+	kill9(&t);
+	restart(&t);
+	c = jdt_connect(&t, "bob");
+	for (int i = 0; i < 3000; i++) {
+		uint64_t id = jdt_submit_call(c, "echo", "{\"n\": 1}");
+
+		if (!first)
+			first = id;
+		last = id;
+	}
+	assert_string_equal(jdt_wait_final(c, last, NULL), "succeeded");
+	running = jdt_submit_call(c, "sleep", "{\"ms\": 600000}");
+	jdt_until_state(c, running, "running");
+	snprintf(spec, sizeof(spec), "{\"kind\": \"call\", \"fn\": \"noop\", \"after\": [%llu]}",
+		 (unsigned long long)running);
+	dependent = submit_spec(c, spec);
+	queued = jdt_submit_call(c, "echo", "{\"q\": 2}");
+	{
+		struct jsched_conn *a = jdt_connect(&t, NULL);
+
+		r = jdt_ok(a, "{\"op\": \"set_client\", \"client\": \"bob\", \"weight\": 5}");
+		json_decref(r);
+		jsched_close(a);
+	}
+	/* the 1 s tick starts it; bounded wait for the metrics to say it is in place */
+	for (int i = 0; i < 300 && snaps < 1; i++) {
+		m = jdt_metrics(c);
+		snaps = (int)json_integer_value(json_object_get(json_object_get(m, "journal"), "snapshots"));
+		json_decref(m);
+		if (snaps < 1)
+			jdt_sleep_ms(100);
+	}
+	assert_true(snaps >= 1);
+	after = jdt_submit_call(c, "echo", "{\"after\": true}");
+	assert_string_equal(jdt_wait_final(c, after, NULL), "succeeded");
+	jsched_close(c);
+	kill9(&t);
+
+	restart(&t);
+	c = jdt_connect(&t, "bob");
+	r = jdt_req(c, "{\"op\": \"status\", \"job\": %llu}", (unsigned long long)first);
+	assert_string_equal(jdt_err_code(r), "job_forgotten");
+	json_decref(r);
+	assert_string_equal(jdt_state(c, last), "succeeded");
+	r = NULL;
+	assert_string_equal(jdt_wait_final(c, running, &r), "failed");
+	assert_string_equal(json_string_value(json_object_get(r, "cause")), "daemon_restart");
+	json_decref(r);
+	assert_string_equal(jdt_wait_final(c, dependent, NULL), "cancelled");
+	assert_string_equal(jdt_wait_final(c, queued, NULL), "succeeded");
+	r = jdt_ok(c, "{\"op\": \"status\", \"job\": %llu}", (unsigned long long)after);
+	assert_true(json_is_true(json_object_get(json_object_get(json_object_get(r, "job"), "value"),
+						 "after")));
+	json_decref(r);
+	late = jdt_submit_call(c, "noop", NULL);
+	assert_true(late > after);
+	m = jdt_metrics(c);
+	assert_int_equal(json_integer_value(json_object_get(jdt_client_metrics(m, "bob"), "weight")), 5);
+	json_decref(m);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+/* ---- kill -9 under load ---- */
+
+#define CLIENTS 3
+#define MAX_IDS 200000
+
+struct seen {
+	uint64_t id;
+	char state[12];		/* "" until a status was seen */
+};
+
+struct client {
+	pthread_t th;
+	int k;
+	struct seen *ids;
+	size_t n;
+	unsigned seed;
+	bool batches;
+};
+
+static const char *const order[] = {"waiting", "queued", "running", "succeeded", "failed",
+				    "cancelled", "expired", "dropped"};
+
+static int rank(const char *s)
+{
+	for (int i = 0; i < 8; i++)
+		if (strcmp(s, order[i]) == 0)
+			return i < 3 ? i : 3;
+	return -1;
+}
+
+static void *client_main(void *arg)
+{
+	struct client *cl = arg;
+	struct jsched_conn *c = NULL;
+	struct jsched_spec *sp[20];
+	char name[16];
+
+	snprintf(name, sizeof(name), "c%d", cl->k);
+	if (jsched_connect(t.sock, name, &c) != 0)
+		return NULL;
+	for (int i = 0; i < 20; i++)
+		if (jsched_spec_call(i % 3 ? "noop" : "echo", "{\"x\": 1}", &sp[i]) != 0)
+			abort();
+	while (cl->n + 20 < MAX_IDS) {
+		uint64_t ids[20];
+		int rc;
+
+		if (cl->batches) {
+			rc = jsched_submit_batch(c, (const struct jsched_spec *const *)sp, 20, ids);
+			if (rc != 0)
+				break;
+			for (int i = 0; i < 20; i++)
+				cl->ids[cl->n++].id = ids[i];
+		} else {
+			rc = jsched_submit(c, sp[0], &ids[0]);
+			if (rc != 0)
+				break;
+			cl->ids[cl->n++].id = ids[0];
+		}
+		/* now and then, the state of an earlier one */
+		if (rand_r(&cl->seed) % 8 == 0) {
+			struct seen *s = &cl->ids[(size_t)rand_r(&cl->seed) % cl->n];
+			struct jsched_result *res = NULL;
+
+			if (jsched_status(c, s->id, &res) != 0)
+				break;
+			snprintf(s->state, sizeof(s->state), "%s", res->state_name);
+			jsched_result_free(res);
+		}
+	}
+	for (int i = 0; i < 20; i++)
+		jsched_spec_free(sp[i]);
+	jsched_close(c);
+	return NULL;
+}
+
+/* check_all: every acknowledged id of every client exists, at least as far as seen.
+ * Returns the number that do not (each one printed up to a few). */
+static bool allow_forgotten;	/* retention may have forgotten acknowledged jobs */
+
+static size_t check_all(struct client *cls, uint64_t *max_id)
+{
+	struct jsched_conn *c = jdt_connect(&t, NULL);
+	size_t bad = 0;
+
+	*max_id = 0;
+	for (int k = 0; k < CLIENTS; k++)
+		for (size_t i = 0; i < cls[k].n; i += 200) {
+			uint64_t ids[200];
+			struct jsched_results *res = NULL;
+			size_t n = cls[k].n - i < 200 ? cls[k].n - i : 200;
+			int rc;
+
+			for (size_t m = 0; m < n; m++) {
+				ids[m] = cls[k].ids[i + m].id;
+				if (ids[m] > *max_id)
+					*max_id = ids[m];
+			}
+			rc = jsched_status_many(c, ids, n, &res);
+			if (rc != 0) {
+				/* one missing: find which, one by one */
+				for (size_t m = 0; m < n; m++) {
+					struct jsched_result *r1 = NULL;
+
+					int rc1 = jsched_status(c, ids[m], &r1);
+
+					if (rc1 == JSCHED_EJOB_FORGOTTEN && allow_forgotten) {
+						cls[k].ids[i + m].state[0] = 0;
+						continue;
+					}
+					if (rc1 != 0) {
+						if (bad < 5)
+							fprintf(stderr, "acknowledged job %llu is lost\n",
+								(unsigned long long)ids[m]);
+						bad++;
+						continue;
+					}
+					jsched_result_free(r1);
+				}
+				continue;
+			}
+			for (size_t m = 0; m < n; m++) {
+				const struct seen *s = &cls[k].ids[i + m];
+				const char *st = res->items[m]->state_name;
+				int was = s->state[0] ? rank(s->state) : 0, now = rank(st);
+
+				if (now < was || (was == 3 && strcmp(s->state, st) != 0)) {
+					if (bad < 5)
+						fprintf(stderr, "job %llu was %s, now %s\n",
+							(unsigned long long)s->id, s->state, st);
+					bad++;
+				}
+			}
+			jsched_results_free(res);
+		}
+	jsched_close(c);
+	return bad;
+}
+
+/* rounds: returns the number of acknowledged ids lost or gone backwards over all
+ * rounds, or handed out twice.  `journal`: the config's journal members after the
+ * directory (NULL: the defaults); `retain`: final jobs retained (with few, retention
+ * forgets acknowledged jobs, which answer job_forgotten: allowed then). */
+static size_t rounds(const char *journal, int n_rounds, unsigned retain)
+{
+	struct client cls[CLIENTS];
+	size_t bad = 0;
+	uint64_t prev_max = 0;
+	unsigned seed = (unsigned)time(NULL);
+	char members[800];
+
+	allow_forgotten = retain < 10000000;
+	snprintf(members, sizeof(members), "\"workers\": 2, \"retention\": {\"jobs\": %u}", retain);
+	jdt_start(&t, members);
+	if (journal) {
+		snprintf(members, sizeof(members), "\"workers\": 2, \"retention\": {\"jobs\": "
+			 "%u}, \"journal\": {\"dir\": \"%s/journal\", %s}", retain, t.dir, journal);
+		jdt_write_config(&t, members);
+		kill9(&t);
+		restart(&t);
+	}
+	memset(cls, 0, sizeof(cls));
+	for (int k = 0; k < CLIENTS; k++) {
+		cls[k].k = k;
+		cls[k].ids = calloc(MAX_IDS, sizeof(*cls[k].ids));
+		cls[k].seed = seed + (unsigned)k;
+		cls[k].batches = k == 2;
+	}
+	printf("seed %u\n", seed);
+	for (int round = 0; round < n_rounds; round++) {
+		size_t before[CLIENTS];
+		uint64_t max_id;
+		int delay = 50 + rand_r(&seed) % 250;
+
+		for (int k = 0; k < CLIENTS; k++) {
+			before[k] = cls[k].n;
+			pthread_create(&cls[k].th, NULL, client_main, &cls[k]);
+		}
+		jdt_sleep_ms(delay); /* the random moment of the kill */
+		kill9(&t);
+		for (int k = 0; k < CLIENTS; k++)
+			pthread_join(cls[k].th, NULL);
+		restart(&t);
+		bad += check_all(cls, &max_id);
+		/* no id handed out twice: each round's new ids lie above the last round's */
+		for (int k = 0; k < CLIENTS; k++)
+			for (size_t i = before[k]; i < cls[k].n; i++)
+				if (cls[k].ids[i].id <= prev_max) {
+					if (bad < 5)
+						fprintf(stderr, "id %llu was handed out again (round %d)\n",
+							(unsigned long long)cls[k].ids[i].id, round);
+					bad++;
+				}
+		prev_max = max_id;
+		printf("round %d: kill after %d ms; %zu, %zu, %zu acknowledged; %zu lost so far\n",
+		       round, delay, cls[0].n, cls[1].n, cls[2].n, bad);
+	}
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+	for (int k = 0; k < CLIENTS; k++)
+		free(cls[k].ids);
+	return bad;
+}
+
+static void test_kill9_rounds(void **state)
+{
+	(void)state;
+	/* Every job retained: one missing can only be lost. */
+	assert_int_equal(rounds(NULL, 6, 10000000), 0);
+}
+
+/* The same with compaction running: few jobs retained and a small compact_bytes, so
+ * snapshots are taken (and cut short by the kills) while the clients submit. */
+static void test_kill9_rounds_compacting(void **state)
+{
+	(void)state;
+	assert_int_equal(rounds("\"compact_bytes\": 65536", 6, 300), 0);
+}
+
+static void test_negative_control(void **state)
+{
+	size_t lost;
+
+	(void)state;
+	lost = rounds("\"sync\": \"batch\", \"batch_ms\": 5000", 3, 10000000);
+	printf("negative control (replies before the records are written): %zu acknowledged "
+	       "jobs lost\n", lost);
+	if (lost == 0)
+		fail_msg("a daemon that acknowledges before its journal is written was not caught");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_restart),
+		cmocka_unit_test(test_restart_command),
+		cmocka_unit_test(test_compaction),
+		cmocka_unit_test(test_kill9_rounds),
+		cmocka_unit_test(test_kill9_rounds_compacting),
+		cmocka_unit_test(test_negative_control),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
