@@ -75,6 +75,21 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 				jd__reply_error(c, id, JSCHED_EPERMISSION_DENIED, field, "%s", why);
 				return false;
 			}
+			if ((rc = jd_backend_choose(d->runner, c->client, c->uid, sp->backend, why, sizeof(why))) < 0) {
+				spec_path(s, i, "backend", field, sizeof(field));
+				jd__reply_error(c, id, rc, field, "%s", why);
+				return false;
+			}
+			/* Slurm is not told of resources: a job that may go there with limits is
+			 * refused rather than run without them. */
+			if ((rc == JD_BACKEND_SLURM || rc == JD_BACKEND_AUTO) &&
+			    (sp->res_memory || sp->res_pids || sp->res_cpu_milli)) {
+				spec_path(s, i, "resources", field, sizeof(field));
+				jd__reply_error(c, id, JSCHED_ENOT_SUPPORTED, field,
+						"the slurm backend does not pass resources to Slurm: "
+						"the limits would not apply (run it with backend local)");
+				return false;
+			}
 			/* A limit that cannot be applied is refused, never ignored: the job's,
 			 * or its client's from the config. */
 			if (jd_exec_limits_ok(&d->runner->exec, sp, cwhy, sizeof(cwhy)) < 0) {
@@ -85,11 +100,6 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 			if (jd_exec_client_limits_ok(&d->runner->exec, &c->client->conf, cwhy, sizeof(cwhy)) < 0) {
 				spec_path(s, i, "kind", field, sizeof(field));
 				jd__reply_error(c, id, JSCHED_ENOT_SUPPORTED, field, "%s", cwhy);
-				return false;
-			}
-			if ((rc = jd_backend_choose(d->runner, c->client, c->uid, sp->backend, why, sizeof(why))) < 0) {
-				spec_path(s, i, "backend", field, sizeof(field));
-				jd__reply_error(c, id, rc, field, "%s", why);
 				return false;
 			}
 		}

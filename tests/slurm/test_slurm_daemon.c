@@ -547,6 +547,17 @@ static void test_unavailable_and_cli(void **state)
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 	/* The tool, against a daemon that has the backend. */
 	start(&t, 4, "");
+	c = jdt_connect(&t, NULL);
+	/* Limits Slurm would not be told of: refused, never ignored. */
+	r = jdt_req(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"exec\", \"backend\": \"slurm\", "
+		       "\"argv\": [\"/bin/true\"], \"resources\": {\"pids\": 10}}}");
+	assert_string_equal(jdt_err_code(r), "not_supported");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"), "field")),
+			    "job.resources");
+	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(r, "error"), "message")),
+			       "slurm backend"));
+	json_decref(r);
+	jsched_close(c);
 	snprintf(cmd, sizeof(cmd), "JSCHED_SOCKET='%s' '%s/bin/jsched' submit --backend slurm -w -- "
 		 "/bin/sh -c 'exit 4' >/dev/null", t.sock, t.build);
 	assert_int_equal(WEXITSTATUS(system(cmd)), 4);
