@@ -153,12 +153,12 @@ static void block(struct jd_fair *f, struct jd_fair_client *c, unsigned bits)
 static void check_unblock(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_done *d)
 {
 	unsigned was = c->blocked, now = was;
-	bool blocking = c->cfg.overflow == JD_FAIR_BLOCK;
+	bool blocking = c->overflow == JD_FAIR_BLOCK;
 
 	if (was == 0)
 		return;
 	if ((now & JD_FAIR_BLK_CLIENT) &&
-	    (!blocking || c->cfg.max_queued == 0 || client_load(c) <= c->cfg.max_queued / 2))
+	    (!blocking || c->max_queued == 0 || client_load(c) <= c->max_queued / 2))
 		now &= ~JD_FAIR_BLK_CLIENT;
 	if ((now & JD_FAIR_BLK_GLOBAL) &&
 	    (!blocking || f->max_queued == 0 || fair_load(f) <= f->max_queued / 2)) {
@@ -549,6 +549,18 @@ static int client_config(const struct jd_fair_client_config *in, struct jd_fair_
 	return 0;
 }
 
+/* The client record's hot copies of its settings. */
+static void hot_copies(struct jd_fair_client *c)
+{
+	c->weight = c->cfg.weight;
+	c->max_queued = c->cfg.max_queued;
+	c->max_running = c->cfg.max_running;
+	c->overflow = (uint8_t)c->cfg.overflow;
+	c->res_limits = false;
+	for (unsigned r = 0; r < JD_FAIR_MAX_RES; r++)
+		c->res_limits |= c->cfg.max_res[r] != 0;
+}
+
 static int grow_registry(struct jd_fair *f)
 {
 	size_t cap = f->clients_cap != 0 ? 2 * f->clients_cap : 16;
@@ -588,7 +600,7 @@ int jd_fair_client_add(struct jd_fair *f, const char *name,
 	}
 	c->fair = f;
 	c->udata = udata;
-	c->weight = c->cfg.weight;
+	hot_copies(c);
 	c->flow0.client = c;
 
 	pthread_mutex_lock(&f->lock);
@@ -621,7 +633,7 @@ int jd_fair_client_set(struct jd_fair *f, struct jd_fair_client *c,
 		return rc;
 	pthread_mutex_lock(&f->lock);
 	c->cfg = conf;
-	c->weight = conf.weight;
+	hot_copies(c);
 	jd_fp_sync(f, c);
 	check_unblock(f, c, &d);
 	unlock(f);
@@ -709,11 +721,11 @@ int jd_fair_admit(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_jo
 	}
 	bool was_backlogged = c->queued > 0;
 	bool gfull = f->max_queued != 0 && fair_load(f) >= f->max_queued;
-	bool cfull = c->cfg.max_queued != 0 && client_load(c) >= c->cfg.max_queued;
+	bool cfull = c->max_queued != 0 && client_load(c) >= c->max_queued;
 
 	if (gfull || cfull) {
 		struct jd_fair_job *victim;
-		switch (c->cfg.overflow) {
+		switch ((enum jd_fair_overflow)c->overflow) {
 		case JD_FAIR_BLOCK:
 			if (!gfull)
 				break;	/* the client's own limit is soft under block */
@@ -724,7 +736,7 @@ int jd_fair_admit(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_jo
 			return JSCHED_EQUEUE_FULL;
 		case JD_FAIR_DROP_OLDEST:
 		case JD_FAIR_DROP_NEWEST:
-			victim = jd_fq_victim(c, job, c->cfg.overflow == JD_FAIR_DROP_OLDEST);
+			victim = jd_fq_victim(c, job, c->overflow == JD_FAIR_DROP_OLDEST);
 			c->ctr.dropped++;
 			if (victim == job) {
 				job->client = c;
@@ -755,9 +767,9 @@ int jd_fair_admit(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_jo
 		jd_fw_busy(c, now_ns(f));
 	if (jd_fair_flow_of(c, job->cls)->queued == 1)
 		jd_fp_sync(f, c);
-	if (c->cfg.overflow == JD_FAIR_BLOCK) {
+	if (c->overflow == JD_FAIR_BLOCK) {
 		unsigned bits = 0;
-		if (c->cfg.max_queued != 0 && client_load(c) >= c->cfg.max_queued)
+		if (c->max_queued != 0 && client_load(c) >= c->max_queued)
 			bits |= JD_FAIR_BLK_CLIENT;
 		if (f->max_queued != 0 && fair_load(f) >= f->max_queued)
 			bits |= JD_FAIR_BLK_GLOBAL;
@@ -818,7 +830,10 @@ static size_t take_locked(struct jd_fair *f, struct jd_fair_job **out, size_t ma
 			}
 			fit = jd_fp_fit(f);
 		}
-		jd_fp_sync(f, c);
+		/* Its flows' membership changes only if the job's flow emptied or a limit
+		 * may have been reached. */
+		if (jd_fair_flow_of(c, job->cls)->queued == 0 || c->max_running != 0 || c->res_limits)
+			jd_fp_sync(f, c);
 		if (emptied)
 			jd_fw_idle(f, c, now);
 		if (c->blocked != 0)
@@ -865,9 +880,9 @@ static bool complete_locked(struct jd_fair *f, struct jd_fair_job *const *jobs, 
 			c->est_known = true;
 		}
 		/* Back under a limit: its flows may be served again. */
-		if (c->cfg.max_running != 0 || h->rmask != 0) {
+		if (c->max_running != 0 || h->rmask != 0) {
 			room = true;
-			if (c->fmask != 0)
+			if (c->fmask != 0 && (c->max_running != 0 || c->res_limits))
 				jd_fp_sync(f, c);
 		}
 	}
@@ -1125,7 +1140,7 @@ void jd_fair_client_stats(struct jd_fair *f, struct jd_fair_client *c,
 	out->held = c->held;
 	memcpy(out->res_held, c->res_held, sizeof(out->res_held));
 	out->paused = c->paused;
-	out->at_limit = c->cfg.max_running != 0 && c->inflight >= c->cfg.max_running;
+	out->at_limit = c->max_running != 0 && c->inflight >= c->max_running;
 	out->blocked = c->blocked != 0;
 	out->counters = c->ctr;
 	jd_fw_client_figures(f, c, totals, out);

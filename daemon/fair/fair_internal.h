@@ -66,18 +66,21 @@ struct jd_fair_client {
 	uint64_t queued, inflight;	/* queued: in its flows (held jobs not counted) */
 	double vtime;		/* fair: charged service / weight */
 	double est_ns;		/* fair: the run-time estimate, mean of recent completions */
-	uint32_t weight;	/* = cfg.weight */
+	union {
+		uint64_t deficit;	/* drr */
+		uint64_t left;		/* wrr: jobs left in this turn */
+	};
+	uint32_t reg_idx;	/* index in fair->clients[] and the classes' heap_pos[] */
+	/* Copies of cfg (which is cold) for every admission, dispatch and completion. */
+	uint32_t weight, max_queued, max_running;
+	uint8_t overflow;	/* enum jd_fair_overflow */
+	bool res_limits;	/* some cfg.max_res[] is set */
 	uint8_t fmask;		/* bit k set: flow k has queued jobs */
 	uint8_t inmask;		/* bit k set: flow k is in its class's policy structure */
 	bool est_known;		/* est_ns comes from at least one completion */
 	bool visited;		/* wrr/drr: the current turn has started */
 	uint8_t blocked;	/* JD_FAIR_BLK_* bits (strategy block) */
 	bool paused;
-	uint32_t reg_idx;	/* index in fair->clients[] and the classes' heap_pos[] */
-	union {
-		uint64_t deficit;	/* drr */
-		uint64_t left;		/* wrr: jobs left in this turn */
-	};
 
 	/* Counters (lines two and three). */
 	struct jd_fair_counters ctr;

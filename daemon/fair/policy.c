@@ -467,9 +467,9 @@ static bool wanted(const struct jd_fair *f, const struct jd_fair_client *c, unsi
 
 	if (!(c->fmask & (1u << k)) || c->paused)
 		return false;
-	if (c->cfg.max_running != 0 && c->inflight >= c->cfg.max_running)
+	if (c->max_running != 0 && c->inflight >= c->max_running)
 		return false;
-	for (uint32_t m = h->rmask; m != 0; m &= m - 1) {
+	for (uint32_t m = c->res_limits ? h->rmask : 0; m != 0; m &= m - 1) {
 		unsigned r = (unsigned)__builtin_ctz(m);
 		if (c->cfg.max_res[r] != 0 && c->res_held[r] + h->need[r] > c->cfg.max_res[r])
 			return false;
