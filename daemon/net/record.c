@@ -32,29 +32,6 @@ int jd_json_text_int(struct jp_buf *out, int64_t v)
 	return jp_buf_append(out, p, (size_t)(t + sizeof(t) - p));
 }
 
-/* utf8_len: the length of the valid UTF-8 sequence at s (1 to 4), or 0 if invalid. */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned c = s[0];
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-
-		return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 &&
-		       (s[3] & 0xc0) == 0x80 ? 4 : 0;
-	}
-	return 0;
-}
-
 int jd_json_text_string(struct jp_buf *out, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -66,7 +43,7 @@ int jd_json_text_string(struct jp_buf *out, const char *s)
 		size_t n;
 
 		/* Copy the longest run that needs no escaping in one append. */
-		while (*p >= 0x20 && *p != '"' && *p != '\\' && (n = utf8_len(p)) > 0)
+		while (*p >= 0x20 && *p != '"' && *p != '\\' && (n = jp_utf8_seq((const char *)p)) > 0)
 			p += n;
 		if (p > run)
 			rc = jp_buf_append(out, run, (size_t)(p - run));

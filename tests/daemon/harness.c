@@ -227,6 +227,23 @@ json_t *jdt_read_frame(int fd)
 	return j;
 }
 
+json_t *jdt_raw_ask(int fd, const char *req)
+{
+	json_t *r;
+
+	jdt_send_frame(fd, req);
+	for (int i = 0; i < 100000; i++) {
+		r = jdt_read_frame(fd);
+		if (!r)
+			fail_msg("connection closed without a reply to %.200s", req);
+		if (!json_object_get(r, "event"))
+			return r;
+		json_decref(r);
+	}
+	fail_msg("no reply to %.200s among 100000 frames", req);
+	return NULL;
+}
+
 int jdt_raw_hello(struct jdt *t, const char *client)
 {
 	int fd = jdt_raw(t);

@@ -63,6 +63,10 @@ void jdt_send_frame(int fd, const char *json);
 json_t *jdt_read_frame(int fd);
 int jdt_raw_hello(struct jdt *t, const char *client);
 
+/* jdt_raw_ask: send one request on a raw connection and return its reply (new
+ * reference), skipping events; fails the test if the daemon closes first. */
+json_t *jdt_raw_ask(int fd, const char *req);
+
 /* jdt_req: send a raw request (printf format, JSON) and return the parsed reply (new
  * reference; asserts it is a reply).  */
 json_t *jdt_req(struct jsched_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -48,28 +48,10 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* ask: send one request on fd and return its reply (new reference), skipping events. */
-static json_t *ask(int fd, const char *req)
-{
-	json_t *r;
-
-	jdt_send_frame(fd, req);
-	for (int i = 0; i < 10000; i++) {
-		r = jdt_read_frame(fd);
-		if (!r)
-			fail_msg("connection closed without a reply to %.200s", req);
-		if (!json_object_get(r, "event"))
-			return r;
-		json_decref(r);
-	}
-	fail_msg("no reply among 10000 frames");
-	return NULL;
-}
-
 /* expect_code: the reply to req has error `code` (and, if not NULL, `field`). */
 static void expect_code(int fd, const char *req, const char *code, const char *field)
 {
-	json_t *r = ask(fd, req);
+	json_t *r = jdt_raw_ask(fd, req);
 
 	if (strcmp(jdt_err_code(r), code) != 0)
 		fail_msg("%.120s: got %s, wanted %s", req, json_dumps(r, 0), code);
@@ -145,13 +127,13 @@ static void test_reasons_cut_at_characters(void **state)
 				 "\"fn\": \"fail\", \"args\": {\"message\": \"%s\"}}, {\"kind\": "
 				 "\"exec\", \"argv\": [\"/nonexistent/%s\"]}]}",
 				 pad(name, n, wide[w]), name);
-			r = ask(fd, req);
+			r = jdt_raw_ask(fd, req);
 			assert_true(json_is_true(json_object_get(r, "ok")));
 			snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 2, \"jobs\": [%lld, %lld]}",
 				 (long long)json_integer_value(json_array_get(json_object_get(r, "jobs"), 0)),
 				 (long long)json_integer_value(json_array_get(json_object_get(r, "jobs"), 1)));
 			json_decref(r);
-			r = ask(fd, req);
+			r = jdt_raw_ask(fd, req);
 			assert_true(json_is_true(json_object_get(r, "ok")));
 			for (size_t k = 0; k < 2; k++) {
 				rec = json_array_get(json_object_get(r, "jobs"), k);
@@ -194,11 +176,11 @@ static void test_integers_beyond_2_53(void **state)
 	}
 	/* The largest exact integer is an id like any other, and may sit in args. */
 	fd = jdt_raw_hello(&t, "edges");
-	r = ask(fd, "{\"op\": \"ping\", \"id\": 9007199254740991}");
+	r = jdt_raw_ask(fd, "{\"op\": \"ping\", \"id\": 9007199254740991}");
 	assert_true(json_is_true(json_object_get(r, "ok")));
 	assert_int_equal(json_integer_value(json_object_get(r, "id")), 9007199254740991LL);
 	json_decref(r);
-	r = ask(fd, "{\"op\": \"submit\", \"id\": 2, \"job\": {\"kind\": \"call\", \"fn\": "
+	r = jdt_raw_ask(fd, "{\"op\": \"submit\", \"id\": 2, \"job\": {\"kind\": \"call\", \"fn\": "
 		    "\"echo\", \"args\": [-9007199254740991]}}");
 	assert_true(json_is_true(json_object_get(r, "ok")));
 	json_decref(r);
@@ -213,7 +195,7 @@ static long long submit_id(int fd, const char *spec)
 	long long id;
 
 	snprintf(req, sizeof(req), "{\"op\": \"submit\", \"id\": 1, \"job\": %s}", spec);
-	r = ask(fd, req);
+	r = jdt_raw_ask(fd, req);
 	if (!json_is_true(json_object_get(r, "ok")))
 		fail_msg("submit %s: %s", spec, json_dumps(r, 0));
 	id = (long long)json_integer_value(json_object_get(r, "job"));
@@ -268,7 +250,7 @@ static void test_time_fields_at_extremes(void **state)
 	/* The past deadlines expire at once, while the gate is still shut. */
 	snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 2, \"jobs\": [%lld, %lld], "
 		 "\"timeout_ms\": 9007199254740991}", past_in, past_at);
-	r = ask(fd, req);
+	r = jdt_raw_ask(fd, req);
 	assert_true(json_is_true(json_object_get(r, "ok")));
 	for (size_t k = 0; k < 2; k++)
 		assert_string_equal(state_of(json_array_get(json_object_get(r, "jobs"), k)),
@@ -279,7 +261,7 @@ static void test_time_fields_at_extremes(void **state)
 	 * show (the pass does not depend on them). */
 	snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 3, \"jobs\": [%lld, %lld, %lld], "
 		 "\"mode\": \"any\", \"timeout_ms\": 300}", far_ids[0], far_ids[2], far_ids[4]);
-	r = ask(fd, req);
+	r = jdt_raw_ask(fd, req);
 	assert_string_equal(jdt_err_code(r), "timeout");
 	for (size_t k = 0; k < 3; k++)
 		assert_string_equal(state_of(json_array_get(json_object_get(json_object_get(r, "error"),
@@ -288,7 +270,7 @@ static void test_time_fields_at_extremes(void **state)
 	json_decref(r);
 	snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 4, \"jobs\": [%lld, %lld, %lld, %lld]}",
 		 far_ids[1], far_ids[3], far_ids[5], limit);
-	r = ask(fd, req);
+	r = jdt_raw_ask(fd, req);
 	assert_true(json_is_true(json_object_get(r, "ok")));
 	for (size_t k = 0; k < 4; k++)
 		assert_string_equal(state_of(json_array_get(json_object_get(r, "jobs"), k)),
@@ -296,10 +278,10 @@ static void test_time_fields_at_extremes(void **state)
 	json_decref(r);
 	/* Open the gate: the waiting jobs run rather than expire. */
 	snprintf(req, sizeof(req), "{\"op\": \"cancel\", \"id\": 5, \"job\": %lld}", gate);
-	json_decref(ask(fd, req));
+	json_decref(jdt_raw_ask(fd, req));
 	snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 6, \"jobs\": [%lld, %lld, %lld]}",
 		 far_ids[0], far_ids[2], far_ids[4]);
-	r = ask(fd, req);
+	r = jdt_raw_ask(fd, req);
 	assert_true(json_is_true(json_object_get(r, "ok")));
 	for (size_t k = 0; k < 3; k++)
 		assert_string_equal(state_of(json_array_get(json_object_get(r, "jobs"), k)),
@@ -308,7 +290,7 @@ static void test_time_fields_at_extremes(void **state)
 	/* wait: timeout 0 polls; sleep: its maximum is accepted, one more refused. */
 	snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 7, \"job\": %lld, \"timeout_ms\": 0}",
 		 gate);
-	r = ask(fd, req);
+	r = jdt_raw_ask(fd, req);
 	assert_true(json_is_true(json_object_get(r, "ok")));
 	json_decref(r);
 	{
@@ -316,7 +298,7 @@ static void test_time_fields_at_extremes(void **state)
 					       "\"args\": {\"ms\": 86400001}}");
 
 		snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 8, \"job\": %lld}", over);
-		r = ask(fd, req);
+		r = jdt_raw_ask(fd, req);
 		assert_string_equal(state_of(json_object_get(r, "job")), "failed");
 		json_decref(r);
 	}

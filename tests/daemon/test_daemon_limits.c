@@ -10,6 +10,10 @@
  *   with prlimit), a connection is refused with one too_many_connections frame.
  * - Under `block`, a batch larger than the client's whole queue is refused
  *   (limit_exceeded), not admitted past the limit.
+ * - Pending waits capped per connection and (their ids) per uid; a wait pins its jobs.
+ * - 200 half-sent 1 MiB frames held within limits.partial_frame_bytes; a stalled frame
+ *   timed out (limits.frame_ms).
+ * - A client whose sleepers hold every fiber does not stall another's noop and echo.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -56,24 +60,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* ask: one request on fd, its reply (new reference), events skipped. */
-static json_t *ask(int fd, const char *req)
-{
-	json_t *r;
-
-	jdt_send_frame(fd, req);
-	for (int i = 0; i < 1000; i++) {
-		r = jdt_read_frame(fd);
-		if (!r)
-			fail_msg("connection closed without a reply to %s", req);
-		if (!json_object_get(r, "event"))
-			return r;
-		json_decref(r);
-	}
-	fail_msg("no reply");
-	return NULL;
-}
-
 static void test_half_closed_keeps_its_waits(void **state)
 {
 	int fd = jdt_raw_hello(&t, "edges");
@@ -82,18 +68,18 @@ static void test_half_closed_keeps_its_waits(void **state)
 	long long id;
 
 	(void)state;
-	r = ask(fd, "{\"op\": \"submit\", \"id\": 1, \"job\": {\"kind\": \"call\", \"fn\": \"sleep\", "
+	r = jdt_raw_ask(fd, "{\"op\": \"submit\", \"id\": 1, \"job\": {\"kind\": \"call\", \"fn\": \"sleep\", "
 		    "\"args\": {\"ms\": 86400000}}}");
 	id = (long long)json_integer_value(json_object_get(r, "job"));
 	json_decref(r);
 	snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 2, \"job\": %lld}", id);
 	jdt_send_frame(fd, req);
 	/* The ping's reply proves the wait was read before the write side shuts. */
-	json_decref(ask(fd, "{\"op\": \"ping\", \"id\": 3}"));
+	json_decref(jdt_raw_ask(fd, "{\"op\": \"ping\", \"id\": 3}"));
 	assert_int_equal(shutdown(fd, SHUT_WR), 0);
 	/* The job ends (cancelled from the bystander's connection): the wait answers. */
 	snprintf(req, sizeof(req), "{\"op\": \"cancel\", \"id\": 9, \"job\": %lld}", id);
-	json_decref(ask(bystander, req));
+	json_decref(jdt_raw_ask(bystander, req));
 	r = jdt_read_frame(fd);
 	assert_non_null(r);
 	assert_int_equal(json_integer_value(json_object_get(r, "id")), 2);
@@ -119,7 +105,7 @@ static void test_reconnect_loop_never_refused(void **state)
 		if (!json_is_true(json_object_get(r, "ok")))
 			fail_msg("connection %d refused: %s", i, json_dumps(r, 0));
 		json_decref(r);
-		r = ask(fd, "{\"op\": \"submit\", \"id\": 1, \"job\": {\"kind\": \"call\", \"fn\": \"noop\"}}");
+		r = jdt_raw_ask(fd, "{\"op\": \"submit\", \"id\": 1, \"job\": {\"kind\": \"call\", \"fn\": \"noop\"}}");
 		assert_true(json_is_true(json_object_get(r, "ok")));
 		json_decref(r);
 		close(fd);
@@ -147,6 +133,31 @@ static void expect_refused(int fd)
 	close(fd);
 }
 
+/* open_until_refused: connect and say hello until a connection is refused (with
+ * too_many_connections, then closed); the accepted ones into fds (at most 64).  Returns
+ * how many were accepted. */
+static int open_until_refused(int fds[64])
+{
+	for (int n = 0;; n++) {
+		int fd = jdt_raw(&t);
+		json_t *r;
+
+		assert_true(n < 64);
+		send_hello(fd);
+		r = jdt_read_frame(fd);
+		assert_non_null(r);
+		if (!json_is_true(json_object_get(r, "ok"))) {
+			assert_string_equal(jdt_err_code(r), "too_many_connections");
+			json_decref(r);
+			assert_null(jdt_read_frame(fd));
+			close(fd);
+			return n;
+		}
+		json_decref(r);
+		fds[n] = fd;
+	}
+}
+
 /* open_fds: how many descriptors the daemon has open. */
 static int open_fds(pid_t pid)
 {
@@ -168,7 +179,7 @@ static void test_refusals_say_why(void **state)
 	/* The daemon's own reserve of descriptors: 64 + 3 per process slot (4 here). */
 	const rlim_t reserve = 64 + 3 * 4;
 	struct rlimit was, low;
-	int fds[64], n = 0, extra = jdt_raw(&t), fd;
+	int fds[64], n, extra = jdt_raw(&t);
 
 	(void)state;
 	/* Per uid: the bystander plus one more is the limit. */
@@ -183,56 +194,23 @@ static void test_refusals_say_why(void **state)
 	assert_int_equal(prlimit(t.pid, RLIMIT_NOFILE, NULL, &was), 0);
 	low = (struct rlimit){.rlim_cur = reserve + 10, .rlim_max = was.rlim_max};
 	assert_int_equal(prlimit(t.pid, RLIMIT_NOFILE, &low, NULL), 0);
-	json_decref(ask(bystander, "{\"op\": \"ping\", \"id\": 1}"));
+	json_decref(jdt_raw_ask(bystander, "{\"op\": \"ping\", \"id\": 1}"));
 	jdt_write_config(&t, CONFIG(100, 60000));
-	json_decref(ask(bystander, "{\"op\": \"reload\", \"id\": 2}"));
-	for (;;) {
-		json_t *r;
-
-		assert_true(n < 64);
-		fd = jdt_raw(&t);
-		send_hello(fd);
-		r = jdt_read_frame(fd);
-		assert_non_null(r);
-		if (!json_is_true(json_object_get(r, "ok"))) {
-			assert_string_equal(jdt_err_code(r), "too_many_connections");
-			json_decref(r);
-			assert_null(jdt_read_frame(fd));
-			close(fd);
-			break;
-		}
-		json_decref(r);
-		fds[n++] = fd;
-	}
+	json_decref(jdt_raw_ask(bystander, "{\"op\": \"reload\", \"id\": 2}"));
+	n = open_until_refused(fds);
 	/* The bystander is one of the ten. */
 	assert_int_equal(n, 9);
 	for (int i = 0; i < n; i++)
 		close(fds[i]);
 	assert_int_equal(prlimit(t.pid, RLIMIT_NOFILE, &was, NULL), 0);
 	/* And limits.connections (40) itself. */
-	json_decref(ask(bystander, "{\"op\": \"ping\", \"id\": 3}"));
-	for (n = 0;; n++) {
-		json_t *r;
-
-		assert_true(n < 64);
-		fd = jdt_raw(&t);
-		send_hello(fd);
-		r = jdt_read_frame(fd);
-		assert_non_null(r);
-		if (!json_is_true(json_object_get(r, "ok"))) {
-			assert_string_equal(jdt_err_code(r), "too_many_connections");
-			json_decref(r);
-			close(fd);
-			break;
-		}
-		json_decref(r);
-		fds[n] = fd;
-	}
+	json_decref(jdt_raw_ask(bystander, "{\"op\": \"ping\", \"id\": 3}"));
+	n = open_until_refused(fds);
 	assert_int_equal(n, 39);
 	for (int i = 0; i < n; i++)
 		close(fds[i]);
 	jdt_write_config(&t, CONFIG(2, 60000));
-	json_decref(ask(bystander, "{\"op\": \"reload\", \"id\": 4}"));
+	json_decref(jdt_raw_ask(bystander, "{\"op\": \"reload\", \"id\": 4}"));
 }
 
 static void test_block_refuses_a_batch_larger_than_the_queue(void **state)
@@ -243,14 +221,14 @@ static void test_block_refuses_a_batch_larger_than_the_queue(void **state)
 	json_t *r;
 
 	(void)state;
-	json_decref(ask(fd, "{\"op\": \"set_client\", \"id\": 1, \"client\": \"blocky\", "
+	json_decref(jdt_raw_ask(fd, "{\"op\": \"set_client\", \"id\": 1, \"client\": \"blocky\", "
 			    "\"max_queued\": 3, \"overflow\": \"block\"}"));
 	off = (size_t)snprintf(req, sizeof(req), "{\"op\": \"submit\", \"id\": 2, \"jobs\": [");
 	for (int i = 0; i < 4; i++)
 		off += (size_t)snprintf(req + off, sizeof(req) - off, "%s{\"kind\": \"call\", \"fn\": \"noop\"}",
 					i ? ", " : "");
 	snprintf(req + off, sizeof(req) - off, "]}");
-	r = ask(fd, req);
+	r = jdt_raw_ask(fd, req);
 	assert_string_equal(jdt_err_code(r), "limit_exceeded");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"), "field")),
 			    "jobs");
@@ -258,7 +236,7 @@ static void test_block_refuses_a_batch_larger_than_the_queue(void **state)
 	/* Three fit. */
 	snprintf(req + off - strlen(", {\"kind\": \"call\", \"fn\": \"noop\"}"),
 		 sizeof(req) - off, "]}");
-	r = ask(fd, req);
+	r = jdt_raw_ask(fd, req);
 	assert_true(json_is_true(json_object_get(r, "ok")));
 	json_decref(r);
 	close(fd);
@@ -267,7 +245,7 @@ static void test_block_refuses_a_batch_larger_than_the_queue(void **state)
 /* submit_sleep: a job that runs until cancelled; returns its id. */
 static long long submit_sleep(int fd)
 {
-	json_t *r = ask(fd, "{\"op\": \"submit\", \"id\": 1, \"job\": {\"kind\": \"call\", \"fn\": "
+	json_t *r = jdt_raw_ask(fd, "{\"op\": \"submit\", \"id\": 1, \"job\": {\"kind\": \"call\", \"fn\": "
 			    "\"sleep\", \"args\": {\"ms\": 86400000}}}");
 	long long id = (long long)json_integer_value(json_object_get(r, "job"));
 
@@ -281,14 +259,14 @@ static void cancel(long long id)
 	char req[96];
 
 	snprintf(req, sizeof(req), "{\"op\": \"cancel\", \"id\": 9, \"job\": %lld}", id);
-	json_decref(ask(bystander, req));
+	json_decref(jdt_raw_ask(bystander, req));
 }
 
 /* more_connections: reload with room for the connections the tests below open. */
 static void more_connections(void)
 {
 	jdt_write_config(&t, CONFIG(300, 60000));
-	json_decref(ask(bystander, "{\"op\": \"reload\", \"id\": 1}"));
+	json_decref(jdt_raw_ask(bystander, "{\"op\": \"reload\", \"id\": 1}"));
 }
 
 static void test_pending_waits_capped(void **state)
@@ -310,7 +288,7 @@ static void test_pending_waits_capped(void **state)
 		jdt_send_frame(a, req);
 	}
 	snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 20, \"job\": %lld}", g);
-	r = ask(a, req);
+	r = jdt_raw_ask(a, req);
 	assert_int_equal(json_integer_value(json_object_get(r, "id")), 20);
 	assert_string_equal(jdt_err_code(r), "limit_exceeded");
 	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(r, "error"),
@@ -322,13 +300,13 @@ static void test_pending_waits_capped(void **state)
 	for (int i = 0; i < 47; i++)
 		off += (size_t)snprintf(req + off, sizeof(req) - off, "%s%lld", i ? "," : "", g);
 	snprintf(req + off, sizeof(req) - off, "]}");
-	r = ask(b, req);
+	r = jdt_raw_ask(b, req);
 	assert_string_equal(jdt_err_code(r), "limit_exceeded");
 	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(r, "error"),
 								  "message")), "wait_ids_per_uid"));
 	json_decref(r);
 	snprintf(req + off, sizeof(req) - off, "], \"timeout_ms\": 0}");
-	r = ask(b, req);
+	r = jdt_raw_ask(b, req);
 	assert_string_equal(jdt_err_code(r), "timeout");
 	json_decref(r);
 	/* The job ends: the four waits answer, and their room is free again. */
@@ -340,7 +318,7 @@ static void test_pending_waits_capped(void **state)
 		json_decref(r);
 	}
 	snprintf(req + off, sizeof(req) - off, "]}");
-	r = ask(b, req);
+	r = jdt_raw_ask(b, req);
 	assert_true(json_is_true(json_object_get(r, "ok")));
 	json_decref(r);
 	close(a);
@@ -359,27 +337,27 @@ static void test_waits_pin_their_jobs(void **state)
 	(void)state;
 	more_connections();
 	fd = jdt_raw_hello(&t, "waiter");
-	r = ask(fd, "{\"op\": \"submit\", \"id\": 1, \"job\": {\"kind\": \"call\", \"fn\": "
+	r = jdt_raw_ask(fd, "{\"op\": \"submit\", \"id\": 1, \"job\": {\"kind\": \"call\", \"fn\": "
 		    "\"echo\", \"args\": \"kept\"}}");
 	a = (long long)json_integer_value(json_object_get(r, "job"));
 	json_decref(r);
 	snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 2, \"job\": %lld}", a);
-	json_decref(ask(fd, req));
+	json_decref(jdt_raw_ask(fd, req));
 	g = submit_sleep(fd);
 	snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 3, \"jobs\": [%lld, %lld]}", a, g);
 	jdt_send_frame(fd, req);
 	for (int round = 0; round < 2; round++) {
 		/* Twenty jobs end after it: far past retention.jobs. */
 		for (int i = 0; i < 20; i++) {
-			r = ask(fd, "{\"op\": \"submit\", \"id\": 4, \"job\": {\"kind\": \"call\", "
+			r = jdt_raw_ask(fd, "{\"op\": \"submit\", \"id\": 4, \"job\": {\"kind\": \"call\", "
 				    "\"fn\": \"noop\"}}");
 			snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 5, \"job\": %lld}",
 				 (long long)json_integer_value(json_object_get(r, "job")));
 			json_decref(r);
-			json_decref(ask(fd, req));
+			json_decref(jdt_raw_ask(fd, req));
 		}
 		snprintf(req, sizeof(req), "{\"op\": \"status\", \"id\": 6, \"job\": %lld}", a);
-		r = ask(fd, req);
+		r = jdt_raw_ask(fd, req);
 		if (round == 0) {
 			assert_true(json_is_true(json_object_get(r, "ok")));
 			json_decref(r);
@@ -398,7 +376,7 @@ static void test_waits_pin_their_jobs(void **state)
 
 static json_t *metrics(void)
 {
-	return ask(bystander, "{\"op\": \"metrics\", \"id\": 1}");
+	return jdt_raw_ask(bystander, "{\"op\": \"metrics\", \"id\": 1}");
 }
 
 static long long held_bytes(void)
@@ -483,7 +461,7 @@ static void test_partial_frames_bounded_and_timed(void **state)
 		fail_msg("resident set grew by %ld KiB for 200 partial frames", after - before);
 	/* A frame begun after hello must complete within limits.frame_ms. */
 	jdt_write_config(&t, CONFIG(300, 200));
-	json_decref(ask(bystander, "{\"op\": \"reload\", \"id\": 2}"));
+	json_decref(jdt_raw_ask(bystander, "{\"op\": \"reload\", \"id\": 2}"));
 	fd = jdt_raw_hello(&t, "slow");
 	jdt_send_all(fd, start, sizeof(start));
 	r = jdt_read_frame(fd);
@@ -493,7 +471,40 @@ static void test_partial_frames_bounded_and_timed(void **state)
 	assert_null(jdt_read_frame(fd));
 	close(fd);
 	jdt_write_config(&t, CONFIG(2, 60000));
-	json_decref(ask(bystander, "{\"op\": \"reload\", \"id\": 3}"));
+	json_decref(jdt_raw_ask(bystander, "{\"op\": \"reload\", \"id\": 3}"));
+}
+
+/* test_fiber_hungry_client_stalls_no_other: one worker and four fibers; client A's six
+ * 300 s sleepers take every fiber (two wait queued).  Client B's noop and echo, which need
+ * no fiber, finish at once: A's queue holds no worker and is not ahead of B's. */
+static void test_fiber_hungry_client_stalls_no_other(void **state)
+{
+	struct jdt u;
+	struct jsched_conn *a, *b;
+	uint64_t s[6], id;
+
+	(void)state;
+	jdt_start(&u, "\"workers\": 1, \"fibers\": 4");
+	a = jdt_connect(&u, "hungry");
+	b = jdt_connect(&u, "other");
+	for (int i = 0; i < 6; i++)
+		s[i] = jdt_submit_call(a, "sleep", "{\"ms\": 300000}");
+	for (int i = 0; i < 4; i++)
+		jdt_until_state(a, s[i], "running");
+	id = jdt_submit_call(b, "noop", NULL);
+	assert_string_equal(jdt_wait_final(b, id, NULL), "succeeded");
+	id = jdt_submit_call(b, "echo", "[1, 2]");
+	assert_string_equal(jdt_wait_final(b, id, NULL), "succeeded");
+	/* Still all held: B did not wait for a fiber to free. */
+	for (int i = 0; i < 4; i++)
+		assert_string_equal(jdt_state(a, s[i]), "running");
+	assert_string_equal(jdt_state(a, s[5]), "queued");
+	json_decref(jdt_ok(a, "{\"op\": \"drain\", \"running\": true}"));
+	for (int i = 0; i < 6; i++)
+		assert_string_equal(jdt_wait_final(a, s[i], NULL), "cancelled");
+	jsched_close(a);
+	jsched_close(b);
+	assert_int_equal(jdt_stop(&u, SIGTERM), 0);
 }
 
 int main(void)
@@ -506,6 +517,7 @@ int main(void)
 		cmocka_unit_test(test_pending_waits_capped),
 		cmocka_unit_test(test_waits_pin_their_jobs),
 		cmocka_unit_test(test_partial_frames_bounded_and_timed),
+		cmocka_unit_test(test_fiber_hungry_client_stalls_no_other),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
