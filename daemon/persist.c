@@ -959,6 +959,7 @@ static json_t *spec_of_job(const struct jd_job *j)
 	jp_job_spec_init(&sp);
 	sp.kind = j->kind == JD_KIND_EXEC ? JP_KIND_EXEC : JP_KIND_CALL;
 	sp.name = j->name;
+	sp.key = j->key;
 	sp.priority = j->prio < 4 ? prios[j->prio] : JP_PRIO_NORMAL;
 	sp.cost = j->fj.cost ? j->fj.cost : 1;
 	if (j->kind == JD_KIND_EXEC && j->exec) {

@@ -135,6 +135,12 @@ static json_t *submit_request(struct jsched_conn *c, const struct jsched_spec *c
 /* jsched_submit: see jsched.h. */
 int jsched_submit(struct jsched_conn *c, const struct jsched_spec *spec, uint64_t *id)
 {
+	return jsched_submit_ex(c, spec, id, NULL);
+}
+
+/* jsched_submit_ex: see jsched.h. */
+int jsched_submit_ex(struct jsched_conn *c, const struct jsched_spec *spec, uint64_t *id, bool *existing)
+{
 	if (c == NULL || id == NULL)
 		return JSCHED_EINVAL;
 	int r;
@@ -144,6 +150,8 @@ int jsched_submit(struct jsched_conn *c, const struct jsched_spec *spec, uint64_
 	r = jc_call(c, req, &reply, 0);
 	if (r == 0 && !jc_get_u64(reply, "job", id))
 		r = jc_set_error(c, JSCHED_EPROTOCOL, "submit reply without a job id");
+	if (r == 0 && existing != NULL)
+		*existing = json_is_true(json_object_get(reply, "existing"));
 	json_decref(reply);
 	return r;
 }

@@ -136,6 +136,16 @@ int jsched_spec_set_name(struct jsched_spec *spec, const char *name)
 	return set(spec, "name", json_string(name));
 }
 
+/* jsched_spec_set_key: see jsched.h. */
+int jsched_spec_set_key(struct jsched_spec *spec, const char *key)
+{
+	size_t n = key ? strlen(key) : 0;
+
+	if (spec == NULL || n == 0 || n > 128)
+		return JSCHED_EINVAL;
+	return set(spec, "key", json_string(key));
+}
+
 /* jsched_spec_set_ref: see jsched.h. */
 int jsched_spec_set_ref(struct jsched_spec *spec, const char *ref)
 {

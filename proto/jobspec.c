@@ -18,7 +18,7 @@ enum scope { ANY, EXEC, CALL };
 enum member {
 	M_KIND, M_NAME, M_REF, M_PRIORITY, M_DEADLINE_AT, M_DEADLINE_IN, M_AFTER, M_ANY_OF,
 	M_COST, M_ARGV, M_ENV, M_CWD, M_STDIN, M_TIMEOUT, M_FN, M_ARGS, M_RESOURCES, M_BACKEND,
-	M_COUNT
+	M_KEY, M_COUNT
 };
 
 /* Indexed by enum member. */
@@ -32,6 +32,7 @@ static const struct {
 	{"stdin", EXEC},   {"timeout_ms", EXEC},     {"fn", CALL},     {"args", CALL},
 	{"resources", EXEC},
 	{"backend", EXEC},
+	{"key", ANY},
 };
 
 /* lookup: the member named key, or M_COUNT.  The first byte is compared inline, so most
@@ -352,6 +353,8 @@ static int member(struct ctx *c, enum member m, const json_t *v, struct jp_job_s
 		return str(c, v, PLACE(key), 0, JP_NAME_MAX, &s->name);
 	case M_REF:
 		return str(c, v, PLACE(key), 1, JP_REF_MAX, &s->ref);
+	case M_KEY:
+		return str(c, v, PLACE(key), 1, JP_KEY_MAX, &s->key);
 	case M_PRIORITY:
 		p = json_is_string(v) ? jp_priority_from_name(json_string_value(v)) : -1;
 		if (p < 0)
@@ -558,6 +561,7 @@ json_t *jp_job_spec_to_json(const struct jp_job_spec *s)
 	if (!o || set(o, "kind", json_string(jp_kind_name(s->kind))) < 0 ||
 	    (s->name && set(o, "name", json_string(s->name)) < 0) ||
 	    (s->ref && set(o, "ref", json_string(s->ref)) < 0) ||
+	    (s->key && set(o, "key", json_string(s->key)) < 0) ||
 	    (s->priority != JP_PRIO_NORMAL &&
 	     set(o, "priority", json_string(jp_priority_name(s->priority))) < 0) ||
 	    (s->deadline == JP_DEADLINE_AT && set(o, "deadline_at_ms", json_integer(s->deadline_ms)) < 0) ||

@@ -68,6 +68,7 @@ int jp_default_socket_path(char *buf, size_t size);
 /* Fixed sizes of PROTOCOL.md section 10 (bytes). */
 #define JP_NAME_MAX 256u	/* a job's name, a call job's fn */
 #define JP_REF_MAX 64u		/* a ref, a client name */
+#define JP_KEY_MAX 128u	/* a spec's idempotency key */
 #define JP_COST_MAX 1000000u
 #define JP_LIST_LIMIT_MAX 10000u
 #define JP_WEIGHT_MAX 1000000u
@@ -482,6 +483,7 @@ struct jp_job_spec {
 	enum jp_kind kind;
 	const char *name;	/* NULL: none */
 	const char *ref;	/* NULL: none */
+	const char *key;	/* idempotency key, 1..JP_KEY_MAX bytes; NULL: none */
 	enum jp_priority priority;
 	enum jp_deadline deadline;
 	int64_t deadline_ms;	/* AT: ms since the epoch; IN: ms after receipt */
@@ -555,8 +557,11 @@ int jp_submit_parse(const struct jp_request *r, const struct jp_limits *lim,
 void jp_submit_clear(struct jp_submit *out);
 
 /* jp_submit_reply_new builds the submit reply for ids (one per spec, in spec order):
- * {"job": id} when s->single, else {"jobs": [...], "refs": {...}?} (new reference). */
-json_t *jp_submit_reply_new(int64_t id, const struct jp_submit *s, const int64_t *ids);
+ * {"job": id} when s->single, else {"jobs": [...], "refs": {...}?} (new reference).
+ * existing (NULL: none) marks the specs whose key named a job that already existed: the
+ * reply then carries "existing": true (single) or "existing": [spec indexes]. */
+json_t *jp_submit_reply_new(int64_t id, const struct jp_submit *s, const int64_t *ids,
+			    const bool *existing);
 
 /* ---- the job record -------------------------------------------------------------------- */
 

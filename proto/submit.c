@@ -232,16 +232,26 @@ fail:
 	return rc;
 }
 
-json_t *jp_submit_reply_new(int64_t id, const struct jp_submit *s, const int64_t *ids)
+json_t *jp_submit_reply_new(int64_t id, const struct jp_submit *s, const int64_t *ids,
+			    const bool *existing)
 {
-	json_t *o = jp_reply_new(id), *a, *refs;
+	json_t *o = jp_reply_new(id), *a, *refs, *ex = NULL;
 
 	if (!o)
 		return NULL;
 	if (s->single) {
-		if (json_object_set_new(o, "job", json_integer(ids[0])) < 0)
+		if (json_object_set_new(o, "job", json_integer(ids[0])) < 0 ||
+		    (existing && existing[0] && json_object_set_new(o, "existing", json_true()) < 0))
 			goto fail;
 		return o;
+	}
+	for (size_t i = 0; existing && i < s->n; i++) {
+		if (!existing[i])
+			continue;
+		if (!ex && (!(ex = json_array()) || json_object_set_new(o, "existing", ex) < 0))
+			goto fail;
+		if (json_array_append_new(ex, json_integer((json_int_t)i)) < 0)
+			goto fail;
 	}
 	a = json_array();
 	if (!a || json_object_set_new(o, "jobs", a) < 0)

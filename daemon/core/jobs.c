@@ -88,6 +88,7 @@ static void report(struct jd_jobs *t, enum jd_change_kind kind, const struct jd_
 static void job_free(struct jd_job *j)
 {
 	free(j->name);
+	free(j->key);
 	free(j->reason);
 	free(j->deps);
 	free(j->dependents);
@@ -110,6 +111,8 @@ void jd_jobs_free(struct jd_jobs *t)
 		}
 	free(t->buckets);
 	t->buckets = NULL;
+	free(t->kbuckets);
+	t->kbuckets = NULL;
 }
 
 struct jd_job *jd_job_new(struct jd_jobs *t)
@@ -154,6 +157,81 @@ static void grow(struct jd_jobs *t)
 	t->n_buckets = n;
 }
 
+/* key_hash: FNV-1a of the key's bytes, then the uid's. */
+static uint64_t key_hash(uid_t uid, const char *key)
+{
+	uint64_t h = 14695981039346656037u;
+
+	for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+		h = (h ^ *p) * 1099511628211u;
+	for (unsigned i = 0; i < sizeof(uid); i++)
+		h = (h ^ (((uint64_t)uid >> (8 * i)) & 0xffu)) * 1099511628211u;
+	return h;
+}
+
+/* key_grow: double the key index (at least 64 buckets).  Returns false on ENOMEM (the
+ * index keeps its size: longer chains, still correct, unless it had none). */
+static bool key_grow(struct jd_jobs *t)
+{
+	size_t n = t->n_kbuckets ? t->n_kbuckets * 2 : 64;
+	struct jd_job **b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return t->n_kbuckets > 0;
+	for (size_t i = 0; i < t->n_kbuckets; i++)
+		while (t->kbuckets[i]) {
+			struct jd_job *j = t->kbuckets[i];
+			size_t k = key_hash(j->uid, j->key) & (n - 1);
+
+			t->kbuckets[i] = j->knext;
+			j->knext = b[k];
+			b[k] = j;
+		}
+	free(t->kbuckets);
+	t->kbuckets = b;
+	t->n_kbuckets = n;
+	return true;
+}
+
+/* key_add: index j by (uid, key).  Without memory for a first bucket array the job is
+ * simply not found by its key (a second submit then makes a new job). */
+static void key_add(struct jd_jobs *t, struct jd_job *j)
+{
+	size_t k;
+
+	if ((t->n_keyed >= t->n_kbuckets && !key_grow(t)) || !t->n_kbuckets)
+		return;
+	k = key_hash(j->uid, j->key) & (t->n_kbuckets - 1);
+	j->knext = t->kbuckets[k];
+	t->kbuckets[k] = j;
+	t->n_keyed++;
+}
+
+static void key_remove(struct jd_jobs *t, struct jd_job *j)
+{
+	struct jd_job **p;
+
+	if (!t->n_kbuckets)
+		return;
+	p = &t->kbuckets[key_hash(j->uid, j->key) & (t->n_kbuckets - 1)];
+	while (*p && *p != j)
+		p = &(*p)->knext;
+	if (*p) {
+		*p = j->knext;
+		t->n_keyed--;
+	}
+}
+
+struct jd_job *jd_job_find_key(const struct jd_jobs *t, uid_t uid, const char *key)
+{
+	if (!t->n_kbuckets)
+		return NULL;
+	for (struct jd_job *j = t->kbuckets[key_hash(uid, key) & (t->n_kbuckets - 1)]; j; j = j->knext)
+		if (j->uid == uid && strcmp(j->key, key) == 0)
+			return j;
+	return NULL;
+}
+
 void jd_job_insert(struct jd_jobs *t, struct jd_job *j)
 {
 	size_t b;
@@ -164,6 +242,8 @@ void jd_job_insert(struct jd_jobs *t, struct jd_job *j)
 	j->hnext = t->buckets[b];
 	t->buckets[b] = j;
 	t->count++;
+	if (j->key)
+		key_add(t, j);
 	t->n_live++;
 	t->submitted++;
 	t->by_state[JD_WAITING]++;
@@ -186,6 +266,8 @@ void jd_job_restore(struct jd_jobs *t, struct jd_job *j)
 	j->hnext = t->buckets[b];
 	t->buckets[b] = j;
 	t->count++;
+	if (j->key)
+		key_add(t, j);
 	t->submitted++;
 	j->client->submitted++;
 	t->by_state[s]++;
@@ -222,6 +304,8 @@ static void table_remove(struct jd_jobs *t, struct jd_job *j)
 	if (*p)
 		*p = j->hnext;
 	t->count--;
+	if (j->key)
+		key_remove(t, j);
 }
 
 /* move_state: bookkeeping of a state change (global and per-client counts). */

@@ -95,6 +95,8 @@ struct jd_job {
 	uid_t uid;			/* owned by */
 	gid_t gid;			/* its primary gid (peer credentials at submit) */
 	char *name;			/* or NULL */
+	char *key;			/* idempotency key (malloc'd), or NULL */
+	struct jd_job *knext;		/* key index chain (jd_job_find_key) */
 	enum jd_kind kind;
 	enum jd_state state;
 	uint8_t prio;			/* enum jd_fair_prio */
@@ -189,6 +191,8 @@ struct jd_jobs_hooks {
 struct jd_jobs {
 	struct jd_job **buckets;
 	size_t n_buckets, count;
+	struct jd_job **kbuckets;	/* jobs with a key, by (uid, key); NULL until the first */
+	size_t n_kbuckets, n_keyed;
 	uint64_t next_id;
 	struct jd_job *retained_head, *retained_tail;	/* final jobs, oldest first */
 	size_t n_retained;
@@ -232,7 +236,8 @@ struct jd_job *jd_jobs_iter_next(const struct jd_jobs *t, struct jd_jobs_iter *i
 struct jd_job *jd_job_new(struct jd_jobs *t);
 
 /* jd_job_insert: put a job made by jd_job_new, with its spec set, into the table (counts
- * it submitted, reports JD_CHANGE_SUBMITTED). */
+ * it submitted, indexes its key if it has one, reports JD_CHANGE_SUBMITTED).  A job with
+ * a key that jd_job_find_key already finds for its uid must not be inserted. */
 void jd_job_insert(struct jd_jobs *t, struct jd_job *j);
 
 /* jd_job_restore: put a job recovered from the journal into the table in its recorded
@@ -250,6 +255,10 @@ void jd_job_discard(struct jd_job *j);
 /* jd_job_find: the job with `id`, or NULL; *forgotten says whether the id was issued
  * once and is no longer retained. */
 struct jd_job *jd_job_find(const struct jd_jobs *t, uint64_t id, bool *forgotten);
+
+/* jd_job_find_key: the job in the table that uid submitted with idempotency key `key`,
+ * or NULL.  A job is found from its insertion until it is forgotten.  O(1). */
+struct jd_job *jd_job_find_key(const struct jd_jobs *t, uid_t uid, const char *key);
 
 /* jd_job_link_deps: register j with the targets of its deps and judge those that have
  * already ended.  Then the job is either ready (returns 1), doomed (finished cancelled;

@@ -10,6 +10,12 @@
  * fair queues.  Only pass 3 changes anything, and it cannot fail half-way except for
  * memory (then nothing has been entered yet either).
  *
+ * Idempotent submits: a spec whose `key` names a job its uid submitted with that key and
+ * that is still in the table (not yet forgotten) makes no job: its id in the reply is that
+ * job's, marked "existing", and specs of the message that depend on it by ref depend on
+ * that job.  The spec is not compared with the first one's: the key alone decides.  Two
+ * specs of one message with the same key are refused (bad_request).
+ *
  * Backpressure `block`: when a client's queue is full under `block`, its next submit is
  * held (the connection stops being read) and run again when the fair layer says the
  * client has room; a submit in progress is admitted whole even past the limit.
@@ -54,9 +60,63 @@ static bool check_dep(struct jd_conn *c, int64_t req_id, const struct jp_dep *de
 	return false;
 }
 
-/* check: pass 2.  Returns false after replying the error. */
+struct keyent {
+	const char *key;
+	size_t index;
+};
+
+static int keycmp(const void *a, const void *b)
+{
+	const struct keyent *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+/* check_keys: find the specs whose key names an existing job of the uid (made[i] set to
+ * it, existing[i] true) and refuse two specs with one key (sorted: O(n log n) for the
+ * largest message).  Returns the number of jobs still to make, or -1 after replying the
+ * error. */
+static long check_keys(struct jd_conn *c, int64_t id, const struct jp_submit *s,
+		       struct jd_job **made, bool *existing)
+{
+	struct keyent *keys = NULL;
+	size_t nk = 0, fresh = s->n;
+	char field[160];
+	long rc = -1;
+
+	for (size_t i = 0; i < s->n; i++) {
+		if (!s->specs[i].key)
+			continue;
+		if (!keys && !(keys = calloc(s->n, sizeof(*keys)))) {
+			jd__reply_error(c, id, JSCHED_ENOMEM, NULL, "out of memory");
+			return -1;
+		}
+		keys[nk++] = (struct keyent){s->specs[i].key, i};
+		if ((made[i] = jd_job_find_key(c->d->jobs, c->uid, s->specs[i].key))) {
+			existing[i] = true;
+			fresh--;
+		}
+	}
+	if (nk > 1)
+		qsort(keys, nk, sizeof(*keys), keycmp);
+	for (size_t k = 1; k < nk; k++)
+		if (strcmp(keys[k - 1].key, keys[k].key) == 0) {
+			spec_path(s, keys[k].index, "key", field, sizeof(field));
+			jd__reply_error(c, id, JSCHED_EBAD_REQUEST, field,
+				        "the same key as jobs[%zu]", keys[k - 1].index);
+			goto out;
+		}
+	rc = (long)fresh;
+out:
+	free(keys);
+	return rc;
+}
+
+/* check: pass 2; n_new is the number of jobs the submit makes (specs without an existing
+ * job of their key).  Returns false after replying the error. */
 static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
-		  const struct jsched_handler **handlers)
+		  const struct jsched_handler **handlers, size_t n_new)
 {
 	struct jd_net *d = c->d;
 	char field[160];
@@ -130,27 +190,27 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 	/* Room: the client's limit counts its waiting and queued jobs; the global cap
 	 * counts every job not yet final.  Drop strategies make room in the fair layer;
 	 * reject refuses the whole submit here. */
-	if (d->jobs->n_live + s->n > d->cfg->max_queued_total) {
-		c->client->rejected += s->n;
-		d->jobs->rejected += s->n;
+	if (d->jobs->n_live + n_new > d->cfg->max_queued_total) {
+		c->client->rejected += n_new;
+		d->jobs->rejected += n_new;
 		jd__reply_error(c, id, JSCHED_EQUEUE_FULL, NULL,
 			        "the daemon's queue is full (%u jobs)", d->cfg->max_queued_total);
 		return false;
 	}
 	/* Under `block` a submit is held until there is room: one larger than the whole
 	 * queue would never fit, and admitting it whole would break the limit. */
-	if (c->client->conf.overflow == JD_OVERFLOW_BLOCK && s->n > c->client->conf.max_queued) {
-		c->client->rejected += s->n;
-		d->jobs->rejected += s->n;
+	if (c->client->conf.overflow == JD_OVERFLOW_BLOCK && n_new > c->client->conf.max_queued) {
+		c->client->rejected += n_new;
+		d->jobs->rejected += n_new;
 		jd__reply_error(c, id, JSCHED_ELIMIT_EXCEEDED, s->single ? "job" : "jobs",
 			       "%zu jobs can never fit client '%s''s queue of %u (overflow block)",
-			       s->n, c->client->name, c->client->conf.max_queued);
+			       n_new, c->client->name, c->client->conf.max_queued);
 		return false;
 	}
 	if (c->client->conf.overflow == JD_OVERFLOW_REJECT &&
-	    c->client->live + s->n > c->client->conf.max_queued) {
-		c->client->rejected += s->n;
-		d->jobs->rejected += s->n;
+	    c->client->live + n_new > c->client->conf.max_queued) {
+		c->client->rejected += n_new;
+		d->jobs->rejected += n_new;
 		jd__reply_error(c, id, JSCHED_EQUEUE_FULL, NULL,
 			        "client '%s' has %llu jobs waiting or queued (limit %u)",
 			        c->client->name, (unsigned long long)c->client->live,
@@ -236,6 +296,8 @@ struct jd_job *jd_job_from_spec(struct jd_jobs *t, struct jd_runner *runner, str
 	j->submitted_ns = now_ns;
 	if (sp->name && !(j->name = strdup(sp->name)))
 		goto fail;
+	if (sp->key && !(j->key = strdup(sp->key)))
+		goto fail;
 	return j;
 fail:
 	jd_job_discard(j);
@@ -286,6 +348,8 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 	const struct jsched_handler **handlers = NULL;
 	struct jd_job **made = NULL;
 	int64_t *ids = NULL;
+	bool *existing = NULL;
+	long n_new;
 	uint64_t now_ns = jd_now_ns(), now_ms = jd_now_ms();
 	size_t k;
 
@@ -319,43 +383,50 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 	handlers = calloc(s.n, sizeof(*handlers));
 	made = calloc(s.n, sizeof(*made));
 	ids = calloc(s.n, sizeof(*ids));
-	if (!handlers || !made || !ids) {
+	existing = calloc(s.n, sizeof(*existing));
+	if (!handlers || !made || !ids || !existing) {
 		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		goto out;
 	}
-	if (!check(c, r->id, &s, handlers))
+	if ((n_new = check_keys(c, r->id, &s, made, existing)) < 0 ||
+	    !check(c, r->id, &s, handlers, (size_t)n_new))
 		goto out;
 	for (k = 0; k < s.n; k++) {
 		size_t i = s.order[k];
 
+		if (existing[i])
+			continue;
 		made[i] = make_job(c, &s.specs[i], handlers[i], made, now_ns, now_ms);
 		if (!made[i])
 			break;
 	}
 	if (k < s.n) {
 		for (size_t i = 0; i < s.n; i++)
-			if (made[i])
+			if (made[i] && !existing[i])
 				jd_job_discard(made[i]);
 		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		goto out;
 	}
 	for (k = 0; k < s.n; k++) {
 		size_t i = s.order[k];
-		json_t *spec = d->journal_specs ? spec_for_journal(&s.specs[i]) : NULL;
+		json_t *spec;
 
+		ids[i] = (int64_t)made[i]->id;
+		if (existing[i])
+			continue;
 		/* The journal records the spec from the insertion's report. */
+		spec = d->journal_specs ? spec_for_journal(&s.specs[i]) : NULL;
 		made[i]->spec = spec;
 		jd_job_insert(d->jobs, made[i]);
 		made[i]->spec = NULL;
 		json_decref(spec);
-		ids[i] = (int64_t)made[i]->id;
 	}
 	/* Reply now, before any job can end: a wait pipelined behind this submit then
 	 * always finds the ids issued.  (The `waiting` events went out at insertion.)  With
 	 * journal.sync "always" it goes out once the submit's records are durable, and the
 	 * connection's later replies queue behind it (server.c, the journal_hold hook). */
 	{
-		json_t *rep = jp_submit_reply_new(r->id, &s, ids);
+		json_t *rep = jp_submit_reply_new(r->id, &s, ids, n_new < (long)s.n ? existing : NULL);
 
 		if (rep)
 			jd_conn_send(c, rep);
@@ -364,7 +435,7 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 	for (k = 0; k < s.n; k++) {
 		struct jd_job *j = made[s.order[k]];
 
-		if (j->state == JD_WAITING && jd_job_link_deps(d->jobs, j) == 1)
+		if (!existing[s.order[k]] && j->state == JD_WAITING && jd_job_link_deps(d->jobs, j) == 1)
 			jd_job_release(d->jobs, j);
 	}
 	if (c->client->blocked)
@@ -373,6 +444,7 @@ out:
 	free(handlers);
 	free(made);
 	free(ids);
+	free(existing);
 	jp_submit_clear(&s);
 }
 

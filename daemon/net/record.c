@@ -181,6 +181,8 @@ static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s
 		rc = member(out, "name") || jd_json_text_string(out, j->name);
 	if (!rc && s == JD_QUEUED && j->held)
 		rc = member(out, "held") || put(out, "true");
+	if (!rc && j->key)
+		rc = member(out, "key") || jd_json_text_string(out, j->key);
 	/* What runs: a call's handler, an exec job's command line. */
 	if (!rc && j->kind == JD_KIND_CALL && j->handler)
 		rc = member(out, "fn") || jd_json_text_string(out, j->handler->name);

@@ -208,6 +208,11 @@ JSCHED_API int jsched_spec_set_deadline_in(struct jsched_spec *spec, int64_t in_
 JSCHED_API int jsched_spec_set_cost(struct jsched_spec *spec, uint32_t cost);
 /* The local name other specs of the same jsched_submit_batch depend on (add_dep_ref). */
 JSCHED_API int jsched_spec_set_ref(struct jsched_spec *spec, const char *ref);
+/* An idempotency key, 1 to 128 bytes: while the daemon retains a job this uid submitted
+ * with the same key, submitting the spec again answers that job's id instead of making a
+ * new job (jsched_submit_ex says which happened).  Makes "submit again after a lost
+ * connection" safe. */
+JSCHED_API int jsched_spec_set_key(struct jsched_spec *spec, const char *key);
 
 /* Exec jobs only.  set_env: the complete environment, "NAME=value" strings ending with NULL
  * (replaces the earlier one; NULL or empty: none).  inherit: this process's environment and
@@ -324,6 +329,11 @@ JSCHED_API void jsched_free(void *p);
 
 /* jsched_submit submits one job and stores its id in *id. */
 JSCHED_API int jsched_submit(struct jsched_conn *conn, const struct jsched_spec *spec, uint64_t *id);
+
+/* jsched_submit_ex is jsched_submit that also stores in *existing (may be NULL) whether
+ * the id is that of a job submitted earlier with the spec's key (no new job was made). */
+JSCHED_API int jsched_submit_ex(struct jsched_conn *conn, const struct jsched_spec *spec, uint64_t *id,
+				bool *existing);
 
 /* jsched_submit_batch submits n specs (1 to the daemon's jobs_per_submit) in one message,
  * whole or not at all; ids[i] receives the id of specs[i].  Specs with refs may depend on

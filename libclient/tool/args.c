@@ -83,6 +83,8 @@ static const char help_submit[] =
 	"  --fn NAME            a call job of handler NAME\n"
 	"  --args JSON          its arguments (default: null)\n"
 	"  --name NAME          a name for the job, shown by status and ls\n"
+	"  --key KEY            idempotency key: while a job of yours with KEY is retained,\n"
+	"                       print its id instead of submitting again (safe to retry)\n"
 	"  --priority P         low, normal (default), high or critical\n"
 	"  --deadline DURATION  if not started within DURATION, the job expires unrun\n"
 	"  --time-limit DURATION  exec: kill the command after it ran this long\n"
@@ -102,6 +104,7 @@ static const char help_submit[] =
 	"  -w, --wait           wait for the job and exit with its status\n"
 	"  --timeout DURATION   with --wait: give up after DURATION (exit 75)\n"
 	"  --json               print the reply as JSON: {\"job\": ID} ({\"jobs\", \"refs\"}\n"
+	"                       for --batch; \"existing\": true when --key found a job)\n"
 	"                       for --batch); with --wait the job's record\n";
 
 static const char help_wait[] =
@@ -358,7 +361,7 @@ enum {
 	O_STDERR, O_SINCE, O_COUNT, O_ONCE, O_INTERVAL, O_WEIGHT, O_MAX_QUEUED, O_IMMEDIATE,
 	O_SOCKET, O_VERSION, O_CLIENT, O_RUNNING, O_ALL, O_OVERFLOW, O_BATCH, O_INSTANCE, O_REPLY_TIMEOUT,
 	O_LONG, O_CLIENT_NAME, O_LIMIT, O_SORT, O_COLUMNS, O_NAME_GLOB, O_NO_HEADINGS, O_MEM, O_PIDS,
-	O_CPUS, O_PROMETHEUS, O_PORT, O_OPEN, O_BACKEND,
+	O_CPUS, O_PROMETHEUS, O_PORT, O_OPEN, O_BACKEND, O_KEY,
 };
 
 /* The options of jsched itself, accepted before the command and after it. */
@@ -612,6 +615,7 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 {
 	static const struct opt opts[] = {
 		{ "fn", 0, true, O_FN }, { "args", 0, true, O_ARGS }, { "name", 0, true, O_NAME },
+		{ "key", 0, true, O_KEY },
 		{ "priority", 0, true, O_PRIORITY }, { "deadline", 0, true, O_DEADLINE },
 		{ "time-limit", 0, true, O_TIME_LIMIT }, { "cost", 0, true, O_COST },
 		{ "mem", 0, true, O_MEM }, { "pids", 0, true, O_PIDS }, { "cpus", 0, true, O_CPUS },
@@ -647,6 +651,11 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 		case O_FN: cmd->fn = p->val; break;
 		case O_ARGS: cmd->args = p->val; break;
 		case O_NAME: cmd->name = p->val; break;
+		case O_KEY:
+			if (p->val[0] == '\0' || strlen(p->val) > 128)
+				return fail(p, "--key: expected 1 to 128 bytes, not %zu", strlen(p->val));
+			cmd->key = p->val;
+			break;
 		case O_PRIORITY:
 			cmd->priority = -1;
 			for (int i = 0; i < 4; i++)
@@ -727,7 +736,7 @@ done:
 	if (cmd->batch != NULL) {
 		/* The file says everything about its jobs; only how to wait may be added. */
 		const char *spec_opt = cmd->command ? "a command" : cmd->fn ? "--fn" : cmd->args ? "--args"
-			: cmd->name ? "--name" : cmd->priority >= 0 ? "--priority" : cmd->deadline_ms ? "--deadline"
+			: cmd->name ? "--name" : cmd->key ? "--key" : cmd->priority >= 0 ? "--priority" : cmd->deadline_ms ? "--deadline"
 			: cmd->time_limit_ms ? "--time-limit" : cmd->cost ? "--cost" : cmd->n_ids ? "--after"
 			: cmd->n_any_of ? "--any-of" : cmd->cwd ? "--cwd" : cmd->n_env ? "--env"
 			: cmd->clear_env ? "--clear-env" : cmd->stdin_file ? "--stdin" : cmd->mem_bytes ? "--mem"

@@ -65,6 +65,7 @@ struct cli_cmd {
 	const char *fn;	     /* --fn: a call job */
 	const char *args;    /* --args JSON */
 	const char *name;    /* --name */
+	const char *key;     /* --key */
 	int priority;	     /* --priority, or -1 for the default */
 	int64_t deadline_ms; /* --deadline, as a duration from now; 0 if none */
 	int64_t time_limit_ms; /* --time-limit */

@@ -199,6 +199,8 @@ static int build_spec(const struct cli_cmd *cmd, struct jsched_spec **out)
 	}
 	if (r == 0 && cmd->name != NULL)
 		r = jsched_spec_set_name(spec, cmd->name);
+	if (r == 0 && cmd->key != NULL)
+		r = jsched_spec_set_key(spec, cmd->key);
 	if (r == 0 && cmd->priority >= 0)
 		r = jsched_spec_set_priority(spec, (enum jsched_priority)cmd->priority);
 	if (r == 0 && cmd->deadline_ms > 0)
@@ -344,13 +346,18 @@ int cmd_submit(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	if (rc != 0)
 		return rc;
 	uint64_t id;
-	int r = jsched_submit(conn, spec, &id);
+	bool existing = false;
+	int r = jsched_submit_ex(conn, spec, &id, &existing);
 	jsched_spec_free(spec);
 	if (r < 0)
 		return tool_fail(conn, cmd, r);
+	if (existing && !cmd->json)
+		fprintf(stderr, "jsched submit: job %" PRIu64 " already has key '%s': not submitted again\n",
+			id, cmd->key);
 	if (!cmd->wait) {
 		if (cmd->json)
-			return tool_print_json(json_pack("{s:I}", "job", (json_int_t)id), false);
+			return tool_print_json(existing ? json_pack("{s:I,s:b}", "job", (json_int_t)id, "existing", 1)
+						       : json_pack("{s:I}", "job", (json_int_t)id), false);
 		printf("%" PRIu64 "\n", id);
 		return CLI_EXIT_OK;
 	}

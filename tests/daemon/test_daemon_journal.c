@@ -239,7 +239,7 @@ static void test_restart_command(void **state)
 static void test_compaction(void **state)
 {
 	struct jsched_conn *c;
-	uint64_t first = 0, last = 0, running, dependent, queued, after, late;
+	uint64_t first = 0, last = 0, running, dependent, queued, after, late, keyed;
 	char members[600], spec[200];
 	json_t *m, *r;
 	int snaps = 0;
@@ -252,6 +252,10 @@ static void test_compaction(void **state)
 	kill9(&t);
 	restart(&t);
 	c = jdt_connect(&t, "bob");
+	/* A keyed job that stays in the table, so the snapshot holds it (rebuilt from the
+	 * job: its key must come back). */
+	keyed = submit_spec(c, "{\"kind\": \"call\", \"fn\": \"sleep\", \"args\": {\"ms\": 600000}, "
+			       "\"key\": \"snap-key\"}");
 	for (int i = 0; i < 3000; i++) {
 		uint64_t id = jdt_submit_call(c, "echo", "{\"n\": 1}");
 
@@ -293,6 +297,10 @@ static void test_compaction(void **state)
 	assert_string_equal(jdt_err_code(r), "job_forgotten");
 	json_decref(r);
 	assert_string_equal(jdt_state(c, last), "succeeded");
+	r = jdt_ok(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"call\", \"fn\": \"noop\", \"key\": \"snap-key\"}}");
+	assert_int_equal(json_integer_value(json_object_get(r, "job")), (json_int_t)keyed);
+	assert_true(json_is_true(json_object_get(r, "existing")));
+	json_decref(r);
 	r = NULL;
 	assert_string_equal(jdt_wait_final(c, running, &r), "failed");
 	assert_string_equal(json_string_value(json_object_get(r, "cause")), "daemon_restart");

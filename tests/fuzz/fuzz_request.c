@@ -77,7 +77,7 @@ static void check_submit(const struct jp_request *r, const struct jp_limits *lim
 		ids[i] = (int64_t)i + 1;
 		spec_round_trip(sp, lim);
 	}
-	reply = jp_submit_reply_new(r->id, &s, ids);
+	reply = jp_submit_reply_new(r->id, &s, ids, NULL);
 	check(reply != NULL);
 	json_decref(reply);
 	free(seen);

@@ -241,6 +241,19 @@ static void test_json_everywhere(void **state)
 	json_t *v = json_loads(out, 0, NULL);
 	assert_true(json_integer_value(json_object_get(v, "job")) > 0);
 	json_decref(v);
+	/* --key: the second submit prints the first job's id and says so. */
+	assert_int_equal(run("", "submit --key tool-key --fn noop"), 0);
+	char first[32];
+	snprintf(first, sizeof first, "%.20s", out);
+	assert_int_equal(run("", "submit --key tool-key --fn echo"), 0);
+	assert_string_equal(out, first);
+	CONTAINS(err, "already has key 'tool-key'");
+	assert_int_equal(run("", "submit --json --key tool-key --fn noop"), 0);
+	v = json_loads(out, 0, NULL);
+	assert_true(json_is_true(json_object_get(v, "existing")));
+	assert_int_equal(json_integer_value(json_object_get(v, "job")), strtoll(first, NULL, 10));
+	json_decref(v);
+	assert_int_equal(run("", "submit --key '' --fn noop"), 64);
 	snprintf(path, sizeof path, "%s/refs.json", jd.dir);
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);

@@ -441,7 +441,7 @@ static void test_submit_single_and_batch(void **state)
 	assert_int_equal(s.n, 1);
 	assert_false(s.has_refs);
 	assert_int_equal(s.order[0], 0);
-	reply = jp_submit_reply_new(3, &s, ids);
+	reply = jp_submit_reply_new(3, &s, ids, NULL);
 	assert_int_equal(json_integer_value(json_object_get(reply, "job")), 101);
 	assert_true(json_is_true(json_object_get(reply, "ok")));
 	json_decref(reply);
@@ -455,7 +455,7 @@ static void test_submit_single_and_batch(void **state)
 	assert_int_equal(s.n, 3);
 	assert_string_equal(s.specs[1].fn, "b");
 	assert_int_equal(s.specs[1].after[0].job, 101);
-	reply = jp_submit_reply_new(4, &s, ids);
+	reply = jp_submit_reply_new(4, &s, ids, NULL);
 	assert_int_equal(json_array_size(json_object_get(reply, "jobs")), 3);
 	assert_int_equal(json_integer_value(json_array_get(json_object_get(reply, "jobs"), 2)), 103);
 	assert_null(json_object_get(reply, "refs"));
@@ -510,7 +510,7 @@ static void test_submit_graph(void **state)
 	assert_true(position(&s, 3) < position(&s, 2));
 	assert_true(position(&s, 2) < position(&s, 1));
 	assert_true(position(&s, 1) < position(&s, 0));
-	reply = jp_submit_reply_new(4, &s, ids);
+	reply = jp_submit_reply_new(4, &s, ids, NULL);
 	refs = json_object_get(reply, "refs");
 	assert_int_equal(json_object_size(refs), 3);
 	assert_int_equal(json_integer_value(json_object_get(refs, "fetch")), 105);

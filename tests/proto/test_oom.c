@@ -127,7 +127,7 @@ static bool parse_submit(void)
 	if (rc == 0) {
 		assert_int_equal(s.n, 3);
 		assert_int_equal(s.specs[2].any_of[0].index, 1);
-		reply = jp_submit_reply_new(4, &s, ids);
+		reply = jp_submit_reply_new(4, &s, ids, NULL);
 		ok = reply != NULL;
 		for (size_t i = 0; ok && i < s.n; i++) {
 			json_t *j = jp_job_spec_to_json(&s.specs[i]);
