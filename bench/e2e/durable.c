@@ -181,6 +181,35 @@ static void start(struct e2e_daemon *d, bool on)
 	e2e_daemon_restart(d, members);
 }
 
+/* on_off: the row `name` of fn (jobs/s) with the journal beside without it, in the same
+ * runs, and the journal's bytes per job after fn (row `bytes_name`). */
+static void on_off(struct e2e *e, const char *name, const char *bytes_name,
+		   double (*fn)(struct e2e_daemon *, const struct jsched_spec *, size_t),
+		   const struct jsched_spec *spec, size_t n)
+{
+	double v[16], b0[16], bytes = 0;
+	struct e2e_daemon d;
+	int runs = e->runs_long;
+
+	for (int r = 0; r < runs; r++) {
+		struct jsched_conn *c;
+
+		start(&d, true);
+		v[r] = fn(&d, spec, n);
+		c = e2e_connect(&d, "m");
+		bytes = e2e_metrics_number(c, "journal/bytes_written") /
+			e2e_metrics_number(c, "jobs/submitted");
+		jsched_close(c);
+		e2e_daemon_stop(&d);
+		start(&d, false);
+		b0[r] = fn(&d, spec, n);
+		e2e_daemon_stop(&d);
+	}
+	bench_row(e->rep, name, "jobs/s", "always", e2e_median_of(v, (size_t)runs),
+		  "jschedd journal off", e2e_median_of(b0, (size_t)runs));
+	bench_row(e->rep, bytes_name, "bytes", "always", bytes, NULL, 0);
+}
+
 void e2e_durable(struct e2e *e)
 {
 	struct jsched_spec *spec = NULL;
@@ -246,46 +275,11 @@ void e2e_durable(struct e2e *e)
 	/* batches of 1,000, and tiny jobs end to end; bytes per job */
 	{
 		size_t n = e->quick ? 20000 : 200000;
-		double bytes = 0;
 
-		for (int r = 0; r < runs; r++) {
-			struct jsched_conn *c;
-
-			start(&d, true);
-			v[r] = batches(&d, spec, n);
-			c = e2e_connect(&d, "m");
-			bytes = e2e_metrics_number(c, "journal.bytes_written") /
-				e2e_metrics_number(c, "jobs.submitted");
-			jsched_close(c);
-			e2e_daemon_stop(&d);
-			start(&d, false);
-			b0[r] = batches(&d, spec, n);
-			e2e_daemon_stop(&d);
-		}
-		bench_row(e->rep, "durable submits, batches of 1,000", "jobs/s", "always",
-			  e2e_median_of(v, (size_t)runs), "jschedd journal off",
-			  e2e_median_of(b0, (size_t)runs));
-		bench_row(e->rep, "journal bytes per job (submitted, not yet run)", "bytes", "always",
-			  bytes, NULL, 0);
-		for (int r = 0; r < runs; r++) {
-			struct jsched_conn *c;
-
-			start(&d, true);
-			v[r] = tiny(&d, spec, n);
-			c = e2e_connect(&d, "m");
-			bytes = e2e_metrics_number(c, "journal.bytes_written") /
-				e2e_metrics_number(c, "jobs.submitted");
-			jsched_close(c);
-			e2e_daemon_stop(&d);
-			start(&d, false);
-			b0[r] = tiny(&d, spec, n);
-			e2e_daemon_stop(&d);
-		}
-		bench_row(e->rep, "tiny jobs end to end, batches of 1,000", "jobs/s", "always",
-			  e2e_median_of(v, (size_t)runs), "jschedd journal off",
-			  e2e_median_of(b0, (size_t)runs));
-		bench_row(e->rep, "journal bytes per job (run to the end)", "bytes", "always", bytes,
-			  NULL, 0);
+		on_off(e, "durable submits, batches of 1,000",
+		       "journal bytes per job (submitted, not yet run)", batches, spec, n);
+		on_off(e, "tiny jobs end to end, batches of 1,000",
+		       "journal bytes per job (run to the end)", tiny, spec, n);
 	}
 	/* recovery: kill -9 holding n finished jobs, restart, the time it reports */
 	{
@@ -303,10 +297,10 @@ void e2e_durable(struct e2e *e)
 			snprintf(members, sizeof(members), journal_on, d.dir);
 			e2e_daemon_respawn(&d, members);
 			c = e2e_connect(&d, "m");
-			v[r] = e2e_metrics_number(c, "journal.recover_ms") / 1e3 * (1e6 / (double)n);
-			if ((size_t)e2e_metrics_number(c, "journal.recovered_jobs") < n)
+			v[r] = e2e_metrics_number(c, "journal/recover_ms") / 1e3 * (1e6 / (double)n);
+			if ((size_t)e2e_metrics_number(c, "journal/recovered_jobs") < n)
 				e2e_die("recovery found %.0f jobs of %zu",
-					e2e_metrics_number(c, "journal.recovered_jobs"), n);
+					e2e_metrics_number(c, "journal/recovered_jobs"), n);
 			jsched_close(c);
 			e2e_daemon_stop(&d);
 		}
