@@ -461,7 +461,10 @@ static void test_hold_release(void **state)
 	json_t *r;
 
 	(void)state;
-	jdt_start(&t, "\"workers\": 2, \"exec\": {\"max_processes\": 1}");
+	/* No journal: the release must arrive while j[1] runs (20 ms), and with
+	 * journal.sync "always" each reply before it waits for a disk flush. */
+	jdt_start(&t, "\"workers\": 2, \"exec\": {\"max_processes\": 1}, "
+		  "\"journal\": {\"sync\": \"off\"}");
 	c = jdt_connect(&t, NULL);
 	hog = submit(c, HOG);
 	jdt_until_state(c, hog, "running");
