@@ -962,7 +962,12 @@ static int parse_admin(struct parser *p, struct cli_cmd *cmd)
 	static const struct opt shutdown[] = {
 		{ "immediate", 0, false, O_IMMEDIATE }, { "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
 	};
-	int r = next_opt(p, none);
+	int r, g = 1;
+	/* jsched's own options may come before the admin command too. */
+	while ((r = next_opt(p, none)) >= 0 && (g = global_opt(p, cmd, r)) > 0)
+		;
+	if (r >= 0) /* --json, or a bad value of one of jsched's options */
+		return g < 0 ? OPT_ERROR : fail(p, "--json goes after the admin command (jsched admin reload --json)");
 	if (r == OPT_HELP || r == OPT_END) {
 		cmd->help_for = CLI_ADMIN_RELOAD;
 		cmd->verb = CLI_HELP;

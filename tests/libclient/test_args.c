@@ -248,6 +248,13 @@ static void test_job_commands(void **state)
 	assert_true(cmd.json);
 	OK("admin", "reload", "--json");
 	assert_true(cmd.json);
+	OK("admin", "-s", "/tmp/a.sock", "reload");
+	assert_int_equal(cmd.verb, CLI_ADMIN_RELOAD);
+	assert_string_equal(cmd.socket, "/tmp/a.sock");
+	BAD("--json goes after the admin command", "admin", "--json", "reload");
+	BAD("--socket: empty path", "admin", "--socket", "", "reload");
+	OK("admin", "shutdown", "--immediate", "-C", "ops");
+	assert_string_equal(cmd.client_name, "ops");
 
 	OK("output", "--stderr", "12");
 	assert_int_equal(cmd.verb, CLI_OUTPUT);
