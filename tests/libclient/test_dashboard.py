@@ -139,7 +139,8 @@ def main():
     os.chmod(tmp, 0o755)
     sock = os.path.join(tmp, "s")
     with open(os.path.join(tmp, "c.json"), "w") as f:
-        json.dump({"socket": sock, "workers": 2}, f)
+        json.dump({"socket": sock, "workers": 2,
+                   "journal": {"dir": os.path.join(tmp, "journal")}}, f)
     procs = []
     driver = None
     try:
