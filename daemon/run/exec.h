@@ -4,9 +4,9 @@
  * own (the job's handler is jd_exec_handler, run by runner.c like any suspending call
  * handler); for a handler it is the handler's, through jsched_task_run (module.h).  The
  * fiber posts a spawn request to the loop thread (a lock-free list and a uv_async) and
- * suspends on an event; the loop thread owns everything about the process (posix_spawn and a pidfd, the
- * pipes, the time limit, the signals) and sets the event when the process has exited and
- * its output pipes are drained.  No worker thread is held while a command runs.
+ * suspends on an event; the loop thread owns everything about the process (posix_spawn
+ * and a pidfd, the pipes, the time limit, the signals) and sets the event when the
+ * process has exited and its output pipes are drained.  No worker thread is held while a command runs.
  *
  * Four files: exec.c (the job side: the fiber's request, the exec handler, cancel, the
  * final state), process.c (a process's life on the loop thread), slots.c (process slots
@@ -41,7 +41,7 @@
  * and a kill at the memory limit fails the job with cause memory.  Every command goes
  * through the helper then, even when no identity changes ("-" for uid and gid).
  *
- * Identity (security.c decides, this file applies).  A command runs as the uid that owns
+ * Identity (core/security.c decides, process.c applies).  A command runs as the uid that owns
  * its job.  When jschedd runs as root and that uid is not root, the command is started
  * through the helper jschedd-runas (daemon/run/runas.c), which sets the supplementary groups
  * (initgroups), the gid and the uid, then enters the working directory and execs: libuv's
