@@ -108,18 +108,21 @@ static const char help_submit[] =
 	"                       for --batch); with --wait the job's record\n";
 
 static const char help_wait[] =
-	"usage: jsched wait [--any] [--timeout DURATION] [--json] ID...\n"
+	"usage: jsched wait [--any] [--timeout DURATION] [--json] [--all] [--name GLOB] [ID...]\n"
 	"\n"
 	"Wait until all the jobs (--any: one of them) have ended, and print their results.\n"
 	"Exits 0 if they all succeeded (--any: the first to end did), 1 if not, 75 on timeout;\n"
-	"for one exec job, with the job's own exit status.\n"
+	"for one exec job, with the job's own exit status.  Any number of ids: they are\n"
+	"sent 10,000 to a request (--any: at most 10,000 in all).\n"
 	"\n"
 	"  --any                return when the first job ends\n"
 	"  --timeout DURATION   give up after DURATION (default: no limit)\n"
+	"  --all                and every job of yours not yet ended\n"
+	"  --name GLOB          and every job of yours whose name matches GLOB ('ci-*')\n"
 	"  --json               print the results as JSON\n";
 
 static const char help_status[] =
-	"usage: jsched status [-l] [--json] ID...\n"
+	"usage: jsched status [-l] [--json] [--all] [--name GLOB] [ID...]\n"
 	"\n"
 	"Print each job's state, and its result once it has ended, one a line.  An id that\n"
 	"does not exist (or is not yours) gets an error line; the others are still shown\n"
@@ -127,14 +130,18 @@ static const char help_status[] =
 	"\n"
 	"  -l, --long  every member, one a line: client, times, and what the spec said\n"
 	"              (argv, cwd, the environment's names, dependencies, arguments)\n"
+	"  --all       and every job of yours not yet ended\n"
+	"  --name GLOB and every job of yours whose name matches GLOB ('ci-*')\n"
 	"  --json      print the records as JSON ({\"jobs\": [...]}; with -l, with the spec)\n";
 
 static const char help_cancel[] =
-	"usage: jsched cancel [--json] ID...\n"
+	"usage: jsched cancel [--json] [--all] [--name GLOB] [ID...]\n"
 	"\n"
 	"Cancel jobs: a job not started yet never runs; a running one is told to stop.\n"
 	"Exits 1 if any could not be cancelled (the reason is printed).\n"
 	"\n"
+	"  --all        and every job of yours not yet ended\n"
+	"  --name GLOB  and every job of yours whose name matches GLOB ('ci-*')\n"
 	"  --json  print the reply as JSON ({\"jobs\": [{\"job\", \"state\", \"cancelling\"}]})\n";
 
 static const char help_ls[] =
@@ -361,7 +368,7 @@ enum {
 	O_STDERR, O_SINCE, O_COUNT, O_ONCE, O_INTERVAL, O_WEIGHT, O_MAX_QUEUED, O_IMMEDIATE,
 	O_SOCKET, O_VERSION, O_CLIENT, O_RUNNING, O_ALL, O_OVERFLOW, O_BATCH, O_INSTANCE, O_REPLY_TIMEOUT,
 	O_LONG, O_CLIENT_NAME, O_LIMIT, O_SORT, O_COLUMNS, O_NAME_GLOB, O_NO_HEADINGS, O_MEM, O_PIDS,
-	O_CPUS, O_PROMETHEUS, O_PORT, O_OPEN, O_BACKEND, O_KEY,
+	O_CPUS, O_PROMETHEUS, O_PORT, O_OPEN, O_BACKEND, O_KEY, O_MINE,
 };
 
 /* The options of jsched itself, accepted before the command and after it. */
@@ -520,6 +527,33 @@ static int add_id(struct parser *p, uint64_t *ids, size_t *n, const char *what, 
 		return OPT_ERROR;
 	ids[(*n)++] = id;
 	return 0;
+}
+
+/* add_cmd_id: append a job id to cmd->ids, which grows (operands: as many as the command
+ * line holds).  Returns 0 or OPT_ERROR. */
+static int add_cmd_id(struct parser *p, struct cli_cmd *cmd, const char *what, const char *s)
+{
+	if (cmd->n_ids == cmd->cap_ids) {
+		size_t cap = cmd->cap_ids ? cmd->cap_ids * 2 : 16;
+		uint64_t *ids = realloc(cmd->ids, cap * sizeof(*ids));
+		if (ids == NULL)
+			return fail(p, "out of memory");
+		cmd->ids = ids;
+		cmd->cap_ids = cap;
+	}
+	uint64_t id;
+	if (parse_u64(p, what, s, 1, &id) < 0)
+		return OPT_ERROR;
+	cmd->ids[cmd->n_ids++] = id;
+	return 0;
+}
+
+/* cli_cmd_free: see args.h. */
+void cli_cmd_free(struct cli_cmd *cmd)
+{
+	free(cmd->ids);
+	cmd->ids = NULL;
+	cmd->n_ids = cmd->cap_ids = 0;
 }
 
 static int no_positional(struct parser *p)
@@ -701,7 +735,9 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 			cmd->backend = p->val;
 			break;
 		case O_AFTER:
-			if (add_id(p, cmd->ids, &cmd->n_ids, "--after", p->val) < 0)
+			if (cmd->n_ids == CLI_MAX_IDS)
+				return fail(p, "--after: too many job ids (at most %d)", CLI_MAX_IDS);
+			if (add_cmd_id(p, cmd, "--after", p->val) < 0)
 				return OPT_ERROR;
 			break;
 		case O_ANY_OF:
@@ -786,8 +822,11 @@ static int parse_generic(struct parser *p, struct cli_cmd *cmd, const struct opt
 				return fail(p, "--instance needs --since");
 			if (operands == NO_IDS)
 				return 0;
+			if (operands == SOME_IDS && (cmd->mine || cmd->name_glob != NULL))
+				return 0;
 			if (cmd->n_ids == 0)
-				return fail(p, "expected %s", operands == ONE_ID ? "a job id" : "one or more job ids");
+				return fail(p, "expected %s", operands == ONE_ID ? "a job id"
+					    : "one or more job ids (or --all, --name NAME)");
 			if (operands == ONE_ID && cmd->n_ids > 1)
 				return fail(p, "expected one job id, got %zu", cmd->n_ids);
 			if (cmd->out_only && cmd->err_only)
@@ -796,7 +835,7 @@ static int parse_generic(struct parser *p, struct cli_cmd *cmd, const struct opt
 		case OPT_POSITIONAL:
 			if (operands == NO_IDS)
 				return no_positional(p);
-			if (add_id(p, cmd->ids, &cmd->n_ids, "job id", p->argv[p->i++]) < 0)
+			if (add_cmd_id(p, cmd, "job id", p->argv[p->i++]) < 0)
 				return OPT_ERROR;
 			break;
 		case OPT_DASHDASH:
@@ -878,6 +917,7 @@ static int parse_generic(struct parser *p, struct cli_cmd *cmd, const struct opt
 		case O_CLIENT: cmd->client = p->val; break;
 		case O_RUNNING: cmd->running = true; break;
 		case O_ALL: cmd->all = true; break;
+		case O_MINE: cmd->mine = true; break;
 		case O_OVERFLOW:
 			if (strcmp(p->val, "reject") != 0 && strcmp(p->val, "drop_oldest") != 0 &&
 			    strcmp(p->val, "drop_newest") != 0 && strcmp(p->val, "block") != 0)
@@ -1012,13 +1052,18 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 {
 	static const struct opt global[] = { { "version", 'V', false, O_VERSION }, { NULL, 0, false, 0 } };
 	static const struct opt no_opts[] = { { NULL, 0, false, 0 } };
-	static const struct opt cancel_opts[] = { { "json", 0, false, O_JSON }, { NULL, 0, false, 0 } };
+	static const struct opt hold_opts[] = { { "json", 0, false, O_JSON }, { NULL, 0, false, 0 } };
+	static const struct opt cancel_opts[] = {
+		{ "all", 0, false, O_MINE }, { "name", 0, true, O_NAME_GLOB }, { "json", 0, false, O_JSON },
+		{ NULL, 0, false, 0 },
+	};
 	static const struct opt status_opts[] = {
-		{ "long", 'l', false, O_LONG }, { "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
+		{ "long", 'l', false, O_LONG }, { "all", 0, false, O_MINE }, { "name", 0, true, O_NAME_GLOB },
+		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
 	};
 	static const struct opt wait_opts[] = {
-		{ "any", 0, false, O_ANY }, { "timeout", 0, true, O_TIMEOUT },
-		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
+		{ "any", 0, false, O_ANY }, { "timeout", 0, true, O_TIMEOUT }, { "all", 0, false, O_MINE },
+		{ "name", 0, true, O_NAME_GLOB }, { "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
 	};
 	static const struct opt output_opts[] = {
 		{ "stdout", 0, false, O_STDOUT }, { "stderr", 0, false, O_STDERR },
@@ -1144,7 +1189,7 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 	case CLI_PAUSE:
 	case CLI_RESUME: r = parse_generic(&p, cmd, pause_opts, NO_IDS); break;
 	case CLI_HOLD:
-	case CLI_RELEASE: r = parse_generic(&p, cmd, cancel_opts, SOME_IDS); break;
+	case CLI_RELEASE: r = parse_generic(&p, cmd, hold_opts, SOME_IDS); break;
 	default: r = parse_admin(&p, cmd); break;
 	}
 	return r < 0 ? CLI_EXIT_USAGE : CLI_EXIT_OK;

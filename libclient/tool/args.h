@@ -85,7 +85,8 @@ struct cli_cmd {
 	bool wait;	     /* --wait */
 
 	/* job ids: submit's --after, or the operands of wait/status/cancel/output */
-	uint64_t ids[CLI_MAX_IDS];
+	uint64_t *ids;	     /* malloc'd (cli_cmd_free) */
+	size_t cap_ids;
 	size_t n_ids;
 
 	bool any;	     /* wait --any */
@@ -94,7 +95,8 @@ struct cli_cmd {
 	const char *columns; /* ls -o: column names, comma-separated (checked), or NULL */
 	const char *sort;    /* ls --sort COLUMN ("-COLUMN": descending), or NULL: by id */
 	long limit;	     /* ls --limit: rows shown (0: all) */
-	const char *name_glob; /* ls --name: only jobs whose name matches this glob */
+	const char *name_glob; /* ls --name: only jobs whose name matches this glob; wait,
+				* status, cancel --name: and those jobs of mine */
 	bool no_headings;    /* ls --no-headings */
 	const char *op, *op_json; /* call OP [JSON] */
 	bool out_only, err_only; /* output --stdout / --stderr */
@@ -104,6 +106,7 @@ struct cli_cmd {
 	int64_t interval_ms; /* top --interval */
 	const char *client;  /* admin set-client CLIENT; ls, drain --client */
 	bool all;	     /* ls --all, pause/resume --all */
+	bool mine;	     /* wait/status/cancel --all: every job of mine not yet final */
 	bool running;	     /* drain --running */
 	uint32_t weight, max_queued; /* admin set-client --weight, --max-queued (0: unchanged) */
 	const char *overflow; /* admin set-client --overflow */
@@ -117,6 +120,9 @@ struct cli_cmd {
  * CLI_EXIT_USAGE with a message naming what was wrong in err (size errlen), e.g.
  * "jsched submit: --priority: expected low, normal, high or critical, not 'urgent'". */
 int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errlen);
+
+/* cli_cmd_free frees what cli_parse allocated in cmd (the ids); cmd may be parsed again. */
+void cli_cmd_free(struct cli_cmd *cmd);
 
 /* cli_help returns the help text of a subcommand (CLI_HELP: the whole tool's). */
 const char *cli_help(enum cli_verb verb);

@@ -378,20 +378,140 @@ int cmd_submit(struct jsched_conn *conn, const struct cli_cmd *cmd)
 
 /* ---- wait, status, cancel --------------------------------------------------------------- */
 
-/* cmd_wait: see tool.h. */
-int cmd_wait(struct jsched_conn *conn, const struct cli_cmd *cmd)
+/* Ids per status, wait or cancel request: the protocol's jobs_per_submit. */
+enum { IDS_PER_REQUEST = 10000 };
+
+/* The ids a wait, status or cancel names: its operands, then (--all) every job of the
+ * caller's not final and (--name) every job of the caller's whose name matches, each once,
+ * in id order after the operands. */
+struct idset {
+	uint64_t *ids;
+	size_t n;
+};
+
+static int cmp_u64(const void *a, const void *b)
 {
-	struct jsched_results *l;
-	int r = jsched_wait_many(conn, cmd->ids, cmd->n_ids, cmd->any ? JSCHED_WAIT_ANY : JSCHED_WAIT_ALL,
-				 cmd->timeout_ms, &l);
-	if (r < 0 && r != JSCHED_ETIMEOUT)
-		return tool_fail(conn, cmd, r);
-	int rc = CLI_EXIT_OK;
-	bool any_ok = false;
-	if (cmd->json && l != NULL)
-		tool_print_json(tool_results_json("jobs", l->items, l->count, -1), false);
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* gather_ids: fill *set (free set->ids).  0, or an exit status after printing why. */
+static int gather_ids(struct jsched_conn *conn, const struct cli_cmd *cmd, struct idset *set)
+{
+	struct jsched_results *l = NULL;
+	uint64_t *sorted = NULL;
+	size_t cap = cmd->n_ids;
+	int r;
+
+	set->n = 0;
+	if (cmd->mine || cmd->name_glob != NULL) {
+		if ((r = jsched_list(conn, 0, NULL, false, &l)) < 0)
+			return tool_fail(conn, cmd, r);
+		cap += l->count;
+	}
+	set->ids = malloc((cap ? cap : 1) * sizeof(*set->ids));
+	sorted = cmd->n_ids ? malloc(cmd->n_ids * sizeof(*sorted)) : NULL;
+	if (set->ids == NULL || (cmd->n_ids && sorted == NULL)) {
+		free(sorted);
+		jsched_results_free(l);
+		fprintf(stderr, "jsched: out of memory\n");
+		return CLI_EXIT_FAILED;
+	}
+	memcpy(set->ids, cmd->ids, cmd->n_ids * sizeof(*set->ids));
+	set->n = cmd->n_ids;
+	if (cmd->n_ids) {
+		memcpy(sorted, cmd->ids, cmd->n_ids * sizeof(*sorted));
+		qsort(sorted, cmd->n_ids, sizeof(*sorted), cmp_u64);
+	}
 	for (size_t i = 0; l != NULL && i < l->count; i++) {
 		const struct jsched_result *res = l->items[i];
+		bool take = (cmd->mine && !jsched_state_final(res->state)) ||
+			    (cmd->name_glob != NULL && res->name != NULL && fnmatch(cmd->name_glob, res->name, 0) == 0);
+		if (take && (sorted == NULL || !bsearch(&res->id, sorted, cmd->n_ids, sizeof(*sorted), cmp_u64)))
+			set->ids[set->n++] = res->id;
+	}
+	free(sorted);
+	jsched_results_free(l);
+	return 0;
+}
+
+/* The records of several requests' replies, in order: the lists own them. */
+struct many {
+	struct jsched_results **lists;
+	size_t n_lists;
+	struct jsched_result **items;
+	size_t count;
+};
+
+/* many_add: keep l (stolen) and its records.  false when out of memory (l freed). */
+static bool many_add(struct many *m, struct jsched_results *l)
+{
+	struct jsched_results **ls = realloc(m->lists, (m->n_lists + 1) * sizeof(*ls));
+	struct jsched_result **it = ls ? realloc(m->items, (m->count + l->count + 1) * sizeof(*it)) : NULL;
+
+	if (ls)
+		m->lists = ls;
+	if (!it) {
+		jsched_results_free(l);
+		return false;
+	}
+	m->items = it;
+	m->lists[m->n_lists++] = l;
+	memcpy(m->items + m->count, l->items, l->count * sizeof(*it));
+	m->count += l->count;
+	return true;
+}
+
+static void many_free(struct many *m)
+{
+	for (size_t i = 0; i < m->n_lists; i++)
+		jsched_results_free(m->lists[i]);
+	free(m->lists);
+	free(m->items);
+}
+
+/* cmd_wait: see tool.h.  Ids go IDS_PER_REQUEST to a wait, one after the other, each with
+ * what is left of the --timeout (once it ran out, the rest are polled for their records). */
+int cmd_wait(struct jsched_conn *conn, const struct cli_cmd *cmd)
+{
+	struct idset set;
+	struct many m = { 0 };
+	int rc = gather_ids(conn, cmd, &set), r = 0;
+	if (rc != 0)
+		return rc;
+	if (cmd->any && set.n > IDS_PER_REQUEST) {
+		fprintf(stderr, "jsched wait: --any waits for at most %d jobs, not %zu\n", IDS_PER_REQUEST, set.n);
+		free(set.ids);
+		return CLI_EXIT_USAGE;
+	}
+	int64_t end = cmd->timeout_ms >= 0 ? tool_now_ms() + cmd->timeout_ms : -1;
+	bool timed_out = false;
+	for (size_t off = 0; off < set.n; off += IDS_PER_REQUEST) {
+		size_t k = set.n - off < IDS_PER_REQUEST ? set.n - off : IDS_PER_REQUEST;
+		int64_t left = end < 0 ? -1 : timed_out ? 0 : end - tool_now_ms();
+		struct jsched_results *l = NULL;
+		r = jsched_wait_many(conn, set.ids + off, k, cmd->any ? JSCHED_WAIT_ANY : JSCHED_WAIT_ALL,
+				     left < 0 && end >= 0 ? 0 : left, &l);
+		if (r < 0 && r != JSCHED_ETIMEOUT) {
+			jsched_results_free(l);
+			many_free(&m);
+			free(set.ids);
+			return tool_fail(conn, cmd, r);
+		}
+		timed_out |= r == JSCHED_ETIMEOUT;
+		if (l != NULL && !many_add(&m, l)) {
+			many_free(&m);
+			free(set.ids);
+			fprintf(stderr, "jsched: out of memory\n");
+			return CLI_EXIT_FAILED;
+		}
+	}
+	free(set.ids);
+	bool any_ok = false;
+	if (cmd->json)
+		tool_print_json(tool_results_json("jobs", m.items, m.count, -1), false);
+	for (size_t i = 0; i < m.count; i++) {
+		const struct jsched_result *res = m.items[i];
 		if (!cmd->json)
 			tool_print_record(res, false);
 		if (jsched_state_final(res->state) && res->state != JSCHED_STATE_SUCCEEDED)
@@ -400,13 +520,13 @@ int cmd_wait(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	}
 	if (cmd->any)
 		rc = any_ok ? CLI_EXIT_OK : CLI_EXIT_FAILED;
-	if (r == JSCHED_ETIMEOUT) {
+	if (timed_out) {
 		fprintf(stderr, "jsched wait: the --timeout expired first\n");
 		rc = CLI_EXIT_TIMEOUT;
-	} else if (l != NULL && l->count == 1 && l->items[0]->kind != NULL && strcmp(l->items[0]->kind, "exec") == 0) {
-		rc = tool_job_exit(l->items[0]);
+	} else if (m.count == 1 && m.items[0]->kind != NULL && strcmp(m.items[0]->kind, "exec") == 0) {
+		rc = tool_job_exit(m.items[0]);
 	}
-	jsched_results_free(l);
+	many_free(&m);
 	return rc;
 }
 
@@ -742,24 +862,23 @@ static int status_request(struct jsched_conn *conn, const uint64_t *ids, size_t 
 	return *out != NULL ? 0 : JSCHED_EPROTOCOL;
 }
 
-/* cmd_status: see tool.h.  One bad id fails a status request whole (the protocol's rule);
- * the tool says so for that id in a line of its own and asks again for the others. */
-int cmd_status(struct jsched_conn *conn, const struct cli_cmd *cmd)
+/* status_chunk: the records of ids[0..n) (reordered: bad ids are dropped with a line
+ * each) into *l or, with -l, appended to recs.  Returns the worst exit status, or -1 - the
+ * exit status of a failure that is not about one id. */
+static int status_chunk(struct jsched_conn *conn, const struct cli_cmd *cmd, uint64_t *ids, size_t n,
+			struct jsched_results **l, json_t *recs)
 {
-	uint64_t ids[CLI_MAX_IDS];
-	size_t n = cmd->n_ids;
-	memcpy(ids, cmd->ids, n * sizeof ids[0]);
 	int rc = CLI_EXIT_OK;
-	struct jsched_results *l = NULL;
-	json_t *recs = NULL;
+	json_t *got = NULL;
+	*l = NULL;
 	while (n > 0) {
-		int r = cmd->longform ? status_request(conn, ids, n, true, &recs) : jsched_status_many(conn, ids, n, &l);
+		int r = cmd->longform ? status_request(conn, ids, n, true, &got) : jsched_status_many(conn, ids, n, l);
 		if (r == 0)
 			break;
 		const char *field = jsched_error_field(conn);
 		size_t bad;
 		if (field == NULL || sscanf(field, "jobs[%zu]", &bad) != 1 || bad >= n)
-			return tool_fail(conn, cmd, r);
+			return -1 - tool_fail(conn, cmd, r);
 		const char *code = jsched_error_code(conn), *msg = jsched_error_message(conn);
 		fprintf(stderr, "jsched status: %" PRIu64 ": %s: %s\n", ids[bad], code != NULL ? code : jsched_err_name(r),
 			msg != NULL ? msg : jsched_strerror(r));
@@ -769,38 +888,93 @@ int cmd_status(struct jsched_conn *conn, const struct cli_cmd *cmd)
 		memmove(ids + bad, ids + bad + 1, (n - bad - 1) * sizeof ids[0]);
 		n--;
 	}
+	if (got != NULL)
+		json_array_extend(recs, got);
+	json_decref(got);
+	return rc;
+}
+
+/* cmd_status: see tool.h.  One bad id fails a status request whole (the protocol's rule);
+ * the tool says so for that id in a line of its own and asks again for the others.  Ids
+ * go IDS_PER_REQUEST to a request. */
+int cmd_status(struct jsched_conn *conn, const struct cli_cmd *cmd)
+{
+	struct idset set;
+	struct many m = { 0 };
+	json_t *recs = json_array();
+	int rc = gather_ids(conn, cmd, &set);
+	if (rc != 0) {
+		json_decref(recs);
+		return rc;
+	}
+	for (size_t off = 0; off < set.n; off += IDS_PER_REQUEST) {
+		size_t k = set.n - off < IDS_PER_REQUEST ? set.n - off : IDS_PER_REQUEST;
+		struct jsched_results *l;
+		int e = status_chunk(conn, cmd, set.ids + off, k, &l, recs);
+		if (e < 0) {
+			many_free(&m);
+			json_decref(recs);
+			free(set.ids);
+			return -1 - e;
+		}
+		if (rc == CLI_EXIT_OK || e > rc)
+			rc = e;
+		if (l != NULL && !many_add(&m, l)) {
+			rc = CLI_EXIT_FAILED;
+			fprintf(stderr, "jsched: out of memory\n");
+			break;
+		}
+	}
+	free(set.ids);
 	if (cmd->longform) {
 		size_t i;
 		json_t *rec;
 		if (cmd->json)
-			tool_print_json(json_pack("{s:O}", "jobs", recs != NULL ? recs : json_array()), false);
+			tool_print_json(json_pack("{s:O}", "jobs", recs), false);
 		else
 			json_array_foreach(recs, i, rec) {
 				if (i > 0)
 					putchar('\n');
 				print_long(rec);
 			}
-		json_decref(recs);
-	} else if (l != NULL) {
+	} else if (m.count > 0 || cmd->json) {
 		if (cmd->json)
-			tool_print_json(tool_results_json("jobs", l->items, l->count, -1), false);
+			tool_print_json(tool_results_json("jobs", m.items, m.count, -1), false);
 		else
-			print_jobs(l->items, l->count, cli_ls_default_columns, true);
-		jsched_results_free(l);
+			print_jobs(m.items, m.count, cli_ls_default_columns, true);
 	}
+	json_decref(recs);
+	many_free(&m);
 	return rc;
 }
 
-/* cmd_cancel: see tool.h. */
+/* cmd_cancel: see tool.h.  Ids go IDS_PER_REQUEST to a request. */
 int cmd_cancel(struct jsched_conn *conn, const struct cli_cmd *cmd)
 {
-	struct jsched_results *l;
-	int r = jsched_cancel_many(conn, cmd->ids, cmd->n_ids, &l);
-	if (r < 0)
-		return tool_fail(conn, cmd, r);
+	struct idset set;
+	struct many m = { 0 }, *l = &m;
+	int r = gather_ids(conn, cmd, &set);
+	if (r != 0)
+		return r;
+	for (size_t off = 0; off < set.n; off += IDS_PER_REQUEST) {
+		size_t k = set.n - off < IDS_PER_REQUEST ? set.n - off : IDS_PER_REQUEST;
+		struct jsched_results *one;
+		if ((r = jsched_cancel_many(conn, set.ids + off, k, &one)) < 0) {
+			many_free(&m);
+			free(set.ids);
+			return tool_fail(conn, cmd, r);
+		}
+		if (!many_add(&m, one)) {
+			many_free(&m);
+			free(set.ids);
+			fprintf(stderr, "jsched: out of memory\n");
+			return CLI_EXIT_FAILED;
+		}
+	}
+	free(set.ids);
 	if (cmd->json) {
 		r = tool_print_json(tool_results_json("jobs", l->items, l->count, -1), false);
-		jsched_results_free(l);
+		many_free(&m);
 		return r;
 	}
 	for (size_t i = 0; i < l->count; i++) {
@@ -810,7 +984,7 @@ int cmd_cancel(struct jsched_conn *conn, const struct cli_cmd *cmd)
 		       : res->state != JSCHED_STATE_CANCELLED && jsched_state_final(res->state) ? " (had already ended)"
 											       : "");
 	}
-	jsched_results_free(l);
+	many_free(&m);
 	return CLI_EXIT_OK;
 }
 

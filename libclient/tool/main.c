@@ -123,37 +123,45 @@ static bool explain_connect(const struct cli_cmd *cmd, const char *path)
 	return false;
 }
 
+/* The command line, parsed; what it allocated is freed at exit (free_cmd). */
+static struct cli_cmd parsed;
+
+static void free_cmd(void)
+{
+	cli_cmd_free(&parsed);
+}
+
 int main(int argc, char **argv)
 {
-	struct cli_cmd cmd;
 	char err[512];
-	int rc = cli_parse(argc, argv, &cmd, err, sizeof err);
+	atexit(free_cmd);
+	int rc = cli_parse(argc, argv, &parsed, err, sizeof err);
 	if (rc != CLI_EXIT_OK) {
 		fprintf(stderr, "%s\n", err);
 		return rc;
 	}
-	if (cmd.verb == CLI_HELP) {
-		fputs(cli_help(cmd.help_for), stdout);
+	if (parsed.verb == CLI_HELP) {
+		fputs(cli_help(parsed.help_for), stdout);
 		return CLI_EXIT_OK;
 	}
-	if (cmd.verb == CLI_VERSION) {
+	if (parsed.verb == CLI_VERSION) {
 		printf("jsched %s\n%s\n", JSCHED_VERSION, JSCHED_VERSION_LINE);
 		return CLI_EXIT_OK;
 	}
 	struct jsched_conn *conn;
 	char msg[512];
-	rc = jsched_connect_error(cmd.socket, cmd.client_name, &conn, msg, sizeof msg);
+	rc = jsched_connect_error(parsed.socket, parsed.client_name, &conn, msg, sizeof msg);
 	char path[4096];
 	if (rc == JSCHED_ECONNECT &&
-	    (cmd.socket != NULL ? snprintf(path, sizeof path, "%s", cmd.socket) : jsched_default_socket_path(path, sizeof path)) > 0 &&
-	    explain_connect(&cmd, path))
+	    (parsed.socket != NULL ? snprintf(path, sizeof path, "%s", parsed.socket) : jsched_default_socket_path(path, sizeof path)) > 0 &&
+	    explain_connect(&parsed, path))
 		return tool_exit_of(rc);
 	if (rc < 0) {
-		fprintf(stderr, "jsched %s: %s\n", tool_verb_name(cmd.verb), msg[0] != '\0' ? msg : jsched_strerror(rc));
+		fprintf(stderr, "jsched %s: %s\n", tool_verb_name(parsed.verb), msg[0] != '\0' ? msg : jsched_strerror(rc));
 		return tool_exit_of(rc);
 	}
-	jsched_set_timeout(conn, cmd.reply_timeout_ms);
-	rc = run(conn, &cmd);
+	jsched_set_timeout(conn, parsed.reply_timeout_ms);
+	rc = run(conn, &parsed);
 	jsched_close(conn);
 	if (fflush(stdout) != 0 && rc == CLI_EXIT_OK) {
 		perror("jsched: stdout");

@@ -32,6 +32,7 @@ static int parse(const char *first, ...)
 	}
 	va_end(ap);
 	argv[argc] = NULL;
+	cli_cmd_free(&cmd);
 	return cli_parse(argc, argv, &cmd, err, sizeof err);
 }
 
@@ -203,6 +204,31 @@ static void test_job_commands(void **state)
 	assert_true(cmd.any);
 	assert_int_equal(cmd.timeout_ms, 2000);
 	BAD("expected one or more job ids", "wait");
+	OK("wait", "--all");
+	assert_true(cmd.mine);
+	assert_int_equal(cmd.n_ids, 0);
+	OK("cancel", "--name", "ci-*", "7");
+	assert_string_equal(cmd.name_glob, "ci-*");
+	assert_int_equal(cmd.n_ids, 1);
+	OK("status", "--all");
+	BAD("unknown option", "hold", "--all");
+	{
+		/* More ids than the parser once held (256): they grow. */
+		static char *argv[400];
+		static char words[400][12];
+		int argc = 0;
+		argv[argc++] = (char *)(uintptr_t)"jsched";
+		argv[argc++] = (char *)(uintptr_t)"status";
+		for (int i = 1; i <= 300; i++) {
+			snprintf(words[i], sizeof words[i], "%d", i);
+			argv[argc++] = words[i];
+		}
+		argv[argc] = NULL;
+		cli_cmd_free(&cmd);
+		assert_int_equal(cli_parse(argc, argv, &cmd, err, sizeof err), CLI_EXIT_OK);
+		assert_int_equal(cmd.n_ids, 300);
+		assert_int_equal(cmd.ids[299], 300);
+	}
 	BAD("job id: expected a whole number above 0, not 'abc'", "wait", "abc");
 	BAD("job id: expected a whole number above 0, not '-3'", "wait", "--", "-3");
 
@@ -356,5 +382,7 @@ int main(void)
 		cmocka_unit_test(test_daemon_commands),
 		cmocka_unit_test(test_durations),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	cli_cmd_free(&cmd);
+	return rc;
 }

@@ -497,6 +497,93 @@ static void test_pause_hold(void **state)
 	CONTAINS(out, "not queued");
 }
 
+/* count_lines: the lines of text. */
+static size_t count_lines(const char *text)
+{
+	size_t n = 0;
+	for (; *text; text++)
+		n += *text == '\n';
+	return n;
+}
+
+/* run_count: run `jsched -s SOCK args` (a shell's words: $(cat FILE) works) with its
+ * stdout counted by `grep -c PATTERN` (the output is too long for `out`); returns its exit
+ * status and the count in *n. */
+static int run_count(const char *args, const char *pattern, long *n)
+{
+	char line[1500], file[400];
+	snprintf(file, sizeof file, "%s/count", jd.dir);
+	snprintf(line, sizeof line, "(%s -s %s %s > %s; rc=$?; grep -c -- '%s' < %s; exit $rc)", JSCHED_BIN, jd.sock,
+		 args, file, pattern, file);
+	int rc = sh_line(line);
+	*n = strtol(out, NULL, 10);
+	unlink(file);
+	return rc;
+}
+
+/* Many ids: more than one request holds (10,000), from two clients of this uid, all
+ * waiting for a sleeper; status, wait and cancel take them all (batched), and --all and
+ * --name find them without ids. */
+static void test_many_ids(void **state)
+{
+	enum { PER_CLIENT = 5030, BATCH = 1000 };
+	struct jsched_conn *cs[2] = { jdt_connect(&jd, "many-a"), jdt_connect(&jd, "many-b") };
+	uint64_t gate = jdt_submit_call(cs[0], "sleep", "{\"ms\": 600000}"), ids[BATCH];
+	char path[400], line[1200], dep[64];
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/ids", jd.dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	snprintf(dep, sizeof dep, "%llu", (unsigned long long)gate);
+	for (int k = 0; k < 2; k++)
+		for (int done = 0; done < PER_CLIENT; done += BATCH) {
+			int n = PER_CLIENT - done < BATCH ? PER_CLIENT - done : BATCH;
+			struct jsched_spec *specs[BATCH];
+			for (int i = 0; i < n; i++) {
+				assert_int_equal(jsched_spec_call("noop", NULL, &specs[i]), 0);
+				assert_int_equal(jsched_spec_add_dep(specs[i], JSCHED_GATE_AFTER, gate, JSCHED_DEP_SUCCESS), 0);
+				assert_int_equal(jsched_spec_set_name(specs[i], done + i >= PER_CLIENT - 3 ? "many-named" : "many-other"), 0);
+			}
+			assert_int_equal(jsched_submit_batch(cs[k], (const struct jsched_spec *const *)specs, (size_t)n, ids), 0);
+			for (int i = 0; i < n; i++) {
+				fprintf(f, "%llu\n", (unsigned long long)ids[i]);
+				jsched_spec_free(specs[i]);
+			}
+		}
+	fclose(f);
+	long n;
+	/* 10,060 ids: status in two requests, a line each. */
+	snprintf(line, sizeof line, "status $(cat %s)", path);
+	assert_int_equal(run_count(line, "waiting", &n), 0);
+	assert_int_equal(n, 2 * PER_CLIENT);
+	/* wait polls all of them; none has ended: the timeout, with every record. */
+	snprintf(line, sizeof line, "wait --timeout 0 $(cat %s)", path);
+	assert_int_equal(run_count(line, "waiting", &n), 75);
+	assert_int_equal(n, 2 * PER_CLIENT);
+	json_t *v;
+	/* --name: the six named ones (three per client); --any refuses more than one request. */
+	assert_int_equal(run("", "status --json --name many-named"), 0);
+	v = json_loads(out, 0, NULL);
+	assert_int_equal(json_array_size(json_object_get(v, "jobs")), 6);
+	json_decref(v);
+	snprintf(line, sizeof line, "%s -s %s wait --any $(cat %s)", JSCHED_BIN, jd.sock, path);
+	assert_int_equal(sh_line(line), 64);
+	CONTAINS(err, "at most 10000");
+	/* cancel --all: every job of this uid not ended (the sleeper too), in two requests. */
+	assert_int_equal(run_count("cancel --all", "^[0-9]", &n), 0);
+	assert_int_equal(n, 2 * PER_CLIENT + 1);
+	assert_int_equal(run("", "status --all"), 0);
+	assert_string_equal(out, "");
+	/* (the last three of each client: retention keeps the newest 10,000 final jobs) */
+	assert_int_equal(run("", "wait --name many-named"), 1); /* all cancelled */
+	assert_int_equal(count_lines(out), 6);
+	unlink(path);
+	jsched_close(cs[0]);
+	jsched_close(cs[1]);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -524,6 +611,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_completions),
 		cmocka_unit_test(test_pause_hold),
+		cmocka_unit_test(test_many_ids),
 		cmocka_unit_test(test_metrics_and_shutdown),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
