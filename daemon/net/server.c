@@ -103,6 +103,33 @@ static void linger_timeout_cb(uv_timer_t *t)
 	close_handles(t->data);
 }
 
+static void jh_free(struct jd_conn *c);
+
+/* jh_drop: take c off the server's list of connections with held replies, and free them. */
+static void jh_drop(struct jd_conn *c)
+{
+	if (c->on_jh) {
+		struct jd_conn **pc = &c->d->srv.jh_conns;
+
+		while (*pc != c)
+			pc = &(*pc)->jh_next;
+		*pc = c->jh_next;
+		c->on_jh = false;
+	}
+	jh_free(c);
+}
+
+/* held_timeout_cb: a closed connection's held replies were not released within
+ * LINGER_MS: drop them and close. */
+static void held_timeout_cb(uv_timer_t *t)
+{
+	struct jd_conn *c = t->data;
+
+	c->jh_linger = false;
+	jh_drop(c);
+	close_handles(c);
+}
+
 /* linger: start flushing what is still queued for c, then close it (lingered_cb), or
  * after LINGER_MS whatever the peer read.  Returns false when there is nothing to flush or
  * the flush cannot start: close at once. */
@@ -129,22 +156,21 @@ static void reap_cb(uv_idle_t *h)
 
 		s->to_close = c->close_next;
 		jd_session_closed(c);
-		if (c->on_jh) {
-			/* Its held replies go with it. */
-			struct jd_conn **pc = &s->jh_conns;
-
-			while (*pc != c)
-				pc = &(*pc)->jh_next;
-			*pc = c->jh_next;
-			c->on_jh = false;
-		}
-		jh_free(c);
 		if (c->prev)
 			c->prev->next = c->next;
 		else
 			s->conns = c->next;
 		if (c->next)
 			c->next->prev = c->prev;
+		if (c->on_jh && !c->abort) {
+			/* Replies held for the journal, the error that says why among them:
+			 * they are released (jd_server_release_held) and flushed before the
+			 * close, within LINGER_MS. */
+			c->jh_linger = true;
+			uv_timer_start(&c->hs_timer, held_timeout_cb, LINGER_MS, 0);
+			continue;
+		}
+		jh_drop(c);
 		/* The reply that says why (bad_frame, handshake_required ...) may sit behind
 		 * others in the write queue: closing now would cancel it. */
 		if (!linger(c))
@@ -300,7 +326,9 @@ void jd_server_release_held(struct jd_net *d, uint64_t durable)
 	while (*pc) {
 		struct jd_conn *c = *pc;
 
-		while (c->jh_head && c->jh_head->seq <= durable && !c->closing) {
+		bool open = !c->closing || (c->jh_linger && !c->abort);
+
+		while (c->jh_head && c->jh_head->seq <= durable && open) {
 			struct jd_jheld *h = c->jh_head;
 
 			c->jh_head = h->next;
@@ -309,13 +337,21 @@ void jd_server_release_held(struct jd_net *d, uint64_t durable)
 			queue_now(c, h->bytes, h->len);
 			free(h);
 		}
-		if (c->jh_head && !c->closing) {
+		if (c->jh_head && open && !c->abort) {
 			pc = &c->jh_next;
 			continue;
 		}
 		jh_free(c);
 		c->on_jh = false;
 		*pc = c->jh_next;
+		if (c->jh_linger) {
+			/* Closed, and every held reply is out: flush them, then close. */
+			c->jh_linger = false;
+			uv_timer_stop(&c->hs_timer);
+			if (!linger(c))
+				close_handles(c);
+			continue;
+		}
 		jd_conn_maybe_done(c); /* a half-closed one waited for these answers */
 	}
 }

@@ -48,6 +48,7 @@ struct jd_conn {
 	bool closing;		/* jd_conn_close called: no more reads, writes dropped */
 	bool abort;		/* closed for not reading (or a write failed): drop the queue
 				 * instead of lingering to flush it */
+	bool jh_linger;		/* closed, its held replies still to release and flush */
 	bool read_eof;		/* the peer shut its write side: no more requests; open while
 				 * waits are pending (jd_conn_maybe_done) */
 	bool read_paused;	/* backpressure `block`: a submit waits for queue room */

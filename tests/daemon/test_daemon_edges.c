@@ -341,6 +341,31 @@ static void test_close_flushes_queued_replies(void **state)
 	fail_msg("end of stream after %zu replies, without the bad_frame error", replies);
 }
 
+/* test_close_keeps_replies_held_for_the_journal: a submit's reply waits until the
+ * journal has the job; a malformed frame right behind it closes the connection.  Both the
+ * submit's reply and the bad_frame error still arrive, in that order, before the end. */
+static void test_close_keeps_replies_held_for_the_journal(void **state)
+{
+	static const char two[] = "\0\0\0\x38{\"op\":\"submit\",\"id\":5,\"job\":{\"kind\":\"call\",\"fn\":\"noop\"}}"
+				  "\0\0\0\x09{not json";
+	int fd = jdt_raw_hello(&t, "edges");
+	json_t *r;
+
+	(void)state;
+	jdt_send_all(fd, two, sizeof(two) - 1);
+	r = jdt_read_frame(fd);
+	assert_non_null(r);
+	assert_int_equal(json_integer_value(json_object_get(r, "id")), 5);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	json_decref(r);
+	r = jdt_read_frame(fd);
+	assert_non_null(r);
+	assert_string_equal(jdt_err_code(r), "bad_frame");
+	json_decref(r);
+	assert_null(jdt_read_frame(fd));
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +374,7 @@ int main(void)
 		cmocka_unit_test(test_integers_beyond_2_53),
 		cmocka_unit_test(test_time_fields_at_extremes),
 		cmocka_unit_test(test_close_flushes_queued_replies),
+		cmocka_unit_test(test_close_keeps_replies_held_for_the_journal),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

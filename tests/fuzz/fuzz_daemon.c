@@ -24,6 +24,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ftw.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -187,6 +188,14 @@ static json_t *ask(const char *req)
 	}
 }
 
+static int remove_cb(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	return remove(path) < 0 ? 0 : 0;
+}
+
 static void stop_daemon(void)
 {
 	if (!started)
@@ -194,9 +203,7 @@ static void stop_daemon(void)
 	json_decref(ask("{\"op\":\"shutdown\",\"id\":1,\"mode\":\"immediate\"}"));
 	pthread_join(daemon_thread, NULL);
 	close(control);
-	unlink(sock_path);
-	unlink(conf_path);
-	rmdir(dir);
+	nftw(dir, remove_cb, 16, FTW_DEPTH | FTW_PHYS);
 	started = false;
 }
 
