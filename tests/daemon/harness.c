@@ -25,6 +25,33 @@
 #include "tests/common/proc.h"
 #include "tests/daemon/harness.h"
 
+void jdt_restart(struct jdt *t)
+{
+	char bin[600];
+	char *argv[] = {bin, (char *)(uintptr_t)"-c", t->conf, NULL};
+	struct jtc_spawn how = {.log = t->log, .log_append = true};
+
+	snprintf(bin, sizeof(bin), "%s/bin/jschedd", t->build);
+	t->pid = jtc_spawn(&how, argv);
+	jdt_wait_ready(t->sock, t->pid, t->log);
+}
+
+void jdt_kill9(struct jdt *t)
+{
+	kill(t->pid, SIGKILL);
+	assert_int_equal(waitpid(t->pid, NULL, 0), t->pid);
+	t->pid = 0;
+}
+
+json_int_t jdt_jobs_submitted(struct jsched_conn *c)
+{
+	json_t *m = jdt_metrics(c);
+	json_int_t n = json_integer_value(json_object_get(json_object_get(m, "jobs"), "submitted"));
+
+	json_decref(m);
+	return n;
+}
+
 void jdt_sleep_ms(int ms)
 {
 	jtc_sleep_ms(ms);

@@ -43,6 +43,11 @@ void jdt_write_config(struct jdt *t, const char *members);
  * (or 128+signal).  Removes the temp dir. */
 int jdt_stop(struct jdt *t, int sig);
 
+/* jdt_restart: start jschedd again on the same directory and config (its log appended),
+ * and wait until it answers.  jdt_kill9: SIGKILL the daemon and reap it. */
+void jdt_restart(struct jdt *t);
+void jdt_kill9(struct jdt *t);
+
 /* jdt_wait_exit: wait (bounded, `ms`) for the daemon to exit on its own; returns the
  * status as jdt_stop, or -1 if it did not exit. */
 int jdt_wait_exit(struct jdt *t, int ms);
@@ -92,6 +97,9 @@ const char *jdt_state(struct jsched_conn *c, uint64_t id);
 
 /* jdt_until_state: poll until job id is in `state` (bounded 30 s). */
 void jdt_until_state(struct jsched_conn *c, uint64_t id, const char *state);
+
+/* jdt_jobs_submitted: the metrics' jobs.submitted, the jobs the daemon has accepted. */
+json_int_t jdt_jobs_submitted(struct jsched_conn *c);
 
 /* jdt_metrics: the metrics document (new reference). */
 json_t *jdt_metrics(struct jsched_conn *c);

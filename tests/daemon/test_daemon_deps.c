@@ -33,15 +33,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static json_int_t submitted(void)
-{
-	json_t *m = jdt_metrics(c);
-	json_int_t n = json_integer_value(json_object_get(json_object_get(m, "jobs"), "submitted"));
-
-	json_decref(m);
-	return n;
-}
-
 /* submit_dep: a noop depending on job `on_id` through `gate` with `on`. */
 static uint64_t submit_dep(const char *gate, uint64_t on_id, const char *on)
 {
@@ -176,7 +167,7 @@ static void test_graph_diamond_order(void **state)
 
 static void test_graph_refused_whole(void **state)
 {
-	json_int_t before = submitted();
+	json_int_t before = jdt_jobs_submitted(c);
 	json_t *r;
 
 	(void)state;
@@ -197,7 +188,7 @@ static void test_graph_refused_whole(void **state)
 	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"), "field")), "jobs[1].after[0]");
 	json_decref(r);
 	/* None of the refused graphs left a job behind. */
-	assert_int_equal(submitted(), before);
+	assert_int_equal(jdt_jobs_submitted(c), before);
 }
 
 int main(void)

@@ -39,25 +39,6 @@
 
 static struct jdt t;
 
-/* restart: start jschedd again on the same directory and config. */
-static void restart(struct jdt *d)
-{
-	char bin[600];
-	char *argv[] = {bin, (char *)(uintptr_t)"-c", d->conf, NULL};
-	struct jtc_spawn how = {.log = d->log, .log_append = true};
-
-	snprintf(bin, sizeof(bin), "%s/bin/jschedd", d->build);
-	d->pid = jtc_spawn(&how, argv);
-	jdt_wait_ready(d->sock, d->pid, d->log);
-}
-
-static void kill9(struct jdt *d)
-{
-	kill(d->pid, SIGKILL);
-	assert_int_equal(waitpid(d->pid, NULL, 0), d->pid);
-	d->pid = 0;
-}
-
 static char *instance(struct jsched_conn *c)
 {
 	json_t *m = jdt_metrics(c);
@@ -108,9 +89,9 @@ static void test_restart(void **state)
 		json_decref(r);
 		jsched_close(a);
 	}
-	kill9(&t);
+	jdt_kill9(&t);
 
-	restart(&t);
+	jdt_restart(&t);
 	c = jdt_connect(&t, "alice");
 	inst2 = instance(c);
 	assert_string_not_equal(inst1, inst2);
@@ -151,7 +132,7 @@ static void test_restart(void **state)
 	jsched_close(c);
 	free(inst1);
 	free(inst2);
-	kill9(&t);
+	jdt_kill9(&t);
 	/* --check-journal reads it, and says what it holds */
 	{
 		char cmd[1400], jdir[300];
@@ -169,7 +150,7 @@ static void test_restart(void **state)
 		assert_int_equal(pclose(p), 0);
 		assert_true(sound);
 	}
-	restart(&t);
+	jdt_restart(&t);
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 }
 
@@ -217,9 +198,9 @@ static void test_restart_command(void **state)
 	 * process's record too (it was made at the spawn, before the command wrote). */
 	assert_string_equal(jdt_state(c, id), "running");
 	jsched_close(c);
-	kill9(&t);
+	jdt_kill9(&t);
 	assert_false(gone_or_zombie(pid)); /* it outlived the daemon */
-	restart(&t);
+	jdt_restart(&t);
 	c = jdt_connect(&t, NULL);
 	assert_string_equal(jdt_wait_final(c, id, &r), "failed");
 	assert_string_equal(json_string_value(json_object_get(r, "cause")), "daemon_restart");
@@ -249,8 +230,8 @@ static void test_compaction(void **state)
 	snprintf(members, sizeof(members), "\"workers\": 1, \"retention\": {\"jobs\": 500}, "
 		 "\"journal\": {\"dir\": \"%s/journal\", \"compact_bytes\": 65536}", t.dir);
 	jdt_write_config(&t, members);
-	kill9(&t);
-	restart(&t);
+	jdt_kill9(&t);
+	jdt_restart(&t);
 	c = jdt_connect(&t, "bob");
 	/* A keyed job that stays in the table, so the snapshot holds it (rebuilt from the
 	 * job: its key must come back). */
@@ -289,9 +270,9 @@ static void test_compaction(void **state)
 	after = jdt_submit_call(c, "echo", "{\"after\": true}");
 	assert_string_equal(jdt_wait_final(c, after, NULL), "succeeded");
 	jsched_close(c);
-	kill9(&t);
+	jdt_kill9(&t);
 
-	restart(&t);
+	jdt_restart(&t);
 	c = jdt_connect(&t, "bob");
 	r = jdt_req(c, "{\"op\": \"status\", \"job\": %llu}", (unsigned long long)first);
 	assert_string_equal(jdt_err_code(r), "job_forgotten");
@@ -478,8 +459,8 @@ static size_t rounds(const char *journal, int n_rounds, unsigned retain)
 		snprintf(members, sizeof(members), "\"workers\": 2, \"retention\": {\"jobs\": "
 			 "%u}, \"journal\": {\"dir\": \"%s/journal\", %s}", retain, t.dir, journal);
 		jdt_write_config(&t, members);
-		kill9(&t);
-		restart(&t);
+		jdt_kill9(&t);
+		jdt_restart(&t);
 	}
 	memset(cls, 0, sizeof(cls));
 	for (int k = 0; k < CLIENTS; k++) {
@@ -499,10 +480,10 @@ static size_t rounds(const char *journal, int n_rounds, unsigned retain)
 			pthread_create(&cls[k].th, NULL, client_main, &cls[k]);
 		}
 		jdt_sleep_ms(delay); /* the random moment of the kill */
-		kill9(&t);
+		jdt_kill9(&t);
 		for (int k = 0; k < CLIENTS; k++)
 			pthread_join(cls[k].th, NULL);
-		restart(&t);
+		jdt_restart(&t);
 		bad += check_all(cls, &max_id);
 		/* no id handed out twice: each round's new ids lie above the last round's */
 		for (int k = 0; k < CLIENTS; k++)

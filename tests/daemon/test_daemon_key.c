@@ -41,15 +41,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static json_int_t submitted(void)
-{
-	json_t *m = jdt_metrics(c);
-	json_int_t n = json_integer_value(json_object_get(json_object_get(m, "jobs"), "submitted"));
-
-	json_decref(m);
-	return n;
-}
-
 /* submit_key: submit a call job echoing `args` with key `key`; returns the reply. */
 static json_t *submit_key(struct jsched_conn *conn, const char *key, const char *fn, const char *args)
 {
@@ -59,7 +50,7 @@ static json_t *submit_key(struct jsched_conn *conn, const char *key, const char 
 
 static void test_repeat_answers_first(void **state)
 {
-	json_int_t before = submitted();
+	json_int_t before = jdt_jobs_submitted(c);
 	json_t *a = submit_key(c, "k-repeat", "sleep", "{\"ms\": 100}");
 	json_t *b = submit_key(c, "k-repeat", "echo", "\"other spec\""), *rec;
 	json_int_t id = json_integer_value(json_object_get(a, "job"));
@@ -69,7 +60,7 @@ static void test_repeat_answers_first(void **state)
 	assert_null(json_object_get(a, "existing"));
 	assert_int_equal(json_integer_value(json_object_get(b, "job")), id);
 	assert_true(json_is_true(json_object_get(b, "existing")));
-	assert_int_equal(submitted(), before + 1);
+	assert_int_equal(jdt_jobs_submitted(c), before + 1);
 	/* The record is the first spec's, with its key; once final the key still finds it. */
 	assert_string_equal(jdt_wait_final(c, (uint64_t)id, &rec), "succeeded");
 	assert_string_equal(json_string_value(json_object_get(rec, "key")), "k-repeat");
@@ -117,7 +108,7 @@ static void test_batch_mixes_existing(void **state)
 {
 	json_t *first = submit_key(c, "k-batch-a", "echo", "\"a\"");
 	json_int_t a = json_integer_value(json_object_get(first, "job"));
-	json_int_t before = submitted();
+	json_int_t before = jdt_jobs_submitted(c);
 	json_t *r = jdt_ok(c, "{\"op\": \"submit\", \"jobs\": ["
 			      "{\"kind\": \"call\", \"fn\": \"noop\", \"key\": \"k-batch-b\"},"
 			      "{\"kind\": \"call\", \"fn\": \"noop\", \"key\": \"k-batch-a\", \"ref\": \"a\"},"
@@ -130,7 +121,7 @@ static void test_batch_mixes_existing(void **state)
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "refs"), "a")), a);
 	assert_int_equal(json_array_size(ex), 1);
 	assert_int_equal(json_integer_value(json_array_get(ex, 0)), 1);
-	assert_int_equal(submitted(), before + 2);
+	assert_int_equal(jdt_jobs_submitted(c), before + 2);
 	/* The dependent on the existing spec ran after that job. */
 	assert_string_equal(jdt_wait_final(c, (uint64_t)json_integer_value(json_array_get(ids, 2)), &rec),
 			    "succeeded");
@@ -144,14 +135,14 @@ static void test_batch_mixes_existing(void **state)
 	ex = json_object_get(r, "existing");
 	assert_int_equal(json_array_size(ex), 2);
 	assert_int_equal(json_integer_value(json_array_get(json_object_get(r, "jobs"), 1)), a);
-	assert_int_equal(submitted(), before + 2);
+	assert_int_equal(jdt_jobs_submitted(c), before + 2);
 	json_decref(r);
 	json_decref(first);
 }
 
 static void test_bad_keys_refused(void **state)
 {
-	json_int_t before = submitted();
+	json_int_t before = jdt_jobs_submitted(c);
 	char long_key[130];
 	json_t *r;
 
@@ -178,7 +169,7 @@ static void test_bad_keys_refused(void **state)
 	assert_string_equal(jdt_err_code(r), "bad_request");
 	json_decref(r);
 	/* The duplicate-key message made nothing, so k-dup is still free; 128 bytes is fine. */
-	assert_int_equal(submitted(), before);
+	assert_int_equal(jdt_jobs_submitted(c), before);
 	long_key[128] = '\0';
 	r = submit_key(c, long_key, "noop", "null");
 	json_decref(r);
@@ -238,25 +229,6 @@ static void test_room_counts_new_jobs(void **state)
 	jsched_close(tight);
 }
 
-/* restart: start jschedd again on the same directory and config. */
-static void restart(struct jdt *d)
-{
-	char bin[600];
-	char *argv[] = {bin, (char *)(uintptr_t)"-c", d->conf, NULL};
-	struct jtc_spawn how = {.log = d->log, .log_append = true};
-
-	snprintf(bin, sizeof(bin), "%s/bin/jschedd", d->build);
-	d->pid = jtc_spawn(&how, argv);
-	jdt_wait_ready(d->sock, d->pid, d->log);
-}
-
-static void kill9(struct jdt *d)
-{
-	kill(d->pid, SIGKILL);
-	assert_int_equal(waitpid(d->pid, NULL, 0), d->pid);
-	d->pid = 0;
-}
-
 /* restart: keys come back with their jobs after kill -9 (the journal's submit records
  * carry the spec, key included, and recovery indexes it again). */
 static void test_restart_keeps_keys(void **state)
@@ -271,8 +243,8 @@ static void test_restart_keeps_keys(void **state)
 	jdt_start(&d, "\"workers\": 1");
 	snprintf(members, sizeof(members), "\"workers\": 1, \"journal\": {\"dir\": \"%s/journal\"}", d.dir);
 	jdt_write_config(&d, members);
-	kill9(&d);
-	restart(&d);
+	jdt_kill9(&d);
+	jdt_restart(&d);
 	k = jdt_connect(&d, "keys");
 	r = submit_key(k, "k-done", "noop", "null");
 	done = json_integer_value(json_object_get(r, "job"));
@@ -283,8 +255,8 @@ static void test_restart_keeps_keys(void **state)
 	waiting = json_integer_value(json_object_get(r, "job"));
 	json_decref(r);
 	jsched_close(k);
-	kill9(&d);
-	restart(&d);
+	jdt_kill9(&d);
+	jdt_restart(&d);
 	k = jdt_connect(&d, "keys");
 	r = submit_key(k, "k-done", "echo", "1");
 	assert_int_equal(json_integer_value(json_object_get(r, "job")), done);
