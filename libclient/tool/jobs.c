@@ -417,9 +417,9 @@ static int gather_ids(struct jsched_conn *conn, const struct cli_cmd *cmd, struc
 		fprintf(stderr, "jsched: out of memory\n");
 		return CLI_EXIT_FAILED;
 	}
-	memcpy(set->ids, cmd->ids, cmd->n_ids * sizeof(*set->ids));
 	set->n = cmd->n_ids;
 	if (cmd->n_ids) {
+		memcpy(set->ids, cmd->ids, cmd->n_ids * sizeof(*set->ids));
 		memcpy(sorted, cmd->ids, cmd->n_ids * sizeof(*sorted));
 		qsort(sorted, cmd->n_ids, sizeof(*sorted), cmp_u64);
 	}
@@ -457,7 +457,8 @@ static bool many_add(struct many *m, struct jsched_results *l)
 	}
 	m->items = it;
 	m->lists[m->n_lists++] = l;
-	memcpy(m->items + m->count, l->items, l->count * sizeof(*it));
+	if (l->count)
+		memcpy(m->items + m->count, l->items, l->count * sizeof(*it));
 	m->count += l->count;
 	return true;
 }
