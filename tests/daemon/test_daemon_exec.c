@@ -44,25 +44,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* submit: one exec job from a JSON spec (printf format); returns its id. */
-__attribute__((format(printf, 2, 3))) static uint64_t submit(struct jsched_conn *c,
-							     const char *fmt, ...)
-{
-	char spec[4096];
-	va_list ap;
-	json_t *r;
-	uint64_t id;
-
-	va_start(ap, fmt);
-	vsnprintf(spec, sizeof(spec), fmt, ap);
-	va_end(ap);
-	r = jdt_ok(c, "{\"op\": \"submit\", \"job\": %s}", spec);
-	id = (uint64_t)json_integer_value(json_object_get(r, "job"));
-	json_decref(r);
-	assert_true(id > 0);
-	return id;
-}
-
 /* output: the decoded stdout (or stderr) of job id, NUL-terminated (free it); *trunc and
  * *complete if not NULL. */
 static char *output(struct jsched_conn *c, uint64_t id, const char *stream, bool *trunc,
@@ -105,9 +86,9 @@ static void expect_final(struct jsched_conn *c, uint64_t id, const char *state, 
 static void test_exit_codes_and_signals(void **state)
 {
 	struct jsched_conn *c = jdt_connect(&t, NULL);
-	uint64_t ok = submit(c, "{\"kind\": \"exec\", \"argv\": [\"true\"]}");
-	uint64_t three = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"exit 3\"]}");
-	uint64_t killed = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"kill -9 $$\"]}");
+	uint64_t ok = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"true\"]}");
+	uint64_t three = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"exit 3\"]}");
+	uint64_t killed = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"kill -9 $$\"]}");
 	json_t *rec;
 
 	(void)state;
@@ -132,7 +113,7 @@ static void test_output_capture_and_truncation(void **state)
 {
 	struct jsched_conn *c = jdt_connect(&t, NULL);
 	/* 5000 bytes on stdout ("x\n" ...) against a limit of 1000; 4 on stderr. */
-	uint64_t id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
+	uint64_t id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
 			     "\"yes x | head -c 5000; echo err >&2\"]}");
 	bool trunc, complete;
 	char *out, *err;
@@ -157,11 +138,11 @@ static void test_stdin_env_cwd(void **state)
 	struct jsched_conn *c = jdt_connect(&t, NULL);
 	/* "hello\n" in base64; no PATH in the job's environment: `sh` and `cat` are found in
 	 * the default /usr/local/bin:/usr/bin:/bin. */
-	uint64_t in = submit(c, "{\"kind\": \"exec\", \"argv\": [\"cat\"], \"stdin\": \"aGVsbG8K\"}");
-	uint64_t env = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
+	uint64_t in = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"cat\"], \"stdin\": \"aGVsbG8K\"}");
+	uint64_t env = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
 			      "\"echo $FOO; pwd; echo ${HOME:-unset}\"], \"env\": {\"FOO\": \"bar\"}, "
 			      "\"cwd\": \"/tmp\"}");
-	uint64_t noin = submit(c, "{\"kind\": \"exec\", \"argv\": [\"wc\", \"-c\"]}");
+	uint64_t noin = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"wc\", \"-c\"]}");
 	char *s;
 
 	(void)state;
@@ -185,7 +166,7 @@ static void test_stdin_env_cwd(void **state)
 static void test_time_limit(void **state)
 {
 	struct jsched_conn *c = jdt_connect(&t, NULL);
-	uint64_t id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"], \"timeout_ms\": 100}");
+	uint64_t id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"], \"timeout_ms\": 100}");
 	json_t *rec;
 
 	(void)state;
@@ -244,7 +225,7 @@ static void started_pids(struct jsched_conn *c, uint64_t id, pid_t *sh, pid_t *c
 static void test_cancel_running_and_children(void **state)
 {
 	struct jsched_conn *c = jdt_connect(&t, NULL);
-	uint64_t id = submit(c, SH_WITH_CHILD);
+	uint64_t id = jdt_submit_spec(c, SH_WITH_CHILD);
 	pid_t sh, child;
 	json_t *r;
 
@@ -273,7 +254,7 @@ static void test_leftovers_stopped_when_leader_exits(void **state)
 	struct jsched_conn *c = jdt_connect(&t, NULL);
 	/* The shell exits at once, leaving a background sleep that holds its stdout: the
 	 * job ends when the group is stopped, and nothing of it remains. */
-	uint64_t id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"sleep 300 & echo $$ $!\"]}");
+	uint64_t id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"sleep 300 & echo $$ $!\"]}");
 	pid_t sh, child;
 	char *s;
 
@@ -289,8 +270,8 @@ static void test_leftovers_stopped_when_leader_exits(void **state)
 static void test_cannot_start(void **state)
 {
 	struct jsched_conn *c = jdt_connect(&t, NULL);
-	uint64_t nofile = submit(c, "{\"kind\": \"exec\", \"argv\": [\"/nonexistent/cmd\"]}");
-	uint64_t nopath = submit(c, "{\"kind\": \"exec\", \"argv\": [\"no-such-command-jsched\"]}");
+	uint64_t nofile = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"/nonexistent/cmd\"]}");
+	uint64_t nopath = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"no-such-command-jsched\"]}");
 	uint64_t noexec;
 	char plain[400];
 	FILE *f;
@@ -301,8 +282,8 @@ static void test_cannot_start(void **state)
 	fputs("echo should not run\n", f);
 	fclose(f);
 	assert_int_equal(chmod(plain, 0644), 0);
-	noexec = submit(c, "{\"kind\": \"exec\", \"argv\": [\"%s\"]}", plain);
-	uint64_t nocwd = submit(c, "{\"kind\": \"exec\", \"argv\": [\"true\"], \"cwd\": \"/nonexistent\"}");
+	noexec = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"%s\"]}", plain);
+	uint64_t nocwd = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"true\"], \"cwd\": \"/nonexistent\"}");
 	json_t *rec;
 
 	(void)state;
@@ -359,7 +340,7 @@ static void test_process_cap(void **state)
 	jdt_start(&t2, "\"workers\": 2, \"exec\": {\"max_processes\": 2}");
 	c = jdt_connect(&t2, NULL);
 	for (int i = 0; i < 5; i++)
-		ids[i] = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
+		ids[i] = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
 	/* Two run; three wait for a slot, still queued, holding no fiber or worker. */
 	for (int i = 0; i < 3000 && !(exec_metric(c, "running") == 2 && exec_metric(c, "queued") == 3); i++)
 		jdt_sleep_ms(10);
@@ -393,14 +374,14 @@ static void test_process_cap(void **state)
 	assert_true(exec_metric(c, "peak_running") <= 2);
 	/* A queued job whose deadline passes before it gets a slot ends expired, unrun. */
 	{
-		uint64_t hog = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
-		uint64_t hog2 = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
+		uint64_t hog = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
+		uint64_t hog2 = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
 		uint64_t late, t0;
 		json_t *rec;
 
 		jdt_until_state(c, hog, "running");
 		jdt_until_state(c, hog2, "running");
-		late = submit(c, "{\"kind\": \"exec\", \"argv\": [\"true\"], \"deadline_in_ms\": 300}");
+		late = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"true\"], \"deadline_in_ms\": 300}");
 		t0 = (uint64_t)time(NULL);
 		/* Wait until the deadline is surely past (a clock check, not a pass criterion). */
 		while ((uint64_t)time(NULL) < t0 + 2)
@@ -431,7 +412,7 @@ static void test_cap_lowered_by_reload(void **state)
 	jdt_start(&t2, "\"workers\": 2, \"exec\": {\"max_processes\": 2}");
 	c = jdt_connect(&t2, NULL);
 	for (int i = 0; i < 3; i++)
-		ids[i] = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
+		ids[i] = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
 	for (int i = 0; i < 3000 && !(exec_metric(c, "running") == 2 && exec_metric(c, "queued") == 1); i++)
 		jdt_sleep_ms(10);
 	assert_int_equal(exec_metric(c, "queued"), 1);
@@ -471,11 +452,11 @@ static void test_clients_take_turns_for_a_slot(void **state)
 	a = jdt_connect(&t2, "tenant-a");
 	b = jdt_connect(&t2, "tenant-b");
 	for (int i = 0; i < 3; i++)
-		ja[i] = submit(a, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
+		ja[i] = jdt_submit_spec(a, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
 	jdt_until_state(a, ja[0], "running");
 	for (int i = 0; i < 3000 && exec_metric(a, "queued") != 2; i++)
 		jdt_sleep_ms(10);
-	jb = submit(b, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
+	jb = jdt_submit_spec(b, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
 	for (int i = 0; i < 3000 && exec_metric(a, "queued") != 3; i++)
 		jdt_sleep_ms(10);
 	assert_int_equal(exec_metric(a, "queued"), 3);
@@ -511,9 +492,9 @@ static void test_immediate_shutdown_leaves_nothing(void **state)
 	(void)state;
 	jdt_start(&t2, "\"workers\": 2, \"exec\": {\"kill_grace_ms\": 500}");
 	c = jdt_connect(&t2, NULL);
-	a = submit(c, SH_WITH_CHILD);
+	a = jdt_submit_spec(c, SH_WITH_CHILD);
 	/* This one ignores SIGTERM: SIGKILL after the grace ends it. */
-	b = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
+	b = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
 		   "\"trap '' TERM; sleep 300 & echo $$ $!; wait; wait\"]}");
 	started_pids(c, a, &sh1, &ch1);
 	started_pids(c, b, &sh2, &ch2);
@@ -572,7 +553,7 @@ static void test_graceful_shutdown_waits(void **state)
 	c = jdt_connect(&t2, NULL);
 	/* The command waits for a file the test creates after the shutdown has begun. */
 	snprintf(go, sizeof(go), "%s/go", t2.dir);
-	id = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
+	id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
 		    "\"while [ ! -e %s ]; do sleep 0.01; done; echo finished\"]}", go);
 	jdt_until_state(c, id, "running");
 	jsched_close(c);
@@ -664,7 +645,7 @@ static void test_socket_mode_and_cap_defaults(void **state)
 	}
 	uint64_t ids[5];
 	for (int i = 0; i < 5; i++)
-		ids[i] = submit(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
+		ids[i] = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
 	for (int i = 0; i < 3000 && !(exec_metric(c, "running") == 4 && exec_metric(c, "queued") == 1); i++)
 		jdt_sleep_ms(10);
 	assert_int_equal(exec_metric(c, "running"), 4);
