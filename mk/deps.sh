@@ -79,6 +79,7 @@ for group in "$@"; do
 		want beanstalkd bin:beanstalkd
 		want task-spooler bin:tsp
 		want nq bin:nq
+		want linux-perf bin:perf
 		;;
 	slurm)
 		want libslurm-dev /usr/include/slurm/slurm.h

@@ -43,6 +43,7 @@ void e2e_fair(struct e2e *e);	/* 4. fairness */
 void e2e_scale(struct e2e *e);	/* 5. scale */
 void e2e_cgroup(struct e2e *e);	/* 6. control groups */
 void e2e_durable(struct e2e *e);	/* 7. durability: the journal */
+void e2e_hot(struct e2e *e);	/* 8. the hot path: the targets' rows, counts */
 
 /* ---- a jschedd of our own (daemon.c) -------------------------------------------------- */
 
@@ -101,6 +102,51 @@ double e2e_exec_rate(struct e2e_daemon *d, const struct jsched_spec *spec, size_
  * in batches of 1,000 (4 in flight) and waits for all of them.  Returns jobs/s over all,
  * until the last process is done (tput.c). */
 double e2e_clients_run(struct e2e_daemon *d, const struct jsched_spec *spec, int nclients, size_t per_client);
+
+/* ---- round trips (rtt.c) ---------------------------------------------------------------- */
+
+/* e2e_echo_start: fork a process that echoes what it reads on a Unix socket pair until
+ * end of file; returns our end.  e2e_pingpong: n 64-byte ping-pongs over it, lat[i] in µs
+ * (lat may be NULL).  e2e_echo_stop: close our end and reap the peer. */
+int e2e_echo_start(pid_t *pid);
+void e2e_pingpong(int fd, size_t n, double *lat);
+void e2e_echo_stop(int fd, pid_t pid);
+
+/* e2e_rtt_wait: n times jsched_submit(spec) then jsched_wait, lat[i] in µs (may be NULL);
+ * exits unless every job succeeded. */
+void e2e_rtt_wait(struct jsched_conn *c, const struct jsched_spec *spec, size_t n, double *lat);
+
+/* ---- counting a process's system calls and context switches (counts.c) -------------- */
+
+/* The system calls counted one by one beside the total (names of syscalls:sys_enter_*). */
+enum { E2E_NCOUNT = 13 };
+extern const char *const e2e_count_names[E2E_NCOUNT];
+
+struct e2e_counts {
+	double syscalls;	/* every system call, all threads */
+	double ctxsw;		/* context switches, voluntary and involuntary, all threads */
+	double by[E2E_NCOUNT];	/* per e2e_count_names */
+};
+
+struct e2e_counter {
+	pid_t perf;
+	int ctl, ack;
+	bool ok;
+	char dir[64];
+	char out[128];
+};
+
+/* e2e_counter_start: attach perf stat to every thread of pid, events disabled; false
+ * (saying why on stderr) when perf is missing or may not trace it.  e2e_counter_enable:
+ * start counting (returns once perf has); e2e_counter_stop: stop counting, detach, and
+ * fill out; false when nothing was counted. */
+bool e2e_counter_start(struct e2e_counter *k, pid_t pid);
+void e2e_counter_enable(struct e2e_counter *k);
+bool e2e_counter_stop(struct e2e_counter *k, struct e2e_counts *out);
+
+/* e2e_counts_breakdown: "futex 1.80, read 3.50, ..." per `per` (the calls at or above
+ * 0.05 each) into buf. */
+void e2e_counts_breakdown(const struct e2e_counts *c, double per, char *buf, size_t size);
 
 /* ---- beanstalkd (beanstalk.c) -------------------------------------------------------- */
 

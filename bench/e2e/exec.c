@@ -10,12 +10,18 @@
  *   - nq: one `nq /bin/true` per job (nq runs its queue one job at a time: no -P), then
  *     `nq -w`; NQDIR in a temp folder.
  * jschedd: 2,000 exec specs (/bin/true, empty environment) in batches of 500, 4 in flight,
- * then wait for all; the daemon captures each job's (empty) output.
+ * then wait for all; the daemon captures each job's (empty) output.  Twice: with the
+ * default process cap (64: more processes at once than the floor starts), and with
+ * exec.max_processes = N, the same parallelism as the floor (a second daemon, idle while
+ * the first runs).
  *
  * And the cost of one command-line call: `jsched submit -- /bin/true` (the job is queued,
  * the tool does not wait; it sends its environment and working directory, as by default)
  * and `jsched submit --fn noop` (no command for the daemon to start meanwhile) against
- * `tsp /bin/true`, each spawned and reaped one at a time, in ms per call.
+ * `tsp /bin/true`, each spawned and reaped one at a time, in ms per call; and the calls
+ * that wait for their job to end: `jsched submit --wait -- /bin/true` and `jsched submit
+ * --wait --fn noop` against `tsp -f /bin/true` (task-spooler's foreground mode: queued,
+ * run, and waited for).
  *
  * Exec jobs came to the daemon after this benchmark: when the daemon answers the first
  * exec submit with not_supported, the jschedd exec rows (and the exec CLI row) are left
@@ -43,16 +49,27 @@ static double raw_spawn(size_t n, unsigned par)
 {
 	char *argv[] = {(char *)(uintptr_t)"/bin/true", NULL};
 	size_t started = 0, done = 0;
+	pid_t pids[64] = {0};
 	uint64_t t0 = bench_now_ns();
 
+	if (par > 64)
+		par = 64;
 	while (done < n) {
-		while (started < n && started - done < par) {
-			e2e_spawn(argv, NULL, false);
-			started++;
-		}
+		for (unsigned i = 0; i < par && started < n; i++)
+			if (pids[i] == 0) {
+				pids[i] = e2e_spawn(argv, NULL, false);
+				started++;
+			}
 		int status;
-		if (wait(&status) < 0)
+		pid_t pid = wait(&status);
+		if (pid < 0)
 			e2e_die("wait: %s", strerror(errno));
+		unsigned i = 0;
+		while (i < par && pids[i] != pid)
+			i++;
+		if (i == par)
+			continue; /* an orphan reparented to us (bench.c's subreaper), not ours */
+		pids[i] = 0;
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 			e2e_die("/bin/true failed");
 		done++;
@@ -179,11 +196,12 @@ void e2e_exec(struct e2e *e)
 	size_t n = e->quick ? 200 : 2000;
 	int calls = e->quick ? 10 : 100;
 	unsigned par = e->cpus;
-	double raw[64], xa[64], ts[64], nq[64], js[64], cli_js[64], cli_noop[64], cli_ts[64];
+	double raw[64], xa[64], ts[64], nq[64], js[64], jsn[64], cli_js[64], cli_noop[64], cli_ts[64];
+	double cliw_js[64], cliw_noop[64], cliw_ts[64];
 	const char *const truth[] = {"/bin/true", NULL};
 	struct jsched_spec *spec;
-	struct e2e_daemon d;
-	char conf[64];
+	struct e2e_daemon d, dn;
+	char conf[128];
 
 	snprintf(tmp, sizeof(tmp), "/tmp/bench-e2e-exec-XXXXXX");
 	if (!mkdtemp(tmp))
@@ -199,6 +217,8 @@ void e2e_exec(struct e2e *e)
 	struct jsched_conn *c = e2e_connect(&d, "exec");
 	bool has_exec = exec_supported(c, spec);
 	jsched_close(c);
+	snprintf(conf, sizeof(conf), "\"workers\": %u, \"exec\": {\"max_processes\": %u}", e->cpus, par);
+	e2e_daemon_start(&dn, conf);
 
 	char slots[16];
 	snprintf(slots, sizeof(slots), "%u", par);
@@ -207,8 +227,10 @@ void e2e_exec(struct e2e *e)
 	for (int run = 0; run < e->runs && run < 64; run++) {
 		raw[run] = raw_spawn(n, par);
 		xa[run] = xargs_rate(n, par);
-		if (has_exec)
+		if (has_exec) {
 			js[run] = e2e_exec_rate(&d, spec, n);
+			jsn[run] = e2e_exec_rate(&dn, spec, n);
+		}
 	}
 	for (int run = 0; run < e->runs_long; run++) {
 		ts[run] = tsp_rate(n, par);
@@ -221,6 +243,14 @@ void e2e_exec(struct e2e *e)
 	char *js_noop[] = {(char *)(uintptr_t)JSCHED_TOOL_BIN, (char *)(uintptr_t)"-s", d.sock,
 			   (char *)(uintptr_t)"submit", (char *)(uintptr_t)"--fn", (char *)(uintptr_t)"noop", NULL};
 	char *ts_call[] = {(char *)(uintptr_t)"/usr/bin/tsp", (char *)(uintptr_t)"/bin/true", NULL};
+	char *jsw_exec[] = {(char *)(uintptr_t)JSCHED_TOOL_BIN, (char *)(uintptr_t)"-s", d.sock,
+			    (char *)(uintptr_t)"submit", (char *)(uintptr_t)"--wait", (char *)(uintptr_t)"--",
+			    (char *)(uintptr_t)"/bin/true", NULL};
+	char *jsw_noop[] = {(char *)(uintptr_t)JSCHED_TOOL_BIN, (char *)(uintptr_t)"-s", d.sock,
+			    (char *)(uintptr_t)"submit", (char *)(uintptr_t)"--wait", (char *)(uintptr_t)"--fn",
+			    (char *)(uintptr_t)"noop", NULL};
+	char *tsw_call[] = {(char *)(uintptr_t)"/usr/bin/tsp", (char *)(uintptr_t)"-f", (char *)(uintptr_t)"/bin/true",
+			    NULL};
 	for (int run = 0; run < e->runs && run < 64; run++) {
 		if (has_exec)
 			cli_js[run] = per_call_ms(js_exec, NULL, calls);
@@ -228,10 +258,16 @@ void e2e_exec(struct e2e *e)
 		tsp("-C", NULL, NULL);
 		cli_ts[run] = per_call_ms(ts_call, ts_env, calls);
 		tsp("-w", NULL, NULL);
+		if (has_exec)
+			cliw_js[run] = per_call_ms(jsw_exec, NULL, calls);
+		cliw_noop[run] = per_call_ms(jsw_noop, NULL, calls);
+		tsp("-C", NULL, NULL);
+		cliw_ts[run] = per_call_ms(tsw_call, ts_env, calls);
 	}
 	e2e_on_die(NULL);
 	tsp("-K", NULL, NULL); /* stop the task-spooler server */
 	e2e_daemon_stop(&d);
+	e2e_daemon_stop(&dn);
 	e2e_track_dir(tmp, false);
 	rm_rf(tmp);
 
@@ -250,6 +286,13 @@ void e2e_exec(struct e2e *e)
 		bench_row(e->rep, "exec: jschedd /bin/true vs xargs", "jobs/s", NULL, jsm, "xargs -P N", xam);
 		bench_row(e->rep, "exec: jschedd /bin/true vs task-spooler", "jobs/s", NULL, jsm, "tsp -S N", tsm);
 		bench_row(e->rep, "exec: jschedd /bin/true vs nq", "jobs/s", NULL, jsm, "nq", nqm);
+		double jsnm = e2e_median_of(jsn, runs);
+		snprintf(label, sizeof(label), "raw posix_spawn x%u", par);
+		char name[96];
+		snprintf(name, sizeof(name), "exec: jschedd /bin/true, at most %u processes", par);
+		bench_row(e->rep, name, "jobs/s", NULL, jsnm, label, rawm);
+		snprintf(name, sizeof(name), "exec: jschedd /bin/true, at most %u processes, vs task-spooler", par);
+		bench_row(e->rep, name, "jobs/s", NULL, jsnm, "tsp -S N", tsm);
 	} else {
 		bench_note(e->rep, "exec: MISSING: this jschedd answers exec submits with not_supported; "
 				   "the jschedd exec rows are left out");
@@ -260,6 +303,12 @@ void e2e_exec(struct e2e *e)
 			  e2e_median_of(cli_js, runs), "tsp /bin/true (one call)", tscli);
 	bench_row(e->rep, "cli: jsched submit --fn noop (one call)", "ms/call", NULL, e2e_median_of(cli_noop, runs),
 		  "tsp /bin/true (one call)", tscli);
+	double tswcli = e2e_median_of(cliw_ts, runs);
+	if (has_exec)
+		bench_row(e->rep, "cli: jsched submit --wait -- /bin/true (one call)", "ms/call", NULL,
+			  e2e_median_of(cliw_js, runs), "tsp -f /bin/true (one call)", tswcli);
+	bench_row(e->rep, "cli: jsched submit --wait --fn noop (one call)", "ms/call", NULL,
+		  e2e_median_of(cliw_noop, runs), "tsp -f /bin/true (one call)", tswcli);
 	bench_note(e->rep, "exec: %zu jobs per run, N = %u; raw/xargs/jschedd %d runs, tsp/nq %d runs; "
 			   "cli: %d calls per run, %d runs",
 		   n, par, e->runs, e->runs_long, calls, e->runs);

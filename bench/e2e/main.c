@@ -1,6 +1,6 @@
 /* bench/e2e/main.c: bench_e2e, jschedd end to end beside what users would pick instead.
  *
- *   bench_e2e [--part rtt,tput,exec,fair,scale,cgroup,durable] [--json FILE] [--runs N] [--quick]
+ *   bench_e2e [--part rtt,tput,exec,fair,scale,cgroup,durable,hot] [--json FILE] [--runs N] [--quick]
  *
  * Runs the chosen parts (all by default) in order; each starts its own daemons (jschedd in
  * a temporary folder, beanstalkd on a free loopback port) and stops them before the next
@@ -25,6 +25,7 @@ static const struct {
 	{"rtt", e2e_rtt}, {"tput", e2e_tput}, {"exec", e2e_exec}, {"fair", e2e_fair}, {"scale", e2e_scale},
 	{"cgroup", e2e_cgroup},
 	{"durable", e2e_durable},
+	{"hot", e2e_hot},
 };
 enum { NPARTS = sizeof(parts) / sizeof(parts[0]) };
 
@@ -54,7 +55,7 @@ static void take_parts(int *argc, char **argv, bool want[NPARTS])
 			while (k < NPARTS && strcmp(parts[k].name, tok) != 0)
 				k++;
 			if (k == NPARTS) {
-				fprintf(stderr, "bench-e2e: unknown part '%s' (rtt, tput, exec, fair, scale, cgroup, durable)\n", tok);
+				fprintf(stderr, "bench-e2e: unknown part '%s' (rtt, tput, exec, fair, scale, cgroup, durable, hot)\n", tok);
 				exit(2);
 			}
 			want[k] = any = true;

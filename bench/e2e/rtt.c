@@ -45,36 +45,61 @@ static void full_io(int fd, void *buf, size_t len, bool wr)
 	}
 }
 
-/* The floor: n ping-pongs of MSG bytes with a forked echo process; lat[i] in µs. */
-static void pingpong(size_t n, double *lat)
+int e2e_echo_start(pid_t *pid)
 {
 	int sv[2];
 	char buf[MSG];
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		e2e_die("socketpair: %s", strerror(errno));
-	pid_t pid = fork();
-	if (pid < 0)
+	*pid = fork();
+	if (*pid < 0)
 		e2e_die("fork: %s", strerror(errno));
-	if (pid == 0) {
+	if (*pid == 0) {
 		close(sv[0]);
-		for (size_t i = 0; i < n; i++) {
-			full_io(sv[1], buf, MSG, false);
-			full_io(sv[1], buf, MSG, true);
+		for (;;) {
+			ssize_t n = read(sv[1], buf, sizeof(buf));
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				_exit(0);
+			full_io(sv[1], buf, (size_t)n, true);
 		}
-		_exit(0);
 	}
 	close(sv[1]);
+	return sv[0];
+}
+
+void e2e_pingpong(int fd, size_t n, double *lat)
+{
+	char buf[MSG];
+
 	memset(buf, 'x', sizeof(buf));
 	for (size_t i = 0; i < n; i++) {
 		uint64_t t0 = bench_now_ns();
 
-		full_io(sv[0], buf, MSG, true);
-		full_io(sv[0], buf, MSG, false);
-		lat[i] = (double)(bench_now_ns() - t0) / 1e3;
+		full_io(fd, buf, MSG, true);
+		full_io(fd, buf, MSG, false);
+		if (lat)
+			lat[i] = (double)(bench_now_ns() - t0) / 1e3;
 	}
-	close(sv[0]);
+}
+
+void e2e_echo_stop(int fd, pid_t pid)
+{
+	close(fd);
 	e2e_wait_ok(pid, "ping-pong peer");
+}
+
+/* The floor: n ping-pongs of MSG bytes with a forked echo process; lat[i] in µs. */
+static void pingpong(size_t n, double *lat)
+{
+	pid_t pid;
+	int fd = e2e_echo_start(&pid);
+
+	e2e_pingpong(fd, n, lat);
+	e2e_echo_stop(fd, pid);
 }
 
 /* beanstalkd: n put -> reserve -> delete -> reply round trips through one worker. */
@@ -108,8 +133,7 @@ static void beanstalk_rtt(int port, size_t n, double *lat)
 	free(c);
 }
 
-/* jschedd, submit + wait, n times. */
-static void jsched_rtt_wait(struct jsched_conn *c, const struct jsched_spec *spec, size_t n, double *lat)
+void e2e_rtt_wait(struct jsched_conn *c, const struct jsched_spec *spec, size_t n, double *lat)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct jsched_result *res = NULL;
@@ -118,7 +142,8 @@ static void jsched_rtt_wait(struct jsched_conn *c, const struct jsched_spec *spe
 
 		if (r == 0)
 			r = jsched_wait(c, id, 10000, &res);
-		lat[i] = (double)(bench_now_ns() - t0) / 1e3;
+		if (lat)
+			lat[i] = (double)(bench_now_ns() - t0) / 1e3;
 		if (r < 0 || res->state != JSCHED_STATE_SUCCEEDED)
 			e2e_die("noop submit + wait: %s (%s)", jsched_strerror(r), jsched_error_message(c));
 		jsched_result_free(res);
@@ -207,9 +232,9 @@ void e2e_rtt(struct e2e *e)
 		snprintf(conf, sizeof(conf), "\"workers\": %u, \"idle_policy\": \"%s\"", e->cpus, policies[p]);
 		e2e_daemon_start(&d, conf);
 		struct jsched_conn *c = e2e_connect(&d, "rtt");
-		jsched_rtt_wait(c, spec, n / 10, lat); /* warm-up: first-touch of the daemon's tables */
+		e2e_rtt_wait(c, spec, n / 10, lat); /* warm-up: first-touch of the daemon's tables */
 		for (int run = 0; run < e->runs && run < 64; run++) {
-			jsched_rtt_wait(c, spec, n, lat);
+			e2e_rtt_wait(c, spec, n, lat);
 			pct_add(&wait, lat, n);
 			jsched_rtt_event(c, spec, n, lat);
 			pct_add(&ev, lat, n);

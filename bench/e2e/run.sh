@@ -2,7 +2,8 @@
 # bench/e2e/run.sh [PART...] [--json FILE] [--runs N] [--quick]
 #
 # Build the release variant's bench_e2e, jschedd and jsched, then run the named parts of
-# the end-to-end benchmark (rtt, tput, exec, fair, scale; all when none is named), e.g.
+# the end-to-end benchmark (rtt, tput, exec, fair, scale, cgroup, durable, hot; all when none
+# is named), e.g.
 #   bench/e2e/run.sh rtt                 the round trips alone
 #   bench/e2e/run.sh tput exec --runs 7  two parts, 7 runs per row
 # Other options go to the benchmark (bench/README.md).  It warns when another benchmark
@@ -18,7 +19,7 @@ while [ "$i" -lt "$n" ]; do
 	shift
 	i=$((i + 1))
 	case "$a" in
-	rtt | tput | exec | fair | scale) parts="${parts:+$parts,}$a" ;;
+	rtt | tput | exec | fair | scale | cgroup | durable | hot) parts="${parts:+$parts,}$a" ;;
 	*) set -- "$@" "$a" ;;
 	esac
 done

@@ -1,0 +1,397 @@
+/* bench/e2e/hot.c: part 8, the hot path: one row per target a user of a job server feels,
+ * each beside its baseline from the same run.
+ *
+ *   1. round trip: in each run, n 64-byte ping-pongs over a Unix socket pair (the floor,
+ *      not pinned, as every process here) and then n noop submit + wait round trips
+ *      through a jschedd (sleep policy, the CPUs' worker count); the ratio of the two p50s
+ *      is taken per run, the row is the median of the runs and a second row the worst
+ *      run (the target holds "in every run").  Twice: with the journal off (what the
+ *      figures before the journal measured) and with journal.sync "always" (the
+ *      default: every reply waits for its records' flush), the latter with n / 10.
+ *      When the daemon takes submit's `wait` flag, the same with one request per job.
+ *   2. counts per round trip, in the daemon: system calls and context switches, counted
+ *      by perf over K round trips exactly (counts.c), journal off; beside the echo peer
+ *      of a ping-pong counted the same way (one read and one write, one sleep, per
+ *      round trip).  The note lists the calls one by one.
+ *   3. a light client's noop round trip (p50, p99 over n_light) while another client
+ *      process keeps 10,000 spin(100 µs) jobs queued (it submits 10 batches of 1,000,
+ *      then waits for its oldest batch and submits it again, until told to stop),
+ *      beside the light client's own round trip on the same daemon, idle, just before.
+ *   4. efficiency of short call jobs: 20,000 spin jobs of 10 µs and 100 µs (2,000 of
+ *      1 ms), batches of 1,000 with 4 in flight, waited for, with the CPUs' worker
+ *      count; jobs/s beside the ideal, workers / job length.
+ *   5. resident memory after 1,000,000 queued noop jobs drained (100,000 with --quick):
+ *      every worker is held by a long spin job while they are submitted, so that all
+ *      are queued at once, then the spin jobs are cancelled and the queue drains (seen
+ *      in the metrics' succeeded counter); VmRSS then, beside VmRSS after 20,000 noops
+ *      drained on the same daemon before (idle plus what retention keeps: the default
+ *      10,000 jobs and events).
+ * The exec part (exec.c) has this table's command rows: /bin/true at the same
+ * parallelism as a raw posix_spawn loop, and `jsched submit --wait` beside `tsp -f`.
+ */
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench/e2e/e2e.h"
+
+enum { FLOOD_BATCH = 1000, FLOOD_BATCHES = 10 };
+
+static const char *const room = "\"limits\": {\"queued_jobs\": 10000000}, "
+				"\"clients\": {\"default\": {\"max_queued\": 10000000}}";
+
+/* start: a daemon with the CPUs' workers, the sleep policy, raised queue limits, and the
+ * journal off or (journal) on in its own folder with sync "always". */
+static void start(struct e2e *e, struct e2e_daemon *d, bool journal, const char *more)
+{
+	char conf[1024];
+
+	snprintf(conf, sizeof(conf), "\"workers\": %u, \"idle_policy\": \"sleep\", %s%s%s", e->cpus, room,
+		 more ? ", " : "", more ? more : "");
+	if (!journal) {
+		e2e_daemon_start(d, conf);
+		return;
+	}
+	e2e_daemon_start(d, conf);
+	char on[1200];
+	snprintf(on, sizeof(on), "%s, \"journal\": {\"dir\": \"%s/journal\", \"sync\": \"always\"}", conf,
+		 d->dir);
+	e2e_daemon_restart(d, on);
+}
+
+/* ---- 1. the round trip beside the floor, per run --------------------------------------- */
+
+static void rtt_rows(struct e2e *e, double *lat, bool journal)
+{
+	size_t n = e->quick ? 500 : 10000;
+	double r50[64], r99[64], f50[64], f99[64], j50[64], j99[64];
+	struct jsched_spec *spec;
+	struct e2e_daemon d;
+	int runs = e->runs < 64 ? e->runs : 64;
+	const char *pol = journal ? "sleep, journal sync always" : "sleep, journal off";
+
+	if (journal)
+		n /= 10;
+	if (jsched_spec_call("noop", NULL, &spec) < 0)
+		e2e_die("out of memory");
+	start(e, &d, journal, NULL);
+	struct jsched_conn *c = e2e_connect(&d, "hot");
+	e2e_rtt_wait(c, spec, n / 10, NULL); /* warm-up */
+	for (int run = 0; run < runs; run++) {
+		pid_t peer;
+		int fd = e2e_echo_start(&peer);
+
+		e2e_pingpong(fd, n, lat);
+		e2e_echo_stop(fd, peer);
+		f50[run] = e2e_percentile(lat, n, 0.50);
+		f99[run] = e2e_percentile(lat, n, 0.99);
+		e2e_rtt_wait(c, spec, n, lat);
+		j50[run] = e2e_percentile(lat, n, 0.50);
+		j99[run] = e2e_percentile(lat, n, 0.99);
+		r50[run] = j50[run] / f50[run];
+		r99[run] = j99[run] / f99[run];
+	}
+	jsched_close(c);
+	e2e_daemon_stop(&d);
+
+	double worst = 0, worst_f = 0, worst_j = 0;
+	for (int run = 0; run < runs; run++)
+		if (r50[run] > worst) {
+			worst = r50[run];
+			worst_f = f50[run];
+			worst_j = j50[run];
+		}
+	size_t k = (size_t)runs;
+	bench_row(e->rep, "hot: noop submit + wait, p50", "us", pol, e2e_median_of(j50, k),
+		  "unix ping-pong p50, same runs", e2e_median_of(f50, k));
+	bench_row(e->rep, "hot: noop submit + wait, p99", "us", pol, e2e_median_of(j99, k),
+		  "unix ping-pong p99, same runs", e2e_median_of(f99, k));
+	bench_row(e->rep, "hot: noop submit + wait, p50, the worst run", "us", pol, worst_j,
+		  "unix ping-pong p50 of that run", worst_f);
+	char per[512];
+	size_t len = 0;
+	for (int run = 0; run < runs; run++)
+		len += (size_t)snprintf(per + len, sizeof(per) - len, "%s%.2fx", run ? ", " : "", r50[run]);
+	bench_note(e->rep, "hot: round trip (%s): %zu per run, %d runs; p50 ratio per run %s (p99: median %.2fx)",
+		   pol, n, runs, per, e2e_median_of(r99, k));
+	jsched_spec_free(spec);
+}
+
+/* ---- 2. counts per round trip ----------------------------------------------------------- */
+
+static void count_rows(struct e2e *e)
+{
+	size_t k = e->quick ? 300 : 5000;
+	struct e2e_counter ctr;
+	struct e2e_counts peer_c, daemon_c;
+	struct jsched_spec *spec;
+	struct e2e_daemon d;
+	pid_t peer;
+	char br[512];
+
+	/* The floor's echo peer, counted the same way. */
+	int fd = e2e_echo_start(&peer);
+	e2e_pingpong(fd, 100, NULL);
+	if (!e2e_counter_start(&ctr, peer)) {
+		e2e_echo_stop(fd, peer);
+		bench_note(e->rep, "hot: MISSING: the count rows (perf stat could not count; see stderr)");
+		return;
+	}
+	e2e_counter_enable(&ctr);
+	e2e_pingpong(fd, k, NULL);
+	bool ok = e2e_counter_stop(&ctr, &peer_c);
+	e2e_echo_stop(fd, peer);
+
+	if (jsched_spec_call("noop", NULL, &spec) < 0)
+		e2e_die("out of memory");
+	start(e, &d, false, NULL);
+	struct jsched_conn *c = e2e_connect(&d, "hot");
+	e2e_rtt_wait(c, spec, 1000, NULL); /* warm-up */
+	if (!e2e_counter_start(&ctr, d.pid))
+		ok = false;
+	e2e_counter_enable(&ctr);
+	e2e_rtt_wait(c, spec, k, NULL);
+	ok = e2e_counter_stop(&ctr, &daemon_c) && ok;
+	jsched_close(c);
+	e2e_daemon_stop(&d);
+	jsched_spec_free(spec);
+	if (!ok) {
+		bench_note(e->rep, "hot: MISSING: the count rows (perf stat counted nothing)");
+		return;
+	}
+	double kk = (double)k;
+	bench_row(e->rep, "hot: system calls per round trip, daemon (submit + wait)", "calls", "sleep, journal off",
+		  daemon_c.syscalls / kk, "ping-pong echo peer", peer_c.syscalls / kk);
+	bench_row(e->rep, "hot: context switches per round trip, daemon (submit + wait)", "switches",
+		  "sleep, journal off", daemon_c.ctxsw / kk, "ping-pong echo peer", peer_c.ctxsw / kk);
+	e2e_counts_breakdown(&daemon_c, kk, br, sizeof(br));
+	bench_note(e->rep, "hot: counts over %zu round trips (perf stat, every thread): the daemon's calls per "
+			   "round trip: %s",
+		   k, br);
+}
+
+/* ---- 3. a light client beside a flood ---------------------------------------------------- */
+
+/* flood: the heavy client's process: keep FLOOD_BATCHES x FLOOD_BATCH spin(100 µs) jobs
+ * queued until `stop` reads end of file.  Writes one byte to `ready` once they are. */
+static __attribute__((noreturn)) void flood(struct e2e_daemon *d, int ready, int stop)
+{
+	static uint64_t ids[FLOOD_BATCHES][FLOOD_BATCH];
+	const struct jsched_spec *specs[FLOOD_BATCH];
+	struct jsched_spec *spin;
+	char byte = 0;
+
+	if (jsched_spec_call("spin", "{\"us\": 100}", &spin) < 0)
+		_exit(1);
+	for (size_t i = 0; i < FLOOD_BATCH; i++)
+		specs[i] = spin;
+	struct jsched_conn *c = e2e_connect(d, "flood");
+	for (int b = 0; b < FLOOD_BATCHES; b++)
+		if (jsched_submit_batch(c, specs, FLOOD_BATCH, ids[b]) < 0)
+			_exit(1);
+	if (write(ready, &byte, 1) != 1)
+		_exit(1);
+	for (int b = 0;; b = (b + 1) % FLOOD_BATCHES) {
+		struct pollfd p = {.fd = stop, .events = POLLIN};
+		struct jsched_results *res = NULL;
+
+		if (poll(&p, 1, 0) == 1)
+			break;
+		if (jsched_wait_many(c, ids[b], FLOOD_BATCH, JSCHED_WAIT_ALL, 60000, &res) < 0)
+			_exit(1);
+		jsched_results_free(res);
+		if (jsched_submit_batch(c, specs, FLOOD_BATCH, ids[b]) < 0)
+			_exit(1);
+	}
+	/* Leave nothing queued for the next row: cancel what is not final. */
+	for (int b = 0; b < FLOOD_BATCHES; b++)
+		jsched_cancel_many(c, ids[b], FLOOD_BATCH, NULL);
+	jsched_close(c);
+	_exit(0);
+}
+
+static void flood_rows(struct e2e *e, double *lat)
+{
+	size_t n = e->quick ? 200 : 2000;
+	int runs = e->runs_long;
+	double i50[64], i99[64], f50[64], f99[64];
+	struct jsched_spec *spec;
+	struct e2e_daemon d;
+
+	if (jsched_spec_call("noop", NULL, &spec) < 0)
+		e2e_die("out of memory");
+	start(e, &d, false, NULL);
+	struct jsched_conn *c = e2e_connect(&d, "light");
+	e2e_rtt_wait(c, spec, n / 4, NULL);
+	for (int run = 0; run < runs; run++) {
+		int ready[2], stop[2];
+		char byte;
+
+		e2e_rtt_wait(c, spec, n, lat);
+		i50[run] = e2e_percentile(lat, n, 0.50);
+		i99[run] = e2e_percentile(lat, n, 0.99);
+		if (pipe(ready) < 0 || pipe(stop) < 0)
+			e2e_die("pipe: %s", strerror(errno));
+		pid_t pid = fork();
+		if (pid < 0)
+			e2e_die("fork: %s", strerror(errno));
+		if (pid == 0) {
+			close(ready[0]);
+			close(stop[1]);
+			flood(&d, ready[1], stop[0]);
+		}
+		close(ready[1]);
+		close(stop[0]);
+		if (read(ready[0], &byte, 1) != 1)
+			e2e_die("the flood client died before its jobs were queued");
+		close(ready[0]);
+		e2e_rtt_wait(c, spec, n, lat);
+		f50[run] = e2e_percentile(lat, n, 0.50);
+		f99[run] = e2e_percentile(lat, n, 0.99);
+		close(stop[1]);
+		e2e_wait_ok(pid, "flood client");
+	}
+	jsched_close(c);
+	e2e_daemon_stop(&d);
+	jsched_spec_free(spec);
+	size_t k = (size_t)runs;
+	bench_row(e->rep, "hot: light client's noop round trip under a flood, p50", "us", "sleep, journal off",
+		  e2e_median_of(f50, k), "the same client idle, p50", e2e_median_of(i50, k));
+	bench_row(e->rep, "hot: light client's noop round trip under a flood, p99", "us", "sleep, journal off",
+		  e2e_median_of(f99, k), "the same client idle, p99", e2e_median_of(i99, k));
+	bench_note(e->rep, "hot: flood: another client process keeps %d spin(100 us) jobs queued "
+			   "(batches of %d); %zu light round trips per run, %d runs",
+		   FLOOD_BATCH * FLOOD_BATCHES, FLOOD_BATCH, n, runs);
+}
+
+/* ---- 4. efficiency of short call jobs ------------------------------------------------------ */
+
+static double spin_rate(struct e2e_daemon *d, unsigned us, size_t n)
+{
+	struct jsched_spec *spec;
+	char args[32];
+	uint64_t *ids = malloc(n * sizeof(*ids));
+
+	snprintf(args, sizeof(args), "{\"us\": %u}", us);
+	if (!ids || jsched_spec_call("spin", args, &spec) < 0)
+		e2e_die("out of memory");
+	struct jsched_conn *c = e2e_connect(d, "eff");
+	uint64_t t0 = bench_now_ns();
+	e2e_submit_pipelined(c, spec, n, 1000, 4, ids);
+	e2e_wait_ids(c, ids, n);
+	double rate = (double)n / ((double)(bench_now_ns() - t0) / 1e9);
+	jsched_close(c);
+	jsched_spec_free(spec);
+	free(ids);
+	return rate;
+}
+
+static void efficiency_rows(struct e2e *e)
+{
+	static const unsigned lens[] = {10, 100, 1000};
+	struct e2e_daemon d;
+	int runs = e->runs_long;
+
+	start(e, &d, false, "\"retention\": {\"jobs\": 1000000}");
+	for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+		size_t n = lens[l] >= 1000 ? 2000 : 20000;
+		double v[64], ideal = (double)e->cpus * 1e6 / lens[l];
+		char name[96], base[64];
+
+		if (e->quick)
+			n /= 10;
+		for (int run = 0; run < runs; run++)
+			v[run] = spin_rate(&d, lens[l], n);
+		snprintf(name, sizeof(name), "hot: %u us call jobs, %zu, %u workers", lens[l], n, e->cpus);
+		snprintf(base, sizeof(base), "ideal: %u workers / %u us", e->cpus, lens[l]);
+		bench_row(e->rep, name, "jobs/s", "sleep, journal off", e2e_median_of(v, (size_t)runs), base,
+			  ideal);
+	}
+	e2e_daemon_stop(&d);
+}
+
+/* ---- 5. memory after a drained flood of queued jobs ---------------------------------------- */
+
+/* noops_until_done: submit n noops (batches of 1,000, 4 in flight); then, if goal > 0,
+ * wait until the metrics' succeeded counter reaches goal. */
+static void noops_until_done(struct jsched_conn *c, const struct jsched_spec *spec, size_t n, double goal)
+{
+	uint64_t *ids = malloc((n ? n : 1) * sizeof(*ids));
+
+	if (!ids)
+		e2e_die("out of memory");
+	e2e_submit_pipelined(c, spec, n, 1000, 4, ids);
+	free(ids);
+	if (goal > 0)
+		for (int i = 0; e2e_metrics_number(c, "jobs/succeeded") < goal; i++) {
+			if (i == 120000)
+				e2e_die("the metrics did not count %.0f succeeded jobs within 120 s", goal);
+			e2e_sleep_ms(1);
+		}
+}
+
+static void memory_rows(struct e2e *e)
+{
+	size_t n = e->quick ? 100000 : 1000000, warm = 20000;
+	struct jsched_spec *noop, *spin;
+	struct e2e_daemon d;
+	uint64_t block[64];
+
+	if (jsched_spec_call("noop", NULL, &noop) < 0 || jsched_spec_call("spin", "{\"us\": 60000000}", &spin) < 0)
+		e2e_die("out of memory");
+	start(e, &d, false, NULL);
+	struct jsched_conn *c = e2e_connect(&d, "mem");
+	long idle = e2e_rss_kib(d.pid);
+	double done = e2e_metrics_number(c, "jobs/succeeded");
+	noops_until_done(c, noop, warm, done + (double)warm);
+	done += (double)warm;
+	long base = e2e_rss_kib(d.pid);
+	unsigned nb = e->cpus < 64 ? e->cpus : 64;
+	for (unsigned w = 0; w < nb; w++)
+		if (jsched_submit(c, spin, &block[w]) < 0)
+			e2e_die("submit spin: %s", jsched_error_message(c));
+	for (int i = 0; i < 5000 && e2e_metrics_number(c, "jobs/running") < nb; i++)
+		e2e_sleep_ms(2);
+	noops_until_done(c, noop, n, 0);
+	double queued = e2e_metrics_number(c, "jobs/queued");
+	long peak = e2e_rss_kib(d.pid);
+	for (unsigned w = 0; w < nb; w++)
+		jsched_cancel(c, block[w]);
+	noops_until_done(c, noop, 0, done + (double)n);
+	long after = e2e_rss_kib(d.pid);
+	jsched_close(c);
+	e2e_daemon_stop(&d);
+	jsched_spec_free(noop);
+	jsched_spec_free(spin);
+	char name[96];
+	snprintf(name, sizeof(name), "hot: resident memory after %zu queued noops drained", n);
+	bench_row(e->rep, name, "KiB", "sleep, journal off", (double)after, "after 20,000 noops drained (idle + retention)",
+		  (double)base);
+	bench_row(e->rep, "hot: resident memory per queued job (while queued)", "bytes", "sleep, journal off",
+		  queued > 0 ? (double)(peak - base) * 1024.0 / queued : NAN, NULL, 0);
+	bench_note(e->rep, "hot: memory: VmRSS idle %ld KiB, after 20,000 noops %ld KiB, with %.0f queued %ld KiB, "
+			   "drained %ld KiB",
+		   idle, base, queued, peak, after);
+}
+
+void e2e_hot(struct e2e *e)
+{
+	size_t nmax = 10000;
+	double *lat = malloc(nmax * sizeof(*lat));
+
+	if (!lat)
+		e2e_die("out of memory");
+	rtt_rows(e, lat, false);
+	rtt_rows(e, lat, true);
+	count_rows(e);
+	flood_rows(e, lat);
+	efficiency_rows(e);
+	memory_rows(e);
+	free(lat);
+}
