@@ -34,7 +34,7 @@ SLURM_CPPFLAGS := '-DJD_SLURM_WHY="libslurm-dev was not found at build time"'
 SLURM_LIBS :=
 endif
 
-JSCHEDD_CORE_SRCS := daemon/core/jobs.c daemon/core/journal.c daemon/core/crc32c.c daemon/core/exec_job.c daemon/core/clients.c \
+JSCHEDD_CORE_SRCS := daemon/core/jobs.c daemon/core/array.c daemon/core/journal.c daemon/core/crc32c.c daemon/core/exec_job.c daemon/core/clients.c \
 	daemon/core/config.c daemon/core/config_exec.c daemon/core/config_names.c \
 	daemon/core/config_backends.c \
 	daemon/core/security.c daemon/core/hist.c daemon/core/log.c daemon/core/clock.c

@@ -49,6 +49,7 @@ static void on_change(void *ctx, const struct jd_change *ch)
 	case JD_CHANGE_CLIENT:
 	case JD_CHANGE_NEXT_ID:
 	case JD_CHANGE_PROCESS:
+	case JD_CHANGE_ARRAY_STOP:
 		break;
 	}
 }
@@ -106,6 +107,13 @@ static void net_shutdown(void *ctx, bool immediate)
 	jd_daemon_shutdown(ctx, immediate);
 }
 
+static struct jd_job *on_make_element(void *ctx, struct jd_job *parent, uint64_t pos)
+{
+	struct jd_daemon *d = ctx;
+
+	return jd_session_make_element(&d->net, parent, pos);
+}
+
 int jd_daemon_start_runner(struct jd_daemon *d, char *err, size_t errlen)
 {
 	struct jd_runner_env env = {
@@ -136,6 +144,7 @@ int jd_daemon_init(struct jd_daemon *d)
 		.settled = on_settled,
 		.settle_done = on_settle_done,
 		.stop = on_stop,
+		.make_element = on_make_element,
 	};
 	jd_security_init(&d->sec, &d->cfg, d->self_uid);
 	jd_clients_init(&d->clients, &d->cfg, &d->hooks);
@@ -208,6 +217,7 @@ static json_t *live_diff(const struct jd_config *a, const struct jd_config *b)
 	     "limits.connections_per_uid");
 	LIVE(a->max_queued_total != b->max_queued_total, "limits.queued_jobs");
 	LIVE(a->max_batch != b->max_batch, "limits.batch_jobs");
+	LIVE(a->max_array != b->max_array, "limits.array_elements");
 	LIVE(a->max_waits_per_conn != b->max_waits_per_conn, "limits.waits_per_connection");
 	LIVE(a->max_wait_ids_per_uid != b->max_wait_ids_per_uid, "limits.wait_ids_per_uid");
 	LIVE(a->frame_ms != b->frame_ms, "limits.frame_ms");

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/core/array.h"
 #include "daemon/core/journal.h"
 #include "daemon/core/log.h"
 #include "daemon/daemon.h"
@@ -31,6 +32,7 @@ enum {
 	R_CLIENT = 6,
 	R_NEXT_ID = 7,		/* snapshots only: the id counter (u64) */
 	R_PROCESS = 8,		/* a running command's process group: pid, start time, boot */
+	R_ARRAY_STOP = 9,	/* an array's elements not yet made ended: state, cause, ms */
 };
 
 /* ---- a growing byte buffer, little-endian fields ---- */
@@ -326,6 +328,13 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 
 	if (!d->persist.j || d->persist.replaying)
 		return;
+	/* An array's elements: their parent's SUBMIT stands for theirs, and recovery
+	 * releases them again; only where they got (running, final) is theirs to record,
+	 * and views (core/array.h) are not recorded at all. */
+	if (ch->job && ch->job->array_id &&
+	    (ch->job->elem_view || ch->kind == JD_CHANGE_SUBMITTED || ch->kind == JD_CHANGE_QUEUED ||
+	     ch->kind == JD_CHANGE_FORGOTTEN))
+		return;
 	switch (ch->kind) {
 	case JD_CHANGE_SUBMITTED:
 		rec_submit(d, ch->job);
@@ -353,6 +362,13 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 	case JD_CHANGE_PROCESS:
 		encode_process(&b, ch->pid);
 		append(d, R_PROCESS, ch->job->id, &b);
+		free(b.p);
+		break;
+	case JD_CHANGE_ARRAY_STOP:
+		w_u8(&b, ch->state);
+		w_u8(&b, ch->cause);
+		w_u64(&b, jd_now_ms());
+		append(d, R_ARRAY_STOP, ch->job->id, &b);
 		free(b.p);
 		break;
 	}
@@ -434,6 +450,8 @@ struct rec_state {
 	uint64_t *final_order;		/* ids in the order their FINAL records came */
 	size_t n_final, cap_final;
 	uint64_t now_ns, now_ms;
+	uint64_t *arrays;		/* the ids of recovered array parents, increasing */
+	size_t n_arrays, cap_arrays;
 	int rc;
 	char *err;
 	size_t errlen;
@@ -478,6 +496,53 @@ static bool deps_bad(const struct jd_dep *deps, uint32_t n)
 	return false;
 }
 
+/* array_seen: note parent id among the recovered arrays (kept increasing: a snapshot
+ * writes jobs in no particular order). */
+static int array_seen(struct rec_state *st, uint64_t id)
+{
+	size_t at = st->n_arrays;
+
+	if (st->n_arrays == st->cap_arrays) {
+		size_t cap = st->cap_arrays ? st->cap_arrays * 2 : 16;
+		uint64_t *v = realloc(st->arrays, cap * sizeof(*v));
+
+		if (!v)
+			return JSCHED_ENOMEM;
+		st->arrays = v;
+		st->cap_arrays = cap;
+	}
+	while (at > 0 && st->arrays[at - 1] > id)
+		at--;
+	if (at > 0 && st->arrays[at - 1] == id)
+		return 0;
+	memmove(st->arrays + at + 1, st->arrays + at, (st->n_arrays - at) * sizeof(*st->arrays));
+	st->arrays[at] = id;
+	st->n_arrays++;
+	return 0;
+}
+
+/* array_of: the recovered parent whose array holds element id, or NULL; *pos its
+ * position. */
+static struct jd_job *array_of(const struct rec_state *st, uint64_t id, uint64_t *pos)
+{
+	size_t lo = 0, hi = st->n_arrays;
+	struct jd_job *p;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->arrays[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || st->arrays[lo - 1] >= st->cap || !(p = st->byid[st->arrays[lo - 1]]) ||
+	    !p->arr || id - p->id > p->arr->n)
+		return NULL;
+	*pos = id - p->id - 1;
+	return p;
+}
+
 static int replay_submit(struct rec_state *st, const struct jd_journal_rec *r)
 {
 	struct jd_daemon *d = st->d;
@@ -517,6 +582,7 @@ static int replay_submit(struct rec_state *st, const struct jd_journal_rec *r)
 	/* The limits in force at the time were checked then: accept what was accepted. */
 	jp_limits_default(&lim);
 	lim.argv_items = lim.env_items = lim.stdin_bytes = lim.deps_per_job = UINT32_MAX;
+	lim.array_elements = UINT32_MAX;
 	if (!obj || jp_job_spec_parse(obj, "job", &lim, &sp, &perr) < 0)
 		goto bad;
 	cl = jd_client_get(&d->clients, name);
@@ -548,6 +614,15 @@ static int replay_submit(struct rec_state *st, const struct jd_journal_rec *r)
 		goto out;
 	}
 	*sl = j;
+	if (j->arr) {
+		struct jd_job **last;
+
+		/* Its elements' ids were issued with it. */
+		if ((rc = slot(st, r->id + j->arr->n, &last)) < 0 || (rc = array_seen(st, r->id)) < 0) {
+			*sl = NULL;
+			goto out;
+		}
+	}
 	j = NULL;
 	rc = 0;
 	goto out;
@@ -643,6 +718,104 @@ static int replay_client(struct rec_state *st, const struct jd_journal_rec *r)
 	return c ? jd_client_set(&st->d->clients, c, &conf) : JSCHED_ENOMEM;
 }
 
+/* replay_process: a PROCESS record: a command's process group, kept for the restore
+ * (which kills one that outlived the daemon). */
+static int replay_process(struct rec_state *st, const struct jd_journal_rec *r)
+{
+	struct rbuf b = {r->data, r->len, 0, false};
+	struct proc_rec pr = {.id = r->id};
+	size_t bl;
+	const char *boot;
+
+	pr.pid = (pid_t)r_u32(&b);
+	pr.start = r_u64(&b);
+	boot = r_str(&b, &bl);
+	if (b.bad)
+		return JSCHED_EIO;
+	pr.same_boot = bl && bl == strlen(st->boot) && memcmp(boot, st->boot, bl) == 0;
+	if (st->n_procs == st->cap_procs) {
+		size_t cap = st->cap_procs ? st->cap_procs * 2 : 64;
+		struct proc_rec *v = realloc(st->procs, cap * sizeof(*v));
+
+		if (!v)
+			return JSCHED_ENOMEM;
+		st->procs = v;
+		st->cap_procs = cap;
+	}
+	st->procs[st->n_procs++] = pr;
+	return 0;
+}
+
+/* replay_element: a RUNNING or FINAL record of element pos of array p, into its slot. */
+static int replay_element(struct jd_job *p, uint64_t pos, const struct jd_journal_rec *r)
+{
+	struct jd_array_elem *e = &p->arr->el[pos];
+	struct rbuf b = {r->data, r->len, 0, false};
+
+	if (jd_state_final(e->state))
+		return 0; /* one final state, once */
+	if (r->type == R_RUNNING) {
+		e->flags |= JD_ELEM_WAS_RUNNING;
+		e->started_ms = r_u64(&b);
+		return b.bad ? JSCHED_EIO : 0;
+	}
+	if (r->type == R_FINAL) {
+		struct jd_array_elem v = {0};
+		unsigned flags;
+		size_t rl, vl, ol, el;
+		const char *reason, *value, *out, *errs;
+		json_t *val;
+		int32_t sig;
+		int rc;
+
+		v.state = (uint8_t)r_u8(&b);
+		v.cause = (uint8_t)r_u8(&b);
+		v.end = (uint8_t)r_u8(&b);
+		flags = r_u8(&b);
+		v.code = (int32_t)r_u32(&b);	/* the exit code, */
+		sig = (int32_t)r_u32(&b);	/* or the signal */
+		if (v.end == JD_EXEC_SIGNALED)
+			v.code = sig;
+		v.finished_ms = r_u64(&b);
+		v.started_ms = r_u64(&b);
+		reason = r_str(&b, &rl);
+		value = r_str(&b, &vl);
+		out = r_str(&b, &ol);
+		errs = r_str(&b, &el);
+		if (b.bad || v.state < JD_SUCCEEDED || v.state >= JD_NSTATES || v.cause >= JP_NCAUSES)
+			return JSCHED_EIO;
+		v.flags = (uint8_t)((flags & 1 ? JD_ELEM_OUT_TRUNC : 0) | (flags & 2 ? JD_ELEM_ERR_TRUNC : 0) |
+				    (flags & 4 ? JD_ELEM_TIMED_OUT : 0));
+		val = vl ? json_loadb(value, vl, JSON_DECODE_ANY, NULL) : NULL;
+		rc = jd_array_elem_restore(p->arr, pos, &v, reason, rl, val, out, ol, errs, el);
+		json_decref(val);
+		return rc;
+	}
+	return 0;
+}
+
+/* replay_array_stop: an ARRAY_STOP record: the elements of array p not recorded since
+ * (neither running nor final) ended so. */
+static int replay_array_stop(struct jd_job *p, const struct jd_journal_rec *r)
+{
+	struct rbuf b = {r->data, r->len, 0, false};
+	struct jd_array_elem v = {0};
+
+	v.state = (uint8_t)r_u8(&b);
+	v.cause = (uint8_t)r_u8(&b);
+	v.finished_ms = r_u64(&b);
+	if (b.bad || v.state < JD_SUCCEEDED || v.state >= JD_NSTATES || v.cause >= JP_NCAUSES)
+		return JSCHED_EIO;
+	for (uint64_t pos = 0; pos < p->arr->n; pos++) {
+		const struct jd_array_elem *e = &p->arr->el[pos];
+
+		if (!jd_state_final(e->state) && !(e->flags & JD_ELEM_WAS_RUNNING))
+			jd_array_elem_restore(p->arr, pos, &v, NULL, 0, NULL, NULL, 0, NULL, 0);
+	}
+	p->arr->stopped = true;
+	return 0;
+}
+
 /* replay_cb: one record from the journal. */
 static int replay_cb(void *arg, const struct jd_journal_rec *r)
 {
@@ -663,11 +836,22 @@ static int replay_cb(void *arg, const struct jd_journal_rec *r)
 			return rc;
 		return 0;
 	}
+	if (r->type == R_PROCESS)
+		return replay_process(st, r);
 	if ((rc = slot(st, r->id, &sl)) < 0)
 		return rc;
 	j = *sl;
-	if (!j)
-		return 0; /* a job forgotten already (or never recorded whole) */
+	if (!j) {
+		struct jd_job *p;
+		uint64_t pos;
+
+		/* An array's element (recorded from its start on), or a job forgotten
+		 * already (or never recorded whole). */
+		if ((p = array_of(st, r->id, &pos)) && (rc = replay_element(p, pos, r)) < 0)
+			snprintf(st->err, st->errlen, "journal: record %" PRIu64 " (of array element "
+				 "%" PRIu64 ") cannot be read", r->seq, r->id);
+		return rc < 0 ? rc : 0;
+	}
 	switch (r->type) {
 	case R_QUEUED:
 		if (j->state == JD_WAITING)
@@ -695,34 +879,62 @@ static int replay_cb(void *arg, const struct jd_journal_rec *r)
 		jd_job_discard(j);
 		*sl = NULL;
 		return 0;
-	case R_PROCESS: {
-		struct rbuf b = {r->data, r->len, 0, false};
-		struct proc_rec pr = {.id = r->id};
-		size_t bl;
-		const char *boot;
-
-		pr.pid = (pid_t)r_u32(&b);
-		pr.start = r_u64(&b);
-		boot = r_str(&b, &bl);
-		if (b.bad)
-			return JSCHED_EIO;
-		pr.same_boot = bl && bl == strlen(st->boot) && memcmp(boot, st->boot, bl) == 0;
-		if (st->n_procs == st->cap_procs) {
-			size_t cap = st->cap_procs ? st->cap_procs * 2 : 64;
-			struct proc_rec *v = realloc(st->procs, cap * sizeof(*v));
-
-			if (!v)
-				return JSCHED_ENOMEM;
-			st->procs = v;
-			st->cap_procs = cap;
-		}
-		st->procs[st->n_procs++] = pr;
-		return 0;
-	}
+	case R_ARRAY_STOP:
+		return j->arr ? replay_array_stop(j, r) : 0;
 	default:
 		snprintf(st->err, st->errlen, "journal: record %" PRIu64 " has an unknown type %u",
 			 r->seq, r->type);
 		return JSCHED_EIO;
+	}
+}
+
+#define RUNNING_WHY                                                                      \
+	"it was running when jschedd stopped without finishing it (a crash or a kill); it may " \
+	"have run in part"
+#define KILLED_WHY                                                                       \
+	"it was running when jschedd stopped without finishing it (a crash or a kill); its "   \
+	"command, still running at the restart, was killed"
+
+/* kill_outliving: a command of job id that outlived the daemon: its process group, if the
+ * very process recorded still runs (same boot, same start time).  Returns true if it was
+ * killed. */
+static bool kill_outliving(const struct rec_state *st, uint64_t id)
+{
+	for (size_t k = st->n_procs; k-- > 0;)
+		if (st->procs[k].id == id) {
+			const struct proc_rec *pr = &st->procs[k];
+
+			if (pr->same_boot && pr->start && proc_start(pr->pid) == pr->start) {
+				kill(-pr->pid, SIGKILL);
+				jd_log(JD_LOG_WARN, "job %" PRIu64 ": its command (process group %d) "
+				       "outlived jschedd: killed", id, (int)pr->pid);
+				return true;
+			}
+			return false;
+		}
+	return false;
+}
+
+/* restore_elements: the elements of a recovered array that were running when the daemon
+ * stopped end failed (daemon_restart) as any running job does; the parent then releases
+ * the others again. */
+static void restore_elements(struct rec_state *st, struct jd_job *p)
+{
+	struct jd_array *a = p->arr;
+
+	for (uint64_t pos = 0; pos < a->n; pos++) {
+		struct jd_array_elem *e = &a->el[pos];
+		struct jd_job *j;
+
+		if (!(e->flags & JD_ELEM_WAS_RUNNING) || jd_state_final(e->state))
+			continue;
+		e->flags &= (uint8_t)~JD_ELEM_WAS_RUNNING;
+		if (!(j = jd_job_get(&st->d->jobs, p->id + 1 + pos, NULL)))
+			continue; /* out of memory: it runs again */
+		j->started_ms = e->started_ms;
+		j->started_ns = mono_of(st, e->started_ms);
+		jd_job_finish(&st->d->jobs, j, JD_FAILED, JP_CAUSE_DAEMON_RESTART,
+			      kill_outliving(st, j->id) ? KILLED_WHY : RUNNING_WHY);
 	}
 }
 
@@ -749,7 +961,8 @@ static void restore(struct rec_state *st)
 
 		if (!j || jd_state_final(j->state))
 			continue;
-		was = j->state;
+		/* An array's parent is waiting again: it releases its elements not ended. */
+		was = j->arr ? JD_WAITING : j->state;
 		j->state = JD_WAITING;
 		jd_job_restore(t, j);
 		d->persist.jobs_recovered++;
@@ -773,29 +986,15 @@ static void restore(struct rec_state *st)
 		if (!j || jd_state_final(j->state))
 			continue;
 		if (j->state == JD_RUNNING) {
-			const char *why = "it was running when jschedd stopped without finishing "
-					  "it (a crash or a kill); it may have run in part";
+			const char *why = RUNNING_WHY;
 
-			/* A command that outlived the daemon: its process group, if the very
-			 * process recorded still runs (same boot, same start time). */
-			for (size_t k = st->n_procs; k-- > 0;)
-				if (st->procs[k].id == j->id) {
-					const struct proc_rec *pr = &st->procs[k];
-
-					if (pr->same_boot && pr->start && proc_start(pr->pid) == pr->start) {
-						kill(-pr->pid, SIGKILL);
-						jd_log(JD_LOG_WARN, "job %" PRIu64 ": its command (process "
-						       "group %d) outlived jschedd: killed", j->id,
-						       (int)pr->pid);
-						why = "it was running when jschedd stopped without finishing "
-						      "it (a crash or a kill); its command, still running "
-						      "at the restart, was killed";
-					}
-					break;
-				}
+			if (kill_outliving(st, j->id))
+				why = KILLED_WHY;
 			jd_job_finish(t, j, JD_FAILED, JP_CAUSE_DAEMON_RESTART, why);
 			continue;
 		}
+		if (j->arr)
+			restore_elements(st, j);
 		/* Deps: a target still in the table is judged (or waited for) as at submit;
 		 * one no longer there was judged before it was forgotten, and this job was
 		 * still waiting, so it was satisfied. */
@@ -874,12 +1073,14 @@ int jd_persist_start(struct jd_daemon *d, char *err, size_t errlen)
 		free(st.byid);
 		free(st.final_order);
 		free(st.procs);
+		free(st.arrays);
 		p->replaying = false;
 		if (!err[0])
 			snprintf(err, errlen, "journal %s: %s", p->dir, "recovery failed");
 		return rc;
 	}
 	restore(&st);
+	free(st.arrays);
 	free(st.byid);
 	free(st.final_order);
 	free(st.procs);
@@ -1011,29 +1212,94 @@ static int snap_add(struct jd_daemon *d, unsigned type, uint64_t id, struct wbuf
 	return rc;
 }
 
-/* snap_job: j's state as snapshot records: its submit, then where it got. */
-static int snap_job(struct jd_daemon *d, const struct jd_job *j, struct wbuf *b)
+/* encode_final_slot: a FINAL record's payload for an array's compacted element (as
+ * encode_final writes a job's). */
+static void encode_final_slot(struct wbuf *bp, const struct jd_array_elem *e)
 {
-	json_t *spec = spec_of_job(j);
+	struct wbuf b = *bp;
+	const struct jd_array_extra *q = e->extra;
+	char *value = q && q->value ? json_dumps(q->value, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+
+	w_u8(&b, e->state);
+	w_u8(&b, e->cause);
+	w_u8(&b, e->end);
+	w_u8(&b, (e->flags & JD_ELEM_OUT_TRUNC ? 1u : 0u) | (e->flags & JD_ELEM_ERR_TRUNC ? 2u : 0u) |
+			 (e->flags & JD_ELEM_TIMED_OUT ? 4u : 0u));
+	w_u32(&b, e->end == JD_EXEC_SIGNALED ? 0 : (uint32_t)e->code);
+	w_u32(&b, e->end == JD_EXEC_SIGNALED ? (uint32_t)e->code : 0);
+	w_u64(&b, e->finished_ms);
+	w_u64(&b, e->started_ms);
+	w_str(&b, q ? q->reason : NULL, q && q->reason ? strlen(q->reason) : 0);
+	w_str(&b, value, value ? strlen(value) : 0);
+	w_str(&b, q ? (const char *)q->out : NULL, q ? q->out_len : 0);
+	w_str(&b, q ? (const char *)q->err : NULL, q ? q->err_len : 0);
+	free(value);
+	*bp = b;
+}
+
+/* snap_running: a running job's RUNNING (and PROCESS) records. */
+static int snap_running(struct jd_daemon *d, const struct jd_job *j, struct wbuf *b)
+{
 	int rc;
 
+	w_u64(b, j->started_ms);
+	if ((rc = snap_add(d, R_RUNNING, j->id, b)) < 0 || !j->proc_pid)
+		return rc;
+	encode_process(b, j->proc_pid);
+	return snap_add(d, R_PROCESS, j->id, b);
+}
+
+/* snap_elements: after an array parent's SUBMIT, its elements: those ended (FINAL, from
+ * their slots) and those running (RUNNING); the others are released again on recovery.
+ * Written with the parent, so that each follows the record that makes it known. */
+static int snap_elements(struct jd_daemon *d, const struct jd_job *p, struct wbuf *b)
+{
+	const struct jd_array *a = p->arr;
+	int rc = 0;
+
+	for (uint64_t pos = 0; pos < a->n && rc == 0; pos++) {
+		const struct jd_array_elem *e = &a->el[pos];
+		const struct jd_job *j;
+
+		if (jd_state_final(e->state)) {
+			encode_final_slot(b, e);
+			rc = snap_add(d, R_FINAL, p->id + 1 + pos, b);
+		} else if ((e->flags & JD_ELEM_LIVE) && (j = jd_job_find(&d->jobs, p->id + 1 + pos, NULL)) &&
+			   j->state == JD_RUNNING) {
+			rc = snap_running(d, j, b);
+		}
+	}
+	return rc;
+}
+
+/* snap_job: j's state as snapshot records: its submit, then where it got.  An array's
+ * elements come with their parent. */
+static int snap_job(struct jd_daemon *d, const struct jd_job *j, struct wbuf *b)
+{
+	json_t *spec;
+	int rc;
+
+	if (j->array_id)
+		return 0;
+	spec = j->arr ? json_deep_copy(j->arr->spec) : spec_of_job(j);
+	if (spec && j->arr && j->key && json_object_set_new(spec, "key", json_string(j->key)) < 0) {
+		json_decref(spec);
+		spec = NULL;
+	}
 	if (!spec)
 		return JSCHED_ENOMEM;
 	encode_submit(b, j, spec);
 	json_decref(spec);
 	if ((rc = snap_add(d, R_SUBMIT, j->id, b)) < 0)
 		return rc;
+	if (j->arr && (rc = snap_elements(d, j, b)) < 0)
+		return rc;
 	if (jd_state_final(j->state)) {
 		encode_final(b, j);
 		return snap_add(d, R_FINAL, j->id, b);
 	}
-	if (j->state == JD_RUNNING) {
-		w_u64(b, j->started_ms);
-		if ((rc = snap_add(d, R_RUNNING, j->id, b)) < 0 || !j->proc_pid)
-			return rc;
-		encode_process(b, j->proc_pid);
-		return snap_add(d, R_PROCESS, j->id, b);
-	}
+	if (j->state == JD_RUNNING)
+		return snap_running(d, j, b);
 	if (j->state == JD_QUEUED)
 		return snap_add(d, R_QUEUED, j->id, b);
 	return 0;
@@ -1151,7 +1417,7 @@ void jd_persist_tick(struct jd_daemon *d)
 /* ---- --check-journal ---- */
 
 struct check_state {
-	uint64_t by_type[8];
+	uint64_t by_type[16];
 	uint64_t max_id;
 };
 
@@ -1159,7 +1425,7 @@ static int check_cb(void *arg, const struct jd_journal_rec *r)
 {
 	struct check_state *cs = arg;
 
-	if (r->type < 8)
+	if (r->type < 16)
 		cs->by_type[r->type]++;
 	if (r->id > cs->max_id)
 		cs->max_id = r->id;

@@ -24,6 +24,10 @@
  *   CLIENT    a client's settings set at run time (set_client): name, weight,
  *             max_queued, overflow
  *   NEXT_ID   (snapshots only) the id counter
+ *   ARRAY_STOP an array's elements not yet made ended: state, cause, finished ms
+ * An array's elements (core/array.h) have no SUBMIT or QUEUED records (the parent's SUBMIT,
+ * its spec with `array`, stands for them; a snapshot writes their FINAL records after it,
+ * from their slots): only RUNNING, PROCESS and FINAL under the element's id.
  * Ids are never reused: recovery sets the next id past every id it saw (a SUBMIT, a
  * FORGOTTEN or a snapshot's NEXT_ID record).
  *

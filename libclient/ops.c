@@ -510,9 +510,9 @@ static int append_records(struct jsched_results *l, const json_t *arr, struct jc
 	return 0;
 }
 
-/* jsched_list: see jsched.h. */
-int jsched_list(struct jsched_conn *c, unsigned state_mask, const char *client, bool all_uids,
-		struct jsched_results **out)
+/* list: jsched_list, or with array (not 0) jsched_list_array. */
+static int list(struct jsched_conn *c, unsigned state_mask, const char *client, bool all_uids,
+		uint64_t array, struct jsched_results **out)
 {
 	if (out != NULL)
 		*out = NULL;
@@ -540,6 +540,8 @@ int jsched_list(struct jsched_conn *c, unsigned state_mask, const char *client, 
 			add(&req, "client", json_string(client));
 		if (all_uids)
 			add(&req, "all", json_true());
+		if (array > 0)
+			add(&req, "array", json_integer((json_int_t)array));
 		if (after > 0)
 			add(&req, "after_job", json_integer((json_int_t)after));
 		add(&req, "limit", json_integer(JP_LIST_LIMIT_MAX));
@@ -561,6 +563,25 @@ int jsched_list(struct jsched_conn *c, unsigned state_mask, const char *client, 
 	}
 	*out = l;
 	return 0;
+}
+
+/* jsched_list: see jsched.h. */
+int jsched_list(struct jsched_conn *c, unsigned state_mask, const char *client, bool all_uids,
+		struct jsched_results **out)
+{
+	return list(c, state_mask, client, all_uids, 0, out);
+}
+
+/* jsched_list_array: see jsched.h. */
+int jsched_list_array(struct jsched_conn *c, uint64_t array_id, unsigned state_mask,
+		      struct jsched_results **out)
+{
+	if (array_id == 0) {
+		if (out != NULL)
+			*out = NULL;
+		return JSCHED_EINVAL;
+	}
+	return list(c, state_mask, NULL, false, array_id, out);
 }
 
 /* jsched_output: see jsched.h. */

@@ -178,6 +178,10 @@ struct jsched_result *jc_result_from_json(const json_t *rec, struct jc_text text
 		.signal = json_is_integer(sig) ? (int)json_integer_value(sig) : 0,
 		.cancelling = json_is_true(json_object_get(rec, "cancelling")),
 		.held = json_is_true(json_object_get(rec, "held")),
+		.array_id = json_is_integer(json_object_get(rec, "array_id"))
+				    ? (uint64_t)json_integer_value(json_object_get(rec, "array_id")) : 0,
+		.array_index = json_is_integer(json_object_get(rec, "array_index"))
+				       ? (int64_t)json_integer_value(json_object_get(rec, "array_index")) : 0,
 	};
 	struct jsched_result *r = ok ? assemble(&tmpl, pc) : NULL;
 	for (int i = 0; i < NPIECES; i++)
@@ -364,6 +368,10 @@ static bool plain_record(struct cursor *c, struct jsched_result **out)
 			tmpl.cancelling = v.type == V_TRUE;
 		} else if (key_is(k, "held")) {
 			tmpl.held = v.type == V_TRUE;
+		} else if (key_is(k, "array_id")) {
+			tmpl.array_id = nonneg ? (uint64_t)v.i : 0;
+		} else if (key_is(k, "array_index")) {
+			tmpl.array_index = nonneg ? v.i : 0;
 		} else if (key_is(k, "value")) {
 			/* As jc_dup_json would write it: a string with its quotes. */
 			pc[VALUE] = v.type == V_STRING ? (struct piece){ v.text.p - 1, v.text.len + 2, NULL }

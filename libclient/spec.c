@@ -146,6 +146,31 @@ int jsched_spec_set_key(struct jsched_spec *spec, const char *key)
 	return set(spec, "key", json_string(key));
 }
 
+/* jsched_spec_set_array: see jsched.h. */
+int jsched_spec_set_array(struct jsched_spec *spec, const char *indices)
+{
+	struct jp_array a;
+	int r;
+	if (spec == NULL || indices == NULL || strlen(indices) > 1024 ||
+	    jp_array_parse(indices, UINT32_MAX, &a, "array", NULL) < 0)
+		return JSCHED_EINVAL;
+	jp_array_clear(&a);
+	r = set(spec, "array", json_string(indices));
+	return r;
+}
+
+/* jsched_spec_set_array_replace: see jsched.h. */
+int jsched_spec_set_array_replace(struct jsched_spec *spec, bool replace)
+{
+	if (spec == NULL)
+		return JSCHED_EINVAL;
+	if (!replace) {
+		json_object_del(spec->obj, "array_replace");
+		return 0;
+	}
+	return set(spec, "array_replace", json_true());
+}
+
 /* jsched_spec_set_ref: see jsched.h. */
 int jsched_spec_set_ref(struct jsched_spec *spec, const char *ref)
 {

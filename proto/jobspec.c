@@ -18,7 +18,7 @@ enum scope { ANY, EXEC, CALL };
 enum member {
 	M_KIND, M_NAME, M_REF, M_PRIORITY, M_DEADLINE_AT, M_DEADLINE_IN, M_AFTER, M_ANY_OF,
 	M_COST, M_ARGV, M_ENV, M_CWD, M_STDIN, M_TIMEOUT, M_FN, M_ARGS, M_RESOURCES, M_BACKEND,
-	M_KEY, M_COUNT
+	M_KEY, M_ARRAY, M_ARRAY_REPLACE, M_COUNT
 };
 
 /* Indexed by enum member. */
@@ -33,6 +33,8 @@ static const struct {
 	{"resources", EXEC},
 	{"backend", EXEC},
 	{"key", ANY},
+	{"array", ANY},
+	{"array_replace", EXEC},
 };
 
 /* lookup: the member named key, or M_COUNT.  The first byte is compared inline, so most
@@ -403,6 +405,16 @@ static int member(struct ctx *c, enum member m, const json_t *v, struct jp_job_s
 			return bad(c, PLACE(key), "must be \"local\", \"slurm\" or \"auto\"");
 		s->backend = json_string_value(v);
 		return 0;
+	case M_ARRAY:
+		if ((rc = str(c, v, PLACE(key), 1, 1024, &s->array_text)) < 0)
+			return rc;
+		return jp_array_parse(s->array_text, c->lim->array_elements, &s->array,
+				      at(c, PLACE(key)), c->err);
+	case M_ARRAY_REPLACE:
+		if (!json_is_boolean(v))
+			return bad(c, PLACE(key), "must be true or false");
+		s->array_replace = json_is_true(v);
+		return 0;
 	case M_COUNT:
 		break;
 	}
@@ -422,6 +434,7 @@ void jp_job_spec_clear(struct jp_job_spec *s)
 	free(s->argv);
 	free(s->env);
 	free(s->stdin_data);
+	jp_array_clear(&s->array);
 	jp_job_spec_init(s);
 }
 
@@ -477,6 +490,10 @@ int jp_job_spec_parse_at(const json_t *obj, const char *path, long index,
 	}
 	if (out->kind == JP_KIND_CALL && !out->fn) {
 		rc = bad(&c, PLACE("fn"), "is required for a call job");
+		goto fail;
+	}
+	if (out->array_replace && !out->array_text) {
+		rc = bad(&c, PLACE("array_replace"), "is only for job arrays (with array)");
 		goto fail;
 	}
 	if (out->n_after + out->n_any_of > c.lim->deps_per_job) {
@@ -569,6 +586,8 @@ json_t *jp_job_spec_to_json(const struct jp_job_spec *s)
 	    (s->n_after && set(o, "after", deps_json(s->after, s->n_after)) < 0) ||
 	    (s->n_any_of && set(o, "any_of", deps_json(s->any_of, s->n_any_of)) < 0) ||
 	    (s->cost != 1 && set(o, "cost", json_integer(s->cost)) < 0) ||
+	    (s->array_text && set(o, "array", json_string(s->array_text)) < 0) ||
+	    (s->array_replace && set(o, "array_replace", json_true()) < 0) ||
 	    (s->kind == JP_KIND_EXEC ? add_exec(o, s) : add_call(o, s)) < 0) {
 		json_decref(o);
 		return NULL;

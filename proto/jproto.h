@@ -254,6 +254,7 @@ struct jp_limits {
 	uint32_t deps_per_job;
 	uint32_t output_bytes;
 	uint32_t events_retained;
+	uint32_t array_elements;	/* elements in one job array */
 };
 
 /* jp_limits_default fills l with the defaults of PROTOCOL.md. */
@@ -477,6 +478,34 @@ struct jp_env {
 
 enum jp_deadline { JP_DEADLINE_NONE, JP_DEADLINE_AT, JP_DEADLINE_IN };
 
+/* A job array's indices (the spec's `array`, Slurm's syntax: "1-100", "1-99:2", "1,5,7",
+ * each optionally ending "%N"), kept as increasing, non-overlapping ranges.  (array.c) */
+#define JP_ARRAY_INDEX_MAX ((int64_t)2147483647)
+struct jp_array_range {
+	int64_t lo, hi, step;	/* lo, lo + step, ... hi (hi is the last index reached) */
+	uint64_t first;		/* the position of lo among all the array's elements */
+};
+struct jp_array {
+	struct jp_array_range *ranges;	/* owned */
+	size_t n_ranges;
+	uint64_t count;			/* elements */
+	uint32_t max_running;		/* %N: at most N elements running at once; 0: no limit */
+};
+
+/* jp_array_parse: text in Slurm's syntax into out (ranges allocated; jp_array_clear frees
+ * them).  Returns 0, or with err filled (field: the member's path) JSCHED_EBAD_REQUEST (not
+ * the syntax, a range that runs backwards ("5-1"), a step or %N of 0, indices that do not
+ * increase) or JSCHED_ELIMIT_EXCEEDED (more than max_elements elements).  Any thread. */
+int jp_array_parse(const char *text, uint64_t max_elements, struct jp_array *out,
+		   const char *field, struct jp_err *err);
+
+/* jp_array_index: the index of the element at position pos (0 .. count - 1), or -1 past
+ * the end.  O(log ranges). */
+int64_t jp_array_index(const struct jp_array *a, uint64_t pos);
+
+/* jp_array_clear: free what a owns and zero it. */
+void jp_array_clear(struct jp_array *a);
+
 /* A job spec (PROTOCOL.md section 4).  Strings and args are borrowed from the parsed
  * object; the arrays and stdin_data are owned (jp_job_spec_clear frees them). */
 struct jp_job_spec {
@@ -507,6 +536,10 @@ struct jp_job_spec {
 	uint64_t res_pids;
 	uint32_t res_cpu_milli;	/* thousandths of a CPU */
 	const char *backend;	/* "local", "slurm", "auto"; NULL: the client's default */
+	/* a job array: `array` (the text, borrowed; NULL: not an array) parsed into arr */
+	const char *array_text;
+	struct jp_array array;
+	bool array_replace;	/* exec: "{}" in argv is replaced by each element's index */
 	/* call */
 	const char *fn;
 	json_t *args;		/* borrowed; NULL: null */

@@ -91,6 +91,7 @@ static const struct {
 	L(deps_per_job, 1024),
 	L(output_bytes, 1024u * 1024u),
 	L(events_retained, 4096),
+	L(array_elements, 100000),
 #undef L
 };
 _Static_assert(sizeof(limit_rows) / sizeof(limit_rows[0]) * sizeof(uint32_t) ==

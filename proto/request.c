@@ -80,6 +80,7 @@ static const struct field f_list[] = {
 	{"all", T_BOOL, 0, 0, 0, NULL},
 	{"after_job", T_INT, 0, 0, JP_MAX_INT, NULL},
 	{"limit", T_INT, 0, 1, JP_LIST_LIMIT_MAX, NULL},
+	{"array", T_ID, 0, 0, 0, NULL},
 	{NULL, T_INT, 0, 0, 0, NULL},
 };
 static const struct field f_output[] = {

@@ -44,6 +44,7 @@ void e2e_scale(struct e2e *e);	/* 5. scale */
 void e2e_cgroup(struct e2e *e);	/* 6. control groups */
 void e2e_durable(struct e2e *e);	/* 7. durability: the journal */
 void e2e_hot(struct e2e *e);	/* 8. the hot path: the targets' rows, counts */
+void e2e_array(struct e2e *e);	/* 9. job arrays */
 
 /* ---- a jschedd of our own (daemon.c) -------------------------------------------------- */
 

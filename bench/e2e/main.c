@@ -26,6 +26,7 @@ static const struct {
 	{"cgroup", e2e_cgroup},
 	{"durable", e2e_durable},
 	{"hot", e2e_hot},
+	{"array", e2e_array},
 };
 enum { NPARTS = sizeof(parts) / sizeof(parts[0]) };
 

@@ -65,6 +65,7 @@ void jd_config_defaults(struct jd_config *c)
 	c->partial_frame_bytes = 64u << 20;
 	c->max_queued_total = 100000;
 	c->max_batch = 10000;
+	c->max_array = 100000;
 	c->retain_jobs = 10000;
 	c->retain_seconds = 3600;
 	c->retain_events = 10000;
@@ -344,7 +345,7 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 	static const char *const limit_keys[] = {
 		"frame_bytes", "handshake_ms", "output_buffer_bytes", "connections",
 		"connections_per_uid", "queued_jobs", "batch_jobs", "waits_per_connection",
-		"wait_ids_per_uid", "frame_ms", "partial_frame_bytes", NULL};
+		"wait_ids_per_uid", "frame_ms", "partial_frame_bytes", "array_elements", NULL};
 	static const char *const ret_keys[] = {"jobs", "seconds", "events", NULL};
 	static const char *const idle_names[] = {"sleep", "spin"};
 	unsigned u;
@@ -415,6 +416,7 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		GET_U32(r, v, "connections_per_uid", 1, 1000000, c->max_connections_per_uid);
 		GET_U32(r, v, "queued_jobs", 1, 100000000, c->max_queued_total);
 		GET_U32(r, v, "batch_jobs", 1, 1000000, c->max_batch);
+		GET_U32(r, v, "array_elements", 1, 10000000, c->max_array);
 		GET_U32(r, v, "waits_per_connection", 1, 1000000, c->max_waits_per_conn);
 		GET_U32(r, v, "wait_ids_per_uid", 1, 100000000, c->max_wait_ids_per_uid);
 		GET_U32(r, v, "frame_ms", 10, 3600000, c->frame_ms);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/core/array.h"
 #include "daemon/core/clients.h"
 #include "daemon/core/clock.h"
 #include "daemon/core/exec_job.h"
@@ -97,6 +98,7 @@ static void job_free(struct jd_job *j)
 	json_decref(j->run_value);
 	json_decref(j->args);
 	jd_exec_job_free(j->exec);
+	jd_array_free(j->arr);
 	free(j);
 }
 
@@ -113,6 +115,39 @@ void jd_jobs_free(struct jd_jobs *t)
 	t->buckets = NULL;
 	free(t->kbuckets);
 	t->kbuckets = NULL;
+	free(t->arrays);
+	t->arrays = NULL;
+	t->n_arrays = t->cap_arrays = 0;
+	t->active = NULL;
+}
+
+/* job_alloc: a job with id, waiting, not in the table. */
+static struct jd_job *job_alloc(uint64_t id)
+{
+	struct jd_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->id = id;
+	j->fj.id = j->id;
+	j->state = JD_WAITING;
+	j->prio = JD_FAIR_NORMAL;
+	j->n_start.job = j;
+	j->n_done.job = j;
+	jd_cancel_init(&j->ctok);
+	return j;
+}
+
+struct jd_job *jd_job_new_id(struct jd_jobs *t, uint64_t id)
+{
+	(void)t;
+	return job_alloc(id);
+}
+
+void jd_job_reserve_ids(struct jd_jobs *t, uint64_t n)
+{
+	t->next_id += n;
+	report(t, JD_CHANGE_NEXT_ID, NULL);
 }
 
 struct jd_job *jd_job_new(struct jd_jobs *t)
@@ -244,6 +279,8 @@ void jd_job_insert(struct jd_jobs *t, struct jd_job *j)
 	t->count++;
 	if (j->key)
 		key_add(t, j);
+	if (j->arr)
+		jd_arrays_add(t, j); /* without memory its elements are not found by id */
 	t->n_live++;
 	t->submitted++;
 	t->by_state[JD_WAITING]++;
@@ -268,6 +305,11 @@ void jd_job_restore(struct jd_jobs *t, struct jd_job *j)
 	t->count++;
 	if (j->key)
 		key_add(t, j);
+	if (j->arr) {
+		jd_arrays_add(t, j);
+		if (j->id + j->arr->n >= t->next_id)
+			t->next_id = j->id + j->arr->n + 1;
+	}
 	t->submitted++;
 	j->client->submitted++;
 	t->by_state[s]++;
@@ -321,6 +363,10 @@ static void move_state(struct jd_jobs *t, struct jd_job *j, enum jd_state to)
 		c->live--;
 	t->by_state[to]++;
 	c->by_state[to]++;
+	if (j->elem_of) {
+		j->elem_of->counts[j->state]--;
+		j->elem_of->counts[to]++;
+	}
 	j->state = to;
 }
 
@@ -470,6 +516,11 @@ int jd_job_release(struct jd_jobs *t, struct jd_job *j)
 	 * queued state comes first.  The daemon's hook kicks a worker and re-arms the
 	 * deadline timer once the settle is done. */
 	report(t, JD_CHANGE_QUEUED, j);
+	if (j->arr) {
+		/* An array's parent is never run: its elements are. */
+		jd_array_activate(t, j);
+		return 0;
+	}
 	rc = jd_fair_admit(t->fair, j->client->fc, &j->fj);
 	if (rc < 0) {
 		/* No room (a limit lowered under a waiting job, or the global cap). */
@@ -490,6 +541,27 @@ void jd_job_set_running(struct jd_jobs *t, struct jd_job *j)
 	j->started_ms = j->run_started_ms;
 	j->started_ns = j->run_started_ns;
 	report(t, JD_CHANGE_RUNNING, j);
+	if (j->elem_of && j->elem_of->parent->state == JD_QUEUED) {
+		/* The first element to start: the array runs. */
+		struct jd_job *p = j->elem_of->parent;
+
+		move_state(t, p, JD_RUNNING);
+		if (!p->started_ms) { /* a recovered array keeps its first start */
+			p->started_ms = j->started_ms;
+			p->started_ns = j->started_ns;
+		}
+		report(t, JD_CHANGE_RUNNING, p);
+	}
+}
+
+void jd_job_report_array_stop(struct jd_jobs *t, const struct jd_job *p, enum jd_state s,
+			      enum jp_cause cause)
+{
+	struct jd_change ch = {.kind = JD_CHANGE_ARRAY_STOP, .job = p, .state = (uint8_t)s,
+			       .cause = (uint8_t)cause};
+
+	if (t->hooks && t->hooks->change)
+		t->hooks->change(t->hooks->ctx, &ch);
 }
 
 void jd_job_process_started(struct jd_jobs *t, struct jd_job *j, pid_t pid)
@@ -507,6 +579,10 @@ bool jd_job_finish(struct jd_jobs *t, struct jd_job *j, enum jd_state s, enum jp
 {
 	if (jd_state_final(j->state))
 		return false;
+	/* An array that ends before its elements did (a dependency, a deadline): they end
+	 * with it. */
+	if (j->arr && j->arr->done < j->arr->n)
+		jd_array_finish_pending(t, j, s, cause, reason);
 	/* A waiting job leaves its targets' dependents lists now: it may be forgotten
 	 * (freed) before they end. */
 	wdl_stop(j);
@@ -562,6 +638,8 @@ bool jd_job_cancel(struct jd_jobs *t, struct jd_job *j, enum jp_cause cause)
 {
 	if (cause == JP_CAUSE_SHUTDOWN && !jd_state_final(j->state))
 		j->shutdown_cancel = true;
+	if (j->arr)
+		return jd_array_cancel(t, j, cause);
 	switch (j->state) {
 	case JD_WAITING:
 		jd_job_finish_stopped(t, j, false);
@@ -609,9 +687,15 @@ void jd_jobs_cancel_all(struct jd_jobs *t)
 	free(v);
 }
 
-/* retain: j has settled; keep its record for the retention period. */
+/* retain: j has settled; keep its record for the retention period.  An array's element
+ * (not a view) leaves the table instead: its slot keeps its result (array.h). */
 static void retain(struct jd_jobs *t, struct jd_job *j)
 {
+	if (j->array_id && !j->elem_view) {
+		table_remove(t, j);
+		job_free(j);
+		return;
+	}
 	j->rprev = t->retained_tail;
 	j->rnext = NULL;
 	if (t->retained_tail)
@@ -669,6 +753,8 @@ void jd_jobs_trim(struct jd_jobs *t)
 		j->retained = false;
 		t->forgotten++;
 		table_remove(t, j);
+		if (j->arr)
+			jd_arrays_remove(t, j);
 		report(t, JD_CHANGE_FORGOTTEN, j);
 		job_free(j);
 	}
@@ -709,12 +795,48 @@ void jd_jobs_settle(struct jd_jobs *t)
 				}
 		}
 		free(deps);
+		if (j->elem_of)
+			jd_array_elem_settled(t, j);
 		if (j->pins)
 			j->retain_deferred = true; /* a wait still reads it: not forgettable */
 		else
 			retain(t, j);
+		if (!t->to_settle && t->active)
+			jd_arrays_refill_all(t); /* room may have come back (array.h) */
 	}
 	jd_jobs_trim(t);
 	if (t->hooks && t->hooks->settle_done)
 		t->hooks->settle_done(t->hooks->ctx);
+}
+
+struct jd_job *jd_job_get(struct jd_jobs *t, uint64_t id, bool *forgotten)
+{
+	struct jd_job *j = jd_job_find(t, id, forgotten), *p;
+	struct jd_array_elem *e;
+	uint64_t pos;
+
+	if (j || !(p = jd_arrays_find(t, id, &pos)) || !t->hooks || !t->hooks->make_element)
+		return j;
+	if (forgotten)
+		*forgotten = false;
+	e = &p->arr->el[pos];
+	if (!(j = t->hooks->make_element(t->hooks->ctx, p, pos)))
+		return NULL;
+	if (!jd_state_final(e->state)) {
+		/* Not released yet: made now, waiting its turn (the array releases it). */
+		j->elem_of = p->arr;
+		e->flags |= JD_ELEM_LIVE;
+		jd_job_insert(t, j);
+		return j;
+	}
+	/* Compacted: shown again from its slot, retained as any final job (no counts: it
+	 * was counted when it ended). */
+	jd_array_view_fill(j, p->arr, pos);
+	if (t->count >= t->n_buckets)
+		grow(t);
+	j->hnext = t->buckets[j->id & (t->n_buckets - 1)];
+	t->buckets[j->id & (t->n_buckets - 1)] = j;
+	t->count++;
+	retain(t, j);
+	return j;
 }

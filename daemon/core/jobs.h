@@ -44,6 +44,7 @@ struct jd_wait_link;
 struct jd_wait_deadline;
 struct jsched_handler;
 struct jd_exec_job;
+struct jd_array;
 
 /* The states of section 5 of proto/PROTOCOL.md, in the order a job passes them. */
 enum jd_state {
@@ -150,6 +151,14 @@ struct jd_job {
 	bool shutdown_cancel;	/* loop: cancelled by immediate shutdown */
 
 	struct jd_notice n_start, n_done;
+
+	/* job arrays (array.h) */
+	struct jd_array *arr;		/* this job is an array's parent: its array; else NULL */
+	struct jd_array *elem_of;	/* a live element: its array (NULL for a view) */
+	uint64_t array_id;		/* an element (live or view): the parent's id; else 0 */
+	int64_t array_index;		/* an element's index */
+	uint64_t elem_pos;		/* an element's position in its array */
+	bool elem_view;			/* a compacted element shown again (array.h) */
 };
 
 /* What the table reports (installed by the daemon).  ch and the job are valid during the
@@ -164,6 +173,8 @@ enum jd_change_kind {
 	JD_CHANGE_CLIENT,	/* client's settings were changed at run time (set_client) */
 	JD_CHANGE_NEXT_ID,	/* the id counter moved to next_id (ids are never reused) */
 	JD_CHANGE_PROCESS,	/* running job's command started as process (group) pid */
+	JD_CHANGE_ARRAY_STOP,	/* array parent job's elements not yet made ended in state
+				 * `state` with cause `cause` (a cancel, a dependency ...) */
 };
 
 struct jd_change {
@@ -172,6 +183,7 @@ struct jd_change {
 	const struct jd_client *client;	/* CLIENT, else NULL */
 	uint64_t next_id;		/* NEXT_ID */
 	pid_t pid;			/* PROCESS */
+	uint8_t state, cause;		/* ARRAY_STOP: enum jd_state, enum jp_cause */
 };
 
 struct jd_jobs_hooks {
@@ -185,6 +197,9 @@ struct jd_jobs_hooks {
 	/* stop: running job j was asked to stop (its cancel_requested is set); it ends
 	 * when whoever runs it reports back. */
 	void (*stop)(void *ctx, struct jd_job *j);
+	/* make_element: element pos of array parent's (array.h), a job with id parent->id +
+	 * 1 + pos made from the shared spec, not yet in the table; NULL on ENOMEM. */
+	struct jd_job *(*make_element)(void *ctx, struct jd_job *parent, uint64_t pos);
 };
 
 /* The table.  Loop thread. */
@@ -209,6 +224,11 @@ struct jd_jobs {
 	uint32_t retain_jobs;		/* final jobs kept */
 	uint64_t retain_ns;		/* and for how long */
 	bool stopping;			/* an immediate shutdown is under way */
+
+	/* job arrays (array.h): parents by id (increasing), and those releasing elements */
+	struct jd_job **arrays;
+	size_t n_arrays, cap_arrays;
+	struct jd_array *active;
 };
 
 /* An iterator over every job in the table, in no particular order.  The table must not
@@ -234,6 +254,22 @@ struct jd_job *jd_jobs_iter_next(const struct jd_jobs *t, struct jd_jobs_iter *i
 /* jd_job_new: a job with the next id, in state WAITING, not yet in the table.  Returns
  * NULL on ENOMEM. */
 struct jd_job *jd_job_new(struct jd_jobs *t);
+
+/* jd_job_new_id: a job with the given id (an array's element: its ids were reserved with
+ * its parent), in state WAITING, not yet in the table.  NULL on ENOMEM. */
+struct jd_job *jd_job_new_id(struct jd_jobs *t, uint64_t id);
+
+/* jd_job_reserve_ids: move the id counter past n more ids (an array's elements). */
+void jd_job_reserve_ids(struct jd_jobs *t, uint64_t n);
+
+/* jd_job_get: as jd_job_find, and for the id of an array's element that is not in the
+ * table, the element made now (array.h: a view of a compacted one, or one not yet
+ * released, waiting its turn).  NULL if no such job (or out of memory). */
+struct jd_job *jd_job_get(struct jd_jobs *t, uint64_t id, bool *forgotten);
+
+/* jd_job_report_array_stop: report JD_CHANGE_ARRAY_STOP for array parent p (array.c). */
+void jd_job_report_array_stop(struct jd_jobs *t, const struct jd_job *p, enum jd_state s,
+			      enum jp_cause cause);
 
 /* jd_job_insert: put a job made by jd_job_new, with its spec set, into the table (counts
  * it submitted, indexes its key if it has one, reports JD_CHANGE_SUBMITTED).  A job with

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/core/array.h"
 #include "daemon/net/net.h"
 #include "daemon/net/ops.h"
 #include "daemon/net/record.h"
@@ -131,8 +132,48 @@ static bool list_keep(const struct jd_job *j, const void *arg)
 {
 	const struct list_filter *f = arg;
 
-	return j->id > f->after && (f->states & (1u << j->state)) &&
+	/* An array's elements are folded into its parent's record (list them with
+	 * "array"). */
+	return j->id > f->after && !j->array_id && (f->states & (1u << j->state)) &&
 	       (f->all || j->uid == f->uid) && (!f->client || strcmp(j->client->name, f->client) == 0);
+}
+
+/* list_elements: the elements of the array `array` names that pass the filter's states,
+ * after after_job, at most limit + 1 (so that `more` is known), made into jobs where they
+ * are not (views, core/array.h).  Returns their number, or (size_t)-1 after replying an
+ * error. */
+static size_t list_elements(struct jd_conn *c, const struct jp_request *r,
+			    const struct list_filter *f, size_t limit, struct jd_job ***out)
+{
+	struct jd_job *p = jd__find_owned(c, r->id, jp_req_int(r, "array", 0), "array");
+	struct jd_job **v;
+	uint64_t pos;
+	size_t n = 0;
+
+	*out = NULL;
+	if (!p)
+		return (size_t)-1;
+	if (!p->arr) {
+		jd__reply_error(c, r->id, JSCHED_EBAD_REQUEST, "array", "job %llu is not an array",
+				(unsigned long long)p->id);
+		return (size_t)-1;
+	}
+	if (!(v = malloc((limit + 1) * sizeof(*v)))) {
+		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+		return (size_t)-1;
+	}
+	pos = f->after > p->id ? f->after - p->id : 0;
+	for (; pos < p->arr->n && n <= limit; pos++) {
+		struct jd_job *j;
+
+		if (!(f->states & (1u << jd_array_elem_state(c->d->jobs, p, pos))))
+			continue;
+		if (!(j = jd_job_get(c->d->jobs, p->id + 1 + pos, NULL)))
+			break; /* out of memory: the page ends here */
+		v[n++] = j;
+	}
+	*out = v;
+	return n;
 }
 
 void jd__op_list(struct jd_conn *c, const struct jp_request *r)
@@ -156,7 +197,13 @@ void jd__op_list(struct jd_conn *c, const struct jp_request *r)
 		return;
 	}
 	/* The jp_state numbering is ours too (checked in daemon.c). */
-	n = collect(c->d, list_keep, &f, &v);
+	if (jp_req_int(r, "array", 0)) {
+		n = list_elements(c, r, &f, limit, &v);
+		if (n == (size_t)-1)
+			return;
+	} else {
+		n = collect(c->d, list_keep, &f, &v);
+	}
 	recs.n = n < limit ? n : limit;
 	recs.jobs = v;
 	jp_buf_init(&b);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/core/array.h"
 #include "daemon/net/net.h"
 #include "daemon/net/ops.h"
 #include "daemon/net/session.h"
@@ -77,14 +78,18 @@ static void hold_or_release(struct jd_conn *c, const struct jp_request *r, bool 
 	for (size_t i = 0; i < n; i++) {
 		struct jd_job *j = jobs[i];
 
-		if (j->state == JD_QUEUED && hold != j->held &&
+		if (j->arr) {
+			/* An array: its queued elements, and those not released yet. */
+			released |= jd_array_hold(c->d->jobs, j, hold) && !hold;
+		} else if (j->state == JD_QUEUED && hold != j->held &&
 		    (hold ? jd_fair_hold(f, &j->fj) : jd_fair_release(f, &j->fj)) == 0) {
 			j->held = hold;
 			released |= !hold;
 		}
 		json_array_append_new(arr, json_pack("{s:I, s:s, s:b}", "job", (json_int_t)j->id,
 						     "state", jd_state_name(j->state), "held",
-						     j->state == JD_QUEUED && j->held));
+						     (j->state == JD_QUEUED || (j->arr && !jd_state_final(j->state))) &&
+							     j->held));
 	}
 	free(jobs);
 	if (released)

@@ -29,6 +29,7 @@
 #include "daemon/core/log.h"
 #include "daemon/net/session.h"
 #include "daemon/net/ops.h"
+#include "daemon/core/array.h"
 #include "daemon/run/backend.h"
 
 /* spec_path: "job" or "jobs[i]" for error fields. */
@@ -46,7 +47,7 @@ static bool check_dep(struct jd_conn *c, int64_t req_id, const struct jp_dep *de
 		      const char *field)
 {
 	bool forgotten;
-	struct jd_job *t = jd_job_find(c->d->jobs, (uint64_t)dep->job, &forgotten);
+	struct jd_job *t = jd_job_get(c->d->jobs, (uint64_t)dep->job, &forgotten);
 
 	if (t && t->uid == c->uid)
 		return true;
@@ -263,11 +264,14 @@ static const uint8_t fair_prio[] = {
 	[JP_PRIO_CRITICAL] = JD_FAIR_CRITICAL,
 };
 
-struct jd_job *jd_job_from_spec(struct jd_jobs *t, struct jd_runner *runner, struct jd_client *cl,
-				uid_t uid, gid_t gid, const struct jp_job_spec *sp,
-				const struct jsched_handler *h, uint64_t now_ns, uint64_t now_ms)
+/* job_from_spec: jd_job_from_spec, with the given id (an array's element) or the next
+ * one (id 0). */
+static struct jd_job *job_from_spec(struct jd_jobs *t, struct jd_runner *runner,
+				    struct jd_client *cl, uid_t uid, gid_t gid,
+				    const struct jp_job_spec *sp, const struct jsched_handler *h,
+				    uint64_t now_ns, uint64_t now_ms, uint64_t id)
 {
-	struct jd_job *j = jd_job_new(t);
+	struct jd_job *j = id ? jd_job_new_id(t, id) : jd_job_new(t);
 
 	if (!j)
 		return NULL;
@@ -298,10 +302,114 @@ struct jd_job *jd_job_from_spec(struct jd_jobs *t, struct jd_runner *runner, str
 		goto fail;
 	if (sp->key && !(j->key = strdup(sp->key)))
 		goto fail;
+	if (sp->array_text) {
+		/* An array's parent: its elements' ids follow its own. */
+		if (!(j->arr = jd_array_new(j, sp)))
+			goto fail;
+		jd_job_reserve_ids(t, j->arr->n);
+	}
 	return j;
 fail:
 	jd_job_discard(j);
 	return NULL;
+}
+
+struct jd_job *jd_job_from_spec(struct jd_jobs *t, struct jd_runner *runner, struct jd_client *cl,
+				uid_t uid, gid_t gid, const struct jp_job_spec *sp,
+				const struct jsched_handler *h, uint64_t now_ns, uint64_t now_ms)
+{
+	return job_from_spec(t, runner, cl, uid, gid, sp, h, now_ns, now_ms, 0);
+}
+
+/* replace_index: arg with every "{}" replaced by idx (malloc'd), or NULL if it has none
+ * (or out of memory: then the caller fails). */
+static char *replace_index(const char *arg, const char *idx, bool *oom)
+{
+	size_t n = 0, il = strlen(idx);
+	const char *p;
+	char *out, *q;
+
+	for (p = arg; (p = strstr(p, "{}")); p += 2)
+		n++;
+	if (!n)
+		return NULL;
+	if (!(out = malloc(strlen(arg) + n * il + 1))) {
+		*oom = true;
+		return NULL;
+	}
+	for (p = arg, q = out; *p;) {
+		if (p[0] == '{' && p[1] == '}') {
+			memcpy(q, idx, il);
+			q += il;
+			p += 2;
+		} else {
+			*q++ = *p++;
+		}
+	}
+	*q = 0;
+	return out;
+}
+
+struct jd_job *jd_session_make_element(struct jd_net *d, struct jd_job *p, uint64_t pos)
+{
+	static const char *const ours[] = {"JSCHED_ARRAY_ID", "JSCHED_ARRAY_INDEX"};
+	struct jd_array *a = p->arr;
+	struct jp_job_spec sp = a->sp;
+	int64_t idx = jd_array_index_of(a, pos);
+	char id_s[24], idx_s[24];
+	struct jp_env *env = NULL;
+	const char **argv = NULL;
+	char **owned = NULL;
+	struct jd_job *j = NULL;
+	bool oom = false;
+
+	snprintf(id_s, sizeof(id_s), "%llu", (unsigned long long)p->id);
+	snprintf(idx_s, sizeof(idx_s), "%lld", (long long)idx);
+	sp.array_text = NULL;
+	memset(&sp.array, 0, sizeof(sp.array));
+	sp.array_replace = false;
+	sp.key = NULL;
+	if (sp.kind == JP_KIND_EXEC) {
+		size_t k = 0;
+
+		/* Its index in its environment (replacing the spec's own of these names). */
+		if (!(env = calloc(sp.n_env + 2, sizeof(*env))))
+			goto out;
+		for (size_t i = 0; i < sp.n_env; i++)
+			if (strcmp(sp.env[i].name, ours[0]) != 0 && strcmp(sp.env[i].name, ours[1]) != 0)
+				env[k++] = sp.env[i];
+		env[k++] = (struct jp_env){ours[0], id_s};
+		env[k++] = (struct jp_env){ours[1], idx_s};
+		sp.env = env;
+		sp.n_env = k;
+		if (a->sp.array_replace) {
+			if (!(argv = calloc(sp.argc + 1, sizeof(*argv))) ||
+			    !(owned = calloc(sp.argc, sizeof(*owned))))
+				goto out;
+			for (size_t i = 0; i < sp.argc && !oom; i++) {
+				owned[i] = replace_index(a->sp.argv[i], idx_s, &oom);
+				argv[i] = owned[i] ? owned[i] : a->sp.argv[i];
+			}
+			if (oom)
+				goto out;
+			sp.argv = argv;
+		}
+	}
+	j = job_from_spec(d->jobs, d->runner, p->client, p->uid, p->gid, &sp, p->handler,
+			  p->submitted_ns, p->submitted_ms, p->id + 1 + pos);
+	if (j) {
+		j->fj.deadline_ns = p->fj.deadline_ns;
+		j->array_id = p->id;
+		j->array_index = idx;
+		j->elem_pos = pos;
+	}
+out:
+	for (size_t i = 0; owned && i < sp.argc; i++)
+		free(owned[i]);
+	free(owned);
+	free(argv);
+	free(env);
+	return j;
 }
 
 /* make_job: pass 3, one spec.  Returns NULL on ENOMEM. */
@@ -326,7 +434,7 @@ static struct jd_job *make_job(struct jd_conn *c, const struct jp_job_spec *sp,
 				   : dep->on == JP_ON_FAILURE ? JD_ON_FAILURE
 							      : JD_ON_ANY);
 		jd->any = any;
-		jd->target = dep->ref ? made[dep->index] : jd_job_find(c->d->jobs, (uint64_t)dep->job, NULL);
+		jd->target = dep->ref ? made[dep->index] : jd_job_get(c->d->jobs, (uint64_t)dep->job, NULL);
 		jd->id = jd->target->id;
 		if (any)
 			j->n_any++;

@@ -1,6 +1,7 @@
 /* daemon/net/record.c: the job record, the one place that knows its members (PROTOCOL.md
  * section 5), written as JSON text (record.h says why). */
 #include "daemon/net/record.h"
+#include "daemon/core/array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +166,20 @@ static int command_text(struct jp_buf *out, char *const *argv)
 	return jd_json_text_string(out, l.s);
 }
 
+/* array_text: an array parent's "array" member: its indices and its elements per state. */
+static int array_text(struct jp_buf *out, const struct jd_array *a)
+{
+	int rc = put(out, "{\"indices\":") || jd_json_text_string(out, a->sp.array_text) ||
+		 put(out, ",\"count\":") || jd_json_text_int(out, (int64_t)a->n) ||
+		 put(out, ",\"max_running\":") || jd_json_text_int(out, a->sp.array.max_running) ||
+		 put(out, ",\"states\":{");
+
+	for (int s = 0; !rc && s < JD_NSTATES; s++)
+		rc = (s && put(out, ",")) || jd_json_text_string(out, jd_state_name((enum jd_state)s)) ||
+		     put(out, ":") || jd_json_text_int(out, (int64_t)a->counts[s]);
+	return rc || put(out, "}}");
+}
+
 /* base_text: the record with every member but the exec part's. */
 static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s)
 {
@@ -183,6 +198,11 @@ static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s
 		rc = member(out, "held") || put(out, "true");
 	if (!rc && j->key)
 		rc = member(out, "key") || jd_json_text_string(out, j->key);
+	if (!rc && j->arr)
+		rc = member(out, "array") || array_text(out, j->arr);
+	if (!rc && j->array_id)
+		rc = member(out, "array_id") || jd_json_text_int(out, (int64_t)j->array_id) ||
+		     member(out, "array_index") || jd_json_text_int(out, j->array_index);
 	/* What runs: a call's handler, an exec job's command line. */
 	if (!rc && j->kind == JD_KIND_CALL && j->handler)
 		rc = member(out, "fn") || jd_json_text_string(out, j->handler->name);

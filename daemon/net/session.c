@@ -98,6 +98,7 @@ void jd__limits_of(const struct jd_conn *c, struct jp_limits *lim)
 	jp_limits_default(lim);
 	lim->frame_bytes = cfg->frame_bytes;
 	lim->jobs_per_submit = cfg->max_batch;
+	lim->array_elements = cfg->max_array;
 	lim->max_queued = c->client ? c->client->conf.max_queued : cfg->default_client.max_queued;
 	lim->events_retained = cfg->retain_events;
 	lim->output_bytes = cfg->exec.output_bytes;
@@ -106,7 +107,7 @@ void jd__limits_of(const struct jd_conn *c, struct jp_limits *lim)
 struct jd_job *jd__find_owned(struct jd_conn *c, int64_t req_id, int64_t id, const char *field)
 {
 	bool forgotten;
-	struct jd_job *j = jd_job_find(c->d->jobs, (uint64_t)id, &forgotten);
+	struct jd_job *j = jd_job_get(c->d->jobs, (uint64_t)id, &forgotten);
 
 	if (!j) {
 		if (forgotten)

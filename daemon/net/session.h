@@ -62,4 +62,9 @@ struct jd_job *jd_job_from_spec(struct jd_jobs *t, struct jd_runner *runner, str
 				uid_t uid, gid_t gid, const struct jp_job_spec *sp,
 				const struct jsched_handler *h, uint64_t now_ns, uint64_t now_ms);
 
+/* jd_session_make_element: element pos of array parent p (core/array.h), made from the
+ * shared spec with its index in its environment (JSCHED_ARRAY_ID, JSCHED_ARRAY_INDEX) and,
+ * with array_replace, in place of "{}" in its argv; not yet in the table.  NULL on ENOMEM. */
+struct jd_job *jd_session_make_element(struct jd_net *d, struct jd_job *p, uint64_t pos);
+
 #endif /* JD_SESSION_H */

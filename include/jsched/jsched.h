@@ -213,6 +213,16 @@ JSCHED_API int jsched_spec_set_ref(struct jsched_spec *spec, const char *ref);
  * new job (jsched_submit_ex says which happened).  Makes "submit again after a lost
  * connection" safe. */
 JSCHED_API int jsched_spec_set_key(struct jsched_spec *spec, const char *key);
+/* A job array: one job per index of `indices`, in Slurm's syntax ("1-100", "1-99:2",
+ * "1,5,7", any of them ending "%N": at most N elements run at once); the submit answers the
+ * array's id, which wait, status, cancel, hold and dependencies take as the whole array.
+ * Each element has its own id (the array's id + 1 + its position) and record (array_id,
+ * array_index); a command finds its index in $JSCHED_ARRAY_INDEX and the array's id in
+ * $JSCHED_ARRAY_ID.  JSCHED_EINVAL for indices that are not that syntax (the daemon
+ * refuses more than its limits.array_elements).  set_array_replace (exec): replace "{}" in
+ * the command's arguments by the index. */
+JSCHED_API int jsched_spec_set_array(struct jsched_spec *spec, const char *indices);
+JSCHED_API int jsched_spec_set_array_replace(struct jsched_spec *spec, bool replace);
 
 /* Exec jobs only.  set_env: the complete environment, "NAME=value" strings ending with NULL
  * (replaces the earlier one; NULL or empty: none).  inherit: this process's environment and
@@ -291,6 +301,8 @@ struct jsched_result {
 	char *command;	     /* exec: the command line, quoted as a shell reads it, cut after
 				256 bytes with "..." (status "detail" has the whole argv) */
 	bool held;	     /* queued and held (jsched_hold): not started until released */
+	uint64_t array_id;   /* an array's element: the array's id; else 0 */
+	int64_t array_index; /* and its index */
 };
 
 JSCHED_API void jsched_result_free(struct jsched_result *result);
@@ -380,6 +392,12 @@ JSCHED_API int jsched_cancel_many(struct jsched_conn *conn, const uint64_t *ids,
  * answer itself, so *out holds every match. */
 JSCHED_API int jsched_list(struct jsched_conn *conn, unsigned state_mask, const char *client, bool all_uids,
 			   struct jsched_results **out);
+
+/* jsched_list_array lists the elements of job array array_id (jsched_spec_set_array) in a
+ * state of state_mask (0: every state), in index order; jsched_list shows an array as its
+ * one record (the parent's, whose "array" member counts its elements per state). */
+JSCHED_API int jsched_list_array(struct jsched_conn *conn, uint64_t array_id, unsigned state_mask,
+				 struct jsched_results **out);
 
 /* jsched_output stores an exec job's captured stdout and stderr in *out.  JSCHED_ENOT_SUPPORTED
  * for a call job. */

@@ -85,6 +85,13 @@ static const char help_submit[] =
 	"  --name NAME          a name for the job, shown by status and ls\n"
 	"  --key KEY            idempotency key: while a job of yours with KEY is retained,\n"
 	"                       print its id instead of submitting again (safe to retry)\n"
+	"  --array INDICES      a job array: one job per index, in Slurm's syntax: 1-100,\n"
+	"                       1-99:2 (a step), 1,5,7 (a list), and %N at the end: at most\n"
+	"                       N of them running at once (1-100%10).  Prints the array's\n"
+	"                       id, which wait, status, cancel, hold and --after take as the\n"
+	"                       whole array; each element sees $JSCHED_ARRAY_INDEX and\n"
+	"                       $JSCHED_ARRAY_ID (ls --array ID lists the elements)\n"
+	"  --array-replace      with --array: replace {} in the command's words by the index\n"
 	"  --priority P         low, normal (default), high or critical\n"
 	"  --deadline DURATION  if not started within DURATION, the job expires unrun\n"
 	"  --time-limit DURATION  exec: kill the command after it ran this long\n"
@@ -105,7 +112,14 @@ static const char help_submit[] =
 	"  --timeout DURATION   with --wait: give up after DURATION (exit 75)\n"
 	"  --json               print the reply as JSON: {\"job\": ID} ({\"jobs\", \"refs\"}\n"
 	"                       for --batch; \"existing\": true when --key found a job)\n"
-	"                       for --batch); with --wait the job's record\n";
+	"                       for --batch); with --wait the job's record\n"
+	"\n"
+	"Examples:\n"
+	"  jsched submit -- make test\n"
+	"  jsched submit --wait --fn echo --args '{\"x\": 1}'\n"
+	"  jsched submit --array 1-100%10 -- ./step.sh      # $JSCHED_ARRAY_INDEX: 1 ... 100\n"
+	"  jsched submit --array 0-99:3 --array-replace -- ./render frame-{}.png\n"
+	"  jsched submit --array 1,5,7 --wait --fn noop\n";
 
 static const char help_wait[] =
 	"usage: jsched wait [--any] [--timeout DURATION] [--json] [--all] [--name GLOB] [ID...]\n"
@@ -145,7 +159,7 @@ static const char help_cancel[] =
 	"  --json  print the reply as JSON ({\"jobs\": [{\"job\", \"state\", \"cancelling\"}]})\n";
 
 static const char help_ls[] =
-	"usage: jsched ls [--state LIST] [--client NAME] [--name GLOB] [--all] [--limit N]\n"
+	"usage: jsched ls [--state LIST] [--client NAME] [--name GLOB] [--array ID] [--all] [--limit N]\n"
 	"                 [--sort [-]COLUMN] [-o COLUMNS] [--no-headings] [--json]\n"
 	"\n"
 	"List your jobs the daemon still knows, a table as wide as the terminal (the\n"
@@ -156,6 +170,8 @@ static const char help_ls[] =
 	"                  running, succeeded, failed, cancelled, expired, dropped\n"
 	"  --client NAME   only jobs charged to client NAME\n"
 	"  --name GLOB     only jobs whose name matches GLOB (shell pattern: 'ci-*')\n"
+	"  --array ID      the elements of job array ID, one a line (without it an array\n"
+	"                  is one line: its RESULT counts its elements per state)\n"
 	"  --all           every uid's jobs (admin only)\n"
 	"  --limit N       show at most N jobs (default 50; 0: all of them)\n"
 	"  --sort COLUMN   order by COLUMN (default id); -COLUMN for the other way\n"
@@ -368,7 +384,7 @@ enum {
 	O_STDERR, O_SINCE, O_COUNT, O_ONCE, O_INTERVAL, O_WEIGHT, O_MAX_QUEUED, O_IMMEDIATE,
 	O_SOCKET, O_VERSION, O_CLIENT, O_RUNNING, O_ALL, O_OVERFLOW, O_BATCH, O_INSTANCE, O_REPLY_TIMEOUT,
 	O_LONG, O_CLIENT_NAME, O_LIMIT, O_SORT, O_COLUMNS, O_NAME_GLOB, O_NO_HEADINGS, O_MEM, O_PIDS,
-	O_CPUS, O_PROMETHEUS, O_PORT, O_OPEN, O_BACKEND, O_KEY, O_MINE,
+	O_CPUS, O_PROMETHEUS, O_PORT, O_OPEN, O_BACKEND, O_KEY, O_MINE, O_ARRAY, O_ARRAY_REPLACE,
 };
 
 /* The options of jsched itself, accepted before the command and after it. */
@@ -645,11 +661,19 @@ static int parse_mem(struct parser *p, const char *s, uint64_t *out)
 	return 0;
 }
 
+/* array_ok: s looks like a job array's indices (libjsched and the daemon check the rest:
+ * the order, the ranges, the limit). */
+static bool array_ok(const char *s)
+{
+	return s[0] != '\0' && strlen(s) <= 1024 && strspn(s, "0123456789-:,%") == strlen(s);
+}
+
 static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 {
 	static const struct opt opts[] = {
 		{ "fn", 0, true, O_FN }, { "args", 0, true, O_ARGS }, { "name", 0, true, O_NAME },
 		{ "key", 0, true, O_KEY },
+		{ "array", 0, true, O_ARRAY }, { "array-replace", 0, false, O_ARRAY_REPLACE },
 		{ "priority", 0, true, O_PRIORITY }, { "deadline", 0, true, O_DEADLINE },
 		{ "time-limit", 0, true, O_TIME_LIMIT }, { "cost", 0, true, O_COST },
 		{ "mem", 0, true, O_MEM }, { "pids", 0, true, O_PIDS }, { "cpus", 0, true, O_CPUS },
@@ -690,6 +714,13 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 				return fail(p, "--key: expected 1 to 128 bytes, not %zu", strlen(p->val));
 			cmd->key = p->val;
 			break;
+		case O_ARRAY:
+			if (!array_ok(p->val))
+				return fail(p, "--array: expected indices such as 1-100, 1-99:2, 1,5,7 "
+					    "(increasing), optionally ending %%N with N >= 1, not '%s'", p->val);
+			cmd->array = p->val;
+			break;
+		case O_ARRAY_REPLACE: cmd->array_replace = true; break;
 		case O_PRIORITY:
 			cmd->priority = -1;
 			for (int i = 0; i < 4; i++)
@@ -772,7 +803,8 @@ done:
 	if (cmd->batch != NULL) {
 		/* The file says everything about its jobs; only how to wait may be added. */
 		const char *spec_opt = cmd->command ? "a command" : cmd->fn ? "--fn" : cmd->args ? "--args"
-			: cmd->name ? "--name" : cmd->key ? "--key" : cmd->priority >= 0 ? "--priority" : cmd->deadline_ms ? "--deadline"
+			: cmd->name ? "--name" : cmd->key ? "--key" : cmd->array ? "--array"
+			: cmd->array_replace ? "--array-replace" : cmd->priority >= 0 ? "--priority" : cmd->deadline_ms ? "--deadline"
 			: cmd->time_limit_ms ? "--time-limit" : cmd->cost ? "--cost" : cmd->n_ids ? "--after"
 			: cmd->n_any_of ? "--any-of" : cmd->cwd ? "--cwd" : cmd->n_env ? "--env"
 			: cmd->clear_env ? "--clear-env" : cmd->stdin_file ? "--stdin" : cmd->mem_bytes ? "--mem"
@@ -928,6 +960,10 @@ static int parse_generic(struct parser *p, struct cli_cmd *cmd, const struct opt
 		case O_ANY: cmd->any = true; break;
 		case O_STDOUT: cmd->out_only = true; break;
 		case O_STDERR: cmd->err_only = true; break;
+		case O_ARRAY:
+			if (parse_u64(p, "--array", p->val, 1, &cmd->array_id) < 0)
+				return OPT_ERROR;
+			break;
 		case O_LIMIT: {
 			uint64_t n;
 			if (parse_u64(p, "--limit", p->val, 0, &n) < 0)
@@ -1073,7 +1109,7 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 		{ "state", 0, true, O_STATE }, { "client", 0, true, O_CLIENT }, { "all", 0, false, O_ALL },
 		{ "name", 0, true, O_NAME_GLOB }, { "limit", 0, true, O_LIMIT }, { "sort", 0, true, O_SORT },
 		{ "output", 'o', true, O_COLUMNS }, { "no-headings", 0, false, O_NO_HEADINGS },
-		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
+		{ "array", 0, true, O_ARRAY }, { "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
 	};
 	static const struct opt watch_opts[] = {
 		{ "since", 0, true, O_SINCE }, { "instance", 0, true, O_INSTANCE }, { "count", 'n', true, O_COUNT },

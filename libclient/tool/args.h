@@ -66,6 +66,9 @@ struct cli_cmd {
 	const char *args;    /* --args JSON */
 	const char *name;    /* --name */
 	const char *key;     /* --key */
+	const char *array;   /* --array INDICES (submit); ls --array ID goes to array_id */
+	bool array_replace;  /* --array-replace */
+	uint64_t array_id;   /* ls --array ID: the elements of that array */
 	int priority;	     /* --priority, or -1 for the default */
 	int64_t deadline_ms; /* --deadline, as a duration from now; 0 if none */
 	int64_t time_limit_ms; /* --time-limit */

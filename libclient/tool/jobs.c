@@ -201,6 +201,15 @@ static int build_spec(const struct cli_cmd *cmd, struct jsched_spec **out)
 		r = jsched_spec_set_name(spec, cmd->name);
 	if (r == 0 && cmd->key != NULL)
 		r = jsched_spec_set_key(spec, cmd->key);
+	if (r == 0 && cmd->array != NULL && (r = jsched_spec_set_array(spec, cmd->array)) == JSCHED_EINVAL) {
+		fprintf(stderr, "jsched submit: --array '%s': not job array indices (1-100, 1-99:2 with a "
+				"step of at least 1, 1,5,7 increasing, then %%N with N >= 1 if wanted)\n",
+			cmd->array);
+		jsched_spec_free(spec);
+		return CLI_EXIT_USAGE;
+	}
+	if (r == 0 && cmd->array_replace)
+		r = jsched_spec_set_array_replace(spec, true);
 	if (r == 0 && cmd->priority >= 0)
 		r = jsched_spec_set_priority(spec, (enum jsched_priority)cmd->priority);
 	if (r == 0 && cmd->deadline_ms > 0)
@@ -535,9 +544,35 @@ int cmd_wait(struct jsched_conn *conn, const struct cli_cmd *cmd)
 
 /* result_text: what became of a job, for the RESULT column: "exit 0", "signal 9",
  * "value 42", "cancel" (the cause), or "" while it has not ended. */
+/* array_text: an array's elements per state, "100: 60 succeeded, 4 running, 36 waiting"
+ * (from its record's "array" member), or false if r is not an array. */
+static bool array_text(char *buf, size_t len, const struct jsched_result *r)
+{
+	json_t *rec = r->json != NULL && strstr(r->json, "\"array\":{") ? json_loads(r->json, 0, NULL) : NULL;
+	json_t *a = json_object_get(rec, "array"), *v;
+	const json_t *states = json_object_get(a, "states");
+	const char *k;
+	size_t at;
+
+	if (!json_is_object(states)) {
+		json_decref(rec);
+		return false;
+	}
+	at = (size_t)snprintf(buf, len, "%" JSON_INTEGER_FORMAT ":",
+			      json_integer_value(json_object_get(a, "count")));
+	json_object_foreach(json_object_get(a, "states"), k, v)
+		if (json_integer_value(v) > 0 && at < len)
+			at += (size_t)snprintf(buf + at, len - at, " %" JSON_INTEGER_FORMAT " %s",
+					       json_integer_value(v), k);
+	json_decref(rec);
+	return true;
+}
+
 static const char *result_text(char *buf, size_t len, const struct jsched_result *r)
 {
 	buf[0] = '\0';
+	if (array_text(buf, len, r))
+		return buf;
 	if (!jsched_state_final(r->state))
 		return buf;
 	if (r->signal > 0)
@@ -719,7 +754,8 @@ int cmd_ls(struct jsched_conn *conn, const struct cli_cmd *cmd)
 		s += len + (s[len] == ',');
 	}
 	struct jsched_results *l;
-	int r = jsched_list(conn, mask, cmd->client, cmd->all, &l);
+	int r = cmd->array_id ? jsched_list_array(conn, cmd->array_id, mask, &l)
+			      : jsched_list(conn, mask, cmd->client, cmd->all, &l);
 	if (r < 0)
 		return tool_fail(conn, cmd, r);
 	/* --name filters here: the protocol's list has no name filter. */
