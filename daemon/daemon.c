@@ -50,6 +50,7 @@ static void on_change(void *ctx, const struct jd_change *ch)
 	case JD_CHANGE_NEXT_ID:
 	case JD_CHANGE_PROCESS:
 	case JD_CHANGE_ARRAY_STOP:
+	case JD_CHANGE_REMOTE:
 		break;
 	}
 }
@@ -121,13 +122,15 @@ int jd_daemon_start_runner(struct jd_daemon *d, char *err, size_t errlen)
 		.jobs = &d->jobs,
 		.cfg = &d->cfg,
 		.sec = &d->sec,
-		.instance = d->instance,
+		.remote_tag = d->remote_tag,
 		.unblocked = on_unblocked,
 		.ctx = d,
 		.socket_path = d->net.srv.path, /* bound by now: names the cgroup subtree */
 	};
-	int rc = jd_runner_start(&d->runner, &env, err, errlen);
+	int rc;
 
+	jd_persist_remote_tag(d, d->remote_tag, sizeof(d->remote_tag));
+	rc = jd_runner_start(&d->runner, &env, err, errlen);
 	if (rc < 0)
 		return rc;
 	/* The fair instance the runner created is where the job table admits and the

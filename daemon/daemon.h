@@ -39,6 +39,7 @@ struct jd_daemon {
 	char config_path[4096];	/* -c PATH, "" for none */
 	uint64_t start_ns, start_ms;
 	char instance[64];	/* PROTOCOL.md "instance" */
+	char remote_tag[40];	/* names this jschedd's jobs in Slurm (jd_persist_remote_tag) */
 	uid_t self_uid;
 
 	struct jd_jobs jobs;

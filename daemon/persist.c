@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon/core/array.h"
 #include "daemon/core/journal.h"
@@ -20,6 +21,7 @@
 #include "daemon/daemon.h"
 #include "daemon/net/ops.h"
 #include "daemon/net/session.h"
+#include "daemon/run/backend.h"
 #include "jsched/error.h"
 #include "jsched/module.h"
 
@@ -33,6 +35,7 @@ enum {
 	R_NEXT_ID = 7,		/* snapshots only: the id counter (u64) */
 	R_PROCESS = 8,		/* a running command's process group: pid, start time, boot */
 	R_ARRAY_STOP = 9,	/* an array's elements not yet made ended: state, cause, ms */
+	R_REMOTE = 10,		/* handed to Slurm: backend, Slurm job id, the tag of its files */
 };
 
 /* ---- a growing byte buffer, little-endian fields ---- */
@@ -197,6 +200,14 @@ static void encode_process(struct wbuf *b, pid_t pid)
 	w_u32(b, (uint32_t)pid);
 	w_u64(b, proc_start(pid));
 	w_str(b, boot, strlen(boot));
+}
+
+/* encode_remote: an R_REMOTE payload: the backend (1, Slurm), its job id, the tag. */
+static void encode_remote(struct wbuf *b, uint32_t id, const char *tag)
+{
+	w_u8(b, JD_BACKEND_SLURM);
+	w_u32(b, id);
+	w_str(b, tag, tag ? strlen(tag) : 0);
 }
 
 /* ---- recording ---- */
@@ -371,7 +382,31 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 		append(d, R_ARRAY_STOP, ch->job->id, &b);
 		free(b.p);
 		break;
+	case JD_CHANGE_REMOTE:
+		encode_remote(&b, ch->remote_id, ch->remote_tag);
+		append(d, R_REMOTE, ch->job->id, &b);
+		free(b.p);
+		break;
 	}
+}
+
+void jd_persist_remote_tag(const struct jd_daemon *d, char *out, size_t len)
+{
+	char dir[4096], host[256] = "";
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	if (d->cfg.journal_sync == JD_JOURNAL_OFF ||
+	    jd_config_journal_dir(&d->cfg, dir, sizeof(dir)) < 0) {
+		snprintf(out, len, "%s", d->instance);
+		return;
+	}
+	gethostname(host, sizeof(host) - 1);
+	for (const unsigned char *p = (const unsigned char *)host; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	h = (h ^ '\n') * 1099511628211ull;
+	for (const unsigned char *p = (const unsigned char *)dir; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	snprintf(out, len, "j%016llx", (unsigned long long)h);
 }
 
 /* hold_hook: the net layer's journal_hold (net/net.h): with sync "always", everything
@@ -881,6 +916,23 @@ static int replay_cb(void *arg, const struct jd_journal_rec *r)
 		return 0;
 	case R_ARRAY_STOP:
 		return j->arr ? replay_array_stop(j, r) : 0;
+	case R_REMOTE: {
+		struct rbuf b = {r->data, r->len, 0, false};
+		unsigned kind = r_u8(&b);
+		uint32_t rid = r_u32(&b);
+		size_t tl;
+		const char *tag = r_str(&b, &tl);
+
+		if (b.bad || kind != JD_BACKEND_SLURM || !rid || tl >= 64)
+			return JSCHED_EIO;
+		if (j->exec && !jd_state_final(j->state)) {
+			free(j->exec->remote_tag);
+			if (!(j->exec->remote_tag = strndup(tag ? tag : "", tl)))
+				return JSCHED_ENOMEM;
+			j->exec->remote_id = rid;
+		}
+		return 0;
+	}
 	default:
 		snprintf(st->err, st->errlen, "journal: record %" PRIu64 " has an unknown type %u",
 			 r->seq, r->type);
@@ -939,8 +991,8 @@ static void restore_elements(struct rec_state *st, struct jd_job *p)
 }
 
 /* restore: put the recovered jobs into the table and carry on with them: final ones
- * retained in the order they ended, running ones failed (daemon_restart), the rest
- * linked and released. */
+ * retained in the order they ended, those handed to Slurm watched again there, running
+ * ones failed (daemon_restart), the rest linked and released. */
 static void restore(struct rec_state *st)
 {
 	struct jd_daemon *d = st->d;
@@ -966,14 +1018,21 @@ static void restore(struct rec_state *st)
 		j->state = JD_WAITING;
 		jd_job_restore(t, j);
 		d->persist.jobs_recovered++;
-		j->state = was == JD_RUNNING ? JD_RUNNING : JD_WAITING;
-		if (was == JD_RUNNING) {
+		/* A job in Slurm (queued there, or running) stays as it was. */
+		if (was == JD_QUEUED && j->exec && j->exec->remote_id) {
+			t->by_state[JD_WAITING]--;
+			j->client->by_state[JD_WAITING]--;
+			t->by_state[JD_QUEUED]++;
+			j->client->by_state[JD_QUEUED]++;
+			j->state = JD_QUEUED;
+		} else if (was == JD_RUNNING) {
 			/* Counted as waiting by the restore: move it as a start would. */
 			t->by_state[JD_WAITING]--;
 			j->client->by_state[JD_WAITING]--;
 			j->client->live--;
 			t->by_state[JD_RUNNING]++;
 			j->client->by_state[JD_RUNNING]++;
+			j->state = JD_RUNNING;
 		}
 	}
 	if (t->next_id <= st->max_id)
@@ -985,6 +1044,15 @@ static void restore(struct rec_state *st)
 
 		if (!j || jd_state_final(j->state))
 			continue;
+		if (j->exec && j->exec->remote_id) {
+			char why[512];
+
+			if (jd_backend_reattach(&d->runner, j, j->exec->remote_id,
+						j->exec->remote_tag ? j->exec->remote_tag : "", why,
+						sizeof(why)) < 0)
+				jd_job_finish(t, j, JD_FAILED, JP_CAUSE_DAEMON_RESTART, why);
+			continue;
+		}
 		if (j->state == JD_RUNNING) {
 			const char *why = RUNNING_WHY;
 
@@ -1018,6 +1086,10 @@ static void restore(struct rec_state *st)
 				      "its handler is no longer loaded (after a restart)");
 			continue;
 		}
+		/* One that may go to Slurm may have reached it without a record of its
+		 * submit (jschedd killed in between): the backend looks before it submits. */
+		if (j->exec && (j->exec->backend == JD_BACKEND_SLURM || j->exec->backend == JD_BACKEND_AUTO))
+			j->exec->remote_find = true;
 		if (jd_job_link_deps(t, j) == 1)
 			jd_job_release(t, j);
 	}
@@ -1298,10 +1370,14 @@ static int snap_job(struct jd_daemon *d, const struct jd_job *j, struct wbuf *b)
 		encode_final(b, j);
 		return snap_add(d, R_FINAL, j->id, b);
 	}
-	if (j->state == JD_RUNNING)
-		return snap_running(d, j, b);
-	if (j->state == JD_QUEUED)
-		return snap_add(d, R_QUEUED, j->id, b);
+	if (j->state == JD_RUNNING && (rc = snap_running(d, j, b)) < 0)
+		return rc;
+	if (j->state == JD_QUEUED && (rc = snap_add(d, R_QUEUED, j->id, b)) < 0)
+		return rc;
+	if (j->state >= JD_QUEUED && j->exec && j->exec->remote_id) {
+		encode_remote(b, j->exec->remote_id, j->exec->remote_tag);
+		return snap_add(d, R_REMOTE, j->id, b);
+	}
 	return 0;
 }
 
@@ -1456,9 +1532,11 @@ int jd_persist_check(const char *dir)
 	       " bytes, last record %" PRIu64 "\n", info.segments, info.records, info.bytes,
 	       info.last_seq);
 	printf("  records: %" PRIu64 " submit, %" PRIu64 " queued, %" PRIu64 " running, %" PRIu64
-	       " final, %" PRIu64 " forgotten, %" PRIu64 " client; highest job id %" PRIu64 "\n",
+	       " final, %" PRIu64 " forgotten, %" PRIu64 " client, %" PRIu64 " process, %" PRIu64
+	       " remote; highest job id %" PRIu64 "\n",
 	       cs.by_type[R_SUBMIT], cs.by_type[R_QUEUED], cs.by_type[R_RUNNING],
-	       cs.by_type[R_FINAL], cs.by_type[R_FORGOTTEN], cs.by_type[R_CLIENT], cs.max_id);
+	       cs.by_type[R_FINAL], cs.by_type[R_FORGOTTEN], cs.by_type[R_CLIENT],
+	       cs.by_type[R_PROCESS], cs.by_type[R_REMOTE], cs.max_id);
 	if (info.torn_tail)
 		printf("  a torn last flush at %s offset %" PRIu64 " (a crash during a flush; "
 		       "nothing in it was acknowledged): the next start cuts it\n", info.tail_file,

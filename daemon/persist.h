@@ -23,6 +23,8 @@
  *   FORGOTTEN (nothing): retention forgot the job
  *   CLIENT    a client's settings set at run time (set_client): name, weight,
  *             max_queued, overflow
+ *   PROCESS   a running command's process group: pid, its start time, the boot id
+ *   REMOTE    Slurm took the job: backend (1), Slurm job id, the tag naming its files
  *   NEXT_ID   (snapshots only) the id counter
  *   ARRAY_STOP an array's elements not yet made ended: state, cause, finished ms
  * An array's elements (core/array.h) have no SUBMIT or QUEUED records (the parent's SUBMIT,
@@ -39,8 +41,9 @@
  * is idempotent (a submit of a known id is skipped, a state only moves forward).
  *
  * Recovery (jd_persist_start, before the socket accepts): every record is replayed into
- * jobs; then jobs that were running end failed with cause daemon_restart (a command's
- * process may still run: see daemon/README.md), waiting and queued ones are linked and
+ * jobs; then jobs with a REMOTE record are watched in Slurm again (jd_backend_reattach),
+ * jobs that were running here end failed with cause daemon_restart (the recorded process
+ * group killed if it still runs), waiting and queued ones are linked and
  * released into their clients' fair queues again, deadlines still in force (a deadline
  * that passed while the daemon was down expires the job at once), and final ones are
  * retained as they were, in the order they ended.
@@ -49,6 +52,7 @@
 #define JD_PERSIST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -95,6 +99,13 @@ void jd_persist_stop(struct jd_daemon *d);
  * written in slices of 1,000 jobs between the loop's other work; collect one that is
  * done.  Loop thread. */
 void jd_persist_tick(struct jd_daemon *d);
+
+/* jd_persist_remote_tag: what names this jschedd's jobs in Slurm (their files and their
+ * comment; backend_slurm.h): with the journal on, "j" and 16 hex digits of a hash of the
+ * host name and the journal directory, the same across restarts, so that a restarted
+ * jschedd finds the jobs it handed over; with it off, the instance (nothing is
+ * re-attached then).  Before the runner starts. */
+void jd_persist_remote_tag(const struct jd_daemon *d, char *out, size_t len);
 
 /* jd_persist_change: the job table's change hook's part: one record. */
 void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch);

@@ -71,6 +71,7 @@ void jd_exec_job_free(struct jd_exec_job *x)
 	jd_exec_spec_clear(&x->spec);
 	free(x->res.out.data);
 	free(x->res.err.data);
+	free(x->remote_tag);
 	free(x);
 }
 

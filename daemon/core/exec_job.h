@@ -87,6 +87,9 @@ struct jd_exec_job {
 	uint8_t ran_on;			/* JD_BACKEND_LOCAL / _SLURM once decided, else UNSET */
 	uint32_t remote_id;		/* the Slurm job id, 0 until submitted */
 	char remote_node[64];		/* where Slurm ran it ("" before) */
+	char *remote_tag;		/* what names its files in Slurm (NULL before) */
+	bool remote_find;		/* recovered without a record of its submit: look
+					 * for it in Slurm before submitting (backend.c) */
 	void *remote;			/* the backend's state of a remote job (run/backend.c) */
 };
 

@@ -574,6 +574,16 @@ void jd_job_process_started(struct jd_jobs *t, struct jd_job *j, pid_t pid)
 		t->hooks->change(t->hooks->ctx, &ch);
 }
 
+void jd_job_remote_submitted(struct jd_jobs *t, struct jd_job *j, uint32_t remote_id,
+			     const char *tag)
+{
+	struct jd_change ch = {.kind = JD_CHANGE_REMOTE, .job = j, .remote_id = remote_id,
+			       .remote_tag = tag};
+
+	if (t->hooks && t->hooks->change)
+		t->hooks->change(t->hooks->ctx, &ch);
+}
+
 bool jd_job_finish(struct jd_jobs *t, struct jd_job *j, enum jd_state s, enum jp_cause cause,
 		   const char *reason)
 {

@@ -175,6 +175,7 @@ enum jd_change_kind {
 	JD_CHANGE_PROCESS,	/* running job's command started as process (group) pid */
 	JD_CHANGE_ARRAY_STOP,	/* array parent job's elements not yet made ended in state
 				 * `state` with cause `cause` (a cancel, a dependency ...) */
+	JD_CHANGE_REMOTE,	/* job was handed to Slurm, which knows it as remote_id */
 };
 
 struct jd_change {
@@ -184,6 +185,8 @@ struct jd_change {
 	uint64_t next_id;		/* NEXT_ID */
 	pid_t pid;			/* PROCESS */
 	uint8_t state, cause;		/* ARRAY_STOP: enum jd_state, enum jp_cause */
+	uint32_t remote_id;		/* REMOTE */
+	const char *remote_tag;		/* REMOTE: what names its files there */
 };
 
 struct jd_jobs_hooks {
@@ -313,6 +316,12 @@ void jd_job_set_running(struct jd_jobs *t, struct jd_job *j);
  * process group (reported: JD_CHANGE_PROCESS; the journal keeps it, so that a restart
  * after a crash can stop a command that outlived the daemon). */
 void jd_job_process_started(struct jd_jobs *t, struct jd_job *j, pid_t pid);
+
+/* jd_job_remote_submitted: exec job j was handed to Slurm, which knows it as job
+ * remote_id, its files named by `tag` (reported: JD_CHANGE_REMOTE; the journal keeps it,
+ * so that a restart re-attaches to the remote job instead of losing it). */
+void jd_job_remote_submitted(struct jd_jobs *t, struct jd_job *j, uint32_t remote_id,
+			     const char *tag);
 
 /* jd_job_finish: put j in final state `s` with `cause` (JP_CAUSE_NONE for succeeded) and
  * a reason (copied; may be NULL), unless it is final already (then nothing happens and

@@ -8,6 +8,7 @@
  */
 #include "daemon/run/backend.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -25,6 +26,10 @@
 struct remote {
 	struct jd_slurm_job sj;
 	struct jd_job *job;
+	bool attached;			/* re-attached after a restart: not dispatched by
+					 * the fair layer */
+	bool unit;			/* attached and holding a unit of the window */
+	bool running;			/* counted running (else pending) */
 	struct remote *next, *prev;	/* every live remote job (freed at stop) */
 };
 
@@ -47,7 +52,7 @@ struct jd_backends {
 	/* loop thread */
 	struct remote *live;
 	uint32_t pending, running, peak;
-	uint64_t handed, overflowed, submitted, started, ended, refused;
+	uint64_t handed, overflowed, submitted, started, ended, refused, attached;
 };
 
 const char *jd_backends_build(void)
@@ -114,8 +119,9 @@ static void remote_free(struct jd_backends *b, struct remote *r)
 }
 
 /* finish_remote: a remote job has ended (res filled): give its unit back to the fair
- * layer and end it as a local command would. */
-static void finish_remote(struct jd_backends *b, struct jd_job *j)
+ * layer (`attached`: one it was not dispatched by, holding a unit if `unit`) and end it
+ * as a local command would. */
+static void finish_remote(struct jd_backends *b, struct jd_job *j, bool attached, bool unit)
 {
 	struct jd_runner *r = b->r;
 	struct jd_fair_job *fj = &j->fj;
@@ -134,7 +140,10 @@ static void finish_remote(struct jd_backends *b, struct jd_job *j)
 	j->fj.run_ns = j->exec->res.run_ns > seen ? j->exec->res.run_ns : seen;
 	if (j->fj.run_ns < 1000000)
 		j->fj.run_ns = 1000000;
-	jd_fair_complete(r->fair, &fj, 1);
+	if (!attached)
+		jd_fair_complete(r->fair, &fj, 1);
+	else if (unit)
+		jd_fair_resource_give(r->fair, b->res, 1);
 	jd_exec_job_done(&r->exec, j);
 	jd_runner_kick(r); /* room in the window: a worker may feed the next */
 }
@@ -146,16 +155,25 @@ static void on_slurm(void *ctx, struct jd_slurm_job *sj, enum jd_slurm_event ev)
 	struct jd_job *j = rj->job;
 	struct jd_exec_job *x = j->exec;
 
+	bool attached, unit;
+
 	switch (ev) {
 	case JD_SLURM_EV_SUBMITTED:
 		x->remote_id = sj->slurm_id;
+		free(x->remote_tag);
+		x->remote_tag = strdup(sj->tag);
 		b->submitted++;
+		/* The journal's record: a restart watches this Slurm job again. */
+		jd_job_remote_submitted(b->r->env.jobs, j, sj->slurm_id, sj->tag);
 		return;
 	case JD_SLURM_EV_STARTED:
 		snprintf(x->remote_node, sizeof(x->remote_node), "%s", sj->node);
 		b->pending--;
 		b->running++;
 		b->started++;
+		rj->running = true;
+		if (j->state == JD_RUNNING)
+			break; /* re-attached: it was running before the restart */
 		j->run_started_ns = jd_now_ns();
 		j->run_started_ms = sj->start_ms ? sj->start_ms : jd_now_ms();
 		jd_job_set_running(b->r->env.jobs, j);
@@ -163,17 +181,45 @@ static void on_slurm(void *ctx, struct jd_slurm_job *sj, enum jd_slurm_event ev)
 	case JD_SLURM_EV_DONE:
 		if (sj->node[0])
 			snprintf(x->remote_node, sizeof(x->remote_node), "%s", sj->node);
-		if (j->state == JD_RUNNING)
+		if (rj->running)
 			b->running--;
 		else
 			b->pending--;
 		b->ended++;
+		attached = rj->attached;
+		unit = rj->unit;
 		x->remote = NULL;
 		remote_free(b, rj);
-		finish_remote(b, j);
+		finish_remote(b, j, attached, unit);
 		break;
 	}
 	jd_jobs_settle(b->r->env.jobs);
+}
+
+/* remote_fill: the slurm backend's job for j. */
+static void remote_fill(struct remote *rj, struct jd_job *j)
+{
+	rj->job = j;
+	rj->sj.key = j->id;
+	rj->sj.uid = j->uid;
+	rj->sj.gid = j->gid;
+	rj->sj.nice = nice_of[j->prio < 4 ? j->prio : JD_FAIR_NORMAL];
+	rj->sj.spec = &j->exec->spec;
+	rj->sj.res = &j->exec->res;
+	rj->sj.user = rj;
+}
+
+/* remote_live: rj is the backend's now, pending. */
+static void remote_live(struct jd_backends *b, struct remote *rj)
+{
+	rj->next = b->live;
+	if (b->live)
+		b->live->prev = rj;
+	b->live = rj;
+	rj->job->exec->remote = rj;
+	b->pending++;
+	if (b->pending + b->running > b->peak)
+		b->peak = b->pending + b->running;
 }
 
 /* submit: a handed-off job to Slurm.  Loop thread. */
@@ -198,17 +244,13 @@ static void submit(struct jd_backends *b, struct jd_job *j)
 	if (!(rj = calloc(1, sizeof(*rj)))) {
 		x->res.end = JD_EXEC_SPAWN_FAILED;
 		snprintf(x->res.reason, sizeof(x->res.reason), "out of memory");
-		finish_remote(b, j);
+		finish_remote(b, j, false, false);
 		return;
 	}
-	rj->job = j;
-	rj->sj.key = j->id;
-	rj->sj.uid = j->uid;
-	rj->sj.gid = j->gid;
-	rj->sj.nice = nice_of[j->prio < 4 ? j->prio : JD_FAIR_NORMAL];
-	rj->sj.spec = &x->spec;
-	rj->sj.res = &x->res;
-	rj->sj.user = rj;
+	remote_fill(rj, j);
+	/* Recovered without a record of its submit: it may be in Slurm already. */
+	rj->sj.find_first = x->remote_find;
+	rj->sj.not_before_ms = j->submitted_ms;
 	if ((rc = jd_slurm_submit(b->slurm, &rj->sj)) < 0) {
 		free(rj);
 		x->res.end = JD_EXEC_SPAWN_FAILED;
@@ -216,17 +258,59 @@ static void submit(struct jd_backends *b, struct jd_job *j)
 			snprintf(x->res.reason, sizeof(x->res.reason), "the slurm backend refused it (%s)",
 				 rc == JSCHED_ENOMEM ? "out of memory" : "internal error");
 		b->refused++;
-		finish_remote(b, j);
+		finish_remote(b, j, false, false);
 		return;
 	}
-	rj->next = b->live;
-	if (b->live)
-		b->live->prev = rj;
-	b->live = rj;
-	x->remote = rj;
-	b->pending++;
-	if (b->pending + b->running > b->peak)
-		b->peak = b->pending + b->running;
+	remote_live(b, rj);
+}
+
+int jd_backend_reattach(struct jd_runner *r, struct jd_job *j, uint32_t slurm_id, const char *tag,
+			char *why, size_t len)
+{
+	struct jd_backends *b = r->backends;
+	struct jd_exec_job *x = j->exec;
+	struct remote *rj;
+	char *copy = NULL;
+	int rc;
+
+	if (!b || !b->slurm) {
+		snprintf(why, len, "it was handed to Slurm (job %u) before jschedd stopped, and this "
+			 "jschedd has no slurm backend to watch it (%s); it may still run there",
+			 (unsigned)slurm_id, b ? b->why : "no backends");
+		return JSCHED_ENOT_SUPPORTED;
+	}
+	if (!(rj = calloc(1, sizeof(*rj))) || !(copy = strdup(tag))) {
+		free(rj);
+		snprintf(why, len, "out of memory re-attaching to Slurm job %u", (unsigned)slurm_id);
+		return JSCHED_ENOMEM;
+	}
+	free(x->remote_tag); /* tag may be it: copied first */
+	x->remote_tag = copy;
+	remote_fill(rj, j);
+	snprintf(rj->sj.tag, sizeof(rj->sj.tag), "%s", copy);
+	rj->sj.slurm_id = slurm_id;
+	rj->attached = true;
+	/* Its unit of the window, if there is room (a window made smaller since may be
+	 * over its size until such jobs end). */
+	rj->unit = jd_fair_resource_take(r->fair, b->res, 1) == 0;
+	if ((rc = jd_slurm_attach(b->slurm, &rj->sj)) < 0) {
+		if (rj->unit)
+			jd_fair_resource_give(r->fair, b->res, 1);
+		free(rj);
+		snprintf(why, len, "cannot re-attach to Slurm job %u (%s)", (unsigned)slurm_id,
+			 rc == JSCHED_ENOMEM ? "out of memory" : "already watched");
+		return rc;
+	}
+	x->ran_on = JD_BACKEND_SLURM;
+	x->remote_id = slurm_id;
+	if (j->state == JD_RUNNING)
+		j->run_started_ns = j->started_ns;
+	atomic_fetch_add_explicit(&b->remote_live, 1, memory_order_relaxed);
+	b->attached++;
+	remote_live(b, rj);
+	jd_log(JD_LOG_INFO, "job %" PRIu64 ": re-attached to Slurm job %u (%s before the restart)",
+	       j->id, (unsigned)slurm_id, j->state == JD_RUNNING ? "running" : "submitted");
+	return 0;
 }
 
 static void handoff_cb(uv_async_t *h)
@@ -314,7 +398,7 @@ int jd_backends_start(struct jd_runner *r, char *err, size_t errlen)
 	snprintf(sc.partition, sizeof(sc.partition), "%s", c->partition);
 	snprintf(sc.account, sizeof(sc.account), "%s", c->account);
 	snprintf(sc.output_dir, sizeof(sc.output_dir), "%s", c->output_dir);
-	snprintf(sc.instance, sizeof(sc.instance), "%s", r->env.instance ? r->env.instance : "jschedd");
+	snprintf(sc.instance, sizeof(sc.instance), "%s", r->env.remote_tag ? r->env.remote_tag : "jschedd");
 	sc.poll_ms = c->poll_ms;
 	sc.output_bytes = r->env.cfg->exec.output_bytes;
 	b->max_submitted = c->max_submitted;
@@ -452,8 +536,9 @@ json_t *jd_backends_metrics(struct jd_runner *r)
 		json_object_set_new(sl, "peak_in_window", json_integer(b->peak));
 		json_object_set_new(sl, "in_window",
 				    json_integer(atomic_load_explicit(&b->remote_live, memory_order_relaxed)));
-		json_object_set_new(sl, "jobs", json_pack("{s:I, s:i, s:i, s:I, s:I, s:I, s:I}",
+		json_object_set_new(sl, "jobs", json_pack("{s:I, s:I, s:i, s:i, s:I, s:I, s:I, s:I}",
 							  "handed", (json_int_t)b->handed,
+							  "reattached", (json_int_t)b->attached,
 							  "pending", (int)b->pending, "running", (int)b->running,
 							  "started", (json_int_t)b->started,
 							  "ended", (json_int_t)b->ended,

@@ -76,6 +76,16 @@ bool jd_backend_take(struct jd_runner *r, struct jd_job *j);
  * the window), else -1.  Any thread. */
 int jd_backend_class(const struct jd_runner *r, const struct jd_job *j);
 
+/* jd_backend_reattach: watch again recovered job j (queued or running), which was
+ * handed to Slurm as job slurm_id with its files named by `tag` before jschedd stopped
+ * (the journal's record): it ends with Slurm's result as if jschedd had never stopped.
+ * It takes a unit of the window if there is room (outside the fair layer's dispatch:
+ * its client is not charged for it).  Returns 0, or a negative code with the reason in
+ * why (JSCHED_ENOT_SUPPORTED: this jschedd has no slurm backend; the caller ends the
+ * job).  Loop thread, at recovery. */
+int jd_backend_reattach(struct jd_runner *r, struct jd_job *j, uint32_t slurm_id, const char *tag,
+			char *why, size_t len);
+
 /* jd_backend_cancel: stop a remote job (cause: JP_CAUSE_CANCEL or _SHUTDOWN).  Returns
  * true if j is remote (handled here).  Loop thread. */
 bool jd_backend_cancel(struct jd_runner *r, struct jd_job *j, enum jp_cause cause);

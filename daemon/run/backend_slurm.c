@@ -126,6 +126,10 @@ struct msg {
 	uint32_t nice;
 	uint32_t output_bytes;
 	char *partition, *account;	/* NULL: the config's */
+	char tag[64];		/* M_SUBMIT, M_ATTACH: names the files and the comment */
+	bool find_first;	/* M_SUBMIT: watch a job Slurm has already (backend_slurm.h) */
+	uint64_t not_before_ms;
+	bool found;		/* M_SUBMITTED: it was found, not submitted */
 	/* M_STATE */
 	uint32_t state;		/* JOB_* base state; JOB_END: slurmctld forgot the job */
 	bool final, never_ran;
@@ -147,7 +151,16 @@ struct track {
 	uint32_t state, status;	/* as last reported */
 	bool reported, seen;
 	char node[64];
+	char tag[64];		/* names its files */
 	uint64_t start_ms, end_ms;
+};
+
+/* A job of an earlier run of this jschedd found in Slurm's list (find_first). */
+struct found {
+	uint64_t key;
+	uint32_t slurm_id;
+	uint32_t uid;
+	uint64_t submit_ms;
 };
 
 struct jd_slurm {
@@ -171,6 +184,7 @@ struct jd_slurm {
 	bool up;
 	char error[256];
 	uint64_t submitted, refused, started, ended, cancels, timeouts, outages;
+	uint64_t attached, found_jobs;	/* re-attached by id; found by tag (find_first) */
 	uint64_t by_end[10];	/* ended jobs by Slurm state: COMPLETE .. OOM, then lost */
 
 	/* slurm thread (read by the loop under lock: the stats) */
@@ -178,6 +192,9 @@ struct jd_slurm {
 	uint32_t n_tracks;
 	struct msg *retry_head, *retry_tail;	/* submits and kills to redo */
 	time_t last_update;
+	struct found *found;			/* find_first: Slurm's jobs of our tag, by key */
+	size_t n_found;
+	bool found_loaded;
 	int h_last, h_last_e;			/* the health last posted: 0 none, 1 down, 2 up */
 	uint64_t polls, polls_unchanged, polls_failed, poll_ns, poll_ns_max;	/* under lock */
 	uint64_t rpcs;								/* under lock */
@@ -237,9 +254,10 @@ static bool transient(int e)
 
 /* ---- files ------------------------------------------------------------------------------- */
 
-static void file_name(const struct jd_slurm *s, uint64_t key, const char *ext, char *out, size_t len)
+static void file_name(const struct jd_slurm *s, const char *tag, uint64_t key, const char *ext,
+		      char *out, size_t len)
 {
-	snprintf(out, len, "%s/%s-%llu.%s", s->cfg.output_dir, s->cfg.instance,
+	snprintf(out, len, "%s/%s-%llu.%s", s->cfg.output_dir, tag[0] ? tag : s->cfg.instance,
 		 (unsigned long long)key, ext);
 }
 
@@ -369,7 +387,8 @@ static struct track *track_by_key(struct jd_slurm *s, uint64_t key)
 	return NULL;
 }
 
-static void track_add(struct jd_slurm *s, uint64_t key, uint32_t id, uint32_t output_bytes)
+static void track_add(struct jd_slurm *s, uint64_t key, uint32_t id, uint32_t output_bytes,
+		      const char *tag)
 {
 	struct track **pp = track_slot(s, id), *t;
 
@@ -380,6 +399,7 @@ static void track_add(struct jd_slurm *s, uint64_t key, uint32_t id, uint32_t ou
 	t->key = key;
 	t->slurm_id = id;
 	t->output_bytes = output_bytes;
+	snprintf(t->tag, sizeof(t->tag), "%s", tag);
 	t->state = JOB_PENDING;
 	*pp = t;
 	s->n_tracks++;
@@ -405,11 +425,11 @@ static void finish_track(struct jd_slurm *s, struct track *t, uint32_t state, ui
 		m->start_ms = t->start_ms;
 		m->end_ms = t->end_ms;
 	}
-	file_name(s, t->key, "out", path, sizeof(path));
+	file_name(s, t->tag, t->key, "out", path, sizeof(path));
 	read_back(path, t->output_bytes, m ? &m->out : &(struct jd_exec_stream){0});
-	file_name(s, t->key, "err", path, sizeof(path));
+	file_name(s, t->tag, t->key, "err", path, sizeof(path));
 	read_back(path, t->output_bytes, m ? &m->err : &(struct jd_exec_stream){0});
-	file_name(s, t->key, "in", path, sizeof(path));
+	file_name(s, t->tag, t->key, "in", path, sizeof(path));
 	unlink(path);
 	if (m)
 		post(s, m);
@@ -418,18 +438,122 @@ static void finish_track(struct jd_slurm *s, struct track *t, uint32_t state, ui
 	free(t);
 }
 
+/* job_ms: a Slurm time_t as wall ms (0 stays 0). */
+static uint64_t job_ms(time_t t)
+{
+	return t > 0 ? (uint64_t)t * 1000u : 0;
+}
+
+static int found_cmp(const void *a, const void *b)
+{
+	const struct found *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->submit_ms < y->submit_ms ? -1 : x->submit_ms > y->submit_ms;
+}
+
+/* load_found: Slurm's whole job list, once: the jobs whose comment carries our tag, by
+ * key.  Returns 0, or the libslurm error (nothing loaded: retried at the next submit
+ * that needs it). */
+static int load_found(struct jd_slurm *s)
+{
+	job_info_msg_t *info = NULL;
+	char prefix[96];
+	size_t plen;
+	int rc = slurm_load_jobs(0, &info, SHOW_ALL), e = rc ? slurm_get_errno() : 0;
+
+	pthread_mutex_lock(&s->lock);
+	s->rpcs++;
+	pthread_mutex_unlock(&s->lock);
+	if (rc)
+		return e ? e : SLURM_ERROR;
+	snprintf(prefix, sizeof(prefix), "jschedd:%s:", s->cfg.instance);
+	plen = strlen(prefix);
+	if (!(s->found = calloc(info->record_count ? info->record_count : 1, sizeof(*s->found)))) {
+		slurm_free_job_info_msg(info);
+		return EAGAIN; /* retried, as an outage is */
+	}
+	for (uint32_t i = 0; i < info->record_count; i++) {
+		const slurm_job_info_t *ji = &info->job_array[i];
+		char *end;
+		unsigned long long key;
+
+		if (!ji->comment || strncmp(ji->comment, prefix, plen) != 0)
+			continue;
+		key = strtoull(ji->comment + plen, &end, 10);
+		if (*end || !key)
+			continue;
+		s->found[s->n_found++] = (struct found){key, ji->job_id, ji->user_id,
+							 job_ms(ji->submit_time)};
+	}
+	qsort(s->found, s->n_found, sizeof(*s->found), found_cmp);
+	s->found_loaded = true;
+	slurm_free_job_info_msg(info);
+	return 0;
+}
+
+/* find_job: the job of an earlier run tagged with m's key, of m's uid (anyone may write
+ * any comment: another user's job is never taken for ours) and submitted no earlier than
+ * m->not_before_ms (the newest such), into *f (NULL: none).  Returns 0 or the libslurm
+ * error of a list that could not be loaded. */
+static int find_job(struct jd_slurm *s, const struct msg *m, const struct found **f)
+{
+	size_t lo = 0, hi;
+	int rc;
+
+	*f = NULL;
+	if (!s->found_loaded && (rc = load_found(s)) != 0)
+		return rc;
+	if (strcmp(m->tag, s->cfg.instance) != 0)
+		return 0; /* only our own tag is loaded */
+	hi = s->n_found;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->found[mid].key < m->key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Slurm's times are whole seconds: a job submitted in the same second counts. */
+	for (; lo < s->n_found && s->found[lo].key == m->key; lo++)
+		if (s->found[lo].uid == (uint32_t)m->uid &&
+		    s->found[lo].submit_ms + 999 >= m->not_before_ms)
+			*f = &s->found[lo];
+	return 0;
+}
+
 /* do_submit: one submit request.  Returns false if slurmctld could not be reached (the
  * request is to be retried; m is kept), true when m was consumed. */
 static bool do_submit(struct jd_slurm *s, struct msg *m)
 {
 	job_desc_msg_t desc;
 	submit_response_msg_t *resp = NULL;
-	char out[4200], err[4200], in[4200], name[64];
+	char out[4200], err[4200], in[4200], name[64], comment[128];
 	int rc, e;
 
-	file_name(s, m->key, "out", out, sizeof(out));
-	file_name(s, m->key, "err", err, sizeof(err));
-	file_name(s, m->key, "in", in, sizeof(in));
+	if (m->find_first) {
+		/* Before its files are made anew: a job found keeps writing to them. */
+		const struct found *f = NULL;
+
+		if ((rc = find_job(s, m, &f)) != 0 && transient(rc)) {
+			post_health(s, false, "the list of jobs (to find one submitted before a restart)", rc);
+			return false;
+		}
+		/* Any other refusal of the list: submitted as if not found. */
+		if (f) {
+			track_add(s, m->key, f->slurm_id, m->output_bytes, m->tag);
+			m->kind = M_SUBMITTED;
+			m->slurm_id = f->slurm_id;
+			m->found = true;
+			post(s, m);
+			return true;
+		}
+	}
+	file_name(s, m->tag, m->key, "out", out, sizeof(out));
+	file_name(s, m->tag, m->key, "err", err, sizeof(err));
+	file_name(s, m->tag, m->key, "in", in, sizeof(in));
 	if ((rc = make_file(out, m->uid, m->gid, NULL, 0)) || (rc = make_file(err, m->uid, m->gid, NULL, 0)) ||
 	    (m->has_stdin && (rc = make_file(in, m->uid, m->gid, m->stdin_data, m->stdin_len)))) {
 		m->kind = M_REFUSED;
@@ -442,7 +566,9 @@ static bool do_submit(struct jd_slurm *s, struct msg *m)
 	}
 	slurm_init_job_desc_msg(&desc);
 	snprintf(name, sizeof(name), "jschedd-%llu", (unsigned long long)m->key);
+	snprintf(comment, sizeof(comment), "jschedd:%s:%llu", m->tag, (unsigned long long)m->key);
 	desc.name = name;
+	desc.comment = comment;
 	desc.script = m->script;
 	desc.environment = m->env;
 	desc.env_size = m->env_n;
@@ -467,7 +593,7 @@ static bool do_submit(struct jd_slurm *s, struct msg *m)
 	s->rpcs++;
 	pthread_mutex_unlock(&s->lock);
 	if (rc == 0 && resp) {
-		track_add(s, m->key, resp->job_id, m->output_bytes);
+		track_add(s, m->key, resp->job_id, m->output_bytes, m->tag);
 		post_health(s, true, NULL, 0);
 		m->kind = M_SUBMITTED;
 		m->slurm_id = resp->job_id;
@@ -529,12 +655,6 @@ static bool do_kill(struct jd_slurm *s, struct msg *m)
 		post_health(s, true, NULL, 0);
 	msg_free(m); /* done, or ESLURM_ALREADY_DONE / INVALID_JOB_ID: the poll tells */
 	return true;
-}
-
-/* job_ms: a Slurm time_t as wall ms (0 stays 0). */
-static uint64_t job_ms(time_t t)
-{
-	return t > 0 ? (uint64_t)t * 1000u : 0;
 }
 
 /* do_poll: one slurm_load_jobs; report what changed for the tracked jobs. */
@@ -683,7 +803,7 @@ static void slurm_main(void *arg)
 					done = do_kill(s, m);
 					break;
 				case M_ATTACH:
-					track_add(s, m->key, m->slurm_id, m->output_bytes);
+					track_add(s, m->key, m->slurm_id, m->output_bytes, m->tag);
 					s->last_update = 0; /* a full answer: it may have ended */
 					msg_free(m);
 					break;
@@ -903,7 +1023,10 @@ static void async_cb(uv_async_t *h)
 			j->slurm_id = m->slurm_id;
 			if (j->phase == JD_SLURM_SUBMITTING)
 				j->phase = JD_SLURM_PENDING;
-			s->submitted++;
+			if (m->found)
+				s->found_jobs++;
+			else
+				s->submitted++;
 			s->cb(s->ctx, j, JD_SLURM_EV_SUBMITTED);
 			break;
 		case M_REFUSED:
@@ -1007,6 +1130,7 @@ static void async_closed(uv_handle_t *h)
 			free(t);
 		}
 	}
+	free(s->found);
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
@@ -1071,6 +1195,10 @@ int jd_slurm_submit(struct jd_slurm *s, struct jd_slurm_job *j)
 		return JSCHED_ENOMEM;
 	m->kind = M_SUBMIT;
 	m->key = j->key;
+	snprintf(j->tag, sizeof(j->tag), "%s", s->cfg.instance);
+	memcpy(m->tag, j->tag, sizeof(m->tag));
+	m->find_first = j->find_first;
+	m->not_before_ms = j->not_before_ms;
 	m->uid = j->uid;
 	m->gid = j->gid;
 	m->script = jd_slurm_script(sp->argv, sp->cwd ? sp->cwd : "/", has_path, j->key);
@@ -1126,9 +1254,11 @@ int jd_slurm_attach(struct jd_slurm *s, struct jd_slurm_job *j)
 		return rc;
 	}
 	j->phase = JD_SLURM_PENDING;
+	s->attached++;
 	m->kind = M_ATTACH;
 	m->key = j->key;
 	m->slurm_id = j->slurm_id;
+	snprintf(m->tag, sizeof(m->tag), "%s", j->tag[0] ? j->tag : s->cfg.instance);
 	m->output_bytes = j->spec->output_bytes ? j->spec->output_bytes : s->cfg.output_bytes;
 	request(s, m);
 	return 0;
@@ -1174,11 +1304,13 @@ json_t *jd_slurm_metrics(struct jd_slurm *s)
 			  "boot_fail", (json_int_t)s->by_end[6], "deadline", (json_int_t)s->by_end[7],
 			  "oom", (json_int_t)s->by_end[8], "lost", (json_int_t)s->by_end[9],
 			  "total", (json_int_t)s->ended);
-	return json_pack("{s:b, s:s, s:b, s:s, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:o,"
-			 " s:{s:I, s:I, s:I, s:I, s:I}}",
-			 "built", 1, "build", jd_slurm_build(), "controller_up", s->up, "error", s->error,
+	return json_pack("{s:b, s:s, s:s, s:b, s:s, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I,"
+			 " s:o, s:{s:I, s:I, s:I, s:I, s:I}}",
+			 "built", 1, "build", jd_slurm_build(), "tag", s->cfg.instance,
+			 "controller_up", s->up, "error", s->error,
 			 "outages", (json_int_t)s->outages, "live", s->live,
-			 "submitted", (json_int_t)s->submitted, "refused", (json_int_t)s->refused,
+			 "submitted", (json_int_t)s->submitted, "attached", (json_int_t)s->attached,
+			 "found", (json_int_t)s->found_jobs, "refused", (json_int_t)s->refused,
 			 "started", (json_int_t)s->started, "cancels", (json_int_t)s->cancels,
 			 "timeouts", (json_int_t)s->timeouts, "rpcs", (json_int_t)rpcs,
 			 "ended", ended ? ended : json_object(),

@@ -50,6 +50,19 @@
  * with the error.  Any other submit error ends the job failed with cause "spawn" and
  * Slurm's message.
  *
+ * Re-attaching.  A job's Slurm comment is "jschedd:TAG:KEY" and its files are
+ * TAG-KEY.out/.err/.in, where TAG is the config's instance: with the journal on, one
+ * that stays the same across restarts of one jschedd (its host and journal directory),
+ * so that a restarted jschedd finds its jobs.  jd_slurm_attach watches a job again by
+ * its Slurm id (the journal's record of the submit).  A job whose submit may have
+ * reached slurmctld without the record (jschedd killed between the RPC and the
+ * record) is submitted with find_first: the slurm thread loads Slurm's whole job list
+ * once (at the first such submit; the jobs of an earlier run of this jschedd cannot
+ * change after it, as that run is gone), and a job tagged TAG:KEY submitted no
+ * earlier than not_before_ms is watched instead of submitting it again (reported
+ * SUBMITTED with its id, like a submit).  Limit: a job that ended and was purged by
+ * slurmctld (MinJobAge) while jschedd was down is not found, and is submitted again.
+ *
  * Built only with a libslurm this file was tested against (JD_WITH_SLURM, set by the
  * Makefile from SLURM_VERSION_NUMBER): libslurm's ABI changes with each release.
  * Without it every function below exists, jd_slurm_open fails with JSCHED_ENOT_SUPPORTED
@@ -103,6 +116,14 @@ struct jd_slurm_job {
 	const struct jd_exec_spec *spec;
 	struct jd_exec_result *res;
 	void *user;			/* the caller's */
+	/* What names its files and tags it in Slurm (see Re-attaching): jd_slurm_submit
+	 * sets it to the config's instance; for jd_slurm_attach the caller gives the one
+	 * it was submitted with ("": the config's). */
+	char tag[64];
+	/* jd_slurm_submit only: first look for a job Slurm already has with this tag and
+	 * key, submitted at or after not_before_ms (wall), and watch that one instead. */
+	bool find_first;
+	uint64_t not_before_ms;
 
 	enum jd_slurm_phase phase;
 	uint32_t slurm_id;		/* 0 until submitted */
@@ -146,8 +167,10 @@ void jd_slurm_close(struct jd_slurm *s);
 int jd_slurm_submit(struct jd_slurm *s, struct jd_slurm_job *j);
 
 /* jd_slurm_attach: watch j again by its slurm_id (after a restart of jschedd: the id
- * came from the journal); its files are looked for under the same names.  Returns 0,
- * JSCHED_EEXISTS or JSCHED_ENOMEM.  Loop thread. */
+ * came from the journal); its files are looked for under the names of j->tag (or the
+ * config's instance).  j is PENDING until a poll says otherwise (STARTED, then DONE, are
+ * reported as for a job submitted here).  Returns 0, JSCHED_EEXISTS or JSCHED_ENOMEM.
+ * Loop thread. */
 int jd_slurm_attach(struct jd_slurm *s, struct jd_slurm_job *j);
 
 /* jd_slurm_cancel: stop j (slurm_kill_job): a pending job ends not run, a running one

@@ -39,7 +39,8 @@ struct jd_runner_env {
 	struct jd_jobs *jobs;
 	const struct jd_config *cfg;	/* the config in force (replaced in place on reload) */
 	struct jd_security *sec;	/* for the commands (exec.c) */
-	const char *instance;		/* PROTOCOL.md "instance": names remote jobs' files */
+	const char *remote_tag;		/* names remote jobs' files and tags them in Slurm
+					 * (the same across restarts on one journal) */
 	/* unblocked: client c, overflow `block`, has room in its queue again. */
 	void (*unblocked)(void *ctx, struct jd_client *c);
 	void *ctx;

@@ -475,6 +475,208 @@ static void test_other_uid(void **state)
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 }
 
+/* gated: a remote command that waits (bounded, 60 s) for the file `go` in the cluster's
+ * dir, then prints `word` and exits with `code`; the spec as JSON (static buffer). */
+static const char *gated(const char *word, int code)
+{
+	static char spec[1024];
+
+	snprintf(spec, sizeof(spec),
+		 "{\"kind\": \"exec\", \"backend\": \"slurm\", \"argv\": [\"/bin/sh\", \"-c\", "
+		 "\"i=0; while [ ! -e '%s/go' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; "
+		 "echo %s; exit %d\"]}", getenv("JSCHED_SLURM_DIR"), word, code);
+	return spec;
+}
+
+static void go(bool on)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/go", getenv("JSCHED_SLURM_DIR"));
+	if (on)
+		fclose(fopen(path, "w"));
+	else
+		unlink(path);
+}
+
+/* test_restart_reattach: jschedd killed (SIGKILL) with two remote jobs running, one
+ * submitted and pending in Slurm (the node's CPUs are taken) and one still in jschedd's
+ * window; restarted on the same journal it watches the three Slurm jobs again (the
+ * same Slurm ids, running / queued as before) and submits the fourth once; each ends
+ * with its real exit code and output. */
+static void test_restart_reattach(void **state)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct jdt t;
+	struct jsched_conn *c;
+	uint64_t run[2], pend, held;
+	long long sid[2], psid;
+	json_t *rec, *m, *sl;
+	int i;
+
+	(void)state;
+	if (cpus != 2) {
+		/* The node has this machine's CPUs: two jobs must fill it. */
+		fprintf(stderr, "skipped: the node has %ld CPUs, the test fills 2\n", cpus);
+		skip();
+	}
+	go(false);
+	start(&t, 3, "");
+	c = jdt_connect(&t, NULL);
+	run[0] = submit(c, gated("first", 5));
+	run[1] = submit(c, gated("second", 0));
+	jdt_until_state(c, run[0], "running");
+	jdt_until_state(c, run[1], "running");
+	pend = submit(c, gated("pending", 7));
+	held = submit(c, "{\"kind\": \"exec\", \"backend\": \"slurm\", \"argv\": [\"/bin/echo\", \"held\"]}");
+	/* Pending in Slurm: submitted (it has a Slurm id), not started (no CPU free). */
+	for (i = 0; i < 600; i++) {
+		rec = status(c, pend);
+		psid = num(rec, "slurm_job");
+		json_decref(rec);
+		if (psid > 0)
+			break;
+		jdt_sleep_ms(50);
+	}
+	assert_true(psid > 0);
+	for (i = 0; i < 2; i++) {
+		rec = status(c, run[i]);
+		sid[i] = num(rec, "slurm_job");
+		json_decref(rec);
+	}
+	rec = status(c, held);
+	assert_string_equal(str(rec, "state"), "queued");
+	assert_int_equal(num(rec, "slurm_job"), -1); /* the window (3) is full */
+	json_decref(rec);
+	jsched_close(c);
+	jdt_kill9(&t);
+	jdt_restart(&t);
+	c = jdt_connect(&t, NULL);
+	for (i = 0; i < 2; i++) {
+		rec = status(c, run[i]);
+		assert_string_equal(str(rec, "state"), "running");
+		assert_int_equal(num(rec, "slurm_job"), sid[i]);
+		json_decref(rec);
+	}
+	rec = status(c, pend);
+	assert_string_equal(str(rec, "state"), "queued");
+	assert_int_equal(num(rec, "slurm_job"), psid);
+	json_decref(rec);
+	m = jdt_metrics(c);
+	sl = json_object_get(json_object_get(m, "backends"), "slurm");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(sl, "jobs"), "reattached")), 3);
+	assert_int_equal(json_integer_value(json_object_get(sl, "attached")), 3);
+	json_decref(m);
+	go(true);
+	rec = wait_final(c, run[0]);
+	assert_string_equal(str(rec, "state"), "failed");
+	assert_string_equal(str(rec, "cause"), "exit");
+	assert_int_equal(num(rec, "exit_code"), 5);
+	assert_int_equal(num(rec, "slurm_job"), sid[0]);
+	assert_string_equal(str(rec, "node"), "jtest");
+	json_decref(rec);
+	assert_string_equal(stdout_of(c, run[0]), "first\n");
+	rec = wait_final(c, run[1]);
+	assert_string_equal(str(rec, "state"), "succeeded");
+	json_decref(rec);
+	assert_string_equal(stdout_of(c, run[1]), "second\n");
+	rec = wait_final(c, pend);
+	assert_string_equal(str(rec, "state"), "failed");
+	assert_int_equal(num(rec, "exit_code"), 7);
+	assert_int_equal(num(rec, "slurm_job"), psid);
+	json_decref(rec);
+	assert_string_equal(stdout_of(c, pend), "pending\n");
+	rec = wait_final(c, held);
+	assert_string_equal(str(rec, "state"), "succeeded");
+	assert_true(num(rec, "slurm_job") > psid); /* submitted after the restart, once */
+	json_decref(rec);
+	assert_string_equal(stdout_of(c, held), "held\n");
+	go(false);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+/* test_restart_finds_unrecorded: a job whose submit reached Slurm without jschedd's
+ * record of it (as when jschedd is killed between the RPC and the record: simulated by
+ * submitting it with sbatch, tagged as jschedd tags it, while jschedd's own submit is
+ * held back by a stopped slurmctld) is found after the restart and watched, not
+ * submitted again; a job that never reached Slurm is submitted once; a job of another
+ * user carrying the same tag is not taken for ours. */
+static void test_restart_finds_unrecorded(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *c;
+	char err[256], tag[64], cmd[8192], line[64] = "";
+	uint64_t lost, never;
+	long long sbid = 0;
+	json_t *rec, *m, *sl;
+	FILE *p;
+	int i;
+
+	(void)state;
+	start(&t, 4, "");
+	c = jdt_connect(&t, NULL);
+	m = jdt_metrics(c);
+	sl = json_object_get(json_object_get(m, "backends"), "slurm");
+	snprintf(tag, sizeof(tag), "%s", str(sl, "tag"));
+	json_decref(m);
+	assert_true(tag[0] == 'j' && strlen(tag) == 17);
+	assert_int_equal(jst_ctld("stop"), 0);
+	lost = submit(c, "{\"kind\": \"exec\", \"backend\": \"slurm\", \"argv\": [\"/bin/echo\", \"resubmitted\"]}");
+	never = submit(c, "{\"kind\": \"exec\", \"backend\": \"slurm\", \"argv\": [\"/bin/echo\", \"never\"]}");
+	/* The backend has tried (and failed) to submit: the controller is down to it. */
+	for (i = 0; i < 600 && controller_up(c, err, sizeof(err)); i++)
+		jdt_sleep_ms(50);
+	assert_false(controller_up(c, err, sizeof(err)));
+	jsched_close(c);
+	jdt_kill9(&t);
+	assert_int_equal(jst_ctld("start"), 0);
+	/* What the killed jschedd's submit of `lost` would have left in Slurm. */
+	snprintf(cmd, sizeof(cmd),
+		 "sbatch --parsable -p '%s' -J jschedd-%llu --comment 'jschedd:%s:%llu' "
+		 "-o '%s/out/%s-%llu.out' -e '%s/out/%s-%llu.err' --wrap 'echo from before the restart'",
+		 getenv("JSCHED_SLURM_PARTITION"), (unsigned long long)lost, tag,
+		 (unsigned long long)lost, getenv("JSCHED_SLURM_DIR"), tag, (unsigned long long)lost,
+		 getenv("JSCHED_SLURM_DIR"), tag, (unsigned long long)lost);
+	for (i = 0; i < 100 && !sbid; i++) { /* the controller may still be starting */
+		p = popen(cmd, "r");
+		assert_non_null(p);
+		if (fgets(line, sizeof(line), p))
+			sbid = strtoll(line, NULL, 10);
+		pclose(p);
+		if (!sbid)
+			jdt_sleep_ms(100);
+	}
+	assert_true(sbid > 0);
+	/* The same tag on another user's job (anyone may write any comment). */
+	if (getpwnam(TEST_USER)) {
+		snprintf(cmd, sizeof(cmd),
+			 "sbatch --parsable -p '%s' --uid '%s' --comment 'jschedd:%s:%llu' -o /dev/null "
+			 "--wrap true >/dev/null", getenv("JSCHED_SLURM_PARTITION"), TEST_USER, tag,
+			 (unsigned long long)never);
+		assert_int_equal(system(cmd), 0);
+	}
+	jdt_restart(&t);
+	c = jdt_connect(&t, NULL);
+	rec = wait_final(c, lost);
+	assert_string_equal(str(rec, "state"), "succeeded");
+	assert_int_equal(num(rec, "slurm_job"), sbid);
+	json_decref(rec);
+	assert_string_equal(stdout_of(c, lost), "from before the restart\n");
+	rec = wait_final(c, never);
+	assert_string_equal(str(rec, "state"), "succeeded");
+	assert_true(num(rec, "slurm_job") > sbid);
+	json_decref(rec);
+	assert_string_equal(stdout_of(c, never), "never\n");
+	m = jdt_metrics(c);
+	sl = json_object_get(json_object_get(m, "backends"), "slurm");
+	assert_int_equal(json_integer_value(json_object_get(sl, "found")), 1);
+	assert_int_equal(json_integer_value(json_object_get(sl, "submitted")), 1);
+	json_decref(m);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
 static void test_client_default_and_auto(void **state)
 {
 	struct jdt t;
@@ -575,6 +777,8 @@ int main(void)
 		cmocka_unit_test(test_dependencies_local_and_remote),
 		cmocka_unit_test(test_fair_order_through_window),
 		cmocka_unit_test(test_controller_outage),
+		cmocka_unit_test(test_restart_reattach),
+		cmocka_unit_test(test_restart_finds_unrecorded),
 		cmocka_unit_test(test_other_uid),
 		cmocka_unit_test(test_client_default_and_auto),
 		cmocka_unit_test(test_unavailable_and_cli),
