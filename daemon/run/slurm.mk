@@ -48,5 +48,6 @@ $(B)/tests/slurm/test_slurm_daemon: $(B)/obj/tests/slurm/test_slurm_daemon.o \
 .PHONY: test-slurm
 test-slurm: $(SLURM_TESTS) $(SLURM_UNIT)
 	@JSCHED_BUILD_DIR=$(B) LSAN_OPTIONS=suppressions=$(CURDIR)/tests/slurm/lsan.supp \
+		TSAN_OPTIONS="$$TSAN_OPTIONS suppressions=$(CURDIR)/tests/slurm/tsan.supp" \
 		sh tests/slurm/cluster.sh run sh mk/run-tests.sh \
 		tests/slurm/test_cluster.sh $(SLURM_UNIT) $(SLURM_TESTS)
