@@ -36,11 +36,11 @@ endif
 
 JSCHEDD_CORE_SRCS := daemon/core/jobs.c daemon/core/array.c daemon/core/journal.c daemon/core/crc32c.c daemon/core/exec_job.c daemon/core/clients.c \
 	daemon/core/config.c daemon/core/config_exec.c daemon/core/config_names.c \
-	daemon/core/config_backends.c \
+	daemon/core/config_backends.c daemon/core/config_resources.c \
 	daemon/core/security.c daemon/core/hist.c daemon/core/log.c daemon/core/clock.c
 JSCHEDD_RUN_SRCS := daemon/run/runner.c daemon/run/exec.c daemon/run/slots.c daemon/run/process.c daemon/run/handler.c \
 	daemon/run/builtins.c daemon/run/modules.c daemon/run/cgroup.c daemon/run/exec_cgroup.c \
-	daemon/run/backend.c daemon/run/backend_slurm.c daemon/run/slurm_script.c
+	daemon/run/backend.c daemon/run/backend_slurm.c daemon/run/slurm_script.c daemon/run/resources.c
 JSCHEDD_NET_SRCS := daemon/net/server.c daemon/net/session.c daemon/net/op_submit.c \
 	daemon/net/op_wait.c daemon/net/op_jobs.c daemon/net/op_admin.c daemon/net/op_pause.c daemon/net/watch.c daemon/net/record.c daemon/net/metrics.c \
 	daemon/net/prometheus.c daemon/net/prom_export.c
@@ -89,7 +89,7 @@ JSCHEDD_UNIT := $(B)/tests/daemon/unit_config $(B)/tests/daemon/unit_hist \
 # The config reader is core/config*.c alone (plain data, jansson): the unit test links
 # only those.
 JSCHEDD_CONFIG_OBJS := $(patsubst %.c,$(B)/obj/%.o,daemon/core/config.c daemon/core/config_exec.c \
-	daemon/core/config_names.c daemon/core/config_backends.c)
+	daemon/core/config_names.c daemon/core/config_backends.c daemon/core/config_resources.c)
 $(B)/tests/daemon/unit_config: $(B)/obj/tests/daemon/unit_config.o $(JSCHEDD_CONFIG_OBJS) $(JPROTO_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")

@@ -228,6 +228,9 @@ static json_t *live_diff(const struct jd_config *a, const struct jd_config *b)
 	LIVE(a->retain_jobs != b->retain_jobs, "retention.jobs");
 	LIVE(a->retain_seconds != b->retain_seconds, "retention.seconds");
 	LIVE(memcmp(&a->exec, &b->exec, sizeof(a->exec)) != 0, "exec");
+	LIVE(a->n_resources == b->n_resources &&
+		     memcmp(a->resources, b->resources, sizeof(a->resources)) != 0,
+	     "resources");
 	LIVE(a->sec.n_grants != b->sec.n_grants, "client_names");
 #undef LIVE
 	return arr;
@@ -237,7 +240,7 @@ int jd_daemon_reload(struct jd_daemon *d, json_t **applied, json_t **restart_nee
 		     size_t errlen)
 {
 	struct jd_config neu;
-	char fixed[512];
+	char fixed[512], fixed_keys[512];
 	json_t *restart;
 	int rc;
 
@@ -253,6 +256,7 @@ int jd_daemon_reload(struct jd_daemon *d, json_t **applied, json_t **restart_nee
 		return rc;
 	}
 	jd_config_diff_static(&d->cfg, &neu, fixed, sizeof(fixed));
+	snprintf(fixed_keys, sizeof(fixed_keys), "%s", fixed); /* strtok cuts fixed */
 	restart = json_array();
 	for (char *k = strtok(fixed, ","); k; k = strtok(NULL, ","))
 		json_array_append_new(restart, json_string(k));
@@ -275,6 +279,10 @@ int jd_daemon_reload(struct jd_daemon *d, json_t **applied, json_t **restart_nee
 	neu.journal_batch_ms = d->cfg.journal_batch_ms;
 	memcpy(neu.modules, d->cfg.modules, sizeof(neu.modules));
 	neu.n_modules = d->cfg.n_modules;
+	if (strstr(fixed_keys, "resources")) { /* names added or removed: keep the running set */
+		memcpy(neu.resources, d->cfg.resources, sizeof(neu.resources));
+		neu.n_resources = d->cfg.n_resources;
+	}
 	jd_config_free(&d->cfg);
 	d->cfg = neu;
 	jd_clients_reconfigure(&d->clients);

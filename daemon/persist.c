@@ -36,6 +36,7 @@ enum {
 	R_PROCESS = 8,		/* a running command's process group: pid, start time, boot */
 	R_ARRAY_STOP = 9,	/* an array's elements not yet made ended: state, cause, ms */
 	R_REMOTE = 10,		/* handed to Slurm: backend, Slurm job id, the tag of its files */
+	R_ASSIGN = 11,		/* the named resources' indices a command was given */
 };
 
 /* ---- a growing byte buffer, little-endian fields ---- */
@@ -210,6 +211,15 @@ static void encode_remote(struct wbuf *b, uint32_t id, const char *tag)
 	w_str(b, tag, tag ? strlen(tag) : 0);
 }
 
+/* encode_assign: an ASSIGN record's payload: the indices exec job x was given, in the
+ * order of its spec's needs (their counts say which are whose). */
+static void encode_assign(struct wbuf *b, const struct jd_exec_job *x)
+{
+	w_u32(b, x->spec.need_units);
+	for (uint32_t i = 0; i < x->spec.need_units; i++)
+		w_u32(b, x->assigned[i]);
+}
+
 /* ---- recording ---- */
 
 /* wall_deadline: a job's deadline as wall-clock ms (0: none). */
@@ -373,6 +383,12 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 	case JD_CHANGE_PROCESS:
 		encode_process(&b, ch->pid);
 		append(d, R_PROCESS, ch->job->id, &b);
+		if (ch->job->exec && ch->job->exec->assigned && !ch->job->elem_of) {
+			/* (An array's element keeps its indices in its live record only.) */
+			b.len = 0;
+			encode_assign(&b, ch->job->exec);
+			append(d, R_ASSIGN, ch->job->id, &b);
+		}
 		free(b.p);
 		break;
 	case JD_CHANGE_ARRAY_STOP:
@@ -933,6 +949,19 @@ static int replay_cb(void *arg, const struct jd_journal_rec *r)
 		}
 		return 0;
 	}
+	case R_ASSIGN: {
+		struct rbuf b = {r->data, r->len, 0, false};
+		uint32_t n = r_u32(&b);
+
+		if (b.bad || !j->exec || n != j->exec->spec.need_units || n == 0)
+			return b.bad ? JSCHED_EIO : 0; /* a spec that does not match: not shown */
+		free(j->exec->assigned);
+		if (!(j->exec->assigned = calloc(n, sizeof(uint16_t))))
+			return JSCHED_ENOMEM;
+		for (uint32_t i = 0; i < n; i++)
+			j->exec->assigned[i] = (uint16_t)r_u32(&b);
+		return b.bad ? JSCHED_EIO : 0;
+	}
 	default:
 		snprintf(st->err, st->errlen, "journal: record %" PRIu64 " has an unknown type %u",
 			 r->seq, r->type);
@@ -1262,6 +1291,8 @@ static json_t *spec_of_job(const struct jd_job *j)
 		sp.stdin_data = x->stdin_data;
 		sp.stdin_len = x->stdin_len;
 		sp.timeout_ms = (int64_t)x->timeout_ms;
+		for (size_t i = 0; i < x->n_needs; i++)
+			sp.needs[sp.n_needs++] = (struct jp_need){x->needs[i].name, x->needs[i].count};
 	} else {
 		sp.fn = j->handler ? j->handler->name : "";
 		sp.args = j->args;
@@ -1366,6 +1397,11 @@ static int snap_job(struct jd_daemon *d, const struct jd_job *j, struct wbuf *b)
 		return rc;
 	if (j->arr && (rc = snap_elements(d, j, b)) < 0)
 		return rc;
+	if (j->exec && j->exec->assigned) {
+		encode_assign(b, j->exec);
+		if ((rc = snap_add(d, R_ASSIGN, j->id, b)) < 0)
+			return rc;
+	}
 	if (jd_state_final(j->state)) {
 		encode_final(b, j);
 		return snap_add(d, R_FINAL, j->id, b);

@@ -26,6 +26,9 @@
  *   PROCESS   a running command's process group: pid, its start time, the boot id
  *   REMOTE    Slurm took the job: backend (1), Slurm job id, the tag naming its files
  *   NEXT_ID   (snapshots only) the id counter
+ *   PROCESS   a running command's process group (pid, its start time, the boot id)
+ *   ASSIGN    the indices of the named resources a command was given at its start (the
+ *             record's "assigned"; run/resources.h), after its PROCESS
  *   ARRAY_STOP an array's elements not yet made ended: state, cause, finished ms
  * An array's elements (core/array.h) have no SUBMIT or QUEUED records (the parent's SUBMIT,
  * its spec with `array`, stands for them; a snapshot writes their FINAL records after it,

@@ -340,6 +340,31 @@ int jsched_spec_set_resources(struct jsched_spec *spec, uint64_t memory_bytes, u
 	return set(spec, "resources", r);
 }
 
+/* jsched_spec_set_need: see jsched.h. */
+int jsched_spec_set_need(struct jsched_spec *spec, const char *name, uint32_t count)
+{
+	json_t *n;
+
+	if (spec == NULL || !is_exec(spec) || !jp_need_name_ok(name) || count > JP_NEED_COUNT_MAX)
+		return JSCHED_EINVAL;
+	n = json_object_get(spec->obj, "needs");
+	if (count == 0) {
+		if (n != NULL) {
+			json_object_del(n, name);
+			if (json_object_size(n) == 0)
+				json_object_del(spec->obj, "needs");
+		}
+		return 0;
+	}
+	if (n == NULL) {
+		if ((n = json_object()) == NULL || set(spec, "needs", n) < 0)
+			return JSCHED_ENOMEM;
+	}
+	if (json_object_get(n, name) == NULL && json_object_size(n) >= JP_NEEDS_MAX)
+		return JSCHED_EINVAL;
+	return json_object_set_new(n, name, json_integer(count)) < 0 ? JSCHED_ENOMEM : 0;
+}
+
 /* jsched_spec_set_backend: see jsched.h. */
 int jsched_spec_set_backend(struct jsched_spec *spec, const char *backend)
 {

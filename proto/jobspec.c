@@ -18,7 +18,7 @@ enum scope { ANY, EXEC, CALL };
 enum member {
 	M_KIND, M_NAME, M_REF, M_PRIORITY, M_DEADLINE_AT, M_DEADLINE_IN, M_AFTER, M_ANY_OF,
 	M_COST, M_ARGV, M_ENV, M_CWD, M_STDIN, M_TIMEOUT, M_FN, M_ARGS, M_RESOURCES, M_BACKEND,
-	M_KEY, M_ARRAY, M_ARRAY_REPLACE, M_COUNT
+	M_KEY, M_ARRAY, M_ARRAY_REPLACE, M_NEEDS, M_COUNT
 };
 
 /* Indexed by enum member. */
@@ -35,6 +35,7 @@ static const struct {
 	{"key", ANY},
 	{"array", ANY},
 	{"array_replace", EXEC},
+	{"needs", EXEC},
 };
 
 /* lookup: the member named key, or M_COUNT.  The first byte is compared inline, so most
@@ -199,6 +200,45 @@ static int resources_of(struct ctx *c, const json_t *v, struct jp_job_spec *s)
 		} else {
 			return bad(c, ((struct place){"resources", -1, k}), "is not a resource (memory, pids, cpus)");
 		}
+	}
+	return 0;
+}
+
+bool jp_need_name_ok(const char *name)
+{
+	size_t n = 0;
+
+	if (!name || name[0] < 'a' || name[0] > 'z')
+		return false;
+	for (; name[n]; n++)
+		if (!((name[n] >= 'a' && name[n] <= 'z') || (name[n] >= '0' && name[n] <= '9') ||
+		      name[n] == '_'))
+			return false;
+	return n <= JP_NEED_NAME_MAX;
+}
+
+/* needs_of: "needs": {"gpu": 1, "licence_x": 2}: at most JP_NEEDS_MAX names, each
+ * 1..JP_NEED_COUNT_MAX units.  Whether the daemon has them is the daemon's to judge. */
+static int needs_of(struct ctx *c, const json_t *v, struct jp_job_spec *s)
+{
+	const char *k;
+	json_t *e;
+
+	if (!json_is_object(v))
+		return bad(c, PLACE("needs"), "must be an object of resource names and counts");
+	if (json_object_size(v) > JP_NEEDS_MAX)
+		return over(c, "needs", json_object_size(v), JP_NEEDS_MAX);
+	s->n_needs = 0;
+	json_object_foreach(unconst(v), k, e) {
+		struct place p = {"needs", -1, k};
+		int64_t n;
+		int rc;
+
+		if (!jp_need_name_ok(k))
+			return bad(c, p, "is not a resource name (a-z, 0-9, _, a letter first, at most 31 bytes)");
+		if ((rc = integer(c, e, p, 1, JP_NEED_COUNT_MAX, &n)) < 0)
+			return rc;
+		s->needs[s->n_needs++] = (struct jp_need){k, (uint32_t)n};
 	}
 	return 0;
 }
@@ -415,6 +455,8 @@ static int member(struct ctx *c, enum member m, const json_t *v, struct jp_job_s
 			return bad(c, PLACE(key), "must be true or false");
 		s->array_replace = json_is_true(v);
 		return 0;
+	case M_NEEDS:
+		return needs_of(c, v, s);
 	case M_COUNT:
 		break;
 	}
@@ -559,6 +601,15 @@ static int add_exec(json_t *o, const struct jp_job_spec *s)
 	}
 	if (s->backend && set(o, "backend", json_string(s->backend)) < 0)
 		return -1;
+	if (s->n_needs) {
+		json_t *n = json_object();
+
+		if (set(o, "needs", n) < 0)
+			return -1;
+		for (size_t i = 0; i < s->n_needs; i++)
+			if (set(n, s->needs[i].name, json_integer(s->needs[i].count)) < 0)
+				return -1;
+	}
 	return 0;
 }
 

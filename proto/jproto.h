@@ -72,6 +72,9 @@ int jp_default_socket_path(char *buf, size_t size);
 #define JP_COST_MAX 1000000u
 #define JP_LIST_LIMIT_MAX 10000u
 #define JP_WEIGHT_MAX 1000000u
+#define JP_NEEDS_MAX 8u		/* named resources one spec's "needs" may name */
+#define JP_NEED_NAME_MAX 31u	/* bytes of a resource's name */
+#define JP_NEED_COUNT_MAX 1024u	/* units of one resource (a resource's count, too) */
 
 /* ---- errors ------------------------------------------------------------------------ */
 
@@ -540,6 +543,13 @@ struct jp_job_spec {
 	const char *array_text;
 	struct jp_array array;
 	bool array_replace;	/* exec: "{}" in argv is replaced by each element's index */
+	/* "needs": units of the daemon's named resources (config "resources") the command
+	 * holds while it runs, in the order given; names borrowed */
+	struct jp_need {
+		const char *name;
+		uint32_t count;	/* 1..JP_NEED_COUNT_MAX */
+	} needs[JP_NEEDS_MAX];
+	size_t n_needs;
 	/* call */
 	const char *fn;
 	json_t *args;		/* borrowed; NULL: null */
@@ -549,6 +559,10 @@ struct jp_job_spec {
  * of digits with K, M, G or T (powers of 1024; "Ki"/"KiB"/"KB" read the same), into *out.
  * Returns 0, or -1 when v is neither (or overflows).  Any thread. */
 int jp_size_parse(const json_t *v, uint64_t *out);
+
+/* jp_need_name_ok: whether name is a resource name: 1..JP_NEED_NAME_MAX bytes of a-z,
+ * 0-9 and '_', starting with a letter (so JSCHED_RESOURCE_<NAME> is a variable name). */
+bool jp_need_name_ok(const char *name);
 
 /* jp_job_spec_init fills s with the defaults (kind exec, priority normal, cost 1, cwd "/"). */
 void jp_job_spec_init(struct jp_job_spec *s);

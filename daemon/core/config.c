@@ -335,7 +335,7 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 	static const char *const keys[] = {
 		"socket", "socket_mode", "socket_group", "workers", "fibers", "idle_policy",
 		"fairness", "clients", "admins", "limits", "retention", "modules", "exec",
-		"client_names", "metrics", "cgroups", "backends", "journal", NULL};
+		"client_names", "metrics", "cgroups", "backends", "journal", "resources", NULL};
 	static const char *const journal_keys[] = {"dir", "sync", "batch_ms", "compact_bytes",
 						   NULL};
 	static const char *const sync_names[] = {"always", "batch", "off"};
@@ -399,6 +399,9 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		return rc;
 	if ((v = json_object_get(root, "backends")) &&
 	    (rc = jd_backends_config_read(v, &c->backends, r->err, r->errlen)))
+		return rc;
+	if ((v = json_object_get(root, "resources")) &&
+	    (rc = jd_resources_config_read(v, c, r->err, r->errlen)))
 		return rc;
 	if ((v = json_object_get(root, "client_names")) &&
 	    (rc = jd_security_config_read(v, &c->sec, r->err, r->errlen)))
@@ -517,6 +520,17 @@ const struct jd_client_conf *jd_config_client(const struct jd_config *c, const c
 	return &c->default_client;
 }
 
+/* resource_names_same: the two configs name the same resources (both are sorted). */
+static bool resource_names_same(const struct jd_config *a, const struct jd_config *b)
+{
+	if (a->n_resources != b->n_resources)
+		return false;
+	for (size_t i = 0; i < a->n_resources; i++)
+		if (strcmp(a->resources[i].name, b->resources[i].name) != 0)
+			return false;
+	return true;
+}
+
 const char *jd_config_diff_static(const struct jd_config *old, const struct jd_config *neu,
 				  char *buf, size_t len)
 {
@@ -539,6 +553,7 @@ const char *jd_config_diff_static(const struct jd_config *old, const struct jd_c
 	DIFF(strcmp(old->cgroups.mode, neu->cgroups.mode), "cgroups.mode");
 	DIFF(strcmp(old->cgroups.name, neu->cgroups.name), "cgroups.name");
 	DIFF(memcmp(&old->backends, &neu->backends, sizeof(old->backends)), "backends");
+	DIFF(!resource_names_same(old, neu), "resources");
 	DIFF(strcmp(old->metrics_listen, neu->metrics_listen), "metrics.listen");
 	DIFF(strcmp(old->metrics_textfile, neu->metrics_textfile), "metrics.textfile");
 	DIFF(old->metrics_textfile_ms != neu->metrics_textfile_ms, "metrics.textfile_interval_ms");

@@ -68,6 +68,20 @@ struct jd_backends_config {
 	uint32_t overflow_after_ms;	/* auto: queued this long without a slot: Slurm */
 };
 
+/* The "resources" section (config_resources.c): named, counted resources of this machine
+ * (GPUs, licences) that a command claims in its spec's "needs".  Counts and env names
+ * change live; the set of names is fixed for the daemon's lifetime (a reload that adds or
+ * removes one keeps the running set and says "resources" needs a restart). */
+#define JD_RESOURCES_MAX 5		/* the fair layer's 8 counted resources less the
+					 * daemon's own three (process, fiber, slurm) */
+#define JD_RESOURCE_COUNT_MAX 1024u	/* units of one resource (= JP_NEED_COUNT_MAX) */
+struct jd_resource_conf {
+	char name[32];		/* a-z, 0-9, _, a letter first */
+	char env[64];		/* "count" indices go here too ("CUDA_VISIBLE_DEVICES");
+				 * "": only JSCHED_RESOURCE_<NAME> */
+	uint32_t count;		/* units, indexed 0..count-1 */
+};
+
 /* One entry of "client_names": uid -> names it may use. */
 struct jd_name_grant {
 	uid_t uid;
@@ -147,6 +161,8 @@ struct jd_config {
 	struct jd_cgroup_config cgroups;	/* "cgroups" (config_exec.c), fixed */
 	struct jd_security_config sec;		/* "client_names" (config_names.c) */
 	struct jd_backends_config backends;	/* "backends" (config_backends.c) */
+	struct jd_resource_conf resources[JD_RESOURCES_MAX]; /* "resources", in name order */
+	size_t n_resources;
 
 	/* limits */
 	uint32_t frame_bytes;		/* largest frame after hello */
@@ -207,6 +223,13 @@ int jd_cgroup_config_read(json_t *obj, struct jd_cgroup_config *c, char *err, si
  * err.  Any thread. */
 void jd_backends_config_defaults(struct jd_backends_config *c);
 int jd_backends_config_read(json_t *obj, struct jd_backends_config *c, char *err, size_t errlen);
+
+/* jd_resources_config_read: the "resources" object (config_resources.c), into
+ * c->resources sorted by name.  Returns 0 or JSCHED_EINVAL ("resources.<name>...: ...")
+ * in err.  jd_resources_config_find: the entry named `name`, or NULL.  Any thread. */
+int jd_resources_config_read(json_t *obj, struct jd_config *c, char *err, size_t errlen);
+const struct jd_resource_conf *jd_resources_config_find(const struct jd_config *c,
+							const char *name);
 
 /* jd_security_config_read: the "client_names" object (config_names.c).  Returns 0 or
  * JSCHED_EINVAL ("client_names.<key>: ...") / JSCHED_ENOMEM in err.

@@ -1,6 +1,7 @@
 /* daemon/core/exec_job.c: an exec job's data (see exec_job.h). */
 #include "daemon/core/exec_job.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,12 @@ struct jd_exec_job *jd_exec_job_new(const struct jp_job_spec *sp)
 	s->memory_max = sp->res_memory;
 	s->pids_max = sp->res_pids;
 	s->cpu_milli = sp->res_cpu_milli;
+	for (size_t i = 0; i < sp->n_needs && i < JP_NEEDS_MAX; i++) {
+		snprintf(s->needs[i].name, sizeof(s->needs[i].name), "%s", sp->needs[i].name);
+		s->needs[i].count = sp->needs[i].count;
+		s->need_units += sp->needs[i].count;
+		s->n_needs++;
+	}
 	return x;
 fail:
 	jd_exec_job_free(x);
@@ -69,6 +76,7 @@ void jd_exec_job_free(struct jd_exec_job *x)
 	if (!x)
 		return;
 	jd_exec_spec_clear(&x->spec);
+	free(x->assigned);
 	free(x->res.out.data);
 	free(x->res.err.data);
 	free(x->remote_tag);
@@ -86,6 +94,20 @@ void jd_exec_record(const struct jd_job *j, json_t *rec)
 			json_object_set_new(rec, "slurm_job", json_integer(x->remote_id));
 		if (x->remote_node[0])
 			json_object_set_new(rec, "node", json_string(x->remote_node));
+	}
+	if (x->assigned) {
+		json_t *o = json_object();
+		size_t k = 0;
+
+		for (size_t i = 0; o && i < x->spec.n_needs; i++) {
+			json_t *a = json_array();
+
+			for (uint32_t u = 0; a && u < x->spec.needs[i].count; u++)
+				json_array_append_new(a, json_integer(x->assigned[k++]));
+			json_object_set_new(o, x->spec.needs[i].name, a);
+		}
+		if (o)
+			json_object_set_new(rec, "assigned", o);
 	}
 	if (!jd_state_final(j->state))
 		return;

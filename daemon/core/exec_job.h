@@ -16,8 +16,13 @@
 
 #include "daemon/core/config.h"
 #include "daemon/core/jobs.h"
+#include "proto/jproto.h"
 
-struct jp_job_spec;
+/* One named resource an exec job needs (its spec's "needs"). */
+struct jd_exec_need {
+	char name[32];
+	uint32_t count;
+};
 
 /* What to run.  Owned copies (freed by jd_exec_spec_clear). */
 struct jd_exec_spec {
@@ -33,6 +38,10 @@ struct jd_exec_spec {
 	uint64_t memory_max;		/* bytes */
 	uint64_t pids_max;
 	uint32_t cpu_milli;		/* thousandths of a CPU */
+	/* "needs": units of named resources (run/resources.c) held while it runs */
+	struct jd_exec_need needs[JP_NEEDS_MAX];
+	uint8_t n_needs;
+	uint32_t need_units;		/* the sum of their counts */
 };
 
 /* One captured stream. */
@@ -91,6 +100,11 @@ struct jd_exec_job {
 	bool remote_find;		/* recovered without a record of its submit: look
 					 * for it in Slurm before submitting (backend.c) */
 	void *remote;			/* the backend's state of a remote job (run/backend.c) */
+	/* The indices of its needs it was given at its start, need by need in spec order
+	 * (spec.need_units of them; NULL before its start), kept for the record; `holding`
+	 * while its command runs (run/resources.c gives them back at its end). */
+	uint16_t *assigned;
+	bool holding;
 };
 
 /* jd_exec_job_new: an exec job's part, copied from a parsed spec.  NULL on ENOMEM.

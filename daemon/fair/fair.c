@@ -465,6 +465,16 @@ void jd_fair_resource_give(struct jd_fair *f, int res, uint32_t n)
 	unlock(f);
 }
 
+/* held_of: whether a held job of class k exists (O(held jobs); only class removal asks). */
+static bool held_of(const struct jd_fair *f, unsigned k)
+{
+	for (size_t i = 0; f->held != 0 && i < f->nclients; i++)
+		for (const struct jd_fair_job *j = f->clients[i]->held_head; j; j = j->next)
+			if (j->cls == k)
+				return true;
+	return false;
+}
+
 /* The heap arrays of class h for `cap` clients (at a class's creation, or when the
  * registry grows), keeping the first `n` entries. */
 static int grow_class(struct jd_fair_cls *h, size_t cap, size_t n)
@@ -509,10 +519,19 @@ int jd_fair_class_add(struct jd_fair *f, const uint32_t need[JD_FAIR_MAX_RES])
 	}
 	for (uint32_t k = 0; k < f->nclasses; k++) {
 		h = &f->cls[k];
-		if (h->rmask == rmask && memcmp(h->need, need, sizeof(h->need)) == 0) {
+		if (!(f->cls_free & (1u << k)) && h->rmask == rmask &&
+		    memcmp(h->need, need, sizeof(h->need)) == 0) {
 			rc = (int)k;
 			goto out;
 		}
+	}
+	if (f->cls_free != 0) {	/* a removed class's number: its arrays are in place */
+		rc = __builtin_ctz(f->cls_free);
+		h = &f->cls[rc];
+		f->cls_free &= ~(1u << rc);
+		memcpy(h->need, need, sizeof(h->need));
+		h->rmask = rmask;
+		goto out;
 	}
 	if (f->nclasses == JD_FAIR_MAX_CLASSES) {
 		rc = JSCHED_ELIMIT_EXCEEDED;
@@ -529,6 +548,26 @@ int jd_fair_class_add(struct jd_fair *f, const uint32_t need[JD_FAIR_MAX_RES])
 	h->rmask = rmask;
 	rc = (int)f->nclasses++;
 out:
+	unlock(f);
+	return rc;
+}
+
+int jd_fair_class_remove(struct jd_fair *f, int cls)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (cls <= 0 || (uint32_t)cls >= f->nclasses || (f->cls_free & (1u << cls))) {
+		rc = JSCHED_EINVAL;
+	} else if (f->cls[cls].queued != 0 || f->cls[cls].running != 0 ||
+		   f->cls[cls].heap_n != 0 || f->cls[cls].ring_n != 0 || held_of(f, (unsigned)cls)) {
+		rc = JSCHED_EAGAIN;
+	} else {
+		/* Needs nothing from now on (so it "fits" and is empty: never picked). */
+		memset(f->cls[cls].need, 0, sizeof(f->cls[cls].need));
+		f->cls[cls].rmask = 0;
+		f->cls_free |= 1u << cls;
+	}
 	unlock(f);
 	return rc;
 }
@@ -821,8 +860,9 @@ static size_t take_locked(struct jd_fair *f, struct jd_fair_job **out, size_t ma
 		c->ctr.dispatched++;
 		c->ctr.service_jobs++;
 		c->ctr.service_cost += cost;
-		const struct jd_fair_cls *h = &f->cls[job->cls];
+		struct jd_fair_cls *h = &f->cls[job->cls];
 		if (h->rmask != 0) {
+			f->cls[job->cls].running++;
 			for (uint32_t m = h->rmask; m != 0; m &= m - 1) {
 				unsigned r = (unsigned)__builtin_ctz(m);
 				f->res_used[r] += h->need[r];
@@ -857,10 +897,12 @@ static bool complete_locked(struct jd_fair *f, struct jd_fair_job *const *jobs, 
 	for (size_t i = 0; i < n; i++) {
 		struct jd_fair_job *job = jobs[i];
 		struct jd_fair_client *c = job->client;
-		const struct jd_fair_cls *h = &f->cls[job->cls];
+		struct jd_fair_cls *h = &f->cls[job->cls];
 		double run = (double)job->run_ns;
 
 		c->inflight--;
+		if (h->rmask != 0)
+			h->running--;
 		for (uint32_t m = h->rmask; m != 0; m &= m - 1) {
 			unsigned r = (unsigned)__builtin_ctz(m);
 			f->res_used[r] -= h->need[r];

@@ -348,12 +348,20 @@ void jd_fair_resource_give(struct jd_fair *f, int res, uint32_t n);
 
 /* jd_fair_class_add: the needs class of a job that holds need[r] units of each resource
  * r (indices from jd_fair_resource_add; the others 0) while it runs: an existing class
- * with the same needs, else a new one.  Class 0 needs nothing and always exists.
+ * with the same needs, else a new one (a removed class's number first).  Class 0 needs
+ * nothing and always exists.
  * Returns the class (put it in jd_fair_job.cls), JSCHED_ELIMIT_EXCEEDED
  * (JD_FAIR_MAX_CLASSES already), JSCHED_EINVAL (a need of an unregistered resource, or
  * an instance with scan_select, which knows class 0 only) or JSCHED_ENOMEM.  Any
  * thread. */
 int jd_fair_class_add(struct jd_fair *f, const uint32_t need[JD_FAIR_MAX_RES]);
+
+/* jd_fair_class_remove: forget class `cls` (not 0), which no job uses: its number may be
+ * handed out again by jd_fair_class_add for other needs.  The caller must know that no
+ * job it will still admit carries the number.  Returns 0, JSCHED_EAGAIN (jobs of the
+ * class are queued, held or running) or JSCHED_EINVAL (class 0, or not a class).  Any
+ * thread. */
+int jd_fair_class_remove(struct jd_fair *f, int cls);
 
 /* ---- clients ----------------------------------------------------------------------- */
 

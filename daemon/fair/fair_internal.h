@@ -127,6 +127,7 @@ struct jd_fair_cls {
 	size_t ring_n;
 	uint64_t queued_in;		/* jobs queued in the flows of the structure */
 	uint64_t queued;		/* jobs queued in all flows of the class */
+	uint64_t running;		/* dispatched, not completed (classes with needs) */
 	uint32_t rmask;			/* bit r set: need[r] > 0 */
 	uint32_t need[JD_FAIR_MAX_RES];
 	struct jd_fair_hent *heap_mem;
@@ -166,6 +167,7 @@ struct jd_fair {
 
 	/* Capacities. */
 	uint32_t nres, nclasses;
+	uint32_t cls_free;		/* bit k: class k was removed and may be reused */
 	uint32_t res_cap[JD_FAIR_MAX_RES], res_used[JD_FAIR_MAX_RES];
 	char res_name[JD_FAIR_MAX_RES][JD_FAIR_RES_NAME_MAX + 1];
 	struct jd_fair_cls cls[JD_FAIR_MAX_CLASSES];

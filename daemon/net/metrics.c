@@ -295,6 +295,7 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 				    json_boolean(st.paused));
 		json_object_set_new(doc, "exec", jd_exec_metrics(&d->runner->exec));
 		json_object_set_new(doc, "backends", jd_backends_metrics(d->runner));
+		json_object_set_new(doc, "resources", jd_resources_metrics(&d->runner->resources));
 		json_object_set_new(doc, "security", jd_security_metrics(d->sec));
 		if (d->hooks.journal_metrics)
 			json_object_set_new(doc, "journal", d->hooks.journal_metrics(d->hooks.ctx));

@@ -123,6 +123,7 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 	char field[160];
 	int rc;
 
+	jd_resources_begin(&d->runner->resources);
 	for (size_t i = 0; i < s->n; i++) {
 		const struct jp_job_spec *sp = &s->specs[i];
 
@@ -150,6 +151,28 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 						"the slurm backend does not pass resources to Slurm: "
 						"the limits would not apply (run it with backend local)");
 				return false;
+			}
+			/* Named resources are this machine's: Slurm is not told of them. */
+			if ((rc == JD_BACKEND_SLURM || rc == JD_BACKEND_AUTO) && sp->n_needs) {
+				spec_path(s, i, "needs", field, sizeof(field));
+				jd__reply_error(c, id, JSCHED_ENOT_SUPPORTED, field,
+						"needs are this machine's resources (config \"resources\"); "
+						"a job that may go to Slurm cannot have them (run it with "
+						"backend local)");
+				return false;
+			}
+			if (sp->n_needs) {
+				const char *bad;
+				char member[64];
+
+				if ((rc = jd_resources_check(&d->runner->resources, sp, &bad, cwhy,
+							     sizeof(cwhy))) < 0) {
+					snprintf(member, sizeof(member), "needs%s%s", bad ? "." : "",
+						 bad ? bad : "");
+					spec_path(s, i, member, field, sizeof(field));
+					jd__reply_error(c, id, rc, field, "%s", cwhy);
+					return false;
+				}
 			}
 			/* A limit that cannot be applied is refused, never ignored: the job's,
 			 * or its client's from the config. */

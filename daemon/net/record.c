@@ -241,8 +241,10 @@ static json_t *exec_record(const struct jd_job *j, enum jd_state s)
 	if (base_text(&b, j, s) == 0)
 		r = json_loadb((const char *)b.data, b.len, 0, NULL);
 	jp_buf_free(&b);
-	if (r && (jd_state_final(s) || j->exec->ran_on == JD_BACKEND_SLURM))
-		jd_exec_record(j, r); /* a remote job's Slurm id and node while it runs, too */
+	/* A remote job's Slurm id and node while it runs, too; and a command's indices of
+	 * its named resources. */
+	if (r && (jd_state_final(s) || j->exec->ran_on == JD_BACKEND_SLURM || j->exec->assigned))
+		jd_exec_record(j, r);
 	return r;
 }
 

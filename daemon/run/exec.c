@@ -166,6 +166,7 @@ int jd_exec_init(struct jd_exec *x, const struct jd_exec_env *env)
 	x->cls_exec = env->cls_exec;
 	x->wake = env->wake;
 	x->wake_ctx = env->wake_ctx;
+	x->resources = env->resources;
 	snprintf(x->socket_path, sizeof(x->socket_path), "%s", env->socket_path ? env->socket_path : "");
 	atomic_init(&x->requests, NULL);
 	jd_security_helper_path(x->helper, sizeof(x->helper));

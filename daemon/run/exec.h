@@ -71,6 +71,7 @@
 
 struct jd_proc;
 struct jd_fair;
+struct jd_resources;
 struct jd_fair_job;
 struct jd_cg;
 struct jd_cg_job;
@@ -93,6 +94,7 @@ struct jd_exec_env {
 	void (*wake)(void *ctx);
 	void *wake_ctx;
 	const char *socket_path;	/* names the cgroup subtree (exec_cgroup.c) */
+	struct jd_resources *resources;	/* named resources: indices at spawn (resources.h) */
 };
 
 /* The process machinery (the runner's: struct jd_runner.exec). */
@@ -106,6 +108,7 @@ struct jd_exec {
 	uint8_t cls_exec;
 	void (*wake)(void *ctx);
 	void *wake_ctx;
+	struct jd_resources *resources;
 
 	uv_async_t async;		/* loop thread's; fibers uv_async_send it */
 	bool started;

@@ -38,6 +38,8 @@ struct jd_proc {
 	struct jd_cg_job *cgj;			/* its control group, NULL: none */
 	struct jd_cg_limits lim;		/* the group's limits */
 	unsigned cg_polls;			/* waits for the group to empty after the kill */
+	struct jd_exec_job *needs_x;		/* its job's named resources, held (resources.h) */
+	char **envp;				/* spec env + their variables; NULL: spec's */
 	char rbuf[16384];			/* scratch for reads (one read at a time) */
 };
 

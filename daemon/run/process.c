@@ -43,6 +43,7 @@
 #include "daemon/core/clock.h"
 #include "daemon/core/log.h"
 #include "daemon/run/exec_internal.h"
+#include "daemon/run/resources.h"
 
 #define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
@@ -95,6 +96,18 @@ static void wake(struct jd_proc *p)
 	jd_event_set(ev);
 }
 
+/* needs_done: the command's named resources are free again (before its fiber completes
+ * the job in the fair layer, which gives back the units: resources.h). */
+static void needs_done(struct jd_proc *p)
+{
+	if (p->needs_x) {
+		jd_resources_release(p->x->resources, p->needs_x);
+		p->needs_x = NULL;
+	}
+	jd_strv_free(p->envp);
+	p->envp = NULL;
+}
+
 /* finish: the leader has exited and every output pipe is closed. */
 static void finish(struct jd_proc *p)
 {
@@ -128,6 +141,7 @@ static void finish(struct jd_proc *p)
 		p->has_slot = false;
 		jd__slot_release(p->x);
 	}
+	needs_done(p);
 	wake(p);
 }
 
@@ -498,6 +512,20 @@ void jd__proc_spawn(struct jd_proc *p)
 		goto fail_early;
 	}
 	p->helper = as.helper;
+	if (p->job->exec && p->spec == &p->job->exec->spec && s->n_needs) {
+		char why[256];
+
+		if (p->job->fj.cls == x->cls_exec) {
+			spawn_failed(p, "its needs could not be given a needs class (at most %u sets "
+				     "at once)", JD_FAIR_MAX_CLASSES);
+			goto fail_early;
+		}
+		if (jd_resources_assign(x->resources, p->job->exec, &p->envp, why, sizeof(why)) < 0) {
+			spawn_failed(p, "%s", why);
+			goto fail_early;
+		}
+		p->needs_x = p->job->exec;
+	}
 	if (jd_exec_cgroups_on(x)) {
 		char why[PATH_MAX + 64];
 		bool own = p->job->exec && p->spec == &p->job->exec->spec;
@@ -586,7 +614,7 @@ void jd__proc_spawn(struct jd_proc *p)
 		rc = pipe_open(p, &p->perr, &p->err_open, 0, &child[2]);
 	if (!rc && p->helper)
 		rc = pipe_open(p, &p->pstat, &p->stat_open, 0, &child[3]);
-	pid = rc ? rc : start_process(file, args, s->env, cwd, child, nfds);
+	pid = rc ? rc : start_process(file, args, p->envp ? p->envp : s->env, cwd, child, nfds);
 	for (int i = 0; i < 4; i++)
 		if (child[i] >= 0)
 			close(child[i]);
@@ -641,6 +669,7 @@ void jd__proc_spawn(struct jd_proc *p)
 	return;
 fail_early:
 	p->res->run_ns = 0;
+	needs_done(p);
 	if (p->cgj) {
 		jd_exec_cgroup_done(x, p->cgj, NULL, NULL);
 		p->cgj = NULL;

@@ -121,12 +121,19 @@ static size_t feeder(void *ctx, struct jd_task_spec *out, size_t max)
 	return k;
 }
 
-uint8_t jd_runner_job_class(const struct jd_runner *r, const struct jd_job *j)
+uint8_t jd_runner_job_class(struct jd_runner *r, const struct jd_job *j)
 {
 	int remote = jd_backend_class(r, j);
 
 	if (remote >= 0)
 		return (uint8_t)remote; /* a Slurm job: one unit of the window */
+	if (j->exec && j->exec->spec.n_needs) {
+		/* Loop thread (at submit and recovery): the set's class, made if need be; a
+		 * set that cannot have one keeps the commands' class and fails at spawn. */
+		int cls = jd_resources_class(&r->resources, &j->exec->spec);
+
+		return cls >= 0 ? (uint8_t)cls : r->cls_exec;
+	}
 	if (j->exec)
 		return r->cls_exec;
 	return (j->handler->flags & JSCHED_HANDLER_SUSPENDS) ? r->cls_fiber : 0;
@@ -368,9 +375,13 @@ int jd_runner_start(struct jd_runner *r, const struct jd_runner_env *env, char *
 			 jp_error_name(rc) ? jp_error_name(rc) : "?");
 		return rc;
 	}
+	if ((rc = jd_resources_start(&r->resources, r->fair, env->jobs, cfg, r->res_proc,
+				     r->res_fiber, err, errlen)) < 0)
+		return rc;
 	xe = (struct jd_exec_env){.loop = env->loop, .jobs = env->jobs, .fair = r->fair, .cfg = cfg,
 				  .sec = env->sec, .res_proc = r->res_proc, .cls_exec = r->cls_exec,
-				  .wake = wake_hook, .wake_ctx = r, .socket_path = env->socket_path};
+				  .wake = wake_hook, .wake_ctx = r, .socket_path = env->socket_path,
+				  .resources = &r->resources};
 	if ((rc = jd_exec_init(&r->exec, &xe)) < 0) {
 		snprintf(err, errlen, "cannot set up process handling");
 		return rc;
@@ -425,6 +436,7 @@ void jd_runner_apply_config(struct jd_runner *r)
 	fair_config(r->env.cfg, &fc);
 	jd_fair_set_policy(r->fair, fc.policy);
 	jd_fair_resource_set(r->fair, r->res_proc, r->env.cfg->exec.max_processes);
+	jd_resources_apply(&r->resources, r->env.cfg);
 	jd_pool_set_idle(r->pool, r->env.cfg->idle_spin ? JD_IDLE_SPIN : JD_IDLE_SLEEP);
 	jd_exec_apply_config(&r->exec);
 	jd_runner_wake(r);	/* a raised cap: jobs may fit now */

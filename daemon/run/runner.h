@@ -29,6 +29,7 @@
 #include "daemon/fair/fair.h"
 #include "daemon/pool/pool.h"
 #include "daemon/run/exec.h"
+#include "daemon/run/resources.h"
 
 struct jd_notice;
 struct jd_backends;
@@ -64,6 +65,7 @@ struct jd_runner {
 	int res_proc, res_fiber;	/* the fair layer's resources "process" and "fiber" */
 	uint8_t cls_exec, cls_fiber;	/* needs classes: a command; a suspending call */
 	struct jd_backends *backends;	/* exec jobs elsewhere: Slurm (backend.h) */
+	struct jd_resources resources;	/* named resources (resources.h) */
 };
 
 /* jd_runner_start: create the fair instance, the pool and the process machinery from
@@ -87,9 +89,10 @@ void jd_runner_kick(struct jd_runner *r);
 void jd_runner_flush_kicks(struct jd_runner *r);
 
 /* jd_runner_job_class: the fair layer's needs class of job j (for jd_fair_job.cls): a
- * command needs a process slot and a fiber, a suspending call a fiber, others nothing.
- * Any thread (the runner's fields are immutable once started). */
-uint8_t jd_runner_job_class(const struct jd_runner *r, const struct jd_job *j);
+ * command needs a process slot and a fiber (and its named resources: a class per set of
+ * needs, resources.h), a suspending call a fiber, others nothing.
+ * Loop thread. */
+uint8_t jd_runner_job_class(struct jd_runner *r, const struct jd_job *j);
 
 /* jd_runner_wake: wake every idle worker to feed (capacity came back, a client was
  * resumed, a job released: jobs may fit now).  Loop thread. */

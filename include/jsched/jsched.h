@@ -241,6 +241,13 @@ JSCHED_API int jsched_spec_set_timeout(struct jsched_spec *spec, int64_t timeout
  * apply a limit refuses the job (not_supported) instead of ignoring it. */
 JSCHED_API int jsched_spec_set_resources(struct jsched_spec *spec, uint64_t memory_bytes,
 					 uint64_t pids, double cpus);
+/* set_need: the command needs `count` units (1 to 1,024) of the daemon's named resource
+ * `name` (PROTOCOL.md section 4, "needs"; the daemon's config "resources"): it starts
+ * when they are free and is told which in JSCHED_RESOURCE_<NAME> (and the resource's own
+ * variable, such as CUDA_VISIBLE_DEVICES).  Setting a name again replaces its count; 0
+ * removes it.  At most 8 names.  A daemon without the resource, or with fewer units,
+ * refuses the job at submit (not_supported, limit_exceeded). */
+JSCHED_API int jsched_spec_set_need(struct jsched_spec *spec, const char *name, uint32_t count);
 /* set_backend: where the command runs, "local", "slurm" or "auto" (PROTOCOL.md section 4;
  * default: the client's). */
 JSCHED_API int jsched_spec_set_backend(struct jsched_spec *spec, const char *backend);

@@ -98,6 +98,9 @@ static const char help_submit[] =
 	"  --mem SIZE           exec: memory limit of its control group (512M, 2G)\n"
 	"  --pids N             exec: at most N processes and threads\n"
 	"  --cpus N             exec: at most N CPUs' time (1.5)\n"
+	"  --needs NAME=N       exec: needs N units of the daemon's resource NAME (gpu=1;\n"
+	"                       repeatable, or gpu=1,licence_x=2); it starts when they are\n"
+	"                       free and finds their indices in JSCHED_RESOURCE_<NAME>\n"
 	"  --backend B          exec: where it runs: local, slurm or auto (default: the\n"
 	"                       client's, see the daemon's config)\n"
 	"  --cost N             a hint of how much work the job is (default 1)\n"
@@ -385,6 +388,7 @@ enum {
 	O_SOCKET, O_VERSION, O_CLIENT, O_RUNNING, O_ALL, O_OVERFLOW, O_BATCH, O_INSTANCE, O_REPLY_TIMEOUT,
 	O_LONG, O_CLIENT_NAME, O_LIMIT, O_SORT, O_COLUMNS, O_NAME_GLOB, O_NO_HEADINGS, O_MEM, O_PIDS,
 	O_CPUS, O_PROMETHEUS, O_PORT, O_OPEN, O_BACKEND, O_KEY, O_MINE, O_ARRAY, O_ARRAY_REPLACE,
+	O_NEEDS,
 };
 
 /* The options of jsched itself, accepted before the command and after it. */
@@ -668,6 +672,51 @@ static bool array_ok(const char *s)
 	return s[0] != '\0' && strlen(s) <= 1024 && strspn(s, "0123456789-:,%") == strlen(s);
 }
 
+#define NEEDS_MAX 8	 /* PROTOCOL.md section 4, "needs" */
+#define NEED_COUNT_MAX 1024
+
+/* need_name_ok: a-z, 0-9 and _, a letter first, at most 31 bytes (PROTOCOL.md). */
+static bool need_name_ok(const char *s)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_");
+
+	return s[0] >= 'a' && s[0] <= 'z' && s[n] == '\0' && n <= 31;
+}
+
+/* parse_needs: --needs NAME=N[,NAME=N...]: a name given again takes the later count. */
+static int parse_needs(struct parser *p, const char *s, struct cli_cmd *cmd)
+{
+	while (*s) {
+		size_t nl = strcspn(s, "="), k;
+		const char *num = s + nl + 1;
+		char name[32], *end;
+		unsigned long n;
+
+		if (s[nl] != '=' || nl == 0 || nl >= sizeof(name))
+			return fail(p, "--needs: expected NAME=N (gpu=1), not '%s'", s);
+		memcpy(name, s, nl);
+		name[nl] = '\0';
+		if (!need_name_ok(name))
+			return fail(p, "--needs: '%s' is not a resource name (a-z, 0-9, _, a letter first)",
+				    name);
+		errno = 0;
+		n = num[0] >= '0' && num[0] <= '9' ? strtoul(num, &end, 10) : 0;
+		if (num[0] < '0' || num[0] > '9' || errno || (*end && *end != ',') || n < 1 ||
+		    n > NEED_COUNT_MAX)
+			return fail(p, "--needs %s: expected a count from 1 to %d", name, NEED_COUNT_MAX);
+		for (k = 0; k < cmd->n_needs && strcmp(cmd->need_name[k], name) != 0; k++)
+			;
+		if (k == cmd->n_needs) {
+			if (cmd->n_needs == NEEDS_MAX)
+				return fail(p, "--needs: at most %d resources", NEEDS_MAX);
+			snprintf(cmd->need_name[cmd->n_needs++], sizeof(cmd->need_name[0]), "%s", name);
+		}
+		cmd->need_count[k] = (uint32_t)n;
+		s = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
 static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 {
 	static const struct opt opts[] = {
@@ -678,7 +727,7 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 		{ "time-limit", 0, true, O_TIME_LIMIT }, { "cost", 0, true, O_COST },
 		{ "mem", 0, true, O_MEM }, { "pids", 0, true, O_PIDS }, { "cpus", 0, true, O_CPUS },
 		{ "after", 0, true, O_AFTER }, { "any-of", 0, true, O_ANY_OF },
-		{ "backend", 0, true, O_BACKEND },
+		{ "backend", 0, true, O_BACKEND }, { "needs", 0, true, O_NEEDS },
 		{ "cwd", 0, true, O_CWD }, { "env", 0, true, O_ENV },
 		{ "clear-env", 0, false, O_CLEAR_ENV }, { "stdin", 0, true, O_STDIN }, { "batch", 0, true, O_BATCH },
 		{ "wait", 'w', false, O_WAIT }, { "timeout", 0, true, O_TIMEOUT },
@@ -765,6 +814,10 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 				return fail(p, "--backend: expected local, slurm or auto, not '%s'", p->val);
 			cmd->backend = p->val;
 			break;
+		case O_NEEDS:
+			if (parse_needs(p, p->val, cmd) < 0)
+				return OPT_ERROR;
+			break;
 		case O_AFTER:
 			if (cmd->n_ids == CLI_MAX_IDS)
 				return fail(p, "--after: too many job ids (at most %d)", CLI_MAX_IDS);
@@ -808,7 +861,8 @@ done:
 			: cmd->time_limit_ms ? "--time-limit" : cmd->cost ? "--cost" : cmd->n_ids ? "--after"
 			: cmd->n_any_of ? "--any-of" : cmd->cwd ? "--cwd" : cmd->n_env ? "--env"
 			: cmd->clear_env ? "--clear-env" : cmd->stdin_file ? "--stdin" : cmd->mem_bytes ? "--mem"
-			: cmd->pids ? "--pids" : cmd->cpus > 0 ? "--cpus" : cmd->backend ? "--backend" : NULL;
+			: cmd->pids ? "--pids" : cmd->cpus > 0 ? "--cpus" : cmd->backend ? "--backend"
+			: cmd->n_needs ? "--needs" : NULL;
 		if (spec_opt != NULL)
 			return fail(p, "%s cannot be combined with --batch (write it in the file's specs)", spec_opt);
 		if (timeout && !cmd->wait)
@@ -826,7 +880,8 @@ done:
 	if (cmd->fn != NULL) {
 		const char *exec_only = cmd->cwd ? "--cwd" : cmd->n_env ? "--env" : cmd->clear_env ? "--clear-env"
 			: cmd->stdin_file ? "--stdin" : cmd->time_limit_ms ? "--time-limit" : cmd->mem_bytes ? "--mem"
-			: cmd->pids ? "--pids" : cmd->cpus > 0 ? "--cpus" : cmd->backend ? "--backend" : NULL;
+			: cmd->pids ? "--pids" : cmd->cpus > 0 ? "--cpus" : cmd->backend ? "--backend"
+			: cmd->n_needs ? "--needs" : NULL;
 		if (exec_only != NULL)
 			return fail(p, "%s applies to exec jobs, not to a call job (--fn)", exec_only);
 	}

@@ -76,6 +76,9 @@ struct cli_cmd {
 	uint64_t pids;	     /* --pids, 0 if not given */
 	double cpus;	     /* --cpus, 0 if not given */
 	const char *backend; /* --backend */
+	char need_name[8][32]; /* --needs NAME=N (repeatable, or NAME=N,NAME=N) */
+	uint32_t need_count[8];
+	size_t n_needs;
 	uint32_t cost;	     /* --cost, 0 if not given */
 	const char *cwd;     /* --cwd, or NULL for the tool's own */
 	bool clear_env;	     /* --clear-env: send only the --env variables */

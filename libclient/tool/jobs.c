@@ -196,6 +196,8 @@ static int build_spec(const struct cli_cmd *cmd, struct jsched_spec **out)
 			r = jsched_spec_set_resources(spec, cmd->mem_bytes, cmd->pids, cmd->cpus);
 		if (r == 0 && cmd->backend != NULL)
 			r = jsched_spec_set_backend(spec, cmd->backend);
+		for (size_t i = 0; r == 0 && i < cmd->n_needs; i++)
+			r = jsched_spec_set_need(spec, cmd->need_name[i], cmd->need_count[i]);
 	}
 	if (r == 0 && cmd->name != NULL)
 		r = jsched_spec_set_name(spec, cmd->name);

@@ -81,6 +81,17 @@ static void test_bad_values_named(void **state)
 	refused("{\"cgroups\": {\"name\": \"../x\"}}", "cgroups.name");
 	refused("{\"cgroups\": {\"root\": \"/\"}}", "cgroups.root");
 	refused("{\"cgroups\": true}", "cgroups");
+	refused("{\"resources\": []}", "resources");
+	refused("{\"resources\": {\"GPU\": {\"count\": 1}}}", "resources.GPU");
+	refused("{\"resources\": {\"process\": {\"count\": 1}}}", "resources.process");
+	refused("{\"resources\": {\"gpu\": {}}}", "resources.gpu.count");
+	refused("{\"resources\": {\"gpu\": {\"count\": 1025}}}", "resources.gpu.count");
+	refused("{\"resources\": {\"gpu\": {\"count\": -1}}}", "resources.gpu.count");
+	refused("{\"resources\": {\"gpu\": {\"count\": 1, \"colour\": 1}}}", "resources.gpu.colour");
+	refused("{\"resources\": {\"gpu\": {\"count\": 1, \"env\": \"A=B\"}}}", "resources.gpu.env");
+	refused("{\"resources\": {\"gpu\": {\"count\": 1, \"env\": \"JSCHED_X\"}}}", "resources.gpu.env");
+	refused("{\"resources\": {\"a\": {\"count\": 1}, \"b\": {\"count\": 1}, \"c\": {\"count\": 1}, "
+		"\"d\": {\"count\": 1}, \"e\": {\"count\": 1}, \"f\": {\"count\": 1}}}", "resources");
 	refused("{\"tuning\": 1}", "tuning");
 	refused("[1, 2]", "");
 }
@@ -110,6 +121,31 @@ static void test_clients_inherit(void **state)
 	assert_int_equal(jd_config_client(&c, "other")->weight, 1);
 	assert_int_equal(jd_config_client(&c, "other")->max_queued, 7);
 	jd_config_free(&c);
+}
+
+/* resources: sorted by name; counts and env are live, the set of names is not. */
+static void test_resources(void **state)
+{
+	struct jd_config a, b;
+	char err[256], buf[256];
+
+	(void)state;
+	assert_int_equal(load(&a, "{\"resources\": {\"licence_x\": {\"count\": 5}, "
+			      "\"gpu\": {\"count\": 2, \"env\": \"CUDA_VISIBLE_DEVICES\"}}}", err, sizeof(err)), 0);
+	assert_int_equal(a.n_resources, 2);
+	assert_string_equal(a.resources[0].name, "gpu");
+	assert_string_equal(a.resources[0].env, "CUDA_VISIBLE_DEVICES");
+	assert_int_equal(a.resources[0].count, 2);
+	assert_string_equal(jd_resources_config_find(&a, "licence_x")->env, "");
+	assert_null(jd_resources_config_find(&a, "tpu"));
+	assert_int_equal(load(&b, "{\"resources\": {\"gpu\": {\"count\": 0}, \"licence_x\": {\"count\": 9}}}",
+			      err, sizeof(err)), 0);
+	assert_string_equal(jd_config_diff_static(&a, &b, buf, sizeof(buf)), "");
+	jd_config_free(&b);
+	assert_int_equal(load(&b, "{\"resources\": {\"gpu\": {\"count\": 2}}}", err, sizeof(err)), 0);
+	assert_string_equal(jd_config_diff_static(&a, &b, buf, sizeof(buf)), "resources");
+	jd_config_free(&a);
+	jd_config_free(&b);
 }
 
 static void test_static_diff(void **state)
@@ -150,6 +186,7 @@ int main(void)
 		cmocka_unit_test(test_bad_values_named),
 		cmocka_unit_test(test_not_json),
 		cmocka_unit_test(test_clients_inherit),
+		cmocka_unit_test(test_resources),
 		cmocka_unit_test(test_static_diff),
 	};
 	int rc;

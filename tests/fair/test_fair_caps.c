@@ -657,6 +657,53 @@ static void test_registration(void **state)
 	jd_fair_free(f);
 }
 
+/* Removing a class: refused while a job of it is queued, held or running; after, its
+ * number is handed to the next new needs, which then behave as their own (no units of the
+ * old needs are taken). */
+static void test_class_remove(void **state)
+{
+	(void)state;
+	struct caps k = caps_new(JD_FAIR_POLICY_FAIR, 4, 8);
+	uint32_t need[JD_FAIR_MAX_RES] = {0};
+	int gpu = jd_fair_resource_add(k.f, "gpu", 2);
+	struct jd_fair_client *a = client_new(k.f, "a", 1, 0, JD_FAIR_REJECT);
+	struct jd_fair_stats st;
+	struct tjob t, u;
+
+	need[k.proc] = 1;
+	need[gpu] = 2;
+	int g2 = jd_fair_class_add(k.f, need);
+	assert_int_equal(g2, 3);
+	assert_int_equal(jd_fair_class_remove(k.f, 0), JSCHED_EINVAL);
+	assert_int_equal(jd_fair_class_remove(k.f, JD_FAIR_MAX_CLASSES), JSCHED_EINVAL);
+	assert_int_equal(admit_cls(k.f, a, &t, 0, (uint8_t)g2, JD_FAIR_NORMAL, 0), 0);
+	assert_int_equal(jd_fair_class_remove(k.f, g2), JSCHED_EAGAIN); /* queued */
+	assert_int_equal(jd_fair_hold(k.f, &t.fj), 0);
+	assert_int_equal(jd_fair_class_remove(k.f, g2), JSCHED_EAGAIN); /* held */
+	assert_int_equal(jd_fair_release(k.f, &t.fj), 0);
+	assert_ptr_equal(take1(k.f), &t);
+	assert_int_equal(jd_fair_class_remove(k.f, g2), JSCHED_EAGAIN); /* running */
+	complete1(k.f, &t, 10);
+	assert_int_equal(jd_fair_class_remove(k.f, g2), 0);
+	assert_int_equal(jd_fair_class_remove(k.f, g2), JSCHED_EINVAL); /* gone already */
+	/* The same needs make a class again: the freed number. */
+	need[gpu] = 1;
+	int g1 = jd_fair_class_add(k.f, need);
+	assert_int_equal(g1, g2);
+	assert_int_equal(admit_cls(k.f, a, &t, 0, (uint8_t)g1, JD_FAIR_NORMAL, 0), 0);
+	assert_int_equal(admit_cls(k.f, a, &u, 1, (uint8_t)g1, JD_FAIR_NORMAL, 0), 0);
+	assert_ptr_equal(take1(k.f), &t);
+	assert_ptr_equal(take1(k.f), &u);
+	jd_fair_stats(k.f, JD_FAIR_METRIC_JOBS, &st);
+	assert_int_equal(st.res_used[gpu], 2); /* 1 each, the new needs */
+	assert_int_equal(st.res_used[k.proc], 2);
+	complete1(k.f, &t, 10);
+	complete1(k.f, &u, 10);
+	jd_fair_stats(k.f, JD_FAIR_METRIC_JOBS, &st);
+	assert_int_equal(st.res_used[gpu], 0);
+	free_all(k.f, &a, 1);
+}
+
 /* Many clients, one slot, the `fair` heap: a command waiting for a slot in each of 1,000
  * clients does not slow choosing among the others, and each gets the slot in turn. */
 static void test_many_waiting_clients(void **state)
@@ -712,6 +759,7 @@ int main(void)
 		cmocka_unit_test(test_release_order_edf),
 		cmocka_unit_test(test_order_across_classes),
 		cmocka_unit_test(test_registration),
+		cmocka_unit_test(test_class_remove),
 		cmocka_unit_test(test_many_waiting_clients),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

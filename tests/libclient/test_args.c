@@ -192,6 +192,21 @@ static void test_submit(void **state)
 	BAD("--wait takes no value", "submit", "--wait=yes", "--", "ls");
 	BAD("--name needs a value", "submit", "--name");
 	BAD("unknown option '--prio'", "submit", "--prio", "high", "--", "ls");
+	/* --needs: repeatable, or a comma list; a name again takes the later count. */
+	OK("submit", "--needs", "gpu=1", "--needs", "licence_x=2,tpu=3,gpu=2", "--", "ls");
+	assert_int_equal(cmd.n_needs, 3);
+	assert_string_equal(cmd.need_name[0], "gpu");
+	assert_int_equal(cmd.need_count[0], 2);
+	assert_string_equal(cmd.need_name[2], "tpu");
+	assert_int_equal(cmd.need_count[2], 3);
+	BAD("--needs: expected NAME=N (gpu=1), not 'gpu'", "submit", "--needs", "gpu", "--", "ls");
+	BAD("--needs gpu: expected a count from 1 to 1024", "submit", "--needs", "gpu=0", "--", "ls");
+	BAD("--needs gpu: expected a count from 1 to 1024", "submit", "--needs", "gpu=1x", "--", "ls");
+	BAD("--needs gpu: expected a count from 1 to 1024", "submit", "--needs", "gpu=2000", "--", "ls");
+	BAD("'GPU' is not a resource name", "submit", "--needs", "GPU=1", "--", "ls");
+	BAD("--needs: at most 8 resources", "submit", "--needs", "a=1,b=1,c=1,d=1,e=1,f=1,g=1,h=1,i=1", "--", "ls");
+	BAD("--needs applies to exec jobs", "submit", "--fn", "echo", "--needs", "gpu=1");
+	BAD("--needs cannot be combined with --batch", "submit", "--batch", "g.json", "--needs", "gpu=1");
 }
 
 static void test_job_commands(void **state)

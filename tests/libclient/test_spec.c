@@ -53,6 +53,13 @@ static void test_exec(void **state)
 	assert_int_equal(jsched_spec_set_priority(s, JSCHED_PRIORITY_CRITICAL), 0);
 	assert_int_equal(jsched_spec_set_deadline_in(s, 5000), 0);
 	assert_int_equal(jsched_spec_set_cost(s, 7), 0);
+	assert_int_equal(jsched_spec_set_need(s, "gpu", 1), 0);
+	assert_int_equal(jsched_spec_set_need(s, "licence_x", 5), 0);
+	assert_int_equal(jsched_spec_set_need(s, "tpu", 1), 0);
+	assert_int_equal(jsched_spec_set_need(s, "gpu", 2), 0); /* replaces */
+	assert_int_equal(jsched_spec_set_need(s, "tpu", 0), 0); /* removes */
+	assert_int_equal(jsched_spec_set_need(s, "GPU", 1), JSCHED_EINVAL);
+	assert_int_equal(jsched_spec_set_need(s, "gpu", 1025), JSCHED_EINVAL);
 	assert_int_equal(jsched_spec_add_dep(s, JSCHED_GATE_AFTER, 41, JSCHED_DEP_SUCCESS), 0);
 	assert_int_equal(jsched_spec_add_dep(s, JSCHED_GATE_ANY_OF, 42, JSCHED_DEP_FAILURE), 0);
 	assert_int_equal(jsched_spec_add_dep(s, JSCHED_GATE_ANY_OF, 43, JSCHED_DEP_ANY), 0);
@@ -74,6 +81,11 @@ static void test_exec(void **state)
 	assert_int_equal(p.deadline, JP_DEADLINE_IN);
 	assert_int_equal(p.deadline_ms, 5000);
 	assert_int_equal(p.cost, 7);
+	assert_int_equal(p.n_needs, 2);
+	assert_string_equal(p.needs[0].name, "gpu");
+	assert_int_equal(p.needs[0].count, 2);
+	assert_string_equal(p.needs[1].name, "licence_x");
+	assert_int_equal(p.needs[1].count, 5);
 	assert_int_equal(p.n_after, 1);
 	assert_int_equal(p.after[0].job, 41);
 	assert_int_equal(p.after[0].on, JP_ON_SUCCESS);

@@ -361,6 +361,56 @@ static void test_spec_resources(void **state)
 		 "job.resources");
 }
 
+/* needs: names and counts, kept in order and built back; every bad one named. */
+static void test_spec_needs(void **state)
+{
+	struct jp_job_spec s;
+	json_t *keep, *back;
+
+	(void)state;
+	spec_ok("{\"kind\":\"exec\",\"argv\":[\"x\"],\"needs\":{\"gpu\":2,\"licence_x\":1024}}", &s, &keep);
+	assert_int_equal(s.n_needs, 2);
+	assert_string_equal(s.needs[0].name, "gpu");
+	assert_int_equal(s.needs[0].count, 2);
+	assert_string_equal(s.needs[1].name, "licence_x");
+	assert_int_equal(s.needs[1].count, 1024);
+	back = jp_job_spec_to_json(&s);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(back, "needs"), "licence_x")), 1024);
+	assert_int_equal(json_object_size(json_object_get(back, "needs")), 2);
+	json_decref(back);
+	jp_job_spec_clear(&s);
+	json_decref(keep);
+	spec_ok("{\"kind\":\"exec\",\"argv\":[\"x\"],\"needs\":{}}", &s, &keep);
+	assert_int_equal(s.n_needs, 0);
+	back = jp_job_spec_to_json(&s);
+	assert_null(json_object_get(back, "needs"));
+	json_decref(back);
+	jp_job_spec_clear(&s);
+	json_decref(keep);
+	spec_bad("{\"kind\":\"exec\",\"argv\":[\"x\"],\"needs\":{\"gpu\":0}}", JSCHED_EBAD_REQUEST,
+		 "job.needs.gpu");
+	spec_bad("{\"kind\":\"exec\",\"argv\":[\"x\"],\"needs\":{\"gpu\":1025}}", JSCHED_EBAD_REQUEST,
+		 "job.needs.gpu");
+	spec_bad("{\"kind\":\"exec\",\"argv\":[\"x\"],\"needs\":{\"gpu\":\"1\"}}", JSCHED_EBAD_REQUEST,
+		 "job.needs.gpu");
+	spec_bad("{\"kind\":\"exec\",\"argv\":[\"x\"],\"needs\":{\"Gpu\":1}}", JSCHED_EBAD_REQUEST,
+		 "job.needs.Gpu");
+	spec_bad("{\"kind\":\"exec\",\"argv\":[\"x\"],\"needs\":{\"9gpu\":1}}", JSCHED_EBAD_REQUEST,
+		 "job.needs.9gpu");
+	spec_bad("{\"kind\":\"exec\",\"argv\":[\"x\"],\"needs\":{\"a234567890123456789012345678901x\":1}}",
+		 JSCHED_EBAD_REQUEST, "job.needs.a234567890123456789012345678901x");
+	spec_bad("{\"kind\":\"exec\",\"argv\":[\"x\"],\"needs\":[]}", JSCHED_EBAD_REQUEST, "job.needs");
+	spec_bad("{\"kind\":\"exec\",\"argv\":[\"x\"],\"needs\":{\"a\":1,\"b\":1,\"c\":1,\"d\":1,\"e\":1,"
+		 "\"f\":1,\"g\":1,\"h\":1,\"i\":1}}", JSCHED_ELIMIT_EXCEEDED, "job.needs");
+	spec_bad("{\"kind\":\"call\",\"fn\":\"noop\",\"needs\":{\"gpu\":1}}", JSCHED_EBAD_REQUEST,
+		 "job.needs");
+	assert_true(jp_need_name_ok("a"));
+	assert_true(jp_need_name_ok("a_9"));
+	assert_false(jp_need_name_ok(""));
+	assert_false(jp_need_name_ok("_a"));
+	assert_false(jp_need_name_ok("a-b"));
+}
+
 static void test_round_trips(void **state)
 {
 	const char *argv[] = {"sh", "-c", "echo \"$X\" | tr a-z A-Z", NULL};
@@ -656,6 +706,7 @@ int main(void)
 		cmocka_unit_test(test_spec_errors),
 		cmocka_unit_test(test_spec_limits_of_strings),
 		cmocka_unit_test(test_spec_resources),
+		cmocka_unit_test(test_spec_needs),
 		cmocka_unit_test(test_round_trips),
 		cmocka_unit_test(test_submit_single_and_batch),
 		cmocka_unit_test(test_submit_graph),

@@ -1,0 +1,335 @@
+/* tests/daemon/test_daemon_resources.c: named resources (config "resources", spec "needs")
+ * against the real daemon.
+ *
+ * - A command that needs a unit of a resource starts only when one is free, gets the
+ *   lowest free index in JSCHED_RESOURCE_<NAME> and in the resource's `env` variable,
+ *   and gives it back at its end (the next one gets that index); the assignment is in
+ *   its record ("assigned") while it runs and after.
+ * - Bad needs are refused at submit with stable codes: an unknown resource
+ *   (not_supported), more than the count (limit_exceeded), needs on a call job, a bad
+ *   name or count (bad_request); more distinct sets of needs at once than the fair layer
+ *   has classes (limit_exceeded), accepted again once those jobs ended.
+ * - Reload: a raised count starts a queued command at once on the new index; a lowered
+ *   count recalls nothing, and a freed index at or above the count is not handed out.
+ * - kill -9 and restart: the running command's job fails (daemon_restart) keeping its
+ *   recorded indices; the queued one keeps its needs and runs on the freed index.
+ * Commands hold their units until the test creates their "go" file (each loop bounded
+ * at 30 s); every wait is for a state, a metric or a file, bounded by the harness.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/jproto.h"
+#include "tests/daemon/harness.h"
+
+#define GPU2 "\"workers\": 2, \"resources\": {\"gpu\": {\"count\": 2, \"env\": \"CUDA_VISIBLE_DEVICES\"}, \"lic\": {\"count\": 64}}"
+
+/* hold: a command that prints its indices (the resource's env, then JSCHED_RESOURCE_GPU)
+ * and runs until <dir>/go.<n> exists (at most 30 s). */
+static uint64_t hold(struct jsched_conn *c, const struct jdt *t, int n, const char *needs)
+{
+	return jdt_submit_spec(c,
+			       "{\"kind\": \"exec\", \"needs\": %s, \"argv\": [\"sh\", \"-c\", "
+			       "\"echo $CUDA_VISIBLE_DEVICES/$JSCHED_RESOURCE_GPU; i=0; while [ ! -e %s/go.%d ] "
+			       "&& [ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); done\"]}",
+			       needs, t->dir, n);
+}
+
+static void go(const struct jdt *t, int n)
+{
+	char path[400];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/go.%d", t->dir, n);
+	assert_non_null(f = fopen(path, "w"));
+	fclose(f);
+}
+
+/* assigned: the record's assigned.<name>[0] (-1: none). */
+static int assigned(struct jsched_conn *c, uint64_t id, const char *name)
+{
+	json_t *r = jdt_ok(c, "{\"op\": \"status\", \"job\": %llu}", (unsigned long long)id);
+	json_t *a = json_object_get(json_object_get(json_object_get(r, "job"), "assigned"), name);
+	int v = json_is_integer(json_array_get(a, 0)) ? (int)json_integer_value(json_array_get(a, 0)) : -1;
+
+	json_decref(r);
+	return v;
+}
+
+/* started: wait until running job id has been given its units (a job is "running"
+ * from its worker's start; its command, and so its indices, follow on the loop thread):
+ * returns assigned.<name>[0]. */
+static int started(struct jsched_conn *c, uint64_t id, const char *name)
+{
+	int v = -1;
+
+	jdt_until_state(c, id, "running");
+	for (int i = 0; i < 3000 && (v = assigned(c, id, name)) < 0; i++)
+		jdt_sleep_ms(10);
+	assert_true(v >= 0);
+	return v;
+}
+
+/* used: metrics.resources.<name>.<key>. */
+static json_int_t res_metric(struct jsched_conn *c, const char *name, const char *key)
+{
+	json_t *m = jdt_metrics(c);
+	json_int_t v = json_integer_value(
+		json_object_get(json_object_get(json_object_get(m, "resources"), name), key));
+
+	json_decref(m);
+	return v;
+}
+
+/* out: the job's stdout, first line (static). */
+static const char *out(struct jsched_conn *c, uint64_t id)
+{
+	static char buf[128];
+	json_t *r = jdt_ok(c, "{\"op\": \"output\", \"job\": %llu}", (unsigned long long)id);
+	const char *b64 = json_string_value(json_object_get(json_object_get(r, "stdout"), "data"));
+	unsigned char *d = NULL;
+	size_t n = 0;
+
+	assert_non_null(b64);
+	assert_int_equal(jp_base64_decode(b64, strlen(b64), 1024, &d, &n), 0);
+	snprintf(buf, sizeof(buf), "%.*s", (int)strcspn((const char *)d, "\n"), (const char *)d);
+	free(d);
+	json_decref(r);
+	return buf;
+}
+
+static void test_indices(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *c;
+	uint64_t a, b, q;
+	json_t *rec;
+	int ia, ib;
+
+	(void)state;
+	jdt_start(&t, GPU2);
+	c = jdt_connect(&t, NULL);
+	a = hold(c, &t, 0, "{\"gpu\": 1}");
+	b = hold(c, &t, 1, "{\"gpu\": 1}");
+	q = hold(c, &t, 2, "{\"gpu\": 1, \"lic\": 3}");
+	ia = started(c, a, "gpu");
+	ib = started(c, b, "gpu");
+	assert_true((ia == 0 && ib == 1) || (ia == 1 && ib == 0));
+	/* Both units held: the third waits, queued, however long this takes. */
+	assert_int_equal(res_metric(c, "gpu", "used"), 2);
+	assert_string_equal(jdt_state(c, q), "queued");
+	assert_int_equal(assigned(c, q, "gpu"), -1);
+	/* a ends: its index goes to q. */
+	go(&t, 0);
+	assert_string_equal(jdt_wait_final(c, a, NULL), "succeeded");
+	assert_int_equal(started(c, q, "gpu"), ia);
+	assert_int_equal(assigned(c, q, "lic"), 0);
+	go(&t, 1);
+	go(&t, 2);
+	assert_string_equal(jdt_wait_final(c, q, &rec), "succeeded");
+	{
+		char want[32];
+
+		snprintf(want, sizeof(want), "%d/%d", ia, ia);
+		assert_string_equal(out(c, q), want);
+	}
+	/* The record keeps the assignment after the end: lic 0, 1, 2. */
+	{
+		json_t *l = json_object_get(json_object_get(rec, "assigned"), "lic");
+
+		assert_int_equal(json_array_size(l), 3);
+		for (int i = 0; i < 3; i++)
+			assert_int_equal(json_integer_value(json_array_get(l, (size_t)i)), i);
+	}
+	json_decref(rec);
+	assert_string_equal(jdt_wait_final(c, b, NULL), "succeeded");
+	assert_int_equal(res_metric(c, "gpu", "used"), 0);
+	assert_int_equal(res_metric(c, "lic", "used"), 0);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+static void expect_refused(struct jsched_conn *c, const char *spec, const char *code,
+			   const char *field)
+{
+	json_t *r = jdt_req(c, "{\"op\": \"submit\", \"job\": %s}", spec);
+
+	assert_string_equal(jdt_err_code(r), code);
+	if (field)
+		assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"), "field")),
+				    field);
+	json_decref(r);
+}
+
+static void test_bad_needs(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *c;
+	uint64_t ids[8];
+	size_t n = 0;
+	json_t *r;
+
+	(void)state;
+	jdt_start(&t, GPU2);
+	c = jdt_connect(&t, NULL);
+	expect_refused(c, "{\"kind\": \"exec\", \"argv\": [\"true\"], \"needs\": {\"tpu\": 1}}",
+		       "not_supported", "job.needs.tpu");
+	expect_refused(c, "{\"kind\": \"exec\", \"argv\": [\"true\"], \"needs\": {\"gpu\": 3}}",
+		       "limit_exceeded", "job.needs.gpu");
+	expect_refused(c, "{\"kind\": \"exec\", \"argv\": [\"true\"], \"needs\": {\"gpu\": 0}}",
+		       "bad_request", "job.needs.gpu");
+	expect_refused(c, "{\"kind\": \"exec\", \"argv\": [\"true\"], \"needs\": {\"GPU\": 1}}",
+		       "bad_request", "job.needs.GPU");
+	expect_refused(c, "{\"kind\": \"exec\", \"argv\": [\"true\"], \"needs\": [\"gpu\"]}",
+		       "bad_request", "job.needs");
+	expect_refused(c, "{\"kind\": \"call\", \"fn\": \"noop\", \"needs\": {\"gpu\": 1}}",
+		       "bad_request", "job.needs");
+	/* A batch with one bad spec makes no job. */
+	r = jdt_req(c, "{\"op\": \"submit\", \"jobs\": [{\"kind\": \"exec\", \"argv\": [\"true\"]}, "
+		       "{\"kind\": \"exec\", \"argv\": [\"true\"], \"needs\": {\"gpu\": 9}}]}");
+	assert_string_equal(jdt_err_code(r), "limit_exceeded");
+	json_decref(r);
+	assert_int_equal(jdt_jobs_submitted(c), 0);
+
+	/* Distinct sets of needs at once: the fair layer's classes.  lic=1, lic=2, ... each a
+	 * set, held running: the first refused is at most the 8th. */
+	for (n = 0; n < 8; n++) {
+		char spec[300];
+
+		snprintf(spec, sizeof(spec), "{\"lic\": %zu}", n + 1);
+		r = jdt_req(c,
+			    "{\"op\": \"submit\", \"job\": {\"kind\": \"exec\", \"needs\": %s, \"argv\": [\"sh\", \"-c\", "
+			    "\"i=0; while [ ! -e %s/go.9 ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); done\"]}}",
+			    spec, t.dir);
+		if (strcmp(jdt_err_code(r), "") != 0) {
+			assert_string_equal(jdt_err_code(r), "limit_exceeded");
+			json_decref(r);
+			break;
+		}
+		ids[n] = (uint64_t)json_integer_value(json_object_get(r, "job"));
+		json_decref(r);
+	}
+	/* Class 0, suspending calls and commands are the daemon's: 5 sets fit. */
+	assert_int_equal(n, 5);
+	go(&t, 9);
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(jdt_wait_final(c, ids[i], NULL), "succeeded");
+	/* Their classes come back: a new set is accepted and runs. */
+	ids[0] = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"true\"], \"needs\": {\"lic\": 7, \"gpu\": 2}}");
+	assert_string_equal(jdt_wait_final(c, ids[0], NULL), "succeeded");
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+static void wait_count(struct jsched_conn *c, json_int_t want)
+{
+	for (int i = 0; i < 3000 && res_metric(c, "gpu", "count") != want; i++)
+		jdt_sleep_ms(10);
+	assert_int_equal(res_metric(c, "gpu", "count"), want);
+}
+
+static void test_reload_counts(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *c;
+	uint64_t a, b, q;
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 2, \"resources\": {\"gpu\": {\"count\": 1}}");
+	c = jdt_connect(&t, NULL);
+	a = hold(c, &t, 0, "{\"gpu\": 1}");
+	b = hold(c, &t, 1, "{\"gpu\": 1}");
+	assert_int_equal(started(c, a, "gpu"), 0);
+	assert_string_equal(jdt_state(c, b), "queued");
+	/* Raised to 2: b starts at once, on index 1, while a runs. */
+	jdt_write_config(&t, "\"workers\": 2, \"resources\": {\"gpu\": {\"count\": 2}}");
+	kill(t.pid, SIGHUP);
+	assert_int_equal(started(c, b, "gpu"), 1);
+	assert_string_equal(jdt_state(c, a), "running");
+	/* Lowered to 1: nothing is recalled; when a ends, index 0 is free but the one unit
+	 * is b's (index 1): q waits for b. */
+	q = hold(c, &t, 2, "{\"gpu\": 1}");
+	jdt_write_config(&t, "\"workers\": 2, \"resources\": {\"gpu\": {\"count\": 1}}");
+	kill(t.pid, SIGHUP);
+	wait_count(c, 1);
+	go(&t, 0);
+	assert_string_equal(jdt_wait_final(c, a, NULL), "succeeded");
+	assert_string_equal(jdt_state(c, q), "queued");
+	assert_string_equal(jdt_state(c, b), "running");
+	go(&t, 1);
+	assert_string_equal(jdt_wait_final(c, b, NULL), "succeeded");
+	assert_int_equal(started(c, q, "gpu"), 0);
+	/* A name added by a reload needs a restart: the running set stays. */
+	jdt_write_config(&t, "\"workers\": 2, \"resources\": {\"gpu\": {\"count\": 1}, \"tpu\": {\"count\": 1}}");
+	{
+		json_t *r = jdt_ok(c, "{\"op\": \"reload\"}");
+		json_t *rn = json_object_get(r, "restart_needed");
+		bool found = false;
+		size_t i;
+		json_t *e;
+
+		json_array_foreach(rn, i, e)
+			found |= strcmp(json_string_value(e), "resources") == 0;
+		assert_true(found);
+		json_decref(r);
+	}
+	expect_refused(c, "{\"kind\": \"exec\", \"argv\": [\"true\"], \"needs\": {\"tpu\": 1}}",
+		       "not_supported", "job.needs.tpu");
+	go(&t, 2);
+	assert_string_equal(jdt_wait_final(c, q, NULL), "succeeded");
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+static void test_restart(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *c;
+	uint64_t a, q;
+	json_t *rec;
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 2, \"resources\": {\"gpu\": {\"count\": 1, \"env\": \"CUDA_VISIBLE_DEVICES\"}}");
+	c = jdt_connect(&t, NULL);
+	a = hold(c, &t, 0, "{\"gpu\": 1}");
+	q = hold(c, &t, 1, "{\"gpu\": 1}");
+	assert_int_equal(started(c, a, "gpu"), 0);
+	assert_string_equal(jdt_state(c, q), "queued");
+	jsched_close(c);
+	jdt_kill9(&t);
+	go(&t, 1);
+	jdt_restart(&t);
+	c = jdt_connect(&t, NULL);
+	assert_string_equal(jdt_wait_final(c, a, &rec), "failed");
+	assert_string_equal(json_string_value(json_object_get(rec, "cause")), "daemon_restart");
+	assert_int_equal(json_integer_value(json_array_get(json_object_get(json_object_get(rec, "assigned"), "gpu"), 0)), 0);
+	json_decref(rec);
+	/* The queued one kept its needs: it ran on the one index, free again. */
+	assert_string_equal(jdt_wait_final(c, q, NULL), "succeeded");
+	assert_string_equal(out(c, q), "0/0");
+	assert_int_equal(assigned(c, q, "gpu"), 0);
+	assert_int_equal(res_metric(c, "gpu", "used"), 0);
+	go(&t, 0);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_indices),
+		cmocka_unit_test(test_bad_needs),
+		cmocka_unit_test(test_reload_counts),
+		cmocka_unit_test(test_restart),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
