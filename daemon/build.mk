@@ -42,7 +42,7 @@ JSCHEDD_RUN_SRCS := daemon/run/runner.c daemon/run/exec.c daemon/run/slots.c dae
 	daemon/run/builtins.c daemon/run/modules.c daemon/run/cgroup.c daemon/run/exec_cgroup.c \
 	daemon/run/backend.c daemon/run/backend_slurm.c daemon/run/slurm_script.c daemon/run/resources.c
 JSCHEDD_NET_SRCS := daemon/net/server.c daemon/net/session.c daemon/net/op_submit.c \
-	daemon/net/op_wait.c daemon/net/op_jobs.c daemon/net/op_admin.c daemon/net/op_pause.c daemon/net/watch.c daemon/net/record.c daemon/net/metrics.c \
+	daemon/net/op_wait.c daemon/net/op_jobs.c daemon/net/op_admin.c daemon/net/op_pause.c daemon/net/op_hook.c daemon/net/watch.c daemon/net/record.c daemon/net/metrics.c \
 	daemon/net/prometheus.c daemon/net/prom_export.c
 JSCHEDD_TOP_SRCS := daemon/main.c daemon/daemon.c daemon/persist.c daemon/sdnotify.c daemon/service.c
 JSCHEDD_SRCS := $(JSCHEDD_CORE_SRCS) $(JSCHEDD_RUN_SRCS) $(JSCHEDD_NET_SRCS) $(JSCHEDD_TOP_SRCS)
@@ -134,6 +134,9 @@ $(JSCHEDD_TESTS): $(B)/tests/daemon/%: $(B)/obj/tests/daemon/%.o \
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(JANSSON_LIBS) $(CMOCKA_LIBS) $(LDLIBS)
 
 .PHONY: test-daemon
+# test_daemon_hooks runs the jsched tool (it runs the hooks).
+$(B)/tests/daemon/test_daemon_hooks: | $(JSCHED_BIN)
+
 test-daemon: $(JSCHEDD_UNIT) $(JSCHEDD_TESTS) $(JSCHEDD) $(JSCHEDD_MODULE)
 	@JSCHED_BUILD_DIR=$(B) sh mk/run-tests.sh $(JSCHEDD_UNIT) $(JSCHEDD_TESTS)
 

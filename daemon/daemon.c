@@ -51,6 +51,7 @@ static void on_change(void *ctx, const struct jd_change *ch)
 	case JD_CHANGE_PROCESS:
 	case JD_CHANGE_ARRAY_STOP:
 	case JD_CHANGE_REMOTE:
+	case JD_CHANGE_HOOK:
 		break;
 	}
 }

@@ -37,6 +37,7 @@ enum {
 	R_ARRAY_STOP = 9,	/* an array's elements not yet made ended: state, cause, ms */
 	R_REMOTE = 10,		/* handed to Slurm: backend, Slurm job id, the tag of its files */
 	R_ASSIGN = 11,		/* the named resources' indices a command was given */
+	R_HOOK = 12,		/* a job's hooks: state, exit code, signal, claimed/finished ms, reason */
 };
 
 /* ---- a growing byte buffer, little-endian fields ---- */
@@ -326,6 +327,19 @@ static void rec_final(struct jd_daemon *d, const struct jd_job *j)
 	free(b.p);
 }
 
+/* encode_hook: a HOOK record's payload for job j (which has hooks). */
+static void encode_hook(struct wbuf *b, const struct jd_job *j)
+{
+	const struct jd_hook *h = j->hook;
+
+	w_u8(b, h->state);
+	w_u32(b, (uint32_t)h->exit_code);
+	w_u32(b, (uint32_t)h->signal);
+	w_u64(b, h->claimed_ms);
+	w_u64(b, h->finished_ms);
+	w_str(b, h->reason, h->reason ? strlen(h->reason) : 0);
+}
+
 static void encode_client(struct wbuf *b, const struct jd_client *c)
 {
 	w_str(b, c->name, strlen(c->name));
@@ -389,6 +403,11 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 			encode_assign(&b, ch->job->exec);
 			append(d, R_ASSIGN, ch->job->id, &b);
 		}
+		free(b.p);
+		break;
+	case JD_CHANGE_HOOK:
+		encode_hook(&b, ch->job);
+		append(d, R_HOOK, ch->job->id, &b);
 		free(b.p);
 		break;
 	case JD_CHANGE_ARRAY_STOP:
@@ -845,6 +864,29 @@ static int replay_element(struct jd_job *p, uint64_t pos, const struct jd_journa
 	return 0;
 }
 
+/* replay_hook: a HOOK record: where job j's hooks got. */
+static int replay_hook(struct jd_job *j, const struct jd_journal_rec *r)
+{
+	struct rbuf b = {r->data, r->len, 0, false};
+	struct jd_hook *h = j->hook;
+	unsigned state = r_u8(&b);
+	int exit_code = (int)r_u32(&b), sig = (int)r_u32(&b);
+	uint64_t claimed = r_u64(&b), finished = r_u64(&b);
+	size_t rl;
+	const char *reason = r_str(&b, &rl);
+
+	if (b.bad || state > JD_HOOK_FAILED)
+		return JSCHED_EIO;
+	h->state = (uint8_t)state;
+	h->exit_code = exit_code;
+	h->signal = sig;
+	h->claimed_ms = claimed;
+	h->finished_ms = finished;
+	free(h->reason);
+	h->reason = rl ? strndup(reason, rl) : NULL;
+	return 0;
+}
+
 /* replay_array_stop: an ARRAY_STOP record: the elements of array p not recorded since
  * (neither running nor final) ended so. */
 static int replay_array_stop(struct jd_job *p, const struct jd_journal_rec *r)
@@ -962,6 +1004,8 @@ static int replay_cb(void *arg, const struct jd_journal_rec *r)
 			j->exec->assigned[i] = (uint16_t)r_u32(&b);
 		return b.bad ? JSCHED_EIO : 0;
 	}
+	case R_HOOK:
+		return j->hook ? replay_hook(j, r) : 0;
 	default:
 		snprintf(st->err, st->errlen, "journal: record %" PRIu64 " has an unknown type %u",
 			 r->seq, r->type);
@@ -1264,6 +1308,11 @@ static json_t *spec_of_job(const struct jd_job *j)
 	sp.key = j->key;
 	sp.priority = j->prio < 4 ? prios[j->prio] : JP_PRIO_NORMAL;
 	sp.cost = j->fj.cost ? j->fj.cost : 1;
+	if (j->hook) {
+		sp.on_exit = j->hook->on_exit;
+		sp.notify = j->hook->notify;
+		sp.hook_timeout_ms = j->hook->timeout_ms;
+	}
 	if (j->kind == JD_KIND_EXEC && j->exec) {
 		const struct jd_exec_spec *x = &j->exec->spec;
 
@@ -1404,7 +1453,11 @@ static int snap_job(struct jd_daemon *d, const struct jd_job *j, struct wbuf *b)
 	}
 	if (jd_state_final(j->state)) {
 		encode_final(b, j);
-		return snap_add(d, R_FINAL, j->id, b);
+		if ((rc = snap_add(d, R_FINAL, j->id, b)) < 0 || !j->hook ||
+		    j->hook->state == JD_HOOK_PENDING)
+			return rc;
+		encode_hook(b, j);
+		return snap_add(d, R_HOOK, j->id, b);
 	}
 	if (j->state == JD_RUNNING && (rc = snap_running(d, j, b)) < 0)
 		return rc;

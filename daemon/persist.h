@@ -30,6 +30,8 @@
  *   ASSIGN    the indices of the named resources a command was given at its start (the
  *             record's "assigned"; run/resources.h), after its PROCESS
  *   ARRAY_STOP an array's elements not yet made ended: state, cause, finished ms
+ *   HOOK      a job's completion hooks claimed or reported (net/op_hook.c): state, exit
+ *             code, signal, claimed and finished ms, reason
  * An array's elements (core/array.h) have no SUBMIT or QUEUED records (the parent's SUBMIT,
  * its spec with `array`, stands for them; a snapshot writes their FINAL records after it,
  * from their slots): only RUNNING, PROCESS and FINAL under the element's id.

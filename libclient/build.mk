@@ -26,7 +26,8 @@ LIBJSCHED_SRCS := libclient/path.c libclient/strerror.c libclient/spec.c libclie
 LIBJSCHED_OBJS := $(LIBJSCHED_SRCS:%.c=$(B)/obj/%.o)
 
 JSCHED_CLI_SRCS := libclient/tool/main.c libclient/tool/args.c libclient/tool/jobs.c \
-	libclient/tool/daemon.c libclient/tool/table.c libclient/tool/top.c libclient/tool/dashboard.c
+	libclient/tool/daemon.c libclient/tool/table.c libclient/tool/top.c libclient/tool/dashboard.c \
+	libclient/tool/hooks.c
 JSCHED_CLI_OBJS := $(JSCHED_CLI_SRCS:%.c=$(B)/obj/%.o) $(B)/obj/gen/dashboard_html.o
 
 # The dashboard's page is built into the tool: dashboard.html as one C string.

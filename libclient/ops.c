@@ -445,6 +445,44 @@ int jsched_release(struct jsched_conn *c, const uint64_t *ids, size_t n,
 	return ids_op(c, JP_OP_RELEASE, ids, n, out);
 }
 
+/* jsched_hook_claim: see jsched.h. */
+int jsched_hook_claim(struct jsched_conn *c, uint64_t id, bool *claimed)
+{
+	if (claimed != NULL)
+		*claimed = false;
+	if (c == NULL || id == 0 || claimed == NULL)
+		return JSCHED_EINVAL;
+	json_t *req = request(JP_OP_HOOK), *reply = NULL;
+	add(&req, "job", json_integer((json_int_t)id));
+	add(&req, "state", json_string("running"));
+	int r = jc_call(c, req, &reply, 0);
+	if (r == 0)
+		*claimed = json_is_true(json_object_get(reply, "claimed"));
+	json_decref(reply);
+	return r;
+}
+
+/* jsched_hook_report: see jsched.h. */
+int jsched_hook_report(struct jsched_conn *c, uint64_t id, bool ok, int exit_code, int signal,
+		       const char *reason)
+{
+	if (c == NULL || id == 0 || exit_code > 255 || signal < 0 || signal > 128)
+		return JSCHED_EINVAL;
+	json_t *req = request(JP_OP_HOOK);
+	add(&req, "job", json_integer((json_int_t)id));
+	add(&req, "state", json_string(ok ? "succeeded" : "failed"));
+	if (exit_code >= 0)
+		add(&req, "exit_code", json_integer(exit_code));
+	if (signal > 0)
+		add(&req, "signal", json_integer(signal));
+	if (reason != NULL) {
+		char cut[1025];
+		snprintf(cut, sizeof cut, "%.*s", jp_utf8_cut(reason, 1024), reason);
+		add(&req, "reason", json_string(cut));
+	}
+	return jc_call(c, req, NULL, 0);
+}
+
 /* pause_op: pause or resume a client, or all. */
 static int pause_op(struct jsched_conn *c, enum jp_op op, const char *client, bool all)
 {

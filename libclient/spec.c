@@ -171,6 +171,38 @@ int jsched_spec_set_array_replace(struct jsched_spec *spec, bool replace)
 	return set(spec, "array_replace", json_true());
 }
 
+/* jsched_spec_set_on_exit: see jsched.h. */
+int jsched_spec_set_on_exit(struct jsched_spec *spec, const char *command)
+{
+	if (spec == NULL || (command != NULL && (command[0] == '\0' || strlen(command) > JP_ON_EXIT_MAX)))
+		return JSCHED_EINVAL;
+	if (command == NULL) {
+		json_object_del(spec->obj, "on_exit");
+		return 0;
+	}
+	return set(spec, "on_exit", json_string(command));
+}
+
+/* jsched_spec_set_notify: see jsched.h. */
+int jsched_spec_set_notify(struct jsched_spec *spec, bool notify)
+{
+	if (spec == NULL)
+		return JSCHED_EINVAL;
+	if (!notify) {
+		json_object_del(spec->obj, "notify");
+		return 0;
+	}
+	return set(spec, "notify", json_true());
+}
+
+/* jsched_spec_set_hook_timeout: see jsched.h. */
+int jsched_spec_set_hook_timeout(struct jsched_spec *spec, int64_t ms)
+{
+	if (spec == NULL || ms < 1 || ms > JP_HOOK_TIMEOUT_MAX_MS)
+		return JSCHED_EINVAL;
+	return set(spec, "hook_timeout_ms", json_integer((json_int_t)ms));
+}
+
 /* jsched_spec_set_ref: see jsched.h. */
 int jsched_spec_set_ref(struct jsched_spec *spec, const char *ref)
 {

@@ -18,7 +18,7 @@ enum scope { ANY, EXEC, CALL };
 enum member {
 	M_KIND, M_NAME, M_REF, M_PRIORITY, M_DEADLINE_AT, M_DEADLINE_IN, M_AFTER, M_ANY_OF,
 	M_COST, M_ARGV, M_ENV, M_CWD, M_STDIN, M_TIMEOUT, M_FN, M_ARGS, M_RESOURCES, M_BACKEND,
-	M_KEY, M_ARRAY, M_ARRAY_REPLACE, M_NEEDS, M_COUNT
+	M_KEY, M_ARRAY, M_ARRAY_REPLACE, M_NEEDS, M_ON_EXIT, M_NOTIFY, M_HOOK_TIMEOUT, M_COUNT
 };
 
 /* Indexed by enum member. */
@@ -36,6 +36,9 @@ static const struct {
 	{"array", ANY},
 	{"array_replace", EXEC},
 	{"needs", EXEC},
+	{"on_exit", ANY},
+	{"notify", ANY},
+	{"hook_timeout_ms", ANY},
 };
 
 /* lookup: the member named key, or M_COUNT.  The first byte is compared inline, so most
@@ -457,6 +460,15 @@ static int member(struct ctx *c, enum member m, const json_t *v, struct jp_job_s
 		return 0;
 	case M_NEEDS:
 		return needs_of(c, v, s);
+	case M_ON_EXIT:
+		return str(c, v, PLACE(key), 1, JP_ON_EXIT_MAX, &s->on_exit);
+	case M_NOTIFY:
+		if (!json_is_boolean(v))
+			return bad(c, PLACE(key), "must be true or false");
+		s->notify = json_is_true(v);
+		return 0;
+	case M_HOOK_TIMEOUT:
+		return integer(c, v, PLACE(key), 1, JP_HOOK_TIMEOUT_MAX_MS, &s->hook_timeout_ms);
 	case M_COUNT:
 		break;
 	}
@@ -532,6 +544,10 @@ int jp_job_spec_parse_at(const json_t *obj, const char *path, long index,
 	}
 	if (out->kind == JP_KIND_CALL && !out->fn) {
 		rc = bad(&c, PLACE("fn"), "is required for a call job");
+		goto fail;
+	}
+	if (out->hook_timeout_ms && !out->on_exit && !out->notify) {
+		rc = bad(&c, PLACE("hook_timeout_ms"), "is only for jobs with on_exit or notify");
 		goto fail;
 	}
 	if (out->array_replace && !out->array_text) {
@@ -639,6 +655,9 @@ json_t *jp_job_spec_to_json(const struct jp_job_spec *s)
 	    (s->cost != 1 && set(o, "cost", json_integer(s->cost)) < 0) ||
 	    (s->array_text && set(o, "array", json_string(s->array_text)) < 0) ||
 	    (s->array_replace && set(o, "array_replace", json_true()) < 0) ||
+	    (s->on_exit && set(o, "on_exit", json_string(s->on_exit)) < 0) ||
+	    (s->notify && set(o, "notify", json_true()) < 0) ||
+	    (s->hook_timeout_ms && set(o, "hook_timeout_ms", json_integer(s->hook_timeout_ms)) < 0) ||
 	    (s->kind == JP_KIND_EXEC ? add_exec(o, s) : add_call(o, s)) < 0) {
 		json_decref(o);
 		return NULL;

@@ -75,6 +75,9 @@ int jp_default_socket_path(char *buf, size_t size);
 #define JP_NEEDS_MAX 8u		/* named resources one spec's "needs" may name */
 #define JP_NEED_NAME_MAX 31u	/* bytes of a resource's name */
 #define JP_NEED_COUNT_MAX 1024u	/* units of one resource (a resource's count, too) */
+#define JP_ON_EXIT_MAX 4096u	/* a spec's on_exit command line */
+#define JP_HOOK_TIMEOUT_MS 60000	/* a hook's time limit unless the spec says */
+#define JP_HOOK_TIMEOUT_MAX_MS 86400000	/* and at most */
 
 /* ---- errors ------------------------------------------------------------------------ */
 
@@ -335,8 +338,9 @@ enum jp_op {
 	JP_OP_RESUME,
 	JP_OP_HOLD,
 	JP_OP_RELEASE,
+	JP_OP_HOOK,
 };
-#define JP_NOPS 19
+#define JP_NOPS 20
 
 /* Wire names of the enums above (static strings; NULL for a value out of range), and
  * back: the *_from_name functions return the value, or -1 for an unknown name. */
@@ -550,6 +554,10 @@ struct jp_job_spec {
 		uint32_t count;	/* 1..JP_NEED_COUNT_MAX */
 	} needs[JP_NEEDS_MAX];
 	size_t n_needs;
+	/* completion hooks, run by the submitting client when the job ends */
+	const char *on_exit;	/* a shell command line; NULL: none */
+	bool notify;		/* a desktop notification (else a terminal bell) */
+	int64_t hook_timeout_ms;	/* 0: the default, JP_HOOK_TIMEOUT_MS */
 	/* call */
 	const char *fn;
 	json_t *args;		/* borrowed; NULL: null */

@@ -18,7 +18,7 @@ static const char *const causes[] = {
 static const char *const ops[] = {"hello", "submit", "status", "wait", "cancel",
 				  "list", "output", "watch", "unwatch", "metrics",
 				  "drain", "ping", "reload", "set_client", "shutdown",
-				  "pause", "resume", "hold", "release"};
+				  "pause", "resume", "hold", "release", "hook"};
 
 _Static_assert(sizeof(states) / sizeof(states[0]) == JP_NSTATES, "states table");
 _Static_assert(sizeof(ops) / sizeof(ops[0]) == JP_NOPS, "ops table");

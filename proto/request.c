@@ -44,6 +44,7 @@ static const char *const state_names[] = {"waiting", "queued", "running", "succe
 					  "cancelled", "expired", "dropped", NULL};
 static const char *const overflows[] = {"reject", "drop_oldest", "drop_newest", "block", NULL};
 static const char *const shutdown_modes[] = {"graceful", "immediate", NULL};
+static const char *const hook_states[] = {"running", "succeeded", "failed", NULL};
 
 static const struct field f_none[] = {{NULL, T_INT, 0, 0, 0, NULL}};
 static const struct field f_hello[] = {
@@ -127,6 +128,15 @@ static const struct field f_shutdown[] = {
 	{NULL, T_INT, 0, 0, 0, NULL},
 };
 
+static const struct field f_hook[] = {
+	{"job", T_ID, REQ, 0, 0, NULL},
+	{"state", T_ENUM, REQ, 0, 0, hook_states},
+	{"exit_code", T_INT, 0, 0, 255, NULL},
+	{"signal", T_INT, 0, 1, 128, NULL},
+	{"reason", T_STR, 0, 0, 1024, NULL},
+	{NULL, T_INT, 0, 0, 0, NULL},
+};
+
 /* Indexed by enum jp_op. */
 static const struct field *const op_fields[JP_NOPS] = {
 	[JP_OP_HELLO] = f_hello,	[JP_OP_SUBMIT] = f_submit,
@@ -138,7 +148,7 @@ static const struct field *const op_fields[JP_NOPS] = {
 	[JP_OP_RELOAD] = f_none,	[JP_OP_SET_CLIENT] = f_set_client,
 	[JP_OP_SHUTDOWN] = f_shutdown,	[JP_OP_PAUSE] = f_pause,
 	[JP_OP_RESUME] = f_pause,	[JP_OP_HOLD] = f_ids,
-	[JP_OP_RELEASE] = f_ids,
+	[JP_OP_RELEASE] = f_ids,	[JP_OP_HOOK] = f_hook,
 };
 
 static bool in_vals(const char *const *vals, const char *s)

@@ -99,6 +99,7 @@ static void job_free(struct jd_job *j)
 	json_decref(j->args);
 	jd_exec_job_free(j->exec);
 	jd_array_free(j->arr);
+	jd_hook_free(j->hook);
 	free(j);
 }
 
@@ -560,6 +561,36 @@ void jd_job_report_array_stop(struct jd_jobs *t, const struct jd_job *p, enum jd
 	struct jd_change ch = {.kind = JD_CHANGE_ARRAY_STOP, .job = p, .state = (uint8_t)s,
 			       .cause = (uint8_t)cause};
 
+	if (t->hooks && t->hooks->change)
+		t->hooks->change(t->hooks->ctx, &ch);
+}
+
+void jd_hook_free(struct jd_hook *h)
+{
+	if (!h)
+		return;
+	free(h->on_exit);
+	free(h->reason);
+	free(h);
+}
+
+void jd_job_hook_set(struct jd_jobs *t, struct jd_job *j, enum jd_hook_state s, int exit_code,
+		     int signal, const char *reason, uint64_t now_ms)
+{
+	struct jd_hook *h = j->hook;
+	struct jd_change ch = {.kind = JD_CHANGE_HOOK, .job = j};
+
+	h->state = (uint8_t)s;
+	h->exit_code = exit_code;
+	h->signal = signal;
+	free(h->reason);
+	h->reason = reason ? strdup(reason) : NULL;
+	if (h->reason)
+		jp_utf8_scrub(h->reason);
+	if (s == JD_HOOK_RUNNING)
+		h->claimed_ms = now_ms;
+	else if (s != JD_HOOK_PENDING)
+		h->finished_ms = now_ms;
 	if (t->hooks && t->hooks->change)
 		t->hooks->change(t->hooks->ctx, &ch);
 }

@@ -46,6 +46,21 @@ struct jsched_handler;
 struct jd_exec_job;
 struct jd_array;
 
+/* A job's completion hooks (the spec's on_exit, notify): run by the submitting client
+ * when the job ends, which reports how the run went (net/op_hook.c); the job's own result
+ * never changes for it.  Loop thread. */
+enum jd_hook_state { JD_HOOK_PENDING, JD_HOOK_RUNNING, JD_HOOK_SUCCEEDED, JD_HOOK_FAILED };
+struct jd_hook {
+	char *on_exit;		/* shell command line, or NULL */
+	bool notify;
+	uint32_t timeout_ms;
+	uint8_t state;		/* enum jd_hook_state */
+	int exit_code;		/* -1: none */
+	int signal;		/* 0: none */
+	char *reason;		/* or NULL */
+	uint64_t claimed_ms, finished_ms;	/* wall clock; 0: not yet */
+};
+
 /* The states of section 5 of proto/PROTOCOL.md, in the order a job passes them. */
 enum jd_state {
 	JD_WAITING,
@@ -152,6 +167,8 @@ struct jd_job {
 
 	struct jd_notice n_start, n_done;
 
+	struct jd_hook *hook;		/* its completion hooks, or NULL */
+
 	/* job arrays (array.h) */
 	struct jd_array *arr;		/* this job is an array's parent: its array; else NULL */
 	struct jd_array *elem_of;	/* a live element: its array (NULL for a view) */
@@ -176,6 +193,7 @@ enum jd_change_kind {
 	JD_CHANGE_ARRAY_STOP,	/* array parent job's elements not yet made ended in state
 				 * `state` with cause `cause` (a cancel, a dependency ...) */
 	JD_CHANGE_REMOTE,	/* job was handed to Slurm, which knows it as remote_id */
+	JD_CHANGE_HOOK,		/* job's hook state changed (claimed, or its run reported) */
 };
 
 struct jd_change {
@@ -273,6 +291,15 @@ struct jd_job *jd_job_get(struct jd_jobs *t, uint64_t id, bool *forgotten);
 /* jd_job_report_array_stop: report JD_CHANGE_ARRAY_STOP for array parent p (array.c). */
 void jd_job_report_array_stop(struct jd_jobs *t, const struct jd_job *p, enum jd_state s,
 			      enum jp_cause cause);
+
+/* jd_job_hook_set: job j's hooks are now in state s (exit code, signal, reason copied:
+ * may be NULL), at wall-clock now_ms; reported (JD_CHANGE_HOOK).  The job's own state is
+ * not touched. */
+void jd_job_hook_set(struct jd_jobs *t, struct jd_job *j, enum jd_hook_state s, int exit_code,
+		     int signal, const char *reason, uint64_t now_ms);
+
+/* jd_hook_free: free a job's hooks (NULL is fine). */
+void jd_hook_free(struct jd_hook *h);
 
 /* jd_job_insert: put a job made by jd_job_new, with its spec set, into the table (counts
  * it submitted, indexes its key if it has one, reports JD_CHANGE_SUBMITTED).  A job with

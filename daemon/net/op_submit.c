@@ -325,6 +325,14 @@ static struct jd_job *job_from_spec(struct jd_jobs *t, struct jd_runner *runner,
 		goto fail;
 	if (sp->key && !(j->key = strdup(sp->key)))
 		goto fail;
+	if (sp->on_exit || sp->notify) {
+		if (!(j->hook = calloc(1, sizeof(*j->hook))) ||
+		    (sp->on_exit && !(j->hook->on_exit = strdup(sp->on_exit))))
+			goto fail;
+		j->hook->notify = sp->notify;
+		j->hook->timeout_ms = (uint32_t)(sp->hook_timeout_ms ? sp->hook_timeout_ms : JP_HOOK_TIMEOUT_MS);
+		j->hook->exit_code = -1;
+	}
 	if (sp->array_text) {
 		/* An array's parent: its elements' ids follow its own. */
 		if (!(j->arr = jd_array_new(j, sp)))
@@ -392,6 +400,9 @@ struct jd_job *jd_session_make_element(struct jd_net *d, struct jd_job *p, uint6
 	memset(&sp.array, 0, sizeof(sp.array));
 	sp.array_replace = false;
 	sp.key = NULL;
+	sp.on_exit = NULL; /* the array's hooks run once, when the whole array has ended */
+	sp.notify = false;
+	sp.hook_timeout_ms = 0;
 	if (sp.kind == JP_KIND_EXEC) {
 		size_t k = 0;
 

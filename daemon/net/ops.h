@@ -45,6 +45,9 @@ void jd__op_resume(struct jd_conn *c, const struct jp_request *r);
 void jd__op_hold(struct jd_conn *c, const struct jp_request *r);
 void jd__op_release(struct jd_conn *c, const struct jp_request *r);
 
+/* op_hook.c */
+void jd__op_hook(struct jd_conn *c, const struct jp_request *r);
+
 /* op_jobs.c: status, cancel, list, output and drain (answered at once). */
 void jd__op_status(struct jd_conn *c, const struct jp_request *r);
 void jd__op_cancel(struct jd_conn *c, const struct jp_request *r);

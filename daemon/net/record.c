@@ -180,6 +180,26 @@ static int array_text(struct jp_buf *out, const struct jd_array *a)
 	return rc || put(out, "}}");
 }
 
+json_t *jd_hook_json(const struct jd_hook *h)
+{
+	static const char *const states[] = {"pending", "running", "succeeded", "failed"};
+	json_t *o = json_object();
+
+	if (!o || (h->on_exit && json_object_set_new(o, "on_exit", json_string(h->on_exit)) < 0) ||
+	    (h->notify && json_object_set_new(o, "notify", json_true()) < 0) ||
+	    json_object_set_new(o, "timeout_ms", json_integer(h->timeout_ms)) < 0 ||
+	    json_object_set_new(o, "state", json_string(states[h->state & 3])) < 0 ||
+	    (h->exit_code >= 0 && json_object_set_new(o, "exit_code", json_integer(h->exit_code)) < 0) ||
+	    (h->signal > 0 && json_object_set_new(o, "signal", json_integer(h->signal)) < 0) ||
+	    (h->reason && json_object_set_new(o, "reason", json_string(h->reason)) < 0) ||
+	    (h->finished_ms &&
+	     json_object_set_new(o, "finished_ms", json_integer((json_int_t)h->finished_ms)) < 0)) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 /* base_text: the record with every member but the exec part's. */
 static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s)
 {
@@ -200,6 +220,12 @@ static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s
 		rc = member(out, "key") || jd_json_text_string(out, j->key);
 	if (!rc && j->arr)
 		rc = member(out, "array") || array_text(out, j->arr);
+	if (!rc && j->hook) {
+		json_t *h = jd_hook_json(j->hook);
+
+		rc = !h || member(out, "hooks") || value_text(out, h);
+		json_decref(h);
+	}
 	if (!rc && j->array_id)
 		rc = member(out, "array_id") || jd_json_text_int(out, (int64_t)j->array_id) ||
 		     member(out, "array_index") || jd_json_text_int(out, j->array_index);

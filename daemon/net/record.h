@@ -69,4 +69,9 @@ int jd_json_text_string(struct jp_buf *out, const char *s);
 /* jd_json_text_int: append v in decimal.  Returns 0 or JSCHED_ENOMEM. */
 int jd_json_text_int(struct jp_buf *out, int64_t v);
 
+/* jd_hook_json: a job's "hooks" member (new reference; NULL on ENOMEM): on_exit, notify,
+ * timeout_ms, state (pending, running, succeeded, failed), exit_code, signal, reason and
+ * finished_ms once reported. */
+json_t *jd_hook_json(const struct jd_hook *h);
+
 #endif /* JD_RECORD_H */

@@ -222,6 +222,15 @@ JSCHED_API int jsched_spec_set_key(struct jsched_spec *spec, const char *key);
  * refuses more than its limits.array_elements).  set_array_replace (exec): replace "{}" in
  * the command's arguments by the index. */
 JSCHED_API int jsched_spec_set_array(struct jsched_spec *spec, const char *indices);
+/* Completion hooks, run by the submitting client (not the daemon) once the job has ended:
+ * on_exit, a shell command line (1 to 4096 bytes; NULL removes it), and notify, a desktop
+ * notification (notify-send) or else a terminal bell; hook_timeout: their time limit in ms
+ * (default 60,000, at most 86,400,000).  The daemon keeps them with the job (journaled) and
+ * its record's "hooks" says whether they ran (jsched_hook_claim, jsched_hook_report); they
+ * never change the job's result.  The jsched tool runs them (jsched submit --on-exit). */
+JSCHED_API int jsched_spec_set_on_exit(struct jsched_spec *spec, const char *command);
+JSCHED_API int jsched_spec_set_notify(struct jsched_spec *spec, bool notify);
+JSCHED_API int jsched_spec_set_hook_timeout(struct jsched_spec *spec, int64_t ms);
 JSCHED_API int jsched_spec_set_array_replace(struct jsched_spec *spec, bool replace);
 
 /* Exec jobs only.  set_env: the complete environment, "NAME=value" strings ending with NULL
@@ -399,6 +408,17 @@ JSCHED_API int jsched_cancel_many(struct jsched_conn *conn, const uint64_t *ids,
  * answer itself, so *out holds every match. */
 JSCHED_API int jsched_list(struct jsched_conn *conn, unsigned state_mask, const char *client, bool all_uids,
 			   struct jsched_results **out);
+
+/* jsched_hook_claim asks to run the hooks of job id, which has ended: *claimed is true
+ * for the one caller that may run them now (the hooks were pending, or an earlier claim is
+ * older than twice their time limit plus 10 s), false if another runs or ran them.  The
+ * job's owner only.  jsched_hook_report says how the run went: ok, the command's exit code
+ * (-1: none) or signal (0: none), and a reason for people (NULL: none).  JSCHED_EPROTOCOL
+ * for a job not yet ended or hooks reported already, JSCHED_ENOT_SUPPORTED for a job
+ * without hooks. */
+JSCHED_API int jsched_hook_claim(struct jsched_conn *conn, uint64_t id, bool *claimed);
+JSCHED_API int jsched_hook_report(struct jsched_conn *conn, uint64_t id, bool ok, int exit_code,
+				  int signal, const char *reason);
 
 /* jsched_list_array lists the elements of job array array_id (jsched_spec_set_array) in a
  * state of state_mask (0: every state), in index order; jsched_list shows an array as its

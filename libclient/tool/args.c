@@ -39,6 +39,7 @@ static const char help_main[] =
 	"  resume    start them again\n"
 	"  hold      keep queued jobs from starting until released\n"
 	"  release   let held jobs start again, in their place\n"
+	"  hooks     run the completion hooks (--on-exit, --notify) of jobs that ended\n"
 	"  admin     reload | set-client | shutdown (admin uid only)\n"
 	"  call      send any protocol request and print the reply\n"
 	"  help      help [COMMAND]: this text, or a command's\n"
@@ -92,6 +93,16 @@ static const char help_submit[] =
 	"                       whole array; each element sees $JSCHED_ARRAY_INDEX and\n"
 	"                       $JSCHED_ARRAY_ID (ls --array ID lists the elements)\n"
 	"  --array-replace      with --array: replace {} in the command's words by the index\n"
+	"  --on-exit CMD        when the job has ended, run the shell command CMD here, as\n"
+	"                       you, with $JSCHED_JOB_ID, $JSCHED_JOB_STATE and\n"
+	"                       $JSCHED_JOB_EXIT_CODE (or $JSCHED_JOB_SIGNAL, $JSCHED_JOB_CAUSE)\n"
+	"                       set; without --wait a background jsched waits for the job\n"
+	"                       (jsched hooks runs hooks whose runner died)\n"
+	"  --notify             when the job has ended, a desktop notification (notify-send)\n"
+	"                       or, without one, a bell and a line on the terminal\n"
+	"  --hook-timeout DURATION  stop a hook (its process group) after DURATION\n"
+	"                       (default 60s); a hook's failure is shown in status, the\n"
+	"                       job's result and jsched's exit status do not change\n"
 	"  --priority P         low, normal (default), high or critical\n"
 	"  --deadline DURATION  if not started within DURATION, the job expires unrun\n"
 	"  --time-limit DURATION  exec: kill the command after it ran this long\n"
@@ -122,7 +133,8 @@ static const char help_submit[] =
 	"  jsched submit --wait --fn echo --args '{\"x\": 1}'\n"
 	"  jsched submit --array 1-100%10 -- ./step.sh      # $JSCHED_ARRAY_INDEX: 1 ... 100\n"
 	"  jsched submit --array 0-99:3 --array-replace -- ./render frame-{}.png\n"
-	"  jsched submit --array 1,5,7 --wait --fn noop\n";
+	"  jsched submit --array 1,5,7 --wait --fn noop\n"
+	"  jsched submit --notify --on-exit 'mail -s \"job $JSCHED_JOB_ID $JSCHED_JOB_STATE\" me' -- make\n";
 
 static const char help_wait[] =
 	"usage: jsched wait [--any] [--timeout DURATION] [--json] [--all] [--name GLOB] [ID...]\n"
@@ -302,6 +314,20 @@ static const char help_admin[] =
 	"                --immediate cancels them\n"
 	"  --json        print the daemon's reply as JSON\n";
 
+static const char help_hooks[] =
+	"usage: jsched hooks [--json] [ID...]\n"
+	"\n"
+	"Run the completion hooks of jobs submitted with --on-exit or --notify: for each\n"
+	"job (default: every job of yours that has ended with its hooks not yet run), wait\n"
+	"until it has ended, then run them here, as you, and tell the daemon how they went\n"
+	"(status shows it under hooks).  jsched submit --on-exit runs them itself; this is\n"
+	"for hooks whose runner died (the machine restarted).  A hook another jsched is\n"
+	"running is left to it.  Exits 1 if a hook failed; never changes a job's result.\n"
+	"\n"
+	"  --json  print each job's hooks as JSON, one a line\n"
+	"\n"
+	"Example: jsched hooks; jsched hooks 42\n";
+
 static const char help_call[] =
 	"usage: jsched call OP [JSON]\n"
 	"\n"
@@ -329,6 +355,7 @@ static const char *const verb_names[CLI_VERB_COUNT] = {
 	[CLI_RESUME] = "resume",
 	[CLI_HOLD] = "hold",
 	[CLI_RELEASE] = "release",
+	[CLI_HOOKS] = "hooks",
 	[CLI_ADMIN_RELOAD] = "admin reload",
 	[CLI_ADMIN_SET_CLIENT] = "admin set-client",
 	[CLI_ADMIN_SHUTDOWN] = "admin shutdown",
@@ -354,6 +381,7 @@ const char *cli_help(enum cli_verb verb)
 	case CLI_RESUME: return help_pause;
 	case CLI_HOLD:
 	case CLI_RELEASE: return help_hold;
+	case CLI_HOOKS: return help_hooks;
 	case CLI_ADMIN_RELOAD:
 	case CLI_ADMIN_SET_CLIENT:
 	case CLI_ADMIN_SHUTDOWN: return help_admin;
@@ -389,6 +417,7 @@ enum {
 	O_LONG, O_CLIENT_NAME, O_LIMIT, O_SORT, O_COLUMNS, O_NAME_GLOB, O_NO_HEADINGS, O_MEM, O_PIDS,
 	O_CPUS, O_PROMETHEUS, O_PORT, O_OPEN, O_BACKEND, O_KEY, O_MINE, O_ARRAY, O_ARRAY_REPLACE,
 	O_NEEDS,
+	O_ON_EXIT, O_NOTIFY, O_HOOK_TIMEOUT,
 };
 
 /* The options of jsched itself, accepted before the command and after it. */
@@ -723,6 +752,8 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 		{ "fn", 0, true, O_FN }, { "args", 0, true, O_ARGS }, { "name", 0, true, O_NAME },
 		{ "key", 0, true, O_KEY },
 		{ "array", 0, true, O_ARRAY }, { "array-replace", 0, false, O_ARRAY_REPLACE },
+		{ "on-exit", 0, true, O_ON_EXIT }, { "notify", 0, false, O_NOTIFY },
+		{ "hook-timeout", 0, true, O_HOOK_TIMEOUT },
 		{ "priority", 0, true, O_PRIORITY }, { "deadline", 0, true, O_DEADLINE },
 		{ "time-limit", 0, true, O_TIME_LIMIT }, { "cost", 0, true, O_COST },
 		{ "mem", 0, true, O_MEM }, { "pids", 0, true, O_PIDS }, { "cpus", 0, true, O_CPUS },
@@ -770,6 +801,18 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 			cmd->array = p->val;
 			break;
 		case O_ARRAY_REPLACE: cmd->array_replace = true; break;
+		case O_ON_EXIT:
+			if (p->val[0] == '\0' || strlen(p->val) > 4096)
+				return fail(p, "--on-exit: expected a command line of 1 to 4096 bytes");
+			cmd->on_exit = p->val;
+			break;
+		case O_NOTIFY: cmd->notify = true; break;
+		case O_HOOK_TIMEOUT:
+			if (parse_duration(p, "--hook-timeout", p->val, &cmd->hook_timeout_ms) < 0)
+				return OPT_ERROR;
+			if (cmd->hook_timeout_ms < 1 || cmd->hook_timeout_ms > 86400000)
+				return fail(p, "--hook-timeout: expected 1ms to 24h, not '%s'", p->val);
+			break;
 		case O_PRIORITY:
 			cmd->priority = -1;
 			for (int i = 0; i < 4; i++)
@@ -857,7 +900,8 @@ done:
 		/* The file says everything about its jobs; only how to wait may be added. */
 		const char *spec_opt = cmd->command ? "a command" : cmd->fn ? "--fn" : cmd->args ? "--args"
 			: cmd->name ? "--name" : cmd->key ? "--key" : cmd->array ? "--array"
-			: cmd->array_replace ? "--array-replace" : cmd->priority >= 0 ? "--priority" : cmd->deadline_ms ? "--deadline"
+			: cmd->array_replace ? "--array-replace" : cmd->on_exit ? "--on-exit"
+			: cmd->notify ? "--notify" : cmd->hook_timeout_ms ? "--hook-timeout" : cmd->priority >= 0 ? "--priority" : cmd->deadline_ms ? "--deadline"
 			: cmd->time_limit_ms ? "--time-limit" : cmd->cost ? "--cost" : cmd->n_ids ? "--after"
 			: cmd->n_any_of ? "--any-of" : cmd->cwd ? "--cwd" : cmd->n_env ? "--env"
 			: cmd->clear_env ? "--clear-env" : cmd->stdin_file ? "--stdin" : cmd->mem_bytes ? "--mem"
@@ -1281,6 +1325,7 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 	case CLI_RESUME: r = parse_generic(&p, cmd, pause_opts, NO_IDS); break;
 	case CLI_HOLD:
 	case CLI_RELEASE: r = parse_generic(&p, cmd, hold_opts, SOME_IDS); break;
+	case CLI_HOOKS: cmd->mine = true; r = parse_generic(&p, cmd, hold_opts, SOME_IDS); break;
 	default: r = parse_admin(&p, cmd); break;
 	}
 	return r < 0 ? CLI_EXIT_USAGE : CLI_EXIT_OK;

@@ -42,6 +42,7 @@ enum cli_verb {
 	CLI_RESUME,
 	CLI_HOLD,
 	CLI_RELEASE,
+	CLI_HOOKS,
 	CLI_ADMIN_RELOAD,
 	CLI_ADMIN_SET_CLIENT,
 	CLI_ADMIN_SHUTDOWN,
@@ -69,6 +70,9 @@ struct cli_cmd {
 	const char *array;   /* --array INDICES (submit); ls --array ID goes to array_id */
 	bool array_replace;  /* --array-replace */
 	uint64_t array_id;   /* ls --array ID: the elements of that array */
+	const char *on_exit; /* --on-exit CMD */
+	bool notify;	     /* --notify */
+	int64_t hook_timeout_ms; /* --hook-timeout, 0: the default */
 	int priority;	     /* --priority, or -1 for the default */
 	int64_t deadline_ms; /* --deadline, as a duration from now; 0 if none */
 	int64_t time_limit_ms; /* --time-limit */

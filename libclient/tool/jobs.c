@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -212,6 +213,12 @@ static int build_spec(const struct cli_cmd *cmd, struct jsched_spec **out)
 	}
 	if (r == 0 && cmd->array_replace)
 		r = jsched_spec_set_array_replace(spec, true);
+	if (r == 0 && cmd->on_exit != NULL)
+		r = jsched_spec_set_on_exit(spec, cmd->on_exit);
+	if (r == 0 && cmd->notify)
+		r = jsched_spec_set_notify(spec, true);
+	if (r == 0 && cmd->hook_timeout_ms > 0)
+		r = jsched_spec_set_hook_timeout(spec, cmd->hook_timeout_ms);
 	if (r == 0 && cmd->priority >= 0)
 		r = jsched_spec_set_priority(spec, (enum jsched_priority)cmd->priority);
 	if (r == 0 && cmd->deadline_ms > 0)
@@ -366,6 +373,11 @@ int cmd_submit(struct jsched_conn *conn, const struct cli_cmd *cmd)
 		fprintf(stderr, "jsched submit: job %" PRIu64 " already has key '%s': not submitted again\n",
 			id, cmd->key);
 	if (!cmd->wait) {
+		/* Its hooks: a process of ours waits for it, so that we can return now. */
+		if ((cmd->on_exit != NULL || cmd->notify) && !existing && tool_hooks_background(cmd, id) < 0)
+			fprintf(stderr, "jsched submit: job %" PRIu64 ": cannot start the process that runs "
+					"its hooks (%s); run jsched hooks %" PRIu64 " once it has ended\n",
+				id, strerror(errno), id);
 		if (cmd->json)
 			return tool_print_json(existing ? json_pack("{s:I,s:b}", "job", (json_int_t)id, "existing", 1)
 						       : json_pack("{s:I}", "job", (json_int_t)id), false);
@@ -383,6 +395,11 @@ int cmd_submit(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	if (r < 0)
 		return tool_fail(conn, cmd, r);
 	rc = report_finished(conn, cmd, res);
+	/* The hooks run after the job's report; they never change its exit status. */
+	if (cmd->on_exit != NULL || cmd->notify) {
+		fflush(stdout);
+		tool_hooks_run(conn, res, isatty(STDERR_FILENO) ? STDERR_FILENO : -1);
+	}
 	jsched_result_free(res);
 	return rc;
 }

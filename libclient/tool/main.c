@@ -82,6 +82,7 @@ static int run(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	case CLI_RESUME: return cmd_pause(conn, cmd);
 	case CLI_HOLD:
 	case CLI_RELEASE: return cmd_hold(conn, cmd);
+	case CLI_HOOKS: return cmd_hooks(conn, cmd);
 	case CLI_ADMIN_RELOAD:
 	case CLI_ADMIN_SET_CLIENT:
 	case CLI_ADMIN_SHUTDOWN: return cmd_admin(conn, cmd);

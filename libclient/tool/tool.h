@@ -28,6 +28,19 @@ int cmd_drain(struct jsched_conn *conn, const struct cli_cmd *cmd);
  * cmd_hold: hold or release (cmd->verb) the jobs cmd->ids; prints each one's outcome. */
 int cmd_pause(struct jsched_conn *conn, const struct cli_cmd *cmd);
 int cmd_hold(struct jsched_conn *conn, const struct cli_cmd *cmd);
+/* cmd_hooks: run the completion hooks of cmd->ids (or of every job of mine that ended with
+ * them pending); hooks.c. */
+int cmd_hooks(struct jsched_conn *conn, const struct cli_cmd *cmd);
+
+/* tool_hooks_run: job r (final) has hooks: claim them and run them here, report how they
+ * went.  Returns 0 if they succeeded (or another runner has them), 1 if they failed, or
+ * a negative code from the daemon.  tty: a terminal for the bell, or -1.  (hooks.c) */
+int tool_hooks_run(struct jsched_conn *conn, const struct jsched_result *r, int tty);
+
+/* tool_hooks_background: run job id's hooks from a detached process once the job has
+ * ended (reconnecting while the daemon restarts), so that submit can return at once.
+ * Returns 0 once the process is started, -1 if it could not be.  (hooks.c) */
+int tool_hooks_background(const struct cli_cmd *cmd, uint64_t id);
 int cmd_admin(struct jsched_conn *conn, const struct cli_cmd *cmd);
 int cmd_call(struct jsched_conn *conn, const struct cli_cmd *cmd);
 int cmd_dashboard(struct jsched_conn *conn, const struct cli_cmd *cmd);

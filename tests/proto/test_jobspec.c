@@ -699,6 +699,39 @@ static void test_submit_big_chain(void **state)
 	json_decref(req);
 }
 
+/* test_hooks_round_trip: on_exit, notify and hook_timeout_ms parse and come back the same;
+ * a time limit without a hook and an empty command are refused. */
+static void test_hooks_round_trip(void **state)
+{
+	struct jp_job_spec sp;
+	struct jp_err err;
+	json_t *o, *back;
+
+	(void)state;
+	o = json_loads("{\"kind\": \"call\", \"fn\": \"noop\", \"on_exit\": \"echo $JSCHED_JOB_ID\", "
+		       "\"notify\": true, \"hook_timeout_ms\": 1500}", 0, NULL);
+	assert_int_equal(jp_job_spec_parse(o, "job", NULL, &sp, &err), 0);
+	assert_string_equal(sp.on_exit, "echo $JSCHED_JOB_ID");
+	assert_true(sp.notify);
+	assert_int_equal(sp.hook_timeout_ms, 1500);
+	back = jp_job_spec_to_json(&sp);
+	assert_true(json_equal(back, o));
+	json_decref(back);
+	jp_job_spec_clear(&sp);
+	json_decref(o);
+	o = json_loads("{\"kind\": \"call\", \"fn\": \"noop\", \"hook_timeout_ms\": 1500}", 0, NULL);
+	assert_int_equal(jp_job_spec_parse(o, "job", NULL, &sp, &err), JSCHED_EBAD_REQUEST);
+	assert_string_equal(err.field, "job.hook_timeout_ms");
+	json_decref(o);
+	o = json_loads("{\"kind\": \"exec\", \"argv\": [\"true\"], \"on_exit\": \"\"}", 0, NULL);
+	assert_int_equal(jp_job_spec_parse(o, "job", NULL, &sp, &err), JSCHED_EBAD_REQUEST);
+	assert_string_equal(err.field, "job.on_exit");
+	json_decref(o);
+	o = json_loads("{\"kind\": \"exec\", \"argv\": [\"true\"], \"notify\": 1}", 0, NULL);
+	assert_int_equal(jp_job_spec_parse(o, "job", NULL, &sp, &err), JSCHED_EBAD_REQUEST);
+	json_decref(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -713,6 +746,7 @@ int main(void)
 		cmocka_unit_test(test_submit_ref_errors),
 		cmocka_unit_test(test_submit_cycles),
 		cmocka_unit_test(test_submit_big_chain),
+		cmocka_unit_test(test_hooks_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
