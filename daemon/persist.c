@@ -276,6 +276,9 @@ static void encode_submit(struct wbuf *bp, const struct jd_job *j, const json_t 
 		w_u8(&b, j->deps[k].any);
 	}
 	w_str(&b, spec, strlen(spec));
+	/* The backend chosen at submit (the spec may name none: the client's default then,
+	 * which may change before a restart). */
+	w_u8(&b, j->exec ? j->exec->backend : 0);
 	free(spec);
 	*bp = b;
 }
@@ -346,6 +349,13 @@ static void encode_client(struct wbuf *b, const struct jd_client *c)
 	w_u32(b, c->conf.weight);
 	w_u32(b, c->conf.max_queued);
 	w_u8(b, c->conf.overflow);
+	/* the rest of what set_client sets (a record without it ends above) */
+	w_u32(b, c->conf.max_running);
+	w_u32(b, c->conf.max_processes);
+	w_u64(b, c->conf.memory_max);
+	w_u64(b, c->conf.pids_max);
+	w_u32(b, c->conf.cpu_milli);
+	w_u8(b, c->conf.backend);
 }
 
 static void rec_client(struct jd_daemon *d, const struct jd_client *c)
@@ -355,6 +365,14 @@ static void rec_client(struct jd_daemon *d, const struct jd_client *c)
 	encode_client(&b, c);
 	append(d, R_CLIENT, 0, &b);
 	free(b.p);
+}
+
+/* want_now: ask for everything appended so far at the end of this loop iteration, with
+ * no reply waiting on it ("always"; prepare_cb asks). */
+static void want_now(struct jd_daemon *d)
+{
+	if (d->persist.hold)
+		d->persist.want_held = jd_journal_last(d->persist.j);
 }
 
 void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
@@ -381,6 +399,8 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 		w_u64(&b, ch->job->started_ms);
 		append(d, R_RUNNING, ch->job->id, &b);
 		free(b.p);
+		if (ch->job->kind == JD_KIND_EXEC)
+			want_now(d); /* a command that runs twice after a crash is worse */
 		break;
 	case JD_CHANGE_FINAL:
 		rec_final(d, ch->job);
@@ -404,6 +424,7 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 			append(d, R_ASSIGN, ch->job->id, &b);
 		}
 		free(b.p);
+		want_now(d); /* so that a restart can find and kill it */
 		break;
 	case JD_CHANGE_HOOK:
 		encode_hook(&b, ch->job);
@@ -448,13 +469,48 @@ void jd_persist_remote_tag(const struct jd_daemon *d, char *out, size_t len)
  * appended so far, while some of it is not durable yet. */
 static uint64_t hold_hook(void *ctx)
 {
-	const struct jd_daemon *d = ctx;
+	struct jd_daemon *d = ctx;
 	uint64_t last;
 
 	if (!d->persist.j || !d->persist.hold)
 		return 0;
 	last = jd_journal_last(d->persist.j);
-	return last > jd_journal_durable(d->persist.j) ? last : 0;
+	if (last <= jd_journal_durable(d->persist.j))
+		return 0;
+	d->persist.want_held = last; /* asked for before the loop next sleeps (prepare_cb) */
+	d->persist.want_n++;
+	return last;
+}
+
+/* lazy_cb: records nobody waited on for journal.batch_ms: ask for them now. */
+static void lazy_cb(uv_timer_t *t)
+{
+	struct jd_daemon *d = t->data;
+
+	if (d->persist.j)
+		jd_journal_want(d->persist.j, jd_journal_last(d->persist.j), 0);
+}
+
+/* prepare_cb: the loop is about to wait for I/O, everything read in this iteration
+ * handled: ask the journal to flush what the held replies wait for (one flush for the
+ * whole iteration's records), and start the bound on the records nobody waits on. */
+static void prepare_cb(uv_prepare_t *h)
+{
+	struct jd_daemon *d = h->data;
+	struct jd_persist *p = &d->persist;
+	uint64_t last;
+
+	if (!p->j)
+		return;
+	if (p->want_held > p->want_asked) {
+		jd_journal_want(p->j, p->want_held, p->want_n);
+		p->want_asked = p->want_held;
+		p->want_n = 0;
+	}
+	last = jd_journal_last(p->j);
+	if (last > p->want_asked && last > jd_journal_durable(p->j) &&
+	    !uv_is_active((uv_handle_t *)&p->lazy_timer))
+		uv_timer_start(&p->lazy_timer, lazy_cb, d->cfg.journal_batch_ms, 0);
 }
 
 /* refuse_hook: the net layer's journal_refuse: the journal's fault, if any. */
@@ -632,6 +688,7 @@ static int replay_submit(struct rec_state *st, const struct jd_journal_rec *r)
 	struct jp_err perr;
 	struct jd_job **sl, *j = NULL;
 	const struct jsched_handler *h;
+	unsigned backend;
 	int rc = JSCHED_EINVAL;
 
 	if (b.bad || nlen > 64 || nd > 1u << 20)
@@ -648,6 +705,8 @@ static int replay_submit(struct rec_state *st, const struct jd_journal_rec *r)
 	spec = r_str(&b, &slen);
 	if (b.bad || deps_bad(deps, nd))
 		goto bad;
+	/* A record from before the chosen backend was recorded ends here. */
+	backend = b.off < b.len ? r_u8(&b) : 0;
 	obj = json_loadb(spec, slen, JSON_REJECT_DUPLICATES, NULL);
 	/* The limits in force at the time were checked then: accept what was accepted. */
 	jp_limits_default(&lim);
@@ -655,6 +714,8 @@ static int replay_submit(struct rec_state *st, const struct jd_journal_rec *r)
 	lim.array_elements = UINT32_MAX;
 	if (!obj || jp_job_spec_parse(obj, "job", &lim, &sp, &perr) < 0)
 		goto bad;
+	if (sp.kind == JP_KIND_EXEC && backend)
+		sp.backend = jd_backend_name(backend); /* as chosen then (or local if gone) */
 	cl = jd_client_get(&d->clients, name);
 	h = sp.kind == JP_KIND_EXEC ? &jd_exec_handler : jd_handler_find(&d->modules, sp.fn);
 	j = cl ? jd_job_from_spec(&d->jobs, &d->runner, cl, uid, gid, &sp, h, st->now_ns, st->now_ms)
@@ -778,8 +839,16 @@ static int replay_client(struct rec_state *st, const struct jd_journal_rec *r)
 	conf.weight = r_u32(&b);
 	conf.max_queued = r_u32(&b);
 	conf.overflow = (enum jd_overflow)r_u8(&b);
+	if (!b.bad && b.off < b.len) {
+		conf.max_running = r_u32(&b);
+		conf.max_processes = r_u32(&b);
+		conf.memory_max = r_u64(&b);
+		conf.pids_max = r_u64(&b);
+		conf.cpu_milli = r_u32(&b);
+		conf.backend = (uint8_t)r_u8(&b);
+	}
 	if (b.bad || nlen >= sizeof(conf.name) || conf.weight == 0 ||
-	    conf.overflow > JD_OVERFLOW_BLOCK)
+	    conf.overflow > JD_OVERFLOW_BLOCK || conf.backend > JD_BACKEND_AUTO)
 		return JSCHED_EIO;
 	memcpy(name, n, nlen);
 	name[nlen] = 0;
@@ -1198,6 +1267,16 @@ int jd_persist_start(struct jd_daemon *d, char *err, size_t errlen)
 	p->snap_timer.data = d;
 	p->async_open = true;
 	p->hold = d->cfg.journal_sync == JD_JOURNAL_ALWAYS;
+	uv_prepare_init(&d->loop, &p->prepare);
+	p->prepare.data = d;
+	uv_timer_init(&d->loop, &p->lazy_timer);
+	p->lazy_timer.data = d;
+	uv_unref((uv_handle_t *)&p->lazy_timer);
+	if (p->hold) {
+		uv_prepare_start(&p->prepare, prepare_cb);
+		uv_unref((uv_handle_t *)&p->prepare);
+	}
+	o.on_demand = p->hold;
 	o.dir = p->dir;
 	o.sync = p->hold ? JD_JOURNAL_SYNC_ALWAYS : JD_JOURNAL_SYNC_BATCH;
 	o.batch_ms = d->cfg.journal_batch_ms;
@@ -1259,6 +1338,8 @@ void jd_persist_stop(struct jd_daemon *d)
 	if (p->async_open) {
 		uv_close((uv_handle_t *)&p->async, NULL);
 		uv_close((uv_handle_t *)&p->snap_timer, NULL);
+		uv_close((uv_handle_t *)&p->prepare, NULL);
+		uv_close((uv_handle_t *)&p->lazy_timer, NULL);
 		p->async_open = false;
 	}
 }
@@ -1342,6 +1423,10 @@ static json_t *spec_of_job(const struct jd_job *j)
 		sp.timeout_ms = (int64_t)x->timeout_ms;
 		for (size_t i = 0; i < x->n_needs; i++)
 			sp.needs[sp.n_needs++] = (struct jp_need){x->needs[i].name, x->needs[i].count};
+		sp.res_memory = x->memory_max;
+		sp.res_pids = x->pids_max;
+		sp.res_cpu_milli = x->cpu_milli;
+		/* (the backend chosen at submit follows the spec in the record: encode_submit) */
 	} else {
 		sp.fn = j->handler ? j->handler->name : "";
 		sp.args = j->args;

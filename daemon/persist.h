@@ -74,6 +74,13 @@ struct jd_persist {
 	bool replaying;			/* recovery: changes are not recorded */
 	uv_async_t async;		/* the journal's notify: durable position, faults */
 	bool async_open;
+	/* Asking the journal to flush ("always", on demand): once per loop iteration, for
+	 * the replies held in it (want_held), and within journal.batch_ms for the records
+	 * nobody waits on (lazy_timer). */
+	uv_prepare_t prepare;
+	uv_timer_t lazy_timer;
+	uint64_t want_held, want_asked;
+	unsigned want_n;		/* replies held since the last ask */
 	int status;			/* the last fault reported (0: none) */
 	char dir[4096];
 	uint64_t records_replayed, jobs_recovered, recover_ms;

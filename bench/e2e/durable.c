@@ -3,7 +3,9 @@
  *   - durable acknowledged submits/s with 1, 8 and 64 concurrent submitters (threads,
  *     each with its own connection, each submitting one noop at a time and waiting for
  *     its reply: with journal.sync "always" a reply means the job is on disk), and the
- *     p50 / p99 latency of one submit at 8;
+ *     p50 / p99 latency of one submit at 8; and as counts, which a shared machine does
+ *     not blur: fdatasyncs per submit (1 / the records a flush carries), the daemon's
+ *     context switches and CPU time per submit, beside the same with the journal off;
  *   - one client submitting batches of 1,000 (4 in flight), durable jobs/s;
  * beside, in the same run: jschedd with journal.sync "off" (nothing kept: the same rows),
  * and beanstalkd with its binlog, `-b DIR -f 0` (fsync after every write) and `-f 50`
@@ -18,6 +20,7 @@
  * The journal lives in the part's temporary folder, which is on the machine's disk
  * (/tmp here is ext4: a tmpfs would make every sync free and the rows meaningless).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -80,6 +83,72 @@ static void *submitter_main(void *arg)
 		free(bs);
 	}
 	return NULL;
+}
+
+/* What the daemon spent on a run, as counts (less noisy than times on a shared machine):
+ * its context switches (every thread's, voluntary and not), its CPU time, and from its
+ * metrics the submits, the journal's fdatasyncs and records. */
+struct counts {
+	double submitted, syncs, records, csw, cpu_s;
+};
+
+static void counts_take(struct e2e_daemon *d, struct counts *out)
+{
+	char path[96], line[256];
+	struct jsched_conn *c = e2e_connect(d, "m");
+	struct dirent *de;
+	DIR *dp;
+	FILE *f;
+
+	memset(out, 0, sizeof(*out));
+	out->submitted = e2e_metrics_number(c, "jobs/submitted");
+	out->syncs = e2e_metrics_number(c, "journal/syncs");
+	out->records = e2e_metrics_number(c, "journal/records");
+	jsched_close(c);
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)d->pid);
+	if ((dp = opendir(path))) {
+		while ((de = readdir(dp))) {
+			long v;
+
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/task/%.20s/status", (int)d->pid,
+				 de->d_name);
+			if (!(f = fopen(path, "r")))
+				continue;
+			while (fgets(line, sizeof(line), f))
+				if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1 ||
+				    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &v) == 1)
+					out->csw += (double)v;
+			fclose(f);
+		}
+		closedir(dp);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)d->pid);
+	if ((f = fopen(path, "r"))) {
+		unsigned long ut = 0, st = 0;
+		char *p;
+
+		if (fgets(line, sizeof(line), f) && (p = strrchr(line, ')')) &&
+		    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut,
+			   &st) == 2)
+			out->cpu_s = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+		fclose(f);
+	}
+}
+
+/* counts_per_submit: b - a, per submit made between them. */
+static void counts_per_submit(const struct counts *a, const struct counts *b, struct counts *per)
+{
+	double n = b->submitted - a->submitted;
+
+	if (n <= 0)
+		n = 1;
+	per->submitted = n;
+	per->syncs = (b->syncs - a->syncs) / n;
+	per->records = (b->records - a->records) / n;
+	per->csw = (b->csw - a->csw) / n;
+	per->cpu_s = (b->cpu_s - a->cpu_s) / n;
 }
 
 /* submitters: k threads submitting for secs; returns submits/s, and the p50/p99 latency
@@ -217,6 +286,7 @@ void e2e_durable(struct e2e *e)
 	double secs = e->quick ? 0.3 : 1.5;
 	int runs = e->runs_long;
 	double v[16], b0[16], b1[16], b2[16];
+	double sy[16], cs_on[16], cs_off[16], cpu_on[16], cpu_off[16];
 	double lat_on[2] = {0}, lat_off[2] = {0}, lat_bs[2] = {0};
 	struct e2e_daemon d;
 	struct e2e_beanstalkd bs;
@@ -232,11 +302,24 @@ void e2e_durable(struct e2e *e)
 			double *lon = k == 8 ? lat_on : NULL, *loff = k == 8 ? lat_off : NULL,
 			       *lbs = k == 8 ? lat_bs : NULL;
 
+			struct counts c0, c1, per;
+
 			start(&d, true);
+			counts_take(&d, &c0);
 			v[r] = submitters(&d, 0, spec, k, secs, lon);
+			counts_take(&d, &c1);
+			counts_per_submit(&c0, &c1, &per);
+			sy[r] = per.syncs;
+			cs_on[r] = per.csw;
+			cpu_on[r] = per.cpu_s * 1e6;
 			e2e_daemon_stop(&d);
 			start(&d, false);
+			counts_take(&d, &c0);
 			b0[r] = submitters(&d, 0, spec, k, secs, loff);
+			counts_take(&d, &c1);
+			counts_per_submit(&c0, &c1, &per);
+			cs_off[r] = per.csw;
+			cpu_off[r] = per.cpu_s * 1e6;
 			e2e_daemon_stop(&d);
 			snprintf(bsdir, sizeof(bsdir), "/tmp/bench-bs-XXXXXX");
 			if (!mkdtemp(bsdir))
@@ -261,6 +344,18 @@ void e2e_durable(struct e2e *e)
 			  "beanstalkd -b -f 50 (not durable)", e2e_median_of(b2, (size_t)runs));
 		bench_row(e->rep, name, "jobs/s", "always", e2e_median_of(v, (size_t)runs),
 			  "jschedd journal off", e2e_median_of(b0, (size_t)runs));
+		snprintf(name, sizeof(name), "fdatasyncs per durable submit, %d submitter%s", k,
+			 k > 1 ? "s" : "");
+		bench_row(e->rep, name, "syncs", "always", e2e_median_of(sy, (size_t)runs),
+			  "one per submit", 1.0);
+		snprintf(name, sizeof(name), "daemon context switches per submit, %d submitter%s",
+			 k, k > 1 ? "s" : "");
+		bench_row(e->rep, name, "switches", "always", e2e_median_of(cs_on, (size_t)runs),
+			  "jschedd journal off", e2e_median_of(cs_off, (size_t)runs));
+		snprintf(name, sizeof(name), "daemon CPU per submit, %d submitter%s", k,
+			 k > 1 ? "s" : "");
+		bench_row(e->rep, name, "us", "always", e2e_median_of(cpu_on, (size_t)runs),
+			  "jschedd journal off", e2e_median_of(cpu_off, (size_t)runs));
 		if (k == 8) {
 			bench_row(e->rep, "submit latency p50, 8 submitters", "us", "always", lat_on[0],
 				  "jschedd journal off", lat_off[0]);

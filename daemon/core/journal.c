@@ -86,6 +86,11 @@ struct jd_journal {
 	pthread_cond_t cv_snap;		/* to the snapshot thread */
 	struct chunk *head, *tail, *spare;
 	uint64_t last_seq;		/* written under mu by the caller */
+	uint64_t want;			/* on_demand: flush up to here (under mu) */
+	/* on_demand's gathering (under mu): waiters asked since the flusher last took a
+	 * chunk, how many it waits for, and until when (0: not gathering). */
+	unsigned want_n, gather_target;
+	uint64_t gather_until;
 	bool stop, kick, flusher_waiting, started;
 	char why[PATH_MAX + 128];	/* the fault, under mu */
 	pthread_t flusher;
@@ -361,8 +366,10 @@ int64_t jd_journal_append2(struct jd_journal *j, unsigned type, uint64_t id, con
 	if (!c->first_seq)
 		c->first_seq = seq;
 	c->last_seq = seq;
-	wake = j->flusher_waiting;
-	j->flusher_waiting = false;
+	/* on_demand: only a full chunk (one behind the tail) is due without being asked. */
+	wake = j->flusher_waiting && (!j->o.on_demand || j->head != j->tail);
+	if (wake)
+		j->flusher_waiting = false;
 	pthread_mutex_unlock(&j->mu);
 	if (wake)
 		pthread_cond_signal(&j->cv);
@@ -396,6 +403,28 @@ int jd_journal_status(struct jd_journal *j, char *why, size_t whylen)
 		pthread_mutex_unlock(&j->mu);
 	}
 	return e;
+}
+
+void jd_journal_want(struct jd_journal *j, uint64_t seq, unsigned waiters)
+{
+	bool wake = false;
+
+	pthread_mutex_lock(&j->mu);
+	j->want_n += waiters;
+	if (seq > j->want) {
+		/* Wake a flusher that sleeps for want of a demand, or that gathers and now
+		 * has every waiter it waits for. */
+		bool was_due = j->head && j->want >= j->head->first_seq;
+
+		j->want = seq;
+		wake = j->flusher_waiting && (!was_due || !j->gather_until ||
+					      j->want_n >= j->gather_target);
+		if (wake)
+			j->flusher_waiting = false;
+	}
+	pthread_mutex_unlock(&j->mu);
+	if (wake)
+		pthread_cond_signal(&j->cv);
 }
 
 void jd_journal_kick(struct jd_journal *j)
@@ -630,11 +659,14 @@ static void *flusher_main(void *arg)
 	for (;;) {
 		struct chunk *c;
 		uint64_t now;
+		unsigned gathered;
 		int rc, e = atomic_load_explicit(&j->err, memory_order_relaxed);
 
 		if (j->stop && (!j->head || e))
 			break;
-		if (!j->head) {
+		if (!j->head || (j->o.on_demand && j->o.sync == JD_JOURNAL_SYNC_ALWAYS &&
+				 j->head == j->tail && j->want < j->head->first_seq && !j->kick &&
+				 !j->stop)) {
 			if (!j->next_ready && !e && !j->stop) {
 				pthread_mutex_unlock(&j->mu);
 				rc = prepare_step(j, false);
@@ -661,6 +693,16 @@ static void *flusher_main(void *arg)
 			timed_wait(j, j->last_flush_ns + (uint64_t)j->o.batch_ms * 1000000ull);
 			continue;
 		}
+		if (j->gather_until && now < j->gather_until && j->want_n < j->gather_target &&
+		    !j->kick && !j->stop && !e && j->head == j->tail) {
+			j->flusher_waiting = true;
+			timed_wait(j, j->gather_until);
+			j->flusher_waiting = false;
+			continue;
+		}
+		j->gather_until = 0;
+		gathered = j->want_n;
+		j->want_n = 0;
 		j->kick = false;
 		c = j->head;
 		j->head = c->next;
@@ -672,6 +714,16 @@ static void *flusher_main(void *arg)
 		rc = flush_chunk(j, c);
 		add_stat(&j->n_flushes, 1);
 		pthread_mutex_lock(&j->mu);
+		if (rc == 0 && j->o.on_demand && gathered) {
+			/* The waiters of this flush come back now, beside those that asked
+			 * during it: wait for them all, up to half a flush. */
+			uint64_t end = now_ns(), half = (end - now) / 2;
+
+			if (half > JD_JOURNAL_GATHER_MAX_US * 1000ull)
+				half = JD_JOURNAL_GATHER_MAX_US * 1000ull;
+			j->gather_target = gathered + j->want_n;
+			j->gather_until = end + half;
+		}
 		if (rc == 0) {
 			atomic_store_explicit(&j->durable, c->last_seq, memory_order_release);
 			if (e) {
@@ -1571,6 +1623,7 @@ int jd_journal_snap_commit(struct jd_journal *j)
 	s->state = s->state == JD_SNAP_WRITING ? JD_SNAP_COMMITTING : s->state;
 	pthread_mutex_unlock(&j->mu);
 	pthread_cond_signal(&j->cv_snap);
+	jd_journal_want(j, s->covers, 0); /* it waits for them to be durable */
 	return 0;
 }
 

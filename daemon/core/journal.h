@@ -81,6 +81,7 @@
 #define JD_JOURNAL_SEG_HDR 4096u		/* a segment's header block */
 #define JD_JOURNAL_SEGMENT_DEFAULT (64u << 20)	/* bytes per segment file */
 #define JD_JOURNAL_RETRY_MS 100u		/* a failed flush is retried after this */
+#define JD_JOURNAL_GATHER_MAX_US 500u		/* on_demand: the longest wait for waiters */
 
 enum jd_journal_sync {
 	JD_JOURNAL_SYNC_ALWAYS,	/* flush as soon as there is something to flush */
@@ -118,6 +119,15 @@ struct jd_journal_opts {
 	 * wake the caller's thread (uv_async_send). */
 	void (*notify_cb)(void *arg);
 	void *notify_arg;
+	/* on_demand (SYNC_ALWAYS): flush only when a record is asked for (jd_journal_want),
+	 * a chunk of JD_JOURNAL_FLUSH_MAX is full, or at kick and close; records nobody
+	 * asked for wait, unflushed, for the next flush (the caller bounds how long, by
+	 * asking for them in time).  The caller asks once per batch of work (the daemon:
+	 * once per loop iteration, for the replies it holds), so everything that arrived in
+	 * one batch goes in one flush, and records no one waits on (a job's later states)
+	 * never cost a flush of their own.  false: every record as soon as the flusher is
+	 * free. */
+	bool on_demand;
 	jd_journal_replay_fn replay_cb;	/* may be NULL: records are then only checked */
 	void *replay_arg;
 	bool read_only;			/* check only (--check-journal): nothing is written,
@@ -168,6 +178,16 @@ uint64_t jd_journal_durable(const struct jd_journal *j);
  * becoming durable now (JSCHED_EJOURNAL), with its reason (strerror of the failing call
  * and the file) in why.  Any thread. */
 int jd_journal_status(struct jd_journal *j, char *why, size_t whylen);
+
+/* jd_journal_want: `waiters` (replies, say; 0 for none) wait for every record up to seq
+ * to be durable: flush them as soon as the flusher is free (with on_demand; without,
+ * they are flushed anyway).  With on_demand the flusher also gathers: right after a
+ * flush, while fewer waiters asked than there were in that flush and in its wake (they
+ * are likely to come back at once: submitters waiting on their replies), it waits for
+ * them up to half the last flush's time (at most JD_JOURNAL_GATHER_MAX_US), so that
+ * one flush carries them all instead of two flushes taking turns.  Caller's thread; a
+ * mutex and, if the flusher sleeps and is due, one wake-up. */
+void jd_journal_want(struct jd_journal *j, uint64_t seq, unsigned waiters);
 
 /* jd_journal_kick: flush now (SYNC_BATCH: without waiting out batch_ms). */
 void jd_journal_kick(struct jd_journal *j);

@@ -216,7 +216,8 @@ static void test_restart_command(void **state)
 /* compaction: with a small journal.compact_bytes the daemon writes a snapshot while
  * jobs keep coming; after kill -9 the snapshot plus the records after it give back the
  * same state: retained jobs with their values, forgotten ones forgotten, a running one
- * failed (daemon_restart), a queued one run, a client's weight, ids going on. */
+ * failed (daemon_restart), a queued one run, a client's weight and max_running, ids
+ * going on. */
 static void test_compaction(void **state)
 {
 	struct jsched_conn *c;
@@ -254,7 +255,8 @@ static void test_compaction(void **state)
 	{
 		struct jsched_conn *a = jdt_connect(&t, NULL);
 
-		r = jdt_ok(a, "{\"op\": \"set_client\", \"client\": \"bob\", \"weight\": 5}");
+		r = jdt_ok(a, "{\"op\": \"set_client\", \"client\": \"bob\", \"weight\": 5, "
+			      "\"max_running\": 7}");
 		json_decref(r);
 		jsched_close(a);
 	}
@@ -296,6 +298,9 @@ static void test_compaction(void **state)
 	assert_true(late > after);
 	m = jdt_metrics(c);
 	assert_int_equal(json_integer_value(json_object_get(jdt_client_metrics(m, "bob"), "weight")), 5);
+	/* every setting set_client made, not only the first three */
+	assert_int_equal(json_integer_value(json_object_get(jdt_client_metrics(m, "bob"),
+							    "max_running")), 7);
 	json_decref(m);
 	jsched_close(c);
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);

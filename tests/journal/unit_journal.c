@@ -627,7 +627,8 @@ static void test_read_only_dir(void **state)
 }
 
 /* The caller's thread appends as fast as it can while the flusher flushes, in both sync
- * modes and with rollovers; every record comes back, in order. */
+ * modes and on demand (asked for now and then, gathering), with rollovers; every record
+ * comes back, in order. */
 static void test_stress(void **state)
 {
 	char *dir = tmpdir(), err[512];
@@ -639,8 +640,9 @@ static void test_stress(void **state)
 	int64_t seq = 0;
 
 	(void)state;
-	for (int mode = 0; mode < 2; mode++) {
-		o.sync = mode ? JD_JOURNAL_SYNC_BATCH : JD_JOURNAL_SYNC_ALWAYS;
+	for (int mode = 0; mode < 3; mode++) {
+		o.sync = mode == 1 ? JD_JOURNAL_SYNC_BATCH : JD_JOURNAL_SYNC_ALWAYS;
+		o.on_demand = mode == 2; /* asked for now and then, with waiters to gather */
 		o.batch_ms = 2;
 		memset(&g, 0, sizeof(g));
 		assert_int_equal(jd_journal_open(&j, &o, &info, err, sizeof(err)), 0);
@@ -654,7 +656,11 @@ static void test_stress(void **state)
 			assert_true(d <= (uint64_t)seq);
 			if (i % 5000 == 0)
 				jd_journal_kick(j);
+			if (o.on_demand && i % 7 == 0)
+				jd_journal_want(j, (uint64_t)seq, (unsigned)(i % 13));
 		}
+		if (o.on_demand)
+			jd_journal_want(j, (uint64_t)seq, 1);
 		wait_until(j, durable_at, (uint64_t)seq);
 		jd_journal_stats(j, &st);
 		assert_int_equal(st.durable_seq, (uint64_t)seq);
@@ -662,9 +668,73 @@ static void test_stress(void **state)
 	}
 	memset(&g, 0, sizeof(g));
 	assert_int_equal(jd_journal_open(&j, &o, &info, err, sizeof(err)), 0);
-	assert_int_equal(g.n, 40000);
+	assert_int_equal(g.n, 60000);
 	assert_false(g.bad);
-	assert_int_equal(g.last_seq, 40000);
+	assert_int_equal(g.last_seq, 60000);
+	assert_int_equal(jd_journal_close(j), 0);
+	rmrf(dir);
+	free(dir);
+}
+
+/* on_demand: records are flushed when asked for (one flush for all appended by then),
+ * when a chunk is full, and at close; a snapshot's commit asks for what it covers. */
+static void test_on_demand(void **state)
+{
+	char *dir = tmpdir(), err[512];
+	struct jd_journal *j;
+	struct jd_journal_info info;
+	struct got g;
+	struct jd_journal_opts o = opts_for(dir, &g);
+	struct jd_journal_stats st;
+	uint64_t syncs0, seq = 0;
+	static char big[60000];
+
+	(void)state;
+	o.on_demand = true;
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(jd_journal_open(&j, &o, &info, err, sizeof(err)), 0);
+	jd_journal_stats(j, &st);
+	syncs0 = st.syncs;
+	for (uint64_t i = 1; i <= 10; i++)
+		seq = (uint64_t)put(j, i);
+	jd_journal_want(j, 5, 1);
+	wait_until(j, durable_at, 10); /* the whole chunk went: 1..10 */
+	jd_journal_stats(j, &st);
+	assert_int_equal(st.syncs - syncs0, 1);
+	/* 11..30 unasked, then asked for: one flush, not two. */
+	for (uint64_t i = 11; i <= 30; i++)
+		seq = (uint64_t)put(j, i);
+	assert_true(jd_journal_durable(j) < 30);
+	jd_journal_want(j, 30, 4);
+	wait_until(j, durable_at, 30);
+	jd_journal_stats(j, &st);
+	assert_int_equal(st.syncs - syncs0, 2);
+	/* Gathering after a flush of 4 waiters: one waiter asking still gets its flush
+	 * (within half a flush). */
+	seq = (uint64_t)put(j, 31);
+	jd_journal_want(j, seq, 1);
+	wait_until(j, durable_at, seq);
+	/* A full chunk goes unasked (records past JD_JOURNAL_FLUSH_MAX). */
+	for (uint64_t i = 0; i < (JD_JOURNAL_FLUSH_MAX / sizeof(big)) + 2; i++)
+		seq = (uint64_t)jd_journal_append(j, 8, 0, big, sizeof(big));
+	wait_until(j, durable_at, 32); /* the first full chunk, not asked for */
+	/* A snapshot's commit asks for what it covers. */
+	assert_int_equal(jd_journal_snap_begin(j), 0);
+	assert_int_equal(jd_journal_snap_add(j, 9, 1, "state", 5), 0);
+	assert_int_equal(jd_journal_snap_commit(j), 0);
+	wait_until(j, snap_settled, 0);
+	assert_int_equal(jd_journal_snap_finish(j), 0);
+	assert_true(jd_journal_durable(j) >= seq);
+	/* Unasked at close: flushed by the close. */
+	for (uint64_t i = 100; i < 110; i++)
+		seq = (uint64_t)put(j, i);
+	assert_int_equal(jd_journal_close(j), 0);
+	memset(&g, 0, sizeof(g));
+	o.replay_cb = collect_cb;
+	assert_int_equal(jd_journal_open(&j, &o, &info, err, sizeof(err)), 0);
+	assert_int_equal(info.last_seq, seq);
+	assert_int_equal(g.n, 10);
+	assert_int_equal(g.ids[9], 109);
 	assert_int_equal(jd_journal_close(j), 0);
 	rmrf(dir);
 	free(dir);
@@ -713,6 +783,7 @@ int main(void)
 		cmocka_unit_test(test_file_size_limit),
 		cmocka_unit_test(test_read_only_dir),
 		cmocka_unit_test(test_stress),
+		cmocka_unit_test(test_on_demand),
 		cmocka_unit_test(test_check_only),
 	};
 

@@ -725,6 +725,60 @@ static void test_client_default_and_auto(void **state)
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 }
 
+/* A queued command's backend survives a restart from a snapshot: the snapshot rebuilds
+ * each job's spec, and the backend chosen at submit comes back with it (not the
+ * client's default, here local).  The only window place is taken by a remote sleeper,
+ * so the job is still queued in jschedd when the snapshot is written. */
+static void test_snapshot_keeps_backend(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *c;
+	char conf[3072];
+	uint64_t blocker, x, last = 0;
+	json_t *rec, *m;
+	int snaps = 0;
+
+	(void)state;
+	start(&t, 1, "");
+	snprintf(conf, sizeof(conf), "%s, \"retention\": {\"jobs\": 20}, \"journal\": {\"dir\": "
+		 "\"%s/journal\", \"compact_bytes\": 65536}", members, t.dir);
+	jdt_write_config(&t, conf);
+	jdt_kill9(&t);
+	jdt_restart(&t);
+	c = jdt_connect(&t, "here");
+	blocker = submit(c, "{\"kind\": \"exec\", \"backend\": \"slurm\", \"argv\": [\"/bin/sleep\", "
+			    "\"20\"]}");
+	jdt_until_state(c, blocker, "running");
+	x = submit(c, "{\"kind\": \"exec\", \"backend\": \"slurm\", \"argv\": [\"/bin/echo\", "
+		      "\"remote\"]}");
+	for (int i = 0; i < 3000; i++)
+		last = jdt_submit_call(c, "noop", NULL);
+	assert_string_equal(jdt_wait_final(c, last, NULL), "succeeded");
+	for (int i = 0; i < 300 && snaps < 1; i++) {
+		m = jdt_metrics(c);
+		snaps = (int)json_integer_value(json_object_get(json_object_get(m, "journal"), "snapshots"));
+		json_decref(m);
+		if (snaps < 1)
+			jdt_sleep_ms(100);
+	}
+	assert_true(snaps >= 1);
+	/* still waiting for the window when the snapshot was taken (and now) */
+	rec = status(c, x);
+	assert_string_equal(str(rec, "state"), "queued");
+	json_decref(rec);
+	jsched_close(c);
+	jdt_kill9(&t);
+	jdt_restart(&t);
+	c = jdt_connect(&t, "here");
+	rec = wait_final(c, x);
+	assert_string_equal(str(rec, "state"), "succeeded");
+	assert_string_equal(str(rec, "backend"), "slurm");
+	json_decref(rec);
+	assert_string_equal(stdout_of(c, x), "remote\n");
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
 static void test_unavailable_and_cli(void **state)
 {
 	struct jdt t;
@@ -782,6 +836,7 @@ int main(void)
 		cmocka_unit_test(test_other_uid),
 		cmocka_unit_test(test_client_default_and_auto),
 		cmocka_unit_test(test_unavailable_and_cli),
+		cmocka_unit_test(test_snapshot_keeps_backend),
 	};
 	char cmd[4200];
 
