@@ -404,8 +404,11 @@ static void test_pause_resume_share(void **state)
 	json_t *r;
 
 	(void)state;
+	/* No journal: the resume must arrive while b still has queued jobs (20 ms each),
+	 * and with journal.sync "always" each reply before it waits for a disk flush,
+	 * tens of ms on a loaded disk. */
 	jdt_start(&t, "\"workers\": 2, \"fairness\": {\"policy\": \"wrr\"}, "
-		  "\"exec\": {\"max_processes\": 1}");
+		  "\"exec\": {\"max_processes\": 1}, \"journal\": {\"sync\": \"off\"}");
 	a = jdt_connect(&t, "tenant-a");
 	b = jdt_connect(&t, "tenant-b");
 	r = jdt_ok(a, "{\"op\": \"pause\"}");
