@@ -154,7 +154,7 @@ int jd_daemon_init(struct jd_daemon *d)
 	jd_clients_init(&d->clients, &d->cfg, &d->hooks);
 	if (jd_jobs_init(&d->jobs, &d->loop, &d->hooks) < 0)
 		return JSCHED_ENOMEM;
-	jd_jobs_set_retention(&d->jobs, d->cfg.retain_jobs, d->cfg.retain_seconds);
+	jd_jobs_set_retention(&d->jobs, &d->cfg);
 	d->net.loop = &d->loop;
 	d->net.cfg = &d->cfg;
 	d->net.jobs = &d->jobs;
@@ -228,6 +228,7 @@ static json_t *live_diff(const struct jd_config *a, const struct jd_config *b)
 	LIVE(a->partial_frame_bytes != b->partial_frame_bytes, "limits.partial_frame_bytes");
 	LIVE(a->retain_jobs != b->retain_jobs, "retention.jobs");
 	LIVE(a->retain_seconds != b->retain_seconds, "retention.seconds");
+	LIVE(a->retain_bytes != b->retain_bytes, "retention.bytes");
 	LIVE(memcmp(&a->exec, &b->exec, sizeof(a->exec)) != 0, "exec");
 	LIVE(a->n_resources == b->n_resources &&
 		     memcmp(a->resources, b->resources, sizeof(a->resources)) != 0,
@@ -288,7 +289,7 @@ int jd_daemon_reload(struct jd_daemon *d, json_t **applied, json_t **restart_nee
 	d->cfg = neu;
 	jd_clients_reconfigure(&d->clients);
 	jd_runner_apply_config(&d->runner);
-	jd_jobs_set_retention(&d->jobs, d->cfg.retain_jobs, d->cfg.retain_seconds);
+	jd_jobs_set_retention(&d->jobs, &d->cfg);
 	jd_jobs_trim(&d->jobs);
 	jd_log(JD_LOG_INFO, "configuration reloaded from %s",
 	       d->config_path[0] ? d->config_path : "(defaults)");

@@ -57,6 +57,8 @@ struct jd_daemon {
 
 	struct jd_jobs_hooks hooks;	/* what the job table and clients report to (daemon.c) */
 	bool deadline_dirty;	/* a job with a deadline was queued since the last settle */
+	uint64_t trim_seen;	/* jobs.releases at the last malloc_trim (main.c) */
+	uint64_t trim_next_ns;	/* no malloc_trim before then */
 
 	int exit_status;
 };

@@ -300,7 +300,6 @@ static void rec_submit(struct jd_daemon *d, const struct jd_job *j)
 static void encode_final(struct wbuf *bp, const struct jd_job *j)
 {
 	struct wbuf b = *bp;
-	char *value = j->value ? json_dumps(j->value, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 	const struct jd_exec_result *x = j->exec ? &j->exec->res : NULL;
 
 	w_u8(&b, j->state);
@@ -314,10 +313,9 @@ static void encode_final(struct wbuf *bp, const struct jd_job *j)
 	w_u64(&b, j->finished_ms);
 	w_u64(&b, j->started_ms);
 	w_str(&b, j->reason, j->reason ? strlen(j->reason) : 0);
-	w_str(&b, value, value ? strlen(value) : 0);
+	w_str(&b, j->value, j->value ? j->value_len : 0);
 	w_str(&b, x ? (const char *)x->out.data : NULL, x ? x->out.len : 0);
 	w_str(&b, x ? (const char *)x->err.data : NULL, x ? x->err.len : 0);
-	free(value);
 	*bp = b;
 }
 
@@ -791,8 +789,9 @@ static int replay_final(struct rec_state *st, struct jd_job *j, const struct jd_
 	}
 	free(j->reason);
 	j->reason = rl ? strndup(reason, rl) : NULL;
-	json_decref(j->value);
-	j->value = vl ? json_loadb(value, vl, JSON_DECODE_ANY, NULL) : NULL;
+	free(j->value);
+	j->value = vl ? strndup(value, vl) : NULL;
+	j->value_len = j->value ? vl : 0;
 	if (j->exec) {
 		struct jd_exec_result *x = &j->exec->res;
 
@@ -1417,7 +1416,7 @@ static json_t *spec_of_job(const struct jd_job *j)
 		sp.env = env;
 		sp.n_env = n_env;
 		sp.cwd = x->cwd;
-		sp.has_stdin = x->has_stdin;
+		sp.has_stdin = x->has_stdin && x->stdin_data; /* a final job's is dropped */
 		sp.stdin_data = x->stdin_data;
 		sp.stdin_len = x->stdin_len;
 		sp.timeout_ms = (int64_t)x->timeout_ms;

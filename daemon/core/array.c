@@ -309,7 +309,8 @@ void jd_array_elem_settled(struct jd_jobs *t, struct jd_job *j)
 		struct jd_array_extra *q = e->extra;
 
 		q->reason = j->reason ? strdup(j->reason) : NULL;
-		q->value = json_incref(j->value);
+		/* The element keeps its result as a tree (array.h); the job holds text. */
+		q->value = j->value ? json_loadb(j->value, j->value_len, JSON_DECODE_ANY, NULL) : NULL;
 		if (x && x->out.len && (q->out = malloc(x->out.len))) {
 			memcpy(q->out, x->out.data, x->out.len);
 			q->out_len = x->out.len;
@@ -451,8 +452,8 @@ void jd_array_view_fill(struct jd_job *j, const struct jd_array *a, uint64_t pos
 				   : e->cause == JP_CAUSE_SHUTDOWN ? "cancelled by an immediate shutdown before it started"
 				   : a->parent->reason ? a->parent->reason
 						       : "its array ended before it started");
-	if (q && q->value)
-		j->value = json_incref(q->value);
+	if (q && q->value && (j->value = json_dumps(q->value, JSON_COMPACT | JSON_ENCODE_ANY)))
+		j->value_len = strlen(j->value);
 	if (j->exec) {
 		struct jd_exec_result *x = &j->exec->res;
 

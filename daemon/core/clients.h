@@ -29,6 +29,8 @@ struct jd_client {
 	uint64_t live;			/* waiting + queued (its limit's count) */
 	uint64_t by_state[JD_NSTATES];	/* as in struct jd_jobs */
 	uint64_t submitted, rejected;
+	uint64_t n_retained, retained_bytes;	/* its final jobs kept, and their bytes */
+	uint64_t forgotten;			/* its jobs forgotten by retention */
 	struct jd_latency *lat;		/* allocated at its first finished job (23 KiB) */
 };
 

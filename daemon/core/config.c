@@ -68,6 +68,7 @@ void jd_config_defaults(struct jd_config *c)
 	c->max_array = 100000;
 	c->retain_jobs = 10000;
 	c->retain_seconds = 3600;
+	c->retain_bytes = 256ull << 20;
 	c->retain_events = 10000;
 }
 
@@ -346,10 +347,10 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		"frame_bytes", "handshake_ms", "output_buffer_bytes", "connections",
 		"connections_per_uid", "queued_jobs", "batch_jobs", "waits_per_connection",
 		"wait_ids_per_uid", "frame_ms", "partial_frame_bytes", "array_elements", NULL};
-	static const char *const ret_keys[] = {"jobs", "seconds", "events", NULL};
+	static const char *const ret_keys[] = {"jobs", "seconds", "bytes", "events", NULL};
 	static const char *const idle_names[] = {"sleep", "spin"};
 	unsigned u;
-	json_t *v;
+	json_t *v, *w;
 	int rc;
 
 	if (!json_is_object(root))
@@ -475,6 +476,10 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		GET_U32(r, v, "jobs", 0, 100000000, c->retain_jobs);
 		GET_U32(r, v, "seconds", 0, 100000000, c->retain_seconds);
 		GET_U32(r, v, "events", 16, 10000000, c->retain_events);
+		if ((w = json_object_get(v, "bytes")) &&
+		    (jp_size_parse(w, &c->retain_bytes) < 0 || c->retain_bytes < (1u << 20) ||
+		     c->retain_bytes > (1ull << 50)))
+			return fail(r, "bytes", "must be a size from 1M to 1P (bytes, or \"256M\")");
 		r->prefix[0] = '\0';
 	}
 	return 0;

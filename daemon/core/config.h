@@ -181,6 +181,7 @@ struct jd_config {
 	/* retention of finished jobs and of watch events */
 	uint32_t retain_jobs;
 	uint32_t retain_seconds;
+	uint64_t retain_bytes;		/* memory of the final jobs kept (jd_job_mem_bytes) */
 	uint32_t retain_events;
 };
 

@@ -83,6 +83,33 @@ void jd_exec_job_free(struct jd_exec_job *x)
 	free(x);
 }
 
+static size_t strv_mem(char *const *v)
+{
+	size_t n = 0, i = 0;
+
+	if (!v)
+		return 0;
+	for (; v[i]; i++)
+		n += strlen(v[i]) + 1 + 16;
+	return n + (i + 1) * sizeof(*v) + 16;
+}
+
+size_t jd_exec_job_mem_bytes(const struct jd_exec_job *x)
+{
+	const struct jd_exec_spec *s = &x->spec;
+	size_t n = sizeof(*x) + 16 + strv_mem(s->argv) + strv_mem(s->env);
+
+	if (s->cwd)
+		n += strlen(s->cwd) + 1 + 16;
+	if (s->stdin_data)
+		n += s->stdin_len + 16;
+	if (x->res.out.data)
+		n += x->res.out.len + 16;
+	if (x->res.err.data)
+		n += x->res.err.len + 16;
+	return n;
+}
+
 void jd_exec_record(const struct jd_job *j, json_t *rec)
 {
 	const struct jd_exec_job *x = j->exec;

@@ -20,6 +20,7 @@
 #include "daemon/core/array.h"
 #include "daemon/core/clients.h"
 #include "daemon/core/clock.h"
+#include "daemon/core/config.h"
 #include "daemon/core/exec_job.h"
 #include "jsched/error.h"
 #include "proto/jproto.h"
@@ -50,13 +51,40 @@ int jd_jobs_init(struct jd_jobs *t, uv_loop_t *loop, const struct jd_jobs_hooks 
 	t->hooks = hooks;
 	t->retain_jobs = UINT32_MAX;
 	t->retain_ns = UINT64_MAX;
+	t->retain_bytes = UINT64_MAX;
 	return t->buckets ? 0 : JSCHED_ENOMEM;
 }
 
-void jd_jobs_set_retention(struct jd_jobs *t, uint32_t jobs, uint32_t seconds)
+void jd_jobs_set_retention(struct jd_jobs *t, const struct jd_config *cfg)
 {
-	t->retain_jobs = jobs;
-	t->retain_ns = (uint64_t)seconds * 1000000000ull;
+	t->retain_jobs = cfg->retain_jobs;
+	t->retain_ns = (uint64_t)cfg->retain_seconds * 1000000000ull;
+	t->retain_bytes = cfg->retain_bytes;
+}
+
+/* ALLOC_OVERHEAD: what malloc adds to each allocation (glibc: 8 to 16 bytes of header
+ * and rounding), counted once per allocation a job owns. */
+#define ALLOC_OVERHEAD 16
+
+static size_t str_mem(const char *s)
+{
+	return s ? strlen(s) + 1 + ALLOC_OVERHEAD : 0;
+}
+
+size_t jd_job_mem_bytes(const struct jd_job *j)
+{
+	size_t n = sizeof(*j) + ALLOC_OVERHEAD + str_mem(j->name) + str_mem(j->key) +
+		   str_mem(j->reason) + str_mem(j->run_error);
+
+	if (j->value)
+		n += j->value_len + 1 + ALLOC_OVERHEAD;
+	if (j->deps)
+		n += j->n_deps * sizeof(*j->deps) + ALLOC_OVERHEAD;
+	if (j->dependents)
+		n += j->cap_dependents * sizeof(*j->dependents) + ALLOC_OVERHEAD;
+	if (j->exec)
+		n += jd_exec_job_mem_bytes(j->exec);
+	return n;
 }
 
 void jd_jobs_iter_init(const struct jd_jobs *t, struct jd_jobs_iter *it)
@@ -94,8 +122,8 @@ static void job_free(struct jd_job *j)
 	free(j->deps);
 	free(j->dependents);
 	free(j->run_error);
-	json_decref(j->value);
-	json_decref(j->run_value);
+	free(j->value);
+	free(j->run_value);
 	json_decref(j->args);
 	jd_exec_job_free(j->exec);
 	jd_array_free(j->arr);
@@ -292,6 +320,7 @@ void jd_job_insert(struct jd_jobs *t, struct jd_job *j)
 }
 
 static void retain(struct jd_jobs *t, struct jd_job *j);
+static void shed(struct jd_jobs *t, struct jd_job *j);
 
 void jd_job_restore(struct jd_jobs *t, struct jd_job *j)
 {
@@ -316,6 +345,7 @@ void jd_job_restore(struct jd_jobs *t, struct jd_job *j)
 	t->by_state[s]++;
 	j->client->by_state[s]++;
 	if (jd_state_final(s)) {
+		shed(t, j);
 		retain(t, j);
 	} else {
 		t->n_live++;
@@ -728,10 +758,27 @@ void jd_jobs_cancel_all(struct jd_jobs *t)
 	free(v);
 }
 
-/* retain: j has settled; keep its record for the retention period.  An array's element
- * (not a view) leaves the table instead: its slot keeps its result (array.h). */
+/* shed: j has ended: drop what only running it needed, its args (a call's) or its
+ * stdin (a command's; stdin_len stays, for the record's detail). */
+static void shed(struct jd_jobs *t, struct jd_job *j)
+{
+	if (j->args || (j->exec && j->exec->spec.stdin_data))
+		t->releases++;
+	json_decref(j->args);
+	j->args = NULL;
+	if (j->exec && j->exec->spec.stdin_data) {
+		free(j->exec->spec.stdin_data);
+		j->exec->spec.stdin_data = NULL;
+	}
+}
+
+/* retain: j has settled; keep its record for the retention period, its bytes counted.
+ * An array's element (not a view) leaves the table instead: its slot keeps its result
+ * (array.h). */
 static void retain(struct jd_jobs *t, struct jd_job *j)
 {
+	struct jd_client *c = j->client;
+
 	if (j->array_id && !j->elem_view) {
 		table_remove(t, j);
 		job_free(j);
@@ -746,23 +793,38 @@ static void retain(struct jd_jobs *t, struct jd_job *j)
 	t->retained_tail = j;
 	t->n_retained++;
 	j->retained = true;
+	j->mem = jd_job_mem_bytes(j);
+	t->retained_bytes += j->mem;
+	c->n_retained++;
+	c->retained_bytes += j->mem;
+}
+
+/* unretain: take j off the retention list. */
+static void unretain(struct jd_jobs *t, struct jd_job *j)
+{
+	struct jd_client *c = j->client;
+
+	if (j->rprev)
+		j->rprev->rnext = j->rnext;
+	else
+		t->retained_head = j->rnext;
+	if (j->rnext)
+		j->rnext->rprev = j->rprev;
+	else
+		t->retained_tail = j->rprev;
+	j->rnext = j->rprev = NULL;
+	j->retained = false;
+	t->n_retained--;
+	t->retained_bytes -= j->mem;
+	c->n_retained--;
+	c->retained_bytes -= j->mem;
 }
 
 void jd_job_pin(struct jd_jobs *t, struct jd_job *j)
 {
 	/* Already retained (it ended before the wait): out of the list until unpinned. */
 	if (j->pins++ == 0 && j->retained) {
-		if (j->rprev)
-			j->rprev->rnext = j->rnext;
-		else
-			t->retained_head = j->rnext;
-		if (j->rnext)
-			j->rnext->rprev = j->rprev;
-		else
-			t->retained_tail = j->rprev;
-		j->rnext = j->rprev = NULL;
-		j->retained = false;
-		t->n_retained--;
+		unretain(t, j);
 		j->retain_deferred = true;
 	}
 }
@@ -775,29 +837,38 @@ void jd_job_unpin(struct jd_jobs *t, struct jd_job *j)
 	}
 }
 
+/* forget: retention drops j (retained) for reason `why`. */
+static void forget(struct jd_jobs *t, struct jd_job *j, enum jd_forget_why why)
+{
+	/* Nothing references a retained job: pending waits pin theirs, which enter
+	 * retention only once the last wait on them has answered. */
+	unretain(t, j);
+	t->forgotten++;
+	t->forgotten_by[why]++;
+	t->releases++;
+	j->client->forgotten++;
+	table_remove(t, j);
+	if (j->arr)
+		jd_arrays_remove(t, j);
+	report(t, JD_CHANGE_FORGOTTEN, j);
+	job_free(j);
+}
+
 void jd_jobs_trim(struct jd_jobs *t)
 {
 	uint64_t now = jd_now_ns();
 
-	while (t->retained_head &&
-	       (t->n_retained > t->retain_jobs || now - t->retained_head->finished_ns > t->retain_ns)) {
+	while (t->retained_head) {
 		struct jd_job *j = t->retained_head;
 
-		/* Nothing references a retained job: pending waits pin theirs, which enter
-		 * retention only once the last wait on them has answered. */
-		t->retained_head = j->rnext;
-		if (t->retained_head)
-			t->retained_head->rprev = NULL;
+		if (now - j->finished_ns > t->retain_ns)
+			forget(t, j, JD_FORGET_AGE);
+		else if (t->n_retained > t->retain_jobs)
+			forget(t, j, JD_FORGET_JOBS);
+		else if (t->retained_bytes > t->retain_bytes)
+			forget(t, j, JD_FORGET_BYTES);
 		else
-			t->retained_tail = NULL;
-		t->n_retained--;
-		j->retained = false;
-		t->forgotten++;
-		table_remove(t, j);
-		if (j->arr)
-			jd_arrays_remove(t, j);
-		report(t, JD_CHANGE_FORGOTTEN, j);
-		job_free(j);
+			break;
 	}
 }
 
@@ -838,6 +909,7 @@ void jd_jobs_settle(struct jd_jobs *t)
 		free(deps);
 		if (j->elem_of)
 			jd_array_elem_settled(t, j);
+		shed(t, j);
 		if (j->pins)
 			j->retain_deferred = true; /* a wait still reads it: not forgettable */
 		else

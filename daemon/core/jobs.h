@@ -118,7 +118,10 @@ struct jd_job {
 	uint8_t prio;			/* enum jd_fair_prio */
 	enum jp_cause cause;		/* final and not succeeded; else JP_CAUSE_NONE */
 	char *reason;			/* malloc'd, or NULL */
-	json_t *value;			/* call result (new ref), or NULL */
+	/* a call's result (or a failed handler's detail) as compact JSON text, made on the
+	 * worker (runner.c): malloc'd, or NULL */
+	char *value;
+	size_t value_len;
 
 	/* timestamps: wall clock for the record, monotonic for the histograms */
 	uint64_t submitted_ms, started_ms, finished_ms;
@@ -139,13 +142,15 @@ struct jd_job {
 					 * forgotten while > 0 (jd_job_pin) */
 	bool retain_deferred;		/* settled while pinned: retained at the last unpin */
 	bool retained;			/* on the retention list */
+	size_t mem;			/* while retained: its bytes (jd_job_mem_bytes) */
 
 	/* call job: set at submit, read by the worker (an exec job's handler is
 	 * jd_exec_handler) */
 	const struct jsched_handler *handler;
 	struct jd_exec_job *exec;	/* exec job: spec, result, output (exec.h); else NULL */
 	pid_t proc_pid;			/* its command's process (group), while it runs; 0 */
-	json_t *args;		/* new ref; read-only once admitted */
+	json_t *args;		/* new ref; read-only once admitted; dropped (NULL) once the
+				 * job has ended (jd_jobs_settle) */
 	/* the spec as submitted, without its deps and deadline (which the job holds
 	 * resolved): set by the submit for its JD_CHANGE_SUBMITTED report only (the
 	 * journal records it), NULL otherwise; borrowed */
@@ -155,7 +160,8 @@ struct jd_job {
 	 * the completion notice */
 	void *runner;		/* the runner running it (set when a worker takes it) */
 	int run_rc;		/* handler's return */
-	json_t *run_value;	/* handler's result (new ref) */
+	char *run_value;	/* handler's result as JSON text (malloc'd), or NULL */
+	size_t run_value_len;
 	char *run_error;	/* jsched_task_set_error message */
 	uint64_t run_started_ns, run_finished_ns, run_started_ms;
 
@@ -223,6 +229,10 @@ struct jd_jobs_hooks {
 	struct jd_job *(*make_element)(void *ctx, struct jd_job *parent, uint64_t pos);
 };
 
+/* Why retention forgot a job: its age (retention.seconds), the count of final jobs
+ * (retention.jobs), their bytes (retention.bytes). */
+enum jd_forget_why { JD_FORGET_AGE, JD_FORGET_JOBS, JD_FORGET_BYTES, JD_FORGET_NWHY };
+
 /* The table.  Loop thread. */
 struct jd_jobs {
 	struct jd_job **buckets;
@@ -232,18 +242,23 @@ struct jd_jobs {
 	uint64_t next_id;
 	struct jd_job *retained_head, *retained_tail;	/* final jobs, oldest first */
 	size_t n_retained;
+	uint64_t retained_bytes;	/* their jd_job_mem_bytes */
 	struct jd_job *to_settle;	/* final, not yet settled, in the order they ended */
 	struct jd_job *to_settle_tail;
 	uint64_t n_live;		/* not final */
 	uint64_t by_state[JD_NSTATES];	/* jobs now in each non-final state; final states
 					 * count every job ever ended so */
 	uint64_t submitted, rejected, forgotten;
+	uint64_t forgotten_by[JD_FORGET_NWHY];	/* forgotten, by the bound that did it */
+	uint64_t releases;		/* jobs forgotten or args dropped, ever (main.c gives the
+					 * freed heap back to the kernel when it moved) */
 
 	uv_loop_t *loop;		/* waiting jobs' deadline timers */
 	struct jd_fair *fair;		/* where released jobs are admitted */
 	const struct jd_jobs_hooks *hooks;
 	uint32_t retain_jobs;		/* final jobs kept */
 	uint64_t retain_ns;		/* and for how long */
+	uint64_t retain_bytes;		/* and their bytes (jd_job_mem_bytes) */
 	bool stopping;			/* an immediate shutdown is under way */
 
 	/* job arrays (array.h): parents by id (increasing), and those releasing elements */
@@ -265,8 +280,16 @@ struct jd_jobs_iter {
 int jd_jobs_init(struct jd_jobs *t, uv_loop_t *loop, const struct jd_jobs_hooks *hooks);
 void jd_jobs_free(struct jd_jobs *t);
 
-/* jd_jobs_set_retention: keep at most `jobs` final jobs, each for at most `seconds`. */
-void jd_jobs_set_retention(struct jd_jobs *t, uint32_t jobs, uint32_t seconds);
+/* jd_jobs_set_retention: keep at most cfg's retention.jobs final jobs, of at most
+ * retention.bytes in all, each for at most retention.seconds. */
+struct jd_config;
+void jd_jobs_set_retention(struct jd_jobs *t, const struct jd_config *cfg);
+
+/* jd_job_mem_bytes: the memory j holds: the job itself and every allocation it owns
+ * (name, key, reason, result text, deps, the exec part with its argv, environment,
+ * stdin and captured output; args are not counted: a retained job has none), each
+ * allocation with malloc's 16 bytes of overhead. */
+size_t jd_job_mem_bytes(const struct jd_job *j);
 
 /* jd_jobs_iter_init / jd_jobs_iter_next: walk the table; next returns NULL at the end. */
 void jd_jobs_iter_init(const struct jd_jobs *t, struct jd_jobs_iter *it);
@@ -392,7 +415,8 @@ void jd_jobs_settle(struct jd_jobs *t);
 void jd_job_pin(struct jd_jobs *t, struct jd_job *j);
 void jd_job_unpin(struct jd_jobs *t, struct jd_job *j);
 
-/* jd_jobs_trim: forget the oldest final jobs over the retention count and age. */
+/* jd_jobs_trim: forget the oldest final jobs while the retained ones are over the
+ * retention count or bytes, or older than the retention age. */
 void jd_jobs_trim(struct jd_jobs *t);
 
 /* jd_state_name: "waiting" ... "dropped". */

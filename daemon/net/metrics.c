@@ -158,6 +158,9 @@ static json_t *client_doc(struct jd_net *d, struct jd_client *c, const struct jd
 	for (unsigned p = 0; p < JD_FAIR_NPRIO; p++)
 		json_object_set_new(q, jd_prio_name(p), json_integer((json_int_t)cs.queued_prio[p]));
 	o = counters(c->by_state, c->submitted, c->rejected);
+	json_object_set_new(o, "retained", json_integer((json_int_t)c->n_retained));
+	json_object_set_new(o, "retained_bytes", json_integer((json_int_t)c->retained_bytes));
+	json_object_set_new(o, "forgotten", json_integer((json_int_t)c->forgotten));
 	json_object_set_new(o, "name", json_string(c->name));
 	json_object_set_new(o, "weight", json_integer(c->conf.weight));
 	json_object_set_new(o, "max_queued", json_integer(c->conf.max_queued));
@@ -269,6 +272,16 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 	jobs = counters(d->jobs->by_state, d->jobs->submitted, d->jobs->rejected);
 	json_object_set_new(jobs, "forgotten", json_integer((json_int_t)d->jobs->forgotten));
 	json_object_set_new(jobs, "retained", json_integer((json_int_t)d->jobs->n_retained));
+	json_object_set_new(jobs, "retained_bytes", json_integer((json_int_t)d->jobs->retained_bytes));
+	json_object_set_new(jobs, "forgotten_by",
+			    json_pack("{s:I, s:I, s:I}", "age",
+				      (json_int_t)d->jobs->forgotten_by[JD_FORGET_AGE], "jobs",
+				      (json_int_t)d->jobs->forgotten_by[JD_FORGET_JOBS], "bytes",
+				      (json_int_t)d->jobs->forgotten_by[JD_FORGET_BYTES]));
+	json_object_set_new(jobs, "retention",
+			    json_pack("{s:I, s:I, s:I}", "jobs", (json_int_t)d->cfg->retain_jobs,
+				      "bytes", (json_int_t)d->cfg->retain_bytes, "seconds",
+				      (json_int_t)d->cfg->retain_seconds));
 	doc = json_pack(
 		"{s:s, s:s, s:I, s:o, s:{s:f, s:f, s:f}, s:o, s:o, s:{s:s, s:s, s:f, s:I, s:I, s:I},"
 		" s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}}",

@@ -209,6 +209,9 @@ static void jobs(FILE *f, const json_t *doc)
 	}
 	family(f, "jschedd_jobs_retained", "gauge", "Final jobs kept for their owners now.");
 	sample(f, "jschedd_jobs_retained", "", num(j, "retained"));
+	family(f, "jschedd_jobs_retained_bytes", "gauge",
+	       "Memory of the final jobs kept now (retention.bytes bounds it).");
+	sample(f, "jschedd_jobs_retained_bytes", "", num(j, "retained_bytes"));
 	family(f, "jschedd_jobs_forgotten_total", "counter", "Final jobs dropped by retention.");
 	sample(f, "jschedd_jobs_forgotten_total", "", num(j, "forgotten"));
 	family(f, "jschedd_queue_depth", "gauge", "Queued jobs by client and priority.");

@@ -75,23 +75,26 @@ static int member(struct jp_buf *b, const char *key)
 		       : 0;
 }
 
-static int value_text(struct jp_buf *b, const json_t *v)
+/* json_text: v as compact JSON text (null for NULL). */
+static int json_text(struct jp_buf *b, const json_t *v)
 {
 	char *s;
 	int rc;
 
 	if (!v || json_is_null(v))
 		return put(b, "null");
-	if (json_is_integer(v))
-		return jd_json_text_int(b, json_integer_value(v));
-	if (json_is_string(v))
-		return jd_json_text_string(b, json_string_value(v));
 	s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 	if (!s)
 		return JSCHED_ENOMEM;
 	rc = put(b, s);
 	free(s);
 	return rc;
+}
+
+/* value_text: a job's result, kept as JSON text (jobs.h), or null. */
+static int value_text(struct jp_buf *b, const struct jd_job *j)
+{
+	return j->value ? jp_buf_append(b, j->value, j->value_len) : put(b, "null");
 }
 
 /* COMMAND_MAX: the most bytes of an exec job's argv the record's "command" carries (the
@@ -223,7 +226,7 @@ static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s
 	if (!rc && j->hook) {
 		json_t *h = jd_hook_json(j->hook);
 
-		rc = !h || member(out, "hooks") || value_text(out, h);
+		rc = !h || member(out, "hooks") || json_text(out, h);
 		json_decref(h);
 	}
 	if (!rc && j->array_id)
@@ -241,7 +244,7 @@ static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s
 		if (s == JD_SUCCEEDED) {
 			/* A call's result; an exec job's outcome is the exec part's members. */
 			if (!rc && j->kind == JD_KIND_CALL)
-				rc = member(out, "value") || value_text(out, j->value);
+				rc = member(out, "value") || value_text(out, j);
 		} else if (!rc) {
 			/* A final job that did not succeed always has a cause; the fallback
 			 * keeps the record whole if one is ever missed. */
@@ -250,7 +253,7 @@ static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s
 			rc = member(out, "cause") || jd_json_text_string(out, jp_cause_name(cause)) ||
 			     member(out, "reason") ||
 			     jd_json_text_string(out, j->reason ? j->reason : jd_state_name(s)) ||
-			     (j->value && (member(out, "detail") || value_text(out, j->value)));
+			     (j->value && (member(out, "detail") || value_text(out, j)));
 		}
 	}
 	return rc || jp_buf_append(out, "}", 1) ? JSCHED_ENOMEM : 0;
@@ -383,8 +386,10 @@ json_t *jd_record_detail(struct jd_net *d, const struct jd_job *j)
 		     json_object_set_new(rec, "stdin_bytes", json_integer((json_int_t)s->stdin_len)) ||
 		     (s->timeout_ms &&
 		      json_object_set_new(rec, "timeout_ms", json_integer((json_int_t)s->timeout_ms)));
-	} else if (!rc) {
+	} else if (!rc && !jd_state_final(j->state)) {
 		rc = json_object_set_new(rec, "args", j->args ? json_incref(j->args) : json_null());
+	} else if (!rc) {
+		rc = json_object_set_new(rec, "args_dropped", json_true()); /* jobs.h: shed */
 	}
 	json_decref(after);
 	json_decref(any_of);

@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon/core/clock.h"
@@ -79,8 +80,21 @@ static void run_job(void *arg)
 	else
 		rc = j->handler->fn(&t, j->args, &value);
 	j->fj.run_ns = jd_task_end(&t);
+	/* The result is kept as text (the record's, the journal's): made here, off the loop
+	 * thread, and the handler's tree freed here too.  A tree jansson cannot write (a
+	 * string that is not UTF-8, made by a module with json_stringn_nocheck) fails the
+	 * job rather than leaving a record that cannot be sent. */
+	if (value) {
+		j->run_value = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
+		j->run_value_len = j->run_value ? strlen(j->run_value) : 0;
+		json_decref(value);
+		if (!j->run_value && rc == 0) {
+			rc = JSCHED_EINVAL;
+			if (!j->run_error)
+				j->run_error = strdup("its result cannot be written as JSON text");
+		}
+	}
 	j->run_rc = rc;
-	j->run_value = value;
 	j->run_finished_ns = jd_now_ns();
 	/* A freed slot or fiber, or a client back under its limit: a worker that found
 	 * nothing to take must look again (the pool calls the feeder only when told). */
@@ -234,6 +248,7 @@ static void done(struct jd_runner *r, struct jd_job *j)
 	}
 	jd_job_set_running(r->env.jobs, j);
 	j->value = j->run_value;
+	j->value_len = j->run_value_len;
 	j->run_value = NULL;
 	if (rc == 0) {
 		jd_job_finish(r->env.jobs, j, JD_SUCCEEDED, JP_CAUSE_NONE, NULL);

@@ -1,0 +1,156 @@
+/* tests/daemon/test_daemon_retention.c: what the daemon keeps of finished jobs, against
+ * the real daemon.
+ *
+ * - retention.bytes bounds the memory of the final jobs kept: ten echo jobs with 600 KB
+ *   results under a 4 MiB bound leave at most 4 MiB retained (metrics retained_bytes,
+ *   which counts at least each retained result), the oldest forgotten first (a small job
+ *   submitted before them goes first), the newest whole.
+ * - A job's args are dropped once it ends: status "detail" shows them while it runs and
+ *   says args_dropped after; a finished noop whose args were 600 KB keeps under 64 KiB.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/daemon/harness.h"
+
+enum { BIG = 600000 };
+
+/* big_string: a JSON string of n 'a's (malloc'd). */
+static char *big_string(size_t n)
+{
+	char *s = malloc(n + 3);
+
+	assert_non_null(s);
+	s[0] = '"';
+	memset(s + 1, 'a', n);
+	strcpy(s + 1 + n, "\"");
+	return s;
+}
+
+/* metric: the integer at jobs.<key> (client NULL) or in client's entry. */
+static json_int_t metric(struct jsched_conn *c, const char *client, const char *key)
+{
+	json_t *doc = jdt_metrics(c), *o = client ? jdt_client_metrics(doc, client)
+						   : json_object_get(doc, "jobs");
+	json_t *v = json_object_get(o, key);
+	json_int_t n;
+
+	if (!json_is_integer(v))
+		fail_msg("metrics: no integer %s.%s", client ? client : "jobs", key);
+	n = json_integer_value(v);
+	json_decref(doc);
+	return n;
+}
+
+static const char *status_code(struct jsched_conn *c, uint64_t id)
+{
+	static char code[64];
+	json_t *r = jdt_req(c, "{\"op\": \"status\", \"job\": %llu}", (unsigned long long)id);
+
+	snprintf(code, sizeof(code), "%s", jdt_err_code(r));
+	json_decref(r);
+	return code;
+}
+
+static void test_bytes_bound(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *c;
+	char *args = big_string(BIG);
+	uint64_t small, ids[10];
+	json_t *rec = NULL, *doc;
+	json_int_t retained, bytes;
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 2, \"journal\": {\"sync\": \"off\"}, "
+		      "\"retention\": {\"jobs\": 1000, \"bytes\": \"4M\"}");
+	c = jdt_connect(&t, "big");
+	small = jdt_submit_call(c, "noop", NULL);
+	assert_string_equal(jdt_wait_final(c, small, NULL), "succeeded");
+	for (int i = 0; i < 10; i++) {
+		ids[i] = jdt_submit_call(c, "echo", args);
+		assert_string_equal(jdt_wait_final(c, ids[i], NULL), "succeeded");
+	}
+	retained = metric(c, NULL, "retained");
+	bytes = metric(c, NULL, "retained_bytes");
+	assert_true(bytes <= 4 << 20);
+	/* Accounted, not guessed: every retained result is counted. */
+	assert_true(bytes >= retained * BIG);
+	assert_true(retained >= 5 && retained <= 6);
+	assert_int_equal(metric(c, "big", "retained_bytes"), bytes);
+	doc = jdt_metrics(c);
+	assert_int_equal(json_integer_value(json_object_get(
+				 json_object_get(json_object_get(doc, "jobs"), "forgotten_by"), "bytes")),
+			 11 - retained);
+	assert_int_equal(json_integer_value(json_object_get(
+				 json_object_get(json_object_get(doc, "jobs"), "retention"), "bytes")),
+			 4 << 20);
+	json_decref(doc);
+	/* Oldest first: the small job went before any big one. */
+	assert_string_equal(status_code(c, small), "job_forgotten");
+	assert_string_equal(status_code(c, ids[0]), "job_forgotten");
+	assert_string_equal(status_code(c, ids[9]), "");
+	assert_string_equal(jdt_wait_final(c, ids[9], &rec), "succeeded");
+	assert_int_equal(json_string_length(json_object_get(rec, "value")), BIG);
+	json_decref(rec);
+	jsched_close(c);
+	free(args);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+static void test_args_dropped(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *c;
+	char *args = big_string(BIG), *big;
+	uint64_t id;
+	json_t *r, *job;
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 2, \"journal\": {\"sync\": \"off\"}");
+	c = jdt_connect(&t, "args");
+	id = jdt_submit_call(c, "sleep", "{\"ms\": 600000}");
+	jdt_until_state(c, id, "running");
+	r = jdt_ok(c, "{\"op\": \"status\", \"job\": %llu, \"detail\": true}", (unsigned long long)id);
+	job = json_object_get(r, "job");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(job, "args"), "ms")), 600000);
+	assert_null(json_object_get(job, "args_dropped"));
+	json_decref(r);
+	json_decref(jdt_ok(c, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)id));
+	assert_string_equal(jdt_wait_final(c, id, NULL), "cancelled");
+	r = jdt_ok(c, "{\"op\": \"status\", \"job\": %llu, \"detail\": true}", (unsigned long long)id);
+	job = json_object_get(r, "job");
+	assert_null(json_object_get(job, "args"));
+	assert_true(json_is_true(json_object_get(job, "args_dropped")));
+	json_decref(r);
+	/* A noop's 600 KB of args are not kept once it has ended. */
+	big = malloc(BIG + 32);
+	assert_non_null(big);
+	snprintf(big, BIG + 32, "{\"pad\": %s}", args);
+	id = jdt_submit_call(c, "noop", big);
+	assert_string_equal(jdt_wait_final(c, id, NULL), "succeeded");
+	assert_true(metric(c, "args", "retained") == 2);
+	assert_true(metric(c, "args", "retained_bytes") < 64 * 1024);
+	jsched_close(c);
+	free(big);
+	free(args);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bytes_bound),
+		cmocka_unit_test(test_args_dropped),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
