@@ -229,6 +229,7 @@ static json_t *live_diff(const struct jd_config *a, const struct jd_config *b)
 	LIVE(a->retain_jobs != b->retain_jobs, "retention.jobs");
 	LIVE(a->retain_seconds != b->retain_seconds, "retention.seconds");
 	LIVE(a->retain_bytes != b->retain_bytes, "retention.bytes");
+	LIVE(a->retain_min_seconds != b->retain_min_seconds, "retention.min_seconds");
 	LIVE(memcmp(&a->exec, &b->exec, sizeof(a->exec)) != 0, "exec");
 	LIVE(a->n_resources == b->n_resources &&
 		     memcmp(a->resources, b->resources, sizeof(a->resources)) != 0,

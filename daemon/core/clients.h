@@ -30,6 +30,8 @@ struct jd_client {
 	uint64_t by_state[JD_NSTATES];	/* as in struct jd_jobs */
 	uint64_t submitted, rejected;
 	uint64_t n_retained, retained_bytes;	/* its final jobs kept, and their bytes */
+	struct jd_job *rhead, *rtail;		/* those jobs, oldest first (core/jobs.c) */
+	struct jd_client *hnext, *hprev;	/* on the table's holders list while it has any */
 	uint64_t forgotten;			/* its jobs forgotten by retention */
 	struct jd_latency *lat;		/* allocated at its first finished job (23 KiB) */
 };

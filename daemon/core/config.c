@@ -347,7 +347,8 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		"frame_bytes", "handshake_ms", "output_buffer_bytes", "connections",
 		"connections_per_uid", "queued_jobs", "batch_jobs", "waits_per_connection",
 		"wait_ids_per_uid", "frame_ms", "partial_frame_bytes", "array_elements", NULL};
-	static const char *const ret_keys[] = {"jobs", "seconds", "bytes", "events", NULL};
+	static const char *const ret_keys[] = {"jobs", "seconds", "bytes", "min_seconds", "events",
+					       NULL};
 	static const char *const idle_names[] = {"sleep", "spin"};
 	unsigned u;
 	json_t *v, *w;
@@ -476,6 +477,7 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		GET_U32(r, v, "jobs", 0, 100000000, c->retain_jobs);
 		GET_U32(r, v, "seconds", 0, 100000000, c->retain_seconds);
 		GET_U32(r, v, "events", 16, 10000000, c->retain_events);
+		GET_U32(r, v, "min_seconds", 0, 100000000, c->retain_min_seconds);
 		if ((w = json_object_get(v, "bytes")) &&
 		    (jp_size_parse(w, &c->retain_bytes) < 0 || c->retain_bytes < (1u << 20) ||
 		     c->retain_bytes > (1ull << 50)))

@@ -182,6 +182,7 @@ struct jd_config {
 	uint32_t retain_jobs;
 	uint32_t retain_seconds;
 	uint64_t retain_bytes;		/* memory of the final jobs kept (jd_job_mem_bytes) */
+	uint32_t retain_min_seconds;	/* the least a final job is kept (capped at seconds) */
 	uint32_t retain_events;
 };
 

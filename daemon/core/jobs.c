@@ -60,6 +60,10 @@ void jd_jobs_set_retention(struct jd_jobs *t, const struct jd_config *cfg)
 	t->retain_jobs = cfg->retain_jobs;
 	t->retain_ns = (uint64_t)cfg->retain_seconds * 1000000000ull;
 	t->retain_bytes = cfg->retain_bytes;
+	t->retain_min_ns = (uint64_t)(cfg->retain_min_seconds < cfg->retain_seconds
+					      ? cfg->retain_min_seconds
+					      : cfg->retain_seconds) *
+			   1000000000ull;
 }
 
 /* ALLOC_OVERHEAD: what malloc adds to each allocation (glibc: 8 to 16 bytes of header
@@ -795,7 +799,21 @@ static void retain(struct jd_jobs *t, struct jd_job *j)
 	j->retained = true;
 	j->mem = jd_job_mem_bytes(j);
 	t->retained_bytes += j->mem;
-	c->n_retained++;
+	j->cprev = c->rtail;
+	j->cnext = NULL;
+	if (c->rtail)
+		c->rtail->cnext = j;
+	else
+		c->rhead = j;
+	c->rtail = j;
+	if (c->n_retained++ == 0) {
+		c->hprev = NULL;
+		c->hnext = t->holders;
+		if (t->holders)
+			t->holders->hprev = c;
+		t->holders = c;
+		t->n_holders++;
+	}
 	c->retained_bytes += j->mem;
 }
 
@@ -816,8 +834,28 @@ static void unretain(struct jd_jobs *t, struct jd_job *j)
 	j->retained = false;
 	t->n_retained--;
 	t->retained_bytes -= j->mem;
-	c->n_retained--;
+	if (j->cprev)
+		j->cprev->cnext = j->cnext;
+	else
+		c->rhead = j->cnext;
+	if (j->cnext)
+		j->cnext->cprev = j->cprev;
+	else
+		c->rtail = j->cprev;
+	j->cnext = j->cprev = NULL;
 	c->retained_bytes -= j->mem;
+	if (--c->n_retained == 0) {
+		if (c->hprev)
+			c->hprev->hnext = c->hnext;
+		else
+			t->holders = c->hnext;
+		if (c->hnext)
+			c->hnext->hprev = c->hprev;
+		c->hnext = c->hprev = NULL;
+		t->n_holders--;
+		if (t->last_victim == c)
+			t->last_victim = NULL;
+	}
 }
 
 void jd_job_pin(struct jd_jobs *t, struct jd_job *j)
@@ -854,21 +892,52 @@ static void forget(struct jd_jobs *t, struct jd_job *j, enum jd_forget_why why)
 	job_free(j);
 }
 
+/* over_share: does c hold more than the mean of the clients holding retained jobs (in
+ * bytes, or in jobs)?  The largest holder always does while the total is over a bound. */
+static bool over_share(const struct jd_jobs *t, const struct jd_client *c, bool bytes)
+{
+	return bytes ? c->retained_bytes * t->n_holders > t->retained_bytes
+		     : c->n_retained * t->n_holders > t->n_retained;
+}
+
+/* victim: a client over its share: the client of the job retained last (under a flood,
+ * the flooder), else the one retention took from last, else the largest holder (a scan
+ * of the holders, which only a change of who is over its share needs). */
+static struct jd_client *victim(struct jd_jobs *t, bool bytes)
+{
+	struct jd_client *c = t->retained_tail ? t->retained_tail->client : NULL, *best;
+
+	if (c && c->n_retained && over_share(t, c, bytes))
+		return c;
+	if ((c = t->last_victim) && over_share(t, c, bytes))
+		return c;
+	best = t->holders;
+	for (c = t->holders; c; c = c->hnext)
+		if (bytes ? c->retained_bytes > best->retained_bytes : c->n_retained > best->n_retained)
+			best = c;
+	return best;
+}
+
 void jd_jobs_trim(struct jd_jobs *t)
 {
 	uint64_t now = jd_now_ns();
 
+	while (t->retained_head && now - t->retained_head->finished_ns > t->retain_ns)
+		forget(t, t->retained_head, JD_FORGET_AGE);
 	while (t->retained_head) {
-		struct jd_job *j = t->retained_head;
+		bool bytes = t->retained_bytes > t->retain_bytes;
+		struct jd_client *c;
+		struct jd_job *j;
 
-		if (now - j->finished_ns > t->retain_ns)
-			forget(t, j, JD_FORGET_AGE);
-		else if (t->n_retained > t->retain_jobs)
-			forget(t, j, JD_FORGET_JOBS);
-		else if (t->retained_bytes > t->retain_bytes)
-			forget(t, j, JD_FORGET_BYTES);
-		else
+		if (!bytes && t->n_retained <= t->retain_jobs)
 			break;
+		c = victim(t, bytes);
+		j = c->rhead;
+		/* The count waits for the reading time; the memory bound does not. */
+		if (!bytes && now - j->finished_ns < t->retain_min_ns)
+			break;
+		t->last_victim = c;
+		forget(t, j, bytes ? JD_FORGET_BYTES : JD_FORGET_JOBS);
 	}
 }
 

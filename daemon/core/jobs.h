@@ -104,6 +104,7 @@ struct jd_job {
 	uint64_t id;
 	struct jd_job *hnext;	/* hash chain */
 	struct jd_job *rnext, *rprev;	/* retention list (final jobs, oldest first) */
+	struct jd_job *cnext, *cprev;	/* its client's retention list (oldest first) */
 	struct jd_job *settle_next;	/* on the to-settle list */
 	bool on_settle;
 
@@ -243,6 +244,9 @@ struct jd_jobs {
 	struct jd_job *retained_head, *retained_tail;	/* final jobs, oldest first */
 	size_t n_retained;
 	uint64_t retained_bytes;	/* their jd_job_mem_bytes */
+	struct jd_client *holders;	/* clients with retained jobs (their share's count) */
+	size_t n_holders;
+	struct jd_client *last_victim;	/* where retention forgot last (a holder, or NULL) */
 	struct jd_job *to_settle;	/* final, not yet settled, in the order they ended */
 	struct jd_job *to_settle_tail;
 	uint64_t n_live;		/* not final */
@@ -259,6 +263,8 @@ struct jd_jobs {
 	uint32_t retain_jobs;		/* final jobs kept */
 	uint64_t retain_ns;		/* and for how long */
 	uint64_t retain_bytes;		/* and their bytes (jd_job_mem_bytes) */
+	uint64_t retain_min_ns;		/* a job is kept at least this long, unless its
+					 * client is over its share of retain_bytes */
 	bool stopping;			/* an immediate shutdown is under way */
 
 	/* job arrays (array.h): parents by id (increasing), and those releasing elements */
@@ -281,7 +287,8 @@ int jd_jobs_init(struct jd_jobs *t, uv_loop_t *loop, const struct jd_jobs_hooks 
 void jd_jobs_free(struct jd_jobs *t);
 
 /* jd_jobs_set_retention: keep at most cfg's retention.jobs final jobs, of at most
- * retention.bytes in all, each for at most retention.seconds. */
+ * retention.bytes in all, each for at most retention.seconds and (unless its client is
+ * over its share of the bytes) at least retention.min_seconds. */
 struct jd_config;
 void jd_jobs_set_retention(struct jd_jobs *t, const struct jd_config *cfg);
 
@@ -415,8 +422,10 @@ void jd_jobs_settle(struct jd_jobs *t);
 void jd_job_pin(struct jd_jobs *t, struct jd_job *j);
 void jd_job_unpin(struct jd_jobs *t, struct jd_job *j);
 
-/* jd_jobs_trim: forget the oldest final jobs while the retained ones are over the
- * retention count or bytes, or older than the retention age. */
+/* jd_jobs_trim: forget final jobs older than the retention age, then, while the retained
+ * ones are over the retention count or bytes, the oldest of a client over its share
+ * (the mean over the clients holding retained jobs): one client's volume never makes
+ * another's jobs go.  The count yields to retention.min_seconds; the bytes do not. */
 void jd_jobs_trim(struct jd_jobs *t);
 
 /* jd_state_name: "waiting" ... "dropped". */

@@ -7,6 +7,10 @@
  *   submitted before them goes first), the newest whole.
  * - A job's args are dropped once it ends: status "detail" shows them while it runs and
  *   says args_dropped after; a finished noop whose args were 600 KB keeps under 64 KiB.
+ * - Shares: one client's flood (200 noops under retention.jobs 20; ten 600 KB results
+ *   under a 4 MiB bound) forgets only its own jobs, never another client's.
+ * - retention.min_seconds: with an hour, 20 jobs stay under retention.jobs 5 (the count
+ *   waits), while retention.bytes still holds; a reload to 0 forgets down to 5 at once.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -145,11 +149,91 @@ static void test_args_dropped(void **state)
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 }
 
+/* submit_n: n jobs of fn with args, all waited for; ids into ids (may be NULL). */
+static void submit_n(struct jsched_conn *c, const char *fn, const char *args, int n, uint64_t *ids)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t id = jdt_submit_call(c, fn, args);
+
+		assert_string_equal(jdt_wait_final(c, id, NULL), "succeeded");
+		if (ids)
+			ids[i] = id;
+	}
+}
+
+static void test_shares(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *a, *b;
+	char *args = big_string(BIG);
+	uint64_t mine[5], big;
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 2, \"journal\": {\"sync\": \"off\"}, "
+		      "\"retention\": {\"jobs\": 20, \"bytes\": \"4M\"}");
+	a = jdt_connect(&t, "reader");
+	b = jdt_connect(&t, "flooder");
+	submit_n(a, "noop", NULL, 5, mine);
+	submit_n(b, "noop", NULL, 200, NULL);
+	for (int i = 0; i < 5; i++)
+		assert_string_equal(status_code(a, mine[i]), "");
+	assert_int_equal(metric(a, "reader", "retained"), 5);
+	assert_int_equal(metric(a, "reader", "forgotten"), 0);
+	assert_int_equal(metric(a, "flooder", "retained"), 15);
+	assert_int_equal(metric(a, "flooder", "forgotten"), 185);
+	/* By bytes: the reader's one large result stays through the flooder's ten. */
+	big = jdt_submit_call(a, "echo", args);
+	assert_string_equal(jdt_wait_final(a, big, NULL), "succeeded");
+	submit_n(b, "echo", args, 10, NULL);
+	assert_string_equal(status_code(a, big), "");
+	assert_true(metric(a, NULL, "retained_bytes") <= 4 << 20);
+	assert_true(metric(a, "reader", "retained_bytes") > BIG);
+	assert_true(metric(a, "flooder", "forgotten") > 185);
+	for (int i = 0; i < 5; i++)
+		assert_string_equal(status_code(a, mine[i]), "");
+	jsched_close(a);
+	jsched_close(b);
+	free(args);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+static void test_min_seconds(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *c;
+	char *args = big_string(BIG);
+	uint64_t ids[20];
+	json_t *r;
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 2, \"journal\": {\"sync\": \"off\"}, "
+		      "\"retention\": {\"jobs\": 5, \"bytes\": \"4M\", \"min_seconds\": 3600}");
+	c = jdt_connect(&t, "slow-reader");
+	submit_n(c, "noop", NULL, 20, ids);
+	assert_int_equal(metric(c, NULL, "retained"), 20);
+	assert_string_equal(status_code(c, ids[0]), "");
+	/* The memory bound does not wait. */
+	submit_n(c, "echo", args, 10, NULL);
+	assert_true(metric(c, NULL, "retained_bytes") <= 4 << 20);
+	assert_string_equal(status_code(c, ids[0]), "job_forgotten");
+	/* Without the reading time the count applies at once (the reload trims). */
+	jdt_write_config(&t, "\"workers\": 2, \"journal\": {\"sync\": \"off\"}, "
+			     "\"retention\": {\"jobs\": 5, \"bytes\": \"4M\", \"min_seconds\": 0}");
+	r = jdt_ok(c, "{\"op\": \"reload\"}");
+	json_decref(r);
+	assert_int_equal(metric(c, NULL, "retained"), 5);
+	jsched_close(c);
+	free(args);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bytes_bound),
 		cmocka_unit_test(test_args_dropped),
+		cmocka_unit_test(test_shares),
+		cmocka_unit_test(test_min_seconds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

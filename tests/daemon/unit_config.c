@@ -73,6 +73,9 @@ static void test_bad_values_named(void **state)
 	refused("{\"admins\": [\"no-such-user-here\"]}", "admins");
 	refused("{\"modules\": [42]}", "modules");
 	refused("{\"retention\": {\"events\": 1}}", "retention.events");
+	refused("{\"retention\": {\"bytes\": 4096}}", "retention.bytes");
+	refused("{\"retention\": {\"bytes\": \"2X\"}}", "retention.bytes");
+	refused("{\"retention\": {\"min_seconds\": -1}}", "retention.min_seconds");
 	refused("{\"clients\": {\"ci\": {\"memory_max\": \"2X\"}}}", "clients.ci.memory_max");
 	refused("{\"clients\": {\"ci\": {\"memory_max\": 4096}}}", "clients.ci.memory_max");
 	refused("{\"clients\": {\"ci\": {\"cpu_max\": -1}}}", "clients.ci.cpu_max");
