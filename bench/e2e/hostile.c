@@ -1,4 +1,4 @@
-/* bench/e2e/hostile.c: part 9, hostile: what one client's large or repeated requests cost
+/* bench/e2e/hostile.c: part 10, hostile: what one client's large or repeated requests cost
  * the daemon and the other clients.
  *
  *   1. retained memory: the daemon's VmRSS growth (/proc/PID/status) once one call job

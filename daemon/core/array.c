@@ -63,6 +63,22 @@ void jd_array_free(struct jd_array *a)
 	free(a);
 }
 
+size_t jd_array_mem_bytes(const struct jd_array *a)
+{
+	size_t n = sizeof(*a) + a->n * sizeof(a->el[0]) + 16;
+
+	for (uint64_t i = 0; i < a->n; i++) {
+		const struct jd_array_extra *q = a->el[i].extra;
+
+		if (!q)
+			continue;
+		n += sizeof(*q) + 16 + (q->reason ? strlen(q->reason) + 17 : 0) +
+		     (q->value ? 64 : 0) + (q->out ? q->out_len + 16 : 0) +
+		     (q->err ? q->err_len + 16 : 0);
+	}
+	return n;
+}
+
 int64_t jd_array_index_of(const struct jd_array *a, uint64_t pos)
 {
 	return jp_array_index(&a->sp.array, pos);

@@ -93,6 +93,11 @@ struct jd_array {
 struct jd_array *jd_array_new(struct jd_job *j, const struct jp_job_spec *sp);
 void jd_array_free(struct jd_array *a);
 
+/* jd_array_mem_bytes: the memory a holds: itself, its slots, the extras of the elements
+ * that have one (reason, output; a result counted at 64 bytes, its tree not walked),
+ * with malloc's 16 bytes per allocation.  O(elements). */
+size_t jd_array_mem_bytes(const struct jd_array *a);
+
 /* jd_array_index_of: element pos's index. */
 int64_t jd_array_index_of(const struct jd_array *a, uint64_t pos);
 

@@ -88,6 +88,8 @@ size_t jd_job_mem_bytes(const struct jd_job *j)
 		n += j->cap_dependents * sizeof(*j->dependents) + ALLOC_OVERHEAD;
 	if (j->exec)
 		n += jd_exec_job_mem_bytes(j->exec);
+	if (j->arr)
+		n += jd_array_mem_bytes(j->arr);
 	return n;
 }
 
