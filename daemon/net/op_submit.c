@@ -131,6 +131,7 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 			char why[200];
 
 			char cwhy[PATH_MAX + 400];
+			int kind;
 
 			if (!jd_security_exec_allowed(d->sec, c->uid, why, sizeof(why))) {
 				spec_path(s, i, "kind", field, sizeof(field));
@@ -142,14 +143,16 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 				jd__reply_error(c, id, rc, field, "%s", why);
 				return false;
 			}
-			/* Slurm is not told of resources: a job that may go there with limits is
-			 * refused rather than run without them. */
-			if ((rc == JD_BACKEND_SLURM || rc == JD_BACKEND_AUTO) &&
-			    (sp->res_memory || sp->res_pids || sp->res_cpu_milli)) {
-				spec_path(s, i, "resources", field, sizeof(field));
+			kind = rc;
+			/* Slurm is told of memory and cpus (backend_slurm.h); it has no limit on
+			 * a job's processes: a job that may go there with one is refused rather
+			 * than run without it. */
+			if ((kind == JD_BACKEND_SLURM || kind == JD_BACKEND_AUTO) && sp->res_pids) {
+				spec_path(s, i, "resources.pids", field, sizeof(field));
 				jd__reply_error(c, id, JSCHED_ENOT_SUPPORTED, field,
-						"the slurm backend does not pass resources to Slurm: "
-						"the limits would not apply (run it with backend local)");
+						"the slurm backend has no pids limit (Slurm has no per-job "
+						"process limit): the limit would not apply (run it with "
+						"backend local)");
 				return false;
 			}
 			/* Named resources are this machine's: Slurm is not told of them. */
@@ -174,9 +177,10 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 					return false;
 				}
 			}
-			/* A limit that cannot be applied is refused, never ignored: the job's,
-			 * or its client's from the config. */
-			if (jd_exec_limits_ok(&d->runner->exec, sp, cwhy, sizeof(cwhy)) < 0) {
+			/* A limit that cannot be applied is refused, never ignored: the job's
+			 * (here: Slurm applies a slurm job's), or its client's from the config. */
+			if (kind != JD_BACKEND_SLURM &&
+			    jd_exec_limits_ok(&d->runner->exec, sp, cwhy, sizeof(cwhy)) < 0) {
 				spec_path(s, i, "resources", field, sizeof(field));
 				jd__reply_error(c, id, JSCHED_ENOT_SUPPORTED, field, "%s", cwhy);
 				return false;

@@ -126,6 +126,8 @@ struct msg {
 	uint32_t nice;
 	uint32_t output_bytes;
 	char *partition, *account;	/* NULL: the config's */
+	uint64_t memory_mb;	/* pn_min_memory (0: the cluster's default) */
+	uint32_t min_cpus;	/* min_cpus and cpus_per_task (0: one) */
 	char tag[64];		/* M_SUBMIT, M_ATTACH: names the files and the comment */
 	bool find_first;	/* M_SUBMIT: watch a job Slurm has already (backend_slurm.h) */
 	uint64_t not_before_ms;
@@ -583,6 +585,13 @@ static bool do_submit(struct jd_slurm *s, struct msg *m)
 	desc.min_nodes = 1;
 	desc.max_nodes = 1;
 	desc.num_tasks = 1;
+	if (m->memory_mb)
+		desc.pn_min_memory = m->memory_mb;
+	if (m->min_cpus) {
+		desc.min_cpus = m->min_cpus;
+		if (m->min_cpus <= UINT16_MAX) /* the batch step's own CPUs */
+			desc.cpus_per_task = (uint16_t)m->min_cpus;
+	}
 	if (m->partition || s->cfg.partition[0])
 		desc.partition = m->partition ? m->partition : s->cfg.partition;
 	if (m->account || s->cfg.account[0])
@@ -1226,6 +1235,10 @@ int jd_slurm_submit(struct jd_slurm *s, struct jd_slurm_job *j)
 	/* Slurm's limit in whole minutes, a minute past ours: the backstop. */
 	m->time_min = sp->timeout_ms ? (uint32_t)((sp->timeout_ms + 59999) / 60000 + 1) : NO_VAL;
 	m->nice = j->nice < 0 ? 0 : (uint32_t)j->nice;
+	/* resources: Slurm counts memory in MiB and allocates whole CPUs (both rounded up:
+	 * a job never gets less than it asked for). */
+	m->memory_mb = (sp->memory_max + (1u << 20) - 1) >> 20;
+	m->min_cpus = (sp->cpu_milli + 999) / 1000;
 	m->output_bytes = sp->output_bytes ? sp->output_bytes : s->cfg.output_bytes;
 	if ((rc = enlist(s, j)))
 		goto fail;

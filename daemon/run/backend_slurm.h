@@ -21,7 +21,10 @@
  * JSCHED_JOB_ID, because slurmctld refuses a batch job with an empty environment), its
  * working directory, the client's uid and gid (only root or SlurmUser may submit for
  * another uid; slurmctld refuses the rest, and that refusal ends the job), partition
- * and account from the config, nice from the priority, and a time limit.  Slurm's time
+ * and account from the config, nice from the priority, the job's resources (memory as
+ * pn_min_memory in MiB and cpus as min_cpus and cpus_per_task, whole CPUs; both rounded
+ * up, so a job never gets less than it asked for; pids has no Slurm equivalent and is
+ * refused at submit), and a time limit.  Slurm's time
  * limits are whole minutes, so timeout_ms is enforced here instead (a timer from the
  * start time Slurm reports, then slurm_kill_job) and Slurm's own limit is set a minute
  * beyond as a backstop.

@@ -38,12 +38,15 @@ $(B)/tests/slurm/test_slurm_backend: $(B)/obj/tests/slurm/test_slurm_backend.o $
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(UV_LIBS) $(JANSSON_LIBS) $(CMOCKA_LIBS) $(SLURM_LIBS) $(LDLIBS)
 
 # Through the real jschedd: the daemon's harness, like tests/daemon/.
+# It reads what Slurm recorded for a job (slurm_load_job) when built with libslurm.
+$(B)/obj/tests/slurm/test_slurm_daemon.o: CPPFLAGS += $(SLURM_CPPFLAGS)
+$(B)/obj/tests/slurm/test_slurm_daemon.o: $(SLURM_DECISION)
 $(B)/tests/slurm/test_slurm_daemon: $(B)/obj/tests/slurm/test_slurm_daemon.o \
 		$(B)/obj/tests/daemon/harness.o $(TESTS_COMMON_PROC) $(LIBJSCHED_A) | $(JSCHEDD) \
 		$(JSCHEDD_RUNAS) $(JSCHEDD_MODULE) $(B)/bin/jsched
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(JANSSON_LIBS) $(CMOCKA_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(JANSSON_LIBS) $(CMOCKA_LIBS) $(SLURM_LIBS) $(LDLIBS)
 
 .PHONY: test-slurm
 test-slurm: $(SLURM_TESTS) $(SLURM_UNIT)

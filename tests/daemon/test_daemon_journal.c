@@ -216,12 +216,12 @@ static void test_restart_command(void **state)
 /* compaction: with a small journal.compact_bytes the daemon writes a snapshot while
  * jobs keep coming; after kill -9 the snapshot plus the records after it give back the
  * same state: retained jobs with their values, forgotten ones forgotten, a running one
- * failed (daemon_restart), a queued one run, a client's weight and max_running, ids
- * going on. */
+ * failed (daemon_restart), a queued one run, a waiting command's memory limit, a
+ * client's weight and max_running, ids going on. */
 static void test_compaction(void **state)
 {
 	struct jsched_conn *c;
-	uint64_t first = 0, last = 0, running, dependent, queued, after, late, keyed;
+	uint64_t first = 0, last = 0, running, dependent, queued, after, late, keyed, limited = 0;
 	char members[600], spec[200];
 	json_t *m, *r;
 	int snaps = 0;
@@ -238,6 +238,17 @@ static void test_compaction(void **state)
 	 * job: its key must come back). */
 	keyed = submit_spec(c, "{\"kind\": \"call\", \"fn\": \"sleep\", \"args\": {\"ms\": 600000}, "
 			       "\"key\": \"snap-key\"}");
+	/* A command with a memory limit waiting for that one (the snapshot rebuilds its
+	 * spec: the limit must come back); where cgroups cannot apply one it is refused, and
+	 * that part is skipped. */
+	r = jdt_req(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"exec\", \"argv\": [\"true\"], "
+		       "\"resources\": {\"memory\": \"64M\"}, \"after\": [{\"job\": %llu, \"on\": \"any\"}]}}",
+		    (unsigned long long)keyed);
+	if (json_is_true(json_object_get(r, "ok")))
+		limited = (uint64_t)json_integer_value(json_object_get(r, "job"));
+	else
+		assert_string_equal(jdt_err_code(r), "not_supported");
+	json_decref(r);
 	for (int i = 0; i < 3000; i++) {
 		uint64_t id = jdt_submit_call(c, "echo", "{\"n\": 1}");
 
@@ -289,6 +300,13 @@ static void test_compaction(void **state)
 	assert_string_equal(json_string_value(json_object_get(r, "cause")), "daemon_restart");
 	json_decref(r);
 	assert_string_equal(jdt_wait_final(c, dependent, NULL), "cancelled");
+	if (limited) {
+		r = NULL;
+		assert_string_equal(jdt_wait_final(c, limited, &r), "succeeded");
+		assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "usage"),
+								    "memory_max_bytes")), 64 << 20);
+		json_decref(r);
+	}
 	assert_string_equal(jdt_wait_final(c, queued, NULL), "succeeded");
 	r = jdt_ok(c, "{\"op\": \"status\", \"job\": %llu}", (unsigned long long)after);
 	assert_true(json_is_true(json_object_get(json_object_get(json_object_get(r, "job"), "value"),

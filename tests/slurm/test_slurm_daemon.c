@@ -31,6 +31,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifdef JD_WITH_SLURM
+#include <slurm/slurm.h>
+#endif
+
 #include "jsched/jsched.h"
 #include "tests/common/proc.h"
 #include "tests/daemon/harness.h"
@@ -677,6 +681,56 @@ static void test_restart_finds_unrecorded(void **state)
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 }
 
+/* test_resources: a job's memory and cpus reach Slurm (what slurmctld recorded, read with
+ * slurm_load_job): memory in MiB rounded up, cpus as whole CPUs rounded up (1.5 -> 2,
+ * which the batch step sees as SLURM_JOB_CPUS_PER_NODE); more memory than the node has is
+ * Slurm's refusal, failing the job with its message. */
+static void test_resources(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *c;
+	json_t *rec;
+	uint64_t id, big;
+	long long sid;
+
+	(void)state;
+#ifndef JD_WITH_SLURM
+	fprintf(stderr, "skipped: built without libslurm (reads the job from Slurm)\n");
+	skip();
+#else
+	job_info_msg_t *info = NULL;
+
+	start(&t, 4, "");
+	c = jdt_connect(&t, NULL);
+	id = submit(c, "{\"kind\": \"exec\", \"backend\": \"slurm\", \"argv\": [\"/bin/sh\", \"-c\", "
+		       "\"echo $SLURM_JOB_CPUS_PER_NODE\"], \"resources\": {\"memory\": 67108865, \"cpus\": 1.5}}");
+	rec = wait_final(c, id);
+	assert_string_equal(str(rec, "state"), "succeeded");
+	sid = num(rec, "slurm_job");
+	json_decref(rec);
+	assert_string_equal(stdout_of(c, id), "2\n");
+	slurm_init(NULL);
+	assert_int_equal(slurm_load_job(&info, (uint32_t)sid, SHOW_ALL), 0);
+	assert_int_equal(info->record_count, 1);
+	/* 64 MiB and one byte: 65 MiB, per node (not per CPU) */
+	assert_true((info->job_array[0].pn_min_memory & MEM_PER_CPU) == 0);
+	assert_int_equal(info->job_array[0].pn_min_memory, 65);
+	assert_int_equal(info->job_array[0].num_cpus, 2);
+	assert_int_equal(info->job_array[0].cpus_per_task, 2);
+	slurm_free_job_info_msg(info);
+	slurm_fini();
+	big = submit(c, "{\"kind\": \"exec\", \"backend\": \"slurm\", \"argv\": [\"/bin/true\"], "
+			"\"resources\": {\"memory\": \"1024T\"}}");
+	rec = wait_final(c, big);
+	assert_string_equal(str(rec, "state"), "failed");
+	assert_string_equal(str(rec, "cause"), "spawn");
+	assert_non_null(strstr(str(rec, "reason"), "slurm refused the job"));
+	json_decref(rec);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+#endif
+}
+
 static void test_client_default_and_auto(void **state)
 {
 	struct jdt t;
@@ -804,14 +858,14 @@ static void test_unavailable_and_cli(void **state)
 	/* The tool, against a daemon that has the backend. */
 	start(&t, 4, "");
 	c = jdt_connect(&t, NULL);
-	/* Limits Slurm would not be told of: refused, never ignored. */
+	/* A limit Slurm has no equivalent for: refused, never ignored. */
 	r = jdt_req(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"exec\", \"backend\": \"slurm\", "
 		       "\"argv\": [\"/bin/true\"], \"resources\": {\"pids\": 10}}}");
 	assert_string_equal(jdt_err_code(r), "not_supported");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"), "field")),
-			    "job.resources");
+			    "job.resources.pids");
 	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(r, "error"), "message")),
-			       "slurm backend"));
+			       "slurm backend has no pids limit"));
 	json_decref(r);
 	jsched_close(c);
 	snprintf(cmd, sizeof(cmd), "JSCHED_SOCKET='%s' '%s/bin/jsched' submit --backend slurm -w -- "
@@ -833,6 +887,7 @@ int main(void)
 		cmocka_unit_test(test_controller_outage),
 		cmocka_unit_test(test_restart_reattach),
 		cmocka_unit_test(test_restart_finds_unrecorded),
+		cmocka_unit_test(test_resources),
 		cmocka_unit_test(test_other_uid),
 		cmocka_unit_test(test_client_default_and_auto),
 		cmocka_unit_test(test_unavailable_and_cli),
