@@ -2,7 +2,7 @@
 #
 #   make bench           builds them all (BENCHES)
 #   make bench-NAME      builds and runs $(B)/bench/bench_NAME, NAME one of BENCH_NAMES:
-#                        pool ctx fair proto client e2e journal hist dashboard; options through
+#                        pool ctx fair proto client e2e journal hist dashboard timers; options through
 #                        BENCH_ARGS, e.g.
 #                        make bench-fair BENCH_ARGS="--json fair.json --runs 7"
 #   make bench-smoke     each of them once with --quick --runs 1 (they build and run; it
@@ -14,7 +14,7 @@
 # Every rule of a benchmark is here, the parts' fragments hold none: this fragment is read
 # last, so the libraries the benchmarks link (ARCH_OBJS, POOL_LIB, JD_FAIR_LIB, JPROTO_LIB,
 # LIBJSCHED_A) are all defined by the time their prerequisite lists are read.
-BENCH_NAMES := pool ctx fair proto client e2e journal hist dashboard
+BENCH_NAMES := pool ctx fair proto client e2e journal hist dashboard timers
 
 BENCH_COMMON_LIB := $(B)/lib/libbenchcommon.a
 BENCH_COMMON_OBJS := $(B)/obj/bench/common/bench.o
@@ -109,6 +109,15 @@ $(B)/obj/bench/client/bench_client.o: CFLAGS += -DJSCHEDD_BIN='"$(CURDIR)/$(B)/b
 $(BENCH_CLIENT): $(B)/obj/bench/client/bench_client.o $(LIBJSCHED_A) $(BENCH_COMMON_LIB) | \
 		$(B)/bin/jschedd $(JSCHED_BIN)
 BENCHES += $(BENCH_CLIENT)
+
+# ---- bench/timers: a delayed job's memory and wake-ups, beside the same job queued ----------
+# It starts the build's jschedd (its path compiled in), so the daemon is a prerequisite.
+BENCH_TIMERS := $(B)/bench/bench_timers
+$(B)/obj/bench/timers/bench_timers.o: CFLAGS += $(JANSSON_CFLAGS) \
+	-DJSCHEDD_BIN='"$(CURDIR)/$(B)/bin/jschedd"'
+$(BENCH_TIMERS): $(B)/obj/bench/timers/bench_timers.o $(LIBJSCHED_A) $(BENCH_COMMON_LIB) | \
+		$(B)/bin/jschedd
+BENCHES += $(BENCH_TIMERS)
 
 # ---- bench/e2e: jschedd end to end beside beanstalkd, xargs, task-spooler, nq ----------
 # (bench/e2e/README.md).  bench_e2e starts the build's jschedd itself and runs the jsched

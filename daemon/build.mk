@@ -37,7 +37,8 @@ endif
 JSCHEDD_CORE_SRCS := daemon/core/jobs.c daemon/core/array.c daemon/core/journal.c daemon/core/crc32c.c daemon/core/exec_job.c daemon/core/clients.c \
 	daemon/core/config.c daemon/core/config_exec.c daemon/core/config_names.c \
 	daemon/core/config_backends.c daemon/core/config_resources.c \
-	daemon/core/security.c daemon/core/hist.c daemon/core/log.c daemon/core/clock.c
+	daemon/core/security.c daemon/core/hist.c daemon/core/log.c daemon/core/clock.c \
+	daemon/core/timeheap.c
 JSCHEDD_RUN_SRCS := daemon/run/runner.c daemon/run/exec.c daemon/run/slots.c daemon/run/process.c daemon/run/handler.c \
 	daemon/run/builtins.c daemon/run/modules.c daemon/run/cgroup.c daemon/run/exec_cgroup.c \
 	daemon/run/backend.c daemon/run/backend_slurm.c daemon/run/slurm_script.c daemon/run/resources.c
@@ -85,7 +86,7 @@ $(JSCHEDD_MODULE) $(JSCHEDD_BADMODULE): $(B)/tests/daemon/%.so: $(B)/obj/tests/d
 # ---- unit tests of the parts that need no daemon ---------------------------------------
 JSCHEDD_UNIT := $(B)/tests/daemon/unit_config $(B)/tests/daemon/unit_hist \
 	$(B)/tests/daemon/unit_whist $(B)/tests/daemon/unit_prometheus $(B)/tests/daemon/unit_cgroup \
-	$(B)/tests/daemon/unit_log
+	$(B)/tests/daemon/unit_log $(B)/tests/daemon/unit_timeheap
 # The config reader is core/config*.c alone (plain data, jansson): the unit test links
 # only those.
 JSCHEDD_CONFIG_OBJS := $(patsubst %.c,$(B)/obj/%.o,daemon/core/config.c daemon/core/config_exec.c \
@@ -116,6 +117,12 @@ $(B)/tests/daemon/unit_cgroup: $(B)/obj/tests/daemon/unit_cgroup.o $(B)/obj/daem
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)
 # unit_log: the log lines' journal priorities (daemon/core/log.c, libc only).
 $(B)/tests/daemon/unit_log: $(B)/obj/tests/daemon/unit_log.o $(B)/obj/daemon/core/log.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)
+# unit_timeheap: the timer heap (daemon/core/timeheap.c) against a sorted reference, and
+# the retry backoff's arithmetic.
+$(B)/tests/daemon/unit_timeheap: $(B)/obj/tests/daemon/unit_timeheap.o $(B)/obj/daemon/core/timeheap.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)

@@ -42,6 +42,7 @@ static void on_change(void *ctx, const struct jd_change *ch)
 		/* fall through */
 	case JD_CHANGE_SUBMITTED:
 	case JD_CHANGE_RUNNING:
+	case JD_CHANGE_SCHEDULED:
 		jd_watch_job(&d->net, ch->job);
 		break;
 	case JD_CHANGE_FINAL:	/* told when settled (on_settled) */
@@ -171,7 +172,9 @@ int jd_daemon_init(struct jd_daemon *d)
 
 void jd_daemon_maybe_exit(struct jd_daemon *d)
 {
-	if (d->net.state == JD_SERVING || d->jobs.n_live > 0)
+	/* Scheduled jobs do not hold up an exit: with a journal they are recovered at the
+	 * next start (without one a shutdown has cancelled them). */
+	if (d->net.state == JD_SERVING || d->jobs.n_live > d->jobs.by_state[JD_SCHEDULED])
 		return;
 	uv_stop(&d->loop);
 }
@@ -192,6 +195,8 @@ void jd_daemon_shutdown(struct jd_daemon *d, bool immediate)
 	jd_session_broadcast_shutdown(&d->net, immediate ? "immediate" : "graceful");
 	if (immediate)
 		jd_jobs_cancel_all(&d->jobs);
+	else if (d->cfg.journal_sync == JD_JOURNAL_OFF)
+		jd_jobs_cancel_scheduled(&d->jobs);
 	jd_jobs_settle(&d->jobs);
 	jd_daemon_maybe_exit(d);
 }

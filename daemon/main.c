@@ -30,7 +30,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: jschedd [-c CONFIG] [--check-config] [--check-journal DIR] [--version]\n"
-		"               [--help]\n"
+		"               [--test-clock] [--help]\n"
 		"\n"
 		"Run the job server in the foreground, on the socket named by the config's\n"
 		"\"socket\", else $JSCHED_SOCKET, $XDG_RUNTIME_DIR/jschedd.sock or\n"
@@ -42,6 +42,8 @@ static void usage(FILE *f)
 		"      --check-journal DIR  read the journal in DIR without changing it, report\n"
 		"                      what it holds or where it is damaged, exit (0 if sound)\n"
 		"      --version       print the version line and exit\n"
+		"      --test-clock    for tests only: the wall clock stands still and moves\n"
+		"                      only by the admin operation test_clock\n"
 		"\n"
 		"Signals: SIGTERM graceful shutdown (a second one: immediate); SIGINT immediate;\n"
 		"SIGHUP re-read the configuration.\n"
@@ -133,6 +135,7 @@ static int finish(struct jd_daemon *d)
 	uv_close((uv_handle_t *)&d->tick, NULL);
 	jd_metrics_exports_stop(&d->net);
 	jd_runner_stop(&d->runner);
+	jd_jobs_stop_timers(&d->jobs);
 	uv_timer_init(&d->loop, &flush);
 	flush.data = &d->net;
 	uv_timer_start(&flush, flush_timeout_cb, 2000, 0);
@@ -161,6 +164,7 @@ int main(int argc, char **argv)
 		{"check-config", no_argument, NULL, 'C'},
 		{"check-journal", required_argument, NULL, 'J'},
 		{"version", no_argument, NULL, 'V'},
+		{"test-clock", no_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -187,6 +191,9 @@ int main(int argc, char **argv)
 			break;
 		case 'J':
 			return jd_persist_check(optarg);
+		case 'T':
+			jd_clock_test_start();
+			break;
 		case 'V':
 			printf("%s\n%s\n", JSCHED_VERSION_LINE, jd_backends_build());
 			return JD_EXIT_OK;
@@ -262,6 +269,9 @@ int main(int argc, char **argv)
 		uv_loop_close(&d->loop);
 		return JD_EXIT_FAILURE;
 	}
+	if (jd_clock_test_on())
+		jd_log(JD_LOG_WARN, "the test clock is on (--test-clock): the wall clock stands "
+		       "still and moves only by the test_clock operation; not for production");
 	jd_log(JD_LOG_INFO, "%s: %u workers, socket %s", JSCHED_VERSION_LINE,
 	       jd_pool_workers(d->runner.pool), d->net.srv.path);
 	d->net.state = JD_SERVING;

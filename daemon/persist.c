@@ -296,13 +296,32 @@ static void rec_submit(struct jd_daemon *d, const struct jd_job *j)
 	free(b.p);
 }
 
+/* A final state on disk: succeeded 3 ... dropped 7, whatever the table's numbering (the
+ * non-final states before them may grow).  disk_state / state_of_disk convert; the
+ * latter returns JD_NSTATES for a number that is not a final state. */
+#define DISK_SUCCEEDED 3u
+#define DISK_DROPPED 7u
+_Static_assert(JD_DROPPED - JD_SUCCEEDED == DISK_DROPPED - DISK_SUCCEEDED,
+	       "the final states are contiguous");
+
+static unsigned disk_state(enum jd_state s)
+{
+	return (unsigned)(s - JD_SUCCEEDED) + DISK_SUCCEEDED;
+}
+
+static unsigned state_of_disk(unsigned v)
+{
+	return v >= DISK_SUCCEEDED && v <= DISK_DROPPED ? v - DISK_SUCCEEDED + JD_SUCCEEDED
+							: JD_NSTATES;
+}
+
 /* encode_final: a FINAL record's payload for j. */
 static void encode_final(struct wbuf *bp, const struct jd_job *j)
 {
 	struct wbuf b = *bp;
 	const struct jd_exec_result *x = j->exec ? &j->exec->res : NULL;
 
-	w_u8(&b, j->state);
+	w_u8(&b, disk_state(j->state));
 	w_u8(&b, j->cause);
 	w_u8(&b, x ? x->end : 0);
 	w_u8(&b, x ? (x->out.truncated ? 1u : 0u) | (x->err.truncated ? 2u : 0u) |
@@ -412,6 +431,10 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 	case JD_CHANGE_NEXT_ID:
 		/* The SUBMIT and FORGOTTEN records carry every id issued (persist.h). */
 		break;
+	case JD_CHANGE_SCHEDULED:
+		/* Its not_before is in the SUBMIT record's spec: recovery schedules it again
+		 * from there. */
+		break;
 	case JD_CHANGE_PROCESS:
 		encode_process(&b, ch->pid);
 		append(d, R_PROCESS, ch->job->id, &b);
@@ -430,7 +453,7 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 		free(b.p);
 		break;
 	case JD_CHANGE_ARRAY_STOP:
-		w_u8(&b, ch->state);
+		w_u8(&b, disk_state((enum jd_state)ch->state));
 		w_u8(&b, ch->cause);
 		w_u64(&b, jd_now_ms());
 		append(d, R_ARRAY_STOP, ch->job->id, &b);
@@ -726,6 +749,7 @@ static int replay_submit(struct rec_state *st, const struct jd_journal_rec *r)
 	j->id = j->fj.id = r->id;
 	j->submitted_ms = sub_ms;
 	j->submitted_ns = mono_of(st, sub_ms);
+	j->deadline_ms = dl_ms == UINT64_MAX ? 0 : dl_ms;
 	if (dl_ms == UINT64_MAX)
 		j->fj.deadline_ns = UINT64_MAX;
 	else if (dl_ms)
@@ -770,7 +794,7 @@ out:
 static int replay_final(struct rec_state *st, struct jd_job *j, const struct jd_journal_rec *r)
 {
 	struct rbuf b = {r->data, r->len, 0, false};
-	unsigned state = r_u8(&b), cause = r_u8(&b), end = r_u8(&b), flags = r_u8(&b);
+	unsigned state = state_of_disk(r_u8(&b)), cause = r_u8(&b), end = r_u8(&b), flags = r_u8(&b);
 	int exit_code = (int)r_u32(&b), sig = (int)r_u32(&b);
 	uint64_t fin = r_u64(&b), started = r_u64(&b);
 	size_t rl, vl, ol, el;
@@ -906,7 +930,7 @@ static int replay_element(struct jd_job *p, uint64_t pos, const struct jd_journa
 		int32_t sig;
 		int rc;
 
-		v.state = (uint8_t)r_u8(&b);
+		v.state = (uint8_t)state_of_disk(r_u8(&b));
 		v.cause = (uint8_t)r_u8(&b);
 		v.end = (uint8_t)r_u8(&b);
 		flags = r_u8(&b);
@@ -962,7 +986,7 @@ static int replay_array_stop(struct jd_job *p, const struct jd_journal_rec *r)
 	struct rbuf b = {r->data, r->len, 0, false};
 	struct jd_array_elem v = {0};
 
-	v.state = (uint8_t)r_u8(&b);
+	v.state = (uint8_t)state_of_disk(r_u8(&b));
 	v.cause = (uint8_t)r_u8(&b);
 	v.finished_ms = r_u64(&b);
 	if (b.bad || v.state < JD_SUCCEEDED || v.state >= JD_NSTATES || v.cause >= JP_NCAUSES)
@@ -1456,7 +1480,7 @@ static void encode_final_slot(struct wbuf *bp, const struct jd_array_elem *e)
 	const struct jd_array_extra *q = e->extra;
 	char *value = q && q->value ? json_dumps(q->value, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 
-	w_u8(&b, e->state);
+	w_u8(&b, disk_state((enum jd_state)e->state));
 	w_u8(&b, e->cause);
 	w_u8(&b, e->end);
 	w_u8(&b, (e->flags & JD_ELEM_OUT_TRUNC ? 1u : 0u) | (e->flags & JD_ELEM_ERR_TRUNC ? 2u : 0u) |

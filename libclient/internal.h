@@ -12,6 +12,10 @@
 
 #include "proto/jproto.h"
 
+/* JC_STATE_LAST: the highest enum jsched_state (states are appended after the final ones,
+ * so loops over every state run to here). */
+#define JC_STATE_LAST JSCHED_STATE_SCHEDULED
+
 /* A spec is its JSON object, built member by member (spec.c). */
 struct jsched_spec {
 	json_t *obj; /* owned */

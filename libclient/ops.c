@@ -566,7 +566,7 @@ static int list(struct jsched_conn *c, unsigned state_mask, const char *client, 
 	for (bool more = true; more && r == 0;) {
 		json_t *req = request(JP_OP_LIST), *reply = NULL;
 		json_t *states = state_mask != 0 ? json_array() : NULL;
-		for (int s = JSCHED_STATE_WAITING; states != NULL && s <= JSCHED_STATE_DROPPED; s++)
+		for (int s = JSCHED_STATE_WAITING; states != NULL && s <= JC_STATE_LAST; s++)
 			if ((state_mask & (1u << s)) &&
 			    json_array_append_new(states, json_string(jsched_state_name((enum jsched_state)s))) < 0) {
 				json_decref(states);

@@ -38,19 +38,19 @@ static const char *const state_names[] = {
 	[JSCHED_STATE_QUEUED] = "queued",	[JSCHED_STATE_RUNNING] = "running",
 	[JSCHED_STATE_SUCCEEDED] = "succeeded", [JSCHED_STATE_FAILED] = "failed",
 	[JSCHED_STATE_CANCELLED] = "cancelled", [JSCHED_STATE_EXPIRED] = "expired",
-	[JSCHED_STATE_DROPPED] = "dropped",
+	[JSCHED_STATE_DROPPED] = "dropped",	[JSCHED_STATE_SCHEDULED] = "scheduled",
 };
 
 /* jsched_state_name: see jsched.h. */
 const char *jsched_state_name(enum jsched_state state)
 {
-	return (unsigned)state <= JSCHED_STATE_DROPPED ? state_names[state] : "unknown";
+	return (unsigned)state <= JC_STATE_LAST ? state_names[state] : "unknown";
 }
 
 /* jsched_state_from_name: see jsched.h. */
 enum jsched_state jsched_state_from_name(const char *name)
 {
-	for (int s = JSCHED_STATE_WAITING; name != NULL && s <= JSCHED_STATE_DROPPED; s++)
+	for (int s = JSCHED_STATE_WAITING; name != NULL && s <= JC_STATE_LAST; s++)
 		if (strcmp(name, state_names[s]) == 0)
 			return (enum jsched_state)s;
 	return JSCHED_STATE_UNKNOWN;
@@ -182,6 +182,7 @@ struct jsched_result *jc_result_from_json(const json_t *rec, struct jc_text text
 				    ? (uint64_t)json_integer_value(json_object_get(rec, "array_id")) : 0,
 		.array_index = json_is_integer(json_object_get(rec, "array_index"))
 				       ? (int64_t)json_integer_value(json_object_get(rec, "array_index")) : 0,
+		.not_before_ms = ms(rec, "not_before"),
 	};
 	struct jsched_result *r = ok ? assemble(&tmpl, pc) : NULL;
 	for (int i = 0; i < NPIECES; i++)
@@ -372,6 +373,8 @@ static bool plain_record(struct cursor *c, struct jsched_result **out)
 			tmpl.array_id = nonneg ? (uint64_t)v.i : 0;
 		} else if (key_is(k, "array_index")) {
 			tmpl.array_index = nonneg ? v.i : 0;
+		} else if (key_is(k, "not_before")) {
+			tmpl.not_before_ms = nonneg ? v.i : 0;
 		} else if (key_is(k, "value")) {
 			/* As jc_dup_json would write it: a string with its quotes. */
 			pc[VALUE] = v.type == V_STRING ? (struct piece){ v.text.p - 1, v.text.len + 2, NULL }

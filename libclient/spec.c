@@ -242,6 +242,18 @@ int jsched_spec_set_deadline_in(struct jsched_spec *spec, int64_t in_ms)
 	return set_deadline(spec, "deadline_in_ms", "deadline_at_ms", in_ms);
 }
 
+/* jsched_spec_set_not_before: see jsched.h. */
+int jsched_spec_set_not_before(struct jsched_spec *spec, int64_t at_ms)
+{
+	if (spec == NULL || at_ms < 0 || at_ms > JP_MAX_INT)
+		return JSCHED_EINVAL;
+	if (at_ms == 0) {
+		json_object_del(spec->obj, "not_before");
+		return 0;
+	}
+	return set(spec, "not_before", json_integer(at_ms));
+}
+
 /* jsched_spec_set_cost: see jsched.h. */
 int jsched_spec_set_cost(struct jsched_spec *spec, uint32_t cost)
 {

@@ -14,7 +14,7 @@
 void jp_record_init(struct jp_record *r)
 {
 	*r = (struct jp_record){.submitted_ms = -1, .started_ms = -1, .finished_ms = -1,
-				.exit_code = -1, .kind = JP_KIND_EXEC, .priority = JP_PRIO_NORMAL,
+				.not_before_ms = -1, .exit_code = -1, .kind = JP_KIND_EXEC, .priority = JP_PRIO_NORMAL,
 				.state = JP_STATE_QUEUED};
 }
 
@@ -32,6 +32,7 @@ json_t *jp_record_to_json(const struct jp_record *r)
 	    (r->submitted_ms >= 0 && set(o, "submitted_ms", json_integer(r->submitted_ms)) < 0) ||
 	    (r->started_ms >= 0 && set(o, "started_ms", json_integer(r->started_ms)) < 0) ||
 	    (r->finished_ms >= 0 && set(o, "finished_ms", json_integer(r->finished_ms)) < 0) ||
+	    (r->not_before_ms >= 0 && set(o, "not_before", json_integer(r->not_before_ms)) < 0) ||
 	    (r->exit_code >= 0 && set(o, "exit_code", json_integer(r->exit_code)) < 0) ||
 	    (r->signal > 0 && set(o, "signal", json_integer(r->signal)) < 0) ||
 	    (r->value && json_object_set(o, "value", r->value) < 0) ||
@@ -109,6 +110,8 @@ int jp_record_parse(const json_t *obj, struct jp_record *out, struct jp_err *err
 		bad = "started_ms";
 	else if (!opt_int(obj, "finished_ms", 0, JP_MAX_INT, &out->finished_ms))
 		bad = "finished_ms";
+	else if (!opt_int(obj, "not_before", 0, JP_MAX_INT, &out->not_before_ms))
+		bad = "not_before";
 	else if (!opt_int(obj, "exit_code", 0, 255, &exit_code))
 		bad = "exit_code";
 	else if (!opt_int(obj, "signal", 1, 127, &sig))

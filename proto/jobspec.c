@@ -18,7 +18,8 @@ enum scope { ANY, EXEC, CALL };
 enum member {
 	M_KIND, M_NAME, M_REF, M_PRIORITY, M_DEADLINE_AT, M_DEADLINE_IN, M_AFTER, M_ANY_OF,
 	M_COST, M_ARGV, M_ENV, M_CWD, M_STDIN, M_TIMEOUT, M_FN, M_ARGS, M_RESOURCES, M_BACKEND,
-	M_KEY, M_ARRAY, M_ARRAY_REPLACE, M_NEEDS, M_ON_EXIT, M_NOTIFY, M_HOOK_TIMEOUT, M_COUNT
+	M_KEY, M_ARRAY, M_ARRAY_REPLACE, M_NEEDS, M_ON_EXIT, M_NOTIFY, M_HOOK_TIMEOUT,
+	M_NOT_BEFORE, M_COUNT
 };
 
 /* Indexed by enum member. */
@@ -39,6 +40,7 @@ static const struct {
 	{"on_exit", ANY},
 	{"notify", ANY},
 	{"hook_timeout_ms", ANY},
+	{"not_before", ANY},
 };
 
 /* lookup: the member named key, or M_COUNT.  The first byte is compared inline, so most
@@ -413,6 +415,8 @@ static int member(struct ctx *c, enum member m, const json_t *v, struct jp_job_s
 				   "cannot be given with deadline_at_ms: one deadline per job");
 		s->deadline = m == M_DEADLINE_AT ? JP_DEADLINE_AT : JP_DEADLINE_IN;
 		return integer(c, v, PLACE(key), 0, JP_MAX_INT, &s->deadline_ms);
+	case M_NOT_BEFORE:
+		return integer(c, v, PLACE(key), 0, JP_MAX_INT, &s->not_before_ms);
 	case M_AFTER:
 		return deps(c, v, key, &s->after, &s->n_after);
 	case M_ANY_OF:
@@ -650,6 +654,7 @@ json_t *jp_job_spec_to_json(const struct jp_job_spec *s)
 	     set(o, "priority", json_string(jp_priority_name(s->priority))) < 0) ||
 	    (s->deadline == JP_DEADLINE_AT && set(o, "deadline_at_ms", json_integer(s->deadline_ms)) < 0) ||
 	    (s->deadline == JP_DEADLINE_IN && set(o, "deadline_in_ms", json_integer(s->deadline_ms)) < 0) ||
+	    (s->not_before_ms && set(o, "not_before", json_integer(s->not_before_ms)) < 0) ||
 	    (s->n_after && set(o, "after", deps_json(s->after, s->n_after)) < 0) ||
 	    (s->n_any_of && set(o, "any_of", deps_json(s->any_of, s->n_any_of)) < 0) ||
 	    (s->cost != 1 && set(o, "cost", json_integer(s->cost)) < 0) ||

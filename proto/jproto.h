@@ -282,6 +282,7 @@ enum jp_dep_on { JP_ON_SUCCESS, JP_ON_FAILURE, JP_ON_ANY };
 /* As enum jsched_state, minus UNKNOWN; the final states come last. */
 enum jp_state {
 	JP_STATE_WAITING,
+	JP_STATE_SCHEDULED,
 	JP_STATE_QUEUED,
 	JP_STATE_RUNNING,
 	JP_STATE_SUCCEEDED,
@@ -290,7 +291,7 @@ enum jp_state {
 	JP_STATE_EXPIRED,
 	JP_STATE_DROPPED,
 };
-#define JP_NSTATES 8
+#define JP_NSTATES 9
 /* Why a job did not succeed (the record's "cause", PROTOCOL.md section 5): one row per
  * cause, XX(NAME, "wire word"); the enum and the names table (names.c) come from it, and
  * the daemon decides a job's end in these values. */
@@ -339,8 +340,9 @@ enum jp_op {
 	JP_OP_HOLD,
 	JP_OP_RELEASE,
 	JP_OP_HOOK,
+	JP_OP_TEST_CLOCK,
 };
-#define JP_NOPS 20
+#define JP_NOPS 21
 
 /* Wire names of the enums above (static strings; NULL for a value out of range), and
  * back: the *_from_name functions return the value, or -1 for an unknown name. */
@@ -360,7 +362,8 @@ int jp_op_from_name(const char *s);
 /* jp_state_final tells the five final states. */
 bool jp_state_final(enum jp_state s);
 
-/* jp_op_is_admin tells the ops that need an admin uid (reload, set_client, shutdown). */
+/* jp_op_is_admin tells the ops that need an admin uid (reload, set_client, shutdown,
+ * test_clock). */
 bool jp_op_is_admin(enum jp_op op);
 
 /* ---- requests ---------------------------------------------------------------------- */
@@ -523,6 +526,8 @@ struct jp_job_spec {
 	enum jp_priority priority;
 	enum jp_deadline deadline;
 	int64_t deadline_ms;	/* AT: ms since the epoch; IN: ms after receipt */
+	int64_t not_before_ms;	/* not started before this wall-clock time (ms since the
+				 * epoch); 0: none */
 	struct jp_dep *after;
 	size_t n_after;
 	struct jp_dep *any_of;
@@ -631,6 +636,7 @@ struct jp_record {
 	enum jp_priority priority;
 	enum jp_state state;
 	int64_t submitted_ms, started_ms, finished_ms;
+	int64_t not_before_ms;	/* the spec's not_before, while it matters (scheduled) */
 	int exit_code;
 	int signal;
 	json_t *value;		/* call, succeeded: the handler's result; NULL: none */

@@ -8,7 +8,7 @@
 static const char *const kinds[] = {"exec", "call"};
 static const char *const priorities[] = {"low", "normal", "high", "critical"};
 static const char *const dep_ons[] = {"success", "failure", "any"};
-static const char *const states[] = {"waiting", "queued", "running", "succeeded",
+static const char *const states[] = {"waiting", "scheduled", "queued", "running", "succeeded",
 				     "failed", "cancelled", "expired", "dropped"};
 static const char *const causes[] = {
 #define JP_XX_CAUSE_NAME(name, wire) wire,
@@ -18,7 +18,8 @@ static const char *const causes[] = {
 static const char *const ops[] = {"hello", "submit", "status", "wait", "cancel",
 				  "list", "output", "watch", "unwatch", "metrics",
 				  "drain", "ping", "reload", "set_client", "shutdown",
-				  "pause", "resume", "hold", "release", "hook"};
+				  "pause", "resume", "hold", "release", "hook",
+				  "test_clock"};
 
 _Static_assert(sizeof(states) / sizeof(states[0]) == JP_NSTATES, "states table");
 _Static_assert(sizeof(ops) / sizeof(ops[0]) == JP_NOPS, "ops table");
@@ -71,7 +72,8 @@ bool jp_state_final(enum jp_state s)
 
 bool jp_op_is_admin(enum jp_op op)
 {
-	return op == JP_OP_RELOAD || op == JP_OP_SET_CLIENT || op == JP_OP_SHUTDOWN;
+	return op == JP_OP_RELOAD || op == JP_OP_SET_CLIENT || op == JP_OP_SHUTDOWN ||
+	       op == JP_OP_TEST_CLOCK;
 }
 
 /* The limits in one table, so that to_json, parse and the defaults cannot drift apart. */

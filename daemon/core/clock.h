@@ -2,17 +2,36 @@
  *
  * Monotonic nanoseconds for every duration the daemon measures or waits out (latencies,
  * deadlines, time limits), wall-clock milliseconds for the timestamps a job record
- * carries.  Any thread.
+ * carries and for the times a job is scheduled at (a spec's not_before, the next attempt
+ * of a job between retries).  Any thread.
+ *
+ * The test clock.  Started only by `jschedd --test-clock` (never by the config file, so
+ * no deployed configuration can turn it on), it stops the wall clock at the moment it
+ * starts; from then on jd_now_ms moves only when jd_clock_test_advance moves it (the
+ * admin operation test_clock), so a test steps the scheduler through hours without a
+ * sleep.  The monotonic clock is never touched.
  */
 #ifndef JD_CLOCK_H
 #define JD_CLOCK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* jd_now_ns: CLOCK_MONOTONIC, in ns. */
 uint64_t jd_now_ns(void);
 
-/* jd_now_ms: CLOCK_REALTIME, in ms since the epoch. */
+/* jd_now_ms: CLOCK_REALTIME, in ms since the epoch (the test clock's time when it is on). */
 uint64_t jd_now_ms(void);
+
+/* jd_clock_test_start: stop the wall clock at the current time (the test clock; once per
+ * process, at start: a second call changes nothing). */
+void jd_clock_test_start(void);
+
+/* jd_clock_test_on: is the test clock on? */
+bool jd_clock_test_on(void);
+
+/* jd_clock_test_advance: move the test clock ms forward (saturating).  Returns its new
+ * time, or 0 if the test clock is off (then nothing moves). */
+uint64_t jd_clock_test_advance(uint64_t ms);
 
 #endif /* JD_CLOCK_H */

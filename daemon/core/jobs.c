@@ -13,6 +13,7 @@
  */
 #include "daemon/core/jobs.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,7 @@
 #include "proto/jproto.h"
 
 static const char *const state_names[JD_NSTATES] = {
-	"waiting", "queued", "running", "succeeded", "failed", "cancelled", "expired", "dropped",
+	"waiting", "scheduled", "queued", "running", "succeeded", "failed", "cancelled", "expired", "dropped",
 };
 
 const char *jd_state_name(enum jd_state s)
@@ -154,6 +155,7 @@ void jd_jobs_free(struct jd_jobs *t)
 	t->arrays = NULL;
 	t->n_arrays = t->cap_arrays = 0;
 	t->active = NULL;
+	jd_timeheap_free(&t->timers);
 }
 
 /* job_alloc: a job with id, waiting, not in the table. */
@@ -542,11 +544,120 @@ int jd_job_link_deps(struct jd_jobs *t, struct jd_job *j)
 	return j->state == JD_WAITING && open == 1;
 }
 
+/* timer_arm: arm the heap's timer for its earliest entry, unless it is armed for that
+ * time or earlier already (an early wake-up finds nothing due and re-arms).  With the
+ * test clock on the timer is never armed: only jd_jobs_run_timers moves time. */
+static void timer_cb(uv_timer_t *tm);
+
+static void timer_arm(struct jd_jobs *t)
+{
+	const struct jd_timed *top = jd_timeheap_top(&t->timers);
+	uint64_t now = jd_now_ms(), in;
+
+	if (!top || jd_clock_test_on() || !t->loop)
+		return;
+	if (t->timer_armed_ms && t->timer_armed_ms <= top->due_ms)
+		return;
+	if (!t->timer_open) {
+		uv_timer_init(t->loop, &t->timer);
+		t->timer.data = t;
+		t->timer_open = true;
+	}
+	/* At most a minute ahead: a wall clock set forward is noticed within a minute (a
+	 * libuv timer runs on the monotonic clock). */
+	in = top->due_ms > now ? top->due_ms - now : 0;
+	if (in > 60000)
+		in = 60000;
+	t->timer_armed_ms = now + in;
+	uv_timer_start(&t->timer, timer_cb, in, 0);
+}
+
+static void timer_cb(uv_timer_t *tm)
+{
+	struct jd_jobs *t = tm->data;
+
+	t->timer_wakeups++;
+	t->timer_armed_ms = 0;
+	jd_jobs_run_timers(t);
+}
+
+void jd_jobs_stop_timers(struct jd_jobs *t)
+{
+	if (t->timer_open) {
+		uv_close((uv_handle_t *)&t->timer, NULL);
+		t->timer_open = false;
+	}
+	t->timer_armed_ms = 0;
+}
+
+/* schedule: j waits in the heap until min(not_before, its deadline).  Returns false
+ * without memory for its entry (then it is released at once: early rather than lost). */
+static bool schedule(struct jd_jobs *t, struct jd_job *j)
+{
+	j->timer.due_ms = j->deadline_ms && j->deadline_ms < j->not_before_ms ? j->deadline_ms
+									   : j->not_before_ms;
+	j->timer.tie = j->id;
+	if (jd_timeheap_push(&t->timers, &j->timer) < 0)
+		return false;
+	move_state(t, j, JD_SCHEDULED);
+	report(t, JD_CHANGE_SCHEDULED, j);
+	timer_arm(t);
+	return true;
+}
+
+static int admit(struct jd_jobs *t, struct jd_job *j);
+
 int jd_job_release(struct jd_jobs *t, struct jd_job *j)
+{
+	wdl_stop(j);
+	if (j->not_before_ms && j->state != JD_SCHEDULED && j->not_before_ms > jd_now_ms() &&
+	    schedule(t, j))
+		return JD_FAIR_QUEUED;
+	return admit(t, j);
+}
+
+size_t jd_jobs_run_timers(struct jd_jobs *t)
+{
+	uint64_t now = jd_now_ms();
+	struct jd_timed *e;
+	size_t n = 0;
+
+	while ((e = jd_timeheap_pop_due(&t->timers, now))) {
+		struct jd_job *j = (struct jd_job *)(void *)((char *)e - offsetof(struct jd_job, timer));
+
+		n++;
+		if (j->state != JD_SCHEDULED)
+			continue;
+		if (now >= j->not_before_ms)
+			admit(t, j);
+		else
+			jd_job_finish(t, j, JD_EXPIRED, JP_CAUSE_DEADLINE,
+				      "its deadline passed before its not_before time");
+	}
+	jd_jobs_settle(t);
+	timer_arm(t);
+	return n;
+}
+
+void jd_jobs_cancel_scheduled(struct jd_jobs *t)
+{
+	struct jd_timed *e;
+
+	while ((e = jd_timeheap_pop_due(&t->timers, UINT64_MAX))) {
+		struct jd_job *j = (struct jd_job *)(void *)((char *)e - offsetof(struct jd_job, timer));
+
+		j->shutdown_cancel = true;
+		jd_job_finish(t, j, JD_CANCELLED, JP_CAUSE_SHUTDOWN, "its time had not come at a "
+			      "graceful shutdown, and without a journal it cannot be kept for the "
+			      "next start");
+	}
+}
+
+/* admit: the job enters its client's fair queue now. */
+static int admit(struct jd_jobs *t, struct jd_job *j)
 {
 	int rc;
 
-	wdl_stop(j);
 	move_state(t, j, JD_QUEUED);
 	j->queued_ns = jd_now_ns();
 	/* Reported before the admission, which may end the job at once (a drop): the
@@ -567,6 +678,9 @@ int jd_job_release(struct jd_jobs *t, struct jd_job *j)
 	}
 	if (rc == JD_FAIR_BLOCKED)
 		j->client->blocked = true;
+	/* Held while it was scheduled: held in the queue from its first moment there. */
+	if (j->held && j->state == JD_QUEUED && jd_fair_hold(t->fair, &j->fj) < 0)
+		j->held = false;
 	return rc;
 }
 
@@ -663,6 +777,7 @@ bool jd_job_finish(struct jd_jobs *t, struct jd_job *j, enum jd_state s, enum jp
 	/* A waiting job leaves its targets' dependents lists now: it may be forgotten
 	 * (freed) before they end. */
 	wdl_stop(j);
+	jd_timeheap_remove(&t->timers, &j->timer);
 	if (j->state == JD_WAITING)
 		for (uint32_t k = 0; k < j->n_deps; k++)
 			if (j->deps[k].target) {
@@ -719,6 +834,7 @@ bool jd_job_cancel(struct jd_jobs *t, struct jd_job *j, enum jp_cause cause)
 		return jd_array_cancel(t, j, cause);
 	switch (j->state) {
 	case JD_WAITING:
+	case JD_SCHEDULED:
 		jd_job_finish_stopped(t, j, false);
 		return false;
 	case JD_QUEUED:

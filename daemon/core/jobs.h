@@ -32,6 +32,7 @@
 
 #include <jansson.h>
 
+#include "daemon/core/timeheap.h"
 #include "daemon/fair/fair.h"
 #include "daemon/pool/pool.h"
 #include "proto/jproto.h"
@@ -64,6 +65,7 @@ struct jd_hook {
 /* The states of section 5 of proto/PROTOCOL.md, in the order a job passes them. */
 enum jd_state {
 	JD_WAITING,
+	JD_SCHEDULED,	/* its gates are open; it waits for its not_before time */
 	JD_QUEUED,
 	JD_RUNNING,
 	JD_SUCCEEDED,
@@ -72,7 +74,7 @@ enum jd_state {
 	JD_EXPIRED,
 	JD_DROPPED,
 };
-#define JD_NSTATES 8
+#define JD_NSTATES 9
 
 static inline bool jd_state_final(enum jd_state s)
 {
@@ -124,6 +126,13 @@ struct jd_job {
 	char *value;
 	size_t value_len;
 
+	/* the time of day it may start (spec not_before, wall-clock ms; 0: none), and its
+	 * entry in the table's timer heap while it is scheduled */
+	uint64_t not_before_ms;
+	uint64_t deadline_ms;	/* its deadline on the wall clock (0: none): where it leaves
+				 * the heap at the latest, expired */
+	struct jd_timed timer;
+
 	/* timestamps: wall clock for the record, monotonic for the histograms */
 	uint64_t submitted_ms, started_ms, finished_ms;
 	uint64_t submitted_ns, queued_ns, started_ns, finished_ns;
@@ -169,7 +178,8 @@ struct jd_job {
 	/* shared: fired by the loop thread, seen by the handler and its waits */
 	struct jd_cancel ctok;
 	bool cancel_requested;	/* loop: cancel asked while running */
-	bool held;		/* loop: held in the fair layer (jd_fair_hold) while queued */
+	bool held;		/* loop: held in the fair layer (jd_fair_hold) while queued;
+				 * while scheduled: to be held when it comes due */
 	bool shutdown_cancel;	/* loop: cancelled by immediate shutdown */
 
 	struct jd_notice n_start, n_done;
@@ -201,6 +211,8 @@ enum jd_change_kind {
 				 * `state` with cause `cause` (a cancel, a dependency ...) */
 	JD_CHANGE_REMOTE,	/* job was handed to Slurm, which knows it as remote_id */
 	JD_CHANGE_HOOK,		/* job's hook state changed (claimed, or its run reported) */
+	JD_CHANGE_SCHEDULED,	/* job's gates opened before its not_before: it waits for
+				 * its time in the timer heap */
 };
 
 struct jd_change {
@@ -257,7 +269,12 @@ struct jd_jobs {
 	uint64_t releases;		/* jobs forgotten or args dropped, ever (main.c gives the
 					 * freed heap back to the kernel when it moved) */
 
-	uv_loop_t *loop;		/* waiting jobs' deadline timers */
+	uv_loop_t *loop;		/* waiting jobs' deadline timers, the timer heap's timer */
+	struct jd_timeheap timers;	/* scheduled jobs, earliest first */
+	uv_timer_t timer;		/* armed for the earliest of them (one for all) */
+	bool timer_open;		/* timer initialised (at the first scheduled job) */
+	uint64_t timer_armed_ms;	/* the due time it is armed for; 0: not armed */
+	uint64_t timer_wakeups;		/* times the timer fired (metrics, the benchmark) */
 	struct jd_fair *fair;		/* where released jobs are admitted */
 	const struct jd_jobs_hooks *hooks;
 	uint32_t retain_jobs;		/* final jobs kept */
@@ -285,6 +302,20 @@ struct jd_jobs_iter {
  * Returns 0 or JSCHED_ENOMEM.  jd_jobs_free: release it (every job freed). */
 int jd_jobs_init(struct jd_jobs *t, uv_loop_t *loop, const struct jd_jobs_hooks *hooks);
 void jd_jobs_free(struct jd_jobs *t);
+
+/* jd_jobs_stop_timers: close the timer heap's timer (before the loop closes); the heap
+ * itself is freed by jd_jobs_free. */
+void jd_jobs_stop_timers(struct jd_jobs *t);
+
+/* jd_jobs_run_timers: release every scheduled job whose time has come by jd_now_ms (or
+ * expire one whose deadline came first), settle, and re-arm the timer for the next.
+ * The timer's callback; also run when the test clock moves.  Returns how many jobs came
+ * due.  Loop thread. */
+size_t jd_jobs_run_timers(struct jd_jobs *t);
+
+/* jd_jobs_cancel_scheduled: cancel every scheduled job (cause shutdown): a graceful
+ * shutdown without a journal, which cannot keep them for the next start. */
+void jd_jobs_cancel_scheduled(struct jd_jobs *t);
 
 /* jd_jobs_set_retention: keep at most cfg's retention.jobs final jobs, of at most
  * retention.bytes in all, each for at most retention.seconds and (unless its client is
@@ -362,8 +393,9 @@ struct jd_job *jd_job_find_key(const struct jd_jobs *t, uid_t uid, const char *k
 int jd_job_link_deps(struct jd_jobs *t, struct jd_job *j);
 
 /* jd_job_release: a job whose gates opened enters its client's fair queue (or ends, if
- * the overflow strategy drops it or there is no room).  Returns what jd_fair_admit did
- * (JD_FAIR_* or a negative code). */
+ * the overflow strategy drops it or there is no room), or, if its not_before is still
+ * ahead, becomes scheduled (the timer heap releases it then; returns JD_FAIR_QUEUED).
+ * Returns what jd_fair_admit did (JD_FAIR_* or a negative code). */
 int jd_job_release(struct jd_jobs *t, struct jd_job *j);
 
 /* jd_job_set_running: the worker has started j. */

@@ -258,6 +258,17 @@ static json_t *exports_doc(struct jd_net *d)
 			 "textfile", d->cfg->metrics_textfile, "textfile_error", d->prom_file_err);
 }
 
+/* timers_doc: the timer heap: its entries, the next one's time, the timer's wake-ups,
+ * and whether the test clock is on. */
+static json_t *timers_doc(const struct jd_jobs *t)
+{
+	const struct jd_timed *top = jd_timeheap_top(&t->timers);
+
+	return json_pack("{s:I, s:I, s:I, s:b}", "entries", (json_int_t)t->timers.n, "next_ms",
+			 (json_int_t)(top ? top->due_ms : 0), "wakeups", (json_int_t)t->timer_wakeups,
+			 "test_clock", jd_clock_test_on());
+}
+
 json_t *jd_metrics(struct jd_net *d, unsigned flags)
 {
 	struct jd_fair_stats st;
@@ -310,6 +321,7 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 		json_object_set_new(doc, "backends", jd_backends_metrics(d->runner));
 		json_object_set_new(doc, "resources", jd_resources_metrics(&d->runner->resources));
 		json_object_set_new(doc, "security", jd_security_metrics(d->sec));
+		json_object_set_new(doc, "timers", timers_doc(d->jobs));
 		if (d->hooks.journal_metrics)
 			json_object_set_new(doc, "journal", d->hooks.journal_metrics(d->hooks.ctx));
 		json_object_set_new(doc, "config",

@@ -1,5 +1,6 @@
-/* daemon/net/op_admin.c: the admin operations: reload, set_client, shutdown.  The
- * dispatcher (session.c) has checked that the caller's uid is an admin.
+/* daemon/net/op_admin.c: the admin operations: reload, set_client, shutdown, and
+ * test_clock (only in a daemon started with --test-clock).  The dispatcher (session.c)
+ * has checked that the caller's uid is an admin.
  */
 #include <limits.h>
 #include <string.h>
@@ -101,4 +102,25 @@ void jd__op_shutdown(struct jd_conn *c, const struct jp_request *r)
 	jd_log(JD_LOG_INFO, "shutdown (%s) asked by uid %u pid %d",
 	       immediate ? "immediate" : "graceful", (unsigned)c->uid, (int)c->pid);
 	c->d->hooks.shutdown(c->d->hooks.ctx, immediate);
+}
+
+/* jd__op_test_clock: move the test clock (core/clock.h) advance_ms forward and run the
+ * timer heap at the new time; the reply says the time and how many jobs came due.  A
+ * daemon without --test-clock refuses it (not_supported): its wall clock is the
+ * system's. */
+void jd__op_test_clock(struct jd_conn *c, const struct jp_request *r)
+{
+	int64_t adv = jp_req_int(r, "advance_ms", 0);
+	uint64_t now;
+	size_t due;
+
+	if (!jd_clock_test_on()) {
+		jd__reply_error(c, r->id, JSCHED_ENOT_SUPPORTED, "op", "the test clock is off: "
+				"only a jschedd started with --test-clock has one");
+		return;
+	}
+	now = jd_clock_test_advance((uint64_t)adv);
+	due = jd_jobs_run_timers(c->d->jobs);
+	jd_reply_ok(c, r->id, json_pack("{s:I, s:I}", "now_ms", (json_int_t)now, "due",
+					(json_int_t)due));
 }

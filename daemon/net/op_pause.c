@@ -7,7 +7,8 @@
  * rules'); `all` is for admins.  hold / release act on queued jobs the caller owns (or
  * any, for an admin): a held job stays queued, counted and cancellable, and expires at
  * its deadline, but is not started until released, when it goes back to its place in
- * its client's order.
+ * its client's order.  A scheduled job may be held too: it enters the queue held when
+ * its time comes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -85,10 +86,13 @@ static void hold_or_release(struct jd_conn *c, const struct jp_request *r, bool 
 		    (hold ? jd_fair_hold(f, &j->fj) : jd_fair_release(f, &j->fj)) == 0) {
 			j->held = hold;
 			released |= !hold;
+		} else if (j->state == JD_SCHEDULED) {
+			j->held = hold; /* held in the queue when its time comes */
 		}
 		json_array_append_new(arr, json_pack("{s:I, s:s, s:b}", "job", (json_int_t)j->id,
 						     "state", jd_state_name(j->state), "held",
-						     (j->state == JD_QUEUED || (j->arr && !jd_state_final(j->state))) &&
+						     (j->state == JD_QUEUED || j->state == JD_SCHEDULED ||
+						      (j->arr && !jd_state_final(j->state))) &&
 							     j->held));
 	}
 	free(jobs);

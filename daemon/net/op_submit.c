@@ -325,6 +325,11 @@ static struct jd_job *job_from_spec(struct jd_jobs *t, struct jd_runner *runner,
 	j->args = json_incref(sp->args ? sp->args : json_null());
 	j->submitted_ms = now_ms;
 	j->submitted_ns = now_ns;
+	j->not_before_ms = (uint64_t)sp->not_before_ms;
+	if (sp->deadline == JP_DEADLINE_AT)
+		j->deadline_ms = sp->deadline_ms ? (uint64_t)sp->deadline_ms : 1;
+	else if (sp->deadline == JP_DEADLINE_IN)
+		j->deadline_ms = now_ms + (uint64_t)sp->deadline_ms; /* both below 2^53 */
 	if (sp->name && !(j->name = strdup(sp->name)))
 		goto fail;
 	if (sp->key && !(j->key = strdup(sp->key)))

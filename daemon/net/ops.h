@@ -58,10 +58,11 @@ void jd__op_drain(struct jd_conn *c, const struct jp_request *r);
 /* watch.c: subscribe to the caller's job events (unwatch is jd_watch_stop). */
 void jd__op_watch(struct jd_conn *c, const struct jp_request *r);
 
-/* op_admin.c: reload, set_client and shutdown (the caller is an admin). */
+/* op_admin.c: reload, set_client, shutdown and test_clock (the caller is an admin). */
 void jd__op_reload(struct jd_conn *c, const struct jp_request *r);
 void jd__op_set_client(struct jd_conn *c, const struct jp_request *r);
 void jd__op_shutdown(struct jd_conn *c, const struct jp_request *r);
+void jd__op_test_clock(struct jd_conn *c, const struct jp_request *r);
 
 /* jd__waits_drop: forget c's pending waits (the connection is closing). */
 void jd__waits_drop(struct jd_conn *c);

@@ -148,7 +148,7 @@ static const char *const latency_help[] = {
 };
 static const char *const final_states[] = {"succeeded", "failed", "cancelled", "expired",
 					   "dropped"};
-static const char *const now_states[] = {"waiting", "queued", "running"};
+static const char *const now_states[] = {"waiting", "scheduled", "queued", "running"};
 static const char *const prios[] = {"critical", "high", "normal", "low"};
 
 static void latencies(FILE *f, const json_t *doc)
@@ -194,7 +194,7 @@ static void jobs(FILE *f, const json_t *doc)
 	       "Jobs in submits refused with queue_full.");
 	sample(f, "jschedd_jobs_rejected_total", "", num(j, "rejected"));
 	family(f, "jschedd_jobs", "gauge", "Jobs not final now, by state.");
-	for (unsigned s = 0; s < 3; s++) {
+	for (unsigned s = 0; s < sizeof(now_states) / sizeof(now_states[0]); s++) {
 		snprintf(labels, sizeof(labels), "state=\"%s\"", now_states[s]);
 		sample(f, "jschedd_jobs", labels, num(j, now_states[s]));
 	}

@@ -217,8 +217,10 @@ static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s
 	     member(out, "submitted_ms") || jd_json_text_int(out, (int64_t)j->submitted_ms);
 	if (!rc && j->name)
 		rc = member(out, "name") || jd_json_text_string(out, j->name);
-	if (!rc && s == JD_QUEUED && j->held)
+	if (!rc && (s == JD_QUEUED || s == JD_SCHEDULED) && j->held)
 		rc = member(out, "held") || put(out, "true");
+	if (!rc && j->not_before_ms)
+		rc = member(out, "not_before") || jd_json_text_int(out, (int64_t)j->not_before_ms);
 	if (!rc && j->key)
 		rc = member(out, "key") || jd_json_text_string(out, j->key);
 	if (!rc && j->arr)

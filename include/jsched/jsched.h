@@ -204,6 +204,11 @@ JSCHED_API int jsched_spec_set_priority(struct jsched_spec *spec, enum jsched_pr
  * at most one deadline; setting one replaces the other. */
 JSCHED_API int jsched_spec_set_deadline_at(struct jsched_spec *spec, int64_t at_ms);
 JSCHED_API int jsched_spec_set_deadline_in(struct jsched_spec *spec, int64_t in_ms);
+/* A delayed or scheduled job: not started before at_ms (ms since the epoch, on the daemon's
+ * clock).  Until then it is in state JSCHED_STATE_SCHEDULED (cancellable, holdable); a time
+ * already past starts it at once.  A deadline still counts from submission: one that
+ * passes before at_ms expires the job.  0 removes it. */
+JSCHED_API int jsched_spec_set_not_before(struct jsched_spec *spec, int64_t at_ms);
 /* A hint of how much work the job is, 1 to 1,000,000 (default 1), for fair sharing. */
 JSCHED_API int jsched_spec_set_cost(struct jsched_spec *spec, uint32_t cost);
 /* The local name other specs of the same jsched_submit_batch depend on (add_dep_ref). */
@@ -280,6 +285,9 @@ enum jsched_state {
 	JSCHED_STATE_CANCELLED,
 	JSCHED_STATE_EXPIRED,
 	JSCHED_STATE_DROPPED,
+	JSCHED_STATE_SCHEDULED,	  /* not final: its dependencies are met and it waits for
+				     its not_before time (added after the final states, so
+				     that their numbers stay) */
 };
 
 /* jsched_state_name gives the wire name of a state ("queued"; "unknown"); static.
@@ -319,6 +327,7 @@ struct jsched_result {
 	bool held;	     /* queued and held (jsched_hold): not started until released */
 	uint64_t array_id;   /* an array's element: the array's id; else 0 */
 	int64_t array_index; /* and its index */
+	int64_t not_before_ms; /* the spec's not_before (jsched_spec_set_not_before); 0: none */
 };
 
 JSCHED_API void jsched_result_free(struct jsched_result *result);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- help ------------------------------------------------------------------------ */
 
@@ -105,6 +106,13 @@ static const char help_submit[] =
 	"                       job's result and jsched's exit status do not change\n"
 	"  --priority P         low, normal (default), high or critical\n"
 	"  --deadline DURATION  if not started within DURATION, the job expires unrun\n"
+	"                       (counted from now, also with --delay or --at)\n"
+	"  --delay DURATION     do not start it before DURATION from now (10m, 1.5h); until\n"
+	"                       then it is scheduled: listed, cancellable, holdable\n"
+	"  --at TIME            do not start it before TIME: HH:MM or HH:MM:SS (today, or\n"
+	"                       tomorrow once past), or YYYY-MM-DDTHH:MM[:SS] (a time\n"
+	"                       already past starts it at once); local time, Z at the end\n"
+	"                       for UTC\n"
 	"  --time-limit DURATION  exec: kill the command after it ran this long\n"
 	"  --mem SIZE           exec: memory limit of its control group (512M, 2G)\n"
 	"  --pids N             exec: at most N processes and threads\n"
@@ -181,8 +189,9 @@ static const char help_ls[] =
 	"command is shortened to fit): by default the newest 50, and how many more\n"
 	"there are.\n"
 	"\n"
-	"  --state LIST    only jobs in these states (comma-separated): waiting, queued,\n"
-	"                  running, succeeded, failed, cancelled, expired, dropped\n"
+	"  --state LIST    only jobs in these states (comma-separated): waiting,\n"
+	"                  scheduled, queued, running, succeeded, failed, cancelled,\n"
+	"                  expired, dropped\n"
 	"  --client NAME   only jobs charged to client NAME\n"
 	"  --name GLOB     only jobs whose name matches GLOB (shell pattern: 'ci-*')\n"
 	"  --array ID      the elements of job array ID, one a line (without it an array\n"
@@ -417,7 +426,7 @@ enum {
 	O_LONG, O_CLIENT_NAME, O_LIMIT, O_SORT, O_COLUMNS, O_NAME_GLOB, O_NO_HEADINGS, O_MEM, O_PIDS,
 	O_CPUS, O_PROMETHEUS, O_PORT, O_OPEN, O_BACKEND, O_KEY, O_MINE, O_ARRAY, O_ARRAY_REPLACE,
 	O_NEEDS,
-	O_ON_EXIT, O_NOTIFY, O_HOOK_TIMEOUT,
+	O_ON_EXIT, O_NOTIFY, O_HOOK_TIMEOUT, O_DELAY, O_AT,
 };
 
 /* The options of jsched itself, accepted before the command and after it. */
@@ -547,6 +556,117 @@ int cli_parse_duration(const char *s, int64_t *ms)
 		}
 	}
 	return -1;
+}
+
+/* cli_now_ms: see args.h. */
+int64_t cli_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* digits: exactly n decimal digits at s, into *v. */
+static bool digits(const char *s, int n, int *v)
+{
+	*v = 0;
+	for (int i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		*v = *v * 10 + (s[i] - '0');
+	}
+	return true;
+}
+
+/* clock_part: "HH:MM" or "HH:MM:SS" at s, ending at the string's end or at a 'Z' that
+ * ends it (*utc).  Returns false for any other text or a field out of range. */
+static bool clock_part(const char *s, struct tm *tm, bool *utc)
+{
+	size_t len = strlen(s);
+
+	*utc = len > 0 && s[len - 1] == 'Z';
+	if (*utc)
+		len--;
+	if ((len != 5 && len != 8) || s[2] != ':' || (len == 8 && s[5] != ':') ||
+	    !digits(s, 2, &tm->tm_hour) || !digits(s + 3, 2, &tm->tm_min))
+		return false;
+	tm->tm_sec = 0;
+	if (len == 8 && !digits(s + 6, 2, &tm->tm_sec))
+		return false;
+	return tm->tm_hour <= 23 && tm->tm_min <= 59 && tm->tm_sec <= 59;
+}
+
+/* to_ms: the instant of tm (local time, or UTC), or -1 when tm names no such instant (a
+ * date that does not exist, such as February 30, is normalised by mktime: refused). */
+static int64_t to_ms(const struct tm *want, bool utc)
+{
+	struct tm tm = *want;
+	time_t t;
+
+	tm.tm_isdst = -1;
+	t = utc ? timegm(&tm) : mktime(&tm);
+	if (t == (time_t)-1 || tm.tm_mday != want->tm_mday || tm.tm_mon != want->tm_mon ||
+	    tm.tm_year != want->tm_year)
+		return -1;
+	return (int64_t)t * 1000;
+}
+
+/* cli_parse_at: see args.h. */
+int cli_parse_at(const char *s, int64_t now_ms, int64_t *at_ms, enum cli_at_when *when)
+{
+	struct tm tm = {0};
+	time_t now = (time_t)(now_ms / 1000);
+	bool utc;
+	int64_t ms;
+
+	if (s == NULL)
+		return -1;
+	if (strlen(s) >= 16 && s[4] == '-' && s[7] == '-' && (s[10] == 'T' || s[10] == ' ')) {
+		int y, mo, d;
+
+		if (!digits(s, 4, &y) || !digits(s + 5, 2, &mo) || !digits(s + 8, 2, &d) ||
+		    mo < 1 || mo > 12 || d < 1 || d > 31 || !clock_part(s + 11, &tm, &utc))
+			return -1;
+		tm.tm_year = y - 1900;
+		tm.tm_mon = mo - 1;
+		tm.tm_mday = d;
+		if ((ms = to_ms(&tm, utc)) < 0)
+			return -1;
+		*when = ms <= now_ms ? CLI_AT_PAST : CLI_AT_FUTURE;
+		*at_ms = ms;
+		return 0;
+	}
+	/* A time of day: today's, or tomorrow's once it has passed. */
+	{
+		struct tm today;
+		bool is_utc;
+
+		if (!clock_part(s, &tm, &is_utc))
+			return -1;
+		if (is_utc ? !gmtime_r(&now, &today) : !localtime_r(&now, &today))
+			return -1;
+		tm.tm_year = today.tm_year;
+		tm.tm_mon = today.tm_mon;
+		tm.tm_mday = today.tm_mday;
+		if ((ms = to_ms(&tm, is_utc)) < 0)
+			return -1;
+		*when = CLI_AT_FUTURE;
+		if (ms <= now_ms) {
+			tm.tm_mday++;
+			tm.tm_isdst = -1;
+			{
+				time_t t = is_utc ? timegm(&tm) : mktime(&tm);
+
+				if (t == (time_t)-1)
+					return -1;
+				ms = (int64_t)t * 1000;
+			}
+			*when = CLI_AT_TOMORROW;
+		}
+		*at_ms = ms;
+		return 0;
+	}
 }
 
 static int parse_duration(struct parser *p, const char *what, const char *s, int64_t *ms)
@@ -755,6 +875,7 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 		{ "on-exit", 0, true, O_ON_EXIT }, { "notify", 0, false, O_NOTIFY },
 		{ "hook-timeout", 0, true, O_HOOK_TIMEOUT },
 		{ "priority", 0, true, O_PRIORITY }, { "deadline", 0, true, O_DEADLINE },
+		{ "delay", 0, true, O_DELAY }, { "at", 0, true, O_AT },
 		{ "time-limit", 0, true, O_TIME_LIMIT }, { "cost", 0, true, O_COST },
 		{ "mem", 0, true, O_MEM }, { "pids", 0, true, O_PIDS }, { "cpus", 0, true, O_CPUS },
 		{ "after", 0, true, O_AFTER }, { "any-of", 0, true, O_ANY_OF },
@@ -825,6 +946,26 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 		case O_DEADLINE:
 			if (parse_positive_duration(p, "--deadline", p->val, &cmd->deadline_ms) < 0)
 				return OPT_ERROR;
+			break;
+		case O_DELAY: {
+			int64_t d;
+
+			if (cmd->at != NULL || cmd->delay != NULL)
+				return fail(p, "--delay and --at: give one of them, once");
+			if (parse_duration(p, "--delay", p->val, &d) < 0)
+				return OPT_ERROR;
+			cmd->delay = p->val;
+			cmd->not_before_ms = d > 0 ? cli_now_ms() + d : 0;
+			break;
+		}
+		case O_AT:
+			if (cmd->at != NULL || cmd->delay != NULL)
+				return fail(p, "--delay and --at: give one of them, once");
+			if (cli_parse_at(p->val, cli_now_ms(), &cmd->not_before_ms, &cmd->at_when) < 0)
+				return fail(p, "--at: '%s' is not a time: expected HH:MM or HH:MM:SS (the next "
+					    "time the clock shows it), or YYYY-MM-DDTHH:MM[:SS] (a date; local "
+					    "time, or UTC with Z at the end)", p->val);
+			cmd->at = p->val;
 			break;
 		case O_TIME_LIMIT:
 			if (parse_positive_duration(p, "--time-limit", p->val, &cmd->time_limit_ms) < 0)
@@ -902,6 +1043,7 @@ done:
 			: cmd->name ? "--name" : cmd->key ? "--key" : cmd->array ? "--array"
 			: cmd->array_replace ? "--array-replace" : cmd->on_exit ? "--on-exit"
 			: cmd->notify ? "--notify" : cmd->hook_timeout_ms ? "--hook-timeout" : cmd->priority >= 0 ? "--priority" : cmd->deadline_ms ? "--deadline"
+			: cmd->delay ? "--delay" : cmd->at ? "--at"
 			: cmd->time_limit_ms ? "--time-limit" : cmd->cost ? "--cost" : cmd->n_ids ? "--after"
 			: cmd->n_any_of ? "--any-of" : cmd->cwd ? "--cwd" : cmd->n_env ? "--env"
 			: cmd->clear_env ? "--clear-env" : cmd->stdin_file ? "--stdin" : cmd->mem_bytes ? "--mem"
@@ -934,7 +1076,7 @@ done:
 	return 0;
 }
 
-static const char *const state_names[] = { "waiting", "queued", "running", "succeeded", "failed",
+static const char *const state_names[] = { "waiting", "scheduled", "queued", "running", "succeeded", "failed",
 					   "cancelled", "expired", "dropped" };
 
 enum operands { NO_IDS, ONE_ID, SOME_IDS };
@@ -989,8 +1131,9 @@ static int parse_generic(struct parser *p, struct cli_cmd *cmd, const struct opt
 					if (strlen(state_names[k]) == len && strncmp(state_names[k], s, len) == 0)
 						known = true;
 				if (!known)
-					return fail(p, "--state: unknown state '%.*s' (waiting, queued, running, "
-						       "succeeded, failed, cancelled, expired, dropped)", (int)len, s);
+					return fail(p, "--state: unknown state '%.*s' (waiting, scheduled, queued, "
+						       "running, succeeded, failed, cancelled, expired, dropped)",
+						    (int)len, s);
 				s += len + (s[len] == ',');
 			}
 			cmd->states = p->val;

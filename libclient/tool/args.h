@@ -52,6 +52,9 @@ enum cli_verb {
 
 enum { CLI_MAX_IDS = 256, CLI_MAX_ENV = 256 };
 
+/* What an --at TIME turned out to be (the submit says so when it is not plain). */
+enum cli_at_when { CLI_AT_FUTURE, CLI_AT_TOMORROW, CLI_AT_PAST };
+
 struct cli_cmd {
 	enum cli_verb verb;
 	enum cli_verb help_for; /* CLI_HELP: the subcommand asked about, or CLI_HELP for all */
@@ -75,6 +78,10 @@ struct cli_cmd {
 	int64_t hook_timeout_ms; /* --hook-timeout, 0: the default */
 	int priority;	     /* --priority, or -1 for the default */
 	int64_t deadline_ms; /* --deadline, as a duration from now; 0 if none */
+	const char *delay;   /* --delay as given, or NULL */
+	const char *at;	     /* --at as given, or NULL */
+	int64_t not_before_ms; /* --delay / --at: the instant (ms since the epoch); 0: none */
+	enum cli_at_when at_when; /* --at: whether TIME was today's, tomorrow's or past */
 	int64_t time_limit_ms; /* --time-limit */
 	uint64_t mem_bytes;  /* --mem, 0 if not given */
 	uint64_t pids;	     /* --pids, 0 if not given */
@@ -147,6 +154,16 @@ extern const char cli_ls_default_columns[];
 int cli_ls_column(const char *s, size_t len);
 
 enum { CLI_LS_DEFAULT_LIMIT = 50 };
+
+/* cli_now_ms: the wall clock, in ms since the epoch. */
+int64_t cli_now_ms(void);
+
+/* cli_parse_at parses an --at TIME relative to now_ms: "HH:MM" or "HH:MM:SS" is the next
+ * time the clock shows it (today, or tomorrow once passed: *when says which), and
+ * "YYYY-MM-DDTHH:MM[:SS]" (or with a space for the T) that instant, possibly past; local
+ * time, UTC with a Z at the end.  *at_ms is ms since the epoch.  Returns 0, or -1 for any
+ * other text or a date that does not exist. */
+int cli_parse_at(const char *s, int64_t now_ms, int64_t *at_ms, enum cli_at_when *when);
 
 /* cli_parse_duration parses "500ms", "10s", "1.5m", "2h" or a bare number of seconds into
  * milliseconds.  Returns 0 or -1 (not a duration, or negative). */

@@ -160,7 +160,7 @@ static void print_view(FILE *f, const json_t *m)
 	fprintf(f, "%s\nup %s\n", version != NULL ? version : "jschedd (version unknown)", tool_uptime(a, sizeof a, m));
 
 	const json_t *jobs = json_object_get(m, "jobs");
-	static const char *const now[] = { "waiting", "queued", "running", "retained", NULL };
+	static const char *const now[] = { "waiting", "scheduled", "queued", "running", "retained", NULL };
 	static const char *const ever[] = { "submitted", "succeeded", "failed", "cancelled", "expired", "dropped",
 					    "rejected", "forgotten", NULL };
 	fputs("\njobs now    ", f);
@@ -293,10 +293,11 @@ int cmd_hold(struct jsched_conn *conn, const struct cli_cmd *cmd)
 			       j->state_name != NULL ? j->state_name : "?", j->held ? "true" : "false");
 			continue;
 		}
-		if (hold ? j->held : j->state == JSCHED_STATE_QUEUED && !j->held) {
+		if (hold ? j->held
+			 : (j->state == JSCHED_STATE_QUEUED || j->state == JSCHED_STATE_SCHEDULED) && !j->held) {
 			printf("%-8" PRIu64 " %s\n", j->id, hold ? "held" : "released");
 		} else {
-			printf("%-8" PRIu64 " %s: not queued, left as it is\n", j->id,
+			printf("%-8" PRIu64 " %s: not queued or scheduled, left as it is\n", j->id,
 			       j->state_name != NULL ? j->state_name : "?");
 			status = CLI_EXIT_FAILED;
 		}

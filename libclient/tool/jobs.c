@@ -24,6 +24,20 @@ static void put_duration(FILE *f, int64_t ms)
 	fputs(tool_duration(buf, sizeof buf, ms), f);
 }
 
+/* until_text: "until HH:MM:SS" (local time) for an instant within a day of now, else
+ * "until YYYY-MM-DD HH:MM"; returns buf. */
+static const char *until_text(char *buf, size_t len, int64_t at_ms, int64_t now_ms)
+{
+	time_t t = (time_t)(at_ms / 1000);
+	struct tm tm;
+	char when[32] = "?";
+
+	if (localtime_r(&t, &tm))
+		strftime(when, sizeof when, at_ms - now_ms < 86400000 ? "%H:%M:%S" : "%Y-%m-%d %H:%M", &tm);
+	snprintf(buf, len, "until %s", when);
+	return buf;
+}
+
 /* What happened to the job, or how long it has been as it is. */
 static void put_outcome(FILE *f, const struct jsched_result *r)
 {
@@ -37,6 +51,14 @@ static void put_outcome(FILE *f, const struct jsched_result *r)
 		fputs("for ", f);
 		put_duration(f, tool_now_ms() - r->started_ms);
 		break;
+	case JSCHED_STATE_SCHEDULED: {
+		char when[48];
+
+		fprintf(f, "%s (in ", until_text(when, sizeof when, r->not_before_ms, tool_now_ms()));
+		put_duration(f, r->not_before_ms > tool_now_ms() ? r->not_before_ms - tool_now_ms() : 0);
+		fputc(')', f);
+		break;
+	}
 	case JSCHED_STATE_SUCCEEDED:
 		if (r->value_json != NULL)
 			fprintf(f, "value %s, ", r->value_json);
@@ -223,6 +245,8 @@ static int build_spec(const struct cli_cmd *cmd, struct jsched_spec **out)
 		r = jsched_spec_set_priority(spec, (enum jsched_priority)cmd->priority);
 	if (r == 0 && cmd->deadline_ms > 0)
 		r = jsched_spec_set_deadline_in(spec, cmd->deadline_ms);
+	if (r == 0 && cmd->not_before_ms > 0)
+		r = jsched_spec_set_not_before(spec, cmd->not_before_ms);
 	if (r == 0 && cmd->cost > 0)
 		r = jsched_spec_set_cost(spec, cmd->cost);
 	for (size_t i = 0; r == 0 && i < cmd->n_ids; i++)
@@ -354,6 +378,23 @@ static int submit_batch(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	return rc;
 }
 
+/* note_at: say on stderr what an --at TIME that was not plainly ahead did. */
+static void note_at(const struct cli_cmd *cmd)
+{
+	time_t t = (time_t)(cmd->not_before_ms / 1000);
+	struct tm tm;
+	char when[64] = "?";
+
+	if (localtime_r(&t, &tm))
+		strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+	if (cmd->at_when == CLI_AT_TOMORROW)
+		fprintf(stderr, "jsched submit: note: %s has passed today: the job is scheduled for "
+				"tomorrow, %s\n", cmd->at, when);
+	else
+		fprintf(stderr, "jsched submit: note: --at %s is in the past: the job starts at once\n",
+			cmd->at);
+}
+
 /* cmd_submit: see tool.h. */
 int cmd_submit(struct jsched_conn *conn, const struct cli_cmd *cmd)
 {
@@ -372,6 +413,8 @@ int cmd_submit(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	if (existing && !cmd->json)
 		fprintf(stderr, "jsched submit: job %" PRIu64 " already has key '%s': not submitted again\n",
 			id, cmd->key);
+	if (cmd->at != NULL && cmd->at_when != CLI_AT_FUTURE)
+		note_at(cmd);
 	if (!cmd->wait) {
 		/* Its hooks: a process of ours waits for it, so that we can return now. */
 		if ((cmd->on_exit != NULL || cmd->notify) && !existing && tool_hooks_background(cmd, id) < 0)
@@ -561,8 +604,6 @@ int cmd_wait(struct jsched_conn *conn, const struct cli_cmd *cmd)
 
 /* ---- the job table (ls, status) ----------------------------------------------------- */
 
-/* result_text: what became of a job, for the RESULT column: "exit 0", "signal 9",
- * "value 42", "cancel" (the cause), or "" while it has not ended. */
 /* array_text: an array's elements per state, "100: 60 succeeded, 4 running, 36 waiting"
  * (from its record's "array" member), or false if r is not an array. */
 static bool array_text(char *buf, size_t len, const struct jsched_result *r)
@@ -587,11 +628,16 @@ static bool array_text(char *buf, size_t len, const struct jsched_result *r)
 	return true;
 }
 
+/* result_text: what became of a job, for the RESULT column: "exit 0", "signal 9",
+ * "value 42", "cancel" (the cause), an array's counts, "until 14:30:00" while scheduled,
+ * or "" while it has not ended. */
 static const char *result_text(char *buf, size_t len, const struct jsched_result *r)
 {
 	buf[0] = '\0';
 	if (array_text(buf, len, r))
 		return buf;
+	if (r->state == JSCHED_STATE_SCHEDULED)
+		return until_text(buf, len, r->not_before_ms, tool_now_ms());
 	if (!jsched_state_final(r->state))
 		return buf;
 	if (r->signal > 0)

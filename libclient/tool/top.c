@@ -301,8 +301,10 @@ static void draw(const struct top *t)
 	attroff(A_BOLD);
 	const json_t *jobs = json_object_get(t->m, "jobs"), *tp = json_object_get(t->m, "throughput");
 	const json_t *e2e = json_object_get(json_object_get(t->m, "latency_us"), "end_to_end");
-	snprintf(line, sizeof line, "jobs %.0f running, %.0f queued, %.0f waiting; %.0f ok, %.0f failed; %s/s; e2e p99 %s",
-		 numv(jobs, "running"), numv(jobs, "queued"), numv(jobs, "waiting"), numv(jobs, "succeeded"),
+	snprintf(line, sizeof line, "jobs %.0f running, %.0f queued, %.0f waiting, %.0f scheduled; %.0f ok, "
+		 "%.0f failed; %s/s; e2e p99 %s",
+		 numv(jobs, "running"), numv(jobs, "queued"), numv(jobs, "waiting"), numv(jobs, "scheduled"),
+		 numv(jobs, "succeeded"),
 		 numv(jobs, "failed"), tool_count(a, sizeof a, numv(tp, "1s")), tool_us(b, sizeof b, numv(e2e, "p99")));
 	put(1, 0, COLS, line);
 	int body = 3, height = LINES - body - 1;

@@ -28,7 +28,8 @@
 void jdt_restart(struct jdt *t)
 {
 	char bin[600];
-	char *argv[] = {bin, (char *)(uintptr_t)"-c", t->conf, NULL};
+	char *argv[] = {bin, (char *)(uintptr_t)"-c", t->conf,
+			t->test_clock ? (char *)(uintptr_t)"--test-clock" : NULL, NULL};
 	struct jtc_spawn how = {.log = t->log, .log_append = true};
 
 	snprintf(bin, sizeof(bin), "%s/bin/jschedd", t->build);
@@ -99,13 +100,16 @@ void jdt_wait_ready(const char *sock, pid_t pid, const char *log)
 	fail_msg("jschedd did not answer on %s within 30 s", sock);
 }
 
-void jdt_start(struct jdt *t, const char *members)
+/* start: jdt_start, with the test clock if `clock`. */
+static void start(struct jdt *t, const char *members, bool clock)
 {
 	char bin[600];
-	char *argv[] = {bin, (char *)(uintptr_t)"-c", t->conf, NULL};
+	char *argv[] = {bin, (char *)(uintptr_t)"-c", t->conf,
+			clock ? (char *)(uintptr_t)"--test-clock" : NULL, NULL};
 	struct jtc_spawn how = {.log = t->log};
 
 	memset(t, 0, sizeof(*t));
+	t->test_clock = clock;
 	snprintf(t->build, sizeof(t->build), "%s", jtc_build_dir());
 	jtc_tmpdir(t->dir, sizeof(t->dir), "jdt");
 	snprintf(t->sock, sizeof(t->sock), "%s/s", t->dir);
@@ -115,6 +119,27 @@ void jdt_start(struct jdt *t, const char *members)
 	jdt_write_config(t, members);
 	t->pid = jtc_spawn(&how, argv);
 	jdt_wait_ready(t->sock, t->pid, t->log);
+}
+
+void jdt_start(struct jdt *t, const char *members)
+{
+	start(t, members, false);
+}
+
+void jdt_start_clocked(struct jdt *t, const char *members)
+{
+	start(t, members, true);
+}
+
+json_int_t jdt_clock_advance(struct jsched_conn *c, int64_t ms)
+{
+	json_t *rep = jdt_ok(c, "{\"op\": \"test_clock\", \"id\": 1, \"advance_ms\": %lld}",
+			     (long long)ms);
+	json_int_t now = json_integer_value(json_object_get(rep, "now_ms"));
+
+	assert_true(now > 0);
+	json_decref(rep);
+	return now;
 }
 
 int jdt_wait_exit(struct jdt *t, int ms)
@@ -374,7 +399,7 @@ uint64_t jdt_submit_spec(struct jsched_conn *c, const char *fmt, ...)
 
 static const char *intern_state(const char *s)
 {
-	static const char *const names[] = {"waiting", "queued", "running", "succeeded", "failed",
+	static const char *const names[] = {"waiting", "scheduled", "queued", "running", "succeeded", "failed",
 					    "cancelled", "expired", "dropped"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

@@ -25,11 +25,20 @@ struct jdt {
 	char log[300];
 	char build[512];	/* absolute build dir */
 	pid_t pid;
+	bool test_clock;	/* started with --test-clock (jdt_start_clocked) */
 };
 
 /* jdt_start: start a daemon whose config is {"socket": <temp>/s, <members>} where
  * `members` is a JSON fragment ("" or "\"workers\": 2, ...").  Asserts on failure. */
 void jdt_start(struct jdt *t, const char *members);
+
+/* jdt_start_clocked: jdt_start with `jschedd --test-clock` (also at jdt_restart): the
+ * daemon's wall clock stands still until jdt_clock_advance moves it. */
+void jdt_start_clocked(struct jdt *t, const char *members);
+
+/* jdt_clock_advance: move the test clock ms forward (the admin op test_clock, which also
+ * runs every timer due by then); returns the daemon's new wall-clock time in ms. */
+json_int_t jdt_clock_advance(struct jsched_conn *c, int64_t ms);
 
 /* jdt_wait_ready: wait (bounded, 30 s) until the jschedd `pid` answers a hello on
  * `sock`; if it exits first or the bound runs out, show the end of `log` (if not NULL)

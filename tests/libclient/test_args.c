@@ -9,7 +9,9 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "libclient/tool/args.h"
 
@@ -387,6 +389,58 @@ static void test_durations(void **state)
 	assert_int_equal(cli_parse_duration("1e300h", &ms), -1);
 }
 
+/* --delay and --at: the instant sent, what an --at was (today's, tomorrow's, past), and
+ * each bad form refused naming the option.  cli_parse_at is checked in UTC against a fixed
+ * "now" (2026-12-01 11:00:00 UTC), so the answers are exact. */
+static void test_delay_at(void **state)
+{
+	const int64_t now = 1796122800000; /* 2026-12-01T11:00:00Z */
+	enum cli_at_when when;
+	int64_t ms, t0;
+
+	(void)state;
+	setenv("TZ", "UTC", 1);
+	tzset();
+	assert_int_equal(cli_parse_at("14:30", now, &ms, &when), 0);
+	assert_int_equal(ms, now + 3 * 3600000 + 30 * 60000);
+	assert_int_equal(when, CLI_AT_FUTURE);
+	assert_int_equal(cli_parse_at("10:59:59", now, &ms, &when), 0);
+	assert_int_equal(ms, now - 1000 + 86400000);
+	assert_int_equal(when, CLI_AT_TOMORROW);
+	assert_int_equal(cli_parse_at("11:00", now, &ms, &when), 0); /* now is not ahead */
+	assert_int_equal(when, CLI_AT_TOMORROW);
+	assert_int_equal(cli_parse_at("2026-12-24T08:00", now, &ms, &when), 0);
+	assert_int_equal(ms, 1798099200000);
+	assert_int_equal(when, CLI_AT_FUTURE);
+	assert_int_equal(cli_parse_at("2026-12-24 08:00:30Z", now, &ms, &when), 0);
+	assert_int_equal(ms, 1798099230000);
+	assert_int_equal(cli_parse_at("2026-01-01T00:00", now, &ms, &when), 0);
+	assert_int_equal(when, CLI_AT_PAST);
+	static const char *const bad[] = {
+		"25:00", "14:60", "14:30:61", "1430", "14:3", "2:30", "14:30 ", "tomorrow", "",
+		"2026-02-30T08:00", "2026-13-01T08:00", "2026-12-24", "2026-12-24T8:00",
+		"2026-12-24X08:00", "+10m", "14:30ZZ",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (cli_parse_at(bad[i], now, &ms, &when) != -1)
+			fail_msg("--at '%s' was accepted", bad[i]);
+
+	/* Through the parser: the instant, and the refusals. */
+	t0 = cli_now_ms();
+	OK("submit", "--delay", "10m", "--", "true");
+	assert_true(cmd.not_before_ms >= t0 + 600000 && cmd.not_before_ms <= cli_now_ms() + 600000);
+	OK("submit", "--delay", "0", "--fn", "noop");
+	assert_int_equal(cmd.not_before_ms, 0);
+	OK("submit", "--at", "2030-01-01T00:00Z", "--fn", "noop");
+	assert_int_equal(cmd.not_before_ms, 1893456000000);
+	BAD("--delay: expected a duration such as 500ms, 10s, 1.5m or 2h, not 'soon'", "submit", "--delay",
+	    "soon", "--", "true");
+	BAD("--at: '25:00' is not a time", "submit", "--at", "25:00", "--", "true");
+	BAD("--delay and --at: give one of them", "submit", "--delay", "1m", "--at", "14:30", "--", "true");
+	BAD("--delay and --at: give one of them", "submit", "--at", "14:30", "--at", "15:30", "--", "true");
+	BAD("--delay cannot be combined with --batch", "submit", "--delay", "1m", "--batch", "f.json");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -396,6 +450,7 @@ int main(void)
 		cmocka_unit_test(test_job_commands),
 		cmocka_unit_test(test_daemon_commands),
 		cmocka_unit_test(test_durations),
+		cmocka_unit_test(test_delay_at),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	cli_cmd_free(&cmd);

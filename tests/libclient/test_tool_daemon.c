@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/daemon/harness.h"
@@ -497,6 +498,54 @@ static void test_pause_hold(void **state)
 	CONTAINS(out, "not queued");
 }
 
+/* --delay and --at through the tool: a delayed job is scheduled (status says until
+ * when, ls --state scheduled lists it, metrics counts it), can be held and cancelled; an
+ * --at already past says so and starts the job at once; a time of day already past
+ * today is tomorrow's, and the tool says so. */
+static void test_delay_at(void **state)
+{
+	(void)state;
+	char cmd[128];
+	assert_int_equal(run("", "submit --delay 1h --name later --fn noop"), 0);
+	unsigned long long id = strtoull(out, NULL, 10);
+	snprintf(cmd, sizeof cmd, "status %llu", id);
+	assert_int_equal(run("", cmd), 0);
+	CONTAINS(out, "scheduled");
+	CONTAINS(out, "until ");
+	assert_int_equal(run("", "ls --state scheduled"), 0);
+	CONTAINS(out, "later");
+	assert_int_equal(run("", "metrics"), 0);
+	CONTAINS(out, "scheduled 1");
+	snprintf(cmd, sizeof cmd, "hold %llu", id);
+	assert_int_equal(run("", cmd), 0);
+	CONTAINS(out, "held");
+	snprintf(cmd, sizeof cmd, "cancel %llu", id);
+	assert_int_equal(run("", cmd), 0);
+	snprintf(cmd, sizeof cmd, "wait %llu", id);
+	assert_int_equal(run("", cmd), 1);
+	CONTAINS(out, "cancelled");
+
+	assert_int_equal(run("", "submit --at 2020-01-01T00:00 --wait --fn noop"), 0);
+	CONTAINS(err, "is in the past: the job starts at once");
+
+	time_t now = time(NULL), before = now - 120;
+	struct tm tn, tb;
+	localtime_r(&now, &tn);
+	localtime_r(&before, &tb);
+	if (tn.tm_yday == tb.tm_yday) {
+		snprintf(cmd, sizeof cmd, "submit --at %02d:%02d --fn noop", tb.tm_hour, tb.tm_min);
+		assert_int_equal(run("", cmd), 0);
+		CONTAINS(err, "has passed today: the job is scheduled for tomorrow");
+		id = strtoull(out, NULL, 10);
+		snprintf(cmd, sizeof cmd, "cancel %llu", id);
+		assert_int_equal(run("", cmd), 0);
+	} else {
+		printf("skipped the --at HH:MM check: two minutes ago was yesterday\n");
+	}
+	assert_int_equal(run("", "submit --at 24:00 --fn noop"), 64);
+	CONTAINS(err, "--at: '24:00' is not a time");
+}
+
 /* count_lines: the lines of text. */
 static size_t count_lines(const char *text)
 {
@@ -611,6 +660,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_completions),
 		cmocka_unit_test(test_pause_hold),
+		cmocka_unit_test(test_delay_at),
 		cmocka_unit_test(test_many_ids),
 		cmocka_unit_test(test_metrics_and_shutdown),
 	};
