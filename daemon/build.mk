@@ -143,6 +143,19 @@ $(JSCHEDD_TESTS): $(B)/tests/daemon/%: $(B)/obj/tests/daemon/%.o \
 .PHONY: test-daemon
 # test_daemon_hooks runs the jsched tool (it runs the hooks).
 $(B)/tests/daemon/test_daemon_hooks: | $(JSCHED_BIN)
+# test_daemon_journal preloads fault_shim.so into its daemon (a full disk on demand);
+# built without sanitizers, like the power-cut shim (daemon/core/journal.mk).
+JD_FAULT_SHIM := $(B)/tests/daemon/fault_shim.so
+$(JD_FAULT_SHIM): tests/daemon/fault_shim.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CPPFLAGS) -std=c11 -O2 -g $(WARN) -fPIC -shared -o $@ $< -ldl
+$(B)/tests/daemon/test_daemon_journal: | $(JD_FAULT_SHIM)
+# test_daemon_powercut: the daemon under the power-cut shim, the images checked with the
+# disk model and the journal of tests/journal/.
+$(B)/tests/daemon/test_daemon_powercut: $(B)/obj/tests/journal/pc_model.o \
+		$(B)/obj/daemon/core/journal.o $(B)/obj/daemon/core/crc32c.o | \
+		$(B)/tests/journal/powercut_shim.so
 
 test-daemon: $(JSCHEDD_UNIT) $(JSCHEDD_TESTS) $(JSCHEDD) $(JSCHEDD_MODULE)
 	@JSCHED_BUILD_DIR=$(B) sh mk/run-tests.sh $(JSCHEDD_UNIT) $(JSCHEDD_TESTS)

@@ -1303,6 +1303,7 @@ int jd_persist_start(struct jd_daemon *d, char *err, size_t errlen)
 	o.dir = p->dir;
 	o.sync = p->hold ? JD_JOURNAL_SYNC_ALWAYS : JD_JOURNAL_SYNC_BATCH;
 	o.batch_ms = d->cfg.journal_batch_ms;
+	o.segment_bytes = d->cfg.journal_segment_bytes;
 	o.notify_cb = notify_cb;
 	o.notify_arg = &p->async;
 	o.replay_cb = replay_cb;

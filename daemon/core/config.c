@@ -51,6 +51,7 @@ void jd_config_defaults(struct jd_config *c)
 	c->journal_sync = JD_JOURNAL_ALWAYS;
 	c->journal_batch_ms = 20;
 	c->journal_compact_bytes = 64u << 20;
+	c->journal_segment_bytes = 64u << 20;
 	c->default_client.weight = 1;
 	c->default_client.max_queued = 10000;
 	c->default_client.overflow = JD_OVERFLOW_REJECT;
@@ -338,7 +339,7 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		"fairness", "clients", "admins", "limits", "retention", "modules", "exec",
 		"client_names", "metrics", "cgroups", "backends", "journal", "resources", NULL};
 	static const char *const journal_keys[] = {"dir", "sync", "batch_ms", "compact_bytes",
-						   NULL};
+						   "segment_bytes", NULL};
 	static const char *const sync_names[] = {"always", "batch", "off"};
 	static const char *const metrics_keys[] = {"listen", "textfile", "textfile_interval_ms",
 						   NULL};
@@ -465,6 +466,10 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 			if ((rc = get_uint(r, v, "compact_bytes", 4096, 1ull << 40, &cb)))
 				return rc;
 			c->journal_compact_bytes = cb;
+			cb = c->journal_segment_bytes;
+			if ((rc = get_uint(r, v, "segment_bytes", 65536, 1ull << 32, &cb)))
+				return rc;
+			c->journal_segment_bytes = cb;
 		}
 		r->prefix[0] = '\0';
 	}
@@ -567,6 +572,7 @@ const char *jd_config_diff_static(const struct jd_config *old, const struct jd_c
 	DIFF(strcmp(old->journal_dir, neu->journal_dir), "journal.dir");
 	DIFF(old->journal_sync != neu->journal_sync, "journal.sync");
 	DIFF(old->journal_batch_ms != neu->journal_batch_ms, "journal.batch_ms");
+	DIFF(old->journal_segment_bytes != neu->journal_segment_bytes, "journal.segment_bytes");
 #undef DIFF
 	return buf;
 }

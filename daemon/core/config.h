@@ -146,6 +146,7 @@ struct jd_config {
 		journal_sync;		/* "journal.sync" */
 	uint32_t journal_batch_ms;	/* "journal.batch_ms" */
 	uint64_t journal_compact_bytes;	/* "journal.compact_bytes": the log's floor for a snapshot */
+	uint64_t journal_segment_bytes;	/* "journal.segment_bytes": each preallocated segment */
 
 	/* Changeable live. */
 	bool idle_spin;		/* idle policy: spin (true) or sleep */

@@ -54,7 +54,8 @@ $(B)/tests/journal/pc_writer $(B)/tests/journal/pc_writer_early:
 	$(Q)$(CC) -pthread -o $@ $^ -lm
 
 $(B)/tests/journal/test_journal_powercut: $(B)/obj/tests/journal/test_journal_powercut.o \
-		$(JD_JOURNAL_OBJS) | $(JD_PC_SHIM) $(B)/tests/journal/pc_writer \
+		$(B)/obj/tests/journal/pc_model.o $(JD_JOURNAL_OBJS) | $(JD_PC_SHIM) \
+		$(B)/tests/journal/pc_writer \
 		$(B)/tests/journal/pc_writer_early
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")

@@ -514,8 +514,12 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 		int rc = d->hooks.journal_refuse(d->hooks.ctx, why, sizeof(why));
 
 		if (rc) {
+			/* Not held for the journal: while it cannot be written nothing held
+			 * becomes durable, and this says nothing it could lose. */
+			c->jh_bypass = true;
 			jd__reply_error(c, r->id, rc, NULL, "no new jobs while the journal cannot be "
 					"written: %s", why);
+			c->jh_bypass = false;
 			return;
 		}
 	}

@@ -72,6 +72,10 @@ struct jd_conn {
 	struct jd_jheld *jh_head, *jh_tail;
 	struct jd_conn *jh_next;	/* on the server's list of connections holding */
 	bool on_jh;
+	/* jh_bypass: the frame being sent now tells nothing the journal could still lose
+	 * (a refusal for want of the journal, the metrics' counts): it goes out at once
+	 * unless frames are held before it.  Set by the sender around one send. */
+	bool jh_bypass;
 };
 
 /* Per uid: open connections, and the ids its pending waits name (op_wait.c). */

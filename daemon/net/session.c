@@ -186,7 +186,11 @@ static void op_metrics(struct jd_conn *c, const struct jp_request *r)
 	if (strcmp(format, "prometheus") != 0) {
 		unsigned flags = jp_req_bool(r, "histograms", false) ? JD_METRICS_HISTOGRAMS : 0;
 
+		/* Counts, not a promise about any job: not held for the journal (while it
+		 * cannot be written, its fault is in here). */
+		c->jh_bypass = true;
 		jd_reply_ok(c, r->id, json_pack("{s:o}", "metrics", jd_metrics(c->d, flags)));
+		c->jh_bypass = false;
 		return;
 	}
 	text = jd_metrics_prometheus(c->d, &len);
@@ -244,8 +248,12 @@ static void op_hello(struct jd_conn *c, const struct jp_request *r)
 	{
 		json_t *rep = jp_hello_reply_new(r->id, JSCHED_VERSION, d->instance, &who, &lim);
 
+		/* About the connection, not any job: not held for the journal (else no one
+		 * could connect while it cannot be written). */
+		c->jh_bypass = true;
 		if (rep)
 			jd_conn_send(c, rep);
+		c->jh_bypass = false;
 		json_decref(rep);
 	}
 }

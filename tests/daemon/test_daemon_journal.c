@@ -17,6 +17,12 @@
  * Negative control: the same rounds with journal.sync "batch" and a 5 s batch (a reply
  * goes out before its records are written) must lose acknowledged ids, and the same
  * check must say so.
+ *
+ * journal_unavailable: the daemon runs with fault_shim.so preloaded, which fails every
+ * write and sync of its journal segments with ENOSPC while a flag file exists: submits
+ * are refused with journal_unavailable (a new connection's hello and the metrics still
+ * answer, the fault in them), a job running through the fault ends, and once the flag
+ * is gone it all goes on, through a kill -9 too.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -211,6 +217,91 @@ static void test_restart_command(void **state)
 	assert_true(gone_or_zombie(pid));
 	jsched_close(c);
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+/* metric_fault: the journal's fault in the metrics (static copy; "" for none). */
+static const char *metric_fault(struct jsched_conn *c)
+{
+	static char buf[1024];
+	json_t *m = jdt_metrics(c);
+	const char *f = json_string_value(json_object_get(json_object_get(m, "journal"), "fault"));
+
+	snprintf(buf, sizeof(buf), "%s", f ? f : "");
+	json_decref(m);
+	return buf;
+}
+
+static void test_journal_unavailable(void **state)
+{
+	char flagdir[] = "/tmp/jsched-fault-XXXXXX", flag[64], shim[700], asan[700];
+	const char *old_asan = getenv("ASAN_OPTIONS");
+	struct jsched_conn *c, *c2;
+	uint64_t before, through, after;
+	json_t *r;
+	FILE *f;
+	int i;
+
+	(void)state;
+	assert_non_null(mkdtemp(flagdir));
+	snprintf(flag, sizeof(flag), "%s/full", flagdir);
+	snprintf(shim, sizeof(shim), "%s/tests/daemon/fault_shim.so", jtc_build_dir());
+	/* ASan's runtime wants to come first; the shim sits under it all the same. */
+	snprintf(asan, sizeof(asan), "%s%sverify_asan_link_order=0", old_asan ? old_asan : "",
+		 old_asan ? ":" : "");
+	setenv("LD_PRELOAD", shim, 1);
+	setenv("ASAN_OPTIONS", asan, 1);
+	setenv("JSCHED_FAULT_FLAG", flag, 1);
+	setenv("JSCHED_FAULT_MATCH", "/journal/seg-", 1);
+	jdt_start(&t, "\"workers\": 2");
+	unsetenv("LD_PRELOAD");
+	if (old_asan)
+		setenv("ASAN_OPTIONS", old_asan, 1);
+	else
+		unsetenv("ASAN_OPTIONS");
+	c = jdt_connect(&t, NULL);
+	before = jdt_submit_call(c, "noop", NULL);
+	assert_string_equal(jdt_wait_final(c, before, NULL), "succeeded");
+	through = jdt_submit_call(c, "sleep", "{\"ms\": 300}");
+	jdt_until_state(c, through, "running");
+	/* The disk is full.  The sleeper's end is the first record that cannot be written
+	 * (nobody waits on it: it is asked for within journal.batch_ms). */
+	assert_non_null(f = fopen(flag, "w"));
+	fclose(f);
+	for (i = 0; i < 3000 && !metric_fault(c)[0]; i++)
+		jdt_sleep_ms(10);
+	assert_non_null(strstr(metric_fault(c), "No space left on device"));
+	/* A new connection is answered, and its submit refused, at once. */
+	c2 = jdt_connect(&t, NULL);
+	r = jdt_req(c2, "{\"op\": \"submit\", \"job\": {\"kind\": \"call\", \"fn\": \"noop\"}}");
+	assert_string_equal(jdt_err_code(r), "journal_unavailable");
+	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(r, "error"),
+								 "message")), "No space left"));
+	json_decref(r);
+	/* Space again: the fault clears (the flusher retries into a fresh segment), the
+	 * sleeper's end is durable and told, submits are accepted. */
+	assert_int_equal(unlink(flag), 0);
+	for (i = 0; i < 3000 && metric_fault(c)[0]; i++)
+		jdt_sleep_ms(10);
+	assert_string_equal(metric_fault(c), "");
+	assert_string_equal(jdt_wait_final(c, through, NULL), "succeeded");
+	after = jdt_submit_call(c2, "noop", NULL);
+	assert_true(after > through);
+	r = jdt_metrics(c);
+	assert_true(json_integer_value(json_object_get(json_object_get(r, "journal"), "failures")) >= 1);
+	json_decref(r);
+	jsched_close(c2);
+	jsched_close(c);
+	/* What was told survives: the jobs from before, through and after the fault. */
+	jdt_kill9(&t);
+	jdt_restart(&t);
+	c = jdt_connect(&t, NULL);
+	assert_string_equal(jdt_state(c, before), "succeeded");
+	assert_string_equal(jdt_state(c, through), "succeeded");
+	assert_string_equal(jdt_wait_final(c, after, NULL), "succeeded");
+	assert_true(jdt_submit_call(c, "noop", NULL) > after);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+	rmdir(flagdir);
 }
 
 /* compaction: with a small journal.compact_bytes the daemon writes a snapshot while
@@ -563,6 +654,7 @@ int main(void)
 		cmocka_unit_test(test_kill9_rounds),
 		cmocka_unit_test(test_kill9_rounds_compacting),
 		cmocka_unit_test(test_negative_control),
+		cmocka_unit_test(test_journal_unavailable),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
