@@ -144,6 +144,7 @@ static int finish(struct jd_daemon *d)
 	uv_close((uv_handle_t *)&flush, NULL);
 	jd_server_free(&d->net);
 	uv_run(&d->loop, UV_RUN_DEFAULT);
+	jd_persist_close_output(d); /* no command runs now */
 	if (uv_loop_close(&d->loop) != 0)
 		jd_log(JD_LOG_WARN, "a libuv handle was left open at exit");
 	jd_jobs_free(&d->jobs);
@@ -266,6 +267,7 @@ int main(int argc, char **argv)
 		d->exit_status = JD_EXIT_FAILURE;
 		uv_walk(&d->loop, close_any_cb, NULL);
 		uv_run(&d->loop, UV_RUN_DEFAULT);
+		jd_persist_close_output(d);
 		uv_loop_close(&d->loop);
 		return JD_EXIT_FAILURE;
 	}

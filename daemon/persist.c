@@ -18,6 +18,7 @@
 #include "daemon/core/array.h"
 #include "daemon/core/journal.h"
 #include "daemon/core/log.h"
+#include "daemon/core/outfile.h"
 #include "daemon/daemon.h"
 #include "daemon/net/ops.h"
 #include "daemon/net/session.h"
@@ -320,12 +321,23 @@ static void encode_final(struct wbuf *bp, const struct jd_job *j)
 {
 	struct wbuf b = *bp;
 	const struct jd_exec_result *x = j->exec ? &j->exec->res : NULL;
+	unsigned char *out[2] = {NULL, NULL};
+	size_t len[2] = {0, 0};
+	bool trunc[2] = {false, false};
 
+	/* The output: in the files (flag 8; read back from them), else the bytes. */
+	for (unsigned s = 0; x && !x->files && s < 2; s++)
+		if (jd_exec_stream_flat(x, s, &out[s], &len[s], &trunc[s]) < 0)
+			b.oom = true;
+	if (x && x->files) {
+		trunc[0] = jd_outlog_truncated(&x->log, 0) || x->out.truncated;
+		trunc[1] = jd_outlog_truncated(&x->log, 1) || x->err.truncated;
+	}
 	w_u8(&b, disk_state(j->state));
 	w_u8(&b, j->cause);
 	w_u8(&b, x ? x->end : 0);
-	w_u8(&b, x ? (x->out.truncated ? 1u : 0u) | (x->err.truncated ? 2u : 0u) |
-			     (x->timed_out ? 4u : 0u)
+	w_u8(&b, x ? (trunc[0] ? 1u : 0u) | (trunc[1] ? 2u : 0u) | (x->timed_out ? 4u : 0u) |
+			     (x->files ? 8u : 0u)
 		   : 0);
 	w_u32(&b, x ? (uint32_t)x->exit_code : 0);
 	w_u32(&b, x ? (uint32_t)x->signal : 0);
@@ -333,8 +345,10 @@ static void encode_final(struct wbuf *bp, const struct jd_job *j)
 	w_u64(&b, j->started_ms);
 	w_str(&b, j->reason, j->reason ? strlen(j->reason) : 0);
 	w_str(&b, j->value, j->value ? j->value_len : 0);
-	w_str(&b, x ? (const char *)x->out.data : NULL, x ? x->out.len : 0);
-	w_str(&b, x ? (const char *)x->err.data : NULL, x ? x->err.len : 0);
+	w_str(&b, (const char *)out[0], len[0]);
+	w_str(&b, (const char *)out[1], len[1]);
+	free(out[0]);
+	free(out[1]);
 	*bp = b;
 }
 
@@ -424,6 +438,8 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 		break;
 	case JD_CHANGE_FORGOTTEN:
 		append(d, R_FORGOTTEN, ch->job->id, NULL);
+		if (d->jobs.outfiles && ch->job->exec)
+			jd_outfiles_remove(d->jobs.outfiles, ch->job->id);
 		break;
 	case JD_CHANGE_CLIENT:
 		rec_client(d, ch->client);
@@ -825,6 +841,8 @@ static int replay_final(struct rec_state *st, struct jd_job *j, const struct jd_
 		x->out.truncated = flags & 1;
 		x->err.truncated = flags & 2;
 		x->timed_out = flags & 4;
+		x->files = flags & 8; /* in the output files: read when asked for */
+		x->loaded = false;
 		free(x->out.data);
 		free(x->err.data);
 		x->out.data = ol ? malloc(ol) : NULL;
@@ -1223,6 +1241,14 @@ static void restore(struct rec_state *st)
 
 			if (kill_outliving(st, j->id))
 				why = KILLED_WHY;
+			/* What its command wrote before the crash, from its output files. */
+			if (j->exec && t->outfiles) {
+				struct jd_exec_result *x = &j->exec->res;
+
+				jd_outlog_clear(&x->log);
+				if (jd_outfiles_load(t->outfiles, j->id, &x->log) > 0)
+					x->files = x->loaded = jd_outfiles_sync(t->outfiles, j->id) == 0;
+			}
 			jd_job_finish(t, j, JD_FAILED, JP_CAUSE_DAEMON_RESTART, why);
 			continue;
 		}
@@ -1259,6 +1285,14 @@ static void restore(struct rec_state *st)
 			jd_job_release(t, j);
 	}
 	jd_jobs_settle(t);
+}
+
+/* keep_output: the sweep's test: job id is in the table. */
+static bool keep_output(void *arg, uint64_t id)
+{
+	struct jd_daemon *d = arg;
+
+	return jd_job_find(&d->jobs, id, NULL) != NULL;
 }
 
 int jd_persist_start(struct jd_daemon *d, char *err, size_t errlen)
@@ -1327,8 +1361,21 @@ int jd_persist_start(struct jd_daemon *d, char *err, size_t errlen)
 			snprintf(err, errlen, "journal %s: %s", p->dir, "recovery failed");
 		return rc;
 	}
+	if ((rc = jd_outfiles_open(&d->jobs.outfiles, p->dir, err, errlen)) < 0) {
+		for (uint64_t id = 0; id < st.cap; id++)
+			if (st.byid[id])
+				jd_job_discard(st.byid[id]);
+		free(st.byid);
+		free(st.final_order);
+		free(st.procs);
+		free(st.arrays);
+		p->replaying = false;
+		return rc;
+	}
+	d->runner.exec.outfiles = d->jobs.outfiles;
 	restore(&st);
 	free(st.arrays);
+	p->output_swept = jd_outfiles_sweep(d->jobs.outfiles, keep_output, d);
 	free(st.byid);
 	free(st.final_order);
 	free(st.procs);
@@ -1368,6 +1415,13 @@ void jd_persist_stop(struct jd_daemon *d)
 	}
 }
 
+void jd_persist_close_output(struct jd_daemon *d)
+{
+	jd_outfiles_close(d->jobs.outfiles);
+	d->jobs.outfiles = NULL;
+	d->runner.exec.outfiles = NULL;
+}
+
 json_t *jd_persist_metrics(const struct jd_daemon *d)
 {
 	const struct jd_persist *p = &d->persist;
@@ -1376,11 +1430,16 @@ json_t *jd_persist_metrics(const struct jd_daemon *d)
 	char why[600] = "";
 	int fault = 0;
 
+	struct jd_outfiles_stats os = {0};
+	json_t *doc;
+
 	if (p->j) {
 		jd_journal_stats(p->j, &st);
 		fault = jd_journal_status(p->j, why, sizeof(why));
 	}
-	return json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:f}",
+	if (d->jobs.outfiles)
+		jd_outfiles_stats(d->jobs.outfiles, &os);
+	doc = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:f}",
 			 "dir", p->dir, "sync", modes[d->cfg.journal_sync], "records",
 			 (json_int_t)st.appended, "durable_seq", (json_int_t)st.durable_seq,
 			 "flushes", (json_int_t)st.flushes, "syncs", (json_int_t)st.syncs,
@@ -1391,6 +1450,13 @@ json_t *jd_persist_metrics(const struct jd_daemon *d)
 			 (json_int_t)p->records_replayed, "recover_ms", (json_int_t)p->recover_ms,
 			 "snapshots", (json_int_t)p->snapshots, "snapshot_slice_ms_max",
 			 (double)p->snap_slice_ns_max / 1e6);
+	if (doc && d->jobs.outfiles)
+		json_object_set_new(doc, "output", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			"files", (json_int_t)os.files, "bytes_written", (json_int_t)os.bytes_written,
+			"syncs", (json_int_t)os.syncs, "tails_dropped", (json_int_t)os.tails_dropped,
+			"removed", (json_int_t)os.removed, "failures", (json_int_t)os.failures,
+			"swept", (json_int_t)p->output_swept));
+	return doc;
 }
 
 /* ---- compaction ---- */

@@ -19,7 +19,9 @@
  *   RUNNING   started_ms
  *   FINAL     state, cause, finished and started ms, the exec result (end, exit code,
  *             signal, timed out), the reason, the call's value as JSON, the captured
- *             stdout and stderr (bounded by exec.output_bytes, truncation flags kept)
+ *             stdout and stderr (bounded by exec.output_bytes, truncation flags kept), or
+ *             none with flag 8: the output is in the output files (core/outfile.h),
+ *             synced before this record was appended
  *   FORGOTTEN (nothing): retention forgot the job
  *   CLIENT    a client's settings set at run time (set_client): name, weight,
  *             max_queued, overflow
@@ -85,6 +87,7 @@ struct jd_persist {
 	char dir[4096];
 	uint64_t records_replayed, jobs_recovered, recover_ms;
 	uint64_t append_failures;
+	uint64_t output_swept;		/* output files of forgotten jobs removed at start */
 
 	/* compaction (jd_persist_tick): a snapshot written in slices */
 	uv_timer_t snap_timer;		/* the next slice */
@@ -105,6 +108,11 @@ int jd_persist_start(struct jd_daemon *d, char *err, size_t errlen);
  * it returns, unless the journal is failing), send the replies held for it, close the
  * async handle.  Loop thread, at exit. */
 void jd_persist_stop(struct jd_daemon *d);
+
+/* jd_persist_close_output: close the output files (core/outfile.h: their pending syncs
+ * done) once no command runs any more: at exit, after the runner stopped and the loop
+ * ran its last callbacks.  Loop thread. */
+void jd_persist_close_output(struct jd_daemon *d);
 
 /* jd_persist_tick: the 1 s tick: when the log written since the last snapshot is over
  * journal.compact_bytes and over twice the live data, begin a snapshot of the table,

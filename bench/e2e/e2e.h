@@ -46,6 +46,7 @@ void e2e_durable(struct e2e *e);	/* 7. durability: the journal */
 void e2e_hot(struct e2e *e);	/* 8. the hot path: the targets' rows, counts */
 void e2e_array(struct e2e *e);	/* 9. job arrays */
 void e2e_hostile(struct e2e *e);	/* 10. one client's large or repeated requests */
+void e2e_output(struct e2e *e);	/* 11. output files */
 
 /* ---- a jschedd of our own (daemon.c) -------------------------------------------------- */
 

@@ -1,6 +1,6 @@
 /* bench/e2e/main.c: bench_e2e, jschedd end to end beside what users would pick instead.
  *
- *   bench_e2e [--part rtt,tput,exec,fair,scale,cgroup,durable,hot,array,hostile] [--json FILE] [--runs N] [--quick]
+ *   bench_e2e [--part rtt,tput,exec,fair,scale,cgroup,durable,hot,array,hostile,output] [--json FILE] [--runs N] [--quick]
  *
  * Runs the chosen parts (all by default) in order; each starts its own daemons (jschedd in
  * a temporary folder, beanstalkd on a free loopback port) and stops them before the next
@@ -28,6 +28,7 @@ static const struct {
 	{"hot", e2e_hot},
 	{"array", e2e_array},
 	{"hostile", e2e_hostile},
+	{"output", e2e_output},
 };
 enum { NPARTS = sizeof(parts) / sizeof(parts[0]) };
 
@@ -57,7 +58,7 @@ static void take_parts(int *argc, char **argv, bool want[NPARTS])
 			while (k < NPARTS && strcmp(parts[k].name, tok) != 0)
 				k++;
 			if (k == NPARTS) {
-				fprintf(stderr, "bench-e2e: unknown part '%s' (rtt, tput, exec, fair, scale, cgroup, durable, hot, array, hostile)\n", tok);
+				fprintf(stderr, "bench-e2e: unknown part '%s' (rtt, tput, exec, fair, scale, cgroup, durable, hot, array, hostile, output)\n", tok);
 				exit(2);
 			}
 			want[k] = any = true;

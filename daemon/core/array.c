@@ -307,7 +307,9 @@ void jd_array_elem_settled(struct jd_jobs *t, struct jd_job *j)
 	struct jd_array *a = j->elem_of;
 	struct jd_array_elem *e = &a->el[j->elem_pos];
 	const struct jd_exec_result *x = j->exec ? &j->exec->res : NULL;
-	bool extra = j->reason || j->value || (x && (x->out.len || x->err.len));
+	bool extra = j->reason || j->value ||
+		     (x && (x->out.len || x->err.len || x->log.kept[0] || x->log.kept[1] ||
+			    x->log.total[0] || x->log.total[1]));
 
 	e->state = (uint8_t)j->state;
 	e->cause = (uint8_t)j->cause;
@@ -316,8 +318,8 @@ void jd_array_elem_settled(struct jd_jobs *t, struct jd_job *j)
 	if (x) {
 		e->end = (uint8_t)x->end;
 		e->code = x->end == JD_EXEC_SIGNALED ? x->signal : x->exit_code;
-		e->flags |= (x->out.truncated ? JD_ELEM_OUT_TRUNC : 0) |
-			    (x->err.truncated ? JD_ELEM_ERR_TRUNC : 0) |
+		e->flags |= (x->out.truncated || jd_outlog_truncated(&x->log, 0) ? JD_ELEM_OUT_TRUNC : 0) |
+			    (x->err.truncated || jd_outlog_truncated(&x->log, 1) ? JD_ELEM_ERR_TRUNC : 0) |
 			    (x->timed_out ? JD_ELEM_TIMED_OUT : 0);
 	}
 	/* Only what there is: most elements have no reason, value or output. */
@@ -327,13 +329,23 @@ void jd_array_elem_settled(struct jd_jobs *t, struct jd_job *j)
 		q->reason = j->reason ? strdup(j->reason) : NULL;
 		/* The element keeps its result as a tree (array.h); the job holds text. */
 		q->value = j->value ? json_loadb(j->value, j->value_len, JSON_DECODE_ANY, NULL) : NULL;
-		if (x && x->out.len && (q->out = malloc(x->out.len))) {
-			memcpy(q->out, x->out.data, x->out.len);
-			q->out_len = x->out.len;
-		}
-		if (x && x->err.len && (q->err = malloc(x->err.len))) {
-			memcpy(q->err, x->err.data, x->err.len);
-			q->err_len = x->err.len;
+		for (unsigned k = 0; x && k < 2; k++) {
+			unsigned char *d = NULL;
+			size_t n = 0;
+			bool tr;
+
+			/* the output as one buffer (the log's, or a recovered record's) */
+			if (jd_exec_stream_flat(x, k, &d, &n, &tr) < 0 || n == 0) {
+				free(d);
+				continue;
+			}
+			if (k == 0) {
+				q->out = d;
+				q->out_len = n;
+			} else {
+				q->err = d;
+				q->err_len = n;
+			}
 		}
 	}
 	if (e->flags & JD_ELEM_RELEASED)

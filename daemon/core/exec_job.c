@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/core/outfile.h"
+#include "jsched/error.h"
 #include "proto/jproto.h"
 
 void jd_strv_free(char **v)
@@ -80,6 +82,7 @@ void jd_exec_job_free(struct jd_exec_job *x)
 	free(x->res.out.data);
 	free(x->res.err.data);
 	free(x->remote_tag);
+	jd_outlog_clear(&x->res.log);
 	free(x);
 }
 
@@ -107,7 +110,7 @@ size_t jd_exec_job_mem_bytes(const struct jd_exec_job *x)
 		n += x->res.out.len + 16;
 	if (x->res.err.data)
 		n += x->res.err.len + 16;
-	return n;
+	return n + jd_outlog_mem_bytes(&x->res.log);
 }
 
 void jd_exec_record(const struct jd_job *j, json_t *rec)
@@ -158,11 +161,59 @@ void jd_exec_record(const struct jd_job *j, json_t *rec)
 	}
 }
 
-json_t *jd_exec_output(const struct jd_job *j)
+int jd_exec_output_load(struct jd_job *j, const struct jd_outfiles *of)
 {
-	const struct jd_exec_result *r = &j->exec->res;
+	struct jd_exec_result *r = &j->exec->res;
+	int rc;
 
-	return json_pack("{s:b, s:o, s:o}", "complete", jd_state_final(j->state), "stdout",
-			 jp_output_stream_new(r->out.data, r->out.len, r->out.truncated), "stderr",
-			 jp_output_stream_new(r->err.data, r->err.len, r->err.truncated));
+	if (!r->files || r->loaded || !of)
+		return 0;
+	jd_outlog_clear(&r->log);
+	rc = jd_outfiles_load(of, j->id, &r->log);
+	r->loaded = rc >= 0;
+	return rc < 0 ? rc : 0;
+}
+
+int jd_exec_stream_flat(const struct jd_exec_result *r, unsigned s, unsigned char **data,
+			size_t *len, bool *truncated)
+{
+	const struct jd_exec_stream *f = s ? &r->err : &r->out;
+
+	if (r->log.first || r->log.total[s]) {
+		*truncated = jd_outlog_truncated(&r->log, s);
+		return jd_outlog_flat(&r->log, s, data, len);
+	}
+	*truncated = f->truncated;
+	if (!(*data = malloc(f->len + 1)))
+		return JSCHED_ENOMEM;
+	if (f->len)
+		memcpy(*data, f->data, f->len);
+	(*data)[f->len] = 0;
+	*len = f->len;
+	return 0;
+}
+
+json_t *jd_exec_output(struct jd_job *j, const struct jd_outfiles *of)
+{
+	json_t *st[2] = {NULL, NULL}, *o = NULL;
+
+	(void)jd_exec_output_load(j, of);
+	for (unsigned s = 0; s < 2; s++) {
+		unsigned char *d;
+		size_t n;
+		bool t;
+
+		if (jd_exec_stream_flat(&j->exec->res, s, &d, &n, &t) < 0)
+			goto out;
+		st[s] = jp_output_stream_new(d, n, t);
+		free(d);
+		if (!st[s])
+			goto out;
+	}
+	o = json_pack("{s:b, s:O, s:O}", "complete", jd_state_final(j->state), "stdout", st[0],
+		      "stderr", st[1]);
+out:
+	json_decref(st[0]);
+	json_decref(st[1]);
+	return o;
 }

@@ -16,6 +16,7 @@
 
 #include "daemon/core/config.h"
 #include "daemon/core/jobs.h"
+#include "daemon/core/outlog.h"
 #include "proto/jproto.h"
 
 /* One named resource an exec job needs (its spec's "needs"). */
@@ -23,6 +24,8 @@ struct jd_exec_need {
 	char name[32];
 	uint32_t count;
 };
+
+struct jd_outfiles;
 
 /* What to run.  Owned copies (freed by jd_exec_spec_clear). */
 struct jd_exec_spec {
@@ -44,7 +47,8 @@ struct jd_exec_spec {
 	uint32_t need_units;		/* the sum of their counts */
 };
 
-/* One captured stream. */
+/* One captured stream as one buffer (a Slurm job's, read back from its files; a FINAL
+ * record's from a journal without output files; a handler's process's result). */
 struct jd_exec_stream {
 	unsigned char *data;
 	size_t len;
@@ -82,7 +86,13 @@ struct jd_exec_result {
 	char reason[256];		/* JD_EXEC_SPAWN_FAILED: why */
 	uint64_t run_ns;		/* wall time from spawn to the end */
 	struct jd_exec_usage usage;
+	/* The output: a local command's in `log` (both streams, arrival order, the
+	 * beginning and the end kept: outlog.h); otherwise, or when recovered from a FINAL
+	 * record that carried it, in out/err.  files: it is in the journal's output files
+	 * (core/outfile.h), read into `log` when asked for (loaded). */
+	struct jd_outlog log;
 	struct jd_exec_stream out, err;
+	bool files, loaded;
 };
 
 /* An exec job's part of struct jd_job (j->exec).  spec: immutable after submit.  res:
@@ -126,7 +136,20 @@ void jd_strv_free(char **v);
  * job that went to Slurm, to an exec job's record. */
 void jd_exec_record(const struct jd_job *j, json_t *rec);
 
-/* jd_exec_output: the `output` reply body for exec job j (new reference). */
-json_t *jd_exec_output(const struct jd_job *j);
+/* jd_exec_output: the `output` reply body for exec job j (new reference; NULL when out
+ * of memory), its output read from the files of `of` first if it is there and not yet
+ * in memory. */
+json_t *jd_exec_output(struct jd_job *j, const struct jd_outfiles *of);
+
+/* jd_exec_output_load: make j's output be in memory (its log), reading it from the files
+ * of `of` if need be.  Returns 0 or a JSCHED_E* code (the output then is what memory
+ * holds). */
+int jd_exec_output_load(struct jd_job *j, const struct jd_outfiles *of);
+
+/* jd_exec_stream_flat: stream s (0 stdout, 1 stderr) of a result as one buffer (new
+ * malloc'd copy, NUL-terminated) and whether bytes were dropped.  Returns 0 or
+ * JSCHED_ENOMEM. */
+int jd_exec_stream_flat(const struct jd_exec_result *r, unsigned s, unsigned char **data,
+			size_t *len, bool *truncated);
 
 #endif /* JD_EXEC_JOB_H */

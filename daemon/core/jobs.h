@@ -288,6 +288,7 @@ struct jd_jobs {
 	struct jd_job **arrays;
 	size_t n_arrays, cap_arrays;
 	struct jd_array *active;
+	struct jd_outfiles *outfiles;	/* exec jobs' output files (core/outfile.h), NULL: none */
 };
 
 /* An iterator over every job in the table, in no particular order.  The table must not

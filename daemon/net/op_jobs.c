@@ -227,7 +227,12 @@ void jd__op_output(struct jd_conn *c, const struct jp_request *r)
 	if (!j)
 		return;
 	if (j->exec) {
-		jd_reply_ok(c, r->id, jd_exec_output(j));
+		json_t *body = jd_exec_output(j, c->d->jobs->outfiles);
+
+		if (body)
+			jd_reply_ok(c, r->id, body);
+		else
+			jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		return;
 	}
 	jd__reply_error(c, r->id, JSCHED_ENOT_SUPPORTED, "job",

@@ -113,13 +113,19 @@ int jsched_task_run(struct jsched_task *t, const struct jsched_process *proc,
 	if ((rc = run_wait(t, &spec, &res, false)) < 0)
 		goto out;
 	out->timed_out = res.timed_out;
-	out->out = (char *)res.out.data;
-	out->out_len = res.out.len;
-	out->out_truncated = res.out.truncated;
-	out->err = (char *)res.err.data;
-	out->err_len = res.err.len;
-	out->err_truncated = res.err.truncated;
-	res.out.data = res.err.data = NULL;
+	{
+		unsigned char *o = NULL, *e = NULL;
+
+		if (jd_exec_stream_flat(&res, 0, &o, &out->out_len, &out->out_truncated) < 0 ||
+		    jd_exec_stream_flat(&res, 1, &e, &out->err_len, &out->err_truncated) < 0) {
+			free(o);
+			out->out_len = 0;
+			rc = JSCHED_ENOMEM;
+			goto out;
+		}
+		out->out = (char *)o;
+		out->err = (char *)e;
+	}
 	switch (res.end) {
 	case JD_EXEC_EXITED:
 		out->exit_code = res.exit_code;
@@ -138,6 +144,7 @@ int jsched_task_run(struct jsched_task *t, const struct jsched_process *proc,
 out:
 	free(res.out.data);
 	free(res.err.data);
+	jd_outlog_clear(&res.log);
 	jd_exec_spec_clear(&spec);
 	return rc;
 }

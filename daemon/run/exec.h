@@ -131,6 +131,8 @@ struct jd_exec {
 	uint64_t cg_abandoned;		/* groups that never emptied */
 	uint64_t recovered[64];		/* job ids of a previous run's groups */
 	size_t n_recovered;
+	struct jd_outfiles *outfiles;	/* exec jobs' output files (core/outfile.h), NULL:
+					 * none (journal.sync "off"); set before serving */
 };
 
 /* jd_exec_handler: the handler every exec job runs (runner.c calls it on the job's fiber

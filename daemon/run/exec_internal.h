@@ -31,6 +31,7 @@ struct jd_proc {
 	pid_t pid;
 	uint64_t started_ns;
 	size_t limit;				/* capture bytes per stream */
+	struct jd_outfile *of;			/* an exec job's output files, NULL: none */
 	char stat_buf[256];
 	size_t stat_len;
 	struct jd_proc *next, *prev;		/* jd_exec.live */

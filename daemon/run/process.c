@@ -6,13 +6,16 @@
  *   start     cancelled already?  not run.  No slot (a handler's process)?  wait for one.
  *   spawn     posix_spawn, directly or through jschedd-runas, watched through a pidfd;
  *             failure ends it at once
- *   running   stdout/stderr captured up to the limit (the rest is read and dropped, so the
- *             command never blocks on a full pipe); stdin written then closed; the timer
- *             is the time limit
+ *   running   stdout/stderr captured into the result's log (core/outlog.h: past the
+ *             limit the beginning and the end are kept; the rest is read and dropped, so
+ *             the command never blocks on a full pipe) and, for an exec job with the
+ *             journal on, its output files (core/outfile.h); stdin written then closed;
+ *             the timer is the time limit
  *   stopping  SIGTERM to the group, the timer becomes the grace, then SIGKILL; once more
  *             the grace, then the pipes are closed whoever still holds them
  *   finish    the leader has exited and every pipe is closed: the result is complete, the
- *             slot goes to the next waiter, the event wakes the fiber
+ *             slot goes to the next waiter, the event wakes the fiber (with output files:
+ *             once the files' thread has synced them, so the job's end is recorded after)
  *   free      after the last handle's close callback
  * The fiber never touches the struct jd_proc after pushing it; this file never touches
  * the fiber's result, spec or event after setting the event.
@@ -42,6 +45,7 @@
 
 #include "daemon/core/clock.h"
 #include "daemon/core/log.h"
+#include "daemon/core/outfile.h"
 #include "daemon/run/exec_internal.h"
 #include "daemon/run/resources.h"
 
@@ -108,6 +112,49 @@ static void needs_done(struct jd_proc *p)
 	p->envp = NULL;
 }
 
+/* A command's end waiting for its output files to be durable. */
+struct synced {
+	struct jd_event *ev;
+	struct jd_exec_result *res;
+};
+
+/* synced_cb: the output files' thread: the files are durable (rc 0), or not (then the
+ * final record carries the output from memory): wake the fiber. */
+static void synced_cb(void *arg, int rc)
+{
+	struct synced *w = arg;
+
+	if (rc < 0)
+		w->res->files = false;
+	jd_event_set(w->ev);
+	free(w);
+}
+
+/* wake_synced: as wake, once the output files are durable (outfile.h: before the
+ * job's end is recorded). */
+static void wake_synced(struct jd_proc *p)
+{
+	struct jd_outfile *of = p->of;
+	struct synced *w = malloc(sizeof(*w));
+
+	p->of = NULL;
+	p->res->files = jd_outfile_wrote(of) && !jd_outfile_failed(of);
+	if (!w) {
+		p->res->files = false;
+		jd_outfile_close(of, NULL, NULL);
+		wake(p);
+		return;
+	}
+	w->ev = p->done;
+	w->res = p->res;
+	p->finished = true;
+	p->job = NULL;
+	p->spec = NULL;
+	p->res = NULL;
+	p->done = NULL;
+	jd_outfile_close(of, synced_cb, w);
+}
+
 /* finish: the leader has exited and every output pipe is closed. */
 static void finish(struct jd_proc *p)
 {
@@ -142,7 +189,10 @@ static void finish(struct jd_proc *p)
 		jd__slot_release(p->x);
 	}
 	needs_done(p);
-	wake(p);
+	if (p->of)
+		wake_synced(p);
+	else
+		wake(p);
 }
 
 static void timer_cb(uv_timer_t *t);
@@ -317,23 +367,16 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 	*buf = uv_buf_init(p->rbuf, sizeof(p->rbuf));
 }
 
-static void capture(struct jd_exec_stream *s, size_t limit, const char *data, size_t n)
+/* capture: n bytes of stream s (0 stdout, 1 stderr) into the result's log and, for an
+ * exec job with the journal on, its output files. */
+static void capture(struct jd_proc *p, unsigned s, const char *data, size_t n)
 {
-	size_t room = limit > s->len ? limit - s->len : 0, take = n < room ? n : room;
+	struct jd_outlog *l = &p->res->log;
+	uint64_t seq = l->seq, off = l->total[s];
 
-	if (take) {
-		unsigned char *m = realloc(s->data, s->len + take);
-
-		if (!m) {
-			s->truncated = true;
-			return;
-		}
-		s->data = m;
-		memcpy(s->data + s->len, data, take);
-		s->len += take;
-	}
-	if (take < n)
-		s->truncated = true;
+	(void)jd_outlog_add(l, s, data, n); /* out of memory: counted as not kept */
+	if (p->of)
+		jd_outfile_write(p->of, s, seq, off, data, n);
 }
 
 static void read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
@@ -354,9 +397,9 @@ static void read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 		return;
 	}
 	if (st == (uv_stream_t *)&p->pout) {
-		capture(&p->res->out, p->limit, buf->base, (size_t)nread);
+		capture(p, 0, buf->base, (size_t)nread);
 	} else if (st == (uv_stream_t *)&p->perr) {
-		capture(&p->res->err, p->limit, buf->base, (size_t)nread);
+		capture(p, 1, buf->base, (size_t)nread);
 	} else {
 		size_t room = sizeof(p->stat_buf) - 1 - p->stat_len;
 		size_t n = (size_t)nread < room ? (size_t)nread : room;
@@ -497,6 +540,7 @@ void jd__proc_spawn(struct jd_proc *p)
 	char *const *args = NULL;
 	int child[4] = {-1, -1, -1, -1};
 	int nfds, rc;
+	bool again;
 	pid_t pid;
 
 	p->pidfd = -1;
@@ -505,6 +549,15 @@ void jd__proc_spawn(struct jd_proc *p)
 		return;
 	}
 	p->limit = s->output_bytes ? s->output_bytes : x->cfg->exec.output_bytes;
+	again = p->res->log.seq > 0 || p->res->files; /* a job run again: its old files go */
+	jd_outlog_clear(&p->res->log);
+	p->res->log.limit = p->limit;
+	p->res->files = false;
+	p->res->loaded = true; /* memory holds it from here on */
+	/* Output files for exec jobs; not for an array's elements, whose output moves into
+	 * their array's slots when they settle (core/array.h) and stays in their records. */
+	if (x->outfiles && p->job->exec && p->spec == &p->job->exec->spec && !p->job->elem_of)
+		p->of = jd_outfile_new(x->outfiles, p->job->id, p->limit, again);
 	p->started_ns = jd_now_ns();
 	if (jd_security_run_as(x->sec, p->job->uid, p->job->gid, x->helper, &as, exe,
 			       sizeof(exe)) < 0) {
@@ -670,6 +723,10 @@ void jd__proc_spawn(struct jd_proc *p)
 fail_early:
 	p->res->run_ns = 0;
 	needs_done(p);
+	if (p->of) {
+		jd_outfile_close(p->of, NULL, NULL); /* nothing was written */
+		p->of = NULL;
+	}
 	if (p->cgj) {
 		jd_exec_cgroup_done(x, p->cgj, NULL, NULL);
 		p->cgj = NULL;

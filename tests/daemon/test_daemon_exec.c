@@ -112,19 +112,28 @@ static void test_exit_codes_and_signals(void **state)
 static void test_output_capture_and_truncation(void **state)
 {
 	struct jsched_conn *c = jdt_connect(&t, NULL);
-	/* 5000 bytes on stdout ("x\n" ...) against a limit of 1000; 4 on stderr. */
+	/* `seq 1 2000` (8,893 bytes) on stdout against a limit of 1000 per stream; 4 on
+	 * stderr: the first 500 bytes and the last 500 are kept, the marker between. */
 	uint64_t id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
-			     "\"yes x | head -c 5000; echo err >&2\"]}");
+			     "\"seq 1 2000; echo err >&2\"]}");
+	char want[10000], mark[64];
+	size_t n = 0;
 	bool trunc, complete;
 	char *out, *err;
 
 	(void)state;
+	for (int i = 1; i <= 2000; i++)
+		n += (size_t)snprintf(want + n, sizeof(want) - n, "%d\n", i);
+	assert_int_equal(n, 8893);
+	snprintf(mark, sizeof(mark), "\n[jschedd: %zu bytes not kept]\n", n - 1000);
 	expect_final(c, id, "succeeded", NULL, NULL);
 	out = output(c, id, "stdout", &trunc, &complete);
 	assert_true(complete);
 	assert_true(trunc);
-	assert_int_equal(strlen(out), 1000);
-	assert_int_equal(strspn(out, "x\n"), 1000);
+	assert_int_equal(strlen(out), 1000 + strlen(mark));
+	assert_memory_equal(out, want, 500);
+	assert_memory_equal(out + 500, mark, strlen(mark));
+	assert_memory_equal(out + 500 + strlen(mark), want + n - 500, 500);
 	free(out);
 	err = output(c, id, "stderr", &trunc, NULL);
 	assert_false(trunc);
