@@ -659,21 +659,31 @@ static bool deps_bad(const struct jd_dep *deps, uint32_t n)
 	return false;
 }
 
+/* room_u64: room for one more in the vector *v of *cap (n in use), doubling from
+ * `first`.  0 or JSCHED_ENOMEM. */
+static int room_u64(uint64_t **v, size_t *cap, size_t n, size_t first)
+{
+	size_t ncap;
+	uint64_t *nv;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : first;
+	if (!(nv = realloc(*v, ncap * sizeof(*nv))))
+		return JSCHED_ENOMEM;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
 /* array_seen: note parent id among the recovered arrays (kept increasing: a snapshot
  * writes jobs in no particular order). */
 static int array_seen(struct rec_state *st, uint64_t id)
 {
 	size_t at = st->n_arrays;
 
-	if (st->n_arrays == st->cap_arrays) {
-		size_t cap = st->cap_arrays ? st->cap_arrays * 2 : 16;
-		uint64_t *v = realloc(st->arrays, cap * sizeof(*v));
-
-		if (!v)
-			return JSCHED_ENOMEM;
-		st->arrays = v;
-		st->cap_arrays = cap;
-	}
+	if (room_u64(&st->arrays, &st->cap_arrays, st->n_arrays, 16) < 0)
+		return JSCHED_ENOMEM;
 	while (at > 0 && st->arrays[at - 1] > id)
 		at--;
 	if (at > 0 && st->arrays[at - 1] == id)
@@ -854,15 +864,8 @@ static int replay_final(struct rec_state *st, struct jd_job *j, const struct jd_
 		if (x->err.data)
 			memcpy(x->err.data, errs, el);
 	}
-	if (st->n_final == st->cap_final) {
-		size_t cap = st->cap_final ? st->cap_final * 2 : 4096;
-		uint64_t *v = realloc(st->final_order, cap * sizeof(*v));
-
-		if (!v)
-			return JSCHED_ENOMEM;
-		st->final_order = v;
-		st->cap_final = cap;
-	}
+	if (room_u64(&st->final_order, &st->cap_final, st->n_final, 4096) < 0)
+		return JSCHED_ENOMEM;
 	st->final_order[st->n_final++] = j->id;
 	return 0;
 }

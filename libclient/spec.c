@@ -159,16 +159,22 @@ int jsched_spec_set_array(struct jsched_spec *spec, const char *indices)
 	return r;
 }
 
-/* jsched_spec_set_array_replace: see jsched.h. */
-int jsched_spec_set_array_replace(struct jsched_spec *spec, bool replace)
+/* set_flag: member name true, or absent (its default, false). */
+static int set_flag(struct jsched_spec *spec, const char *name, bool on)
 {
 	if (spec == NULL)
 		return JSCHED_EINVAL;
-	if (!replace) {
-		json_object_del(spec->obj, "array_replace");
+	if (!on) {
+		json_object_del(spec->obj, name);
 		return 0;
 	}
-	return set(spec, "array_replace", json_true());
+	return set(spec, name, json_true());
+}
+
+/* jsched_spec_set_array_replace: see jsched.h. */
+int jsched_spec_set_array_replace(struct jsched_spec *spec, bool replace)
+{
+	return set_flag(spec, "array_replace", replace);
 }
 
 /* jsched_spec_set_on_exit: see jsched.h. */
@@ -186,13 +192,7 @@ int jsched_spec_set_on_exit(struct jsched_spec *spec, const char *command)
 /* jsched_spec_set_notify: see jsched.h. */
 int jsched_spec_set_notify(struct jsched_spec *spec, bool notify)
 {
-	if (spec == NULL)
-		return JSCHED_EINVAL;
-	if (!notify) {
-		json_object_del(spec->obj, "notify");
-		return 0;
-	}
-	return set(spec, "notify", json_true());
+	return set_flag(spec, "notify", notify);
 }
 
 /* jsched_spec_set_hook_timeout: see jsched.h. */

@@ -361,18 +361,20 @@ void jd_array_elem_settled(struct jd_jobs *t, struct jd_job *j)
 		jd_array_refill(t, a);
 }
 
-bool jd_array_cancel(struct jd_jobs *t, struct jd_job *parent, enum jp_cause cause)
+/* stop_elements: every element of a not yet final ends in state s with cause: those not
+ * made at once (one ARRAY_STOP report for them all), the live ones through jd_job_cancel
+ * (cancel; those not started first, as jd_jobs_cancel_all does: a running element asked
+ * to stop frees its worker, which must not find a queued one still to start) or
+ * jd_job_finish with reason.  Nothing more is released.  Returns true if a running
+ * element was asked to stop. */
+static bool stop_elements(struct jd_jobs *t, struct jd_array *a, enum jd_state s,
+			  enum jp_cause cause, const char *reason, bool cancel)
 {
-	struct jd_array *a = parent->arr;
 	bool running = false, stopped = false;
 
-	if (jd_state_final(parent->state))
-		return false;
 	a->stopped = true;
 	active_remove(t, a);
-	/* Those not started first, as jd_jobs_cancel_all does: a running element asked to
-	 * stop frees its worker, which must not find a queued one still to start. */
-	for (int pass = 0; pass < 2; pass++)
+	for (int pass = 0; pass < (cancel ? 2 : 1); pass++)
 		for (uint64_t pos = 0; pos < a->n; pos++) {
 			struct jd_array_elem *e = &a->el[pos];
 			struct jd_job *j;
@@ -380,16 +382,30 @@ bool jd_array_cancel(struct jd_jobs *t, struct jd_job *parent, enum jp_cause cau
 			if (jd_state_final(e->state))
 				continue;
 			if (!(e->flags & JD_ELEM_LIVE)) {
-				slot_final(a, pos, JD_CANCELLED, cause);
+				slot_final(a, pos, s, cause);
 				stopped = true;
 				continue;
 			}
-			j = jd_job_find(t, elem_id(a, pos), NULL);
-			if (j && !jd_state_final(j->state) && (j->state == JD_RUNNING) == (pass == 1))
+			if (!(j = jd_job_find(t, elem_id(a, pos), NULL)) || jd_state_final(j->state))
+				continue;
+			if (!cancel)
+				jd_job_finish(t, j, s, cause, reason);
+			else if ((j->state == JD_RUNNING) == (pass == 1))
 				running |= jd_job_cancel(t, j, cause);
 		}
 	if (stopped)
-		jd_job_report_array_stop(t, parent, JD_CANCELLED, cause);
+		jd_job_report_array_stop(t, a->parent, s, cause);
+	return running;
+}
+
+bool jd_array_cancel(struct jd_jobs *t, struct jd_job *parent, enum jp_cause cause)
+{
+	struct jd_array *a = parent->arr;
+	bool running;
+
+	if (jd_state_final(parent->state))
+		return false;
+	running = stop_elements(t, a, JD_CANCELLED, cause, NULL, true);
 	if (a->done == a->n)
 		parent_finish(t, a);
 	return running;
@@ -398,27 +414,7 @@ bool jd_array_cancel(struct jd_jobs *t, struct jd_job *parent, enum jp_cause cau
 void jd_array_finish_pending(struct jd_jobs *t, struct jd_job *parent, enum jd_state s,
 			     enum jp_cause cause, const char *reason)
 {
-	struct jd_array *a = parent->arr;
-	bool stopped = false;
-
-	a->stopped = true;
-	active_remove(t, a);
-	for (uint64_t pos = 0; pos < a->n; pos++) {
-		struct jd_array_elem *e = &a->el[pos];
-		struct jd_job *j;
-
-		if (jd_state_final(e->state))
-			continue;
-		if (!(e->flags & JD_ELEM_LIVE)) {
-			slot_final(a, pos, s, cause);
-			stopped = true;
-			continue;
-		}
-		if ((j = jd_job_find(t, elem_id(a, pos), NULL)))
-			jd_job_finish(t, j, s, cause, reason);
-	}
-	if (stopped)
-		jd_job_report_array_stop(t, parent, s, cause);
+	stop_elements(t, parent->arr, s, cause, reason, false);
 }
 
 bool jd_array_hold(struct jd_jobs *t, struct jd_job *parent, bool hold)

@@ -189,17 +189,11 @@ void jd_job_reserve_ids(struct jd_jobs *t, uint64_t n)
 
 struct jd_job *jd_job_new(struct jd_jobs *t)
 {
-	struct jd_job *j = calloc(1, sizeof(*j));
+	struct jd_job *j = job_alloc(t->next_id);
 
 	if (!j)
 		return NULL;
-	j->id = t->next_id++;
-	j->fj.id = j->id;
-	j->state = JD_WAITING;
-	j->prio = JD_FAIR_NORMAL;
-	j->n_start.job = j;
-	j->n_done.job = j;
-	jd_cancel_init(&j->ctok);
+	t->next_id++;
 	report(t, JD_CHANGE_NEXT_ID, NULL);
 	return j;
 }

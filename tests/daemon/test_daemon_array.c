@@ -318,6 +318,76 @@ static void test_restart_half_done(void **state)
 	assert_int_equal(jdt_stop(&d, SIGTERM), 0);
 }
 
+/* test_snapshot: arrays written into a snapshot (journal.compact_bytes small: 3,000
+ * elements' final records pass it) come back from it after kill -9: a finished array with
+ * its elements' values, a cancelled one, and one running (its running element failed,
+ * the rest released again). */
+static void test_snapshot(void **state)
+{
+	struct jdt d;
+	struct jsched_conn *k;
+	char members[600];
+	uint64_t done, stopped, live;
+	json_t *rec, *m;
+	int snaps = 0;
+
+	(void)state;
+	jdt_start(&d, "\"workers\": 2");
+	snprintf(members, sizeof(members), "\"workers\": 2, \"journal\": {\"dir\": \"%s/journal\", "
+		 "\"compact_bytes\": 65536}", d.dir);
+	jdt_write_config(&d, members);
+	jdt_kill9(&d);
+	jdt_restart(&d);
+	k = jdt_connect(&d, "arrays");
+	done = jdt_submit_spec(k, "{\"kind\": \"call\", \"fn\": \"echo\", \"args\": {\"n\": 1}, "
+				  "\"array\": \"1-3000\"}");
+	assert_string_equal(jdt_wait_final(k, done, NULL), "succeeded");
+	stopped = jdt_submit_spec(k, "{\"kind\": \"call\", \"fn\": \"sleep\", \"args\": {\"ms\": 600000}, "
+				     "\"array\": \"1-50%%1\"}");
+	jdt_until_state(k, stopped, "running");
+	rec = jdt_ok(k, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)stopped);
+	json_decref(rec);
+	assert_string_equal(jdt_wait_final(k, stopped, NULL), "cancelled");
+	live = jdt_submit_spec(k, "{\"kind\": \"call\", \"fn\": \"sleep\", \"args\": {\"ms\": 600000}, "
+				  "\"array\": \"1-10%%1\"}");
+	jdt_until_state(k, live, "running");
+	/* The 1 s tick starts the snapshot: bounded wait for the metrics to say it is done. */
+	for (int i = 0; i < 300 && snaps < 1; i++) {
+		m = jdt_metrics(k);
+		snaps = (int)json_integer_value(json_object_get(json_object_get(m, "journal"), "snapshots"));
+		json_decref(m);
+		if (snaps < 1)
+			jdt_sleep_ms(100);
+	}
+	assert_true(snaps >= 1);
+	jsched_close(k);
+	jdt_kill9(&d);
+	jdt_restart(&d);
+	k = jdt_connect(&d, "arrays");
+	rec = status(k, done);
+	assert_string_equal(json_string_value(json_object_get(rec, "state")), "succeeded");
+	assert_int_equal(count(rec, "succeeded"), 3000);
+	json_decref(rec);
+	rec = status(k, done + 1500);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(rec, "value"), "n")), 1);
+	json_decref(rec);
+	rec = status(k, stopped);
+	assert_int_equal(count(rec, "cancelled"), 50);
+	json_decref(rec);
+	rec = status(k, live + 1);
+	assert_string_equal(json_string_value(json_object_get(rec, "cause")), "daemon_restart");
+	json_decref(rec);
+	jdt_until_state(k, live + 2, "running");
+	rec = jdt_ok(k, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)live);
+	json_decref(rec);
+	assert_string_equal(jdt_wait_final(k, live, &rec), "failed");
+	assert_int_equal(count(rec, "failed"), 1);
+	assert_int_equal(count(rec, "cancelled"), 9);
+	json_decref(rec);
+	jsched_close(k);
+	assert_int_equal(jdt_stop(&d, SIGTERM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_hold_release),
 		cmocka_unit_test(test_bad_indices),
 		cmocka_unit_test(test_restart_half_done),
+		cmocka_unit_test(test_snapshot),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
