@@ -314,7 +314,10 @@ static struct jd_job *job_from_spec(struct jd_jobs *t, struct jd_runner *runner,
 
 		/* check() refused every spec that has no backend: k is one (a recovered one
 		 * whose backend is gone since runs locally). */
-		jd_backend_assign(runner, j, k > 0 ? (enum jd_backend_kind)k : JD_BACKEND_LOCAL);
+		if (sp->array_text)
+			j->exec->backend = (uint8_t)(k > 0 ? k : JD_BACKEND_LOCAL); /* never run itself */
+		else
+			jd_backend_assign(runner, j, k > 0 ? (enum jd_backend_kind)k : JD_BACKEND_LOCAL);
 	}
 	j->prio = fair_prio[sp->priority];
 	j->fj.prio = j->prio;
