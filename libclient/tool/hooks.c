@@ -14,9 +14,12 @@
  *     ended;
  *   - both are bounded by the hooks' time limit (hook_timeout_ms, default 60 s): at it the
  *     process group gets SIGTERM, then SIGKILL 2 s later, and its CPU time is capped at the
- *     limit (RLIMIT_CPU), so a hook that loops or forks without end is stopped with its
- *     group.  (A process that leaves its group escapes the kill; the daemon's own commands
- *     have cgroups for that, a client has none of its own.)
+ *     limit (RLIMIT_CPU), so a hook that loops is stopped with its group; and it may make
+ *     at most HOOK_PROCS processes beyond those its user has (RLIMIT_NPROC), so one that
+ *     forks without end fails to fork instead of filling the machine.  (A process that
+ *     leaves its group escapes the kill, and the kernel does not hold root to
+ *     RLIMIT_NPROC; the daemon's own commands have cgroups for that, a client has none
+ *     of its own.)
  *
  * A hook run in the background (submit without --wait) is a detached process of this
  * tool: it waits for the job on its own connection and, when the daemon restarts under it,
@@ -25,6 +28,7 @@
  */
 #include "libclient/tool/tool.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -40,6 +44,42 @@
 #include <unistd.h>
 
 #include <jansson.h>
+
+/* Processes a hook may add to those its user already has (RLIMIT_NPROC). */
+#define HOOK_PROCS 256
+
+/* user_procs: the processes (threads count too, as RLIMIT_NPROC counts them) of uid now,
+ * from /proc; 0 if it cannot be read. */
+static long user_procs(uid_t uid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	long n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		char path[300], line[256];
+		FILE *f;
+		unsigned long u = (unsigned long)-1;
+		long threads = 1;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/status", e->d_name);
+		if (!(f = fopen(path, "re")))
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			sscanf(line, "Uid: %lu", &u);
+			sscanf(line, "Threads: %ld", &threads);
+		}
+		fclose(f);
+		if (u == (unsigned long)uid)
+			n += threads;
+	}
+	closedir(d);
+	return n;
+}
 
 /* The hooks of a record, as its "hooks" member says. */
 struct hooks {
@@ -95,6 +135,7 @@ static void run(char *const argv[], const struct jsched_result *r, int64_t timeo
 {
 	char id[32], code[32], sig[32];
 	int status = 0, pidfd;
+	long procs;
 	pid_t pid;
 	int64_t deadline = now_ms() + timeout_ms, kill_at = -1;
 
@@ -103,6 +144,7 @@ static void run(char *const argv[], const struct jsched_result *r, int64_t timeo
 	snprintf(id, sizeof(id), "%" PRIu64, r->id);
 	snprintf(code, sizeof(code), "%d", r->exit_code);
 	snprintf(sig, sizeof(sig), "%d", r->signal);
+	procs = user_procs(getuid()) + HOOK_PROCS;
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -112,10 +154,16 @@ static void run(char *const argv[], const struct jsched_result *r, int64_t timeo
 	}
 	if (pid == 0) {
 		struct rlimit cpu = {(rlim_t)(timeout_ms / 1000 + 1), (rlim_t)(timeout_ms / 1000 + 2)};
+		struct rlimit nproc;
 		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
 		setpgid(0, 0);
 		setrlimit(RLIMIT_CPU, &cpu);
+		if (getrlimit(RLIMIT_NPROC, &nproc) == 0 && (nproc.rlim_cur == RLIM_INFINITY ||
+							     nproc.rlim_cur > (rlim_t)procs)) {
+			nproc.rlim_cur = (rlim_t)procs;
+			setrlimit(RLIMIT_NPROC, &nproc);
+		}
 		if (null >= 0)
 			dup2(null, STDIN_FILENO);
 		setenv("JSCHED_JOB_ID", id, 1);

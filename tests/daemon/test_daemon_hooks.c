@@ -197,6 +197,16 @@ static void test_tool_foreground(void **state)
 	assert_non_null(strstr(json_string_value(json_object_get(h, "reason")), "time limit"));
 	json_decref(h);
 
+	/* A hook may make only so many processes (RLIMIT_NPROC is set: a fork bomb fails
+	 * to fork; the kernel does not hold root to it, but the limit is in place). */
+	snprintf(file, sizeof(file), "%s/nproc", t.dir);
+	assert_int_equal(tool(&t, out, sizeof(out), "submit --wait --json --on-exit \"awk '/^Max processes/ {print \\$3}' "
+			      "/proc/self/limits > %s\" "
+			      "--fn noop", file), 0);
+	slurp(file, got, sizeof(got));
+	assert_true(got[0] >= '1' && got[0] <= '9');
+	assert_true(strtol(got, NULL, 10) > 256);
+
 	/* --notify without a desktop: a bell and a line; it counts as done. */
 	assert_int_equal(tool(&t, out, sizeof(out), "submit --wait --json --notify --fn noop"), 0);
 	h = hooks(c, job_of(out));
