@@ -145,7 +145,7 @@ static const char help_submit[] =
 	"  jsched submit --notify --on-exit 'mail -s \"job $JSCHED_JOB_ID $JSCHED_JOB_STATE\" me' -- make\n";
 
 static const char help_wait[] =
-	"usage: jsched wait [--any] [--timeout DURATION] [--json] [--all] [--name GLOB] [ID...]\n"
+	"usage: jsched wait [--any] [--timeout DURATION] [--json] [--all] [--name GLOB] [--array ID] [ID...]\n"
 	"\n"
 	"Wait until all the jobs (--any: one of them) have ended, and print their results.\n"
 	"Exits 0 if they all succeeded (--any: the first to end did), 1 if not, 75 on timeout;\n"
@@ -156,10 +156,12 @@ static const char help_wait[] =
 	"  --timeout DURATION   give up after DURATION (default: no limit)\n"
 	"  --all                and every job of yours not yet ended\n"
 	"  --name GLOB          and every job of yours whose name matches GLOB ('ci-*')\n"
+	"  --array ID           and every element of job array ID (waiting on ID itself\n"
+	"                       waits for the whole array too, as one result)\n"
 	"  --json               print the results as JSON\n";
 
 static const char help_status[] =
-	"usage: jsched status [-l] [--json] [--all] [--name GLOB] [ID...]\n"
+	"usage: jsched status [-l] [--json] [--all] [--name GLOB] [--array ID] [ID...]\n"
 	"\n"
 	"Print each job's state, and its result once it has ended, one a line.  An id that\n"
 	"does not exist (or is not yours) gets an error line; the others are still shown\n"
@@ -169,16 +171,18 @@ static const char help_status[] =
 	"              (argv, cwd, the environment's names, dependencies, arguments)\n"
 	"  --all       and every job of yours not yet ended\n"
 	"  --name GLOB and every job of yours whose name matches GLOB ('ci-*')\n"
+	"  --array ID  and every element of job array ID\n"
 	"  --json      print the records as JSON ({\"jobs\": [...]}; with -l, with the spec)\n";
 
 static const char help_cancel[] =
-	"usage: jsched cancel [--json] [--all] [--name GLOB] [ID...]\n"
+	"usage: jsched cancel [--json] [--all] [--name GLOB] [--array ID] [ID...]\n"
 	"\n"
 	"Cancel jobs: a job not started yet never runs; a running one is told to stop.\n"
 	"Exits 1 if any could not be cancelled (the reason is printed).\n"
 	"\n"
 	"  --all        and every job of yours not yet ended\n"
 	"  --name GLOB  and every job of yours whose name matches GLOB ('ci-*')\n"
+	"  --array ID   and every element of job array ID (cancelling ID itself does too)\n"
 	"  --json  print the reply as JSON ({\"jobs\": [{\"job\", \"state\", \"cancelling\"}]})\n";
 
 static const char help_ls[] =
@@ -1095,7 +1099,7 @@ static int parse_generic(struct parser *p, struct cli_cmd *cmd, const struct opt
 				return fail(p, "--instance needs --since");
 			if (operands == NO_IDS)
 				return 0;
-			if (operands == SOME_IDS && (cmd->mine || cmd->name_glob != NULL))
+			if (operands == SOME_IDS && (cmd->mine || cmd->name_glob != NULL || cmd->array_id))
 				return 0;
 			if (cmd->n_ids == 0)
 				return fail(p, "expected %s", operands == ONE_ID ? "a job id"
@@ -1332,16 +1336,17 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 	static const struct opt no_opts[] = { { NULL, 0, false, 0 } };
 	static const struct opt hold_opts[] = { { "json", 0, false, O_JSON }, { NULL, 0, false, 0 } };
 	static const struct opt cancel_opts[] = {
-		{ "all", 0, false, O_MINE }, { "name", 0, true, O_NAME_GLOB }, { "json", 0, false, O_JSON },
-		{ NULL, 0, false, 0 },
+		{ "all", 0, false, O_MINE }, { "name", 0, true, O_NAME_GLOB }, { "array", 0, true, O_ARRAY },
+		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
 	};
 	static const struct opt status_opts[] = {
 		{ "long", 'l', false, O_LONG }, { "all", 0, false, O_MINE }, { "name", 0, true, O_NAME_GLOB },
-		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
+		{ "array", 0, true, O_ARRAY }, { "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
 	};
 	static const struct opt wait_opts[] = {
 		{ "any", 0, false, O_ANY }, { "timeout", 0, true, O_TIMEOUT }, { "all", 0, false, O_MINE },
-		{ "name", 0, true, O_NAME_GLOB }, { "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
+		{ "name", 0, true, O_NAME_GLOB }, { "array", 0, true, O_ARRAY }, { "json", 0, false, O_JSON },
+		{ NULL, 0, false, 0 },
 	};
 	static const struct opt output_opts[] = {
 		{ "stdout", 0, false, O_STDOUT }, { "stderr", 0, false, O_STDERR },

@@ -475,7 +475,12 @@ static int gather_ids(struct jsched_conn *conn, const struct cli_cmd *cmd, struc
 	int r;
 
 	set->n = 0;
-	if (cmd->mine || cmd->name_glob != NULL) {
+	if (cmd->array_id) {
+		/* --array ID: the array's elements (they are not in the list below). */
+		if ((r = jsched_list_array(conn, cmd->array_id, 0, &l)) < 0)
+			return tool_fail(conn, cmd, r);
+		cap += l->count;
+	} else if (cmd->mine || cmd->name_glob != NULL) {
 		if ((r = jsched_list(conn, 0, NULL, false, &l)) < 0)
 			return tool_fail(conn, cmd, r);
 		cap += l->count;
@@ -496,7 +501,7 @@ static int gather_ids(struct jsched_conn *conn, const struct cli_cmd *cmd, struc
 	}
 	for (size_t i = 0; l != NULL && i < l->count; i++) {
 		const struct jsched_result *res = l->items[i];
-		bool take = (cmd->mine && !jsched_state_final(res->state)) ||
+		bool take = cmd->array_id != 0 || (cmd->mine && !jsched_state_final(res->state)) ||
 			    (cmd->name_glob != NULL && res->name != NULL && fnmatch(cmd->name_glob, res->name, 0) == 0);
 		if (take && (sorted == NULL || !bsearch(&res->id, sorted, cmd->n_ids, sizeof(*sorted), cmp_u64)))
 			set->ids[set->n++] = res->id;

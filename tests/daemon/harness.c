@@ -477,3 +477,23 @@ bool jdt_log_contains(struct jdt *t, const char *text)
 	buf[n] = '\0';
 	return strstr(buf, text) != NULL;
 }
+
+int jdt_tool(struct jdt *t, const char *client, char *out, size_t len, const char *fmt, ...)
+{
+	char args[2048], cmd[4096];
+	va_list ap;
+	FILE *f;
+	size_t n;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "JSCHED_SOCKET='%s' '%s/bin/jsched' -C %s %s </dev/null", t->sock,
+		 t->build, client, args);
+	assert_non_null(f = popen(cmd, "r"));
+	n = fread(out, 1, len - 1, f);
+	out[n] = 0;
+	st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}

@@ -119,6 +119,13 @@ json_t *jdt_client_metrics(json_t *doc, const char *name);
 /* jdt_sleep_ms: a short pause for polling loops (never a pass/fail criterion). */
 void jdt_sleep_ms(int ms);
 
+/* jdt_tool: run the build's `jsched -C CLIENT ARGS` (printf format; ARGS through the
+ * shell) against daemon t, stdin /dev/null, its stdout into out (at most len - 1 bytes,
+ * NUL-terminated); returns its exit status (128 if it did not exit).  Needs bin/jsched
+ * built (an order-only prerequisite of the test). */
+int jdt_tool(struct jdt *t, const char *client, char *out, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
 /* jdt_log_contains: whether the daemon's stderr contains `text`. */
 bool jdt_log_contains(struct jdt *t, const char *text);
 

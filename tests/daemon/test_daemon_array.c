@@ -246,6 +246,34 @@ static void test_bad_indices(void **state)
 	assert_int_equal(jdt_jobs_submitted(c), before);
 }
 
+/* test_tool: jsched submit --array prints the array's id; wait, status and ls --array take
+ * its elements; bad indices exit 64 before anything is sent. */
+static void test_tool(void **state)
+{
+	char out[8192], want[64];
+	uint64_t p;
+
+	(void)state;
+	assert_int_equal(jdt_tool(&t, "arrays", out, sizeof(out), "submit --array 2,4%%1 --fn echo --args 7"), 0);
+	p = strtoull(out, NULL, 10);
+	assert_true(p > 0);
+	assert_int_equal(jdt_tool(&t, "arrays", out, sizeof(out), "wait --array %llu", (unsigned long long)p), 0);
+	assert_int_equal(jdt_tool(&t, "arrays", out, sizeof(out), "status --json --array %llu",
+				  (unsigned long long)p), 0);
+	{
+		json_t *o = json_loads(out, 0, NULL), *jobs = json_object_get(o, "jobs");
+
+		assert_int_equal(json_array_size(jobs), 2);
+		assert_int_equal(json_integer_value(json_object_get(json_array_get(jobs, 1), "array_index")), 4);
+		json_decref(o);
+	}
+	assert_int_equal(jdt_tool(&t, "arrays", out, sizeof(out), "ls --no-headings -o id,result"), 0);
+	snprintf(want, sizeof(want), "%llu 2: 2 succeeded", (unsigned long long)p);
+	assert_non_null(strstr(out, want));
+	assert_int_equal(jdt_tool(&t, "arrays", out, sizeof(out), "submit --array 5-1 --fn noop 2>/dev/null"), 64);
+	assert_int_equal(jdt_tool(&t, "arrays", out, sizeof(out), "submit --array 1-3%%0 --fn noop 2>/dev/null"), 64);
+}
+
 /* test_restart_half_done: kill -9 with two elements done, two running and two not
  * started; after the restart the running two are failed (daemon_restart), the last two
  * run; a cancel of an array's not started elements survives a second kill -9. */
@@ -397,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_cancel_and_fail),
 		cmocka_unit_test(test_hold_release),
 		cmocka_unit_test(test_bad_indices),
+		cmocka_unit_test(test_tool),
 		cmocka_unit_test(test_restart_half_done),
 		cmocka_unit_test(test_snapshot),
 	};

@@ -112,27 +112,8 @@ static void test_protocol(void **state)
 	json_decref(r);
 }
 
-/* tool: run `jsched ARGS` against daemon d with stdout into out (at most len bytes);
- * returns its exit status. */
-static int tool(struct jdt *d, char *out, size_t len, const char *fmt, ...)
-{
-	char args[2048], cmd[4096];
-	va_list ap;
-	FILE *f;
-	size_t n;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "JSCHED_SOCKET='%s' '%s/bin/jsched' -C hooks %s </dev/null", d->sock,
-		 d->build, args);
-	assert_non_null(f = popen(cmd, "r"));
-	n = fread(out, 1, len - 1, f);
-	out[n] = 0;
-	st = pclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
+/* tool: jdt_tool as client "hooks". */
+#define tool(d, out, len, ...) jdt_tool((d), "hooks", (out), (len), __VA_ARGS__)
 
 static uint64_t job_of(const char *json_out)
 {
