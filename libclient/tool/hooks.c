@@ -183,10 +183,16 @@ static void run(char *const argv[], const struct jsched_result *r, int64_t timeo
 	setpgid(pid, pid); /* also here: no race with the kill below */
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	for (;;) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-		int64_t now = now_ms(), until;
+		siginfo_t si;
+		int64_t now, until;
+		int w;
 
-		if (w == pid)
+		/* Ended? (not reaped yet: while its zombie holds the pid, the group's id cannot
+		 * be anyone else's, so the kill after the loop is safe) */
+		si.si_pid = 0;
+		w = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT);
+		now = now_ms();
+		if (w == 0 && si.si_pid == pid)
 			break;
 		if (w < 0 && errno != EINTR) {
 			snprintf(out->why, sizeof(out->why), "lost the hook's process: %s", strerror(errno));
@@ -218,6 +224,8 @@ static void run(char *const argv[], const struct jsched_result *r, int64_t timeo
 	if (out->not_started)
 		return;
 	kill(-pid, SIGKILL); /* what it left in its group goes with it */
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
 	if (WIFEXITED(status))
 		out->exit_code = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))
