@@ -226,6 +226,13 @@ void jd__op_output(struct jd_conn *c, const struct jp_request *r)
 
 	if (!j)
 		return;
+	if (j->arr) {
+		jd__reply_error(c, r->id, JSCHED_ENOT_SUPPORTED, "job",
+				"job %llu is an array: each of its elements has its own output "
+				"(ids %llu to %llu)", (unsigned long long)j->id,
+				(unsigned long long)j->id + 1, (unsigned long long)(j->id + j->arr->n));
+		return;
+	}
 	if (j->exec) {
 		json_t *body = jd_exec_output(j, c->d->jobs->outfiles);
 

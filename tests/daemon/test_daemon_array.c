@@ -155,6 +155,12 @@ static void test_exec_index(void **state)
 		assert_string_equal(o->out, want);
 		jsched_output_free(o);
 	}
+	{
+		json_t *r = jdt_req(c, "{\"op\": \"output\", \"job\": %llu}", (unsigned long long)p);
+
+		assert_string_equal(jdt_err_code(r), "not_supported");
+		json_decref(r);
+	}
 }
 
 /* test_cancel_and_fail: cancelling the array cancels every element (not started ones at
