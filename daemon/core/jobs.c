@@ -91,6 +91,9 @@ size_t jd_job_mem_bytes(const struct jd_job *j)
 		n += jd_exec_job_mem_bytes(j->exec);
 	if (j->arr)
 		n += jd_array_mem_bytes(j->arr);
+	if (j->hook)
+		n += sizeof(*j->hook) + ALLOC_OVERHEAD + str_mem(j->hook->on_exit) +
+		     str_mem(j->hook->reason);
 	return n;
 }
 

@@ -326,7 +326,7 @@ void jd_jobs_set_retention(struct jd_jobs *t, const struct jd_config *cfg);
 
 /* jd_job_mem_bytes: the memory j holds: the job itself and every allocation it owns
  * (name, key, reason, result text, deps, the exec part with its argv, environment,
- * stdin and captured output, an array's slots; args are not counted: a retained job has
+ * stdin and captured output, an array's slots, its hooks; args are not counted: a retained job has
  * none), each allocation with malloc's 16 bytes of overhead. */
 size_t jd_job_mem_bytes(const struct jd_job *j);
 
