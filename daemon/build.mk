@@ -34,7 +34,7 @@ SLURM_CPPFLAGS := '-DJD_SLURM_WHY="libslurm-dev was not found at build time"'
 SLURM_LIBS :=
 endif
 
-JSCHEDD_CORE_SRCS := daemon/core/jobs.c daemon/core/array.c daemon/core/journal.c daemon/core/crc32c.c daemon/core/exec_job.c daemon/core/outlog.c daemon/core/outfile.c daemon/core/clients.c \
+JSCHEDD_CORE_SRCS := daemon/core/jobs.c daemon/core/array.c daemon/core/jobs_index.c daemon/core/journal.c daemon/core/crc32c.c daemon/core/exec_job.c daemon/core/outlog.c daemon/core/outfile.c daemon/core/clients.c \
 	daemon/core/config.c daemon/core/config_exec.c daemon/core/config_names.c \
 	daemon/core/config_backends.c daemon/core/config_resources.c \
 	daemon/core/security.c daemon/core/hist.c daemon/core/log.c daemon/core/clock.c \
@@ -87,7 +87,7 @@ $(JSCHEDD_MODULE) $(JSCHEDD_BADMODULE): $(B)/tests/daemon/%.so: $(B)/obj/tests/d
 JSCHEDD_UNIT := $(B)/tests/daemon/unit_config $(B)/tests/daemon/unit_hist \
 	$(B)/tests/daemon/unit_whist $(B)/tests/daemon/unit_prometheus $(B)/tests/daemon/unit_cgroup \
 	$(B)/tests/daemon/unit_log $(B)/tests/daemon/unit_timeheap \
-	$(B)/tests/daemon/unit_outlog
+	$(B)/tests/daemon/unit_outlog $(B)/tests/daemon/unit_index
 # The config reader is core/config*.c alone (plain data, jansson): the unit test links
 # only those.
 JSCHEDD_CONFIG_OBJS := $(patsubst %.c,$(B)/obj/%.o,daemon/core/config.c daemon/core/config_exec.c \
@@ -129,6 +129,11 @@ $(B)/tests/daemon/unit_timeheap: $(B)/obj/tests/daemon/unit_timeheap.o $(B)/obj/
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)
 # unit_outlog: a command's output in memory (daemon/core/outlog.c, libc only).
 $(B)/tests/daemon/unit_outlog: $(B)/obj/tests/daemon/unit_outlog.o $(B)/obj/daemon/core/outlog.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)
+# unit_index: the job table's id index (daemon/core/jobs_index.c) against a plain scan.
+$(B)/tests/daemon/unit_index: $(B)/obj/tests/daemon/unit_index.o $(B)/obj/daemon/core/jobs_index.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)

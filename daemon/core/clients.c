@@ -1,6 +1,7 @@
 /* daemon/core/clients.c: the client registry (see clients.h). */
 #include "daemon/core/clients.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,7 @@ struct jd_client *jd_client_get(struct jd_clients *cs, const char *name)
 	if (!c)
 		return NULL;
 	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->idx.pos_off = offsetof(struct jd_job, ipos_client);
 	c->conf = *jd_config_client(cs->cfg, name);
 	fair_conf(cs->fair, &c->conf, &fc);
 	if (jd_fair_client_add(cs->fair, c->name, &fc, c, &c->fc) < 0) {
@@ -108,6 +110,7 @@ void jd_clients_free(struct jd_clients *cs)
 		cs->head = c->next;
 		if (c->lat)
 			jd_latency_free(c->lat);
+		jd_idx_free(&c->idx);
 		free(c->lat);
 		free(c);
 	}

@@ -32,6 +32,7 @@ struct jd_client {
 	uint64_t n_retained, retained_bytes;	/* its final jobs kept, and their bytes */
 	struct jd_job *rhead, *rtail;		/* those jobs, oldest first (core/jobs.c) */
 	struct jd_client *hnext, *hprev;	/* on the table's holders list while it has any */
+	struct jd_idx idx;			/* its jobs in id order (core/jobs_index.h) */
 	uint64_t forgotten;			/* its jobs forgotten by retention */
 	struct jd_latency *lat;		/* allocated at its first finished job (23 KiB) */
 };

@@ -42,9 +42,97 @@ const char *jd_prio_name(unsigned prio)
 	return prio < JD_FAIR_NPRIO ? names[prio] : "?";
 }
 
+/* One uid's index (jd_jobs_walk), kept for the daemon's life once the uid has a job. */
+struct jd_uid_jobs {
+	uid_t uid;
+	struct jd_idx idx;
+	struct jd_uid_jobs *next;
+};
+
+#define UID_SLOTS (sizeof(((struct jd_jobs *)0)->uids) / sizeof(struct jd_uid_jobs *))
+
+static struct jd_uid_jobs *uid_jobs(const struct jd_jobs *t, uid_t uid)
+{
+	struct jd_uid_jobs *u = t->uids[uid % UID_SLOTS];
+
+	while (u && u->uid != uid)
+		u = u->next;
+	return u;
+}
+
+/* index_add: j into the indexes of every job, its uid's and its client's (an array's
+ * element into none). */
+static void index_add(struct jd_jobs *t, struct jd_job *j)
+{
+	struct jd_uid_jobs *u;
+
+	/* An array's elements are folded into its parent's record: listed through it. */
+	if (j->array_id)
+		return;
+	u = uid_jobs(t, j->uid);
+	if (!u && (u = calloc(1, sizeof(*u)))) {
+		u->uid = j->uid;
+		u->idx.pos_off = offsetof(struct jd_job, ipos_uid);
+		u->next = t->uids[j->uid % UID_SLOTS];
+		t->uids[j->uid % UID_SLOTS] = u;
+	}
+	/* Without memory a job is missing from a listing; it is still found by id. */
+	jd_idx_add(&t->all, j);
+	if (u)
+		jd_idx_add(&u->idx, j);
+	jd_idx_add(&j->client->idx, j);
+}
+
+static void index_remove(struct jd_jobs *t, struct jd_job *j)
+{
+	struct jd_uid_jobs *u = uid_jobs(t, j->uid);
+
+	jd_idx_remove(&t->all, j);
+	if (u)
+		jd_idx_remove(&u->idx, j);
+	jd_idx_remove(&j->client->idx, j);
+}
+
+struct walk_filter {
+	const struct jd_client *client;
+	bool any_uid;
+	uid_t uid;
+	bool (*keep)(struct jd_job *j, void *arg);
+	void *arg;
+};
+
+static bool walk_keep(struct jd_job *j, void *arg)
+{
+	const struct walk_filter *f = arg;
+
+	if ((f->client && j->client != f->client) || (!f->any_uid && j->uid != f->uid))
+		return true;
+	return f->keep(j, f->arg);
+}
+
+void jd_jobs_walk(struct jd_jobs *t, const struct jd_client *client, bool any_uid,
+		  uid_t uid, uint64_t after, unsigned states,
+		  bool (*keep)(struct jd_job *j, void *arg), void *arg)
+{
+	struct walk_filter f = {client, any_uid, uid, keep, arg};
+	const struct jd_uid_jobs *u;
+
+	/* The narrowest index: the uid's (its jobs under any client), else the client's,
+	 * else every job. */
+	if (!any_uid) {
+		if ((u = uid_jobs(t, uid)))
+			t->walked += jd_idx_walk(&u->idx, after, states, walk_keep, &f);
+	} else if (client) {
+		t->walked += jd_idx_walk(&client->idx, after, states, walk_keep, &f);
+	} else {
+		t->walked += jd_idx_walk(&t->all, after, states, keep, arg);
+	}
+}
+
 int jd_jobs_init(struct jd_jobs *t, uv_loop_t *loop, const struct jd_jobs_hooks *hooks)
 {
 	memset(t, 0, sizeof(*t));
+	t->all.pos_off = offsetof(struct jd_job, ipos_all);
 	t->n_buckets = 1024;
 	t->buckets = calloc(t->n_buckets, sizeof(*t->buckets));
 	t->next_id = 1;
@@ -159,6 +247,15 @@ void jd_jobs_free(struct jd_jobs *t)
 	t->n_arrays = t->cap_arrays = 0;
 	t->active = NULL;
 	jd_timeheap_free(&t->timers);
+	jd_idx_free(&t->all);
+	for (size_t i = 0; i < UID_SLOTS; i++)
+		while (t->uids[i]) {
+			struct jd_uid_jobs *u = t->uids[i];
+
+			t->uids[i] = u->next;
+			jd_idx_free(&u->idx);
+			free(u);
+		}
 }
 
 /* job_alloc: a job with id, waiting, not in the table. */
@@ -315,6 +412,7 @@ void jd_job_insert(struct jd_jobs *t, struct jd_job *j)
 		key_add(t, j);
 	if (j->arr)
 		jd_arrays_add(t, j); /* without memory its elements are not found by id */
+	index_add(t, j);
 	t->n_live++;
 	t->submitted++;
 	t->by_state[JD_WAITING]++;
@@ -345,6 +443,7 @@ void jd_job_restore(struct jd_jobs *t, struct jd_job *j)
 		if (j->id + j->arr->n >= t->next_id)
 			t->next_id = j->id + j->arr->n + 1;
 	}
+	index_add(t, j);
 	t->submitted++;
 	j->client->submitted++;
 	t->by_state[s]++;
@@ -384,6 +483,7 @@ static void table_remove(struct jd_jobs *t, struct jd_job *j)
 	t->count--;
 	if (j->key)
 		key_remove(t, j);
+	index_remove(t, j);
 }
 
 /* move_state: bookkeeping of a state change (global and per-client counts). */
@@ -397,6 +497,9 @@ static void move_state(struct jd_jobs *t, struct jd_job *j, enum jd_state to)
 	}
 	if (j->state <= JD_QUEUED && to > JD_QUEUED)
 		c->live--;
+	jd_idx_move(&j->ipos_all, j->state, to);
+	jd_idx_move(&j->ipos_uid, j->state, to);
+	jd_idx_move(&j->ipos_client, j->state, to);
 	t->by_state[to]++;
 	c->by_state[to]++;
 	if (j->elem_of) {

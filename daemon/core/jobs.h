@@ -33,6 +33,7 @@
 #include <jansson.h>
 
 #include "daemon/core/timeheap.h"
+#include "daemon/core/jobs_index.h"
 #include "daemon/fair/fair.h"
 #include "daemon/pool/pool.h"
 #include "proto/jproto.h"
@@ -116,6 +117,7 @@ struct jd_job {
 	char *name;			/* or NULL */
 	char *key;			/* idempotency key (malloc'd), or NULL */
 	struct jd_job *knext;		/* key index chain (jd_job_find_key) */
+	struct jd_idx_pos ipos_all, ipos_uid, ipos_client;	/* in the id indexes */
 	enum jd_kind kind;
 	enum jd_state state;
 	uint8_t prio;			/* enum jd_fair_prio */
@@ -252,6 +254,8 @@ struct jd_jobs {
 	size_t n_buckets, count;
 	struct jd_job **kbuckets;	/* jobs with a key, by (uid, key); NULL until the first */
 	size_t n_kbuckets, n_keyed;
+	struct jd_idx all;		/* every job in id order (jd_jobs_walk) */
+	struct jd_uid_jobs *uids[64];	/* each uid's jobs in id order, hashed by uid */
 	uint64_t next_id;
 	struct jd_job *retained_head, *retained_tail;	/* final jobs, oldest first */
 	size_t n_retained;
@@ -265,6 +269,7 @@ struct jd_jobs {
 	uint64_t by_state[JD_NSTATES];	/* jobs now in each non-final state; final states
 					 * count every job ever ended so */
 	uint64_t submitted, rejected, forgotten;
+	uint64_t walked;		/* index slots jd_jobs_walk looked at, ever */
 	uint64_t forgotten_by[JD_FORGET_NWHY];	/* forgotten, by the bound that did it */
 	uint64_t releases;		/* jobs forgotten or args dropped, ever (main.c gives the
 					 * freed heap back to the kernel when it moved) */
@@ -333,6 +338,16 @@ size_t jd_job_mem_bytes(const struct jd_job *j);
 /* jd_jobs_iter_init / jd_jobs_iter_next: walk the table; next returns NULL at the end. */
 void jd_jobs_iter_init(const struct jd_jobs *t, struct jd_jobs_iter *it);
 struct jd_job *jd_jobs_iter_next(const struct jd_jobs *t, struct jd_jobs_iter *it);
+
+/* jd_jobs_walk: call keep(j, arg) for the jobs with id > after whose state is in the bit
+ * mask `states`, in increasing id order, until keep returns false: only those charged to
+ * `client` (NULL: any), and only uid's unless any_uid.  Costs what it visits: through the
+ * index of the uid, the client or every job (jobs_index.h), chunks without a job in those
+ * states skipped (t->walked counts the slots looked at).  keep must not add or forget
+ * jobs. */
+void jd_jobs_walk(struct jd_jobs *t, const struct jd_client *client, bool any_uid,
+		  uid_t uid, uint64_t after, unsigned states,
+		  bool (*keep)(struct jd_job *j, void *arg), void *arg);
 
 /* jd_job_new: a job with the next id, in state WAITING, not yet in the table.  Returns
  * NULL on ENOMEM. */

@@ -284,6 +284,7 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 	json_object_set_new(jobs, "forgotten", json_integer((json_int_t)d->jobs->forgotten));
 	json_object_set_new(jobs, "retained", json_integer((json_int_t)d->jobs->n_retained));
 	json_object_set_new(jobs, "retained_bytes", json_integer((json_int_t)d->jobs->retained_bytes));
+	json_object_set_new(jobs, "walked", json_integer((json_int_t)d->jobs->walked));
 	json_object_set_new(jobs, "forgotten_by",
 			    json_pack("{s:I, s:I, s:I}", "age",
 				      (json_int_t)d->jobs->forgotten_by[JD_FORGET_AGE], "jobs",

@@ -2,6 +2,7 @@
  * list, output, drain.  Each finds the jobs it names through jd__find_owned (ops.h), so
  * ownership is checked in one place.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,57 +94,38 @@ void jd__op_cancel(struct jd_conn *c, const struct jp_request *r)
 	jd_reply_ok(c, r->id, json_pack("{s:o}", "jobs", arr));
 }
 
-static int cmp_job_id(const void *a, const void *b)
-{
-	uint64_t x = (*(struct jd_job *const *)a)->id, y = (*(struct jd_job *const *)b)->id;
-
-	return x < y ? -1 : x > y;
-}
-
-/* collect: every job in the table for which keep() says yes, sorted by id.  *out is
- * malloc'd.  O(table). */
-static size_t collect(struct jd_net *d, bool (*keep)(const struct jd_job *, const void *),
-		      const void *arg, struct jd_job ***out)
-{
-	struct jd_jobs *t = d->jobs;
-	struct jd_job **v = malloc((t->count ? t->count : 1) * sizeof(*v)), *j;
-	struct jd_jobs_iter it;
-	size_t n = 0;
-
-	*out = v;
-	if (!v)
-		return 0;
-	for (jd_jobs_iter_init(t, &it); (j = jd_jobs_iter_next(t, &it));)
-		if (keep(j, arg))
-			v[n++] = j;
-	qsort(v, n, sizeof(*v), cmp_job_id);
-	return n;
-}
-
-struct list_filter {
-	unsigned states;
-	const char *client;
-	bool all;
-	uid_t uid;
-	uint64_t after;
+/* The jobs a walk of the table's indexes found (jd_jobs_walk), in id order, at most max. */
+struct found {
+	struct jd_job **v;
+	size_t n, cap, max;
+	bool oom;
 };
 
-static bool list_keep(const struct jd_job *j, const void *arg)
+static bool found_keep(struct jd_job *j, void *arg)
 {
-	const struct list_filter *f = arg;
+	struct found *f = arg;
 
-	/* An array's elements are folded into its parent's record (list them with
-	 * "array"). */
-	return j->id > f->after && !j->array_id && (f->states & (1u << j->state)) &&
-	       (f->all || j->uid == f->uid) && (!f->client || strcmp(j->client->name, f->client) == 0);
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 64;
+		struct jd_job **v = realloc(f->v, cap * sizeof(*v));
+
+		if (!v) {
+			f->oom = true;
+			return false;
+		}
+		f->v = v;
+		f->cap = cap;
+	}
+	f->v[f->n++] = j;
+	return f->n < f->max;
 }
 
 /* list_elements: the elements of the array `array` names that pass the filter's states,
  * after after_job, at most limit + 1 (so that `more` is known), made into jobs where they
  * are not (views, core/array.h).  Returns their number, or (size_t)-1 after replying an
  * error. */
-static size_t list_elements(struct jd_conn *c, const struct jp_request *r,
-			    const struct list_filter *f, size_t limit, struct jd_job ***out)
+static size_t list_elements(struct jd_conn *c, const struct jp_request *r, uint64_t after,
+			    unsigned states, size_t limit, struct jd_job ***out)
 {
 	struct jd_job *p = jd__find_owned(c, r->id, jp_req_int(r, "array", 0), "array");
 	struct jd_job **v;
@@ -162,11 +144,11 @@ static size_t list_elements(struct jd_conn *c, const struct jp_request *r,
 		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		return (size_t)-1;
 	}
-	pos = f->after > p->id ? f->after - p->id : 0;
+	pos = after > p->id ? after - p->id : 0;
 	for (; pos < p->arr->n && n <= limit; pos++) {
 		struct jd_job *j;
 
-		if (!(f->states & (1u << jd_array_elem_state(c->d->jobs, p, pos))))
+		if (!(states & (1u << jd_array_elem_state(c->d->jobs, p, pos))))
 			continue;
 		if (!(j = jd_job_get(c->d->jobs, p->id + 1 + pos, NULL)))
 			break; /* out of memory: the page ends here */
@@ -178,34 +160,42 @@ static size_t list_elements(struct jd_conn *c, const struct jp_request *r,
 
 void jd__op_list(struct jd_conn *c, const struct jp_request *r)
 {
-	struct list_filter f = {
-		.states = jp_req_states(r),
-		.client = jp_req_str(r, "client", NULL),
-		.all = jp_req_bool(r, "all", false),
-		.uid = c->uid,
-		.after = (uint64_t)jp_req_int(r, "after_job", 0),
-	};
+	const char *client = jp_req_str(r, "client", NULL);
+	bool all = jp_req_bool(r, "all", false);
 	size_t limit = (size_t)jp_req_int(r, "limit", 1000);
-	struct jd_job **v;
+	uint64_t after = (uint64_t)jp_req_int(r, "after_job", 0);
+	unsigned states = jp_req_states(r);
+	/* One more than a page holds tells whether there is more. */
+	struct found f = {.max = limit + 1};
+	const struct jd_client *cl = NULL;
 	struct jd_records recs = {0};
 	struct jp_buf b;
 	size_t n, written = 0;
 
-	if (f.all && !jd_security_is_admin(c->d->sec, c->uid)) {
+	if (all && !jd_security_is_admin(c->d->sec, c->uid)) {
 		jd__reply_error(c, r->id, JSCHED_EPERMISSION_DENIED, "all",
 			        "listing every user's jobs needs an admin uid");
 		return;
 	}
-	/* The jp_state numbering is ours too (checked in daemon.c). */
+	/* Through the indexes: a page costs what it returns, not the table's size (an
+	 * array's elements are not in them: they are folded into its parent's record, and
+	 * listed with "array").  The jp_state numbering is ours too (checked in daemon.c). */
 	if (jp_req_int(r, "array", 0)) {
-		n = list_elements(c, r, &f, limit, &v);
+		n = list_elements(c, r, after, states, limit, &f.v);
 		if (n == (size_t)-1)
 			return;
 	} else {
-		n = collect(c->d, list_keep, &f, &v);
+		if (!client || (cl = jd_client_find(c->d->clients, client)))
+			jd_jobs_walk(c->d->jobs, cl, all, c->uid, after, states, found_keep, &f);
+		if (f.oom) {
+			free(f.v);
+			jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+			return;
+		}
+		n = f.n;
 	}
 	recs.n = n < limit ? n : limit;
-	recs.jobs = v;
+	recs.jobs = f.v;
 	jp_buf_init(&b);
 	/* A page ends at `limit` records or at the reply budget, whichever comes first;
 	 * `more` sends the client on from the last id (after_job). */
@@ -217,7 +207,7 @@ void jd__op_list(struct jd_conn *c, const struct jp_request *r)
 	} else {
 		jd_conn_send_frame(c, &b);
 	}
-	free(v);
+	free(f.v);
 }
 
 void jd__op_output(struct jd_conn *c, const struct jp_request *r)
@@ -247,51 +237,45 @@ void jd__op_output(struct jd_conn *c, const struct jp_request *r)
 		        (unsigned long long)j->id);
 }
 
-struct drain_filter {
-	const struct jd_client *client;
-	bool all_uids;
-	uid_t uid;
-	bool running;
-};
-
-static bool drain_keep(const struct jd_job *j, const void *arg)
-{
-	const struct drain_filter *f = arg;
-
-	return j->client == f->client && (f->all_uids || j->uid == f->uid) &&
-	       (j->state <= JD_QUEUED || (f->running && j->state == JD_RUNNING));
-}
-
 void jd__op_drain(struct jd_conn *c, const struct jp_request *r)
 {
 	const char *name = jp_req_str(r, "client", c->client->name);
-	struct drain_filter f = {.uid = c->uid, .running = jp_req_bool(r, "running", false)};
-	struct jd_job **v;
-	size_t n, cancelled = 0, cancelling = 0;
+	bool running = jp_req_bool(r, "running", false), all_uids;
+	const struct jd_client *cl = jd_client_find(c->d->clients, name);
+	struct found f = {.max = SIZE_MAX};
+	size_t cancelled = 0, cancelling = 0;
 
-	f.client = jd_client_find(c->d->clients, name);
-	if (!f.client) {
+	if (!cl) {
 		jd__reply_error(c, r->id, JSCHED_ENO_SUCH_CLIENT, "client", "no client '%s'", name);
 		return;
 	}
 	/* An admin drains everyone's jobs charged to the client; others only their own, and
 	 * only under a client name their uid may use (another user's client is refused,
 	 * rather than answered "0 cancelled"). */
-	f.all_uids = jd_security_is_admin(c->d->sec, c->uid);
-	if (!f.all_uids && !jd_security_name_usable(c->d->sec, c->uid, name)) {
+	all_uids = jd_security_is_admin(c->d->sec, c->uid);
+	if (!all_uids && !jd_security_name_usable(c->d->sec, c->uid, name)) {
 		jd__reply_error(c, r->id, JSCHED_EPERMISSION_DENIED, "client",
 			       "uid %u may not use the client name '%s': draining it needs an "
 			       "admin uid", (unsigned)c->uid, name);
 		return;
 	}
-	n = collect(c->d, drain_keep, &f, &v);
-	for (size_t i = 0; i < n; i++) {
-		if (jd_job_cancel(c->d->jobs, v[i], JP_CAUSE_CANCEL))
+	/* Collected first: cancelling changes states under the walk. */
+	jd_jobs_walk(c->d->jobs, cl, all_uids, c->uid, 0,
+		     (1u << JD_WAITING) | (1u << JD_SCHEDULED) | (1u << JD_QUEUED) |
+			     (running ? 1u << JD_RUNNING : 0),
+		     found_keep, &f);
+	if (f.oom) {
+		free(f.v);
+		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < f.n; i++) {
+		if (jd_job_cancel(c->d->jobs, f.v[i], JP_CAUSE_CANCEL))
 			cancelling++;
-		else if (v[i]->state == JD_CANCELLED)
+		else if (f.v[i]->state == JD_CANCELLED)
 			cancelled++;
 	}
-	free(v);
+	free(f.v);
 	jd_reply_ok(c, r->id, json_pack("{s:I, s:I}", "cancelled", (json_int_t)cancelled,
 					"cancelling", (json_int_t)cancelling));
 }
