@@ -216,6 +216,8 @@ static json_t *live_diff(const struct jd_config *a, const struct jd_config *b)
 	LIVE(a->idle_spin != b->idle_spin, "idle_policy");
 	LIVE(a->policy != b->policy, "fairness.policy");
 	LIVE(a->quantum != b->quantum, "fairness.quantum");
+	LIVE(a->fair_drf != b->fair_drf, "fairness.drf");
+	LIVE(a->backfill_max != b->backfill_max, "fairness.backfill_max");
 	LIVE(clients, "clients");
 	LIVE(a->n_admins != b->n_admins || memcmp(a->admins, b->admins, sizeof(a->admins)), "admins");
 	LIVE(a->frame_bytes != b->frame_bytes, "limits.frame_bytes");

@@ -47,6 +47,8 @@ void jd_config_defaults(struct jd_config *c)
 	c->policy = JD_POLICY_FAIR;
 	c->quantum = 0;
 	c->fair_window_ms = 10000;
+	c->fair_drf = true;
+	c->backfill_max = 16;
 	c->metrics_textfile_ms = 5000;
 	c->journal_sync = JD_JOURNAL_ALWAYS;
 	c->journal_batch_ms = 20;
@@ -343,7 +345,8 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 	static const char *const sync_names[] = {"always", "batch", "off"};
 	static const char *const metrics_keys[] = {"listen", "textfile", "textfile_interval_ms",
 						   NULL};
-	static const char *const fair_keys[] = {"policy", "quantum", "window_ms", NULL};
+	static const char *const fair_keys[] = {"policy", "quantum", "window_ms", "drf",
+						"backfill_max", NULL};
 	static const char *const limit_keys[] = {
 		"frame_bytes", "handshake_ms", "output_buffer_bytes", "connections",
 		"connections_per_uid", "queued_jobs", "batch_jobs", "waits_per_connection",
@@ -386,6 +389,12 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		c->policy = (enum jd_policy_conf)u;
 		GET_U32(r, v, "quantum", 0, 1000000000, c->quantum);
 		GET_U32(r, v, "window_ms", 100, 3600000, c->fair_window_ms);
+		GET_U32(r, v, "backfill_max", 0, 1000000, c->backfill_max);
+		if (json_object_get(v, "drf")) {
+			if (!json_is_boolean(json_object_get(v, "drf")))
+				return fail(r, "drf", "must be true or false");
+			c->fair_drf = json_is_true(json_object_get(v, "drf"));
+		}
 		r->prefix[0] = '\0';
 	}
 	if ((v = json_object_get(root, "clients")) && (rc = read_clients(r, v, c)))

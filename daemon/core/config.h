@@ -153,6 +153,10 @@ struct jd_config {
 	enum jd_policy_conf policy;
 	uint32_t quantum;	/* drr quantum, in cost units (0: the largest cost seen) */
 	uint32_t fair_window_ms;	/* the fairness figures' sliding window */
+	bool fair_drf;		/* "fairness.drf": dominant resource fairness (fair policy) */
+	uint32_t backfill_max;	/* "fairness.backfill_max": jobs that may pass a command
+				 * waiting for named resources before they are held for it;
+				 * 0: never held */
 	struct jd_client_conf default_client;
 	struct jd_client_conf *clients; /* named entries, malloc'd */
 	size_t n_clients;

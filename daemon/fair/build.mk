@@ -2,7 +2,7 @@
 # benchmark, bench/fair (`make bench-fair`), is built by bench/build.mk.
 #
 #   JD_FAIR_LIB        $(B)/lib/libjdfair.a: link the daemon with it (libc + pthread only)
-#   tests              $(B)/tests/fair/test_fair_{queue,policy,caps,stress,caps_stress,oom}
+#   tests              $(B)/tests/fair/test_fair_{queue,policy,caps,stress,caps_stress,oom,drf}
 
 JD_FAIR_LIB := $(B)/lib/libjdfair.a
 JD_FAIR_SRCS := daemon/fair/fair.c daemon/fair/queue.c daemon/fair/policy.c \
@@ -18,7 +18,8 @@ $(JD_FAIR_LIB): $(JD_FAIR_OBJS)
 
 JD_FAIR_TESTS := $(B)/tests/fair/test_fair_queue $(B)/tests/fair/test_fair_policy \
 	$(B)/tests/fair/test_fair_caps $(B)/tests/fair/test_fair_stress \
-	$(B)/tests/fair/test_fair_caps_stress $(B)/tests/fair/test_fair_oom
+	$(B)/tests/fair/test_fair_caps_stress $(B)/tests/fair/test_fair_oom \
+	$(B)/tests/fair/test_fair_drf
 TESTS += $(JD_FAIR_TESTS)
 
 # The out-of-memory test fails the library's allocations one by one through the shared

@@ -61,6 +61,8 @@ static void unlock(struct jd_fair *f)
 {
 	uint64_t ready = 0;
 
+	if (f->resv >= 0 && f->cls[f->resv].heap_n == 0 && f->cls[f->resv].ring_n == 0)
+		f->resv = -1;	/* nothing of its class may be served any longer */
 	if (!f->paused) {
 		if (f->nclasses == 1) {
 			ready = f->cls[0].queued_in;
@@ -314,6 +316,11 @@ int jd_fair_new(const struct jd_fair_config *cfg, struct jd_fair **out)
 	atomic_init(&f->inflight, 0);
 	atomic_init(&f->ready, 0);
 	f->nclasses = 1;	/* class 0: needs nothing */
+	for (unsigned k = 0; k < JD_FAIR_MAX_CLASSES; k++)
+		f->cls[k].factor = 1;
+	f->drf_base = cfg->drf_base > 0 && cfg->drf_base <= 1 ? cfg->drf_base : 0;
+	f->backfill_max = cfg->backfill_max != 0 ? cfg->backfill_max : JD_FAIR_BACKFILL_DEFAULT;
+	f->resv = -1;
 	*out = f;
 	return 0;
 }
@@ -434,12 +441,44 @@ int jd_fair_resource_set(struct jd_fair *f, int res, uint32_t capacity)
 	int rc = 0;
 
 	pthread_mutex_lock(&f->lock);
-	if (res < 0 || (uint32_t)res >= f->nres)
+	if (res < 0 || (uint32_t)res >= f->nres) {
 		rc = JSCHED_EINVAL;
-	else
+	} else {
 		f->res_cap[res] = capacity;
+		jd_fp_factors(f);
+	}
 	unlock(f);
 	return rc;
+}
+
+int jd_fair_resource_share(struct jd_fair *f, int res, bool counted)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (res < 0 || (uint32_t)res >= f->nres) {
+		rc = JSCHED_EINVAL;
+	} else {
+		f->drf_mask = counted ? f->drf_mask | (1u << res) : f->drf_mask & ~(1u << res);
+		jd_fp_factors(f);
+	}
+	unlock(f);
+	return rc;
+}
+
+void jd_fair_set_drf(struct jd_fair *f, double drf_base)
+{
+	pthread_mutex_lock(&f->lock);
+	f->drf_base = drf_base > 0 && drf_base <= 1 ? drf_base : 0;
+	jd_fp_factors(f);
+	unlock(f);
+}
+
+void jd_fair_set_backfill_max(struct jd_fair *f, uint32_t backfill_max)
+{
+	pthread_mutex_lock(&f->lock);
+	f->backfill_max = backfill_max != 0 ? backfill_max : JD_FAIR_BACKFILL_DEFAULT;
+	unlock(f);
 }
 
 int jd_fair_resource_take(struct jd_fair *f, int res, uint32_t n)
@@ -531,6 +570,8 @@ int jd_fair_class_add(struct jd_fair *f, const uint32_t need[JD_FAIR_MAX_RES])
 		f->cls_free &= ~(1u << rc);
 		memcpy(h->need, need, sizeof(h->need));
 		h->rmask = rmask;
+		h->passes = 0;
+		jd_fp_factors(f);
 		goto out;
 	}
 	if (f->nclasses == JD_FAIR_MAX_CLASSES) {
@@ -547,6 +588,7 @@ int jd_fair_class_add(struct jd_fair *f, const uint32_t need[JD_FAIR_MAX_RES])
 	memcpy(h->need, need, sizeof(h->need));
 	h->rmask = rmask;
 	rc = (int)f->nclasses++;
+	jd_fp_factors(f);
 out:
 	unlock(f);
 	return rc;
@@ -566,7 +608,10 @@ int jd_fair_class_remove(struct jd_fair *f, int cls)
 		/* Needs nothing from now on (so it "fits" and is empty: never picked). */
 		memset(f->cls[cls].need, 0, sizeof(f->cls[cls].need));
 		f->cls[cls].rmask = 0;
+		f->cls[cls].factor = 1;
 		f->cls_free |= 1u << cls;
+		if (f->resv == cls)
+			f->resv = -1;
 	}
 	unlock(f);
 	return rc;
@@ -847,6 +892,16 @@ static size_t take_locked(struct jd_fair *f, struct jd_fair_job **out, size_t ma
 			break;
 		struct jd_fair_job *job = jd_fp_head(f, c, fit);
 
+		/* Several classes: was a better flow of another class passed over (it does
+		 * not fit), and is it time to hold what it lacks for it? */
+		if (f->nclasses > 1 && f->resv < 0 &&
+		    fit != (((1u << f->nclasses) - 1) & ~f->cls_free)) {
+			jd_fp_passed(f, fit, c, job->cls);
+			if (f->resv >= 0) {
+				fit = jd_fp_fit(f);
+				continue;	/* choose again without the held resources */
+			}
+		}
 		/* The policy first (for `fair` it needs only the client and the heap), so
 		 * the job's cache miss overlaps the sift; then prefetch the next client. */
 		__builtin_prefetch(job, 1);
@@ -863,6 +918,9 @@ static size_t take_locked(struct jd_fair *f, struct jd_fair_job **out, size_t ma
 		struct jd_fair_cls *h = &f->cls[job->cls];
 		if (h->rmask != 0) {
 			f->cls[job->cls].running++;
+			f->cls[job->cls].passes = 0;
+			if (f->resv == (int)job->cls)
+				f->resv = -1;	/* it got what was held for it */
 			for (uint32_t m = h->rmask; m != 0; m &= m - 1) {
 				unsigned r = (unsigned)__builtin_ctz(m);
 				f->res_used[r] += h->need[r];
@@ -912,7 +970,7 @@ static bool complete_locked(struct jd_fair *f, struct jd_fair_job *const *jobs, 
 		c->ctr.service_ns += job->run_ns;
 		jd_fw_add(c, epoch, 1, jd_fair_job_cost(job), job->run_ns);
 		if (f->policy == JD_FAIR_POLICY_FAIR)
-			jd_fp_correct(f, c, run / (double)c->weight - job->charge);
+			jd_fp_correct(f, c, run * h->factor / (double)c->weight - job->charge);
 		job->charge = 0;
 		/* The estimate: a running mean over about the last 8 completions. */
 		if (c->est_known) {
@@ -1143,8 +1201,12 @@ void jd_fair_stats(struct jd_fair *f, enum jd_fair_metric metric, struct jd_fair
 	out->nres = f->nres;
 	memcpy(out->res_cap, f->res_cap, sizeof(out->res_cap));
 	memcpy(out->res_used, f->res_used, sizeof(out->res_used));
-	for (uint32_t k = 0; k < f->nclasses; k++)
+	for (uint32_t k = 0; k < f->nclasses; k++) {
 		out->cls_queued[k] = f->cls[k].queued;
+		out->cls_factor[k] = f->cls[k].factor;
+	}
+	out->reserved = f->resv;
+	out->reservations = f->reservations;
 	out->clients = (uint32_t)f->nclients;
 	out->total = f->removed;
 	for (size_t i = 0; i < f->nclients; i++) {

@@ -24,7 +24,10 @@
  *   whose needs fit and skips the others without their losing their place; completion
  *   gives the units back.  Per client: max_running (jobs in flight) and a per-resource
  *   maximum; pause / resume of a client or of the whole instance; hold / release of one
- *   queued job.
+ *   queued job;
+ * - dominant resource fairness (`fair` charges time x a class's dominant share over the
+ *   counted resources) and reservations (a class passed over backfill_max times gets
+ *   the units it lacks held for it: no job needing all of a resource starves).
  *
  * Jobs belong to the daemon.  It embeds a struct jd_fair_job in its own job record and
  * hands its address to jd_fair_admit; admission allocates nothing per job.  Each admitted
@@ -71,6 +74,7 @@ enum jd_fair_prio {
 #define JD_FAIR_MAX_RES 8	/* counted resources per instance */
 #define JD_FAIR_MAX_CLASSES 8	/* needs classes per instance, class 0 included */
 #define JD_FAIR_RES_NAME_MAX 31	/* bytes of a resource's name */
+#define JD_FAIR_BACKFILL_DEFAULT 16u /* jd_fair_config.backfill_max's default */
 
 /* The policy choosing which client's job goes next.  A zeroed config selects `fair`. */
 enum jd_fair_policy {
@@ -180,6 +184,21 @@ struct jd_fair_config {
 					 * 10 s (kept in JD_FAIR_WINDOW_SLICES slices, so it
 					 * slides by 1/8); a job's service counts when it
 					 * completes */
+	/* Dominant resource fairness (policy fair; Ghodsi et al., NSDI 2011): > 0 turns it
+	 * on.  A job is charged its measured time x its class's dominant share / weight,
+	 * the dominant share being the largest need[r] / capacity[r] over the resources
+	 * counted (jd_fair_resource_share), and at least drf_base: the share of a job that
+	 * needs none of them.  The charge is scaled by 1 / drf_base, so such a job (class 0
+	 * always) is charged its time as without DRF.  0: off, every job is charged its
+	 * time. */
+	double drf_base;
+	/* Reservation: how many jobs of classes that take a resource the best waiting flow
+	 * of another class needs may be dispatched past it (its client ahead of theirs in
+	 * the policy's order, its needs not fitting) before the resources it lacks are held
+	 * for it: no job of a class needing those is dispatched until one of its class
+	 * is.  0: JD_FAIR_BACKFILL_DEFAULT; UINT32_MAX: never (a job needing all of a
+	 * resource can then wait for ever behind a stream of small ones). */
+	uint32_t backfill_max;
 	bool scan_select;		/* choose the next client by a linear scan over all
 					 * clients (the seed's shape), O(clients): only for
 					 * the benchmark's baseline */
@@ -248,6 +267,9 @@ struct jd_fair_stats {
 	uint32_t nres;			/* resources registered: res_cap/res_used[0..nres) */
 	uint32_t res_cap[JD_FAIR_MAX_RES], res_used[JD_FAIR_MAX_RES];
 	uint64_t cls_queued[JD_FAIR_MAX_CLASSES]; /* queued jobs per needs class */
+	double cls_factor[JD_FAIR_MAX_CLASSES];	/* fair: the charge per ns of each class (DRF) */
+	int reserved;			/* the class holding a reservation, or -1 */
+	uint64_t reservations;		/* reservations made */
 	uint32_t clients;		/* registered clients */
 	uint32_t backlogged;		/* clients with queued jobs now */
 	uint32_t window_clients;	/* clients backlogged in at least one slice */
@@ -345,6 +367,15 @@ int jd_fair_resource_set(struct jd_fair *f, int res, uint32_t capacity);
  * give returns them.  Any thread. */
 int jd_fair_resource_take(struct jd_fair *f, int res, uint32_t n);
 void jd_fair_resource_give(struct jd_fair *f, int res, uint32_t n);
+
+/* jd_fair_resource_share: whether resource `res` counts in the dominant shares of dominant
+ * resource fairness (jd_fair_config.drf_base): the resources people share and care
+ * about (GPUs, licences), not internal limits.  Returns 0 or JSCHED_EINVAL.
+ * jd_fair_set_drf: drf_base at run time (0: off); the next charges use it.
+ * jd_fair_set_backfill_max: backfill_max at run time (0: the default).  Any thread. */
+int jd_fair_resource_share(struct jd_fair *f, int res, bool counted);
+void jd_fair_set_drf(struct jd_fair *f, double drf_base);
+void jd_fair_set_backfill_max(struct jd_fair *f, uint32_t backfill_max);
 
 /* jd_fair_class_add: the needs class of a job that holds need[r] units of each resource
  * r (indices from jd_fair_resource_add; the others 0) while it runs: an existing class

@@ -128,7 +128,10 @@ struct jd_fair_cls {
 	uint64_t queued_in;		/* jobs queued in the flows of the structure */
 	uint64_t queued;		/* jobs queued in all flows of the class */
 	uint64_t running;		/* dispatched, not completed (classes with needs) */
+	double factor;			/* fair: what a ns of its jobs is charged (DRF) */
 	uint32_t rmask;			/* bit r set: need[r] > 0 */
+	uint32_t passes;		/* jobs of classes sharing its resources dispatched
+					 * while its best flow, ahead of them, did not fit */
 	uint32_t need[JD_FAIR_MAX_RES];
 	struct jd_fair_hent *heap_mem;
 };
@@ -168,6 +171,15 @@ struct jd_fair {
 	/* Capacities. */
 	uint32_t nres, nclasses;
 	uint32_t cls_free;		/* bit k: class k was removed and may be reused */
+	/* Dominant resource fairness (policy fair): the resources counted in a class's
+	 * dominant share, and the share of a job that needs none of them. */
+	uint32_t drf_mask;
+	double drf_base;		/* 0: off (every factor 1) */
+	/* Reservation: the class whose best flow was passed over backfill_max times; the
+	 * classes that would take what it waits for are not dispatched until it is. */
+	int resv;			/* -1: none */
+	uint32_t backfill_max;		/* UINT32_MAX: never reserve */
+	uint64_t reservations;		/* made so far */
 	uint32_t res_cap[JD_FAIR_MAX_RES], res_used[JD_FAIR_MAX_RES];
 	char res_name[JD_FAIR_MAX_RES][JD_FAIR_RES_NAME_MAX + 1];
 	struct jd_fair_cls cls[JD_FAIR_MAX_CLASSES];
@@ -207,6 +219,8 @@ struct jd_fair_client *jd_fp_pick(struct jd_fair *f, unsigned fit);
 struct jd_fair_job *jd_fp_head(const struct jd_fair *f, const struct jd_fair_client *c,
 			       unsigned fit);
 double jd_fp_served(struct jd_fair *f, struct jd_fair_client *c, const struct jd_fair_job *job);
+void jd_fp_passed(struct jd_fair *f, unsigned fit, const struct jd_fair_client *c, unsigned k);
+void jd_fp_factors(struct jd_fair *f);
 void jd_fp_prefetch(const struct jd_fair *f);
 void jd_fp_correct(struct jd_fair *f, struct jd_fair_client *c, double delta);
 void jd_fp_rebuild(struct jd_fair *f);

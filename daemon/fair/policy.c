@@ -192,7 +192,82 @@ unsigned jd_fp_fit(const struct jd_fair *f)
 		if (ok)
 			fit |= 1u << k;
 	}
+	if (f->resv >= 0) {
+		/* A reservation: the classes that would take what the reserved class lacks
+		 * (or, once it fits, any of what it needs) are left out until it goes. */
+		const struct jd_fair_cls *r = &f->cls[f->resv];
+		uint32_t lack = 0, hold;
+
+		for (uint32_t m = r->rmask; m != 0; m &= m - 1) {
+			unsigned x = (unsigned)__builtin_ctz(m);
+			if (f->res_used[x] + (uint64_t)r->need[x] > f->res_cap[x])
+				lack |= 1u << x;
+		}
+		hold = lack != 0 ? lack : r->rmask;
+		for (unsigned m = fit & ~(1u << f->resv); m != 0; m &= m - 1) {
+			unsigned k = (unsigned)__builtin_ctz(m);
+			if (f->cls[k].rmask & hold)
+				fit &= ~(1u << k);
+		}
+	}
 	return fit;
+}
+
+/* jd_fp_factors: each class's charge per ns under dominant resource fairness: its
+ * dominant share over the counted resources (at least drf_base) / drf_base; 1 for every
+ * class when DRF is off.  O(classes x resources); at each change of a capacity, a class,
+ * the counted resources or drf_base. */
+void jd_fp_factors(struct jd_fair *f)
+{
+	for (uint32_t k = 0; k < f->nclasses; k++) {
+		struct jd_fair_cls *h = &f->cls[k];
+		double share = f->drf_base;
+
+		for (uint32_t m = h->rmask & f->drf_mask; m != 0 && f->drf_base > 0; m &= m - 1) {
+			unsigned r = (unsigned)__builtin_ctz(m);
+			/* A capacity of 0 cannot be held: count it as all of it. */
+			double s = f->res_cap[r] != 0 ? (double)h->need[r] / (double)f->res_cap[r] : 1;
+			if (s > share)
+				share = s;
+		}
+		h->factor = f->drf_base > 0 ? share / f->drf_base : 1;
+	}
+}
+
+/* jd_fp_passed: client c's job of class `k` is about to be dispatched while some classes do
+ * not fit (`fit`): each of those that needs a resource class k takes, and whose best flow
+ * is ahead of c in the policy's order (it would have gone first had it fitted), has been
+ * passed over once more; at backfill_max passes its class gets the reservation (fair.h).
+ * O(classes). */
+void jd_fp_passed(struct jd_fair *f, unsigned fit, const struct jd_fair_client *c, unsigned k)
+{
+	uint32_t takes = f->cls[k].rmask;
+	uint64_t key = vkey(c->vtime);
+	uint64_t ticket = jd_fair_cflow_of(c, k)->ticket;
+
+	if (takes == 0 || f->backfill_max == UINT32_MAX || f->scan_select)
+		return;
+	for (uint32_t j = 1; j < f->nclasses; j++) {
+		struct jd_fair_cls *h = &f->cls[j];
+		bool ahead, possible = true;
+
+		if ((fit >> j) & 1u || (f->cls_free >> j) & 1u || !(h->rmask & takes))
+			continue;
+		if (f->policy == JD_FAIR_POLICY_FAIR)
+			ahead = h->heap_n != 0 && h->heap[0].key < key;
+		else
+			ahead = h->cur != NULL && h->cur->ticket < ticket;
+		/* Needs more than there is at all: holding units would not help it. */
+		for (uint32_t m = h->rmask; m != 0 && possible; m &= m - 1) {
+			unsigned r = (unsigned)__builtin_ctz(m);
+			possible = h->need[r] <= f->res_cap[r];
+		}
+		if (ahead && possible && ++h->passes >= f->backfill_max) {
+			f->resv = (int)j;
+			f->reservations++;
+			return;
+		}
+	}
 }
 
 /* The vtime a client becoming active starts from at least: the least vtime in the
@@ -224,10 +299,10 @@ static void vtime_moved(struct jd_fair *f, struct jd_fair_client *c, bool up, un
 		heap_update(&f->cls[__builtin_ctz(m)], c, up);
 }
 
-static double charge(struct jd_fair *f, struct jd_fair_client *c)
+static double charge(struct jd_fair *f, struct jd_fair_client *c, double factor)
 {
 	double est = c->est_known ? c->est_ns : (double)f->fair_estimate_ns;
-	double charged = est / (double)c->weight;
+	double charged = est * factor / (double)c->weight;
 
 	if (c->vtime > f->vnow)
 		f->vnow = c->vtime;
@@ -570,11 +645,11 @@ struct jd_fair_client *jd_fp_pick(struct jd_fair *f, unsigned fit)
 double jd_fp_served(struct jd_fair *f, struct jd_fair_client *c, const struct jd_fair_job *job)
 {
 	if (f->policy == JD_FAIR_POLICY_FAIR) {
-		double charged = charge(f, c);
+		unsigned k = job->cls;
+		double charged = charge(f, c, f->cls[k].factor);
 		if (f->scan_select)
 			return charged;
 		/* A flow about to empty leaves its heap at the next jd_fp_sync: not sifted. */
-		unsigned k = job->cls;
 		unsigned skip = jd_fair_cflow_of(c, k)->queued == 1 ? 1u << k : 0;
 		vtime_moved(f, c, false, skip);
 		return charged;

@@ -318,6 +318,11 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 		/* The whole daemon paused (pause with all): no job starts. */
 		json_object_set_new(json_object_get(doc, "fairness"), "paused",
 				    json_boolean(st.paused));
+		/* Dominant resource fairness, and the reservations for waiting commands. */
+		json_object_set_new(json_object_get(doc, "fairness"), "drf",
+				    json_boolean(d->cfg->fair_drf));
+		json_object_set_new(json_object_get(doc, "fairness"), "reservations",
+				    json_integer((json_int_t)st.reservations));
 		json_object_set_new(doc, "exec", jd_exec_metrics(&d->runner->exec));
 		json_object_set_new(doc, "backends", jd_backends_metrics(d->runner));
 		json_object_set_new(doc, "resources", jd_resources_metrics(&d->runner->resources));

@@ -55,6 +55,7 @@ int jd_resources_start(struct jd_resources *rs, struct jd_fair *f, struct jd_job
 				 "named resources", c->name, jp_error_name(r->fair), JD_RESOURCES_MAX);
 			return r->fair;
 		}
+		jd_fair_resource_share(f, r->fair, true); /* in dominant shares (DRF) */
 		rs->n++;
 		jd_log(JD_LOG_INFO, "resource %s: %u%s%s", r->name, r->count, r->env[0] ? ", in " : "",
 		       r->env);

@@ -187,6 +187,9 @@ static int capacities(struct jd_runner *r)
 		return proc < 0 ? proc : fiber;
 	r->res_proc = proc;
 	r->res_fiber = fiber;
+	/* The process slots count in dominant shares (a command holds one of them); the
+	 * fibers do not (an internal limit). */
+	jd_fair_resource_share(r->fair, proc, true);
 	need[fiber] = 1;
 	if ((cls = jd_fair_class_add(r->fair, need)) < 0)
 		return cls;
@@ -313,6 +316,12 @@ static void fair_config(const struct jd_config *c, struct jd_fair_config *fc)
 	fc->policy = p;
 	fc->drr_quantum = c->quantum;
 	fc->window_ns = (uint64_t)c->fair_window_ms * 1000000ull;
+	/* Dominant resource fairness: the unit is one process slot's share, so a command
+	 * that needs no named resource (and every call) is charged its time as before; a
+	 * command holding 1 of 2 GPUs, half of them, is charged as max_processes / 2 such
+	 * commands. */
+	fc->drf_base = c->fair_drf && c->exec.max_processes ? 1.0 / c->exec.max_processes : 0;
+	fc->backfill_max = c->backfill_max ? c->backfill_max : UINT32_MAX;
 }
 
 static void deadline_cb(uv_timer_t *t)
@@ -450,6 +459,8 @@ void jd_runner_apply_config(struct jd_runner *r)
 
 	fair_config(r->env.cfg, &fc);
 	jd_fair_set_policy(r->fair, fc.policy);
+	jd_fair_set_drf(r->fair, fc.drf_base);
+	jd_fair_set_backfill_max(r->fair, fc.backfill_max);
 	jd_fair_resource_set(r->fair, r->res_proc, r->env.cfg->exec.max_processes);
 	jd_resources_apply(&r->resources, r->env.cfg);
 	jd_pool_set_idle(r->pool, r->env.cfg->idle_spin ? JD_IDLE_SPIN : JD_IDLE_SLEEP);

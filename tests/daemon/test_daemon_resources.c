@@ -322,6 +322,94 @@ static void test_restart(void **state)
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 }
 
+/* fairness.<key> of the metrics. */
+static json_int_t fair_metric(struct jsched_conn *c, const char *key)
+{
+	json_t *m = jdt_metrics(c);
+	json_int_t v = json_integer_value(json_object_get(json_object_get(m, "fairness"), key));
+
+	json_decref(m);
+	return v;
+}
+
+/* A command that needs both GPUs is not starved by two clients' stream of one-GPU
+ * commands: once one of theirs has gone past it (fairness.backfill_max 1), a freed GPU is
+ * held for it, and it starts when the other is free too. */
+static void test_big_job_reservation(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *a, *b, *cc;
+	uint64_t big, small[16];
+	int n = 0, first = 0;
+	bool held = false;
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 2, \"fairness\": {\"backfill_max\": 1}, "
+		      "\"resources\": {\"gpu\": {\"count\": 2}}");
+	a = jdt_connect(&t, "big");
+	b = jdt_connect(&t, "small-b");
+	cc = jdt_connect(&t, "small-c");
+	small[n] = hold(b, &t, n, "{\"gpu\": 1}");
+	n++;
+	small[n] = hold(cc, &t, n, "{\"gpu\": 1}");
+	n++;
+	started(b, small[0], "gpu");
+	started(cc, small[1], "gpu");
+	big = hold(a, &t, 100, "{\"gpu\": 2}");
+	/* The stream: two more queued for each small client at any time. */
+	for (int i = 0; i < 4; i++, n++)
+		small[n] = hold(i % 2 ? cc : b, &t, n, "{\"gpu\": 1}");
+	/* End the running small ones one at a time: each freed GPU goes to a small one or is
+	 * held for the big one; within a few, it is held, and the big one then starts. */
+	for (int round = 0; round < 8 && !held; round++) {
+		json_int_t resv = fair_metric(a, "reservations");
+
+		go(&t, first);
+		assert_string_equal(jdt_wait_final(a, small[first], NULL), "succeeded");
+		first++;
+		for (int i = 0; i < 3000; i++) {
+			if (fair_metric(a, "reservations") > resv) {
+				held = true;
+				break;
+			}
+			if (res_metric(a, "gpu", "used") == 2)
+				break;
+			jdt_sleep_ms(10);
+		}
+		if (!held) /* a small one took it: keep two of theirs queued */
+			small[n] = hold(n % 2 ? cc : b, &t, n, "{\"gpu\": 1}"), n++;
+		assert_true(n < 16);
+	}
+	assert_true(held);
+	/* Held: one GPU stays free while small ones are queued. */
+	assert_int_equal(res_metric(a, "gpu", "used"), 1);
+	assert_string_equal(jdt_state(a, big), "queued");
+	/* The last small one running ends: the big one gets both. */
+	for (int k = first; k < n; k++)
+		if (strcmp(jdt_state(a, small[k]), "running") == 0) {
+			go(&t, k);
+			assert_string_equal(jdt_wait_final(a, small[k], NULL), "succeeded");
+		}
+	started(a, big, "gpu");
+	{
+		json_t *r = jdt_ok(a, "{\"op\": \"status\", \"job\": %llu}", (unsigned long long)big);
+		json_t *g = json_object_get(json_object_get(json_object_get(r, "job"), "assigned"), "gpu");
+
+		assert_int_equal(json_array_size(g), 2);
+		json_decref(r);
+	}
+	go(&t, 100);
+	assert_string_equal(jdt_wait_final(a, big, NULL), "succeeded");
+	for (int k = 0; k < n; k++)
+		go(&t, k);
+	for (int k = 0; k < n; k++)
+		assert_string_equal(jdt_wait_final(a, small[k], NULL), "succeeded");
+	jsched_close(a);
+	jsched_close(b);
+	jsched_close(cc);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -329,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_bad_needs),
 		cmocka_unit_test(test_reload_counts),
 		cmocka_unit_test(test_restart),
+		cmocka_unit_test(test_big_job_reservation),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

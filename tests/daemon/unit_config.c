@@ -49,6 +49,8 @@ static void test_defaults(void **state)
 	assert_int_equal(c.default_client.weight, 1);
 	assert_int_equal(c.frame_bytes, 1u << 20);
 	assert_int_equal(c.policy, JD_POLICY_FAIR);
+	assert_true(c.fair_drf);
+	assert_int_equal(c.backfill_max, 16);
 	assert_int_equal(jd_config_client(&c, "anyone")->weight, 1);
 	jd_config_free(&c);
 	assert_int_equal(load(&c, "{}", err, sizeof(err)), 0);
@@ -95,6 +97,8 @@ static void test_bad_values_named(void **state)
 	refused("{\"resources\": {\"gpu\": {\"count\": 1, \"env\": \"JSCHED_X\"}}}", "resources.gpu.env");
 	refused("{\"resources\": {\"a\": {\"count\": 1}, \"b\": {\"count\": 1}, \"c\": {\"count\": 1}, "
 		"\"d\": {\"count\": 1}, \"e\": {\"count\": 1}, \"f\": {\"count\": 1}}}", "resources");
+	refused("{\"fairness\": {\"drf\": 1}}", "fairness.drf");
+	refused("{\"fairness\": {\"backfill_max\": -1}}", "fairness.backfill_max");
 	refused("{\"tuning\": 1}", "tuning");
 	refused("[1, 2]", "");
 }

@@ -1,8 +1,11 @@
 /* tests/fair/test_fair_caps_stress.c: threads, with capacities.  Three taker threads take
- * and complete batches of jobs of three classes (a command: a process slot and a fiber;
- * a suspending call: a fiber; a plain call: nothing) while the "loop" thread admits,
+ * and complete batches of jobs of five classes (a command: a process slot and a fiber;
+ * a suspending call: a fiber; a plain call: nothing; commands that also need one or both
+ * of two GPUs, under dominant resource fairness with reservations after 3 passes) while
+ * the "loop" thread admits,
  * cancels, drains, expires, pauses and resumes clients, holds and releases jobs, moves
- * the process capacity between 2 and 3 and switches policy.  The takers count what they
+ * the process capacity between 2 and 3, switches policy, turns DRF off and on, and
+ * removes and re-adds the two-GPU class when it is unused.  The takers count what they
  * hold: the units in their hands never exceed the largest capacity, a client with
  * max_running never has more jobs in their hands, and every job that entered ends in
  * exactly one final state.  Meant to run under TSan (make test SAN=thread) too.
@@ -18,16 +21,17 @@
 #define N_TAKERS 3
 #define PROC_MAX 3	/* the process capacity moves between 2 and this */
 #define FIBERS 5
+#define GPUS 2
 #define LIMITED 2	/* clients 0 .. LIMITED-1 have max_running = 2 */
 #define DEADLINE_S 30
 
 static struct tjob jobs[N_JOBS];
 static struct jd_fair *F;
 static struct jd_fair_client *C[N_CLIENTS];
-static uint8_t CLS_P, CLS_F;
+static uint8_t CLS_P, CLS_F, CLS_G1, CLS_G2;
 static _Atomic bool stop;
 static _Atomic uint64_t taken, bad;
-static _Atomic int in_proc, in_fiber, in_client[N_CLIENTS];
+static _Atomic int in_proc, in_fiber, in_gpu, in_client[N_CLIENTS];
 
 
 
@@ -36,9 +40,14 @@ static void hands(struct tjob *t, int d)
 {
 	uint8_t cls = t->fj.cls;
 
-	if (cls == CLS_P && atomic_fetch_add(&in_proc, d) + d > PROC_MAX)
+	bool cmd = cls == CLS_P || cls == CLS_G1 || cls == CLS_G2;
+	int g = cls == CLS_G1 ? 1 : cls == CLS_G2 ? 2 : 0;
+
+	if (cmd && atomic_fetch_add(&in_proc, d) + d > PROC_MAX)
 		atomic_fetch_add(&bad, 1);
-	if ((cls == CLS_P || cls == CLS_F) && atomic_fetch_add(&in_fiber, d) + d > FIBERS)
+	if ((cmd || cls == CLS_F) && atomic_fetch_add(&in_fiber, d) + d > FIBERS)
+		atomic_fetch_add(&bad, 1);
+	if (g && atomic_fetch_add(&in_gpu, d * g) + d * g > GPUS)
 		atomic_fetch_add(&bad, 1);
 	if (atomic_fetch_add(&in_client[t->client], d) + d > 2 && t->client < LIMITED)
 		atomic_fetch_add(&bad, 1);
@@ -92,13 +101,27 @@ static void test_caps_stress(void **state)
 	uint64_t entered = 0, holds = 0, releases = 0, pauses = 0;
 	bool paused[N_CLIENTS] = {false};
 
+	uint32_t need_g2[JD_FAIR_MAX_RES] = {0};
+	uint64_t removed = 0;
+
 	cfg.max_inflight = 12;
+	cfg.drf_base = 1.0 / PROC_MAX;
+	cfg.backfill_max = 3;
 	F = fair_new_or_die(&cfg);
 	int proc = jd_fair_resource_add(F, "process", PROC_MAX);
 	int fiber = jd_fair_resource_add(F, "fiber", FIBERS);
+	int gpu = jd_fair_resource_add(F, "gpu", GPUS);
+	assert_int_equal(jd_fair_resource_share(F, gpu, true), 0);
+	assert_int_equal(jd_fair_resource_share(F, proc, true), 0);
 	need[proc] = 1;
 	need[fiber] = 1;
 	CLS_P = (uint8_t)jd_fair_class_add(F, need);
+	need[gpu] = 1;
+	CLS_G1 = (uint8_t)jd_fair_class_add(F, need);
+	need[gpu] = 2;
+	memcpy(need_g2, need, sizeof(need));
+	CLS_G2 = (uint8_t)jd_fair_class_add(F, need);
+	need[gpu] = 0;
 	need[proc] = 0;
 	CLS_F = (uint8_t)jd_fair_class_add(F, need);
 	for (int i = 0; i < N_CLIENTS; i++) {
@@ -120,7 +143,9 @@ static void test_caps_stress(void **state)
 		vclock_advance(100);
 		uint64_t r = xorshift(&seed);
 		int ci = (int)(r % N_CLIENTS);
-		uint8_t cls = (uint8_t)((r >> 8) % 3 == 0 ? 0 : (r >> 8) % 3 == 1 ? CLS_P : CLS_F);
+		static const uint8_t *const pick[5] = {NULL, &CLS_P, &CLS_F, &CLS_G1, &CLS_G2};
+		unsigned pk = (unsigned)((r >> 8) % 5);
+		uint8_t cls = pk == 0 ? 0 : *pick[pk];
 		assert_int_equal(admit_in(F, C[ci], &jobs[next], ci, 0, cls, (int)((r >> 4) % 4),
 					  r % 5 == 0 ? vclock(NULL) + (r >> 12) % 100000 : 0, 0), 0);
 		entered++;
@@ -155,6 +180,14 @@ static void test_caps_stress(void **state)
 			jd_fair_set_policy(F, (enum jd_fair_policy)((r >> 44) % 3));
 		if (r % 5000 == 9)
 			jd_fair_pause(F, NULL, (r >> 48) % 2 == 0);
+		if (r % 3000 == 10)
+			jd_fair_set_drf(F, (r >> 50) % 2 == 0 ? 1.0 / PROC_MAX : 0);
+		if (r % 300 == 11 && jd_fair_class_remove(F, CLS_G2) == 0) {
+			/* Unused now: gone and back under the same number (only this thread
+			 * admits, so no job of the old number is in flight). */
+			removed++;
+			assert_int_equal(jd_fair_class_add(F, need_g2), CLS_G2);
+		}
 		if (entered - hooks_total() > 4000)	/* let the takers catch up */
 			sched_yield();
 	}
@@ -191,6 +224,10 @@ static void test_caps_stress(void **state)
 	assert_int_equal(st.total.dispatched + st.total.cancelled + st.total.expired, entered);
 	assert_true(holds > 0 && releases > 0 && pauses > 0);
 	assert_true(st.total.expired > 0 && st.total.cancelled > 0);
+	assert_int_equal(st.res_used[gpu], 0);
+	assert_true(st.reservations > 0);
+	print_message("reservations %llu, class removals %llu\n",
+		      (unsigned long long)st.reservations, (unsigned long long)removed);
 	print_message("dispatched %llu cancelled %llu expired %llu; holds %llu releases %llu "
 		      "pauses %llu\n", (unsigned long long)st.total.dispatched,
 		      (unsigned long long)st.total.cancelled, (unsigned long long)st.total.expired,

@@ -1,0 +1,275 @@
+/* tests/fair/test_fair_drf.c: dominant resource fairness and the reservation that keeps a
+ * big job from starving, on the virtual clock.
+ *
+ * - The example of Ghodsi et al. (NSDI 2011): a machine of <9 CPU, 18 GB>, user A's tasks
+ *   need <1 CPU, 4 GB>, B's <3 CPU, 1 GB>: DRF gives A 3 tasks and B 2 (both at a
+ *   dominant share of 2/3), and keeps that split round after round when every task runs
+ *   1 s.
+ * - Where DRF differs from charging time: one resource of 10 units, A's tasks take 1, B's 5,
+ *   both always backlogged: DRF gives A 5 tasks per B's 1 (equal shares of the resource),
+ *   time charging about as many of each (equal machine time): the test checks both.
+ * - The factors: a class's charge per ns is its dominant share / drf_base.
+ * - Reservation: a job that needs both GPUs, while two clients keep one-GPU jobs coming: with
+ *   backfill_max 4 it starts after at most a few of theirs, and plain calls are still
+ *   served while the GPUs drain for it; with reservations off it never starts in 200
+ *   completions (what the reservation is for).
+ */
+#include <stdio.h>
+
+#include "tests/fair/fair_test.h"
+
+#define SEC UINT64_C(1000000000)
+
+/* A pool of test jobs, used in order. */
+enum { POOL = 4096 };
+static struct tjob pool[POOL];
+static size_t pool_next;
+
+static struct tjob *fresh(void)
+{
+	assert_true(pool_next < POOL);
+	return &pool[pool_next++];
+}
+
+static void queue(struct jd_fair *f, struct jd_fair_client *c, int client, uint8_t cls, int n)
+{
+	for (int i = 0; i < n; i++)
+		assert_int_equal(admit_in(f, c, fresh(), client, i, cls, JD_FAIR_NORMAL, 0, 0), 0);
+}
+
+/* fill: take until nothing more fits; counts per client into got[], jobs into run[]. */
+static size_t fill(struct jd_fair *f, int got[], struct tjob **run, size_t nrun)
+{
+	struct jd_fair_job *out[8];
+	size_t n;
+
+	while ((n = jd_fair_take(f, out, 8)) > 0)
+		for (size_t i = 0; i < n; i++) {
+			got[TJOB(out[i])->client]++;
+			run[nrun++] = TJOB(out[i]);
+		}
+	return nrun;
+}
+
+static void complete_all(struct jd_fair *f, struct tjob **run, size_t n, uint64_t run_ns)
+{
+	for (size_t i = 0; i < n; i++)
+		complete1(f, run[i], run_ns);
+}
+
+static struct jd_fair *drf_new(double base, uint32_t backfill_max)
+{
+	struct jd_fair_config cfg = test_config(JD_FAIR_POLICY_FAIR);
+
+	cfg.drf_base = base;
+	cfg.backfill_max = backfill_max;
+	pool_next = 0;
+	return fair_new_or_die(&cfg);
+}
+
+static uint8_t class_of(struct jd_fair *f, int r0, uint32_t n0, int r1, uint32_t n1)
+{
+	uint32_t need[JD_FAIR_MAX_RES] = {0};
+	int k;
+
+	need[r0] = n0;
+	if (r1 >= 0)
+		need[r1] = n1;
+	k = jd_fair_class_add(f, need);
+	assert_true(k > 0);
+	return (uint8_t)k;
+}
+
+static void test_paper_example(void **state)
+{
+	(void)state;
+	struct jd_fair *f = drf_new(1.0 / 18, UINT32_MAX);
+	int cpu = jd_fair_resource_add(f, "cpu", 9), mem = jd_fair_resource_add(f, "mem", 18);
+	struct jd_fair_client *c[2] = {client_new(f, "A", 1, 0, JD_FAIR_REJECT),
+				       client_new(f, "B", 1, 0, JD_FAIR_REJECT)};
+	struct jd_fair_stats st;
+	struct tjob *run[64];
+	int total[2] = {0, 0};
+
+	assert_int_equal(jd_fair_resource_share(f, cpu, true), 0);
+	assert_int_equal(jd_fair_resource_share(f, mem, true), 0);
+	assert_int_equal(jd_fair_resource_share(f, 7, true), JSCHED_EINVAL);
+	uint8_t ka = class_of(f, cpu, 1, mem, 4), kb = class_of(f, cpu, 3, mem, 1);
+	/* Dominant shares 4/18 and 3/9, over the base 1/18. */
+	jd_fair_stats(f, JD_FAIR_METRIC_TIME, &st);
+	assert_true(st.cls_factor[ka] > 3.999 && st.cls_factor[ka] < 4.001);
+	assert_true(st.cls_factor[kb] > 5.999 && st.cls_factor[kb] < 6.001);
+	assert_true(st.cls_factor[0] == 1);
+	queue(f, c[0], 0, ka, 120);
+	queue(f, c[1], 1, kb, 120);
+	for (int round = 0; round < 30; round++) {
+		int got[2] = {0, 0};
+		size_t n = fill(f, got, run, 0);
+
+		/* The DRF allocation, every round: <3 CPU, 12 GB> and <6 CPU, 2 GB>. */
+		assert_int_equal(got[0], 3);
+		assert_int_equal(got[1], 2);
+		jd_fair_stats(f, JD_FAIR_METRIC_TIME, &st);
+		assert_int_equal(st.res_used[cpu], 9);
+		assert_int_equal(st.res_used[mem], 14);
+		total[0] += got[0];
+		total[1] += got[1];
+		vclock_advance(SEC);
+		complete_all(f, run, n, SEC);
+	}
+	assert_int_equal(total[0], 90);
+	assert_int_equal(total[1], 60);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(jd_fair_drain(f, c[i]), 120 - (size_t)total[i]);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(jd_fair_client_remove(f, c[i]), 0);
+	jd_fair_free(f);
+}
+
+/* One resource of 10; A's tasks take 1, B's 5; 20 rounds of 1 s.  Returns A's tasks / B's. */
+static double share_run(double base, int *ta, int *tb)
+{
+	struct jd_fair *f = drf_new(base, UINT32_MAX);
+	int slot = jd_fair_resource_add(f, "slot", 10);
+	struct jd_fair_client *c[2] = {client_new(f, "A", 1, 0, JD_FAIR_REJECT),
+				       client_new(f, "B", 1, 0, JD_FAIR_REJECT)};
+	struct tjob *run[64];
+	int total[2] = {0, 0};
+
+	assert_int_equal(jd_fair_resource_share(f, slot, true), 0);
+	uint8_t ka = class_of(f, slot, 1, -1, 0), kb = class_of(f, slot, 5, -1, 0);
+	queue(f, c[0], 0, ka, 400);
+	queue(f, c[1], 1, kb, 400);
+	for (int round = 0; round < 20; round++) {
+		int got[2] = {0, 0};
+		size_t n = fill(f, got, run, 0);
+
+		total[0] += got[0];
+		total[1] += got[1];
+		vclock_advance(SEC);
+		complete_all(f, run, n, SEC);
+	}
+	for (int i = 0; i < 2; i++) {
+		jd_fair_drain(f, c[i]);
+		assert_int_equal(jd_fair_client_remove(f, c[i]), 0);
+	}
+	jd_fair_free(f);
+	*ta = total[0];
+	*tb = total[1];
+	return (double)total[0] / total[1];
+}
+
+static void test_drf_against_time(void **state)
+{
+	int a, b;
+
+	(void)state;
+	/* DRF: 5 of A's per B's, every round (A holds 5 units, B 5). */
+	assert_true(share_run(1.0 / 10, &a, &b) == 5.0);
+	assert_int_equal(b, 20);
+	/* Time charging, same load: equal machine time, so about as many of each. */
+	double r = share_run(0, &a, &b);
+	if (!(r < 2.0))
+		fail_msg("time charging gave A %d tasks and B %d (ratio %.2f)", a, b, r);
+}
+
+/* The big job: A needs both GPUs; B and C keep one-GPU jobs queued and running.  Each step
+ * one running job ends (1 ms) and the free units are taken.  Returns the step at which
+ * A's job started (-1: not in `steps`), with B and C's dispatches after A's admission in
+ * *passed and D's plain calls taken while A held the reservation in *calls. */
+static int big_job(uint32_t backfill_max, int steps, int *passed, int *calls)
+{
+	struct jd_fair *f = drf_new(0, backfill_max);
+	int gpu = jd_fair_resource_add(f, "gpu", 2);
+	struct jd_fair_client *c[4] = {client_new(f, "A", 1, 0, JD_FAIR_REJECT),
+				       client_new(f, "B", 1, 0, JD_FAIR_REJECT),
+				       client_new(f, "C", 1, 0, JD_FAIR_REJECT),
+				       client_new(f, "D", 1, 0, JD_FAIR_REJECT)};
+	uint8_t g1 = class_of(f, gpu, 1, -1, 0), g2 = class_of(f, gpu, 2, -1, 0);
+	struct tjob *run[8], *big = NULL;
+	size_t nrun = 0;
+	int started = -1;
+	struct jd_fair_stats st;
+
+	*passed = *calls = 0;
+	queue(f, c[1], 1, g1, 2);
+	queue(f, c[2], 2, g1, 2);
+	{
+		int got[4] = {0};
+		nrun = fill(f, got, run, 0);
+		assert_int_equal(nrun, 2);
+	}
+	big = fresh();
+	assert_int_equal(admit_in(f, c[0], big, 0, 0, g2, JD_FAIR_NORMAL, 0, 0), 0);
+	for (int step = 0; step < steps && started < 0; step++) {
+		struct jd_fair_job *out[8];
+		size_t n;
+
+		queue(f, c[1], 1, g1, 1);
+		queue(f, c[2], 2, g1, 1);
+		queue(f, c[3], 3, 0, 1);
+		vclock_advance(1000000);
+		if (nrun > 0) {
+			complete1(f, run[0], 1000000);
+			memmove(run, run + 1, --nrun * sizeof(run[0]));
+		}
+		jd_fair_stats(f, JD_FAIR_METRIC_JOBS, &st);
+		bool reserved = st.reserved == g2;
+		while ((n = jd_fair_take(f, out, 8)) > 0) {
+			for (size_t i = 0; i < n; i++) {
+				struct tjob *t = TJOB(out[i]);
+
+				if (t->client == 3) {
+					*calls += reserved;
+					complete1(f, t, 1000);
+					continue;
+				}
+				if (t == big)
+					started = step;
+				else
+					(*passed)++;
+				assert_true(nrun < 8);
+				run[nrun++] = t;
+			}
+		}
+		/* Never more than the two GPUs out. */
+		jd_fair_stats(f, JD_FAIR_METRIC_JOBS, &st);
+		assert_true(st.res_used[gpu] <= 2);
+	}
+	complete_all(f, run, nrun, 1000);
+	for (int i = 0; i < 4; i++) {
+		jd_fair_drain(f, c[i]);
+		assert_int_equal(jd_fair_client_remove(f, c[i]), 0);
+	}
+	jd_fair_free(f);
+	return started;
+}
+
+static void test_big_job_not_starved(void **state)
+{
+	int passed, calls;
+
+	(void)state;
+	/* Reservations off: every freed GPU goes to a small job at once. */
+	assert_int_equal(big_job(UINT32_MAX, 200, &passed, &calls), -1);
+	assert_true(passed >= 200);
+	/* backfill_max 4: at most 4 passes counted (plus the one or two dispatched before A's
+	 * client was ahead of theirs), then the GPUs drain for it. */
+	int at = big_job(4, 200, &passed, &calls);
+	if (at < 0)
+		fail_msg("the big job never started (%d small jobs went past it)", passed);
+	assert_true(passed <= 4 + 2);
+	/* The GPUs drained for it while plain calls went on. */
+	assert_true(calls > 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_paper_example),
+		cmocka_unit_test(test_drf_against_time),
+		cmocka_unit_test(test_big_job_not_starved),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
