@@ -27,6 +27,7 @@ struct bench_report {
 	const char *json_path;	/* borrowed from argv; NULL without --json */
 	int runs;
 	bool quick;
+	const char *only;	/* --only TEXT: the rows whose name contains it; NULL: all */
 	bool header_printed;
 	double cpu_start_s, busy_start_s; /* all CPUs' time and busy time at the start */
 	double self_start_s;	/* this process's and its waited-for children's CPU time */
@@ -208,10 +209,12 @@ static double self_cpu_s(void)
 static void usage(FILE *out, const char *program)
 {
 	fprintf(out,
-		"usage: %s [--json FILE] [--runs N] [--quick] [--help]\n"
+		"usage: %s [--json FILE] [--runs N] [--quick] [--only TEXT] [--help]\n"
 		"  --json FILE  also write the rows as JSON to FILE (compare with bench/compare.py)\n"
 		"  --runs N     runs per row; each row reports the median (default 5)\n"
 		"  --quick      smaller sizes: a smoke test that the benchmark still runs\n"
+		"  --only TEXT  only the rows whose name contains TEXT (where the benchmark\n"
+		"               can skip the others: bench_wanted)\n"
 		"  --help       this text\n",
 		program);
 }
@@ -263,6 +266,8 @@ static void parse_args(struct bench_report *r, int argc, char **argv)
 			if (!*v)
 				usage_error(r->program, "%s: empty file name", "--json");
 			r->json_path = v;
+		} else if ((v = option_value(r->program, "--only", argc, argv, &i))) {
+			r->only = v;
 		} else if ((v = option_value(r->program, "--runs", argc, argv, &i))) {
 			char *end;
 			errno = 0;
@@ -327,6 +332,11 @@ int bench_runs(const struct bench_report *r)
 bool bench_quick(const struct bench_report *r)
 {
 	return r->quick;
+}
+
+bool bench_wanted(const struct bench_report *r, const char *name)
+{
+	return r->only == NULL || strstr(name, r->only) != NULL;
 }
 
 #define COLS "%-40s %-6s %12s %-8s %-16s %14s %8s\n"

@@ -55,6 +55,11 @@ int bench_runs(const struct bench_report *r);
  * test that only proves it still runs. */
 bool bench_quick(const struct bench_report *r);
 
+/* bench_wanted: whether the row named `name` is to be measured: every row, or with
+ * --only TEXT those whose name contains TEXT (a benchmark asks before measuring one, so a
+ * before / after comparison can repeat one row many times: bench/ab.py). */
+bool bench_wanted(const struct bench_report *r, const char *name);
+
 /* bench_row: print one row (name, policy, value and unit, baseline and its value, and
  * ratio = value / baseline_value) and record it for the JSON.  policy and baseline may
  * be NULL (no policy, no baseline); the ratio is omitted when there is no baseline or

@@ -60,10 +60,12 @@ static void test_json_report(void **state)
 	assert_true(fd >= 0);
 	close(fd);
 
-	char *argv[] = {"t", "--runs", "7", "--quick", "--json", path, NULL};
-	struct bench_report *r = bench_report_new("t", 6, argv);
+	char *argv[] = {"t", "--runs", "7", "--quick", "--json", path, "--only", "trip", NULL};
+	struct bench_report *r = bench_report_new("t", 8, argv);
 	assert_int_equal(bench_runs(r), 7);
 	assert_true(bench_quick(r));
+	assert_true(bench_wanted(r, "round trip"));
+	assert_false(bench_wanted(r, "no baseline"));
 	bench_row(r, "round trip", "us", "spin", 1.5, "oneTBB 2021.8", 3.0);
 	bench_row(r, "no baseline", "ms", NULL, 2.0, NULL, 0.0);
 	bench_row(r, "bad baseline", "ms", "sleep", 2.0, "x", 0.0);

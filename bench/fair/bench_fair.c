@@ -22,7 +22,7 @@
  * own benchmark workload (4 clients x 10,000 jobs of 1 us, admitted while 1 or 2 takers
  * run them), against the same spins with no scheduler.
  *
- *   bench_fair [--json FILE] [--runs N] [--quick]
+ *   bench_fair [--json FILE] [--runs N] [--quick] [--only TEXT]
  */
 #include <pthread.h>
 #include <sched.h>
@@ -338,18 +338,20 @@ static void row(struct bench_report *r, int mode, enum jd_fair_policy policy, si
 	uint64_t base_jobs = nclients >= 10000 ? jobs / 40 : jobs;
 	char name[96], base[64];
 
-	for (int k = 0; k < runs; k++) {
-		v[k] = mode == 0 ? run_single(policy, false, nclients, nbusy, jobs)
-				 : run_takers(policy, false, nclients, jobs);
-		b[k] = mode == 0 ? run_single(policy, true, nclients, nbusy, base_jobs)
-				 : run_takers(policy, true, nclients, base_jobs);
-	}
 	if (nbusy == nclients)
 		snprintf(name, sizeof(name), "cycle, %zu clients, %s", nclients,
 			 mode == 0 ? "1 thread" : "2 takers");
 	else
 		snprintf(name, sizeof(name), "cycle, %zu clients (%zu busy), %s", nclients, nbusy,
 			 mode == 0 ? "1 thread" : "2 takers");
+	if (!bench_wanted(r, name))
+		return;
+	for (int k = 0; k < runs; k++) {
+		v[k] = mode == 0 ? run_single(policy, false, nclients, nbusy, jobs)
+				 : run_takers(policy, false, nclients, jobs);
+		b[k] = mode == 0 ? run_single(policy, true, nclients, nbusy, base_jobs)
+				 : run_takers(policy, true, nclients, base_jobs);
+	}
 	snprintf(base, sizeof(base), "linear scan (%s)", jd_fair_policy_name(policy));
 	bench_row(r, name, "ns/job", jd_fair_policy_name(policy), bench_median(v, (size_t)runs),
 		  base, bench_median(b, (size_t)runs));
@@ -385,25 +387,29 @@ int main(int argc, char **argv)
 		}
 	}
 	/* The target row again, in the thread's CPU time. */
+	static const char cpu_row[] = "cycle, 10000 clients, 1 thread, CPU time";
 	use_cpu_clock = true;
-	for (int k = 0; k < bench_runs(r); k++) {
+	for (int k = 0; k < bench_runs(r) && bench_wanted(r, cpu_row); k++) {
 		v[k] = run_single(JD_FAIR_POLICY_FAIR, false, 10000, 10000, jobs);
 		b[k] = run_single(JD_FAIR_POLICY_FAIR, true, 10000, 10000, jobs / 40);
 	}
 	use_cpu_clock = false;
-	bench_row(r, "cycle, 10000 clients, 1 thread, CPU time", "ns/job", "fair",
-		  bench_median(v, (size_t)bench_runs(r)), "linear scan (fair)",
-		  bench_median(b, (size_t)bench_runs(r)));
+	if (bench_wanted(r, cpu_row))
+		bench_row(r, cpu_row, "ns/job", "fair",
+			  bench_median(v, (size_t)bench_runs(r)), "linear scan (fair)",
+			  bench_median(b, (size_t)bench_runs(r)));
 
 	/* The seed's workload, the seed's figure beside it in a note (other machine). */
 	for (int t = 1; t <= 2; t++) {
+		char name[96];
+		snprintf(name, sizeof(name), "4 clients x 10,000 1-us jobs, %d taker%s", t,
+			 t == 1 ? "" : "s");
+		if (!bench_wanted(r, name))
+			continue;
 		for (int k = 0; k < bench_runs(r); k++) {
 			v[k] = run_seed(JD_FAIR_POLICY_FAIR, false, t);
 			b[k] = run_spins(t);
 		}
-		char name[96];
-		snprintf(name, sizeof(name), "4 clients x 10,000 1-us jobs, %d taker%s", t,
-			 t == 1 ? "" : "s");
 		bench_row(r, name, "us/job", "fair", bench_median(v, (size_t)bench_runs(r)),
 			  "the spins alone, no scheduler", bench_median(b, (size_t)bench_runs(r)));
 	}

@@ -55,22 +55,28 @@ static inline void sub(_Atomic uint64_t *a, uint64_t d)
 			      memory_order_relaxed);
 }
 
-/* Release the lock, first publishing for jd_fair_ready how many jobs could be taken:
- * those queued in the structures of the classes that fit. */
-static void unlock(struct jd_fair *f)
+/* ready_of_classes: with several classes, the jobs queued in the structures of those
+ * that fit; a reservation whose class has nothing left to serve is dropped first (it
+ * holds nothing).  Out of line, so that the one-class unlock stays small. */
+static __attribute__((noinline)) uint64_t ready_of_classes(struct jd_fair *f)
 {
 	uint64_t ready = 0;
 
 	if (f->resv >= 0 && f->cls[f->resv].heap_n == 0 && f->cls[f->resv].ring_n == 0)
-		f->resv = -1;	/* nothing of its class may be served any longer */
-	if (!f->paused) {
-		if (f->nclasses == 1) {
-			ready = f->cls[0].queued_in;
-		} else {
-			for (unsigned m = jd_fp_fit(f); m != 0; m &= m - 1)
-				ready += f->cls[__builtin_ctz(m)].queued_in;
-		}
-	}
+		f->resv = -1;
+	for (unsigned m = jd_fp_fit(f); m != 0; m &= m - 1)
+		ready += f->cls[__builtin_ctz(m)].queued_in;
+	return ready;
+}
+
+/* Release the lock, first publishing for jd_fair_ready how many jobs could be taken:
+ * those queued in the structures of the classes that fit. */
+static inline void unlock(struct jd_fair *f)
+{
+	uint64_t ready = 0;
+
+	if (!f->paused)
+		ready = f->nclasses == 1 ? f->cls[0].queued_in : ready_of_classes(f);
 	atomic_store_explicit(&f->ready, ready, memory_order_relaxed);
 	pthread_mutex_unlock(&f->lock);
 }
@@ -886,6 +892,8 @@ static size_t take_locked(struct jd_fair *f, struct jd_fair_job **out, size_t ma
 			room = (size_t)free_room;
 	}
 	unsigned fit = f->nclasses == 1 ? 1u : jd_fp_fit(f);
+	/* Every class (fit == all: nothing waits for capacity, no pass to count). */
+	unsigned all = f->nclasses == 1 ? 1u : ((1u << f->nclasses) - 1) & ~f->cls_free;
 	while (n < room && rd(&f->queued) > 0) {
 		struct jd_fair_client *c = jd_fp_pick(f, fit);
 		if (c == NULL)
@@ -894,8 +902,7 @@ static size_t take_locked(struct jd_fair *f, struct jd_fair_job **out, size_t ma
 
 		/* Several classes: was a better flow of another class passed over (it does
 		 * not fit), and is it time to hold what it lacks for it? */
-		if (f->nclasses > 1 && f->resv < 0 &&
-		    fit != (((1u << f->nclasses) - 1) & ~f->cls_free)) {
+		if (fit != all && f->resv < 0) {
 			jd_fp_passed(f, fit, c, job->cls);
 			if (f->resv >= 0) {
 				fit = jd_fp_fit(f);
@@ -959,8 +966,6 @@ static bool complete_locked(struct jd_fair *f, struct jd_fair_job *const *jobs, 
 		double run = (double)job->run_ns;
 
 		c->inflight--;
-		if (h->rmask != 0)
-			h->running--;
 		for (uint32_t m = h->rmask; m != 0; m &= m - 1) {
 			unsigned r = (unsigned)__builtin_ctz(m);
 			f->res_used[r] -= h->need[r];
@@ -982,6 +987,8 @@ static bool complete_locked(struct jd_fair *f, struct jd_fair_job *const *jobs, 
 		/* Back under a limit: its flows may be served again. */
 		if (c->max_running != 0 || h->rmask != 0) {
 			room = true;
+			if (h->rmask != 0)
+				h->running--;
 			if (c->fmask != 0 && (c->max_running != 0 || c->res_limits))
 				jd_fp_sync(f, c);
 		}

@@ -134,7 +134,11 @@ struct jd_fair_cls {
 					 * while its best flow, ahead of them, did not fit */
 	uint32_t need[JD_FAIR_MAX_RES];
 	struct jd_fair_hent *heap_mem;
+	/* To 128 bytes: f->cls[k] is then one shift from k (each enqueue, unqueue, take and
+	 * completion indexes it; measured: 1 instruction less at each than at 104 bytes). */
+	char pad[8];
 };
+_Static_assert(sizeof(struct jd_fair_cls) == 128, "struct jd_fair_cls is 128 bytes");
 
 struct jd_fair {
 	pthread_mutex_t lock;

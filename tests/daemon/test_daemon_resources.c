@@ -78,15 +78,21 @@ static int started(struct jsched_conn *c, uint64_t id, const char *name)
 	return v;
 }
 
-/* used: metrics.resources.<name>.<key>. */
-static json_int_t res_metric(struct jsched_conn *c, const char *name, const char *key)
+/* metric: the metrics' k1.k2 (k3 NULL) or k1.k2.k3, an integer (0 if absent). */
+static json_int_t metric(struct jsched_conn *c, const char *k1, const char *k2, const char *k3)
 {
 	json_t *m = jdt_metrics(c);
-	json_int_t v = json_integer_value(
-		json_object_get(json_object_get(json_object_get(m, "resources"), name), key));
+	json_t *v = json_object_get(json_object_get(m, k1), k2);
+	json_int_t n = json_integer_value(k3 ? json_object_get(v, k3) : v);
 
 	json_decref(m);
-	return v;
+	return n;
+}
+
+/* res_metric: metrics.resources.<name>.<key>. */
+static json_int_t res_metric(struct jsched_conn *c, const char *name, const char *key)
+{
+	return metric(c, "resources", name, key);
 }
 
 /* out: the job's stdout, first line (static). */
@@ -322,16 +328,6 @@ static void test_restart(void **state)
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 }
 
-/* fairness.<key> of the metrics. */
-static json_int_t fair_metric(struct jsched_conn *c, const char *key)
-{
-	json_t *m = jdt_metrics(c);
-	json_int_t v = json_integer_value(json_object_get(json_object_get(m, "fairness"), key));
-
-	json_decref(m);
-	return v;
-}
-
 /* A command that needs both GPUs is not starved by two clients' stream of one-GPU
  * commands: once one of theirs has gone past it (fairness.backfill_max 1), a freed GPU is
  * held for it, and it starts when the other is free too. */
@@ -362,13 +358,13 @@ static void test_big_job_reservation(void **state)
 	/* End the running small ones one at a time: each freed GPU goes to a small one or is
 	 * held for the big one; within a few, it is held, and the big one then starts. */
 	for (int round = 0; round < 8 && !held; round++) {
-		json_int_t resv = fair_metric(a, "reservations");
+		json_int_t resv = metric(a, "fairness", "reservations", NULL);
 
 		go(&t, first);
 		assert_string_equal(jdt_wait_final(a, small[first], NULL), "succeeded");
 		first++;
 		for (int i = 0; i < 3000; i++) {
-			if (fair_metric(a, "reservations") > resv) {
+			if (metric(a, "fairness", "reservations", NULL) > resv) {
 				held = true;
 				break;
 			}
