@@ -21,9 +21,9 @@
  *      1 ms), batches of 1,000 with 4 in flight, waited for, with the CPUs' worker
  *      count; jobs/s beside the ideal, workers / job length.
  *   5. resident memory after 1,000,000 queued noop jobs drained (100,000 with --quick):
- *      every worker is held by a long spin job while they are submitted, so that all
- *      are queued at once, then the spin jobs are cancelled and the queue drains (seen
- *      in the metrics' succeeded counter); VmRSS then, beside VmRSS after 20,000 noops
+ *      the client pauses itself while they are submitted, so that all are queued at
+ *      once, then resumes, and the queue drains (seen in the metrics' succeeded
+ *      counter); VmRSS then, beside VmRSS after 20,000 noops
  *      drained on the same daemon before (idle plus what retention keeps: the default
  *      10,000 jobs and events).
  * The exec part (exec.c) has this table's command rows: /bin/true at the same
@@ -339,11 +339,11 @@ static void noops_until_done(struct jsched_conn *c, const struct jsched_spec *sp
 static void memory_rows(struct e2e *e)
 {
 	size_t n = e->quick ? 100000 : 1000000, warm = 20000;
-	struct jsched_spec *noop, *spin;
+	struct jsched_spec *noop;
 	struct e2e_daemon d;
-	uint64_t block[64];
+	int r;
 
-	if (jsched_spec_call("noop", NULL, &noop) < 0 || jsched_spec_call("spin", "{\"us\": 60000000}", &spin) < 0)
+	if (jsched_spec_call("noop", NULL, &noop) < 0)
 		e2e_die("out of memory");
 	start(e, &d, false, NULL);
 	struct jsched_conn *c = e2e_connect(&d, "mem");
@@ -352,27 +352,22 @@ static void memory_rows(struct e2e *e)
 	noops_until_done(c, noop, warm, done + (double)warm);
 	done += (double)warm;
 	long base = e2e_rss_kib(d.pid);
-	unsigned nb = e->cpus < 64 ? e->cpus : 64;
-	for (unsigned w = 0; w < nb; w++)
-		if (jsched_submit(c, spin, &block[w]) < 0)
-			e2e_die("submit spin: %s", jsched_error_message(c));
-	for (int i = 0; i < 5000 && e2e_metrics_number(c, "jobs/running") < nb; i++)
-		e2e_sleep_ms(2);
+	if ((r = jsched_pause(c, NULL, false)) < 0) /* every job queued until the resume */
+		e2e_die("pause: %s", jsched_strerror(r));
 	noops_until_done(c, noop, n, 0);
 	double queued = e2e_metrics_number(c, "jobs/queued");
 	long peak = e2e_rss_kib(d.pid);
-	for (unsigned w = 0; w < nb; w++)
-		jsched_cancel(c, block[w]);
+	if ((r = jsched_resume(c, NULL, false)) < 0)
+		e2e_die("resume: %s", jsched_strerror(r));
 	noops_until_done(c, noop, 0, done + (double)n);
 	long after = e2e_rss_kib(d.pid);
 	jsched_close(c);
 	e2e_daemon_stop(&d);
 	jsched_spec_free(noop);
-	jsched_spec_free(spin);
 	char name[96];
 	snprintf(name, sizeof(name), "hot: resident memory after %zu queued noops drained", n);
-	bench_row(e->rep, name, "KiB", "sleep, journal off", (double)after, "after 20,000 noops drained (idle + retention)",
-		  (double)base);
+	bench_row(e->rep, name, "KiB", "sleep, journal off", (double)after,
+		  "after 20,000 noops drained (idle + retention)", (double)base);
 	bench_row(e->rep, "hot: resident memory per queued job (while queued)", "bytes", "sleep, journal off",
 		  queued > 0 ? (double)(peak - base) * 1024.0 / queued : NAN, NULL, 0);
 	bench_note(e->rep, "hot: memory: VmRSS idle %ld KiB, after 20,000 noops %ld KiB, with %.0f queued %ld KiB, "

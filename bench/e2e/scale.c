@@ -3,7 +3,9 @@
  * The daemon's limits are raised in its config (connections, queued jobs per client and in
  * all).  To keep 100,000 jobs *queued* (not run as fast as they come), the workers are first
  * occupied: one spin job per worker, long enough to cover the filling and the measuring
- * (6 s; 3 s with --quick), confirmed running from the metrics.  Then:
+ * (6 s; 3 s with --quick), confirmed running from the metrics; and every client is paused
+ * (the loop thread runs noops itself, so busy workers alone no longer keep them queued),
+ * until the drain.  Then:
  *
  *   1. resident memory: VmRSS of the daemon (/proc/PID/status) after the 1,000 hellos and
  *      after every client has submitted one batch of 100 noop jobs; the difference over
@@ -14,7 +16,8 @@
  *      each) from one of the clients, p50 / p99, beside the same measured before the
  *      100,000 were queued (same spinning workers, empty queue, after 200 unmeasured
  *      submits), so that the ratio is the cost of depth alone.
- *   3. time to drain: from the moment the spin jobs end (a wait on them returns) until a
+ *   3. time to drain: from the moment the spin jobs end (a wait on them returns; then the
+ *      clients are resumed) until a
  *      client has learned that every queued job ended (wait requests of 1,000 ids); in
  *      jobs/s beside part 2's batch throughput of the same run when part 2 ran, else alone.
  * One run per --runs (at most 3): each takes about 10 s.
@@ -88,6 +91,10 @@ static void scale_once(struct e2e *e, struct scale_run *out)
 			e2e_die("submit spin: %s", jsched_error_message(ctl));
 	for (int i = 0; i < 1000 && e2e_metrics_number(ctl, "jobs/running") < e->cpus; i++)
 		e2e_sleep_ms(2);
+	/* And pause every client: the loop thread runs noops itself (inline handlers),
+	 * busy workers or not, so only a pause keeps them queued. */
+	if (jsched_pause(ctl, NULL, true) < 0)
+		e2e_die("pause all: %s", jsched_error_message(ctl));
 
 	/* A first round unmeasured: the first submits after the spin jobs started met the
 	 * workers' start-up and gave a p99 of a millisecond in a trial run. */
@@ -119,6 +126,8 @@ static void scale_once(struct e2e *e, struct scale_run *out)
 		e2e_die("wait for the spin jobs: %s", jsched_strerror(r));
 	jsched_results_free(res);
 	uint64_t t0 = bench_now_ns();
+	if (jsched_resume(ctl, NULL, true) < 0)
+		e2e_die("resume all: %s", jsched_error_message(ctl));
 	e2e_wait_ids(ctl, ids, at);
 	out->drain_s = (double)(bench_now_ns() - t0) / 1e9;
 	out->drain_rate = (double)at / out->drain_s;

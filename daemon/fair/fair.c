@@ -546,7 +546,8 @@ static int grow_class(struct jd_fair_cls *h, size_t cap, size_t n)
 	return 0;
 }
 
-int jd_fair_class_add(struct jd_fair *f, const uint32_t need[JD_FAIR_MAX_RES])
+/* class_add: jd_fair_class_add; `own`: a new class even if one with these needs exists. */
+static int class_add(struct jd_fair *f, const uint32_t need[JD_FAIR_MAX_RES], bool own)
 {
 	struct jd_fair_cls *h;
 	uint32_t rmask = 0;
@@ -562,7 +563,7 @@ int jd_fair_class_add(struct jd_fair *f, const uint32_t need[JD_FAIR_MAX_RES])
 		}
 		rmask |= 1u << r;
 	}
-	for (uint32_t k = 0; k < f->nclasses; k++) {
+	for (uint32_t k = 0; k < f->nclasses && !own; k++) {
 		h = &f->cls[k];
 		if (!(f->cls_free & (1u << k)) && h->rmask == rmask &&
 		    memcmp(h->need, need, sizeof(h->need)) == 0) {
@@ -621,6 +622,18 @@ int jd_fair_class_remove(struct jd_fair *f, int cls)
 	}
 	unlock(f);
 	return rc;
+}
+
+int jd_fair_class_add(struct jd_fair *f, const uint32_t need[JD_FAIR_MAX_RES])
+{
+	return class_add(f, need, false);
+}
+
+int jd_fair_class_add_own(struct jd_fair *f, const uint32_t need[JD_FAIR_MAX_RES])
+{
+	if (f->scan_select)
+		return JSCHED_EINVAL;
+	return class_add(f, need, true);
 }
 
 /* ---- clients ----------------------------------------------------------------------- */
@@ -876,7 +889,7 @@ out_unlock:
 
 /* Dispatch up to max jobs into out[] (the lock is held); returns how many. */
 static size_t take_locked(struct jd_fair *f, struct jd_fair_job **out, size_t max, uint64_t now,
-			  struct jd_fair_done *d)
+			  unsigned classes, struct jd_fair_done *d)
 {
 	size_t n = 0, room = max;
 
@@ -891,10 +904,12 @@ static size_t take_locked(struct jd_fair *f, struct jd_fair_job **out, size_t ma
 		if (free_room < room)
 			room = (size_t)free_room;
 	}
-	unsigned fit = f->nclasses == 1 ? 1u : jd_fp_fit(f);
-	/* Every class (fit == all: nothing waits for capacity, no pass to count). */
+	unsigned fit = (f->nclasses == 1 ? 1u : jd_fp_fit(f)) & classes;
+	/* Every class (fit == all: nothing waits for capacity, no pass to count).  A take
+	 * restricted to some classes passes over no one: it counts no passes. */
 	unsigned all = f->nclasses == 1 ? 1u : ((1u << f->nclasses) - 1) & ~f->cls_free;
-	while (n < room && rd(&f->queued) > 0) {
+	bool count_passes = classes == ~0u;
+	while (n < room && fit != 0 && rd(&f->queued) > 0) {
 		struct jd_fair_client *c = jd_fp_pick(f, fit);
 		if (c == NULL)
 			break;
@@ -902,7 +917,7 @@ static size_t take_locked(struct jd_fair *f, struct jd_fair_job **out, size_t ma
 
 		/* Several classes: was a better flow of another class passed over (it does
 		 * not fit), and is it time to hold what it lacks for it? */
-		if (fit != all && f->resv < 0) {
+		if (count_passes && fit != all && f->resv < 0) {
 			jd_fp_passed(f, fit, c, job->cls);
 			if (f->resv >= 0) {
 				fit = jd_fp_fit(f);
@@ -933,7 +948,7 @@ static size_t take_locked(struct jd_fair *f, struct jd_fair_job **out, size_t ma
 				f->res_used[r] += h->need[r];
 				c->res_held[r] += h->need[r];
 			}
-			fit = jd_fp_fit(f);
+			fit = jd_fp_fit(f) & classes;
 		}
 		/* Its flows' membership changes only if the job's flow emptied or a limit
 		 * may have been reached. */
@@ -1013,7 +1028,18 @@ size_t jd_fair_take(struct jd_fair *f, struct jd_fair_job **out, size_t max)
 	struct jd_fair_done d = {0};
 
 	pthread_mutex_lock(&f->lock);
-	size_t n = take_locked(f, out, max, now_ns(f), &d);
+	size_t n = take_locked(f, out, max, now_ns(f), ~0u, &d);
+	unlock(f);
+	report_take(f, &d, out, n);
+	return n;
+}
+
+size_t jd_fair_take_classes(struct jd_fair *f, struct jd_fair_job **out, size_t max, unsigned classes)
+{
+	struct jd_fair_done d = {0};
+
+	pthread_mutex_lock(&f->lock);
+	size_t n = take_locked(f, out, max, now_ns(f), classes, &d);
 	unlock(f);
 	report_take(f, &d, out, n);
 	return n;
@@ -1037,7 +1063,7 @@ size_t jd_fair_complete_take(struct jd_fair *f, struct jd_fair_job **done, size_
 	pthread_mutex_lock(&f->lock);
 	uint64_t now = now_ns(f);
 	complete_locked(f, done, ndone, now);	/* reads done[] before out[] is written */
-	size_t n = take_locked(f, out, max, now, &d);
+	size_t n = take_locked(f, out, max, now, ~0u, &d);
 	unlock(f);
 	report_take(f, &d, out, n);
 	return n;

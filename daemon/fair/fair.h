@@ -394,6 +394,11 @@ int jd_fair_class_add(struct jd_fair *f, const uint32_t need[JD_FAIR_MAX_RES]);
  * thread. */
 int jd_fair_class_remove(struct jd_fair *f, int cls);
 
+/* jd_fair_class_add_own: the same, but always a new class, even where one with the same
+ * needs exists: a class of its own, so that jd_fair_take_classes can take its jobs alone
+ * (the daemon's jobs its loop thread may run itself).  Returns as jd_fair_class_add. */
+int jd_fair_class_add_own(struct jd_fair *f, const uint32_t need[JD_FAIR_MAX_RES]);
+
 /* ---- clients ----------------------------------------------------------------------- */
 
 /* jd_fair_client_add: register a client named `name` (copied; names need not be unique,
@@ -446,6 +451,12 @@ int jd_fair_admit(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_jo
  * dispatched job, whatever the policy: that frees its in-flight room and lets its
  * client be removed).  Any thread (workers). */
 size_t jd_fair_take(struct jd_fair *f, struct jd_fair_job **out, size_t max);
+
+/* jd_fair_take_classes: jd_fair_take, but only jobs of the classes in the bit mask
+ * `classes` (bit k: class k), as if the others did not fit: they keep their places, and
+ * the policy orders the clients among the jobs it may take.  For a taker that can run
+ * only some kinds of job.  Any thread. */
+size_t jd_fair_take_classes(struct jd_fair *f, struct jd_fair_job **out, size_t max, unsigned classes);
 
 /* jd_fair_complete: report that jobs[0..n), all dispatched by jd_fair_take, have
  * finished, each with its measured run time in job->run_ns.  Frees their in-flight room,

@@ -95,11 +95,11 @@ static int fail(struct jsched_task *t, const json_t *args, json_t **result)
 }
 
 static const struct jsched_handler builtins[] = {
-	{"noop", noop, 0},
-	{"echo", echo, 0},
+	{"noop", noop, JSCHED_HANDLER_INLINE},
+	{"echo", echo, JSCHED_HANDLER_INLINE},
 	{"sleep", sleep_fn, JSCHED_HANDLER_SUSPENDS},
 	{"spin", spin, 0},
-	{"fail", fail, 0},
+	{"fail", fail, JSCHED_HANDLER_INLINE},
 };
 
 const struct jsched_handler *jd_builtins(size_t *n)

@@ -20,16 +20,19 @@ struct jsched_task {
 	struct jd_pool *pool;
 	struct jd_exec *exec;	/* where its commands run (exec.c) */
 	struct jd_wg subtasks;	/* spawned and not yet returned */
-	uint64_t cpu_mark;	/* thread CPU clock at the start of the current stretch */
-	uint64_t cpu_ns;	/* CPU time of the finished stretches */
+	uint64_t run_mark;	/* monotonic clock at the start of the current stretch */
+	uint64_t run_ns;	/* run time of the finished stretches (handler.c) */
 	uint64_t suspended_ns;	/* wall time spent in sleeps and joins */
 	uint64_t child_ns;	/* wall time of the commands it ran (exec.c), charged as run time */
 };
 
-/* jd_task_begin / jd_task_end: open and close the task's CPU accounting; end returns
- * the CPU time the handler used on workers (what fairness charges). */
+/* jd_task_begin / jd_task_end: open and close the task's run-time accounting (handler.c):
+ * begin is given the monotonic clock at the start (jd_now_ns, which the caller has read
+ * for the job anyway), end reads it once more, stores it in *now_ns for the caller, and
+ * returns the run time, the handler's stretches on threads plus its commands' wall time
+ * (what fairness charges). */
 void jd_task_begin(struct jsched_task *t, struct jd_job *j, struct jd_pool *p,
-		   struct jd_exec *x);
-uint64_t jd_task_end(struct jsched_task *t);
+		   struct jd_exec *x, uint64_t now_ns);
+uint64_t jd_task_end(struct jsched_task *t, uint64_t *now_ns);
 
 #endif /* JD_TASK_H */

@@ -64,6 +64,10 @@ struct jd_runner {
 	unsigned kicks;		/* loop thread: jobs queued since the last flush */
 	int res_proc, res_fiber;	/* the fair layer's resources "process" and "fiber" */
 	uint8_t cls_exec, cls_fiber;	/* needs classes: a command; a suspending call */
+	uint8_t cls_inline;		/* an inline handler's call: the loop thread runs it */
+	bool inlining;			/* loop thread: run_inline is on the stack */
+	bool ended_here;		/* loop thread: a job ended in a fair hook meanwhile */
+	uint64_t inlined;		/* loop thread: jobs it ran itself (metrics) */
 	struct jd_backends *backends;	/* exec jobs elsewhere: Slurm (backend.h) */
 	struct jd_resources resources;	/* named resources (resources.h) */
 };

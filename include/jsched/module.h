@@ -74,6 +74,13 @@ typedef int (*jsched_handler_fn)(struct jsched_task *t, const json_t *args, json
 /* The handler may suspend (sleep, join): run it on a fiber. */
 #define JSCHED_HANDLER_SUSPENDS 0x1u
 
+/* The handler is tiny: it returns within a few microseconds, never blocks, never
+ * suspends and starts no sub-tasks or commands.  jschedd may then run it on its event
+ * loop thread, in fair order among such jobs, instead of handing it to a worker (the
+ * hand-off, a wake-up each way, costs more than such a job).  Ignored together with
+ * JSCHED_HANDLER_SUSPENDS. */
+#define JSCHED_HANDLER_INLINE 0x2u
+
 struct jsched_handler {
 	const char *name;	/* what clients put in "fn"; unique across all modules */
 	jsched_handler_fn fn;

@@ -3,7 +3,9 @@
  * (reject, drop_oldest, drop_newest, block) against a real jschedd.
  *
  * The daemon runs one worker, and example.hold keeps that worker busy until the test
- * cancels it: "queued" is then a state the test controls, not a race it hopes to win. */
+ * cancels it: "queued" is then a state the test controls, not a race it hopes to win.
+ * The jobs queued behind it are spin jobs of 0 µs, not noops: the loop thread runs an
+ * inline handler's job (noop's) itself, held worker or not. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -56,7 +58,7 @@ static void release(uint64_t h)
 
 static void test_cancel_queued_and_running(void **state)
 {
-	uint64_t h = hold(), q = jdt_submit_call(c, "noop", NULL);
+	uint64_t h = hold(), q = jdt_submit_call(c, "spin", "{\"us\": 0}");
 	json_t *r, *rec;
 
 	(void)state;
@@ -76,6 +78,44 @@ static void test_cancel_queued_and_running(void **state)
 	/* Cancelling a final job is not an error and changes nothing. */
 	assert_int_equal(jsched_cancel(c, q), 0);
 	assert_string_equal(jdt_state(c, q), "cancelled");
+}
+
+/* inline_count / dispatched: the metrics' count of jobs the loop thread ran itself, and
+ * the client's dispatched counter. */
+static json_int_t inline_count(json_int_t *dispatched)
+{
+	json_t *m = jdt_metrics(c);
+	json_int_t n = json_integer_value(json_object_get(json_object_get(m, "notices"), "inline"));
+
+	*dispatched = json_integer_value(json_object_get(jdt_client_metrics(m, "control"), "dispatched"));
+	json_decref(m);
+	return n;
+}
+
+/* An inline handler's job (echo's) runs on the loop thread: it ends while the only worker
+ * is held and a spin job waits queued for it, and it is dispatched through the fair layer
+ * like any other (the client's counter counts it). */
+static void test_inline_beside_held_worker(void **state)
+{
+	uint64_t h = hold(), q = jdt_submit_call(c, "spin", "{\"us\": 0}"), e;
+	json_int_t d0, d1, n0 = inline_count(&d0), n1;
+	json_t *rec;
+
+	(void)state;
+	e = jdt_submit_call(c, "echo", "{\"x\": 7}");
+	assert_string_equal(jdt_wait_final(c, e, &rec), "succeeded");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(rec, "value"), "x")), 7);
+	assert_non_null(json_object_get(rec, "started_ms"));
+	json_decref(rec);
+	assert_string_equal(jdt_state(c, q), "queued");
+	n1 = inline_count(&d1);
+	assert_int_equal(n1, n0 + 1);
+	assert_int_equal(d1, d0 + 1);
+	release(h);
+	assert_string_equal(jdt_wait_final(c, q, NULL), "succeeded");
+	n1 = inline_count(&d1);
+	assert_int_equal(n1, n0 + 1); /* the spin job ran on the worker */
+	assert_int_equal(d1, d0 + 2);
 }
 
 static void test_cancel_suspended_sleep(void **state)
@@ -100,10 +140,10 @@ static void test_deadlines(void **state)
 	uint64_t rel, past;
 
 	(void)state;
-	r = jdt_ok(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"call\", \"fn\": \"noop\", \"deadline_in_ms\": 1}}");
+	r = jdt_ok(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"call\", \"fn\": \"spin\", \"args\": {\"us\": 0}, \"deadline_in_ms\": 1}}");
 	rel = (uint64_t)json_integer_value(json_object_get(r, "job"));
 	json_decref(r);
-	r = jdt_ok(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"call\", \"fn\": \"noop\", \"deadline_at_ms\": 1000}}");
+	r = jdt_ok(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"call\", \"fn\": \"spin\", \"args\": {\"us\": 0}, \"deadline_at_ms\": 1000}}");
 	past = (uint64_t)json_integer_value(json_object_get(r, "job"));
 	json_decref(r);
 	/* The worker is held for as long as these take to expire: neither can start. */
@@ -113,7 +153,7 @@ static void test_deadlines(void **state)
 	json_decref(rec);
 	assert_string_equal(jdt_wait_final(c, past, NULL), "expired");
 	/* A job still waiting for its dependencies expires at its deadline too. */
-	r = jdt_ok(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"call\", \"fn\": \"noop\", "
+	r = jdt_ok(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"call\", \"fn\": \"spin\", \"args\": {\"us\": 0}, "
 		      "\"deadline_in_ms\": 1, \"after\": [%llu]}}", (unsigned long long)h);
 	assert_string_equal(jdt_wait_final(c, (uint64_t)json_integer_value(json_object_get(r, "job")), &rec), "expired");
 	assert_non_null(strstr(json_string_value(json_object_get(rec, "reason")), "waited"));
@@ -121,7 +161,7 @@ static void test_deadlines(void **state)
 	json_decref(r);
 	release(h);
 	/* A generous deadline is met. */
-	r = jdt_ok(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"call\", \"fn\": \"noop\", \"deadline_in_ms\": 600000}}");
+	r = jdt_ok(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"call\", \"fn\": \"spin\", \"args\": {\"us\": 0}, \"deadline_in_ms\": 600000}}");
 	assert_string_equal(jdt_wait_final(c, (uint64_t)json_integer_value(json_object_get(r, "job")), NULL), "succeeded");
 	json_decref(r);
 }
@@ -137,7 +177,7 @@ static void any_cb(struct jsched_conn *conn, int status, const struct jsched_rep
 
 static void test_wait_timeout(void **state)
 {
-	uint64_t h = hold(), q = jdt_submit_call(c, "noop", NULL);
+	uint64_t h = hold(), q = jdt_submit_call(c, "spin", "{\"us\": 0}");
 	json_t *r, *jobs;
 
 	(void)state;
@@ -188,7 +228,7 @@ static void test_drain(void **state)
 
 	(void)state;
 	for (int i = 0; i < 3; i++)
-		q[i] = jdt_submit_call(c, "noop", NULL);
+		q[i] = jdt_submit_call(c, "spin", "{\"us\": 0}");
 	assert_int_equal(jsched_drain(c, NULL, false, &cancelled, &cancelling), 0);
 	assert_int_equal(cancelled, 3);
 	assert_int_equal(cancelling, 0);
@@ -200,8 +240,8 @@ static void test_drain(void **state)
 
 static void fill_two(struct jsched_conn *o, uint64_t *a, uint64_t *b)
 {
-	*a = jdt_submit_call(o, "noop", NULL);
-	*b = jdt_submit_call(o, "noop", NULL);
+	*a = jdt_submit_call(o, "spin", "{\"us\": 0}");
+	*b = jdt_submit_call(o, "spin", "{\"us\": 0}");
 }
 
 static void test_overflow_reject_and_drops(void **state)
@@ -213,14 +253,14 @@ static void test_overflow_reject_and_drops(void **state)
 	(void)state;
 	o = jdt_connect(&t, "rej");
 	fill_two(o, &a, &b);
-	r = jdt_req(o, "{\"op\": \"submit\", \"job\": {\"kind\": \"call\", \"fn\": \"noop\"}}");
+	r = jdt_req(o, "{\"op\": \"submit\", \"job\": {\"kind\": \"call\", \"fn\": \"spin\", \"args\": {\"us\": 0}}}");
 	assert_string_equal(jdt_err_code(r), "queue_full");
 	json_decref(r);
 	jsched_close(o);
 
 	o = jdt_connect(&t, "dold");
 	fill_two(o, &a, &b);
-	n = jdt_submit_call(o, "noop", NULL);
+	n = jdt_submit_call(o, "spin", "{\"us\": 0}");
 	assert_string_equal(jdt_wait_final(o, a, &rec), "dropped");
 	assert_string_equal(json_string_value(json_object_get(rec, "cause")), "overflow");
 	json_decref(rec);
@@ -230,7 +270,7 @@ static void test_overflow_reject_and_drops(void **state)
 
 	o = jdt_connect(&t, "dnew");
 	fill_two(o, &a, &b);
-	n = jdt_submit_call(o, "noop", NULL);
+	n = jdt_submit_call(o, "spin", "{\"us\": 0}");
 	assert_string_equal(jdt_wait_final(o, n, NULL), "dropped");
 	assert_string_equal(jdt_state(o, a), "queued");
 	assert_string_equal(jdt_state(o, b), "queued");
@@ -273,7 +313,7 @@ static void test_overflow_block(void **state)
 	cl = client_doc("blk", &doc);
 	assert_true(json_is_true(json_object_get(cl, "blocked")));
 	json_decref(doc);
-	assert_int_equal(jsched_spec_call("noop", NULL, &spec), 0);
+	assert_int_equal(jsched_spec_call("spin", "{\"us\": 0}", &spec), 0);
 	replied = 0;
 	assert_true(jsched_submit_async(o, spec, reply_cb, NULL) > 0);
 	jsched_spec_free(spec);
@@ -317,7 +357,7 @@ static void test_priority_order(void **state)
 	/* Queued lowest first; they must start highest first once the worker is free. */
 	for (int i = 0; i < 4; i++) {
 		json_t *r = jdt_ok(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"call\", "
-				      "\"fn\": \"noop\", \"priority\": \"%s\"}}", prios[i]);
+				      "\"fn\": \"spin\", \"args\": {\"us\": 0}, \"priority\": \"%s\"}}", prios[i]);
 
 		ids[i] = (uint64_t)json_integer_value(json_object_get(r, "job"));
 		json_decref(r);
@@ -345,6 +385,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cancel_queued_and_running),
+		cmocka_unit_test(test_inline_beside_held_worker),
 		cmocka_unit_test(test_cancel_suspended_sleep),
 		cmocka_unit_test(test_deadlines),
 		cmocka_unit_test(test_wait_timeout),

@@ -211,8 +211,8 @@ static void test_immediate_with_work_in_flight(void **state)
 	ids[0] = jdt_submit_call(c, "example.hold", NULL);	  /* running, on the worker */
 	jdt_until_state(c, ids[0], "running");
 	ids[1] = jdt_submit_call(c, "sleep", "{\"ms\": 60000}"); /* queued behind it */
-	for (int i = 2; i < 6; i++)
-		ids[i] = jdt_submit_call(c, "noop", NULL);	  /* queued */
+	for (int i = 2; i < 6; i++) /* queued (not noop: the loop runs that itself) */
+		ids[i] = jdt_submit_call(c, "spin", "{\"us\": 0}");
 	wait_reply = 0;
 	assert_true(jsched_wait_async(w, ids, 6, JSCHED_WAIT_ALL, -1, wait_cb, NULL) > 0);
 	assert_int_equal(jsched_ping(c), 0);

@@ -223,8 +223,8 @@ static void test_bad_needs(void **state)
 		ids[n] = (uint64_t)json_integer_value(json_object_get(r, "job"));
 		json_decref(r);
 	}
-	/* Class 0, suspending calls and commands are the daemon's: 5 sets fit. */
-	assert_int_equal(n, 5);
+	/* Class 0, suspending calls, inline calls and commands are the daemon's: 4 sets fit. */
+	assert_int_equal(n, 4);
 	go(&t, 9);
 	for (size_t i = 0; i < n; i++)
 		assert_string_equal(jdt_wait_final(c, ids[i], NULL), "succeeded");
