@@ -72,8 +72,9 @@ struct jd_backends_config {
  * (GPUs, licences) that a command claims in its spec's "needs".  Counts and env names
  * change live; the set of names is fixed for the daemon's lifetime (a reload that adds or
  * removes one keeps the running set and says "resources" needs a restart). */
-#define JD_RESOURCES_MAX 5		/* the fair layer's 8 counted resources less the
-					 * daemon's own three (process, fiber, slurm) */
+#define JD_RESOURCES_MAX 5		/* the fair layer's 9 counted resources less the
+					 * daemon's own four (process, fiber, call_fiber,
+					 * slurm) */
 #define JD_RESOURCE_COUNT_MAX 1024u	/* units of one resource (= JP_NEED_COUNT_MAX) */
 struct jd_resource_conf {
 	char name[32];		/* a-z, 0-9, _, a letter first */

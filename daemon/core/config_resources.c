@@ -10,8 +10,8 @@
  * command that needs n of them starts only when n are free, and is told which in
  * JSCHED_RESOURCE_<NAME> (and `env`, if set), as a comma list ("0,1").  At most
  * JD_RESOURCES_MAX names, each count 0 .. JD_RESOURCE_COUNT_MAX (0: none available now,
- * e.g. taken out of service by a reload).  The names "process", "fiber" and "slurm" are
- * the daemon's own counted resources and are refused.
+ * e.g. taken out of service by a reload).  The names "process", "fiber", "call_fiber"
+ * and "slurm" are the daemon's own counted resources and are refused.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +62,8 @@ int jd_resources_config_read(json_t *obj, struct jd_config *c, char *err, size_t
 				 "letter first, at most %u bytes)", name, JP_NEED_NAME_MAX);
 			return JSCHED_EINVAL;
 		}
-		if (!strcmp(name, "process") || !strcmp(name, "fiber") || !strcmp(name, "slurm")) {
+		if (!strcmp(name, "process") || !strcmp(name, "fiber") || !strcmp(name, "call_fiber") ||
+		    !strcmp(name, "slurm")) {
 			snprintf(err, errlen, "resources.%s: the name is the daemon's own", name);
 			return JSCHED_EINVAL;
 		}

@@ -133,10 +133,10 @@ struct jd_fair_cls {
 	uint32_t passes;		/* jobs of classes sharing its resources dispatched
 					 * while its best flow, ahead of them, did not fit */
 	uint32_t need[JD_FAIR_MAX_RES];
+	/* 128 bytes with JD_FAIR_MAX_RES 9 (4 of padding before heap_mem): f->cls[k] is then
+	 * one shift from k (each enqueue, unqueue, take and completion indexes it; measured:
+	 * 1 instruction less at each than at 104 bytes). */
 	struct jd_fair_hent *heap_mem;
-	/* To 128 bytes: f->cls[k] is then one shift from k (each enqueue, unqueue, take and
-	 * completion indexes it; measured: 1 instruction less at each than at 104 bytes). */
-	char pad[8];
 };
 _Static_assert(sizeof(struct jd_fair_cls) == 128, "struct jd_fair_cls is 128 bytes");
 

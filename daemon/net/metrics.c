@@ -202,11 +202,12 @@ static json_t *workers_doc(struct jd_net *d, json_t **fibers)
 	free(ws);
 	/* total: the standard fibers jobs run on (the "fibers" setting); the large-stack
 	 * ones are the pool's own, for tasks that ask for a large stack. */
-	*fibers = json_pack("{s:I, s:I, s:I, s:I, s:I}", "total", (json_int_t)ps.fibers,
+	*fibers = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "total", (json_int_t)ps.fibers,
 			    "large", (json_int_t)ps.large_fibers, "in_use",
 			    (json_int_t)ps.fibers_in_use, "suspended",
 			    (json_int_t)ps.fibers_suspended, "exhausted",
-			    (json_int_t)ps.fiber_exhausted);
+			    (json_int_t)ps.fiber_exhausted, "reserved",
+			    (json_int_t)d->runner->fibers_reserved);
 	return arr;
 }
 

@@ -15,10 +15,12 @@
  * machinery's own uv_async, exec.c) and suspends on an event set when it has ended.
  *
  * What a job needs while it runs is the fair layer's to count, so that a job that cannot
- * run yet stays in its client's queue under priorities, deadlines and the policy: two
- * resources, "process" (exec.max_processes) and "fiber" (the pool's standard fibers),
- * and two needs classes, a command (a process slot and a fiber: its fiber waits for the
- * process) and a suspending call (a fiber).  Plain calls need neither.  A job takes its
+ * run yet stays in its client's queue under priorities, deadlines and the policy: three
+ * resources, "process" (exec.max_processes), "fiber" (the pool's standard fibers) and
+ * "call_fiber" (the fibers less those kept for commands, fiber_reserve), and two needs
+ * classes, a command (a process slot and a fiber: its fiber waits for the process) and a
+ * suspending call (a fiber and a call fiber).  So one client's sleepers can hold every
+ * call fiber but never the fibers another's commands need.  Plain calls need neither.  A job takes its
  * units at dispatch and gives them back at jd_fair_complete; when that made room for a
  * job that had to wait, the worker notifies the pool, whose feeder then takes it.
  */
@@ -182,25 +184,39 @@ static uint32_t pool_fibers(struct jd_pool *pool)
 	return ps.fibers;
 }
 
-/* capacities: the two resources and the two needs classes (see the top). */
+/* fiber_reserve: the fibers kept for commands: as many as may run at once
+ * (exec.max_processes), at most half of them, so that suspending calls keep the rest. */
+static uint32_t fiber_reserve(const struct jd_runner *r)
+{
+	uint32_t fibers = pool_fibers(r->pool), procs = r->env.cfg->exec.max_processes;
+
+	return procs < fibers / 2 ? procs : fibers / 2;
+}
+
+/* capacities: the three resources and the two needs classes (see the top). */
 static int capacities(struct jd_runner *r)
 {
 	uint32_t need[JD_FAIR_MAX_RES] = {0};
-	int proc, fiber, cls;
+	int proc, fiber, call, cls;
 
 	proc = jd_fair_resource_add(r->fair, "process", r->env.cfg->exec.max_processes);
 	fiber = jd_fair_resource_add(r->fair, "fiber", pool_fibers(r->pool));
-	if (proc < 0 || fiber < 0)
-		return proc < 0 ? proc : fiber;
+	r->fibers_reserved = fiber_reserve(r);
+	call = jd_fair_resource_add(r->fair, "call_fiber", pool_fibers(r->pool) - r->fibers_reserved);
+	if (proc < 0 || fiber < 0 || call < 0)
+		return proc < 0 ? proc : fiber < 0 ? fiber : call;
 	r->res_proc = proc;
 	r->res_fiber = fiber;
+	r->res_call_fiber = call;
 	/* The process slots count in dominant shares (a command holds one of them); the
-	 * fibers do not (an internal limit). */
+	 * fibers and call fibers do not (internal limits). */
 	jd_fair_resource_share(r->fair, proc, true);
 	need[fiber] = 1;
+	need[call] = 1;
 	if ((cls = jd_fair_class_add(r->fair, need)) < 0)
 		return cls;
 	r->cls_fiber = (uint8_t)cls;
+	need[call] = 0;
 	need[proc] = 1;
 	if ((cls = jd_fair_class_add(r->fair, need)) < 0)
 		return cls;
@@ -531,6 +547,8 @@ void jd_runner_apply_config(struct jd_runner *r)
 	jd_fair_set_drf(r->fair, fc.drf_base);
 	jd_fair_set_backfill_max(r->fair, fc.backfill_max);
 	jd_fair_resource_set(r->fair, r->res_proc, r->env.cfg->exec.max_processes);
+	r->fibers_reserved = fiber_reserve(r);
+	jd_fair_resource_set(r->fair, r->res_call_fiber, pool_fibers(r->pool) - r->fibers_reserved);
 	jd_resources_apply(&r->resources, r->env.cfg);
 	jd_pool_set_idle(r->pool, r->env.cfg->idle_spin ? JD_IDLE_SPIN : JD_IDLE_SLEEP);
 	jd_exec_apply_config(&r->exec);

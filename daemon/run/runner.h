@@ -63,6 +63,9 @@ struct jd_runner {
 	uint64_t batches, noticed;	/* loop thread: batches taken, notices in them */
 	unsigned kicks;		/* loop thread: jobs queued since the last flush */
 	int res_proc, res_fiber;	/* the fair layer's resources "process" and "fiber" */
+	int res_call_fiber;		/* "call_fiber": the fibers suspending calls may hold,
+					 * the rest kept for commands */
+	uint32_t fibers_reserved;	/* those kept for commands (metrics fibers.reserved) */
 	uint8_t cls_exec, cls_fiber;	/* needs classes: a command; a suspending call */
 	uint8_t cls_inline;		/* an inline handler's call: the loop thread runs it */
 	bool inlining;			/* loop thread: run_inline is on the stack */

@@ -221,9 +221,9 @@ static void test_policy_wrr(void **state)
 	policy_share("wrr");
 }
 
-/* One worker and four fibers: five sleepers of 300 s take the four fibers, the fifth
- * waits queued (holding no worker), and a noop runs at once; fibers.total is the
- * configured 4. */
+/* One worker and five fibers, one kept for commands: five sleepers of 300 s take the
+ * four call fibers, the fifth waits queued (holding no worker), and a noop runs at once;
+ * fibers.total is the configured 5, reserved 1. */
 static void test_fiber_waiter_holds_no_worker(void **state)
 {
 	struct jdt t;
@@ -233,7 +233,8 @@ static void test_fiber_waiter_holds_no_worker(void **state)
 	int running = 0;
 
 	(void)state;
-	jdt_start(&t, "\"workers\": 1, \"fibers\": 4");
+	/* Five fibers, one kept for commands (exec.max_processes 1): four for sleepers. */
+	jdt_start(&t, "\"workers\": 1, \"fibers\": 5, \"exec\": {\"max_processes\": 1}");
 	c = jdt_connect(&t, NULL);
 	for (int i = 0; i < 5; i++)
 		s[i] = jdt_submit_call(c, "sleep", "{\"ms\": 300000}");
@@ -244,7 +245,8 @@ static void test_fiber_waiter_holds_no_worker(void **state)
 	assert_string_equal(jdt_wait_final(c, noop, NULL), "succeeded");
 	assert_string_equal(jdt_state(c, s[4]), "queued");
 	m = jdt_metrics(c);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "fibers"), "total")), 4);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "fibers"), "total")), 5);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "fibers"), "reserved")), 1);
 	json_decref(m);
 	/* A fiber frees: the waiting one takes it. */
 	cancel(c, s[0]);

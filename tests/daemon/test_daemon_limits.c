@@ -13,7 +13,8 @@
  * - Pending waits capped per connection and (their ids) per uid; a wait pins its jobs.
  * - 200 half-sent 1 MiB frames held within limits.partial_frame_bytes; a stalled frame
  *   timed out (limits.frame_ms).
- * - A client whose sleepers hold every fiber does not stall another's noop and echo.
+ * - A client whose sleepers hold every fiber they may does not stall another's noop, echo
+ *   or command (fibers are kept for commands).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -474,9 +475,11 @@ static void test_partial_frames_bounded_and_timed(void **state)
 	json_decref(jdt_raw_ask(bystander, "{\"op\": \"reload\", \"id\": 3}"));
 }
 
-/* test_fiber_hungry_client_stalls_no_other: one worker and four fibers; client A's six
- * 300 s sleepers take every fiber (two wait queued).  Client B's noop and echo, which need
- * no fiber, finish at once: A's queue holds no worker and is not ahead of B's. */
+/* test_fiber_hungry_client_stalls_no_other: one worker and four fibers, two of them kept
+ * for commands; client A's six 300 s sleepers take the other two (four wait queued).
+ * Client B's noop and echo, which need no fiber, finish at once: A's queue holds no
+ * worker and is not ahead of B's.  B's command (a process slot and a fiber) runs too:
+ * the sleepers cannot take the fibers commands need. */
 static void test_fiber_hungry_client_stalls_no_other(void **state)
 {
 	struct jdt u;
@@ -489,16 +492,25 @@ static void test_fiber_hungry_client_stalls_no_other(void **state)
 	b = jdt_connect(&u, "other");
 	for (int i = 0; i < 6; i++)
 		s[i] = jdt_submit_call(a, "sleep", "{\"ms\": 300000}");
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 2; i++)
 		jdt_until_state(a, s[i], "running");
 	id = jdt_submit_call(b, "noop", NULL);
 	assert_string_equal(jdt_wait_final(b, id, NULL), "succeeded");
 	id = jdt_submit_call(b, "echo", "[1, 2]");
 	assert_string_equal(jdt_wait_final(b, id, NULL), "succeeded");
+	id = jdt_submit_spec(b, "{\"kind\": \"exec\", \"argv\": [\"/bin/true\"]}");
+	assert_string_equal(jdt_wait_final(b, id, NULL), "succeeded");
 	/* Still all held: B did not wait for a fiber to free. */
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 2; i++)
 		assert_string_equal(jdt_state(a, s[i]), "running");
-	assert_string_equal(jdt_state(a, s[5]), "queued");
+	for (int i = 2; i < 6; i++)
+		assert_string_equal(jdt_state(a, s[i]), "queued");
+	{
+		json_t *m = jdt_metrics(b);
+
+		assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "fibers"), "reserved")), 2);
+		json_decref(m);
+	}
 	json_decref(jdt_ok(a, "{\"op\": \"drain\", \"running\": true}"));
 	for (int i = 0; i < 6; i++)
 		assert_string_equal(jdt_wait_final(a, s[i], NULL), "cancelled");
