@@ -349,6 +349,17 @@ static void encode_final(struct wbuf *bp, const struct jd_job *j)
 	w_str(&b, (const char *)out[1], len[1]);
 	free(out[0]);
 	free(out[1]);
+	if (x && x->usage.has) {
+		/* What its control group used (records without it end before). */
+		w_u8(&b, 1);
+		w_u64(&b, x->usage.cpu_us);
+		w_u64(&b, x->usage.user_us);
+		w_u64(&b, x->usage.system_us);
+		w_u64(&b, x->usage.memory_peak);
+		w_u64(&b, x->usage.memory_max);
+		w_u64(&b, x->usage.oom_kills);
+		w_u64(&b, x->usage.pids_max_hits);
+	}
 	*bp = b;
 }
 
@@ -863,6 +874,20 @@ static int replay_final(struct rec_state *st, struct jd_job *j, const struct jd_
 			memcpy(x->out.data, out, ol);
 		if (x->err.data)
 			memcpy(x->err.data, errs, el);
+		if (b.off < b.len && r_u8(&b) == 1) {
+			struct jd_exec_usage u = {.has = true};
+
+			u.cpu_us = r_u64(&b);
+			u.user_us = r_u64(&b);
+			u.system_us = r_u64(&b);
+			u.memory_peak = r_u64(&b);
+			u.memory_max = r_u64(&b);
+			u.oom_kills = r_u64(&b);
+			u.pids_max_hits = r_u64(&b);
+			if (b.bad)
+				return JSCHED_EIO;
+			x->usage = u;
+		}
 	}
 	if (room_u64(&st->final_order, &st->cap_final, st->n_final, 4096) < 0)
 		return JSCHED_ENOMEM;
@@ -1132,6 +1157,9 @@ static int replay_cb(void *arg, const struct jd_journal_rec *r)
 #define KILLED_WHY                                                                       \
 	"it was running when jschedd stopped without finishing it (a crash or a kill); its "   \
 	"command, still running at the restart, was killed"
+#define GROUP_WHY                                                                        \
+	"it was running when jschedd stopped without finishing it (a crash or a kill); its "   \
+	"command's control group, left by the stopped jschedd, was killed at the restart"
 
 /* kill_outliving: a command of job id that outlived the daemon: its process group, if the
  * very process recorded still runs (same boot, same start time).  Returns true if it was
@@ -1227,6 +1255,8 @@ static void restore(struct rec_state *st)
 	/* From here on every change is recorded again. */
 	for (uint64_t id = 1; id <= st->max_id && id < st->cap; id++) {
 		struct jd_job *j = st->byid[id];
+		struct jd_exec_usage used;
+		bool left;
 
 		if (!j || jd_state_final(j->state))
 			continue;
@@ -1239,11 +1269,15 @@ static void restore(struct rec_state *st)
 				jd_job_finish(t, j, JD_FAILED, JP_CAUSE_DAEMON_RESTART, why);
 			continue;
 		}
-		if (j->state == JD_RUNNING) {
-			const char *why = RUNNING_WHY;
+		/* A control group the stopped daemon left for it: its processes were killed
+		 * and its usage read at start (run/exec_cgroup.c, before this), so the job had
+		 * started, whatever the journal last heard of it. */
+		left = !j->arr && jd_exec_recovered(&d->runner.exec, j->id, &used);
+		if (j->state == JD_RUNNING || left) {
+			bool killed = kill_outliving(st, j->id);
 
-			if (kill_outliving(st, j->id))
-				why = KILLED_WHY;
+			if (left && j->exec)
+				j->exec->res.usage = used;
 			/* What its command wrote before the crash, from its output files. */
 			if (j->exec && t->outfiles) {
 				struct jd_exec_result *x = &j->exec->res;
@@ -1252,7 +1286,10 @@ static void restore(struct rec_state *st)
 				if (jd_outfiles_load(t->outfiles, j->id, &x->log) > 0)
 					x->files = x->loaded = jd_outfiles_sync(t->outfiles, j->id) == 0;
 			}
-			jd_job_finish(t, j, JD_FAILED, JP_CAUSE_DAEMON_RESTART, why);
+			/* The seam for retries: a job with a retry policy would be queued again
+			 * here instead of failed (jobs have none yet). */
+			jd_job_finish(t, j, JD_FAILED, JP_CAUSE_DAEMON_RESTART,
+				      left ? GROUP_WHY : killed ? KILLED_WHY : RUNNING_WHY);
 			continue;
 		}
 		if (j->arr)

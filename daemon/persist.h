@@ -21,7 +21,9 @@
  *             signal, timed out), the reason, the call's value as JSON, the captured
  *             stdout and stderr (bounded by exec.output_bytes, truncation flags kept), or
  *             none with flag 8: the output is in the output files (core/outfile.h),
- *             synced before this record was appended
+ *             synced before this record was appended; then, for a command that had a
+ *             control group, 1 and its usage (CPU total, user, system, peak memory,
+ *             memory limit, OOM kills, pids hits)
  *   FORGOTTEN (nothing): retention forgot the job
  *   CLIENT    a client's settings set at run time (set_client): name, weight,
  *             max_queued, overflow

@@ -1149,6 +1149,7 @@ static void client_dirs(struct jd_cg *cg, void (*fn)(struct jd_cg *, const char 
 
 struct recover {
 	uint64_t *ids;
+	struct jd_cg_usage *usage;	/* NULL: not asked for */
 	size_t max, n, total;
 	int rc;
 	unsigned waited_ms;
@@ -1168,6 +1169,7 @@ static void recover_client(struct jd_cg *cg, const char *cdir, void *arg)
 			continue;
 		while ((e = readdir(dh))) {
 			struct jd_cg_job g;
+			struct jd_cg_usage u;
 
 			if (e->d_type != DT_DIR || !job_of(cg, cdir, e->d_name, &g))
 				continue;
@@ -1176,13 +1178,19 @@ static void recover_client(struct jd_cg *cg, const char *cdir, void *arg)
 				sleep_ms(5);
 				r->waited_ms += 5;
 			}
+			/* What it used, while its counters still exist. */
+			if (r->usage && jd_cg_usage(cg, &g, &u, true) < 0)
+				memset(&u, 0, sizeof(u));
 			if (remove_dirs(cg, &g) < 0) {
 				r->rc = JSCHED_EAGAIN;
 				continue;
 			}
 			cg->stats.recovered++;
-			if (r->n < r->max)
+			if (r->n < r->max) {
+				if (r->usage)
+					r->usage[r->n] = u;
 				r->ids[r->n++] = g.id;
+			}
 			r->total++;
 		}
 		closedir(dh);
@@ -1190,9 +1198,10 @@ static void recover_client(struct jd_cg *cg, const char *cdir, void *arg)
 	}
 }
 
-int jd_cg_recover(struct jd_cg *cg, uint64_t *ids, size_t max, size_t *n, size_t *total)
+int jd_cg_recover(struct jd_cg *cg, uint64_t *ids, struct jd_cg_usage *usage, size_t max,
+		  size_t *n, size_t *total)
 {
-	struct recover r = {ids, max, 0, 0, 0, 0};
+	struct recover r = {ids, usage, max, 0, 0, 0, 0};
 
 	if (cg->mode != JD_CG_NONE)
 		client_dirs(cg, recover_client, &r);

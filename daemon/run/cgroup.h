@@ -55,9 +55,9 @@
  * the loop thread.  jd_cg_place gives the directories.
  *
  * Groups left by a crashed daemon.  Job groups are named job-ID[-SEQ], so jd_cg_recover, at
- * start, before any job runs, kills every job group it finds under the subtree, removes
- * them and returns their ids, for the caller to settle (failed with cause
- * daemon_restart, or retried).  Two daemons must not share a subtree: conf.name tells
+ * start, before any job runs, kills every job group it finds under the subtree, reads
+ * what each used once it is empty, removes them and returns their ids and usage, for the
+ * caller to settle (the journal's recovery: failed with cause daemon_restart).  Two daemons must not share a subtree: conf.name tells
  * them apart (tests give each daemon its own).
  *
  * A plain directory tree may stand in for a cgroup file system (the unit tests build one
@@ -209,10 +209,13 @@ int jd_cg_job_remove(struct jd_cg *cg, struct jd_cg_job *g);
 
 /* jd_cg_recover: kill and remove every job group under the subtree (a crashed daemon's),
  * the client groups, and the subtree itself (v1, v2 created; it is made again with the
- * first group, so a daemon killed while idle leaves nothing behind).  The job ids found go to ids[0..*n), once per group (at most
- * max; more are removed but not listed, *total counts them all).  Waits at most ~2 s in all for killed
+ * first group, so a daemon killed while idle leaves nothing behind).  The job ids found
+ * go to ids[0..*n), once per group, and (usage not NULL) what each group used to
+ * usage[0..*n), read after the kill and before the removal (at most max; more are
+ * removed but not listed, *total counts them all).  Waits at most ~2 s in all for killed
  * processes to leave.  Returns 0 or JSCHED_EAGAIN when a group could not be removed. */
-int jd_cg_recover(struct jd_cg *cg, uint64_t *ids, size_t max, size_t *n, size_t *total);
+int jd_cg_recover(struct jd_cg *cg, uint64_t *ids, struct jd_cg_usage *usage, size_t max,
+		  size_t *n, size_t *total);
 
 /* jd_cg_close: remove the client groups and (v1, v2 created) the subtree itself, when
  * empty.  The v2 delegated group stays (systemd owns it).  Nothing runs by then. */

@@ -129,7 +129,8 @@ struct jd_exec {
 	bool cg_timer_on;
 	uint64_t cg_seq;		/* handler processes' group numbers */
 	uint64_t cg_abandoned;		/* groups that never emptied */
-	uint64_t recovered[64];		/* job ids of a previous run's groups */
+	uint64_t *recovered;		/* job ids of a previous run's groups, and what */
+	struct jd_exec_usage *recovered_usage;	/* each used (jd_exec_recovered) */
 	size_t n_recovered;
 	struct jd_outfiles *outfiles;	/* exec jobs' output files (core/outfile.h), NULL:
 					 * none (journal.sync "off"); set before serving */
@@ -169,6 +170,9 @@ void jd_exec_job_done(struct jd_exec *x, struct jd_job *j);
  * jd_exec_cgroup_done: the command has ended: its usage into *usage (NULL: not wanted),
  * then the group is killed if need be and removed (later, if it still holds a process);
  * frees g.
+ * jd_exec_recovered: whether a previous run left a group of job id (killed and removed
+ * by jd_exec_cgroups_open), with what its groups used summed into *u (CPU times, kills
+ * and limit hits added, the highest peak); for the journal's recovery to settle it.
  * jd_exec_cgroups_metrics: the "cgroups" member of "exec" in the metrics.
  * jd_exec_limits_ok / jd_exec_client_limits_ok: 0 when a spec's resources / a client's
  * limits can be applied here, else JSCHED_ENOT_SUPPORTED with the reason in why.
@@ -180,6 +184,7 @@ int jd_exec_cgroup_create(struct jd_exec *x, const struct jd_job *j, bool own_gr
 			  const struct jd_cg_limits *l, struct jd_cg_job **out, char *why, size_t len);
 void jd_exec_cgroup_done(struct jd_exec *x, struct jd_cg_job *g, const struct jd_cg_limits *l,
 			 struct jd_exec_usage *usage);
+bool jd_exec_recovered(const struct jd_exec *x, uint64_t id, struct jd_exec_usage *u);
 json_t *jd_exec_cgroups_metrics(const struct jd_exec *x);
 int jd_exec_limits_ok(const struct jd_exec *x, const struct jp_job_spec *sp, char *why,
 		      size_t len);

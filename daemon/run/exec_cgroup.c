@@ -30,6 +30,8 @@
 #include "proto/jproto.h"
 
 #define PENDING_TRIES 100	/* 100 ms apart: 10 s for a group to empty after its kill */
+#define RECOVER_MAX 4096	/* a previous run's groups listed and settled, at most */
+#define RECOVER_LISTED 64	/* of them, in the metrics */
 
 /* What was last written for one client's group. */
 struct cg_client {
@@ -69,11 +71,25 @@ static void subtree_name(const struct jd_exec *x, char *out, size_t len)
 	snprintf(out, len, "jschedd-%016llx", (unsigned long long)h);
 }
 
+/* usage_of: a group's usage as a command's (memory_max: the limit it had, 0 none). */
+static void usage_of(const struct jd_cg_usage *u, uint64_t memory_max, struct jd_exec_usage *out)
+{
+	out->has = true;
+	out->cpu_us = u->cpu_us;
+	out->user_us = u->user_us;
+	out->system_us = u->system_us;
+	out->memory_peak = u->memory_peak;
+	out->memory_max = memory_max;
+	out->oom_kills = u->oom_kills;
+	out->pids_max_hits = u->pids_max_hits;
+}
+
 int jd_exec_cgroups_open(struct jd_exec *x, char *err, size_t errlen)
 {
 	struct jd_cg_conf conf = {0};
 	char name[80], list[256] = "";
 	size_t n = 0, total = 0;
+	struct jd_cg_usage *used;
 	int rc;
 
 	if (!(x->cg = calloc(1, sizeof(*x->cg))))
@@ -94,8 +110,18 @@ int jd_exec_cgroups_open(struct jd_exec *x, char *err, size_t errlen)
 	jd_log(JD_LOG_INFO, "cgroups: %s: %s", jd_cg_mode_name(x->cg->mode), x->cg->reason);
 	if (x->cg->mode == JD_CG_NONE)
 		return 0;
-	rc = jd_cg_recover(x->cg, x->recovered, sizeof(x->recovered) / sizeof(x->recovered[0]), &n,
-			   &total);
+	x->recovered = calloc(RECOVER_MAX, sizeof(*x->recovered));
+	used = calloc(RECOVER_MAX, sizeof(*used));
+	x->recovered_usage = calloc(RECOVER_MAX, sizeof(*x->recovered_usage));
+	if (!x->recovered || !used || !x->recovered_usage) {
+		free(used);
+		snprintf(err, errlen, "out of memory");
+		return JSCHED_ENOMEM;
+	}
+	rc = jd_cg_recover(x->cg, x->recovered, used, RECOVER_MAX, &n, &total);
+	for (size_t i = 0; i < n; i++)
+		usage_of(&used[i], 0, &x->recovered_usage[i]);
+	free(used);
 	x->n_recovered = n;
 	for (size_t i = 0; i < n && strlen(list) + 24 < sizeof(list); i++)
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%llu", i ? ", " : "",
@@ -161,6 +187,34 @@ void jd_exec_cgroups_close(struct jd_exec *x)
 		free(x->cg);
 		x->cg = NULL;
 	}
+	free(x->recovered);
+	free(x->recovered_usage);
+	x->recovered = NULL;
+	x->recovered_usage = NULL;
+	x->n_recovered = 0;
+}
+
+bool jd_exec_recovered(const struct jd_exec *x, uint64_t id, struct jd_exec_usage *u)
+{
+	bool found = false;
+
+	memset(u, 0, sizeof(*u));
+	for (size_t i = 0; i < x->n_recovered; i++) {
+		const struct jd_exec_usage *g = &x->recovered_usage[i];
+
+		if (x->recovered[i] != id)
+			continue;
+		found = true;
+		u->has = true;
+		u->cpu_us += g->cpu_us;
+		u->user_us += g->user_us;
+		u->system_us += g->system_us;
+		u->oom_kills += g->oom_kills;
+		u->pids_max_hits += g->pids_max_hits;
+		if (g->memory_peak > u->memory_peak)
+			u->memory_peak = g->memory_peak;
+	}
+	return found;
 }
 
 bool jd_exec_cgroups_on(const struct jd_exec *x)
@@ -220,16 +274,8 @@ void jd_exec_cgroup_done(struct jd_exec *x, struct jd_cg_job *g, const struct jd
 	struct jd_cg_usage u;
 	struct cg_pending *q;
 
-	if (usage && jd_cg_usage(x->cg, g, &u, true) == 0) {
-		usage->has = true;
-		usage->cpu_us = u.cpu_us;
-		usage->user_us = u.user_us;
-		usage->system_us = u.system_us;
-		usage->memory_peak = u.memory_peak;
-		usage->memory_max = l ? l->memory_max : 0;
-		usage->oom_kills = u.oom_kills;
-		usage->pids_max_hits = u.pids_max_hits;
-	}
+	if (usage && jd_cg_usage(x->cg, g, &u, true) == 0)
+		usage_of(&u, l ? l->memory_max : 0, usage);
 	if (jd_cg_job_remove(x->cg, g) == 0)
 		goto out;
 	/* Something is still in it (a process that ignored the stop, or one on its way
@@ -270,7 +316,7 @@ json_t *jd_exec_cgroups_metrics(const struct jd_exec *x)
 	for (int c = 0; c < JD_CG_NCTL; c++)
 		if (cg->controllers & (1u << c))
 			json_array_append_new(ctl, json_string(names[c]));
-	for (size_t i = 0; i < x->n_recovered; i++)
+	for (size_t i = 0; i < x->n_recovered && i < RECOVER_LISTED; i++)
 		json_array_append_new(rec, json_integer((json_int_t)x->recovered[i]));
 	o = json_pack("{s:s, s:s, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:I}",
 		      "mode", jd_cg_mode_name(cg->mode), "how", cg->how, "reason", cg->reason,

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -169,6 +170,71 @@ static void remove_dir(struct jdt *t)
 	t->dir[0] = '\0';
 }
 
+/* rmdir_tree: rmdir dir's subdirectories (two levels: client-X/job-N) and dir.  Only
+ * empty cgroups can go: one that holds a process stays (EBUSY), as does everything
+ * above it. */
+static void rmdir_tree(const char *dir, int depth)
+{
+	DIR *dh = opendir(dir);
+	struct dirent *e;
+	char sub[PATH_MAX];
+
+	while (dh && depth > 0 && (e = readdir(dh)))
+		if (e->d_type == DT_DIR && e->d_name[0] != '.' &&
+		    snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name) < (int)sizeof(sub))
+			rmdir_tree(sub, depth - 1);
+	if (dh)
+		closedir(dh);
+	rmdir(dir);
+}
+
+/* sweep_cgroups: remove what a killed daemon left of its cgroup subtree (named by its
+ * socket path, as daemon/run/exec_cgroup.c names it, under the test's own group in each
+ * hierarchy, or at a hierarchy's top for a v2 subtree root made): a daemon killed with
+ * SIGKILL cannot, and a later one on the same socket would, but a test's socket is never
+ * used again.  Only empty groups are removed, so a group a test kills on purpose and
+ * leaves for the next daemon (processes still in it) stays. */
+static void sweep_cgroups(const struct jdt *t)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a, as exec_cgroup.c */
+	char name[40], line[4096], own[64][512], path[PATH_MAX];
+	size_t n_own = 0;
+	FILE *f;
+
+	if (geteuid() != 0)
+		return; /* an ordinary user's daemon makes no subtree here */
+	for (const unsigned char *p = (const unsigned char *)t->sock; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	snprintf(name, sizeof(name), "jschedd-%016llx", (unsigned long long)h);
+	snprintf(own[n_own++], sizeof(own[0]), "%s", "");
+	if ((f = fopen("/proc/self/cgroup", "re"))) {
+		while (n_own < 64 && fgets(line, sizeof(line), f)) {
+			char *g = strchr(line, ':') ? strchr(strchr(line, ':') + 1, ':') : NULL;
+
+			if (g && g[1] != '\n' && strcmp(g + 1, "/\n") != 0) {
+				g[strcspn(g, "\n")] = '\0';
+				snprintf(own[n_own++], sizeof(own[0]), "%s", g + 1);
+			}
+		}
+		fclose(f);
+	}
+	if (!(f = fopen("/proc/self/mountinfo", "re")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char mnt[1024], fstype[64];
+		const char *dash = strstr(line, " - ");
+
+		if (!dash || sscanf(line, "%*s %*s %*s %*s %1023s", mnt) != 1 ||
+		    sscanf(dash + 3, "%63s", fstype) != 1 || strncmp(fstype, "cgroup", 6) != 0)
+			continue;
+		for (size_t i = 0; i < n_own; i++)
+			if (snprintf(path, sizeof(path), "%s%s/%s", mnt, own[i], name) < (int)sizeof(path) &&
+			    access(path, F_OK) == 0)
+				rmdir_tree(path, 2);
+	}
+	fclose(f);
+}
+
 int jdt_stop(struct jdt *t, int sig)
 {
 	int rc = 0;
@@ -187,6 +253,8 @@ int jdt_stop(struct jdt *t, int sig)
 	}
 	if (rc != 0 && rc != 3)
 		jtc_print_tail(t->log, 40);
+	if (rc >= 128)
+		sweep_cgroups(t); /* killed: it could not remove its cgroups */
 	remove_dir(t);
 	return rc;
 }

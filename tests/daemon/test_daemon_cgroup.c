@@ -7,7 +7,9 @@
  * limits (set_client) hold a job that asks for none; the record
  * carries the group's CPU time and peak memory; the metrics say which cgroups are in use;
  * and a daemon killed with SIGKILL leaves groups that the next daemon on the same subtree
- * kills and names at start.  Without cgroups (cgroups.mode "off", which every user can
+ * kills and names at start, and, on the same journal, settles: failed with cause
+ * daemon_restart and the usage the groups had; a killed daemon's empty subtree is removed
+ * by the harness.  Without cgroups (cgroups.mode "off", which every user can
  * run), a job asking for a limit is refused with not_supported, and other jobs run.
  *
  * No sleep decides a result: the tests wait (bounded) for the states and files they need.
@@ -332,6 +334,106 @@ static void test_leftovers_of_a_killed_daemon(void **state)
 	assert_int_equal(jdt_stop(&b, SIGTERM), 0);
 }
 
+/* test_killed_daemon_jobs_settled: jschedd killed (SIGKILL) with a command running that
+ * burns CPU and one whose child left its session (so no process group kill reaches it);
+ * started again on the same journal and subtree, it kills both groups, and the journal
+ * ends each job failed with cause daemon_restart, the reason naming the group, and the
+ * usage its group had (CPU time); a second restart shows the same usage (the final
+ * record keeps it).  Then a daemon killed with nothing to recover leaves no subtree. */
+static void test_killed_daemon_jobs_settled(void **state)
+{
+	struct jdt d;
+	struct jsched_conn *c;
+	char pidf[400], escf[400];
+	uint64_t busy, esc;
+	pid_t bpid, epid;
+	json_t *rec, *u, *g;
+	long long cpu;
+
+	(void)state;
+	need_cgroups();
+	jdt_start(&d, "\"workers\": 2");
+	c = jdt_connect(&d, NULL);
+	snprintf(pidf, sizeof(pidf), "%s/busy.pid", d.dir);
+	snprintf(escf, sizeof(escf), "%s/esc.pid", d.dir);
+	busy = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"echo $$ > %s; "
+			       "while :; do :; done\"]}", pidf);
+	esc = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"setsid sh -c "
+			      "'echo $$ > %s; exec sleep 300' </dev/null >/dev/null 2>&1 & exec sleep 300\"]}",
+			      escf);
+	bpid = pid_in(pidf);
+	epid = pid_in(escf);
+	jdt_until_state(c, busy, "running");
+	jdt_until_state(c, esc, "running");
+	jsched_close(c);
+	jdt_kill9(&d);
+	assert_false(gone(bpid)); /* the daemon died; its commands did not */
+	assert_false(gone(epid));
+
+	jdt_restart(&d);
+	assert_true(gone(bpid));
+	assert_true(gone(epid));
+	c = jdt_connect(&d, NULL);
+	rec = final(c, busy, "failed", "daemon_restart");
+	assert_non_null(strstr(json_string_value(json_object_get(rec, "reason")), "control group"));
+	u = json_object_get(rec, "usage");
+	assert_non_null(u);
+	cpu = json_integer_value(json_object_get(u, "cpu_us"));
+	assert_true(cpu > 0);
+	json_decref(rec);
+	rec = final(c, esc, "failed", "daemon_restart");
+	assert_non_null(strstr(json_string_value(json_object_get(rec, "reason")), "control group"));
+	json_decref(rec);
+	g = cgroups_of(c);
+	assert_int_equal(json_array_size(json_object_get(g, "recovered_jobs")), 2);
+	json_decref(g);
+	jsched_close(c);
+	/* The final record keeps what the group used. */
+	jdt_kill9(&d);
+	jdt_restart(&d);
+	c = jdt_connect(&d, NULL);
+	rec = final(c, busy, "failed", "daemon_restart");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(rec, "usage"), "cpu_us")), cpu);
+	json_decref(rec);
+	g = cgroups_of(c);
+	assert_int_equal(json_array_size(json_object_get(g, "recovered_jobs")), 0);
+	json_decref(g);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&d, SIGTERM), 0);
+}
+
+/* subtree_left: whether the subtree of the daemon whose metrics said `root` exists. */
+static bool subtree_left(const char *root)
+{
+	return access(root, F_OK) == 0;
+}
+
+/* test_killed_daemon_leaves_no_subtree: a daemon that ran a command and is then killed
+ * (SIGKILL) on a socket never used again leaves no cgroup subtree behind (the harness
+ * removes what is empty of it, as no later daemon on that socket will). */
+static void test_killed_daemon_leaves_no_subtree(void **state)
+{
+	struct jdt d;
+	struct jsched_conn *c;
+	char root[4096];
+	json_t *g;
+	uint64_t id;
+
+	(void)state;
+	need_cgroups();
+	jdt_start(&d, "\"workers\": 2");
+	c = jdt_connect(&d, NULL);
+	id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"true\"]}");
+	json_decref(final(c, id, "succeeded", NULL));
+	g = cgroups_of(c);
+	snprintf(root, sizeof(root), "%s", json_string_value(json_object_get(g, "root")));
+	json_decref(g);
+	jsched_close(c);
+	assert_true(subtree_left(root)); /* its client's group is there while it runs */
+	assert_int_equal(jdt_stop(&d, SIGKILL), 128 + SIGKILL);
+	assert_false(subtree_left(root));
+}
+
 static void test_limits_refused_without_cgroups(void **state)
 {
 	struct jdt off;
@@ -380,6 +482,8 @@ int main(void)
 		cmocka_unit_test(test_client_limits),
 		cmocka_unit_test(test_usage_and_metrics),
 		cmocka_unit_test(test_leftovers_of_a_killed_daemon),
+		cmocka_unit_test(test_killed_daemon_jobs_settled),
+		cmocka_unit_test(test_killed_daemon_leaves_no_subtree),
 		cmocka_unit_test(test_limits_refused_without_cgroups),
 	};
 

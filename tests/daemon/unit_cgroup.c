@@ -502,11 +502,11 @@ static void test_v1_tree_recover(void **state)
 	mkdirs("%s/v1/freezer/jt/client-eve/job-12x", tmp);
 	conf = conf_for("jt", true);
 	assert_int_equal(jd_cg_open(cg, &conf), 0);
-	assert_int_equal(jd_cg_recover(cg, ids, 2, &n, &total), 0);
+	assert_int_equal(jd_cg_recover(cg, ids, NULL, 2, &n, &total), 0);
 	assert_int_equal(total, 3);
 	assert_int_equal(n, 2); /* only room for two: all three removed */
 	assert_int_equal(cg->stats.recovered, 3);
-	assert_int_equal(jd_cg_recover(cg, ids, 8, &n, &total), 0);
+	assert_int_equal(jd_cg_recover(cg, ids, NULL, 8, &n, &total), 0);
 	assert_int_equal(total, 0);
 	assert_false(exists("%s/v1/pids/jt/client-bob", tmp));
 	assert_false(exists("%s/v1/memory/outer/box/jt/client-bob/job-5", tmp));
@@ -519,7 +519,7 @@ static void test_v1_tree_recover(void **state)
 	mkdirs("%s/v1/freezer/jt/client-bob/job-9", tmp);
 	mkdirs("%s/v1/freezer/jt/client-bob/job-9-2", tmp); /* a handler's second process */
 	assert_int_equal(jd_cg_open(cg, &conf), 0);
-	assert_int_equal(jd_cg_recover(cg, ids, 8, &n, &total), 0);
+	assert_int_equal(jd_cg_recover(cg, ids, NULL, 8, &n, &total), 0);
 	assert_int_equal(n, 4);
 	qsort(ids, n, sizeof(ids[0]), cmp_u64);
 	assert_int_equal(ids[0], 5);
@@ -570,7 +570,7 @@ static int real_teardown(void **state)
 		size_t n;
 
 		/* Whatever a failed test left is killed and removed like a crash's leftovers. */
-		(void)jd_cg_recover(real, ids, 8, &n, NULL);
+		(void)jd_cg_recover(real, ids, NULL, 8, &n, NULL);
 		snprintf(base, sizeof(base), "%s", real->hier[0].base);
 		jd_cg_close(real);
 		assert_false(access(base, F_OK) == 0);
@@ -871,7 +871,7 @@ static void test_real_recover(void **state)
 	conf.name = name;
 	conf.mode = "v1";
 	assert_int_equal(jd_cg_open(again, &conf), 0);
-	assert_int_equal(jd_cg_recover(again, ids, 4, &n, &total), 0);
+	assert_int_equal(jd_cg_recover(again, ids, NULL, 4, &n, &total), 0);
 	/* (A group an earlier failed test left would be listed too.) */
 	assert_true(n >= 1);
 	while (n > 1 && ids[n - 1] != 77)
