@@ -237,6 +237,8 @@ static const struct fig {
 	 "Jain's fairness index over the clients backlogged in the window (1 is fair)."},
 	{"fairness.backlogged", 1, "jschedd_fair_backlogged_clients", "gauge",
 	 "Clients with queued jobs now."},
+	{"fairness.reservations", 1, "jschedd_fair_reservations_total", "counter",
+	 "Times named resources were held for a command waiting for more than were free."},
 	{"fibers.total", 1, "jschedd_fibers", "gauge", "Fiber stacks configured."},
 	{"fibers.in_use", 1, "jschedd_fibers_in_use", "gauge", "Fiber stacks taken now."},
 	{"fibers.suspended", 1, "jschedd_fibers_suspended", "gauge",
@@ -276,6 +278,27 @@ static const struct fig client_figures[] = {
 	{"service_us", 1e-6, "jschedd_client_service_seconds_total", "counter",
 	 "CPU time the client's handlers used (what the fair policy charges)."},
 };
+
+/* resources: the named resources' units and what running commands hold of them. */
+static void resources(FILE *f, const json_t *doc)
+{
+	json_t *res = json_object_get(doc, "resources"), *r;
+	const char *name;
+	char labels[64];
+
+	if (json_object_size(res) == 0)
+		return;
+	family(f, "jschedd_resource_units", "gauge", "Units of a named resource (its count).");
+	json_object_foreach(res, name, r) {
+		snprintf(labels, sizeof(labels), "resource=\"%.40s\"", name); /* a-z, 0-9, _ */
+		sample(f, "jschedd_resource_units", labels, num(r, "count"));
+	}
+	family(f, "jschedd_resource_used", "gauge", "Units held by running commands now.");
+	json_object_foreach(res, name, r) {
+		snprintf(labels, sizeof(labels), "resource=\"%.40s\"", name);
+		sample(f, "jschedd_resource_used", labels, num(r, "used"));
+	}
+}
 
 static void workers(FILE *f, const json_t *doc)
 {
@@ -327,6 +350,7 @@ char *jd_prometheus_text(const json_t *doc, size_t *len)
 			   client_figures[k].scale, client_figures[k].name, client_figures[k].type,
 			   client_figures[k].help);
 	workers(f, doc);
+	resources(f, doc);
 	latencies(f, doc);
 	if (fclose(f) != 0) {
 		free(text);

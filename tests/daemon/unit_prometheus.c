@@ -29,7 +29,8 @@ static const char doc_text[] =
 	"   \"running\": 0, \"submitted\": 4, \"succeeded\": 1, \"failed\": 0, \"cancelled\": 1,"
 	"   \"expired\": 0, \"dropped\": 0, \"service_us\": 500000,"
 	"   \"queued\": {\"critical\": 0, \"high\": 0, \"normal\": 0, \"low\": 0}}],"
-	" \"fairness\": {\"jain_index\": 0.99, \"backlogged\": 1},"
+	" \"fairness\": {\"jain_index\": 0.99, \"backlogged\": 1, \"reservations\": 3},"
+	" \"resources\": {\"gpu\": {\"count\": 2, \"used\": 1}, \"licence_x\": {\"count\": 5, \"used\": 0}},"
 	" \"workers\": [{\"tasks\": 7, \"steals\": 1, \"parks\": 2, \"feeds\": 7, \"busy_ms\": 30},"
 	"  {\"tasks\": 3, \"steals\": 0, \"parks\": 5, \"feeds\": 3, \"busy_ms\": 10}],"
 	" \"fibers\": {\"total\": 64, \"in_use\": 1, \"suspended\": 1, \"exhausted\": 0},"
@@ -85,6 +86,10 @@ static void test_figures(void **state)
 	has(t, "jschedd_client_service_seconds_total{client=\"alice\"} 1.5");
 	has(t, "jschedd_worker_busy_seconds_total{worker=\"1\"} 0.01");
 	has(t, "jschedd_fibers 64");
+	has(t, "jschedd_fair_reservations_total 3");
+	has(t, "jschedd_resource_units{resource=\"gpu\"} 2");
+	has(t, "jschedd_resource_used{resource=\"gpu\"} 1");
+	has(t, "jschedd_resource_units{resource=\"licence_x\"} 5");
 	has(t, "# TYPE jschedd_queue_wait_seconds histogram");
 	has(t, "jschedd_queue_wait_seconds_bucket{le=\"1.023e-06\"} 1");
 	has(t, "jschedd_queue_wait_seconds_bucket{le=\"4.095e-06\"} 6");
