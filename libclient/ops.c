@@ -366,6 +366,32 @@ int jsched_wait_many(struct jsched_conn *c, const uint64_t *ids, size_t n, enum 
 		if (rr < 0) /* also on a timeout: the records were promised */
 			r = jc_set_error(c, rr, "cannot read the records of the wait reply");
 	}
+	/* The daemon sends the records that fit its reply budget and says "more": the rest
+	 * come from status (final ones do not change; with "any" the others as they stand). */
+	if ((r == 0 || r == JSCHED_ETIMEOUT) && *out != NULL && (*out)->count < n && reply != NULL &&
+	    json_is_true(json_object_get(r == 0 ? reply : json_object_get(reply, "error"), "more"))) {
+		struct jsched_results *rest = NULL;
+		size_t have = (*out)->count;
+		int rr = jsched_status_many(c, ids + have, n - have, &rest);
+		struct jsched_result **items =
+			rr == 0 ? realloc((*out)->items, (have + rest->count + 1) * sizeof *items) : NULL;
+
+		if (rr == 0 && items == NULL)
+			rr = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+		if (rr < 0) {
+			jsched_results_free(rest);
+			jsched_results_free(*out);
+			*out = NULL;
+			json_decref(reply);
+			free(text);
+			return rr;
+		}
+		(*out)->items = items;
+		memcpy(items + have, rest->items, rest->count * sizeof *items);
+		(*out)->count += rest->count;
+		rest->count = 0;
+		jsched_results_free(rest);
+	}
 	if (r == 0) {
 		int final = 0;
 		for (size_t i = 0; i < (*out)->count; i++)

@@ -95,15 +95,20 @@ static void reply(struct jd_net *d, struct jd_wait_req *w, bool timed_out)
 	struct jd_records recs = {.n = w->n, .jobs = w->jobs, .texts = NULL};
 	struct jd_conn *c = w->c;
 	struct jp_buf b;
+	size_t written = 0;
 	int rc;
 
+	/* Records past the reply budget are left for `status` (`more`: the client asks for
+	 * the ids after the last record), so no reply passes reply_frame_bytes. */
 	jp_buf_init(&b);
 	rc = jd_reply_text_start(&b, w->id) ||
 	     jd_json_text_raw(&b, timed_out ? ",\"ok\":false,\"error\":{\"code\":\"timeout\","
 					      "\"message\":\"the jobs did not end in time\",\"jobs\":"
 			      : w->single ? ",\"ok\":true,\"job\":"
 					  : ",\"ok\":true,\"jobs\":") ||
-	     jd_records_text(&b, d, &recs, w->single && !timed_out) ||
+	     jd_records_text_paged(&b, d, &recs, w->single && !timed_out, JD_REPLY_BUDGET,
+				   &written) ||
+	     (written < recs.n && jd_json_text_raw(&b, ",\"more\":true")) ||
 	     jd_json_text_raw(&b, timed_out ? "}}" : "}");
 	if (rc) {
 		jp_buf_free(&b);

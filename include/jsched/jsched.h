@@ -398,7 +398,8 @@ enum jsched_wait_mode {
 
 /* jsched_wait_many waits for n jobs in the given mode, at most timeout_ms, and stores their
  * records in *out, in the order of ids (final, or as they stand).  Returns the number of
- * final ones, or JSCHED_ETIMEOUT with *out set all the same. */
+ * final ones, or JSCHED_ETIMEOUT with *out set all the same.  Records past the daemon's
+ * reply limit (its reply says "more") are fetched with status, as jsched_status_many. */
 JSCHED_API int jsched_wait_many(struct jsched_conn *conn, const uint64_t *ids, size_t n,
 				enum jsched_wait_mode mode, int64_t timeout_ms,
 				struct jsched_results **out);

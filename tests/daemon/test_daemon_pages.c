@@ -5,6 +5,8 @@
  *   4 KB each (18 MB) answers for a prefix and says `more`; `list` ends its page at the
  *   budget and says `more`; libjsched's jsched_status_many and jsched_list follow and
  *   return every record.
+ * - A wait on 20 jobs with 900 KB results answers within the limit with `more`;
+ *   jsched_wait_many fetches the rest.
  * - The output limit (8 MiB by default) leaves room for one whole reply: nine jobs whose
  *   results are ~1 MiB each are listed in one 9 MB reply to a client that reads, which
  *   is not disconnected for it (jdt_read_frame asserts every frame is within 16 MiB).
@@ -144,11 +146,52 @@ static void test_one_large_reply_is_not_cut(void **state)
 	jsched_close(c);
 }
 
+/* test_wait_pages: a wait on 20 jobs with 900 KB results each (18 MB of records) answers
+ * within reply_frame_bytes with the first records and `more`; jsched_wait_many fetches
+ * the rest through status and returns all 20. */
+static void test_wait_pages(void **state)
+{
+	enum { N = 20, BYTES = 900000 };
+	struct jsched_conn *c = jdt_connect(&t, "waitpages");
+	uint64_t ids[N];
+	struct jsched_results *res = NULL;
+	int fd = jdt_raw_hello(&t, "waitpages");
+	char req[1024];
+	size_t off, got;
+	json_t *r;
+
+	(void)state;
+	submit_echoes(c, N, BYTES, ids);
+	off = (size_t)snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 1, \"jobs\": [");
+	for (size_t i = 0; i < N; i++)
+		off += (size_t)snprintf(req + off, sizeof(req) - off, "%s%llu", i ? "," : "",
+					(unsigned long long)ids[i]);
+	snprintf(req + off, sizeof(req) - off, "]}");
+	jdt_send_frame(fd, req);
+	r = jdt_read_frame(fd); /* asserts the frame is within 16 MiB */
+	assert_non_null(r);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	assert_true(json_is_true(json_object_get(r, "more")));
+	got = json_array_size(json_object_get(r, "jobs"));
+	assert_true(got > 0 && got < N);
+	json_decref(r);
+	close(fd);
+	assert_int_equal(jsched_wait_many(c, ids, N, JSCHED_WAIT_ALL, 30000, &res), N);
+	assert_int_equal(res->count, N);
+	for (size_t i = 0; i < N; i++) {
+		assert_int_equal(res->items[i]->id, ids[i]);
+		assert_int_equal(res->items[i]->state, JSCHED_STATE_SUCCEEDED);
+	}
+	jsched_results_free(res);
+	jsched_close(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_status_and_list_page),
 		cmocka_unit_test(test_one_large_reply_is_not_cut),
+		cmocka_unit_test(test_wait_pages),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
