@@ -43,6 +43,8 @@ static void on_change(void *ctx, const struct jd_change *ch)
 	case JD_CHANGE_SUBMITTED:
 	case JD_CHANGE_RUNNING:
 	case JD_CHANGE_SCHEDULED:
+	case JD_CHANGE_RETRYING:
+	case JD_CHANGE_RETRIED:
 		jd_watch_job(&d->net, ch->job);
 		break;
 	case JD_CHANGE_FINAL:	/* told when settled (on_settled) */
@@ -172,9 +174,10 @@ int jd_daemon_init(struct jd_daemon *d)
 
 void jd_daemon_maybe_exit(struct jd_daemon *d)
 {
-	/* Scheduled jobs do not hold up an exit: with a journal they are recovered at the
-	 * next start (without one a shutdown has cancelled them). */
-	if (d->net.state == JD_SERVING || d->jobs.n_live > d->jobs.by_state[JD_SCHEDULED])
+	/* Scheduled and retrying jobs do not hold up an exit: with a journal they are
+	 * recovered at the next start (without one a shutdown has cancelled them). */
+	if (d->net.state == JD_SERVING ||
+	    d->jobs.n_live > d->jobs.by_state[JD_SCHEDULED] + d->jobs.by_state[JD_RETRYING])
 		return;
 	uv_stop(&d->loop);
 }

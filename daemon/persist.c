@@ -39,6 +39,9 @@ enum {
 	R_REMOTE = 10,		/* handed to Slurm: backend, Slurm job id, the tag of its files */
 	R_ASSIGN = 11,		/* the named resources' indices a command was given */
 	R_HOOK = 12,		/* a job's hooks: state, exit code, signal, claimed/finished ms, reason */
+	R_ATTEMPT = 13,		/* an attempt of a job ended: its times, exit code, signal, state,
+				 * cause, and the next attempt's time (0: it runs again now, the
+				 * retry operation) */
 };
 
 /* ---- a growing byte buffer, little-endian fields ---- */
@@ -417,6 +420,18 @@ static void want_now(struct jd_daemon *d)
 		d->persist.want_held = jd_journal_last(d->persist.j);
 }
 
+/* encode_attempt: an ATTEMPT record's payload: attempt a of a job, next its next time. */
+static void encode_attempt(struct wbuf *b, const struct jd_attempt *a, uint64_t next_ms)
+{
+	w_u64(b, a->started_ms);
+	w_u64(b, a->finished_ms);
+	w_u32(b, (uint32_t)a->exit_code);
+	w_u32(b, (uint32_t)a->signal);
+	w_u8(b, disk_state((enum jd_state)a->state));
+	w_u8(b, a->cause);
+	w_u64(b, next_ms);
+}
+
 void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 {
 	struct wbuf b = {0};
@@ -461,6 +476,13 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 	case JD_CHANGE_SCHEDULED:
 		/* Its not_before is in the SUBMIT record's spec: recovery schedules it again
 		 * from there. */
+		break;
+	case JD_CHANGE_RETRYING:
+	case JD_CHANGE_RETRIED:
+		encode_attempt(&b, &ch->job->attempts[ch->job->n_attempts - 1],
+			       ch->kind == JD_CHANGE_RETRYING ? ch->job->next_attempt_ms : 0);
+		append(d, R_ATTEMPT, ch->job->id, &b);
+		free(b.p);
 		break;
 	case JD_CHANGE_PROCESS:
 		encode_process(&b, ch->pid);
@@ -1047,6 +1069,54 @@ static int replay_array_stop(struct jd_job *p, const struct jd_journal_rec *r)
 	return 0;
 }
 
+/* replay_attempt: an ATTEMPT record: one more ended attempt of j, which is retrying now
+ * (a next time) or runs again (the retry operation: it leaves the final jobs). */
+static int replay_attempt(struct rec_state *st, struct jd_job *j, const struct jd_journal_rec *r)
+{
+	struct rbuf b = {r->data, r->len, 0, false};
+	struct jd_attempt a = {0};
+	uint64_t next;
+	unsigned state;
+
+	a.started_ms = r_u64(&b);
+	a.finished_ms = r_u64(&b);
+	a.exit_code = (int32_t)r_u32(&b);
+	a.signal = (int32_t)r_u32(&b);
+	state = state_of_disk(r_u8(&b));
+	a.cause = (uint8_t)r_u8(&b);
+	next = r_u64(&b);
+	if (b.bad || state >= JD_NSTATES || a.cause >= JP_NCAUSES) {
+		snprintf(st->err, st->errlen, "journal: record %" PRIu64 " (attempt of job %" PRIu64
+			 ") cannot be read", r->seq, r->id);
+		return JSCHED_EIO;
+	}
+	a.state = (uint8_t)state;
+	if (jd_job_add_attempt(j, &a) < 0)
+		return JSCHED_ENOMEM;
+	if (next) {
+		j->state = JD_RETRYING;
+		j->next_attempt_ms = next;
+	} else if (jd_state_final(j->state)) {
+		/* Run again: no longer among the final jobs restored as such. */
+		for (size_t i = st->n_final; i-- > 0;)
+			if (st->final_order[i] == j->id) {
+				st->final_order[i] = 0;
+				break;
+			}
+		j->state = JD_WAITING;
+		j->cause = JP_CAUSE_NONE;
+		j->finished_ms = j->finished_ns = 0;
+		j->started_ms = j->started_ns = 0;
+		free(j->reason);
+		j->reason = NULL;
+		free(j->value);
+		j->value = NULL;
+		j->value_len = 0;
+		jd_exec_job_reset(j->exec);
+	}
+	return 0;
+}
+
 /* replay_cb: one record from the journal. */
 static int replay_cb(void *arg, const struct jd_journal_rec *r)
 {
@@ -1085,9 +1155,11 @@ static int replay_cb(void *arg, const struct jd_journal_rec *r)
 	}
 	switch (r->type) {
 	case R_QUEUED:
-		if (j->state == JD_WAITING)
+		if (j->state == JD_WAITING || j->state == JD_RETRYING)
 			j->state = JD_QUEUED;
 		return 0;
+	case R_ATTEMPT:
+		return replay_attempt(st, j, r);
 	case R_RUNNING:
 		if (!jd_state_final(j->state)) {
 			struct rbuf b = {r->data, r->len, 0, false};
@@ -1247,6 +1319,13 @@ static void restore(struct rec_state *st)
 			t->by_state[JD_RUNNING]++;
 			j->client->by_state[JD_RUNNING]++;
 			j->state = JD_RUNNING;
+		} else if (was == JD_RETRYING) {
+			/* Between attempts: counted as waiting, and as live, which it is. */
+			t->by_state[JD_WAITING]--;
+			j->client->by_state[JD_WAITING]--;
+			t->by_state[JD_RETRYING]++;
+			j->client->by_state[JD_RETRYING]++;
+			j->state = JD_RETRYING;
 		}
 	}
 	if (t->next_id <= st->max_id)
@@ -1267,6 +1346,11 @@ static void restore(struct rec_state *st)
 						j->exec->remote_tag ? j->exec->remote_tag : "", why,
 						sizeof(why)) < 0)
 				jd_job_finish(t, j, JD_FAILED, JP_CAUSE_DAEMON_RESTART, why);
+			continue;
+		}
+		if (j->state == JD_RETRYING) {
+			/* Its next attempt at its time (at once if that passed meanwhile). */
+			jd_job_restore_retrying(t, j);
 			continue;
 		}
 		/* A control group the stopped daemon left for it: its processes were killed
@@ -1519,6 +1603,9 @@ static json_t *spec_of_job(const struct jd_job *j)
 	sp.key = j->key;
 	sp.priority = j->prio < 4 ? prios[j->prio] : JP_PRIO_NORMAL;
 	sp.cost = j->fj.cost ? j->fj.cost : 1;
+	sp.not_before_ms = (int64_t)j->not_before_ms;
+	if (j->retry)
+		sp.retry = *j->retry;
 	if (j->hook) {
 		sp.on_exit = j->hook->on_exit;
 		sp.notify = j->hook->notify;
@@ -1661,6 +1748,12 @@ static int snap_job(struct jd_daemon *d, const struct jd_job *j, struct wbuf *b)
 		return rc;
 	if (j->arr && (rc = snap_elements(d, j, b)) < 0)
 		return rc;
+	for (uint32_t k = 0; k < j->n_attempts; k++) {
+		encode_attempt(b, &j->attempts[k], j->state == JD_RETRYING && k + 1 == j->n_attempts
+							   ? j->next_attempt_ms : 0);
+		if ((rc = snap_add(d, R_ATTEMPT, j->id, b)) < 0)
+			return rc;
+	}
 	if (j->exec && j->exec->assigned) {
 		encode_assign(b, j->exec);
 		if ((rc = snap_add(d, R_ASSIGN, j->id, b)) < 0)

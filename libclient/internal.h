@@ -14,7 +14,7 @@
 
 /* JC_STATE_LAST: the highest enum jsched_state (states are appended after the final ones,
  * so loops over every state run to here). */
-#define JC_STATE_LAST JSCHED_STATE_SCHEDULED
+#define JC_STATE_LAST JSCHED_STATE_RETRYING
 
 /* A spec is its JSON object, built member by member (spec.c). */
 struct jsched_spec {

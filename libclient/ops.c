@@ -464,6 +464,12 @@ int jsched_hold(struct jsched_conn *c, const uint64_t *ids, size_t n, struct jsc
 	return ids_op(c, JP_OP_HOLD, ids, n, out);
 }
 
+/* jsched_retry: see jsched.h. */
+int jsched_retry(struct jsched_conn *c, const uint64_t *ids, size_t n, struct jsched_results **out)
+{
+	return ids_op(c, JP_OP_RETRY, ids, n, out);
+}
+
 /* jsched_release: see jsched.h. */
 int jsched_release(struct jsched_conn *c, const uint64_t *ids, size_t n,
 		   struct jsched_results **out)

@@ -39,6 +39,7 @@ static const char *const state_names[] = {
 	[JSCHED_STATE_SUCCEEDED] = "succeeded", [JSCHED_STATE_FAILED] = "failed",
 	[JSCHED_STATE_CANCELLED] = "cancelled", [JSCHED_STATE_EXPIRED] = "expired",
 	[JSCHED_STATE_DROPPED] = "dropped",	[JSCHED_STATE_SCHEDULED] = "scheduled",
+	[JSCHED_STATE_RETRYING] = "retrying",
 };
 
 /* jsched_state_name: see jsched.h. */
@@ -183,6 +184,9 @@ struct jsched_result *jc_result_from_json(const json_t *rec, struct jc_text text
 		.array_index = json_is_integer(json_object_get(rec, "array_index"))
 				       ? (int64_t)json_integer_value(json_object_get(rec, "array_index")) : 0,
 		.not_before_ms = ms(rec, "not_before"),
+		.attempt = json_is_integer(json_object_get(rec, "attempt"))
+				   ? (uint32_t)json_integer_value(json_object_get(rec, "attempt")) : 0,
+		.next_attempt_ms = ms(rec, "next_attempt_ms"),
 	};
 	struct jsched_result *r = ok ? assemble(&tmpl, pc) : NULL;
 	for (int i = 0; i < NPIECES; i++)
@@ -375,6 +379,10 @@ static bool plain_record(struct cursor *c, struct jsched_result **out)
 			tmpl.array_index = nonneg ? v.i : 0;
 		} else if (key_is(k, "not_before")) {
 			tmpl.not_before_ms = nonneg ? v.i : 0;
+		} else if (key_is(k, "attempt")) {
+			tmpl.attempt = nonneg ? (uint32_t)v.i : 0;
+		} else if (key_is(k, "next_attempt_ms")) {
+			tmpl.next_attempt_ms = nonneg ? v.i : 0;
 		} else if (key_is(k, "value")) {
 			/* As jc_dup_json would write it: a string with its quotes. */
 			pc[VALUE] = v.type == V_STRING ? (struct piece){ v.text.p - 1, v.text.len + 2, NULL }

@@ -254,6 +254,44 @@ int jsched_spec_set_not_before(struct jsched_spec *spec, int64_t at_ms)
 	return set(spec, "not_before", json_integer(at_ms));
 }
 
+/* jsched_spec_set_retry: see jsched.h. */
+int jsched_spec_set_retry(struct jsched_spec *spec, uint32_t max_attempts, int64_t backoff_ms,
+			  double factor, int64_t max_backoff_ms, unsigned on, const int *exit_codes,
+			  size_t n_codes)
+{
+	if (spec == NULL || max_attempts < 1 || max_attempts > JP_RETRY_ATTEMPTS_MAX || backoff_ms < 0 ||
+	    backoff_ms > JP_MAX_INT || !(factor >= 1 && factor <= JP_RETRY_FACTOR_MAX) || max_backoff_ms < 0 ||
+	    max_backoff_ms > JP_MAX_INT || on == 0 || on > 15 || (n_codes && exit_codes == NULL) ||
+	    ((on & JSCHED_RETRY_ON_CODES) != 0) != (n_codes > 0))
+		return JSCHED_EINVAL;
+	if (max_attempts == 1) {
+		json_object_del(spec->obj, "retry");
+		return 0;
+	}
+	json_t *r = json_pack("{s:I, s:I, s:f, s:I, s:[]}", "max_attempts", (json_int_t)max_attempts,
+			      "backoff_ms", (json_int_t)backoff_ms, "factor", factor, "max_backoff_ms",
+			      (json_int_t)max_backoff_ms, "on");
+	json_t *a = json_object_get(r, "on");
+	if (r == NULL)
+		return JSCHED_ENOMEM;
+	static const char *const words[] = { "failure", "timeout", "signal" };
+	for (unsigned b = 0; b < 3; b++)
+		if ((on & (1u << b)) && json_array_append_new(a, json_string(words[b])) < 0)
+			goto nomem;
+	for (size_t i = 0; i < n_codes; i++) {
+		if (exit_codes[i] < 1 || exit_codes[i] > 255) {
+			json_decref(r);
+			return JSCHED_EINVAL;
+		}
+		if (json_array_append_new(a, json_integer(exit_codes[i])) < 0)
+			goto nomem;
+	}
+	return set(spec, "retry", r);
+nomem:
+	json_decref(r);
+	return JSCHED_ENOMEM;
+}
+
 /* jsched_spec_set_cost: see jsched.h. */
 int jsched_spec_set_cost(struct jsched_spec *spec, uint32_t cost)
 {

@@ -19,7 +19,7 @@ enum member {
 	M_KIND, M_NAME, M_REF, M_PRIORITY, M_DEADLINE_AT, M_DEADLINE_IN, M_AFTER, M_ANY_OF,
 	M_COST, M_ARGV, M_ENV, M_CWD, M_STDIN, M_TIMEOUT, M_FN, M_ARGS, M_RESOURCES, M_BACKEND,
 	M_KEY, M_ARRAY, M_ARRAY_REPLACE, M_NEEDS, M_ON_EXIT, M_NOTIFY, M_HOOK_TIMEOUT,
-	M_NOT_BEFORE, M_COUNT
+	M_NOT_BEFORE, M_RETRY, M_COUNT
 };
 
 /* Indexed by enum member. */
@@ -41,6 +41,7 @@ static const struct {
 	{"notify", ANY},
 	{"hook_timeout_ms", ANY},
 	{"not_before", ANY},
+	{"retry", ANY},
 };
 
 /* lookup: the member named key, or M_COUNT.  The first byte is compared inline, so most
@@ -248,6 +249,141 @@ static int needs_of(struct ctx *c, const json_t *v, struct jp_job_spec *s)
 	return 0;
 }
 
+/* retry_of: "retry": {"max_attempts": N, "backoff_ms", "factor", "max_backoff_ms",
+ * "on": ["failure" | "timeout" | "signal" | exit codes]}; max_attempts required. */
+static int retry_of(struct ctx *c, const json_t *v, struct jp_retry *r)
+{
+	const char *k;
+	json_t *e;
+	int64_t n;
+	int rc;
+
+	if (!json_is_object(v))
+		return bad(c, PLACE("retry"), "must be an object: {\"max_attempts\": N, \"backoff_ms\", "
+			   "\"factor\", \"max_backoff_ms\", \"on\"}");
+	*r = (struct jp_retry){.backoff_ms = 1000, .factor = 2, .max_backoff_ms = 3600000,
+			       .on = JP_RETRY_ON_FAILURE};
+	json_object_foreach(unconst(v), k, e) {
+		struct place p = {"retry", -1, k};
+
+		if (strcmp(k, "max_attempts") == 0) {
+			if ((rc = integer(c, e, p, 1, JP_RETRY_ATTEMPTS_MAX, &n)) < 0)
+				return rc;
+			r->max_attempts = (uint32_t)n;
+		} else if (strcmp(k, "backoff_ms") == 0) {
+			if ((rc = integer(c, e, p, 0, JP_MAX_INT, &r->backoff_ms)) < 0)
+				return rc;
+		} else if (strcmp(k, "max_backoff_ms") == 0) {
+			if ((rc = integer(c, e, p, 0, JP_MAX_INT, &r->max_backoff_ms)) < 0)
+				return rc;
+		} else if (strcmp(k, "factor") == 0) {
+			if (!json_is_number(e) || !(json_number_value(e) >= 1) ||
+			    json_number_value(e) > JP_RETRY_FACTOR_MAX)
+				return bad(c, p, "must be a number from 1 to 1000");
+			r->factor = json_number_value(e);
+		} else if (strcmp(k, "on") == 0) {
+			size_t i;
+			json_t *w;
+
+			if (!json_is_array(e) || json_array_size(e) == 0)
+				return bad(c, p, "must be a non-empty array of \"failure\", \"timeout\", "
+					   "\"signal\" and exit codes 1 to 255");
+			r->on = 0;
+			json_array_foreach(e, i, w) {
+				struct place q = {"retry.on", (long)i, NULL};
+
+				if (json_is_integer(w) && json_integer_value(w) >= 1 &&
+				    json_integer_value(w) <= 255) {
+					unsigned code = (unsigned)json_integer_value(w);
+
+					r->on |= JP_RETRY_ON_CODES;
+					r->codes[code / 8] |= (uint8_t)(1u << (code % 8));
+				} else if (json_is_string(w) && strcmp(json_string_value(w), "failure") == 0) {
+					r->on |= JP_RETRY_ON_FAILURE;
+				} else if (json_is_string(w) && strcmp(json_string_value(w), "timeout") == 0) {
+					r->on |= JP_RETRY_ON_TIMEOUT;
+				} else if (json_is_string(w) && strcmp(json_string_value(w), "signal") == 0) {
+					r->on |= JP_RETRY_ON_SIGNAL;
+				} else {
+					return bad(c, q, "must be \"failure\", \"timeout\", \"signal\" or an "
+						   "exit code from 1 to 255");
+				}
+			}
+		} else {
+			return bad(c, p, "is not a member of retry (max_attempts, backoff_ms, factor, "
+				   "max_backoff_ms, on)");
+		}
+	}
+	if (!r->max_attempts)
+		return bad(c, ((struct place){"retry", -1, "max_attempts"}), "is required");
+	return 0;
+}
+
+/* retry_json: a spec's retry as the spec writes it (new reference). */
+static json_t *retry_json(const struct jp_retry *r)
+{
+	json_t *o = json_pack("{s:I, s:I, s:f, s:I}", "max_attempts", (json_int_t)r->max_attempts,
+			      "backoff_ms", (json_int_t)r->backoff_ms, "factor", r->factor,
+			      "max_backoff_ms", (json_int_t)r->max_backoff_ms);
+	json_t *on = json_array();
+
+	if (!o || !on || json_object_set_new(o, "on", on) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	if (r->on & JP_RETRY_ON_FAILURE)
+		json_array_append_new(on, json_string("failure"));
+	if (r->on & JP_RETRY_ON_TIMEOUT)
+		json_array_append_new(on, json_string("timeout"));
+	if (r->on & JP_RETRY_ON_SIGNAL)
+		json_array_append_new(on, json_string("signal"));
+	for (unsigned code = 1; code < 256 && (r->on & JP_RETRY_ON_CODES); code++)
+		if (r->codes[code / 8] & (1u << (code % 8)))
+			json_array_append_new(on, json_integer(code));
+	return o;
+}
+
+uint64_t jp_retry_backoff_ms(const struct jp_retry *r, uint32_t failed)
+{
+	double d = r->backoff_ms > 0 ? (double)r->backoff_ms : 0;
+	double cap = r->max_backoff_ms > 0 ? (double)r->max_backoff_ms : 0;
+
+	/* Multiplied step by step and stopped at the cap: never an overflow, and no pow()
+	 * whose result could be inf or NaN for a large exponent. */
+	for (uint32_t i = 1; i < failed && d < cap; i++)
+		d *= r->factor;
+	if (d >= cap)
+		return (uint64_t)cap;
+	return (uint64_t)d;
+}
+
+bool jp_retry_wanted(const struct jp_retry *r, int cause, int exit_code)
+{
+	switch (cause) {
+	case JP_CAUSE_EXIT:
+		if ((r->on & JP_RETRY_ON_CODES) && exit_code >= 1 && exit_code <= 255 &&
+		    (r->codes[exit_code / 8] & (1u << (exit_code % 8))))
+			return true;
+		break;
+	case JP_CAUSE_TIMEOUT:
+		if (r->on & JP_RETRY_ON_TIMEOUT)
+			return true;
+		break;
+	case JP_CAUSE_SIGNAL:
+	case JP_CAUSE_MEMORY:
+		if (r->on & JP_RETRY_ON_SIGNAL)
+			return true;
+		break;
+	case JP_CAUSE_SPAWN:
+	case JP_CAUSE_HANDLER:
+	case JP_CAUSE_DAEMON_RESTART:
+		break;
+	default:
+		return false; /* not a failure: cancel, deadline, dependency, overflow, shutdown */
+	}
+	return (r->on & JP_RETRY_ON_FAILURE) != 0;
+}
+
 /* dep: one element of an `after` or `any_of` array (key) at index i. */
 static int dep(struct ctx *c, const json_t *e, const char *key, long i, struct jp_dep *d)
 {
@@ -417,6 +553,8 @@ static int member(struct ctx *c, enum member m, const json_t *v, struct jp_job_s
 		return integer(c, v, PLACE(key), 0, JP_MAX_INT, &s->deadline_ms);
 	case M_NOT_BEFORE:
 		return integer(c, v, PLACE(key), 0, JP_MAX_INT, &s->not_before_ms);
+	case M_RETRY:
+		return retry_of(c, v, &s->retry);
 	case M_AFTER:
 		return deps(c, v, key, &s->after, &s->n_after);
 	case M_ANY_OF:
@@ -550,6 +688,11 @@ int jp_job_spec_parse_at(const json_t *obj, const char *path, long index,
 		rc = bad(&c, PLACE("fn"), "is required for a call job");
 		goto fail;
 	}
+	if (out->retry.max_attempts && out->array_text) {
+		rc = bad(&c, PLACE("retry"), "cannot be combined with array (an element is not "
+			 "retried on its own)");
+		goto fail;
+	}
 	if (out->hook_timeout_ms && !out->on_exit && !out->notify) {
 		rc = bad(&c, PLACE("hook_timeout_ms"), "is only for jobs with on_exit or notify");
 		goto fail;
@@ -663,6 +806,7 @@ json_t *jp_job_spec_to_json(const struct jp_job_spec *s)
 	    (s->on_exit && set(o, "on_exit", json_string(s->on_exit)) < 0) ||
 	    (s->notify && set(o, "notify", json_true()) < 0) ||
 	    (s->hook_timeout_ms && set(o, "hook_timeout_ms", json_integer(s->hook_timeout_ms)) < 0) ||
+	    (s->retry.max_attempts && set(o, "retry", retry_json(&s->retry)) < 0) ||
 	    (s->kind == JP_KIND_EXEC ? add_exec(o, s) : add_call(o, s)) < 0) {
 		json_decref(o);
 		return NULL;

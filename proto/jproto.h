@@ -283,6 +283,7 @@ enum jp_dep_on { JP_ON_SUCCESS, JP_ON_FAILURE, JP_ON_ANY };
 enum jp_state {
 	JP_STATE_WAITING,
 	JP_STATE_SCHEDULED,
+	JP_STATE_RETRYING,
 	JP_STATE_QUEUED,
 	JP_STATE_RUNNING,
 	JP_STATE_SUCCEEDED,
@@ -291,7 +292,7 @@ enum jp_state {
 	JP_STATE_EXPIRED,
 	JP_STATE_DROPPED,
 };
-#define JP_NSTATES 9
+#define JP_NSTATES 10
 /* Why a job did not succeed (the record's "cause", PROTOCOL.md section 5): one row per
  * cause, XX(NAME, "wire word"); the enum and the names table (names.c) come from it, and
  * the daemon decides a job's end in these values. */
@@ -341,8 +342,9 @@ enum jp_op {
 	JP_OP_RELEASE,
 	JP_OP_HOOK,
 	JP_OP_TEST_CLOCK,
+	JP_OP_RETRY,
 };
-#define JP_NOPS 21
+#define JP_NOPS 22
 
 /* Wire names of the enums above (static strings; NULL for a value out of range), and
  * back: the *_from_name functions return the value, or -1 for an unknown name. */
@@ -488,6 +490,32 @@ struct jp_env {
 
 enum jp_deadline { JP_DEADLINE_NONE, JP_DEADLINE_AT, JP_DEADLINE_IN };
 
+/* A spec's "retry" (PROTOCOL.md section 4): attempt again after a failure that `on`
+ * names, after a backoff of backoff_ms * factor^(retries so far), at most max_backoff_ms. */
+#define JP_RETRY_ATTEMPTS_MAX 1000u
+#define JP_RETRY_FACTOR_MAX 1000.0
+enum {
+	JP_RETRY_ON_FAILURE = 1u << 0,	/* any failed attempt (every cause of "failed") */
+	JP_RETRY_ON_TIMEOUT = 1u << 1,	/* cause timeout */
+	JP_RETRY_ON_SIGNAL = 1u << 2,	/* cause signal (or memory: killed at the limit) */
+	JP_RETRY_ON_CODES = 1u << 3,	/* cause exit with a code in `codes` */
+};
+struct jp_retry {
+	uint32_t max_attempts;	/* 1..JP_RETRY_ATTEMPTS_MAX, the first attempt included; 0: none */
+	int64_t backoff_ms;	/* default 1000 */
+	double factor;		/* 1..JP_RETRY_FACTOR_MAX, default 2 */
+	int64_t max_backoff_ms;	/* default 3,600,000 */
+	uint8_t on;		/* JP_RETRY_ON_* (default: failure) */
+	uint8_t codes[32];	/* exit codes 1..255 as bits (JP_RETRY_ON_CODES) */
+};
+
+/* jp_retry_backoff_ms: the wait before the attempt after `failed` failed attempts (>= 1):
+ * backoff_ms * factor^(failed - 1), at most max_backoff_ms, saturating (never wraps,
+ * whatever the inputs).  jp_retry_wanted: whether r retries an attempt that failed with
+ * cause `cause` (an enum jp_cause) and, for cause exit, `exit_code`.  Any thread. */
+uint64_t jp_retry_backoff_ms(const struct jp_retry *r, uint32_t failed);
+bool jp_retry_wanted(const struct jp_retry *r, int cause, int exit_code);
+
 /* A job array's indices (the spec's `array`, Slurm's syntax: "1-100", "1-99:2", "1,5,7",
  * each optionally ending "%N"), kept as increasing, non-overlapping ranges.  (array.c) */
 #define JP_ARRAY_INDEX_MAX ((int64_t)2147483647)
@@ -563,6 +591,7 @@ struct jp_job_spec {
 	const char *on_exit;	/* a shell command line; NULL: none */
 	bool notify;		/* a desktop notification (else a terminal bell) */
 	int64_t hook_timeout_ms;	/* 0: the default, JP_HOOK_TIMEOUT_MS */
+	struct jp_retry retry;	/* "retry"; max_attempts 0: none */
 	/* call */
 	const char *fn;
 	json_t *args;		/* borrowed; NULL: null */

@@ -8,7 +8,7 @@
 static const char *const kinds[] = {"exec", "call"};
 static const char *const priorities[] = {"low", "normal", "high", "critical"};
 static const char *const dep_ons[] = {"success", "failure", "any"};
-static const char *const states[] = {"waiting", "scheduled", "queued", "running", "succeeded",
+static const char *const states[] = {"waiting", "scheduled", "retrying", "queued", "running", "succeeded",
 				     "failed", "cancelled", "expired", "dropped"};
 static const char *const causes[] = {
 #define JP_XX_CAUSE_NAME(name, wire) wire,
@@ -19,7 +19,7 @@ static const char *const ops[] = {"hello", "submit", "status", "wait", "cancel",
 				  "list", "output", "watch", "unwatch", "metrics",
 				  "drain", "ping", "reload", "set_client", "shutdown",
 				  "pause", "resume", "hold", "release", "hook",
-				  "test_clock"};
+				  "test_clock", "retry"};
 
 _Static_assert(sizeof(states) / sizeof(states[0]) == JP_NSTATES, "states table");
 _Static_assert(sizeof(ops) / sizeof(ops[0]) == JP_NOPS, "ops table");

@@ -40,7 +40,7 @@ struct field {
 };
 
 static const char *const wait_modes[] = {"all", "any", NULL};
-static const char *const state_names[] = {"waiting", "scheduled", "queued", "running", "succeeded", "failed",
+static const char *const state_names[] = {"waiting", "scheduled", "retrying", "queued", "running", "succeeded", "failed",
 					  "cancelled", "expired", "dropped", NULL};
 static const char *const overflows[] = {"reject", "drop_oldest", "drop_newest", "block", NULL};
 static const char *const shutdown_modes[] = {"graceful", "immediate", NULL};
@@ -153,7 +153,7 @@ static const struct field *const op_fields[JP_NOPS] = {
 	[JP_OP_SHUTDOWN] = f_shutdown,	[JP_OP_PAUSE] = f_pause,
 	[JP_OP_RESUME] = f_pause,	[JP_OP_HOLD] = f_ids,
 	[JP_OP_RELEASE] = f_ids,	[JP_OP_HOOK] = f_hook,
-	[JP_OP_TEST_CLOCK] = f_test_clock,
+	[JP_OP_TEST_CLOCK] = f_test_clock, [JP_OP_RETRY] = f_ids,
 };
 
 static bool in_vals(const char *const *vals, const char *s)

@@ -86,6 +86,19 @@ void jd_exec_job_free(struct jd_exec_job *x)
 	free(x);
 }
 
+void jd_exec_job_reset(struct jd_exec_job *x)
+{
+	if (!x)
+		return;
+	free(x->assigned);
+	x->assigned = NULL;
+	x->holding = false;
+	free(x->res.out.data);
+	free(x->res.err.data);
+	jd_outlog_clear(&x->res.log);
+	memset(&x->res, 0, sizeof(x->res));
+}
+
 static size_t strv_mem(char *const *v)
 {
 	size_t n = 0, i = 0;

@@ -122,6 +122,10 @@ struct jd_exec_job {
 struct jd_exec_job *jd_exec_job_new(const struct jp_job_spec *sp);
 void jd_exec_job_free(struct jd_exec_job *x);
 
+/* jd_exec_job_reset: forget how the last run ended (result, captured output, the
+ * resources it was given), for another attempt; the spec stays.  NULL is fine. */
+void jd_exec_job_reset(struct jd_exec_job *x);
+
 /* jd_exec_job_mem_bytes: the memory x holds (itself, argv, environment, cwd, stdin,
  * captured output), each allocation with malloc's 16 bytes of overhead. */
 size_t jd_exec_job_mem_bytes(const struct jd_exec_job *x);

@@ -27,7 +27,7 @@
 #include "proto/jproto.h"
 
 static const char *const state_names[JD_NSTATES] = {
-	"waiting", "scheduled", "queued", "running", "succeeded", "failed", "cancelled", "expired", "dropped",
+	"waiting", "scheduled", "retrying", "queued", "running", "succeeded", "failed", "cancelled", "expired", "dropped",
 };
 
 const char *jd_state_name(enum jd_state s)
@@ -222,6 +222,8 @@ static void job_free(struct jd_job *j)
 	free(j->run_error);
 	free(j->value);
 	free(j->run_value);
+	free(j->retry);
+	free(j->attempts);
 	json_decref(j->args);
 	jd_exec_job_free(j->exec);
 	jd_array_free(j->arr);
@@ -423,6 +425,8 @@ void jd_job_insert(struct jd_jobs *t, struct jd_job *j)
 }
 
 static void retain(struct jd_jobs *t, struct jd_job *j);
+static void unretain(struct jd_jobs *t, struct jd_job *j);
+static void timer_arm(struct jd_jobs *t);
 static void shed(struct jd_jobs *t, struct jd_job *j);
 
 void jd_job_restore(struct jd_jobs *t, struct jd_job *j)
@@ -495,8 +499,13 @@ static void move_state(struct jd_jobs *t, struct jd_job *j, enum jd_state to)
 		t->by_state[j->state]--;
 		c->by_state[j->state]--;
 	}
-	if (j->state <= JD_QUEUED && to > JD_QUEUED)
+	/* Live (counted against the client's queue): waiting up to queued; a retrying job
+	 * comes back from running. */
+	if (!jd_state_final(j->state) && j->state <= JD_QUEUED && (jd_state_final(to) || to > JD_QUEUED))
 		c->live--;
+	else if ((jd_state_final(j->state) || j->state > JD_QUEUED) && !jd_state_final(to) &&
+		 to <= JD_QUEUED)
+		c->live++;
 	jd_idx_move(&j->ipos_all, j->state, to);
 	jd_idx_move(&j->ipos_uid, j->state, to);
 	jd_idx_move(&j->ipos_client, j->state, to);
@@ -646,7 +655,8 @@ int jd_job_link_deps(struct jd_jobs *t, struct jd_job *j)
 
 /* timer_arm: arm the heap's timer for its earliest entry, unless it is armed for that
  * time or earlier already (an early wake-up finds nothing due and re-arms).  With the
- * test clock on the timer is never armed: only jd_jobs_run_timers moves time. */
+ * test clock on it is armed only for an entry already due (a retry without a backoff):
+ * time itself moves only by jd_jobs_run_timers. */
 static void timer_cb(uv_timer_t *tm);
 
 static void timer_arm(struct jd_jobs *t)
@@ -654,7 +664,7 @@ static void timer_arm(struct jd_jobs *t)
 	const struct jd_timed *top = jd_timeheap_top(&t->timers);
 	uint64_t now = jd_now_ms(), in;
 
-	if (!top || jd_clock_test_on() || !t->loop)
+	if (!top || !t->loop || (jd_clock_test_on() && top->due_ms > now))
 		return;
 	if (t->timer_armed_ms && t->timer_armed_ms <= top->due_ms)
 		return;
@@ -726,6 +736,10 @@ size_t jd_jobs_run_timers(struct jd_jobs *t)
 		struct jd_job *j = (struct jd_job *)(void *)((char *)e - offsetof(struct jd_job, timer));
 
 		n++;
+		if (j->state == JD_RETRYING) {
+			admit(t, j); /* its next attempt; a deadline passed expires it there */
+			continue;
+		}
 		if (j->state != JD_SCHEDULED)
 			continue;
 		if (now >= j->not_before_ms)
@@ -865,11 +879,134 @@ void jd_job_remote_submitted(struct jd_jobs *t, struct jd_job *j, uint32_t remot
 		t->hooks->change(t->hooks->ctx, &ch);
 }
 
+int jd_job_add_attempt(struct jd_job *j, const struct jd_attempt *a)
+{
+	if (j->n_attempts == j->cap_attempts) {
+		uint32_t cap = j->cap_attempts ? j->cap_attempts * 2 : 4;
+		struct jd_attempt *v = realloc(j->attempts, cap * sizeof(*v));
+
+		if (!v)
+			return JSCHED_ENOMEM;
+		j->attempts = v;
+		j->cap_attempts = cap;
+	}
+	j->attempts[j->n_attempts++] = *a;
+	return 0;
+}
+
+/* attempt_of: how j's current attempt ended, in state s with cause. */
+static struct jd_attempt attempt_of(const struct jd_job *j, enum jd_state s, enum jp_cause cause,
+				    uint64_t now_ms)
+{
+	struct jd_attempt a = {.started_ms = j->started_ms, .finished_ms = now_ms, .exit_code = -1,
+			       .state = (uint8_t)s, .cause = (uint8_t)cause};
+
+	if (j->exec && j->exec->res.end == JD_EXEC_EXITED)
+		a.exit_code = j->exec->res.exit_code;
+	else if (j->exec && j->exec->res.end == JD_EXEC_SIGNALED)
+		a.signal = j->exec->res.signal;
+	return a;
+}
+
+/* new_attempt: forget how j's last attempt ran (its result, its worker's fields), so that
+ * it can run again. */
+static void new_attempt(struct jd_job *j)
+{
+	jd_exec_job_reset(j->exec);
+	free(j->value);
+	j->value = NULL;
+	j->value_len = 0;
+	free(j->run_value);
+	j->run_value = NULL;
+	j->run_value_len = 0;
+	free(j->run_error);
+	j->run_error = NULL;
+	j->run_rc = 0;
+	j->started_ms = 0;
+	j->started_ns = 0;
+	j->proc_pid = 0;
+	j->cancel_requested = false;
+	jd_cancel_init(&j->ctok);
+}
+
+/* retry_later: j's attempt failed with cause, and its policy wants another: record the
+ * attempt, and wait in the timer heap for the next (state retrying).  Returns false
+ * (nothing changed) when it cannot, and j then ends as it would have. */
+static bool retry_later(struct jd_jobs *t, struct jd_job *j, enum jp_cause cause, const char *reason)
+{
+	uint64_t now = jd_now_ms(), wait;
+	struct jd_attempt a = attempt_of(j, JD_FAILED, cause, now);
+
+	if (t->stopping || j->cancel_requested || j->arr || j->elem_of ||
+	    j->n_attempts + 1 >= j->retry->max_attempts ||
+	    !jp_retry_wanted(j->retry, (int)cause, a.exit_code))
+		return false;
+	wait = jp_retry_backoff_ms(j->retry, j->n_attempts + 1);
+	j->next_attempt_ms = wait > UINT64_MAX - now ? UINT64_MAX : now + wait;
+	j->timer.due_ms = j->next_attempt_ms;
+	j->timer.tie = j->id;
+	if (jd_job_add_attempt(j, &a) < 0)
+		return false;
+	if (jd_timeheap_push(&t->timers, &j->timer) < 0) {
+		j->n_attempts--;
+		return false;
+	}
+	free(j->reason);
+	j->reason = reason ? strdup(reason) : NULL; /* the last failure's, until the next */
+	if (j->reason)
+		jp_utf8_scrub(j->reason);
+	move_state(t, j, JD_RETRYING);
+	report(t, JD_CHANGE_RETRYING, j);
+	new_attempt(j);
+	timer_arm(t);
+	return true;
+}
+
+void jd_job_restore_retrying(struct jd_jobs *t, struct jd_job *j)
+{
+	j->timer.due_ms = j->next_attempt_ms;
+	j->timer.tie = j->id;
+	if (jd_timeheap_push(&t->timers, &j->timer) < 0)
+		j->timer.due_ms = 0; /* no memory: it is due now, at the first timer */
+	timer_arm(t);
+}
+
+int jd_job_retry(struct jd_jobs *t, struct jd_job *j)
+{
+	struct jd_attempt a;
+
+	if (!jd_state_final(j->state) || j->on_settle)
+		return JSCHED_EINVAL;
+	/* What only running it needed was dropped when it ended (shed): a call's args, a
+	 * command's stdin. */
+	if (j->arr || j->elem_of || j->kind == JD_KIND_CALL ||
+	    (j->exec && j->exec->spec.has_stdin && j->exec->spec.stdin_len && !j->exec->spec.stdin_data))
+		return JSCHED_ENOT_SUPPORTED;
+	a = attempt_of(j, j->state, j->cause, j->finished_ms);
+	if (jd_job_add_attempt(j, &a) < 0)
+		return JSCHED_ENOMEM;
+	/* Out of retention (a pinned job is out of it already, and stays pinned). */
+	if (j->retained)
+		unretain(t, j);
+	j->retain_deferred = false;
+	t->n_live++;
+	move_state(t, j, JD_WAITING);
+	j->cause = JP_CAUSE_NONE;
+	j->finished_ms = 0;
+	j->finished_ns = 0;
+	new_attempt(j);
+	report(t, JD_CHANGE_RETRIED, j);
+	jd_job_release(t, j);
+	return 0;
+}
+
 bool jd_job_finish(struct jd_jobs *t, struct jd_job *j, enum jd_state s, enum jp_cause cause,
 		   const char *reason)
 {
 	if (jd_state_final(j->state))
 		return false;
+	if (s == JD_FAILED && j->retry && retry_later(t, j, cause, reason))
+		return true;
 	/* An array that ends before its elements did (a dependency, a deadline): they end
 	 * with it. */
 	if (j->arr && j->arr->done < j->arr->n)
@@ -935,6 +1072,7 @@ bool jd_job_cancel(struct jd_jobs *t, struct jd_job *j, enum jp_cause cause)
 	switch (j->state) {
 	case JD_WAITING:
 	case JD_SCHEDULED:
+	case JD_RETRYING:
 		jd_job_finish_stopped(t, j, false);
 		return false;
 	case JD_QUEUED:

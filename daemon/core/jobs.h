@@ -7,7 +7,9 @@
  *
  * State changes go through this file and nowhere else, so that each job reaches exactly
  * one final state, once: jd_job_finish() is the single door, and it is idempotent on
- * final jobs.  A final state is then "settled" (dependents judged here, the record queued
+ * final jobs (a failed attempt that the job's retry policy takes is not final: the job is
+ * retrying; and only jd_job_retry, the retry operation, takes a final job back).  A final
+ * state is then "settled" (dependents judged here, the record queued
  * for retention, and through the hooks waiters answered and watchers told) by
  * jd_jobs_settle(), which the loop thread runs after every message and every completion
  * batch: the work that a state change triggers never runs inside the code that caused it
@@ -67,6 +69,8 @@ struct jd_hook {
 enum jd_state {
 	JD_WAITING,
 	JD_SCHEDULED,	/* its gates are open; it waits for its not_before time */
+	JD_RETRYING,	/* an attempt failed and its retry policy runs it again: it waits
+			 * for the time of its next attempt */
 	JD_QUEUED,
 	JD_RUNNING,
 	JD_SUCCEEDED,
@@ -75,7 +79,7 @@ enum jd_state {
 	JD_EXPIRED,
 	JD_DROPPED,
 };
-#define JD_NSTATES 9
+#define JD_NSTATES 10
 
 static inline bool jd_state_final(enum jd_state s)
 {
@@ -86,6 +90,15 @@ static inline bool jd_state_final(enum jd_state s)
 enum jd_dep_on { JD_ON_SUCCESS, JD_ON_FAILURE, JD_ON_ANY };
 
 enum jd_kind { JD_KIND_CALL, JD_KIND_EXEC };
+
+/* One attempt of a job that ended: when, and how (exit code or signal, and the cause). */
+struct jd_attempt {
+	uint64_t started_ms, finished_ms;	/* 0: it never started */
+	int32_t exit_code;			/* -1: none */
+	int32_t signal;				/* 0: none */
+	uint8_t state;				/* enum jd_state it ended in */
+	uint8_t cause;				/* enum jp_cause */
+};
 
 /* One edge: this job depends on `id`.  */
 struct jd_dep {
@@ -134,6 +147,13 @@ struct jd_job {
 	uint64_t deadline_ms;	/* its deadline on the wall clock (0: none): where it leaves
 				 * the heap at the latest, expired */
 	struct jd_timed timer;
+
+	/* retries: the policy (the spec's "retry", malloc'd; NULL: none), every attempt
+	 * that ended (the last one too once final), and while retrying the time of the next */
+	struct jp_retry *retry;
+	struct jd_attempt *attempts;
+	uint32_t n_attempts, cap_attempts;
+	uint64_t next_attempt_ms;
 
 	/* timestamps: wall clock for the record, monotonic for the histograms */
 	uint64_t submitted_ms, started_ms, finished_ms;
@@ -215,6 +235,10 @@ enum jd_change_kind {
 	JD_CHANGE_HOOK,		/* job's hook state changed (claimed, or its run reported) */
 	JD_CHANGE_SCHEDULED,	/* job's gates opened before its not_before: it waits for
 				 * its time in the timer heap */
+	JD_CHANGE_RETRYING,	/* job's attempt failed and it will run again at
+				 * next_attempt_ms: its last attempt is attempts[n - 1] */
+	JD_CHANGE_RETRIED,	/* final job j was asked to run again (op retry): its last
+				 * attempt (attempts[n - 1]) is kept, and it is waiting */
 };
 
 struct jd_change {
@@ -319,8 +343,23 @@ void jd_jobs_stop_timers(struct jd_jobs *t);
  * due.  Loop thread. */
 size_t jd_jobs_run_timers(struct jd_jobs *t);
 
-/* jd_jobs_cancel_scheduled: cancel every scheduled job (cause shutdown): a graceful
- * shutdown without a journal, which cannot keep them for the next start. */
+/* jd_job_retry: run final job j again as a new attempt of the same id (the operation
+ * retry): its outcome so far becomes an attempt of its record, it leaves retention and
+ * is released as a new job is (its dependents judged on its first end stay judged).
+ * Returns 0, or JSCHED_EINVAL if j is not final, JSCHED_ENOT_SUPPORTED for an array,
+ * JSCHED_ENOMEM. */
+int jd_job_retry(struct jd_jobs *t, struct jd_job *j);
+
+/* jd_job_add_attempt: append an attempt to j's list (recovery, and the table itself).
+ * Returns 0 or JSCHED_ENOMEM. */
+int jd_job_add_attempt(struct jd_job *j, const struct jd_attempt *a);
+
+/* jd_job_restore_retrying: a recovered job in state RETRYING (its attempts restored and
+ * next_attempt_ms set): into the timer heap (jd_job_restore has counted it). */
+void jd_job_restore_retrying(struct jd_jobs *t, struct jd_job *j);
+
+/* jd_jobs_cancel_scheduled: cancel every scheduled or retrying job (cause shutdown): a
+ * graceful shutdown without a journal, which cannot keep them for the next start. */
 void jd_jobs_cancel_scheduled(struct jd_jobs *t);
 
 /* jd_jobs_set_retention: keep at most cfg's retention.jobs final jobs, of at most

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #define JD_IDX_CHUNK 64
-#define JD_IDX_NSTATES 9 /* JD_NSTATES (checked in jobs_index.c) */
+#define JD_IDX_NSTATES 10 /* JD_NSTATES (checked in jobs_index.c) */
 
 struct jd_job;
 struct jd_idx_chunk;

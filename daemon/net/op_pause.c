@@ -86,12 +86,13 @@ static void hold_or_release(struct jd_conn *c, const struct jp_request *r, bool 
 		    (hold ? jd_fair_hold(f, &j->fj) : jd_fair_release(f, &j->fj)) == 0) {
 			j->held = hold;
 			released |= !hold;
-		} else if (j->state == JD_SCHEDULED) {
+		} else if (j->state == JD_SCHEDULED || j->state == JD_RETRYING) {
 			j->held = hold; /* held in the queue when its time comes */
 		}
 		json_array_append_new(arr, json_pack("{s:I, s:s, s:b}", "job", (json_int_t)j->id,
 						     "state", jd_state_name(j->state), "held",
 						     (j->state == JD_QUEUED || j->state == JD_SCHEDULED ||
+						      j->state == JD_RETRYING ||
 						      (j->arr && !jd_state_final(j->state))) &&
 							     j->held));
 	}

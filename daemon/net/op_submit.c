@@ -155,6 +155,15 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 						"backend local)");
 				return false;
 			}
+			/* A job that Slurm may run is not retried here: its attempts would be
+			 * Slurm's to make. */
+			if ((kind == JD_BACKEND_SLURM || kind == JD_BACKEND_AUTO) && sp->retry.max_attempts > 1) {
+				spec_path(s, i, "retry", field, sizeof(field));
+				jd__reply_error(c, id, JSCHED_ENOT_SUPPORTED, field,
+						"retries are not supported for jobs that may run on Slurm "
+						"(backend slurm or auto): run it with backend local");
+				return false;
+			}
 			/* Named resources are this machine's: Slurm is not told of them. */
 			if ((rc == JD_BACKEND_SLURM || rc == JD_BACKEND_AUTO) && sp->n_needs) {
 				spec_path(s, i, "needs", field, sizeof(field));
@@ -329,6 +338,11 @@ static struct jd_job *job_from_spec(struct jd_jobs *t, struct jd_runner *runner,
 	j->submitted_ms = now_ms;
 	j->submitted_ns = now_ns;
 	j->not_before_ms = (uint64_t)sp->not_before_ms;
+	if (sp->retry.max_attempts > 1) {
+		if (!(j->retry = malloc(sizeof(*j->retry))))
+			goto fail;
+		*j->retry = sp->retry;
+	}
 	if (sp->deadline == JP_DEADLINE_AT)
 		j->deadline_ms = sp->deadline_ms ? (uint64_t)sp->deadline_ms : 1;
 	else if (sp->deadline == JP_DEADLINE_IN)

@@ -64,6 +64,9 @@ void jd__op_set_client(struct jd_conn *c, const struct jp_request *r);
 void jd__op_shutdown(struct jd_conn *c, const struct jp_request *r);
 void jd__op_test_clock(struct jd_conn *c, const struct jp_request *r);
 
+/* op_retry.c: retry (answered at once). */
+void jd__op_retry(struct jd_conn *c, const struct jp_request *r);
+
 /* jd__waits_drop: forget c's pending waits (the connection is closing). */
 void jd__waits_drop(struct jd_conn *c);
 

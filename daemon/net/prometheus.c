@@ -148,7 +148,7 @@ static const char *const latency_help[] = {
 };
 static const char *const final_states[] = {"succeeded", "failed", "cancelled", "expired",
 					   "dropped"};
-static const char *const now_states[] = {"waiting", "scheduled", "queued", "running"};
+static const char *const now_states[] = {"waiting", "scheduled", "retrying", "queued", "running"};
 static const char *const prios[] = {"critical", "high", "normal", "low"};
 
 static void latencies(FILE *f, const json_t *doc)

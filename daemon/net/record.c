@@ -203,6 +203,54 @@ json_t *jd_hook_json(const struct jd_hook *h)
 	return o;
 }
 
+/* attempt_text: one attempt as an object: its number, times, how it ended. */
+static int attempt_text(struct jp_buf *out, uint32_t number, const struct jd_attempt *a)
+{
+	int rc = put(out, "{\"attempt\":") || jd_json_text_int(out, number);
+
+	if (!rc && a->started_ms)
+		rc = member(out, "started_ms") || jd_json_text_int(out, (int64_t)a->started_ms);
+	if (!rc)
+		rc = member(out, "finished_ms") || jd_json_text_int(out, (int64_t)a->finished_ms) ||
+		     member(out, "state") || jd_json_text_string(out, jd_state_name((enum jd_state)a->state));
+	if (!rc && a->exit_code >= 0)
+		rc = member(out, "exit_code") || jd_json_text_int(out, a->exit_code);
+	if (!rc && a->signal > 0)
+		rc = member(out, "signal") || jd_json_text_int(out, a->signal);
+	if (!rc && a->cause != JP_CAUSE_NONE)
+		rc = member(out, "cause") || jd_json_text_string(out, jp_cause_name((enum jp_cause)a->cause));
+	return rc || put(out, "}");
+}
+
+/* attempts_text: a job with a retry policy or more than one attempt: "attempt" (the
+ * current one's number), "max_attempts", "next_attempt_ms" while retrying, and
+ * "attempts", every attempt that ended (the last one too, once final). */
+static int attempts_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s)
+{
+	int rc = member(out, "attempt") || jd_json_text_int(out, (int64_t)j->n_attempts + 1);
+
+	if (!rc && j->retry)
+		rc = member(out, "max_attempts") || jd_json_text_int(out, j->retry->max_attempts);
+	if (!rc && s == JD_RETRYING)
+		rc = member(out, "next_attempt_ms") || jd_json_text_int(out, (int64_t)j->next_attempt_ms) ||
+		     (j->reason && (member(out, "reason") || jd_json_text_string(out, j->reason)));
+	if (!rc)
+		rc = member(out, "attempts") || put(out, "[");
+	for (uint32_t k = 0; !rc && k < j->n_attempts; k++)
+		rc = (k && put(out, ",")) || attempt_text(out, k + 1, &j->attempts[k]);
+	if (!rc && jd_state_final(s)) {
+		struct jd_attempt last = {.started_ms = j->started_ms, .finished_ms = j->finished_ms,
+					  .exit_code = -1, .state = (uint8_t)s, .cause = (uint8_t)j->cause};
+
+		if (j->exec && j->exec->res.end == JD_EXEC_EXITED)
+			last.exit_code = j->exec->res.exit_code;
+		else if (j->exec && j->exec->res.end == JD_EXEC_SIGNALED)
+			last.signal = j->exec->res.signal;
+		rc = (j->n_attempts && put(out, ",")) || attempt_text(out, j->n_attempts + 1, &last);
+	}
+	return rc || put(out, "]");
+}
+
 /* base_text: the record with every member but the exec part's. */
 static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s)
 {
@@ -217,8 +265,10 @@ static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s
 	     member(out, "submitted_ms") || jd_json_text_int(out, (int64_t)j->submitted_ms);
 	if (!rc && j->name)
 		rc = member(out, "name") || jd_json_text_string(out, j->name);
-	if (!rc && (s == JD_QUEUED || s == JD_SCHEDULED) && j->held)
+	if (!rc && (s == JD_QUEUED || s == JD_SCHEDULED || s == JD_RETRYING) && j->held)
 		rc = member(out, "held") || put(out, "true");
+	if (!rc && (j->retry || j->n_attempts))
+		rc = attempts_text(out, j, s);
 	if (!rc && j->not_before_ms)
 		rc = member(out, "not_before") || jd_json_text_int(out, (int64_t)j->not_before_ms);
 	if (!rc && j->key)

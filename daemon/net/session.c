@@ -352,6 +352,9 @@ void jd_session_message(struct jd_conn *c, json_t *msg)
 	case JP_OP_TEST_CLOCK:
 		jd__op_test_clock(c, &r);
 		break;
+	case JP_OP_RETRY:
+		jd__op_retry(c, &r);
+		break;
 	}
 	/* Whatever the operation ended, settle it now, before the next message. */
 	jd_jobs_settle(d->jobs);

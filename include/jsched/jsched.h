@@ -209,6 +209,20 @@ JSCHED_API int jsched_spec_set_deadline_in(struct jsched_spec *spec, int64_t in_
  * already past starts it at once.  A deadline still counts from submission: one that
  * passes before at_ms expires the job.  0 removes it. */
 JSCHED_API int jsched_spec_set_not_before(struct jsched_spec *spec, int64_t at_ms);
+/* Retries: run the job again after a failed attempt, at most max_attempts attempts in all
+ * (the first included; 1 removes the policy), waiting backoff_ms * factor^(retries so far)
+ * between them, at most max_backoff_ms; on says which failures: JSCHED_RETRY_ON_* bits, and
+ * with JSCHED_RETRY_ON_CODES the exit codes exit_codes[0..n_codes) (1 to 255).  Between
+ * attempts the job is JSCHED_STATE_RETRYING; after the last it ends failed as usual. */
+enum {
+	JSCHED_RETRY_ON_FAILURE = 1u << 0, /* any failed attempt */
+	JSCHED_RETRY_ON_TIMEOUT = 1u << 1, /* ran past its time limit */
+	JSCHED_RETRY_ON_SIGNAL = 1u << 2,  /* killed by a signal (or at its memory limit) */
+	JSCHED_RETRY_ON_CODES = 1u << 3,   /* exited with one of exit_codes */
+};
+JSCHED_API int jsched_spec_set_retry(struct jsched_spec *spec, uint32_t max_attempts, int64_t backoff_ms,
+				     double factor, int64_t max_backoff_ms, unsigned on,
+				     const int *exit_codes, size_t n_codes);
 /* A hint of how much work the job is, 1 to 1,000,000 (default 1), for fair sharing. */
 JSCHED_API int jsched_spec_set_cost(struct jsched_spec *spec, uint32_t cost);
 /* The local name other specs of the same jsched_submit_batch depend on (add_dep_ref). */
@@ -288,6 +302,8 @@ enum jsched_state {
 	JSCHED_STATE_SCHEDULED,	  /* not final: its dependencies are met and it waits for
 				     its not_before time (added after the final states, so
 				     that their numbers stay) */
+	JSCHED_STATE_RETRYING,	  /* not final: an attempt failed, and it runs again at
+				     next_attempt_ms (jsched_spec_set_retry) */
 };
 
 /* jsched_state_name gives the wire name of a state ("queued"; "unknown"); static.
@@ -328,6 +344,8 @@ struct jsched_result {
 	uint64_t array_id;   /* an array's element: the array's id; else 0 */
 	int64_t array_index; /* and its index */
 	int64_t not_before_ms; /* the spec's not_before (jsched_spec_set_not_before); 0: none */
+	uint32_t attempt;    /* with a retry policy or retried: the current attempt (1 ...); 0 */
+	int64_t next_attempt_ms; /* retrying: when the next attempt starts; else 0 */
 };
 
 JSCHED_API void jsched_result_free(struct jsched_result *result);
@@ -475,6 +493,13 @@ JSCHED_API int jsched_hold(struct jsched_conn *conn, const uint64_t *ids, size_t
 			   struct jsched_results **out);
 JSCHED_API int jsched_release(struct jsched_conn *conn, const uint64_t *ids, size_t n,
 			      struct jsched_results **out);
+
+/* jsched_retry: run n finished jobs again, each as a new attempt of the same id (owner or
+ * admin); *out has one partial record per job (id, state, attempt).  All or nothing:
+ * JSCHED_EPROTOCOL if one has not ended, JSCHED_ENOT_SUPPORTED for a call job, a command
+ * whose stdin was dropped when it ended, or an array. */
+JSCHED_API int jsched_retry(struct jsched_conn *conn, const uint64_t *ids, size_t n,
+			    struct jsched_results **out);
 
 /* Administrative operations: the daemon allows them to admin uids only (else
  * JSCHED_EPERMISSION_DENIED).  reply_json (may be NULL) receives the daemon's reply as JSON

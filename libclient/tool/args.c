@@ -8,6 +8,8 @@
  */
 #include "libclient/tool/args.h"
 
+#include <jsched/jsched.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -41,6 +43,7 @@ static const char help_main[] =
 	"  hold      keep queued jobs from starting until released\n"
 	"  release   let held jobs start again, in their place\n"
 	"  hooks     run the completion hooks (--on-exit, --notify) of jobs that ended\n"
+	"  retry     run finished jobs again, as a new attempt of the same id\n"
 	"  admin     reload | set-client | shutdown (admin uid only)\n"
 	"  call      send any protocol request and print the reply\n"
 	"  help      help [COMMAND]: this text, or a command's\n"
@@ -113,6 +116,15 @@ static const char help_submit[] =
 	"                       tomorrow once past), or YYYY-MM-DDTHH:MM[:SS] (a time\n"
 	"                       already past starts it at once); local time, Z at the end\n"
 	"                       for UTC\n"
+	"  --retries N          run it again after a failed attempt, at most N times (up\n"
+	"                       to 999); between attempts it is retrying, and status\n"
+	"                       lists every attempt; after the last it ends failed\n"
+	"  --backoff DURATION   with --retries: wait this long before the first retry\n"
+	"                       (default 1s), each next one --backoff-factor times longer\n"
+	"  --backoff-factor F   1 to 1000 (default 2)\n"
+	"  --max-backoff DURATION  the longest wait between attempts (default 1h)\n"
+	"  --retry-on LIST      which failures: failure (any, the default), timeout,\n"
+	"                       signal, exit codes (--retry-on 75,timeout)\n"
 	"  --time-limit DURATION  exec: kill the command after it ran this long\n"
 	"  --mem SIZE           exec: memory limit of its control group (512M, 2G)\n"
 	"  --pids N             exec: at most N processes and threads\n"
@@ -194,8 +206,8 @@ static const char help_ls[] =
 	"there are.\n"
 	"\n"
 	"  --state LIST    only jobs in these states (comma-separated): waiting,\n"
-	"                  scheduled, queued, running, succeeded, failed, cancelled,\n"
-	"                  expired, dropped\n"
+	"                  scheduled, retrying, queued, running, succeeded, failed,\n"
+	"                  cancelled, expired, dropped\n"
 	"  --client NAME   only jobs charged to client NAME\n"
 	"  --name GLOB     only jobs whose name matches GLOB (shell pattern: 'ci-*')\n"
 	"  --array ID      the elements of job array ID, one a line (without it an array\n"
@@ -297,6 +309,19 @@ static const char help_pause[] =
 	"\n"
 	"Example: jsched pause -C nightly; jsched ls; jsched resume -C nightly\n";
 
+static const char help_retry[] =
+	"usage: jsched retry ID... [--json]\n"
+	"\n"
+	"Run finished jobs again, each as a new attempt of the same id: its outcome so far\n"
+	"becomes an attempt in its record (status shows them all), and it is queued again\n"
+	"as if just submitted (dependents that were judged on its first end stay judged).\n"
+	"Yours, or any for an admin.  All or nothing: a job that has not ended, a call job\n"
+	"and a command whose stdin was dropped when it ended are refused (exit 1).\n"
+	"\n"
+	"  --json    print each job's new state and attempt as JSON, one a line\n"
+	"\n"
+	"Example: jsched retry 42; jsched wait 42\n";
+
 static const char help_hold[] =
 	"usage: jsched hold ID... [--json]\n"
 	"       jsched release ID... [--json]\n"
@@ -369,6 +394,7 @@ static const char *const verb_names[CLI_VERB_COUNT] = {
 	[CLI_HOLD] = "hold",
 	[CLI_RELEASE] = "release",
 	[CLI_HOOKS] = "hooks",
+	[CLI_RETRY] = "retry",
 	[CLI_ADMIN_RELOAD] = "admin reload",
 	[CLI_ADMIN_SET_CLIENT] = "admin set-client",
 	[CLI_ADMIN_SHUTDOWN] = "admin shutdown",
@@ -395,6 +421,7 @@ const char *cli_help(enum cli_verb verb)
 	case CLI_HOLD:
 	case CLI_RELEASE: return help_hold;
 	case CLI_HOOKS: return help_hooks;
+	case CLI_RETRY: return help_retry;
 	case CLI_ADMIN_RELOAD:
 	case CLI_ADMIN_SET_CLIENT:
 	case CLI_ADMIN_SHUTDOWN: return help_admin;
@@ -430,7 +457,8 @@ enum {
 	O_LONG, O_CLIENT_NAME, O_LIMIT, O_SORT, O_COLUMNS, O_NAME_GLOB, O_NO_HEADINGS, O_MEM, O_PIDS,
 	O_CPUS, O_PROMETHEUS, O_PORT, O_OPEN, O_BACKEND, O_KEY, O_MINE, O_ARRAY, O_ARRAY_REPLACE,
 	O_NEEDS,
-	O_ON_EXIT, O_NOTIFY, O_HOOK_TIMEOUT, O_DELAY, O_AT,
+	O_ON_EXIT, O_NOTIFY, O_HOOK_TIMEOUT, O_DELAY, O_AT, O_RETRIES, O_BACKOFF,
+	O_BACKOFF_FACTOR, O_MAX_BACKOFF, O_RETRY_ON,
 };
 
 /* The options of jsched itself, accepted before the command and after it. */
@@ -870,6 +898,38 @@ static int parse_needs(struct parser *p, const char *s, struct cli_cmd *cmd)
 	return 0;
 }
 
+/* parse_retry_on: --retry-on LIST, comma-separated: failure, timeout, signal, exit codes. */
+static int parse_retry_on(struct parser *p, struct cli_cmd *cmd, const char *list)
+{
+	cmd->retry_on = 0;
+	cmd->n_retry_codes = 0;
+	for (const char *s = list; *s != '\0';) {
+		size_t len = strcspn(s, ",");
+		char w[16];
+		snprintf(w, sizeof w, "%.*s", (int)(len < sizeof w ? len : sizeof w - 1), s);
+		char *end;
+		long code = strtol(w, &end, 10);
+		if (len < sizeof w && strcmp(w, "failure") == 0)
+			cmd->retry_on |= JSCHED_RETRY_ON_FAILURE;
+		else if (len < sizeof w && strcmp(w, "timeout") == 0)
+			cmd->retry_on |= JSCHED_RETRY_ON_TIMEOUT;
+		else if (len < sizeof w && strcmp(w, "signal") == 0)
+			cmd->retry_on |= JSCHED_RETRY_ON_SIGNAL;
+		else if (len < sizeof w && len > 0 && *end == '\0' && code >= 1 && code <= 255 &&
+			 cmd->n_retry_codes < sizeof cmd->retry_codes / sizeof cmd->retry_codes[0]) {
+			cmd->retry_on |= JSCHED_RETRY_ON_CODES;
+			cmd->retry_codes[cmd->n_retry_codes++] = (int)code;
+		} else
+			return fail(p, "--retry-on: '%.*s' is not failure, timeout, signal or an exit code "
+				       "from 1 to 255", (int)len, s);
+		s += len + (s[len] == ',');
+	}
+	if (cmd->retry_on == 0)
+		return fail(p, "--retry-on: expected a comma-separated list of failure, timeout, signal "
+			       "and exit codes");
+	return 0;
+}
+
 static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 {
 	static const struct opt opts[] = {
@@ -880,6 +940,9 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 		{ "hook-timeout", 0, true, O_HOOK_TIMEOUT },
 		{ "priority", 0, true, O_PRIORITY }, { "deadline", 0, true, O_DEADLINE },
 		{ "delay", 0, true, O_DELAY }, { "at", 0, true, O_AT },
+		{ "retries", 0, true, O_RETRIES }, { "backoff", 0, true, O_BACKOFF },
+		{ "backoff-factor", 0, true, O_BACKOFF_FACTOR }, { "max-backoff", 0, true, O_MAX_BACKOFF },
+		{ "retry-on", 0, true, O_RETRY_ON },
 		{ "time-limit", 0, true, O_TIME_LIMIT }, { "cost", 0, true, O_COST },
 		{ "mem", 0, true, O_MEM }, { "pids", 0, true, O_PIDS }, { "cpus", 0, true, O_CPUS },
 		{ "after", 0, true, O_AFTER }, { "any-of", 0, true, O_ANY_OF },
@@ -962,6 +1025,33 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 			cmd->not_before_ms = d > 0 ? cli_now_ms() + d : 0;
 			break;
 		}
+		case O_RETRIES:
+			if (parse_u32(p, "--retries", p->val, 1, &cmd->retries) < 0)
+				return OPT_ERROR;
+			if (cmd->retries > 999)
+				return fail(p, "--retries: at most 999, not %u", (unsigned)cmd->retries);
+			break;
+		case O_BACKOFF:
+			if (parse_duration(p, "--backoff", p->val, &cmd->backoff_ms) < 0)
+				return OPT_ERROR;
+			break;
+		case O_MAX_BACKOFF:
+			if (parse_duration(p, "--max-backoff", p->val, &cmd->max_backoff_ms) < 0)
+				return OPT_ERROR;
+			break;
+		case O_BACKOFF_FACTOR: {
+			char *end;
+
+			cmd->backoff_factor = strtod(p->val, &end);
+			if (*end || end == p->val || !(cmd->backoff_factor >= 1 && cmd->backoff_factor <= 1000))
+				return fail(p, "--backoff-factor: expected a number from 1 to 1000 (2), not '%s'",
+					    p->val);
+			break;
+		}
+		case O_RETRY_ON:
+			if (parse_retry_on(p, cmd, p->val) < 0)
+				return OPT_ERROR;
+			break;
 		case O_AT:
 			if (cmd->at != NULL || cmd->delay != NULL)
 				return fail(p, "--delay and --at: give one of them, once");
@@ -1047,7 +1137,7 @@ done:
 			: cmd->name ? "--name" : cmd->key ? "--key" : cmd->array ? "--array"
 			: cmd->array_replace ? "--array-replace" : cmd->on_exit ? "--on-exit"
 			: cmd->notify ? "--notify" : cmd->hook_timeout_ms ? "--hook-timeout" : cmd->priority >= 0 ? "--priority" : cmd->deadline_ms ? "--deadline"
-			: cmd->delay ? "--delay" : cmd->at ? "--at"
+			: cmd->delay ? "--delay" : cmd->at ? "--at" : cmd->retries ? "--retries"
 			: cmd->time_limit_ms ? "--time-limit" : cmd->cost ? "--cost" : cmd->n_ids ? "--after"
 			: cmd->n_any_of ? "--any-of" : cmd->cwd ? "--cwd" : cmd->n_env ? "--env"
 			: cmd->clear_env ? "--clear-env" : cmd->stdin_file ? "--stdin" : cmd->mem_bytes ? "--mem"
@@ -1075,12 +1165,16 @@ done:
 		if (exec_only != NULL)
 			return fail(p, "%s applies to exec jobs, not to a call job (--fn)", exec_only);
 	}
+	if (cmd->retries == 0 && (cmd->backoff_ms >= 0 || cmd->backoff_factor > 0 || cmd->max_backoff_ms >= 0 ||
+				  cmd->retry_on))
+		return fail(p, "%s needs --retries", cmd->backoff_ms >= 0 ? "--backoff" : cmd->backoff_factor > 0
+			    ? "--backoff-factor" : cmd->max_backoff_ms >= 0 ? "--max-backoff" : "--retry-on");
 	if (timeout && !cmd->wait)
 		return fail(p, "--timeout needs --wait");
 	return 0;
 }
 
-static const char *const state_names[] = { "waiting", "scheduled", "queued", "running", "succeeded", "failed",
+static const char *const state_names[] = { "waiting", "scheduled", "retrying", "queued", "running", "succeeded", "failed",
 					   "cancelled", "expired", "dropped" };
 
 enum operands { NO_IDS, ONE_ID, SOME_IDS };
@@ -1135,7 +1229,7 @@ static int parse_generic(struct parser *p, struct cli_cmd *cmd, const struct opt
 					if (strlen(state_names[k]) == len && strncmp(state_names[k], s, len) == 0)
 						known = true;
 				if (!known)
-					return fail(p, "--state: unknown state '%.*s' (waiting, scheduled, queued, "
+					return fail(p, "--state: unknown state '%.*s' (waiting, scheduled, retrying, queued, "
 						       "running, succeeded, failed, cancelled, expired, dropped)",
 						    (int)len, s);
 				s += len + (s[len] == ',');
@@ -1386,6 +1480,8 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 	cmd->interval_ms = 1000;
 	cmd->since = -1;
 	cmd->reply_timeout_ms = -1;
+	cmd->backoff_ms = -1;
+	cmd->max_backoff_ms = -1;
 	cmd->limit = CLI_LS_DEFAULT_LIMIT;
 	if (errlen > 0)
 		err[0] = '\0';
@@ -1474,6 +1570,7 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 	case CLI_HOLD:
 	case CLI_RELEASE: r = parse_generic(&p, cmd, hold_opts, SOME_IDS); break;
 	case CLI_HOOKS: cmd->mine = true; r = parse_generic(&p, cmd, hold_opts, SOME_IDS); break;
+	case CLI_RETRY: r = parse_generic(&p, cmd, hold_opts, SOME_IDS); break;
 	default: r = parse_admin(&p, cmd); break;
 	}
 	return r < 0 ? CLI_EXIT_USAGE : CLI_EXIT_OK;

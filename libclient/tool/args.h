@@ -43,6 +43,7 @@ enum cli_verb {
 	CLI_HOLD,
 	CLI_RELEASE,
 	CLI_HOOKS,
+	CLI_RETRY,
 	CLI_ADMIN_RELOAD,
 	CLI_ADMIN_SET_CLIENT,
 	CLI_ADMIN_SHUTDOWN,
@@ -81,6 +82,13 @@ struct cli_cmd {
 	const char *delay;   /* --delay as given, or NULL */
 	const char *at;	     /* --at as given, or NULL */
 	int64_t not_before_ms; /* --delay / --at: the instant (ms since the epoch); 0: none */
+	uint32_t retries;    /* --retries: attempts after the first; 0: none */
+	int64_t backoff_ms;  /* --backoff, or -1 for the default (1s) */
+	double backoff_factor; /* --backoff-factor, or 0 for the default (2) */
+	int64_t max_backoff_ms; /* --max-backoff, or -1 for the default (1h) */
+	unsigned retry_on;   /* --retry-on: JSCHED_RETRY_ON_* bits; 0: the default (failure) */
+	int retry_codes[255]; /* and its exit codes */
+	size_t n_retry_codes;
 	enum cli_at_when at_when; /* --at: whether TIME was today's, tomorrow's or past */
 	int64_t time_limit_ms; /* --time-limit */
 	uint64_t mem_bytes;  /* --mem, 0 if not given */

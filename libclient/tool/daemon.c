@@ -160,7 +160,7 @@ static void print_view(FILE *f, const json_t *m)
 	fprintf(f, "%s\nup %s\n", version != NULL ? version : "jschedd (version unknown)", tool_uptime(a, sizeof a, m));
 
 	const json_t *jobs = json_object_get(m, "jobs");
-	static const char *const now[] = { "waiting", "scheduled", "queued", "running", "retained", NULL };
+	static const char *const now[] = { "waiting", "scheduled", "retrying", "queued", "running", "retained", NULL };
 	static const char *const ever[] = { "submitted", "succeeded", "failed", "cancelled", "expired", "dropped",
 					    "rejected", "forgotten", NULL };
 	fputs("\njobs now    ", f);
@@ -274,6 +274,25 @@ int cmd_pause(struct jsched_conn *conn, const struct cli_cmd *cmd)
 		return tool_print_json(json_pack("{s:s?, s:b, s:b}", "client", cmd->all ? NULL : cmd->client_name,
 						 "all", cmd->all, "paused", pause), false);
 	printf("%s %s\n", pause ? "paused" : "resumed", who);
+	return CLI_EXIT_OK;
+}
+
+/* cmd_retry: see tool.h. */
+int cmd_retry(struct jsched_conn *conn, const struct cli_cmd *cmd)
+{
+	struct jsched_results *res = NULL;
+	int r = jsched_retry(conn, cmd->ids, cmd->n_ids, &res);
+	if (r < 0)
+		return tool_fail(conn, cmd, r);
+	for (size_t i = 0; i < res->count; i++) {
+		const struct jsched_result *j = res->items[i];
+		if (cmd->json)
+			puts(j->json);
+		else
+			printf("%-8" PRIu64 " %s, attempt %u\n", j->id, j->state_name != NULL ? j->state_name : "?",
+			       (unsigned)j->attempt);
+	}
+	jsched_results_free(res);
 	return CLI_EXIT_OK;
 }
 

@@ -51,6 +51,19 @@ static void put_outcome(FILE *f, const struct jsched_result *r)
 		fputs("for ", f);
 		put_duration(f, tool_now_ms() - r->started_ms);
 		break;
+	case JSCHED_STATE_RETRYING: {
+		char when[48];
+
+		fprintf(f, "attempt %u %s (in ", (unsigned)r->attempt,
+			until_text(when, sizeof when, r->next_attempt_ms, tool_now_ms()));
+		put_duration(f, r->next_attempt_ms > tool_now_ms() ? r->next_attempt_ms - tool_now_ms() : 0);
+		fputs("), after ", f);
+		if (r->reason != NULL)
+			fputs(r->reason, f);
+		else
+			fputs("a failure", f);
+		break;
+	}
 	case JSCHED_STATE_SCHEDULED: {
 		char when[48];
 
@@ -247,6 +260,12 @@ static int build_spec(const struct cli_cmd *cmd, struct jsched_spec **out)
 		r = jsched_spec_set_deadline_in(spec, cmd->deadline_ms);
 	if (r == 0 && cmd->not_before_ms > 0)
 		r = jsched_spec_set_not_before(spec, cmd->not_before_ms);
+	if (r == 0 && cmd->retries > 0)
+		r = jsched_spec_set_retry(spec, cmd->retries + 1, cmd->backoff_ms >= 0 ? cmd->backoff_ms : 1000,
+					  cmd->backoff_factor > 0 ? cmd->backoff_factor : 2,
+					  cmd->max_backoff_ms >= 0 ? cmd->max_backoff_ms : 3600000,
+					  cmd->retry_on ? cmd->retry_on : JSCHED_RETRY_ON_FAILURE, cmd->retry_codes,
+					  cmd->n_retry_codes);
 	if (r == 0 && cmd->cost > 0)
 		r = jsched_spec_set_cost(spec, cmd->cost);
 	for (size_t i = 0; r == 0 && i < cmd->n_ids; i++)
@@ -643,6 +662,13 @@ static const char *result_text(char *buf, size_t len, const struct jsched_result
 		return buf;
 	if (r->state == JSCHED_STATE_SCHEDULED)
 		return until_text(buf, len, r->not_before_ms, tool_now_ms());
+	if (r->state == JSCHED_STATE_RETRYING) {
+		char when[48];
+
+		snprintf(buf, len, "attempt %u %s", (unsigned)r->attempt,
+			 until_text(when, sizeof when, r->next_attempt_ms, tool_now_ms()));
+		return buf;
+	}
 	if (!jsched_state_final(r->state))
 		return buf;
 	if (r->signal > 0)

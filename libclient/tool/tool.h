@@ -28,6 +28,10 @@ int cmd_drain(struct jsched_conn *conn, const struct cli_cmd *cmd);
  * cmd_hold: hold or release (cmd->verb) the jobs cmd->ids; prints each one's outcome. */
 int cmd_pause(struct jsched_conn *conn, const struct cli_cmd *cmd);
 int cmd_hold(struct jsched_conn *conn, const struct cli_cmd *cmd);
+
+/* cmd_retry: run the finished jobs cmd->ids again, each as a new attempt of its id; prints
+ * each one's new attempt. */
+int cmd_retry(struct jsched_conn *conn, const struct cli_cmd *cmd);
 /* cmd_hooks: run the completion hooks of cmd->ids (or of every job of mine that ended with
  * them pending); hooks.c. */
 int cmd_hooks(struct jsched_conn *conn, const struct cli_cmd *cmd);

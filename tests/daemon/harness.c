@@ -467,7 +467,7 @@ uint64_t jdt_submit_spec(struct jsched_conn *c, const char *fmt, ...)
 
 static const char *intern_state(const char *s)
 {
-	static const char *const names[] = {"waiting", "scheduled", "queued", "running", "succeeded", "failed",
+	static const char *const names[] = {"waiting", "scheduled", "retrying", "queued", "running", "succeeded", "failed",
 					    "cancelled", "expired", "dropped"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

@@ -15,6 +15,8 @@
 
 #include "libclient/tool/args.h"
 
+#include <jsched/jsched.h>
+
 static struct cli_cmd cmd;
 static char err[512];
 
@@ -441,6 +443,38 @@ static void test_delay_at(void **state)
 	BAD("--delay cannot be combined with --batch", "submit", "--delay", "1m", "--batch", "f.json");
 }
 
+/* --retries and its companions, and jsched retry. */
+static void test_retries(void **state)
+{
+	(void)state;
+	OK("submit", "--retries", "3", "--backoff", "2s", "--backoff-factor", "1.5", "--max-backoff", "1m",
+	   "--retry-on", "75,timeout,signal", "--", "./flaky");
+	assert_int_equal(cmd.retries, 3);
+	assert_int_equal(cmd.backoff_ms, 2000);
+	assert_true(cmd.backoff_factor == 1.5);
+	assert_int_equal(cmd.max_backoff_ms, 60000);
+	assert_int_equal(cmd.retry_on, JSCHED_RETRY_ON_CODES | JSCHED_RETRY_ON_TIMEOUT | JSCHED_RETRY_ON_SIGNAL);
+	assert_int_equal(cmd.n_retry_codes, 1);
+	assert_int_equal(cmd.retry_codes[0], 75);
+	OK("submit", "--retries", "1", "--fn", "fail");
+	assert_int_equal(cmd.backoff_ms, -1);
+	assert_int_equal(cmd.retry_on, 0);
+	BAD("--retries: expected", "submit", "--retries", "many", "--", "true");
+	BAD("--retries: at most 999", "submit", "--retries", "1000", "--", "true");
+	BAD("--backoff-factor: expected a number from 1 to 1000", "submit", "--retries", "2", "--backoff-factor",
+	    "0.5", "--", "true");
+	BAD("--retry-on: '0' is not failure, timeout, signal or an exit code", "submit", "--retries", "2",
+	    "--retry-on", "0", "--", "true");
+	BAD("--retry-on: 'often' is not", "submit", "--retries", "2", "--retry-on", "timeout,often", "--", "true");
+	BAD("--backoff needs --retries", "submit", "--backoff", "1s", "--", "true");
+	BAD("--retry-on needs --retries", "submit", "--retry-on", "timeout", "--", "true");
+	BAD("--retries cannot be combined with --batch", "submit", "--retries", "2", "--batch", "f.json");
+	OK("retry", "42", "43");
+	assert_int_equal(cmd.verb, CLI_RETRY);
+	assert_int_equal(cmd.n_ids, 2);
+	assert_int_equal(parse("retry", NULL), CLI_EXIT_USAGE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -451,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_daemon_commands),
 		cmocka_unit_test(test_durations),
 		cmocka_unit_test(test_delay_at),
+		cmocka_unit_test(test_retries),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	cli_cmd_free(&cmd);

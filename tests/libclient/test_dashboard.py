@@ -256,6 +256,18 @@ def main():
         others = [state_of(sock, i) for i in all_ids if i != victim]
         check(others == ["running"] * 3, "and the others still run")
         driver.shot("dashboard-cancelled.png")
+
+        # The retry button's request (the page's own act_on, as a click sends it): the
+        # cancelled command runs again as attempt 2 of the same id.
+        driver.js("act_on('retry', %d);" % victim)
+        until(lambda: state_of(sock, victim) in ("queued", "running"),
+              "the daemon to run the retried job again")
+        rec = json.loads(jsched(sock, "status", "--json", str(victim)))
+        rec = rec["jobs"][0] if "jobs" in rec else rec
+        check(rec.get("attempt") == 2 and len(rec.get("attempts", [])) == 1,
+              "the retry button made attempt 2 of the same id (%r)" % rec.get("attempts"))
+        check(driver.js("return document.getElementById('error').textContent;") == "",
+              "the page shows no error for the retry")
     finally:
         if driver:
             driver.quit()

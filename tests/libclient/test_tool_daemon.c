@@ -546,6 +546,32 @@ static void test_delay_at(void **state)
 	CONTAINS(err, "--at: '24:00' is not a time");
 }
 
+/* --retries through the tool: the attempts in status, the exit status of the last one,
+ * and jsched retry making another attempt of the same id. */
+static void test_retries(void **state)
+{
+	(void)state;
+	char cmd[128];
+	assert_int_equal(run("", "submit --retries 2 --backoff 0 --retry-on 3 --wait -- sh -c 'exit 3'"), 3);
+	assert_int_equal(run("", "ls --state failed -o id,result --sort -id --limit 1"), 0);
+	unsigned long long id = strtoull(strchr(out, '\n') + 1, NULL, 10);
+	snprintf(cmd, sizeof cmd, "status --json %llu", id);
+	assert_int_equal(run("", cmd), 0);
+	CONTAINS(out, "\"attempt\":3");
+	CONTAINS(out, "\"max_attempts\":3");
+	snprintf(cmd, sizeof cmd, "retry %llu", id);
+	assert_int_equal(run("", cmd), 0);
+	CONTAINS(out, "attempt 4");
+	snprintf(cmd, sizeof cmd, "wait %llu", id);
+	assert_int_equal(run("", cmd), 3);
+	assert_int_equal(run("", "submit --fn noop --wait"), 0);
+	assert_int_equal(run("", "ls -o id --sort -id --limit 1"), 0);
+	id = strtoull(strchr(out, '\n') + 1, NULL, 10);
+	snprintf(cmd, sizeof cmd, "retry %llu", id);
+	assert_int_equal(run("", cmd), 1);
+	CONTAINS(err, "call job");
+}
+
 /* count_lines: the lines of text. */
 static size_t count_lines(const char *text)
 {
@@ -661,6 +687,7 @@ int main(void)
 		cmocka_unit_test(test_completions),
 		cmocka_unit_test(test_pause_hold),
 		cmocka_unit_test(test_delay_at),
+		cmocka_unit_test(test_retries),
 		cmocka_unit_test(test_many_ids),
 		cmocka_unit_test(test_metrics_and_shutdown),
 	};
