@@ -1419,6 +1419,19 @@ static bool keep_output(void *arg, uint64_t id)
 	return jd_job_find(&d->jobs, id, NULL) != NULL;
 }
 
+/* rec_state_free: free what recovery gathered; with discard, the jobs too (a recovery
+ * that failed: none of them entered the table). */
+static void rec_state_free(struct rec_state *st, bool discard)
+{
+	for (uint64_t id = 0; discard && id < st->cap; id++)
+		if (st->byid[id])
+			jd_job_discard(st->byid[id]);
+	free(st->byid);
+	free(st->final_order);
+	free(st->procs);
+	free(st->arrays);
+}
+
 int jd_persist_start(struct jd_daemon *d, char *err, size_t errlen)
 {
 	struct jd_persist *p = &d->persist;
@@ -1473,36 +1486,21 @@ int jd_persist_start(struct jd_daemon *d, char *err, size_t errlen)
 	err[0] = 0;
 	rc = jd_journal_open(&p->j, &o, &info, err, errlen);
 	if (rc < 0) {
-		for (uint64_t id = 0; id < st.cap; id++)
-			if (st.byid[id])
-				jd_job_discard(st.byid[id]);
-		free(st.byid);
-		free(st.final_order);
-		free(st.procs);
-		free(st.arrays);
+		rec_state_free(&st, true);
 		p->replaying = false;
 		if (!err[0])
 			snprintf(err, errlen, "journal %s: %s", p->dir, "recovery failed");
 		return rc;
 	}
 	if ((rc = jd_outfiles_open(&d->jobs.outfiles, p->dir, err, errlen)) < 0) {
-		for (uint64_t id = 0; id < st.cap; id++)
-			if (st.byid[id])
-				jd_job_discard(st.byid[id]);
-		free(st.byid);
-		free(st.final_order);
-		free(st.procs);
-		free(st.arrays);
+		rec_state_free(&st, true);
 		p->replaying = false;
 		return rc;
 	}
 	d->runner.exec.outfiles = d->jobs.outfiles;
 	restore(&st);
-	free(st.arrays);
 	p->output_swept = jd_outfiles_sweep(d->jobs.outfiles, keep_output, d);
-	free(st.byid);
-	free(st.final_order);
-	free(st.procs);
+	rec_state_free(&st, false);
 	p->recover_ms = (jd_now_ns() - t0) / 1000000u;
 	jd_log(JD_LOG_INFO, "journal %s: %" PRIu64 " records, %" PRIu64 " jobs recovered in %" PRIu64
 	       " ms%s; sync %s", p->dir, p->records_replayed, p->jobs_recovered, p->recover_ms,

@@ -565,3 +565,19 @@ int jdt_tool(struct jdt *t, const char *client, char *out, size_t len, const cha
 	st = pclose(f);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
+
+void jdt_wait_snapshots(struct jsched_conn *c, int n)
+{
+	int snaps = 0;
+
+	for (int i = 0; i < 300 && snaps < n; i++) {
+		json_t *m = jdt_metrics(c);
+
+		snaps = (int)json_integer_value(json_object_get(json_object_get(m, "journal"), "snapshots"));
+		json_decref(m);
+		if (snaps < n)
+			jdt_sleep_ms(100);
+	}
+	if (snaps < n)
+		fail_msg("the journal put %d snapshots in place in 30 s, not %d", snaps, n);
+}

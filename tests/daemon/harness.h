@@ -119,6 +119,11 @@ json_t *jdt_client_metrics(json_t *doc, const char *name);
 /* jdt_sleep_ms: a short pause for polling loops (never a pass/fail criterion). */
 void jdt_sleep_ms(int ms);
 
+/* jdt_wait_snapshots: poll the metrics (bounded: 30 s) until the daemon's journal has
+ * put at least n snapshots in place (the 1 s tick starts one once the log is large enough);
+ * fails the test if it never does. */
+void jdt_wait_snapshots(struct jsched_conn *c, int n);
+
 /* jdt_tool: run the build's `jsched -C CLIENT ARGS` (printf format; ARGS through the
  * shell) against daemon t, stdin /dev/null, its stdout into out (at most len - 1 bytes,
  * NUL-terminated); returns its exit status (128 if it did not exit).  Needs bin/jsched

@@ -47,6 +47,15 @@ static json_int_t count(const json_t *rec, const char *s)
 	return json_integer_value(json_object_get(json_object_get(json_object_get(rec, "array"), "states"), s));
 }
 
+/* kill9_restart: kill -9 daemon d, start it again, and give *k a new connection. */
+static void kill9_restart(struct jdt *d, struct jsched_conn **k)
+{
+	jsched_close(*k);
+	jdt_kill9(d);
+	jdt_restart(d);
+	*k = jdt_connect(d, "arrays");
+}
+
 static json_t *status(struct jsched_conn *conn, uint64_t id)
 {
 	json_t *r = jdt_ok(conn, "{\"op\": \"status\", \"job\": %llu}", (unsigned long long)id);
@@ -335,10 +344,7 @@ static void test_restart_half_done(void **state)
 	rec = jdt_ok(k, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)q);
 	json_decref(rec);
 	assert_string_equal(jdt_wait_final(k, q, NULL), "cancelled");
-	jsched_close(k);
-	jdt_kill9(&d);
-	jdt_restart(&d);
-	k = jdt_connect(&d, "arrays");
+	kill9_restart(&d, &k);
 	rec = status(k, q);
 	assert_string_equal(json_string_value(json_object_get(rec, "state")), "cancelled");
 	assert_int_equal(count(rec, "cancelled"), 100);
@@ -362,8 +368,7 @@ static void test_snapshot(void **state)
 	struct jsched_conn *k;
 	char members[600];
 	uint64_t done, stopped, live;
-	json_t *rec, *m;
-	int snaps = 0;
+	json_t *rec;
 
 	(void)state;
 	jdt_start(&d, "\"workers\": 2");
@@ -386,18 +391,8 @@ static void test_snapshot(void **state)
 				  "\"array\": \"1-10%%1\"}");
 	jdt_until_state(k, live, "running");
 	/* The 1 s tick starts the snapshot: bounded wait for the metrics to say it is done. */
-	for (int i = 0; i < 300 && snaps < 1; i++) {
-		m = jdt_metrics(k);
-		snaps = (int)json_integer_value(json_object_get(json_object_get(m, "journal"), "snapshots"));
-		json_decref(m);
-		if (snaps < 1)
-			jdt_sleep_ms(100);
-	}
-	assert_true(snaps >= 1);
-	jsched_close(k);
-	jdt_kill9(&d);
-	jdt_restart(&d);
-	k = jdt_connect(&d, "arrays");
+	jdt_wait_snapshots(k, 1);
+	kill9_restart(&d, &k);
 	rec = status(k, done);
 	assert_string_equal(json_string_value(json_object_get(rec, "state")), "succeeded");
 	assert_int_equal(count(rec, "succeeded"), 3000);

@@ -315,7 +315,6 @@ static void test_compaction(void **state)
 	uint64_t first = 0, last = 0, running, dependent, queued, after, late, keyed, limited = 0;
 	char members[600], spec[200];
 	json_t *m, *r;
-	int snaps = 0;
 
 	(void)state;
 	jdt_start(&t, "\"workers\": 1");
@@ -363,14 +362,7 @@ static void test_compaction(void **state)
 		jsched_close(a);
 	}
 	/* the 1 s tick starts it; bounded wait for the metrics to say it is in place */
-	for (int i = 0; i < 300 && snaps < 1; i++) {
-		m = jdt_metrics(c);
-		snaps = (int)json_integer_value(json_object_get(json_object_get(m, "journal"), "snapshots"));
-		json_decref(m);
-		if (snaps < 1)
-			jdt_sleep_ms(100);
-	}
-	assert_true(snaps >= 1);
+	jdt_wait_snapshots(c, 1);
 	after = jdt_submit_call(c, "echo", "{\"after\": true}");
 	assert_string_equal(jdt_wait_final(c, after, NULL), "succeeded");
 	jsched_close(c);
