@@ -232,6 +232,7 @@ static json_t *live_diff(const struct jd_config *a, const struct jd_config *b)
 	LIVE(a->max_queued_total != b->max_queued_total, "limits.queued_jobs");
 	LIVE(a->max_batch != b->max_batch, "limits.batch_jobs");
 	LIVE(a->max_array != b->max_array, "limits.array_elements");
+	LIVE(a->max_clients != b->max_clients, "limits.clients");
 	LIVE(a->max_waits_per_conn != b->max_waits_per_conn, "limits.waits_per_connection");
 	LIVE(a->max_wait_ids_per_uid != b->max_wait_ids_per_uid, "limits.wait_ids_per_uid");
 	LIVE(a->frame_ms != b->frame_ms, "limits.frame_ms");

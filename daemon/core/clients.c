@@ -42,6 +42,11 @@ struct jd_client *jd_client_find(const struct jd_clients *cs, const char *name)
 	return NULL;
 }
 
+bool jd_client_room(const struct jd_clients *cs, const char *name)
+{
+	return cs->count < cs->cfg->max_clients || jd_client_find(cs, name) != NULL;
+}
+
 struct jd_client *jd_client_get(struct jd_clients *cs, const char *name)
 {
 	struct jd_client *c = jd_client_find(cs, name), **tail;

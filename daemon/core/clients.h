@@ -55,6 +55,11 @@ void jd_clients_init(struct jd_clients *cs, const struct jd_config *cfg,
  * defaults, and registered with the fair layer) if new.  NULL on ENOMEM. */
 struct jd_client *jd_client_get(struct jd_clients *cs, const char *name);
 
+/* jd_client_room: whether a client named `name` is known or may be made: the registry
+ * keeps every name for the daemon's life, so a new one is refused once it holds
+ * cfg->max_clients (limits.clients). */
+bool jd_client_room(const struct jd_clients *cs, const char *name);
+
 /* jd_client_find: the client named `name`, or NULL. */
 struct jd_client *jd_client_find(const struct jd_clients *cs, const char *name);
 

@@ -46,6 +46,12 @@ void jd__op_set_client(struct jd_conn *c, const struct jp_request *r)
 
 	/* A client that has not connected yet (nor is in the config) is made now, with these
 	 * settings pinned: they are in force when it connects. */
+	if (!cl && !jd_client_room(d->clients, name)) {
+		jd__reply_error(c, r->id, JSCHED_ELIMIT_EXCEEDED, "client",
+				"the daemon knows %u client names, its limit (limits.clients)",
+				d->cfg->max_clients);
+		return;
+	}
 	if (!cl && !(cl = jd_client_get(d->clients, name))) {
 		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		return;

@@ -235,6 +235,12 @@ static void op_hello(struct jd_conn *c, const struct jp_request *r)
 			        "uid %u may not use the client name '%s'", (unsigned)c->uid, name);
 		return;
 	}
+	if (!jd_client_room(d->clients, name)) {
+		jd__reply_error(c, r->id, JSCHED_ELIMIT_EXCEEDED, "client",
+				"the daemon knows %u client names, its limit (limits.clients): "
+				"connect under a name it knows", d->cfg->max_clients);
+		return;
+	}
 	c->client = jd_client_get(d->clients, name);
 	if (!c->client) {
 		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");

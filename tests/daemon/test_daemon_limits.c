@@ -13,6 +13,8 @@
  * - Pending waits capped per connection and (their ids) per uid; a wait pins its jobs.
  * - 200 half-sent 1 MiB frames held within limits.partial_frame_bytes; a stalled frame
  *   timed out (limits.frame_ms).
+ * - limits.clients caps the client names the daemon keeps: a new one past it is refused
+ *   with limit_exceeded, known ones still connect.
  * - A client whose sleepers hold every fiber they may does not stall another's noop, echo
  *   or command (fibers are kept for commands).
  */
@@ -519,6 +521,47 @@ static void test_fiber_hungry_client_stalls_no_other(void **state)
 	assert_int_equal(jdt_stop(&u, SIGTERM), 0);
 }
 
+/* test_client_names_capped: limits.clients 3 (the harness's own hello is the first name):
+ * two more names connect, a fourth is refused with limit_exceeded (field client) and the
+ * connection stays usable, known names still connect, and set_client of a new name is
+ * refused the same way. */
+static void test_client_names_capped(void **state)
+{
+	struct jdt u;
+	struct jsched_conn *a, *b, *c;
+	char msg[256];
+	int fd;
+	json_t *r;
+
+	(void)state;
+	jdt_start(&u, "\"journal\": {\"sync\": \"off\"}, \"limits\": {\"clients\": 3}");
+	a = jdt_connect(&u, "first");
+	b = jdt_connect(&u, "second");
+	assert_int_equal(jsched_connect_error(u.sock, "third", &c, msg, sizeof(msg)),
+			 JSCHED_ELIMIT_EXCEEDED);
+	assert_non_null(strstr(msg, "limits.clients"));
+	fd = jdt_raw(&u);
+	r = jdt_raw_ask(fd, "{\"op\": \"hello\", \"id\": 1, \"version\": 1, \"client\": \"third\"}");
+	assert_string_equal(jdt_err_code(r), "limit_exceeded");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"), "field")),
+			    "client");
+	json_decref(r);
+	/* Still open: a known name is taken on the same connection. */
+	r = jdt_raw_ask(fd, "{\"op\": \"hello\", \"id\": 2, \"version\": 1, \"client\": \"first\"}");
+	assert_string_equal(jdt_err_code(r), "");
+	json_decref(r);
+	close(fd);
+	c = jdt_connect(&u, "second");
+	r = jdt_req(a, "{\"op\": \"set_client\", \"client\": \"fourth\", \"weight\": 2}");
+	assert_string_equal(jdt_err_code(r), "limit_exceeded");
+	json_decref(r);
+	json_decref(jdt_ok(a, "{\"op\": \"set_client\", \"client\": \"second\", \"weight\": 2}"));
+	jsched_close(a);
+	jsched_close(b);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&u, SIGTERM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -530,6 +573,7 @@ int main(void)
 		cmocka_unit_test(test_waits_pin_their_jobs),
 		cmocka_unit_test(test_partial_frames_bounded_and_timed),
 		cmocka_unit_test(test_fiber_hungry_client_stalls_no_other),
+		cmocka_unit_test(test_client_names_capped),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

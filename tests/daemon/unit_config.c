@@ -75,6 +75,7 @@ static void test_bad_values_named(void **state)
 	refused("{\"admins\": [\"no-such-user-here\"]}", "admins");
 	refused("{\"modules\": [42]}", "modules");
 	refused("{\"retention\": {\"events\": 1}}", "retention.events");
+	refused("{\"limits\": {\"clients\": 0}}", "limits.clients");
 	refused("{\"retention\": {\"bytes\": 4096}}", "retention.bytes");
 	refused("{\"retention\": {\"bytes\": \"2X\"}}", "retention.bytes");
 	refused("{\"retention\": {\"min_seconds\": -1}}", "retention.min_seconds");
