@@ -43,7 +43,7 @@ JSCHEDD_RUN_SRCS := daemon/run/runner.c daemon/run/exec.c daemon/run/slots.c dae
 	daemon/run/builtins.c daemon/run/modules.c daemon/run/cgroup.c daemon/run/exec_cgroup.c \
 	daemon/run/backend.c daemon/run/backend_slurm.c daemon/run/slurm_script.c daemon/run/resources.c
 JSCHEDD_NET_SRCS := daemon/net/server.c daemon/net/session.c daemon/net/op_submit.c \
-	daemon/net/op_wait.c daemon/net/op_jobs.c daemon/net/op_admin.c daemon/net/op_pause.c daemon/net/op_hook.c daemon/net/op_retry.c daemon/net/watch.c daemon/net/record.c daemon/net/metrics.c \
+	daemon/net/op_wait.c daemon/net/op_jobs.c daemon/net/op_admin.c daemon/net/op_pause.c daemon/net/op_hook.c daemon/net/op_retry.c daemon/net/watch.c daemon/net/follow.c daemon/net/record.c daemon/net/metrics.c \
 	daemon/net/prometheus.c daemon/net/prom_export.c
 JSCHEDD_TOP_SRCS := daemon/main.c daemon/daemon.c daemon/persist.c daemon/sdnotify.c daemon/service.c
 JSCHEDD_SRCS := $(JSCHEDD_CORE_SRCS) $(JSCHEDD_RUN_SRCS) $(JSCHEDD_NET_SRCS) $(JSCHEDD_TOP_SRCS)

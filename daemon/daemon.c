@@ -47,8 +47,10 @@ static void on_change(void *ctx, const struct jd_change *ch)
 	case JD_CHANGE_RETRIED:
 		jd_watch_job(&d->net, ch->job);
 		break;
-	case JD_CHANGE_FINAL:	/* told when settled (on_settled) */
 	case JD_CHANGE_FORGOTTEN:
+		jd_follow_forgotten(&d->net, ch->job);
+		break;
+	case JD_CHANGE_FINAL:	/* told when settled (on_settled) */
 	case JD_CHANGE_CLIENT:
 	case JD_CHANGE_NEXT_ID:
 	case JD_CHANGE_PROCESS:
@@ -68,6 +70,15 @@ static void on_settled(void *ctx, struct jd_job *j)
 	jd_metrics_job_ended(&d->net, j);
 	jd_watch_job(&d->net, j);
 	jd_session_job_final(&d->net, j);
+	jd_follow_final(&d->net, j);
+}
+
+/* on_output: the process machinery's hook: a command of job j wrote: its followers. */
+static void on_output(void *ctx, struct jd_job *j)
+{
+	struct jd_daemon *d = ctx;
+
+	jd_follow_output(&d->net, j);
 }
 
 /* on_settle_done: after a settle: wake the workers for what was queued, re-arm the
@@ -140,6 +151,8 @@ int jd_daemon_start_runner(struct jd_daemon *d, char *err, size_t errlen)
 	/* The fair instance the runner created is where the job table admits and the
 	 * clients register. */
 	d->jobs.fair = d->clients.fair = d->runner.fair;
+	d->runner.exec.output_cb = on_output;
+	d->runner.exec.output_ctx = d;
 	return 0;
 }
 

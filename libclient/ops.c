@@ -692,6 +692,96 @@ int jsched_output(struct jsched_conn *c, uint64_t id, struct jsched_output **out
 	return r;
 }
 
+/* follow_event: one event of a follow of job id: a piece of output to fn (returns its
+ * value), or the end (returns 1, *end filled), or another event (0, ignored). */
+static int follow_event(struct jsched_conn *c, const struct jsched_event *ev, uint64_t id,
+			jsched_output_fn fn, void *arg, struct jsched_follow_end *end, bool *done)
+{
+	json_t *v = json_loads(ev->json, 0, NULL);
+	int r = 0;
+
+	if (v == NULL)
+		return jc_set_error(c, JSCHED_ENOMEM, "cannot read an event");
+	if ((uint64_t)json_integer_value(json_object_get(v, "job_id")) != id) {
+		json_decref(v);
+		return 0;
+	}
+	if (strcmp(ev->type, "output") == 0) {
+		const json_t *d = json_object_get(v, "data");
+		const char *st = json_string_value(json_object_get(v, "stream"));
+		unsigned char *data = NULL;
+		size_t n = 0;
+
+		if (!json_is_string(d) || !st ||
+		    jp_base64_decode(json_string_value(d), json_string_length(d), SIZE_MAX, &data, &n) < 0) {
+			json_decref(v);
+			return jc_set_error(c, JSCHED_EPROTOCOL, "a malformed output event");
+		}
+		r = fn(arg, strcmp(st, "stderr") == 0 ? JSCHED_STDERR : JSCHED_STDOUT,
+		       (uint64_t)json_integer_value(json_object_get(v, "offset")),
+		       (uint64_t)json_integer_value(json_object_get(v, "dropped")), data ? data : (void *)"", n);
+		free(data);
+		if (r != 0)
+			r = jc_set_error(c, JSCHED_ECANCELLED, "the output callback stopped the follow");
+	} else if (strcmp(ev->type, "output_end") == 0) {
+		if (end != NULL) {
+			snprintf(end->state, sizeof end->state, "%s",
+				 json_string_value(json_object_get(v, "state")) ?
+				 json_string_value(json_object_get(v, "state")) : "");
+			end->complete = json_is_true(json_object_get(v, "complete"));
+			end->stdout_bytes = (uint64_t)json_integer_value(json_object_get(v, "stdout_bytes"));
+			end->stderr_bytes = (uint64_t)json_integer_value(json_object_get(v, "stderr_bytes"));
+		}
+		*done = true;
+	}
+	json_decref(v);
+	return r;
+}
+
+/* jsched_output_follow: see jsched.h. */
+int jsched_output_follow(struct jsched_conn *c, uint64_t id, const struct jsched_follow *opts,
+			 jsched_output_fn fn, void *arg, struct jsched_follow_end *end)
+{
+	static const struct jsched_follow dflt = { 0, true, -1, 0, 0 };
+	const struct jsched_follow *o = opts ? opts : &dflt;
+	unsigned streams = o->streams ? o->streams : JSCHED_STDOUT | JSCHED_STDERR;
+	bool done = false;
+	json_t *reply;
+	int r;
+
+	if (end != NULL)
+		memset(end, 0, sizeof *end);
+	if (c == NULL || fn == NULL || streams > 3)
+		return JSCHED_EINVAL;
+	json_t *req = ids_request(c, JP_OP_OUTPUT, &id, 1, true, &r);
+	if (req == NULL)
+		return r;
+	if (json_object_set_new(req, "events", json_true()) < 0 ||
+	    json_object_set_new(req, "follow", json_boolean(o->follow)) < 0 ||
+	    json_object_set_new(req, "streams", json_string(streams == JSCHED_STDOUT ? "stdout" :
+							    streams == JSCHED_STDERR ? "stderr" : "both")) < 0 ||
+	    (o->tail_lines >= 0 ? json_object_set_new(req, "tail_lines", json_integer(o->tail_lines))
+				: json_object_set_new(req, "from_stdout", json_integer((json_int_t)o->from_stdout)) < 0 ||
+				  json_object_set_new(req, "from_stderr", json_integer((json_int_t)o->from_stderr))) < 0) {
+		json_decref(req);
+		return jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+	}
+	if ((r = jc_call(c, req, &reply, 0)) < 0)
+		return r;
+	json_decref(reply);
+	while (!done) {
+		struct jsched_event *ev = NULL;
+
+		if ((r = jsched_next_event(c, -1, &ev)) < 0)
+			return r;
+		r = follow_event(c, ev, id, fn, arg, end, &done);
+		jsched_event_free(ev);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* Make a member of a reply the caller's JSON text (NULL out: not wanted). */
 static int give_json(struct jsched_conn *c, const json_t *v, char **out)
 {

@@ -84,8 +84,15 @@ static const struct field f_list[] = {
 	{"array", T_ID, 0, 0, 0, NULL},
 	{NULL, T_INT, 0, 0, 0, NULL},
 };
+static const char *const stream_names[] = {"stdout", "stderr", "both", NULL};
 static const struct field f_output[] = {
 	{"job", T_ID, REQ, 0, 0, NULL},
+	{"follow", T_BOOL, 0, 0, 0, NULL},
+	{"events", T_BOOL, 0, 0, 0, NULL},
+	{"streams", T_ENUM, 0, 0, 0, stream_names},
+	{"from_stdout", T_INT, 0, 0, JP_MAX_INT, NULL},
+	{"from_stderr", T_INT, 0, 0, JP_MAX_INT, NULL},
+	{"tail_lines", T_INT, 0, 0, JP_MAX_INT, NULL},
 	{NULL, T_INT, 0, 0, 0, NULL},
 };
 static const struct field f_watch[] = {

@@ -330,6 +330,7 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 		json_object_set_new(doc, "resources", jd_resources_metrics(&d->runner->resources));
 		json_object_set_new(doc, "security", jd_security_metrics(d->sec));
 		json_object_set_new(doc, "timers", timers_doc(d->jobs));
+		json_object_set_new(doc, "output_follow", jd_follow_metrics(d));
 		if (d->hooks.journal_metrics)
 			json_object_set_new(doc, "journal", d->hooks.journal_metrics(d->hooks.ctx));
 		json_object_set_new(doc, "config",

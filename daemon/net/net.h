@@ -25,6 +25,7 @@
 #include "daemon/core/jobs.h"
 #include "daemon/core/security.h"
 #include "daemon/net/server.h"
+#include "daemon/net/follow.h"
 #include "daemon/net/watch.h"
 #include "daemon/run/modules.h"
 #include "daemon/run/runner.h"
@@ -78,6 +79,7 @@ struct jd_net {
 
 	struct jd_server srv;
 	struct jd_watch watch;
+	struct jd_follow_stats follow;	/* output followers (follow.h) */
 
 	/* latency histograms of every job (per client ones are in struct jd_client) */
 	struct jd_latency lat;

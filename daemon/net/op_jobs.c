@@ -223,6 +223,10 @@ void jd__op_output(struct jd_conn *c, const struct jp_request *r)
 				(unsigned long long)j->id + 1, (unsigned long long)(j->id + j->arr->n));
 		return;
 	}
+	if (j->exec && (jp_req_bool(r, "follow", false) || jp_req_bool(r, "events", false))) {
+		jd__op_follow(c, r, j);
+		return;
+	}
 	if (j->exec) {
 		json_t *body = jd_exec_output(j, c->d->jobs->outfiles);
 

@@ -30,6 +30,7 @@
 
 #include "daemon/net/net.h"
 #include "daemon/core/log.h"
+#include "daemon/net/follow.h"
 #include "daemon/net/session.h"
 #include "jsched/error.h"
 
@@ -220,7 +221,9 @@ static void write_cb(uv_write_t *req, int status)
 	if (status < 0 && status != UV_ECANCELED) {
 		c->abort = true;
 		jd_conn_close(c, uv_strerror(status));
+		return;
 	}
+	jd_follow_drained(c); /* its followers may send again */
 }
 
 /* A frame held for the journal (struct jd_conn's held list). */
@@ -284,6 +287,7 @@ static int hold(struct jd_conn *c, char *bytes, size_t len, uint64_t seq)
 	if (c->jh_tail && c->jh_tail->seq > seq)
 		seq = c->jh_tail->seq; /* in order: never before what is held already */
 	*h = (struct jd_jheld){NULL, seq, bytes, len};
+	c->jh_bytes += len;
 	if (c->jh_tail)
 		c->jh_tail->next = h;
 	else
@@ -317,6 +321,12 @@ static void jh_free(struct jd_conn *c)
 		free(h);
 	}
 	c->jh_tail = NULL;
+	c->jh_bytes = 0;
+}
+
+size_t jd_conn_pending(const struct jd_conn *c)
+{
+	return uv_stream_get_write_queue_size((const uv_stream_t *)&c->pipe) + c->jh_bytes;
 }
 
 void jd_server_release_held(struct jd_net *d, uint64_t durable)
@@ -334,6 +344,7 @@ void jd_server_release_held(struct jd_net *d, uint64_t durable)
 			c->jh_head = h->next;
 			if (!c->jh_head)
 				c->jh_tail = NULL;
+			c->jh_bytes -= h->len;
 			queue_now(c, h->bytes, h->len);
 			free(h);
 		}

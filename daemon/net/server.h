@@ -70,12 +70,15 @@ struct jd_conn {
 	/* frames held until the journal has made durable what was recorded before them,
 	 * in order; every later frame queues behind them (server.c's queue) */
 	struct jd_jheld *jh_head, *jh_tail;
+	size_t jh_bytes;		/* their bytes */
 	struct jd_conn *jh_next;	/* on the server's list of connections holding */
 	bool on_jh;
 	/* jh_bypass: the frame being sent now tells nothing the journal could still lose
 	 * (a refusal for want of the journal, the metrics' counts): it goes out at once
 	 * unless frames are held before it.  Set by the sender around one send. */
 	bool jh_bypass;
+
+	uint32_t n_follows;		/* jobs whose output it follows (follow.h) */
 };
 
 /* Per uid: open connections, and the ids its pending waits name (op_wait.c). */
@@ -140,6 +143,10 @@ int jd_conn_send(struct jd_conn *c, json_t *msg);
 /* jd_server_release_held: the journal is durable up to `durable`: send every held frame
  * that waited for it (and what queued behind them).  Loop thread. */
 void jd_server_release_held(struct jd_net *d, uint64_t durable);
+
+/* jd_conn_pending: bytes queued for c and not yet taken by the kernel (libuv's write
+ * queue and the frames held for the journal).  Loop thread. */
+size_t jd_conn_pending(const struct jd_conn *c);
 
 /* jd_conn_send_frame: send a payload the caller wrote as JSON text into b after
  * JP_HEADER_BYTES reserved bytes (the header is filled in here).  Takes b's memory (b is

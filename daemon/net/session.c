@@ -370,6 +370,7 @@ void jd_session_closed(struct jd_conn *c)
 {
 	jd__waits_drop(c);
 	jd_watch_stop(c->d, c);
+	jd_follow_closed(c);
 	json_decref(c->blocked);
 	c->blocked = NULL;
 }

@@ -134,6 +134,10 @@ struct jd_exec {
 	size_t n_recovered;
 	struct jd_outfiles *outfiles;	/* exec jobs' output files (core/outfile.h), NULL:
 					 * none (journal.sync "off"); set before serving */
+	/* output_cb: an exec job's command wrote (its output log grew): its followers
+	 * (net/follow.h); set before serving, NULL: none. */
+	void (*output_cb)(void *ctx, struct jd_job *j);
+	void *output_ctx;
 };
 
 /* jd_exec_handler: the handler every exec job runs (runner.c calls it on the job's fiber

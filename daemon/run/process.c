@@ -377,6 +377,8 @@ static void capture(struct jd_proc *p, unsigned s, const char *data, size_t n)
 	(void)jd_outlog_add(l, s, data, n); /* out of memory: counted as not kept */
 	if (p->of)
 		jd_outfile_write(p->of, s, seq, off, data, n);
+	if (p->x->output_cb && p->job->exec && p->spec == &p->job->exec->spec)
+		p->x->output_cb(p->x->output_ctx, p->job);
 }
 
 static void read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)

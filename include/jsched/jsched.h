@@ -373,6 +373,46 @@ struct jsched_output {
 
 JSCHED_API void jsched_output_free(struct jsched_output *output);
 
+/* Following an exec job's output as it arrives (jsched_output_follow). */
+#define JSCHED_STDOUT 1u
+#define JSCHED_STDERR 2u
+
+struct jsched_follow {
+	unsigned streams;	/* JSCHED_STDOUT | JSCHED_STDERR; 0: both */
+	bool follow;		/* true: until the job ends; false: what there is now */
+	int64_t tail_lines;	/* >= 0: begin at the last N lines of those streams; < 0: at
+				 * the offsets below */
+	uint64_t from_stdout;	/* resume: the stream offsets to begin at (0: the start) */
+	uint64_t from_stderr;
+};
+
+/* How a follow ended (jsched_output_follow's *end). */
+struct jsched_follow_end {
+	char state[16];		/* the job's state then ("succeeded", ...; "forgotten") */
+	bool complete;		/* the job had ended: every byte it wrote was offered */
+	uint64_t stdout_bytes;	/* what each stream wrote in all */
+	uint64_t stderr_bytes;
+};
+
+/* jsched_output_fn receives one piece of output, in the order the daemon received them
+ * across both streams: `stream` JSCHED_STDOUT or JSCHED_STDERR, `offset` the stream offset
+ * of data[0] (to resume from offset + len), `dropped` bytes of that stream before it that
+ * were not kept (past the daemon's limit the middle is dropped; a follower that fell that
+ * far behind misses bytes).  Return 0 to go on, anything else to stop following. */
+typedef int (*jsched_output_fn)(void *arg, unsigned stream, uint64_t offset, uint64_t dropped,
+				const void *data, size_t len);
+
+/* jsched_output_follow streams exec job id's output to fn as it arrives, from where opts
+ * says (NULL: both streams from the start, until the end), and returns 0 once the job has
+ * ended and everything was passed to fn (or at once with what there is, without
+ * opts->follow), with *end (may be NULL) filled; JSCHED_ECANCELLED if fn stopped it.  It
+ * reads the connection's events: other events arriving meanwhile are dropped, so follow on
+ * a connection of its own.  The daemon sends only while this connection reads (it never
+ * queues more than a bounded window for it), so a slow fn slows the stream, not the daemon. */
+JSCHED_API int jsched_output_follow(struct jsched_conn *conn, uint64_t id,
+				    const struct jsched_follow *opts, jsched_output_fn fn, void *arg,
+				    struct jsched_follow_end *end);
+
 /* jsched_free frees a string the library gave the caller (jsched_metrics, *_json out-
  * parameters).  NULL is a no-op. */
 JSCHED_API void jsched_free(void *p);

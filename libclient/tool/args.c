@@ -226,14 +226,24 @@ static const char help_ls[] =
 	"cause; COMMAND the command line or the handler.\n";
 
 static const char help_output[] =
-	"usage: jsched output [--stdout | --stderr | --json] ID\n"
+	"usage: jsched output [-f] [--merged] [--tail N] [--stdout | --stderr] [--json] ID\n"
 	"\n"
 	"Print an exec job's captured standard output to stdout and its standard error to\n"
-	"stderr, byte for byte.  A note on stderr says when the daemon truncated either.\n"
+	"stderr, byte for byte.  A note on stderr says when the daemon truncated either (past\n"
+	"its limit it keeps the beginning and the end, and shows the marker\n"
+	"\"[jschedd: N bytes not kept]\" between them).\n"
 	"\n"
-	"  --stdout  only the standard output\n"
-	"  --stderr  only the standard error\n"
-	"  --json    print the reply as JSON (base64 data, bytes, truncated, complete)\n";
+	"  -f, --follow  go on printing the output as the job writes it, until it ends; exits\n"
+	"                with the job: 0 if it succeeded, 1 if not\n"
+	"  --merged      both streams to stdout, in the order the daemon received them\n"
+	"  --tail N      begin at the last N lines (of the streams printed)\n"
+	"  --stdout      only the standard output\n"
+	"  --stderr      only the standard error\n"
+	"  --json        print the reply as JSON (base64 data, bytes, truncated, complete)\n"
+	"\n"
+	"Examples:\n"
+	"  jsched output -f 12                 follow job 12 (stderr to stderr)\n"
+	"  jsched output --merged --tail 20 12 its last 20 lines, both streams in order\n";
 
 static const char help_watch[] =
 	"usage: jsched watch [--since SEQ [--instance ID]] [-n COUNT] [--json]\n"
@@ -459,6 +469,7 @@ enum {
 	O_NEEDS,
 	O_ON_EXIT, O_NOTIFY, O_HOOK_TIMEOUT, O_DELAY, O_AT, O_RETRIES, O_BACKOFF,
 	O_BACKOFF_FACTOR, O_MAX_BACKOFF, O_RETRY_ON,
+	O_FOLLOW, O_MERGED, O_TAIL,
 };
 
 /* The options of jsched itself, accepted before the command and after it. */
@@ -1254,6 +1265,15 @@ static int parse_generic(struct parser *p, struct cli_cmd *cmd, const struct opt
 			break;
 		}
 		case O_ONCE: cmd->count = 1; break;
+		case O_FOLLOW: cmd->follow = true; break;
+		case O_MERGED: cmd->merged = true; break;
+		case O_TAIL: {
+			uint64_t n;
+			if (parse_u64(p, "--tail", p->val, 0, &n) < 0)
+				return OPT_ERROR;
+			cmd->tail_lines = n > INT64_MAX ? INT64_MAX : (int64_t)n;
+			break;
+		}
 		case O_PROMETHEUS: cmd->prometheus = true; break;
 		case O_OPEN: cmd->open = true; break;
 		case O_PORT: {
@@ -1444,7 +1464,8 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 	};
 	static const struct opt output_opts[] = {
 		{ "stdout", 0, false, O_STDOUT }, { "stderr", 0, false, O_STDERR },
-		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
+		{ "follow", 'f', false, O_FOLLOW }, { "merged", 0, false, O_MERGED },
+		{ "tail", 0, true, O_TAIL }, { "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
 	};
 	static const struct opt ls_opts[] = {
 		{ "state", 0, true, O_STATE }, { "client", 0, true, O_CLIENT }, { "all", 0, false, O_ALL },
@@ -1479,6 +1500,7 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 	cmd->timeout_ms = -1;
 	cmd->interval_ms = 1000;
 	cmd->since = -1;
+	cmd->tail_lines = -1;
 	cmd->reply_timeout_ms = -1;
 	cmd->backoff_ms = -1;
 	cmd->max_backoff_ms = -1;

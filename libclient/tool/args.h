@@ -125,6 +125,8 @@ struct cli_cmd {
 	bool no_headings;    /* ls --no-headings */
 	const char *op, *op_json; /* call OP [JSON] */
 	bool out_only, err_only; /* output --stdout / --stderr */
+	bool follow, merged;	 /* output -f / --merged */
+	int64_t tail_lines;	 /* output --tail N, or -1 */
 	int64_t since;	     /* watch --since, or -1: live events only */
 	const char *instance; /* watch --instance */
 	long count;	     /* watch -n, top -n: stop after COUNT (0: never) */

@@ -1123,9 +1123,51 @@ int cmd_cancel(struct jsched_conn *conn, const struct cli_cmd *cmd)
 
 /* ---- output ----------------------------------------------------------------------------- */
 
+/* follow_print: jsched output -f / --merged / --tail: one piece to stdout (or stderr),
+ * the marker where the daemon dropped bytes. */
+static int follow_print(void *arg, unsigned stream, uint64_t offset, uint64_t dropped,
+			const void *data, size_t len)
+{
+	const struct cli_cmd *cmd = arg;
+	FILE *to = stream == JSCHED_STDERR && !cmd->merged ? stderr : stdout;
+
+	(void)offset;
+	if (dropped)
+		fprintf(to, "\n[jschedd: %" PRIu64 " bytes not kept]\n", dropped);
+	fwrite(data, 1, len, to);
+	fflush(to);
+	return ferror(to) ? 1 : 0;
+}
+
+/* output_follow: cmd_output's streaming part. */
+static int output_follow(struct jsched_conn *conn, const struct cli_cmd *cmd)
+{
+	struct jsched_follow o = { cmd->out_only ? JSCHED_STDOUT : cmd->err_only ? JSCHED_STDERR : 0,
+				   cmd->follow, cmd->tail_lines, 0, 0 };
+	struct jsched_follow_end end;
+	int r = jsched_output_follow(conn, cmd->ids[0], &o, follow_print, (void *)(uintptr_t)cmd, &end);
+
+	if (r < 0)
+		return tool_fail(conn, cmd, r);
+	if (!end.complete)
+		fprintf(stderr, "jsched output: job %" PRIu64 " has not ended: this is its output so far\n",
+			cmd->ids[0]);
+	if (cmd->follow)
+		return strcmp(end.state, "succeeded") == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILED;
+	return CLI_EXIT_OK;
+}
+
 /* cmd_output: see tool.h. */
 int cmd_output(struct jsched_conn *conn, const struct cli_cmd *cmd)
 {
+	if (cmd->follow || cmd->merged || cmd->tail_lines >= 0) {
+		if (cmd->json) {
+			fprintf(stderr, "jsched output: --json prints the reply; it does not go with -f, "
+				"--merged or --tail\n");
+			return CLI_EXIT_USAGE;
+		}
+		return output_follow(conn, cmd);
+	}
 	if (cmd->json) {
 		/* The reply as the protocol has it (base64 data), through the generic request. */
 		char req[96], *reply = NULL;
@@ -1149,7 +1191,7 @@ int cmd_output(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	if (!cmd->out_only)
 		fwrite(o->err, 1, o->err_len, stderr);
 	if ((o->out_truncated && !cmd->err_only) || (o->err_truncated && !cmd->out_only))
-		fprintf(stderr, "jsched output: the daemon kept only the first bytes of the %s\n",
+		fprintf(stderr, "jsched output: the daemon kept only the beginning and the end of the %s\n",
 			o->out_truncated && o->err_truncated ? "stdout and stderr" : o->out_truncated ? "stdout" : "stderr");
 	if (!o->complete)
 		fprintf(stderr, "jsched output: job %" PRIu64 " has not ended: this is its output so far\n",

@@ -394,7 +394,7 @@ static void test_listing_commands(void **state)
 	script(output, 1);
 	assert_int_equal(run("", "output 3"), 0);
 	assert_memory_equal(out, "\0\1\2", 3);
-	CONTAINS(err, "only the first bytes of the stdout");
+	CONTAINS(err, "only the beginning and the end of the stdout");
 	CONTAINS(err, "has not ended");
 }
 
