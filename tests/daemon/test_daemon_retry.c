@@ -7,7 +7,8 @@
  * judged on the final state only; a retrying job can be cancelled; `retry` runs a finished
  * job again as a new attempt of the same id, and refuses what it cannot (with stable
  * codes); bad policies are refused with bad_request and the field; and a job in the middle
- * of a backoff survives a kill -9 and runs at its time after the restart. */
+ * of a backoff survives a kill -9 and runs at its time after the restart, also from a
+ * snapshot (compaction), with a scheduled job beside it. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -274,6 +275,58 @@ static void test_survives_kill9(void **state)
 	json_decref(rec);
 }
 
+/* Compaction: a snapshot rebuilds each job from what it holds; a scheduled job's
+ * not_before, a retrying job's policy, attempts and next attempt must come back from it
+ * (kill -9 after the snapshot, the log before it gone). */
+static void test_snapshot(void **state)
+{
+	char members[600];
+	uint64_t sched, retrying, last = 0;
+	json_int_t now, next;
+	json_t *rec;
+
+	(void)state;
+	snprintf(members, sizeof(members), "\"workers\": 2, \"retention\": {\"jobs\": 500}, "
+		 "\"journal\": {\"dir\": \"%s/journal\", \"compact_bytes\": 65536}", t.dir);
+	jdt_write_config(&t, members);
+	jsched_close(c);
+	jdt_kill9(&t);
+	jdt_restart(&t);
+	c = jdt_connect(&t, "retry");
+	now = jdt_clock_advance(c, 0);
+	sched = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"true\"], \"not_before\": %lld}",
+				(long long)(now + 3600000));
+	retrying = sh("exit 7", ", \"retry\": {\"max_attempts\": 2, \"backoff_ms\": 3600000, \"on\": [7]}");
+	jdt_until_state(c, retrying, "retrying");
+	rec = status(retrying);
+	next = num(rec, "next_attempt_ms");
+	json_decref(rec);
+	for (int i = 0; i < 3000; i++)
+		last = jdt_submit_call(c, "echo", "{\"n\": 1}");
+	assert_string_equal(jdt_wait_final(c, last, NULL), "succeeded");
+	jdt_wait_snapshots(c, 1);
+	jsched_close(c);
+	jdt_kill9(&t);
+	jdt_restart(&t);
+	c = jdt_connect(&t, "retry");
+	rec = status(sched);
+	assert_string_equal(json_string_value(json_object_get(rec, "state")), "scheduled");
+	assert_int_equal(num(rec, "not_before"), now + 3600000);
+	json_decref(rec);
+	rec = status(retrying);
+	assert_string_equal(json_string_value(json_object_get(rec, "state")), "retrying");
+	assert_int_equal(num(rec, "next_attempt_ms"), next);
+	assert_int_equal(num(rec, "max_attempts"), 2);
+	assert_int_equal(json_array_size(json_object_get(rec, "attempts")), 1);
+	json_decref(rec);
+	now = jdt_clock_advance(c, 0);
+	advance(next - now);
+	assert_string_equal(jdt_wait_final(c, retrying, &rec), "failed");
+	assert_int_equal(json_array_size(json_object_get(rec, "attempts")), 2);
+	json_decref(rec);
+	assert_string_equal(jdt_wait_final(c, sched, NULL), "succeeded");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -283,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_retry_op),
 		cmocka_unit_test(test_bad_policies),
 		cmocka_unit_test(test_survives_kill9),
+		cmocka_unit_test(test_snapshot),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
