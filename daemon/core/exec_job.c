@@ -96,7 +96,14 @@ void jd_exec_job_reset(struct jd_exec_job *x)
 	free(x->res.out.data);
 	free(x->res.err.data);
 	jd_outlog_clear(&x->res.log);
-	memset(&x->res, 0, sizeof(x->res));
+	{
+		/* The log's generation goes on: followers and the output files tell the
+		 * next attempt's output from this one's by it (outlog.h). */
+		uint32_t gen = x->res.log.gen;
+
+		memset(&x->res, 0, sizeof(x->res));
+		x->res.log.gen = gen;
+	}
 }
 
 static size_t strv_mem(char *const *v)

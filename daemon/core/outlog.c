@@ -16,12 +16,14 @@ void jd_outlog_init(struct jd_outlog *l, uint64_t limit)
 void jd_outlog_clear(struct jd_outlog *l)
 {
 	uint64_t limit = l->limit;
+	uint32_t gen = l->gen;
 
 	for (struct jd_out_chunk *c = l->first, *n; c; c = n) {
 		n = c->next;
 		free(c);
 	}
 	jd_outlog_init(l, limit);
+	l->gen = gen + 1;
 }
 
 /* unlink_chunk: take c out of the arrival list and free it. */

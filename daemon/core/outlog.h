@@ -46,13 +46,15 @@ struct jd_outlog {
 	uint64_t seq;			/* bytes both wrote */
 	uint64_t limit;			/* per stream */
 	size_t chunks;			/* chunks held */
+	uint32_t gen;			/* how many times it was cleared (a job run again) */
 	bool oom[2];			/* a chunk could not be allocated: bytes were lost */
 };
 
 /* jd_outlog_init: an empty log keeping `limit` bytes per stream. */
 void jd_outlog_init(struct jd_outlog *l, uint64_t limit);
 
-/* jd_outlog_clear: free every chunk; the log is empty (its limit stays). */
+/* jd_outlog_clear: free every chunk; the log is empty (its limit stays, its gen counts
+ * one more). */
 void jd_outlog_clear(struct jd_outlog *l);
 
 /* jd_outlog_add: n bytes of stream s (0 or 1) arrived.  Returns 0, or JSCHED_ENOMEM

@@ -18,6 +18,7 @@ struct jd_follow {
 	uint64_t job;
 	unsigned mask;			/* bit 0 stdout, bit 1 stderr */
 	bool follow;			/* until the job ends (else: what there is now) */
+	uint32_t gen;			/* the log's gen the cursor is in */
 	uint64_t from[2];		/* sent up to these stream offsets */
 };
 
@@ -86,6 +87,12 @@ static bool pump(struct jd_net *d, struct jd_follow *f)
 	if (jd_state_final(j->state))
 		ensure_log(d, j);
 	l = &j->exec->res.log;
+	if (f->gen != l->gen) {
+		/* The job runs again (a retry): its output starts over, and so does the cursor
+		 * (the events' offsets go back to 0). */
+		f->gen = l->gen;
+		f->from[0] = f->from[1] = 0;
+	}
 	for (;;) {
 		const struct jd_out_chunk *ch = jd_outlog_seek(l, f->mask, f->from);
 		uint64_t start, n, dropped;
@@ -159,6 +166,7 @@ void jd__op_follow(struct jd_conn *c, const struct jp_request *r, struct jd_job 
 	f->mask = strcmp(streams, "stdout") == 0 ? 1u : strcmp(streams, "stderr") == 0 ? 2u : 3u;
 	if (jd_state_final(j->state))
 		ensure_log(d, j);
+	f->gen = j->exec->res.log.gen;
 	if (tail >= 0) {
 		jd_outlog_tail_start(&j->exec->res.log, f->mask, (uint64_t)tail, f->from);
 	} else {

@@ -551,7 +551,7 @@ void jd__proc_spawn(struct jd_proc *p)
 		return;
 	}
 	p->limit = s->output_bytes ? s->output_bytes : x->cfg->exec.output_bytes;
-	again = p->res->log.seq > 0 || p->res->files; /* a job run again: its old files go */
+	again = p->res->log.gen > 0; /* a job run again (a retry): its old files go */
 	jd_outlog_clear(&p->res->log);
 	p->res->log.limit = p->limit;
 	p->res->files = false;

@@ -282,6 +282,39 @@ static int lib_fn(void *arg, unsigned stream, uint64_t offset, uint64_t dropped,
 	return 0;
 }
 
+/* A job that runs again (retry): the follower gets each attempt's output from offset 0,
+ * and the end once the last attempt failed. */
+static void test_retry_starts_over(void **state)
+{
+	struct jsched_conn *c = jdt_connect(&t, NULL);
+	uint64_t id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
+				      "\"echo attempt; exit 1\"], \"retry\": {\"max_attempts\": 2, "
+				      "\"backoff_ms\": 200}}");
+	int fd = follow_req(&t, id, "");
+	int starts = 0;
+
+	(void)state;
+	for (int i = 0; i < 100; i++) {
+		json_t *m = jdt_read_frame(fd);
+		const char *ev;
+
+		assert_non_null(m);
+		ev = json_string_value(json_object_get(m, "event"));
+		if (ev && strcmp(ev, "output_end") == 0) {
+			assert_string_equal(json_string_value(json_object_get(m, "state")), "failed");
+			json_decref(m);
+			break;
+		}
+		if (ev && strcmp(ev, "output") == 0 && json_integer_value(json_object_get(m, "offset")) == 0)
+			starts++;
+		json_decref(m);
+	}
+	/* the first attempt may have written before the follow began: it is sent too */
+	assert_int_equal(starts, 2);
+	close(fd);
+	jsched_close(c);
+}
+
 /* libjsched and the CLI. */
 static void test_library_and_cli(void **state)
 {
@@ -319,6 +352,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_live_then_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resume_and_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slow_follower_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retry_starts_over, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_library_and_cli, setup, teardown),
 	};
 

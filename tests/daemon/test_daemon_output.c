@@ -254,6 +254,34 @@ static void test_truncation_keeps_begin_and_end(void **state)
 	jsched_close(c);
 }
 
+/* A job run again (a retry): the second attempt's files hold only its own output, also
+ * after kill -9 (none of the first attempt's tail files are left to mix in). */
+static void test_retry_files_start_over(void **state)
+{
+	struct jsched_conn *c = jdt_connect(&t, NULL);
+	char spec[1024];
+	uint64_t id;
+	char *o;
+
+	(void)state;
+	snprintf(spec, sizeof(spec), "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
+		 "\"if [ -e %s/once ]; then echo second; else touch %s/once; seq 1 300000; exit 1; fi\"], "
+		 "\"retry\": {\"max_attempts\": 2, \"backoff_ms\": 10}}", t.dir, t.dir);
+	id = jdt_submit_spec(c, "%s", spec);
+	assert_string_equal(jdt_wait_final(c, id, NULL), "succeeded");
+	o = output(c, id, "stdout", NULL, NULL);
+	assert_string_equal(o, "second\n");
+	free(o);
+	jsched_close(c);
+	jdt_kill9(&t);
+	jdt_restart(&t);
+	c = jdt_connect(&t, NULL);
+	o = output(c, id, "stdout", NULL, NULL);
+	assert_string_equal(o, "second\n");
+	free(o);
+	jsched_close(c);
+}
+
 /* Retention forgets a job: its files go; a restart sweeps files no job owns. */
 static void test_retention_removes_files(void **state)
 {
@@ -337,6 +365,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_kill9_keeps_output, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_truncation_keeps_begin_and_end, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retry_files_start_over, setup, teardown),
 		cmocka_unit_test(test_retention_removes_files),
 		cmocka_unit_test(test_journal_off_no_files),
 	};
