@@ -789,8 +789,7 @@ static void test_snapshot_keeps_backend(void **state)
 	struct jsched_conn *c;
 	char conf[3072];
 	uint64_t blocker, x, last = 0;
-	json_t *rec, *m;
-	int snaps = 0;
+	json_t *rec;
 
 	(void)state;
 	start(&t, 1, "");
@@ -808,14 +807,7 @@ static void test_snapshot_keeps_backend(void **state)
 	for (int i = 0; i < 3000; i++)
 		last = jdt_submit_call(c, "noop", NULL);
 	assert_string_equal(jdt_wait_final(c, last, NULL), "succeeded");
-	for (int i = 0; i < 300 && snaps < 1; i++) {
-		m = jdt_metrics(c);
-		snaps = (int)json_integer_value(json_object_get(json_object_get(m, "journal"), "snapshots"));
-		json_decref(m);
-		if (snaps < 1)
-			jdt_sleep_ms(100);
-	}
-	assert_true(snaps >= 1);
+	jdt_wait_snapshots(c, 1);
 	/* still waiting for the window when the snapshot was taken (and now) */
 	rec = status(c, x);
 	assert_string_equal(str(rec, "state"), "queued");
