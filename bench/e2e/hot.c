@@ -129,7 +129,7 @@ static void count_rows(struct e2e *e)
 {
 	size_t k = e->quick ? 300 : 5000;
 	struct e2e_counter ctr;
-	struct e2e_counts peer_c, daemon_c;
+	struct e2e_counts peer_c;
 	struct jsched_spec *spec;
 	struct e2e_daemon d;
 	pid_t peer;
@@ -148,32 +148,43 @@ static void count_rows(struct e2e *e)
 	bool ok = e2e_counter_stop(&ctr, &peer_c);
 	e2e_echo_stop(fd, peer);
 
-	if (jsched_spec_call("noop", NULL, &spec) < 0)
-		e2e_die("out of memory");
-	start(e, &d, false, NULL);
-	struct jsched_conn *c = e2e_connect(&d, "hot");
-	e2e_rtt_wait(c, spec, 1000, NULL); /* warm-up */
-	if (!e2e_counter_start(&ctr, d.pid))
-		ok = false;
-	e2e_counter_enable(&ctr);
-	e2e_rtt_wait(c, spec, k, NULL);
-	ok = e2e_counter_stop(&ctr, &daemon_c) && ok;
-	jsched_close(c);
-	e2e_daemon_stop(&d);
-	jsched_spec_free(spec);
+	/* The noop's (the loop thread runs it), and spin 0 us's (a worker runs it). */
+	static const char *const fns[2][2] = {{"noop", NULL}, {"spin", "{\"us\": 0}"}};
+	struct e2e_counts dc[2];
+	for (int f = 0; f < 2 && ok; f++) {
+		if (jsched_spec_call(fns[f][0], fns[f][1], &spec) < 0)
+			e2e_die("out of memory");
+		start(e, &d, false, NULL);
+		struct jsched_conn *c = e2e_connect(&d, "hot");
+		e2e_rtt_wait(c, spec, 1000, NULL); /* warm-up */
+		if (!e2e_counter_start(&ctr, d.pid))
+			ok = false;
+		e2e_counter_enable(&ctr);
+		e2e_rtt_wait(c, spec, k, NULL);
+		ok = e2e_counter_stop(&ctr, &dc[f]) && ok;
+		jsched_close(c);
+		e2e_daemon_stop(&d);
+		jsched_spec_free(spec);
+	}
 	if (!ok) {
 		bench_note(e->rep, "hot: MISSING: the count rows (perf stat counted nothing)");
 		return;
 	}
 	double kk = (double)k;
 	bench_row(e->rep, "hot: system calls per round trip, daemon (submit + wait)", "calls", "sleep, journal off",
-		  daemon_c.syscalls / kk, "ping-pong echo peer", peer_c.syscalls / kk);
+		  dc[0].syscalls / kk, "ping-pong echo peer", peer_c.syscalls / kk);
 	bench_row(e->rep, "hot: context switches per round trip, daemon (submit + wait)", "switches",
-		  "sleep, journal off", daemon_c.ctxsw / kk, "ping-pong echo peer", peer_c.ctxsw / kk);
-	e2e_counts_breakdown(&daemon_c, kk, br, sizeof(br));
-	bench_note(e->rep, "hot: counts over %zu round trips (perf stat, every thread): the daemon's calls per "
-			   "round trip: %s",
-		   k, br);
+		  "sleep, journal off", dc[0].ctxsw / kk, "ping-pong echo peer", peer_c.ctxsw / kk);
+	bench_row(e->rep, "hot: system calls per round trip, daemon, spin 0 us (a worker's job)", "calls",
+		  "sleep, journal off", dc[1].syscalls / kk, "ping-pong echo peer", peer_c.syscalls / kk);
+	bench_row(e->rep, "hot: context switches per round trip, daemon, spin 0 us (a worker's job)", "switches",
+		  "sleep, journal off", dc[1].ctxsw / kk, "ping-pong echo peer", peer_c.ctxsw / kk);
+	for (int f = 0; f < 2; f++) {
+		e2e_counts_breakdown(&dc[f], kk, br, sizeof(br));
+		bench_note(e->rep, "hot: counts over %zu round trips (perf stat, every thread): the daemon's calls per "
+				   "round trip, %s: %s",
+			   k, fns[f][0], br);
+	}
 }
 
 /* ---- 3. a light client beside a flood ---------------------------------------------------- */
@@ -308,6 +319,24 @@ static void efficiency_rows(struct e2e *e)
 			n /= 10;
 		for (int run = 0; run < runs; run++)
 			v[run] = spin_rate(&d, lens[l], n);
+		if (l == 0) { /* and counted: the daemon's system calls and switches per job */
+			struct e2e_counter ctr;
+			struct e2e_counts k;
+			char br[512];
+
+			if (e2e_counter_start(&ctr, d.pid)) {
+				e2e_counter_enable(&ctr);
+				spin_rate(&d, lens[l], n);
+				if (e2e_counter_stop(&ctr, &k)) {
+					snprintf(name, sizeof(name), "hot: system calls per %u us call job, daemon", lens[l]);
+					bench_row(e->rep, name, "calls", "sleep, journal off", k.syscalls / (double)n, NULL, 0);
+					snprintf(name, sizeof(name), "hot: context switches per %u us call job, daemon", lens[l]);
+					bench_row(e->rep, name, "switches", "sleep, journal off", k.ctxsw / (double)n, NULL, 0);
+					e2e_counts_breakdown(&k, (double)n, br, sizeof(br));
+					bench_note(e->rep, "hot: %u us jobs: the daemon's calls per job: %s", lens[l], br);
+				}
+			}
+		}
 		snprintf(name, sizeof(name), "hot: %u us call jobs, %zu, %u workers", lens[l], n, e->cpus);
 		snprintf(base, sizeof(base), "ideal: %u workers / %u us", e->cpus, lens[l]);
 		bench_row(e->rep, name, "jobs/s", "sleep, journal off", e2e_median_of(v, (size_t)runs), base,

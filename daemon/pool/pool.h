@@ -104,8 +104,9 @@ struct jd_pool_config {
 	void *feeder_ctx;
 	unsigned feed_batch;		/* max tasks per feeder call; 0: 8 */
 	int64_t park_after_ns;		/* SLEEP: an idle worker keeps searching this long
-					 * before it parks; 0: at once; -1: 50 µs (a wake-up
-					 * here costs 40-70 µs; see README.md) */
+					 * (spinning with pause, never yielding) before it
+					 * parks; 0: at once; -1: 10 µs (a wake-up here costs
+					 * 40-70 µs; see README.md) */
 	int64_t wait_spin_ns;		/* a waiting thread outside the pool spins this long
 					 * before it sleeps; -1: 20 µs.  Process-wide: the
 					 * last created pool's value applies */

@@ -390,6 +390,20 @@ static void spin_idle(unsigned *spins)
 		sched_yield();
 }
 
+/* grace_idle: one round of SLEEP's grace, a bounded search before the futex park: a
+ * pause, never sched_yield.  A yielding search makes a system call per round (a storm
+ * of them: 7 to 12 per noop round trip in the daemon, a third of its samples) and
+ * hands its CPU to whatever else is runnable there, which on a machine with more
+ * runnable threads than CPUs is mostly another searcher; the loop thread, woken on
+ * the same CPU, waited behind it.  The grace is short (park_after_ns, 10 µs by
+ * default), so a pure spin costs its CPU little, and a parked worker sleeps in the
+ * kernel, where it costs nothing. */
+static void grace_idle(void)
+{
+	for (int i = 0; i < 16; i++)
+		jd_cpu_relax();
+}
+
 bool jd_help_wait(struct jd_worker *w, atomic_uint *done, uint64_t deadline)
 {
 	struct jd_pool *p = w->pool;
@@ -465,7 +479,7 @@ void *jd_worker_main(void *arg)
 			if (!idle_since)
 				idle_since = now;
 			if (now - idle_since < p->park_after_ns) {
-				spin_idle(&spins);
+				grace_idle();
 				continue;
 			}
 		}
