@@ -235,13 +235,32 @@ struct jd_jheld {
 };
 
 /* queue_now: write one encoded frame (takes `bytes`, malloc'd) and enforce the output
- * limit. */
+ * limit.  With nothing queued for c it is written at once (uv_try_write: one write(2),
+ * no request); only what the socket did not take goes through uv_write, whose request
+ * also costs two epoll_ctl calls (POLLOUT on, then off) per frame. */
 static int queue_now(struct jd_conn *c, char *bytes, size_t len)
 {
 	struct wreq *w;
 	uv_buf_t buf;
 	int rc;
 
+	if (uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) == 0) {
+		buf = uv_buf_init(bytes, (unsigned)len);
+		rc = uv_try_write((uv_stream_t *)&c->pipe, &buf, 1);
+		if (rc == (int)len) {
+			free(bytes);
+			return 0;
+		}
+		if (rc > 0) { /* the rest through a request: move it to the front */
+			memmove(bytes, bytes + rc, len - (size_t)rc);
+			len -= (size_t)rc;
+		} else if (rc != UV_EAGAIN && rc != UV_ENOSYS) {
+			free(bytes);
+			c->abort = true;
+			jd_conn_close(c, uv_strerror(rc));
+			return JSCHED_EIO;
+		}
+	}
 	w = malloc(sizeof(*w));
 	if (!w) {
 		free(bytes);
