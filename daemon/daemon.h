@@ -57,6 +57,7 @@ struct jd_daemon {
 
 	struct jd_jobs_hooks hooks;	/* what the job table and clients report to (daemon.c) */
 	bool deadline_dirty;	/* a job with a deadline was queued since the last settle */
+	uint64_t trimmed_at;	/* jobs.forgotten at the last malloc_trim (trim_memory) */
 	uint64_t trim_seen;	/* jobs.releases at the last malloc_trim (main.c) */
 	uint64_t trim_next_ns;	/* no malloc_trim before then */
 
