@@ -887,8 +887,10 @@ out_unlock:
 	return rc;
 }
 
-/* Dispatch up to max jobs into out[] (the lock is held); returns how many. */
-static size_t take_locked(struct jd_fair *f, struct jd_fair_job **out, size_t max, uint64_t now,
+/* Dispatch up to max jobs of the classes in `classes` into out[] (the lock is held);
+ * returns how many.  Inlined, so that the callers taking every class (~0u) compile to the
+ * loop without the mask. */
+static inline __attribute__((always_inline)) size_t take_locked(struct jd_fair *f, struct jd_fair_job **out, size_t max, uint64_t now,
 			  unsigned classes, struct jd_fair_done *d)
 {
 	size_t n = 0, room = max;
@@ -909,7 +911,7 @@ static size_t take_locked(struct jd_fair *f, struct jd_fair_job **out, size_t ma
 	 * restricted to some classes passes over no one: it counts no passes. */
 	unsigned all = f->nclasses == 1 ? 1u : ((1u << f->nclasses) - 1) & ~f->cls_free;
 	bool count_passes = classes == ~0u;
-	while (n < room && fit != 0 && rd(&f->queued) > 0) {
+	while (n < room && rd(&f->queued) > 0 && (classes == ~0u || fit != 0)) {
 		struct jd_fair_client *c = jd_fp_pick(f, fit);
 		if (c == NULL)
 			break;
