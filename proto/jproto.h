@@ -49,8 +49,11 @@
  * socket address (buf is then ""), JSCHED_EINVAL for a NULL buf.  (socket_path.c) */
 int jp_default_socket_path(char *buf, size_t size);
 
-/* The protocol version of PROTOCOL.md, sent in hello. */
-#define JP_PROTOCOL_VERSION 1
+/* The protocol version of PROTOCOL.md, sent in hello, and the oldest one the daemon still
+ * answers (PROTOCOL.md section 11: version 1 is a subset of version 2, so answering it costs
+ * nothing). */
+#define JP_PROTOCOL_VERSION 2
+#define JP_PROTOCOL_OLDEST 1
 
 /* Frame header size and the default limits of PROTOCOL.md section 10. */
 #define JP_HEADER_BYTES 4u
@@ -454,8 +457,9 @@ struct jp_identity {
 /* jp_hello_new builds the hello request (new reference); client may be NULL. */
 json_t *jp_hello_new(int64_t id, const char *client);
 
-/* jp_hello_reply_new builds the daemon's hello reply (new reference). */
-json_t *jp_hello_reply_new(int64_t id, const char *daemon_version, const char *instance,
+/* jp_hello_reply_new builds the daemon's hello reply (new reference) in protocol `version`,
+ * the one the client asked for. */
+json_t *jp_hello_reply_new(int64_t id, int64_t version, const char *daemon_version, const char *instance,
 			   const struct jp_identity *who, const struct jp_limits *lim);
 
 /* The hello reply as a client reads it; strings borrowed from the reply. */
@@ -471,7 +475,7 @@ struct jp_hello_reply {
 int jp_hello_reply_parse(const json_t *msg, struct jp_hello_reply *out, struct jp_err *err);
 
 /* jp_version_mismatch_new builds the version_mismatch error object (new reference) for a
- * client that asked for `asked`; the daemon speaks JP_PROTOCOL_VERSION. */
+ * client that asked for `asked`; the daemon speaks JP_PROTOCOL_OLDEST to JP_PROTOCOL_VERSION. */
 json_t *jp_version_mismatch_new(int64_t asked, const char *daemon_version);
 
 /* ---- the job spec -------------------------------------------------------------------- */

@@ -140,7 +140,7 @@ json_t *jp_hello_new(int64_t id, const char *client)
 	return o;
 }
 
-json_t *jp_hello_reply_new(int64_t id, const char *daemon_version, const char *instance,
+json_t *jp_hello_reply_new(int64_t id, int64_t version, const char *daemon_version, const char *instance,
 			   const struct jp_identity *who, const struct jp_limits *lim)
 {
 	json_t *o = jp_reply_new(id), *ident = json_object();
@@ -150,7 +150,7 @@ json_t *jp_hello_reply_new(int64_t id, const char *daemon_version, const char *i
 	    set(ident, "pid", json_integer(who->pid)) < 0 ||
 	    set(ident, "client", json_string(who->client ? who->client : "")) < 0 ||
 	    set(ident, "admin", json_boolean(who->admin)) < 0 ||
-	    set(o, "version", json_integer(JP_PROTOCOL_VERSION)) < 0 ||
+	    set(o, "version", json_integer(version)) < 0 ||
 	    set(o, "daemon", json_string(daemon_version)) < 0 ||
 	    set(o, "instance", json_string(instance)) < 0) {
 		json_decref(ident);
@@ -207,14 +207,20 @@ json_t *jp_version_mismatch_new(int64_t asked, const char *daemon_version)
 	json_t *e, *supported = json_array();
 	char msg[160];
 
-	snprintf(msg, sizeof(msg), "client speaks protocol %lld; jschedd %s speaks %d",
-		 (long long)asked, daemon_version, JP_PROTOCOL_VERSION);
+	snprintf(msg, sizeof(msg), "client speaks protocol %lld; jschedd %s speaks %d to %d",
+		 (long long)asked, daemon_version, JP_PROTOCOL_OLDEST, JP_PROTOCOL_VERSION);
 	e = jp_error_new(JSCHED_EVERSION_MISMATCH, "version", msg);
-	if (!e || !supported ||
-	    json_array_append_new(supported, json_integer(JP_PROTOCOL_VERSION)) < 0) {
+	if (!e || !supported) {
 		json_decref(e);
 		json_decref(supported);
 		return NULL;
+	}
+	for (int v = JP_PROTOCOL_OLDEST; v <= JP_PROTOCOL_VERSION; v++) {
+		if (json_array_append_new(supported, json_integer(v)) < 0) {
+			json_decref(e);
+			json_decref(supported);
+			return NULL;
+		}
 	}
 	if (json_object_set_new(e, "supported", supported) < 0) {
 		json_decref(e);

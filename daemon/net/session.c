@@ -215,7 +215,9 @@ static void op_hello(struct jd_conn *c, const struct jp_request *r)
 		jd__reply_error(c, r->id, JSCHED_EPROTOCOL, NULL, "hello was already done");
 		return;
 	}
-	if (version != JP_PROTOCOL_VERSION) {
+	/* Every version from the oldest on means the same to the daemon: a later one only adds
+	 * members and operations (PROTOCOL.md section 11), so nothing below depends on it. */
+	if (version < JP_PROTOCOL_OLDEST || version > JP_PROTOCOL_VERSION) {
 		jd_reply_error_obj(c, r->id, jp_version_mismatch_new(version, JSCHED_VERSION));
 		jd_conn_close(c, "version mismatch");
 		return;
@@ -252,7 +254,7 @@ static void op_hello(struct jd_conn *c, const struct jp_request *r)
 	jd_conn_hello_done(c);
 	jd_conn_set_frame_limit(c, d->cfg->frame_bytes);
 	{
-		json_t *rep = jp_hello_reply_new(r->id, JSCHED_VERSION, d->instance, &who, &lim);
+		json_t *rep = jp_hello_reply_new(r->id, version, JSCHED_VERSION, d->instance, &who, &lim);
 
 		/* About the connection, not any job: not held for the journal (else no one
 		 * could connect while it cannot be written). */

@@ -146,10 +146,25 @@ static void test_bad_requests_answered(void **state)
 	assert_true(json_is_true(json_object_get(r, "ok")));
 	json_decref(r);
 	close(fd);
-	/* A version the daemon does not speak. */
+	/* A version the daemon does not speak: one past the newest, and one before the oldest. */
 	fd = jdt_raw(&t);
-	jdt_send_frame(fd, "{\"op\": \"hello\", \"id\": 0, \"version\": 99}");
+	jdt_send_frame(fd, "{\"op\": \"hello\", \"id\": 0, \"version\": 3}");
 	expect_error_then_close(fd, "version_mismatch");
+	fd = jdt_raw(&t);
+	jdt_send_frame(fd, "{\"op\": \"hello\", \"id\": 0, \"version\": 0}");
+	expect_error_then_close(fd, "version_mismatch");
+	/* Version 1 is still answered, in version 1, and its requests work as before. */
+	fd = jdt_raw(&t);
+	jdt_send_frame(fd, "{\"op\": \"hello\", \"id\": 0, \"version\": 1}");
+	r = jdt_read_frame(fd);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	assert_int_equal(json_integer_value(json_object_get(r, "version")), 1);
+	json_decref(r);
+	jdt_send_frame(fd, "{\"op\": \"ping\", \"id\": 1}");
+	r = jdt_read_frame(fd);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	json_decref(r);
+	close(fd);
 	bystander_ok();
 }
 

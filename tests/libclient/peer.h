@@ -19,6 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "proto/jproto.h"
+
 #include <jansson.h>
 
 #include <stdbool.h>
@@ -108,13 +110,13 @@ static inline const char *peer_hello_reply(int id)
 {
 	static char buf[1024];
 	snprintf(buf, sizeof buf,
-		 "{\"id\": %d, \"ok\": true, \"version\": 1, \"daemon\": \"0.1.0\", \"instance\": \"111-22\", "
+		 "{\"id\": %d, \"ok\": true, \"version\": %d, \"daemon\": \"0.1.0\", \"instance\": \"111-22\", "
 		 "\"identity\": {\"uid\": 1000, \"gid\": 1000, \"pid\": 42, \"client\": \"tester\", "
 		 "\"admin\": false}, \"limits\": {\"frame_bytes\": 1048576, \"reply_frame_bytes\": "
 		 "16777216, \"jobs_per_submit\": 10000, \"max_queued\": 10000, \"argv_items\": 4096, "
 		 "\"env_items\": 4096, \"stdin_bytes\": 262144, \"deps_per_job\": 1024, \"output_bytes\": "
 		 "1048576, \"events_retained\": 4096}}",
-		 id);
+		 id, JP_PROTOCOL_VERSION);
 	return buf;
 }
 

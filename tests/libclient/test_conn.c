@@ -75,7 +75,7 @@ static void test_hello(void **state)
 	assert_false(jsched_want_write(f->conn));
 }
 
-/* The hello request itself: version 1 and the client name, nothing else. */
+/* The hello request itself: the protocol's version and the client name, nothing else. */
 static void test_hello_request(void **state)
 {
 	(void)state;
@@ -88,7 +88,7 @@ static void test_hello_request(void **state)
 	assert_int_equal(jsched_connect_fd(sv[0], "nightly-ci", &c), 0);
 	json_t *req = peer_recv(&p);
 	assert_non_null(req);
-	assert_int_equal(json_integer_value(json_object_get(req, "version")), 1);
+	assert_int_equal(json_integer_value(json_object_get(req, "version")), JP_PROTOCOL_VERSION);
 	assert_string_equal(json_string_value(json_object_get(req, "client")), "nightly-ci");
 	assert_int_equal(json_object_size(req), 4); /* op, id, version, client */
 	json_decref(req);

@@ -279,7 +279,7 @@ static void test_hello(void **state)
 
 	jp_limits_default(&lim);
 	lim.stdin_bytes = 12345;
-	m = wire(jp_hello_reply_new(0, "0.1.0", "123-4", &who, &lim));
+	m = wire(jp_hello_reply_new(0, JP_PROTOCOL_VERSION, "0.1.0", "123-4", &who, &lim));
 	assert_int_equal(jp_incoming_parse(m, &in, NULL), 0);
 	assert_false(in.is_event);
 	assert_true(in.ok);
@@ -301,13 +301,17 @@ static void test_hello(void **state)
 	assert_int_equal(jp_hello_reply_parse(m, &h, NULL), JSCHED_EPROTOCOL);
 	json_decref(m);
 
-	e = jp_version_mismatch_new(2, "0.1.0");
+	e = jp_version_mismatch_new(JP_PROTOCOL_VERSION + 1, "0.1.0");
 	m = wire(jp_reply_error_new(0, e));
 	assert_int_equal(jp_incoming_parse(m, &in, NULL), 0);
 	assert_false(in.ok);
 	assert_int_equal(in.error.code, JSCHED_EVERSION_MISMATCH);
-	assert_non_null(strstr(in.error.message, "protocol 2"));
-	assert_int_equal(json_integer_value(json_array_get(json_object_get(in.error_obj, "supported"), 0)),
+	assert_non_null(strstr(in.error.message, "protocol 3"));
+	/* supported: every version from the oldest answered to the newest, in order. */
+	json_t *sup = json_object_get(in.error_obj, "supported");
+	assert_int_equal(json_array_size(sup), JP_PROTOCOL_VERSION - JP_PROTOCOL_OLDEST + 1);
+	assert_int_equal(json_integer_value(json_array_get(sup, 0)), JP_PROTOCOL_OLDEST);
+	assert_int_equal(json_integer_value(json_array_get(sup, json_array_size(sup) - 1)),
 			 JP_PROTOCOL_VERSION);
 	json_decref(m);
 }

@@ -168,9 +168,9 @@ static bool builders(void)
 	rec.exit_code = 1;
 	jp_err_set(&err, JSCHED_EBAD_REQUEST, "job.argv", "bad");
 	objs[0] = jp_hello_new(0, "c");
-	objs[1] = jp_hello_reply_new(0, "0.1.0", "i", &who, &lim);
+	objs[1] = jp_hello_reply_new(0, JP_PROTOCOL_VERSION, "0.1.0", "i", &who, &lim);
 	objs[2] = jp_reply_err_new(3, &err);
-	objs[3] = jp_reply_error_new(JP_ID_NONE, jp_version_mismatch_new(2, "0.1.0"));
+	objs[3] = jp_reply_error_new(JP_ID_NONE, jp_version_mismatch_new(99, "0.1.0"));
 	objs[4] = jp_event_job_new(9, jp_record_to_json(&rec));
 	objs[5] = jp_event_shutdown_new("immediate");
 	objs[6] = jp_output_stream_new("abc\0def", 7, true);
