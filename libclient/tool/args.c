@@ -144,6 +144,8 @@ static const char help_submit[] =
 	"  --batch FILE         submit the array of specs in FILE (- for stdin)\n"
 	"  -w, --wait           wait for the job and exit with its status\n"
 	"  --timeout DURATION   with --wait: give up after DURATION (exit 75)\n"
+	"  -f, --follow         --wait, printing the command's output as it writes it\n"
+	"  --merged             --follow with stderr on stdout, in the order written\n"
 	"  --json               print the reply as JSON: {\"job\": ID} ({\"jobs\", \"refs\"}\n"
 	"                       for --batch; \"existing\": true when --key found a job)\n"
 	"                       for --batch); with --wait the job's record\n"
@@ -961,6 +963,7 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 		{ "cwd", 0, true, O_CWD }, { "env", 0, true, O_ENV },
 		{ "clear-env", 0, false, O_CLEAR_ENV }, { "stdin", 0, true, O_STDIN }, { "batch", 0, true, O_BATCH },
 		{ "wait", 'w', false, O_WAIT }, { "timeout", 0, true, O_TIMEOUT },
+		{ "follow", 'f', false, O_FOLLOW }, { "merged", 0, false, O_MERGED },
 		{ "json", 0, false, O_JSON }, { NULL, 0, false, 0 },
 	};
 	static const char *const prios[] = { "low", "normal", "high", "critical" };
@@ -1129,6 +1132,8 @@ static int parse_submit(struct parser *p, struct cli_cmd *cmd)
 		case O_STDIN: cmd->stdin_file = p->val; break;
 		case O_BATCH: cmd->batch = p->val; break;
 		case O_WAIT: cmd->wait = true; break;
+		case O_FOLLOW: cmd->follow = true; break;
+		case O_MERGED: cmd->merged = cmd->follow = true; break;
 		case O_TIMEOUT:
 			if (parse_duration(p, "--timeout", p->val, &cmd->timeout_ms) < 0)
 				return OPT_ERROR;
@@ -1156,6 +1161,8 @@ done:
 			: cmd->n_needs ? "--needs" : NULL;
 		if (spec_opt != NULL)
 			return fail(p, "%s cannot be combined with --batch (write it in the file's specs)", spec_opt);
+		if (cmd->follow)
+			return fail(p, "%s follows one job, not a --batch", cmd->merged ? "--merged" : "--follow");
 		if (timeout && !cmd->wait)
 			return fail(p, "--timeout needs --wait");
 		return 0;
@@ -1180,6 +1187,20 @@ done:
 				  cmd->retry_on))
 		return fail(p, "%s needs --retries", cmd->backoff_ms >= 0 ? "--backoff" : cmd->backoff_factor > 0
 			    ? "--backoff-factor" : cmd->max_backoff_ms >= 0 ? "--max-backoff" : "--retry-on");
+	if (cmd->follow) {
+		/* --follow is --wait with the output printed as it comes (cmd_submit). */
+		const char *opt = cmd->merged ? "--merged" : "--follow";
+		if (cmd->fn != NULL)
+			return fail(p, "%s follows a command's output; a call job (--fn) has none", opt);
+		if (cmd->array != NULL)
+			return fail(p, "%s follows one job; follow an array's elements one by one "
+				    "(jsched output -f ID)", opt);
+		if (cmd->json)
+			return fail(p, "%s prints the output as it comes; it does not go with --json", opt);
+		if (timeout)
+			return fail(p, "%s ends with the job; it does not go with --timeout", opt);
+		cmd->wait = true;
+	}
 	if (timeout && !cmd->wait)
 		return fail(p, "--timeout needs --wait");
 	return 0;

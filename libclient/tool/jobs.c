@@ -397,6 +397,33 @@ static int submit_batch(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	return rc;
 }
 
+static int follow_print(void *arg, unsigned stream, uint64_t offset, uint64_t dropped,
+			const void *data, size_t len);
+
+/* submit_follow: submit --follow: the new job's output as it comes (the same stream as
+ * jsched output -f), then its record; *res is the job's result for the hooks. */
+static int submit_follow(struct jsched_conn *conn, const struct cli_cmd *cmd, uint64_t id,
+			 struct jsched_result **res)
+{
+	struct jsched_follow o = { 0, true, -1, 0, 0 };
+	struct jsched_follow_end end;
+	int r = jsched_output_follow(conn, id, &o, follow_print, (void *)(uintptr_t)cmd, &end);
+
+	*res = NULL;
+	if (r == 0)
+		r = jsched_wait(conn, id, -1, res); /* the output ended with the job: at once */
+	if (r < 0)
+		return tool_fail(conn, cmd, r);
+	if ((*res)->state != JSCHED_STATE_SUCCEEDED &&
+	    !((*res)->state == JSCHED_STATE_FAILED && (*res)->cause != NULL && strcmp((*res)->cause, "exit") == 0)) {
+		fprintf(stderr, "jsched: job %" PRIu64 " %s: ", id,
+			(*res)->state_name != NULL ? (*res)->state_name : "?");
+		put_outcome(stderr, *res);
+		fputc('\n', stderr);
+	}
+	return tool_job_exit(*res);
+}
+
 /* note_at: say on stderr what an --at TIME that was not plainly ahead did. */
 static void note_at(const struct cli_cmd *cmd)
 {
@@ -447,6 +474,10 @@ int cmd_submit(struct jsched_conn *conn, const struct cli_cmd *cmd)
 		return CLI_EXIT_OK;
 	}
 	struct jsched_result *res;
+	if (cmd->follow) {
+		rc = submit_follow(conn, cmd, id, &res);
+		goto hooks;
+	}
 	r = jsched_wait(conn, id, cmd->timeout_ms, &res);
 	if (r == JSCHED_ETIMEOUT) {
 		fprintf(stderr, "jsched submit: job %" PRIu64 " still %s after the --timeout\n", id,
@@ -457,8 +488,9 @@ int cmd_submit(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	if (r < 0)
 		return tool_fail(conn, cmd, r);
 	rc = report_finished(conn, cmd, res);
+hooks:
 	/* The hooks run after the job's report; they never change its exit status. */
-	if (cmd->on_exit != NULL || cmd->notify) {
+	if (res != NULL && (cmd->on_exit != NULL || cmd->notify)) {
 		fflush(stdout);
 		tool_hooks_run(conn, res, isatty(STDERR_FILENO) ? STDERR_FILENO : -1);
 	}

@@ -346,6 +346,45 @@ static void test_library_and_cli(void **state)
 	jsched_close(c);
 }
 
+/* jsched submit --follow: the first line arrives while the command is still blocked (it
+ * waits on a FIFO that is opened only after "a" was read), the exit status is the job's;
+ * --merged puts stderr on stdout; the refusals. */
+static void test_submit_follow(void **state)
+{
+	char fifo[512], cmd[2048], line[256], out[256];
+	FILE *p;
+	int fd;
+
+	(void)state;
+	alarm(120); /* the reads below block: a follow that does not stream must fail, not hang */
+	snprintf(fifo, sizeof(fifo), "%s/gate", t.dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	snprintf(cmd, sizeof(cmd), "'%s/bin/jsched' -s '%s' submit --follow -- sh -c "
+		 "'echo a; read x < %s; echo b; echo e >&2; exit 3' 2>/dev/null; echo rc=$?",
+		 t.build, t.sock, fifo);
+	assert_non_null(p = popen(cmd, "r"));
+	assert_non_null(fgets(line, sizeof(line), p));
+	assert_string_equal(line, "a\n"); /* before the command could go on */
+	assert_true((fd = open(fifo, O_WRONLY)) >= 0);
+	assert_int_equal(write(fd, "go\n", 3), 3);
+	close(fd);
+	assert_non_null(fgets(line, sizeof(line), p));
+	assert_string_equal(line, "b\n");
+	assert_non_null(fgets(line, sizeof(line), p));
+	assert_string_equal(line, "rc=3\n");
+	assert_null(fgets(line, sizeof(line), p));
+	assert_int_equal(pclose(p), 0);
+
+	assert_int_equal(jdt_tool(&t, "m", out, sizeof(out), "submit --merged -- sh -c 'echo o; echo e >&2'"), 0);
+	/* Both streams on stdout (the pipes are read as they become ready, so either order). */
+	assert_true(strcmp(out, "o\ne\n") == 0 || strcmp(out, "e\no\n") == 0);
+	assert_int_equal(jdt_tool(&t, "m", out, sizeof(out), "submit --follow --fn noop 2>/dev/null"), 64);
+	assert_int_equal(jdt_tool(&t, "m", out, sizeof(out), "submit --follow --json -- true 2>/dev/null"), 64);
+	assert_int_equal(jdt_tool(&t, "m", out, sizeof(out), "submit -f --timeout 1s -- true 2>/dev/null"), 64);
+	assert_int_equal(jdt_tool(&t, "m", out, sizeof(out), "submit -f --array 1-2 -- true 2>/dev/null"), 64);
+	alarm(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +393,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_slow_follower_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retry_starts_over, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_library_and_cli, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_submit_follow, setup, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
