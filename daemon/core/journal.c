@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "daemon/core/crc32c.h"
+#include "daemon/core/le.h"
 #include "jsched/error.h"
 
 #define REC_MAGIC 0x524au
@@ -119,28 +120,6 @@ struct jd_journal {
 };
 
 /* ---- small helpers ---- */
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 static size_t rec_size(size_t len)
 {
@@ -227,20 +206,20 @@ static void encode(unsigned char *p, unsigned type, uint64_t seq, uint64_t id, c
 {
 	size_t n = n1 + n2, sz = rec_size(n);
 
-	put32(p + 4, (uint32_t)n);
+	jd_put32(p + 4, (uint32_t)n);
 	p[8] = (unsigned char)type;
 	p[9] = 0;
 	p[10] = REC_MAGIC & 0xff;
 	p[11] = REC_MAGIC >> 8;
-	put32(p + 12, 0);
-	put64(p + 16, seq);
-	put64(p + 24, id);
+	jd_put32(p + 12, 0);
+	jd_put64(p + 16, seq);
+	jd_put64(p + 24, id);
 	if (n1)
 		memcpy(p + JD_JOURNAL_HDR, p1, n1);
 	if (n2)
 		memcpy(p + JD_JOURNAL_HDR + n1, p2, n2);
 	memset(p + JD_JOURNAL_HDR + n, 0, sz - JD_JOURNAL_HDR - n);
-	put32(p, jd_crc32c(0, p + 4, JD_JOURNAL_HDR - 4 + n));
+	jd_put32(p, jd_crc32c(0, p + 4, JD_JOURNAL_HDR - 4 + n));
 }
 
 enum rec_check { REC_OK, REC_ZERO, REC_BAD };
@@ -262,9 +241,9 @@ static enum rec_check decode(const unsigned char *p, size_t avail, struct jd_jou
 	}
 	if (memcmp(p, zero, JD_JOURNAL_HDR) == 0)
 		return REC_ZERO;
-	len = get32(p + 4);
+	len = jd_get32(p + 4);
 	if (p[10] != (REC_MAGIC & 0xff) || p[11] != REC_MAGIC >> 8 || p[9] != 0 ||
-	    get32(p + 12) != 0 || p[8] == 0) {
+	    jd_get32(p + 12) != 0 || p[8] == 0) {
 		*why = "bad record header (magic, flags or type)";
 		return REC_BAD;
 	}
@@ -272,13 +251,13 @@ static enum rec_check decode(const unsigned char *p, size_t avail, struct jd_jou
 		*why = "a record's length runs past the end";
 		return REC_BAD;
 	}
-	if (get32(p) != jd_crc32c(0, p + 4, JD_JOURNAL_HDR - 4 + len)) {
+	if (jd_get32(p) != jd_crc32c(0, p + 4, JD_JOURNAL_HDR - 4 + len)) {
 		*why = "checksum mismatch";
 		return REC_BAD;
 	}
 	r->type = p[8];
-	r->seq = get64(p + 16);
-	r->id = get64(p + 24);
+	r->seq = jd_get64(p + 16);
+	r->id = jd_get64(p + 24);
 	r->data = p + JD_JOURNAL_HDR;
 	r->len = len;
 	*size = rec_size(len);
@@ -545,14 +524,14 @@ static int switch_segment(struct jd_journal *j)
 	}
 	memset(h, 0, sizeof(h));
 	memcpy(h, SEG_MAGIC, 8);
-	put32(h + 8, FORMAT_VERSION);
-	put64(h + 16, j->next_index);
+	jd_put32(h + 8, FORMAT_VERSION);
+	jd_put64(h + 16, j->next_index);
 	/* Its first record is the one after the last durable one (chunks are written in
 	 * order, and a failed one again from its start). */
-	put64(h + 24, atomic_load_explicit(&j->durable, memory_order_relaxed) + 1);
-	put64(h + 32, j->good_index);
-	put64(h + 40, j->good_end);
-	put32(h + 12, jd_crc32c(0, h + 16, sizeof(h) - 16));
+	jd_put64(h + 24, atomic_load_explicit(&j->durable, memory_order_relaxed) + 1);
+	jd_put64(h + 32, j->good_index);
+	jd_put64(h + 40, j->good_end);
+	jd_put32(h + 12, jd_crc32c(0, h + 16, sizeof(h) - 16));
 	if (j->o.io == JD_JOURNAL_IO_DSYNC) {
 		/* Prepared without O_DSYNC (zeroing through it would sync every step). */
 		char fin[64];
@@ -583,7 +562,7 @@ static int switch_segment(struct jd_journal *j)
 	j->fd = j->next_fd;
 	j->seg_index = j->next_index;
 	j->seg_off = JD_JOURNAL_SEG_HDR;
-	j->seg_first = get64(h + 24);
+	j->seg_first = jd_get64(h + 24);
 	j->next_fd = -1;
 	j->next_ready = false;
 	j->need_new = false;
@@ -613,12 +592,12 @@ static int flush_chunk(struct jd_journal *j, struct chunk *c)
 		size_t padded = (c->len + FLUSH_ALIGN - 1) & ~(size_t)(FLUSH_ALIGN - 1);
 
 		memset(c->buf + c->len, 0, padded - c->len);
-		put32(c->buf + 4, FLUSH_MAGIC);
-		put32(c->buf + 8, (uint32_t)(c->len - FLUSH_HDR));
-		put32(c->buf + 12, jd_crc32c(0, c->buf + FLUSH_HDR, c->len - FLUSH_HDR));
-		put64(c->buf + 16, c->first_seq);
-		put64(c->buf + 24, c->last_seq);
-		put32(c->buf, jd_crc32c(0, c->buf + 4, FLUSH_HDR - 4));
+		jd_put32(c->buf + 4, FLUSH_MAGIC);
+		jd_put32(c->buf + 8, (uint32_t)(c->len - FLUSH_HDR));
+		jd_put32(c->buf + 12, jd_crc32c(0, c->buf + FLUSH_HDR, c->len - FLUSH_HDR));
+		jd_put64(c->buf + 16, c->first_seq);
+		jd_put64(c->buf + 24, c->last_seq);
+		jd_put32(c->buf, jd_crc32c(0, c->buf + 4, FLUSH_HDR - 4));
 		c->raw_len = c->len;
 		c->len = padded;
 		c->sealed = true;
@@ -847,12 +826,12 @@ static bool all_zero(const unsigned char *p, uint64_t from, uint64_t to)
 static bool seg_header(const unsigned char *p, uint64_t size, struct found *f)
 {
 	if (size < JD_JOURNAL_SEG_HDR || memcmp(p, SEG_MAGIC, 8) != 0 ||
-	    get32(p + 8) != FORMAT_VERSION || get32(p + 12) != jd_crc32c(0, p + 16, 64 - 16) ||
-	    get64(p + 16) != f->index)
+	    jd_get32(p + 8) != FORMAT_VERSION || jd_get32(p + 12) != jd_crc32c(0, p + 16, 64 - 16) ||
+	    jd_get64(p + 16) != f->index)
 		return false;
-	f->first_seq = get64(p + 24);
-	f->prev_index = get64(p + 32);
-	f->prev_end = get64(p + 40);
+	f->first_seq = jd_get64(p + 24);
+	f->prev_index = jd_get64(p + 32);
+	f->prev_end = jd_get64(p + 40);
 	return f->first_seq > 0;
 }
 
@@ -866,8 +845,8 @@ static int load_snapshot(struct jd_journal *j, const char *name, uint64_t covers
 
 	if (rc < 0)
 		return rc;
-	if (size < 64 || memcmp(p, SNAP_MAGIC, 8) != 0 || get32(p + 8) != FORMAT_VERSION ||
-	    get32(p + 12) != jd_crc32c(0, p + 16, 64 - 16) || get64(p + 16) != covers) {
+	if (size < 64 || memcmp(p, SNAP_MAGIC, 8) != 0 || jd_get32(p + 8) != FORMAT_VERSION ||
+	    jd_get32(p + 12) != jd_crc32c(0, p + 16, 64 - 16) || jd_get64(p + 16) != covers) {
 		rc = fail(err, errlen, "journal %s/%s: bad snapshot header", j->dir, name);
 		goto out;
 	}
@@ -886,7 +865,7 @@ static int load_snapshot(struct jd_journal *j, const char *name, uint64_t covers
 		}
 		off += sz;
 		if (r.type == T_SNAP_END) {
-			if (r.len != 8 || get64(r.data) != n) {
+			if (r.len != 8 || jd_get64(r.data) != n) {
 				rc = fail(err, errlen, "journal %s/%s: bad end record", j->dir, name);
 				goto out;
 			}
@@ -912,12 +891,12 @@ out:
  * record)?  Returns true with the length of its records in *len and its records' CRC. */
 static bool flush_header(const unsigned char *p, uint64_t expect, uint32_t *len, uint32_t *crc)
 {
-	if (get32(p) != jd_crc32c(0, p + 4, FLUSH_HDR - 4) || get32(p + 4) != FLUSH_MAGIC)
+	if (jd_get32(p) != jd_crc32c(0, p + 4, FLUSH_HDR - 4) || jd_get32(p + 4) != FLUSH_MAGIC)
 		return false;
-	*len = get32(p + 8);
-	*crc = get32(p + 12);
+	*len = jd_get32(p + 8);
+	*crc = jd_get32(p + 12);
 	return *len >= JD_JOURNAL_HDR && *len <= JD_JOURNAL_FLUSH_MAX - FLUSH_HDR &&
-	       get64(p + 16) == expect && get64(p + 24) >= expect;
+	       jd_get64(p + 16) == expect && jd_get64(p + 24) >= expect;
 }
 
 /* scan_segment: replay a segment's flushes, skipping records up to skip_to.  `end` is
@@ -1463,9 +1442,9 @@ static void *snap_main(void *arg)
 	}
 	memset(h, 0, sizeof(h));
 	memcpy(h, SNAP_MAGIC, 8);
-	put32(h + 8, FORMAT_VERSION);
-	put64(h + 16, s->covers);
-	put32(h + 12, jd_crc32c(0, h + 16, sizeof(h) - 16));
+	jd_put32(h + 8, FORMAT_VERSION);
+	jd_put64(h + 16, s->covers);
+	jd_put32(h + 12, jd_crc32c(0, h + 16, sizeof(h) - 16));
 	rc = write_all(fd, h, sizeof(h), 0);
 	off = sizeof(h);
 	pthread_mutex_lock(&j->mu);
@@ -1636,7 +1615,7 @@ int jd_journal_snap_commit(struct jd_journal *j)
 
 	if (!s || s->committed)
 		return JSCHED_EINVAL;
-	put64(cnt, s->nrec);
+	jd_put64(cnt, s->nrec);
 	rc = snap_rec(j, T_SNAP_END, 0, cnt, sizeof(cnt));
 	s->nrec--; /* the end record does not count itself */
 	if (rc < 0)

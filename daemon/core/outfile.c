@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "daemon/core/crc32c.h"
+#include "daemon/core/le.h"
 #include "daemon/core/log.h"
 #include "daemon/core/outlog.h"
 #include "jsched/error.h"
@@ -67,36 +68,6 @@ struct jd_outfile {
 	struct ofstream s[2];
 	bool failed, wrote;
 };
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	uint32_t v = 0;
-
-	for (int i = 0; i < 4; i++)
-		v |= (uint32_t)p[i] << (8 * i);
-	return v;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
 
 /* name_of: the file of job id's stream s, part 0 (the head: "<id>.out") or a tail file
  * ("<id>.out.1", "<id>.out.2"). */
@@ -418,12 +389,12 @@ static int open_part(struct jd_outfile *f, unsigned s, unsigned k)
 		fail(f, s, "cannot create it", errno);
 		return -1;
 	}
-	put32(h + 4, FILE_MAGIC);
-	put32(h + 8, s);
-	put32(h + 12, k);
-	put64(h + 16, f->id);
-	put64(h + 24, f->limit);
-	put32(h, jd_crc32c(0, h + 4, HDR - 4));
+	jd_put32(h + 4, FILE_MAGIC);
+	jd_put32(h + 8, s);
+	jd_put32(h + 12, k);
+	jd_put64(h + 16, f->id);
+	jd_put64(h + 24, f->limit);
+	jd_put32(h, jd_crc32c(0, h + 4, HDR - 4));
 	if ((e = pwrite_all(of->fd, &iov, 1, 0))) {
 		fail(f, s, "write", e);
 		return -1;
@@ -448,12 +419,12 @@ static int put_record(struct jd_outfile *f, unsigned s, unsigned k, uint64_t seq
 
 	if (of->fd < 0 && open_part(f, s, k) < 0)
 		return -1;
-	put32(h + 4, (uint32_t)n);
-	put32(h + 8, REC_MAGIC);
-	put64(h + 16, seq);
-	put64(h + 24, off);
+	jd_put32(h + 4, (uint32_t)n);
+	jd_put32(h + 8, REC_MAGIC);
+	jd_put64(h + 16, seq);
+	jd_put64(h + 24, off);
 	crc = jd_crc32c(0, h + 4, HDR - 4);
-	put32(h, jd_crc32c(crc, p, n));
+	jd_put32(h, jd_crc32c(crc, p, n));
 	memcpy(&iov[1].iov_base, &p, sizeof(p)); /* pwritev only reads it */
 	if ((e = pwrite_all(of->fd, iov, 3, of->wpos))) {
 		fail(f, s, "write", e);
@@ -575,10 +546,10 @@ static int parse(struct reader *r, unsigned s, const unsigned char *buf, size_t 
 
 	while (i + HDR <= n) {
 		const unsigned char *h = buf + i;
-		uint32_t len = get32(h + 4);
+		uint32_t len = jd_get32(h + 4);
 
-		if (get32(h + 8) != REC_MAGIC || len > REC_MAX || i + HDR + len > n ||
-		    jd_crc32c(jd_crc32c(0, h + 4, HDR - 4), h + HDR, len) != get32(h)) {
+		if (jd_get32(h + 8) != REC_MAGIC || len > REC_MAX || i + HDR + len > n ||
+		    jd_crc32c(jd_crc32c(0, h + 4, HDR - 4), h + HDR, len) != jd_get32(h)) {
 			i += 8;
 			continue;
 		}
@@ -591,7 +562,7 @@ static int parse(struct reader *r, unsigned s, const unsigned char *buf, size_t 
 			r->v = v;
 			r->cap = cap;
 		}
-		r->v[r->n++] = (struct rec){get64(h + 16), get64(h + 24), h + HDR, len, (uint8_t)s};
+		r->v[r->n++] = (struct rec){jd_get64(h + 16), jd_get64(h + 24), h + HDR, len, (uint8_t)s};
 		i += HDR + len + (8 - len % 8) % 8;
 	}
 	return 0;
@@ -611,14 +582,14 @@ static int read_part(const struct jd_outfiles *o, uint64_t id, unsigned s, unsig
 	name_of(id, s, k, name, sizeof(name));
 	if ((fd = openat(o->dirfd, name, O_RDONLY | O_CLOEXEC)) < 0)
 		return errno == ENOENT ? 0 : JSCHED_EIO;
-	if (fstat(fd, &sb) < 0 || pread(fd, h, HDR, 0) != HDR || get32(h + 4) != FILE_MAGIC ||
-	    get32(h) != jd_crc32c(0, h + 4, HDR - 4) || get64(h + 16) != id) {
+	if (fstat(fd, &sb) < 0 || pread(fd, h, HDR, 0) != HDR || jd_get32(h + 4) != FILE_MAGIC ||
+	    jd_get32(h) != jd_crc32c(0, h + 4, HDR - 4) || jd_get64(h + 16) != id) {
 		/* created but its header never reached the disk: nothing in it counts */
 		close(fd);
 		return 0;
 	}
 	if (!r->have_limit) {
-		r->limit = get64(h + 24);
+		r->limit = jd_get64(h + 24);
 		r->have_limit = true;
 	}
 	n = sb.st_size > HDR ? (size_t)sb.st_size - HDR : 0;
