@@ -283,17 +283,26 @@ static int lib_fn(void *arg, unsigned stream, uint64_t offset, uint64_t dropped,
 }
 
 /* A job that runs again (retry): the follower gets each attempt's output from offset 0,
- * and the end once the last attempt failed. */
+ * and the end once the last attempt failed.  Each attempt first reads a line from a FIFO
+ * that the test fills only once the follow is in place, so the first attempt cannot have
+ * ended (and its output been replaced by the second's) before the follower came. */
 static void test_retry_starts_over(void **state)
 {
 	struct jsched_conn *c = jdt_connect(&t, NULL);
-	uint64_t id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
-				      "\"echo attempt; exit 1\"], \"retry\": {\"max_attempts\": 2, "
-				      "\"backoff_ms\": 200}}");
-	int fd = follow_req(&t, id, "");
-	int starts = 0;
+	char fifo[400];
+	int gate, fd, starts = 0;
+	uint64_t id;
 
 	(void)state;
+	snprintf(fifo, sizeof(fifo), "%s/attempts", t.dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	/* Read and write: the FIFO keeps what is written while the attempts come and go. */
+	assert_true((gate = open(fifo, O_RDWR)) >= 0);
+	id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
+			     "\"read x < %s; echo attempt; exit 1\"], \"retry\": {\"max_attempts\": 2, "
+			     "\"backoff_ms\": 200}}", fifo);
+	fd = follow_req(&t, id, "");
+	assert_int_equal(write(gate, "go\ngo\n", 6), 6); /* one line per attempt */
 	for (int i = 0; i < 100; i++) {
 		json_t *m = jdt_read_frame(fd);
 		const char *ev;
@@ -309,8 +318,8 @@ static void test_retry_starts_over(void **state)
 			starts++;
 		json_decref(m);
 	}
-	/* the first attempt may have written before the follow began: it is sent too */
 	assert_int_equal(starts, 2);
+	close(gate);
 	close(fd);
 	jsched_close(c);
 }
