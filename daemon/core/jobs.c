@@ -400,7 +400,9 @@ struct jd_job *jd_job_find_key(const struct jd_jobs *t, uid_t uid, const char *k
 	return NULL;
 }
 
-void jd_job_insert(struct jd_jobs *t, struct jd_job *j)
+/* table_add: enter j in the id table, the key index, the arrays and the list indexes
+ * (table_remove's counterpart), for a new job and a recovered one alike. */
+static void table_add(struct jd_jobs *t, struct jd_job *j)
 {
 	size_t b;
 
@@ -415,6 +417,11 @@ void jd_job_insert(struct jd_jobs *t, struct jd_job *j)
 	if (j->arr)
 		jd_arrays_add(t, j); /* without memory its elements are not found by id */
 	index_add(t, j);
+}
+
+void jd_job_insert(struct jd_jobs *t, struct jd_job *j)
+{
+	table_add(t, j);
 	t->n_live++;
 	t->submitted++;
 	t->by_state[JD_WAITING]++;
@@ -432,22 +439,10 @@ static void shed(struct jd_jobs *t, struct jd_job *j);
 void jd_job_restore(struct jd_jobs *t, struct jd_job *j)
 {
 	enum jd_state s = j->state;
-	size_t b;
 
-	if (t->count >= t->n_buckets)
-		grow(t);
-	b = j->id & (t->n_buckets - 1);
-	j->hnext = t->buckets[b];
-	t->buckets[b] = j;
-	t->count++;
-	if (j->key)
-		key_add(t, j);
-	if (j->arr) {
-		jd_arrays_add(t, j);
-		if (j->id + j->arr->n >= t->next_id)
-			t->next_id = j->id + j->arr->n + 1;
-	}
-	index_add(t, j);
+	table_add(t, j);
+	if (j->arr && j->id + j->arr->n >= t->next_id)
+		t->next_id = j->id + j->arr->n + 1;
 	t->submitted++;
 	j->client->submitted++;
 	t->by_state[s]++;
