@@ -197,6 +197,11 @@ static void complete(struct jsched_conn *c, struct pending *p, int status, const
 		else if (n == 0)
 			status = jc_set_error(c, JSCHED_EPROTOCOL, "submit reply without job ids");
 		reply.n_ids = status == 0 ? n : 0;
+		/* A submit's wait that ran out of time: the jobs exist (their ids are read),
+		 * and the records stand as they were then. */
+		if (status == 0 && json_is_true(json_object_get(msg, "timed_out")))
+			status = jc_set_error(c, JSCHED_ETIMEOUT, "the jobs did not end within the submit's "
+					      "wait.timeout_ms");
 	}
 	c->in_callback++;
 	p->cb(c, status, &reply, p->arg);
@@ -892,17 +897,21 @@ int jsched_reply_results(const struct jsched_reply *r, struct jsched_results **o
 		if (!jc_text_member(text, "error", &text))
 			text.p = NULL;
 	}
+	/* A submit with wait carries its records in "records" / "record" ("jobs" / "job" are
+	 * its ids). */
 	struct jc_text sub = { NULL, 0 };
-	const json_t *many = json_object_get(from, "jobs");
+	const char *mk = json_object_get(from, "records") != NULL ? "records" : "jobs";
+	const char *ok = json_object_get(from, "record") != NULL ? "record" : "job";
+	const json_t *many = json_object_get(from, mk);
 	if (json_is_array(many)) {
-		if (!jc_text_member(text, "jobs", &sub))
+		if (!jc_text_member(text, mk, &sub))
 			sub.p = NULL;
 		return jc_results_from_json(many, sub, out);
 	}
-	const json_t *one = json_object_get(from, "job");
+	const json_t *one = json_object_get(from, ok);
 	if (!json_is_object(one))
 		return JSCHED_EINVAL;
-	if (!jc_text_member(text, "job", &sub))
+	if (!jc_text_member(text, ok, &sub))
 		sub.p = NULL;
 	struct jsched_results *l = calloc(1, sizeof *l);
 	struct jsched_result **items = l != NULL ? calloc(1, sizeof *items) : NULL;

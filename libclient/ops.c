@@ -200,6 +200,191 @@ int jsched_submit_batch_async(struct jsched_conn *c, const struct jsched_spec *c
 	return req != NULL ? jc_send(c, req, cb, arg) : r;
 }
 
+/* output_from: *out from an `output` reply body (borrowed: the reply, or a submit's
+ * "output" member).  Returns 0 or the error (conn's last error set). */
+static int output_from(struct jsched_conn *c, const json_t *body, struct jsched_output **out)
+{
+	struct jsched_output *o = calloc(1, sizeof *o);
+	struct jp_err err;
+	unsigned char *data;
+	int r;
+
+	*out = NULL;
+	if (o == NULL)
+		return jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+	r = jp_output_stream_parse(json_object_get(body, "stdout"), &data, &o->out_len, &o->out_truncated, &err);
+	o->out = (char *)data;
+	if (r == 0) {
+		r = jp_output_stream_parse(json_object_get(body, "stderr"), &data, &o->err_len,
+					   &o->err_truncated, &err);
+		o->err = (char *)data;
+	}
+	o->complete = json_is_true(json_object_get(body, "complete"));
+	if (r < 0) {
+		jsched_output_free(o);
+		return jc_set_error(c, r, "cannot read the output reply: %s", err.message);
+	}
+	*out = o;
+	return 0;
+}
+
+/* fetch_rest: the records of ids[(*out)->count .. n) from status, appended to *out: a
+ * reply that said "more" held the first ones only (final records do not change).
+ * Returns 0, or the error with *out freed and NULL. */
+static int fetch_rest(struct jsched_conn *c, const uint64_t *ids, size_t n, struct jsched_results **out)
+{
+	struct jsched_results *rest = NULL;
+	size_t have = (*out)->count;
+	int rr = jsched_status_many(c, ids + have, n - have, &rest);
+	struct jsched_result **items = rr == 0 ? realloc((*out)->items, (have + rest->count + 1) * sizeof *items) : NULL;
+
+	if (rr == 0 && items == NULL)
+		rr = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+	if (rr < 0) {
+		jsched_results_free(rest);
+		jsched_results_free(*out);
+		*out = NULL;
+		return rr;
+	}
+	(*out)->items = items;
+	memcpy(items + have, rest->items, rest->count * sizeof *items);
+	(*out)->count += rest->count;
+	rest->count = 0;
+	jsched_results_free(rest);
+	return 0;
+}
+
+/* ---- submit with wait: one round trip ------------------------------------------------------ */
+
+/* submit_wait_request: a submit of n specs with its `wait` member (PROTOCOL.md 6.2,
+ * "Waiting in the submit"), or NULL (*err set). */
+static json_t *submit_wait_request(struct jsched_conn *c, const struct jsched_spec *const *specs, size_t n,
+				   bool single, enum jsched_wait_mode mode, int64_t timeout_ms, bool output,
+				   int *err)
+{
+	if ((unsigned)mode > JSCHED_WAIT_ANY) {
+		*err = jc_set_error(c, JSCHED_EINVAL, "bad wait mode");
+		return NULL;
+	}
+	json_t *req = submit_request(c, specs, n, single, err);
+	if (req == NULL)
+		return NULL;
+	json_t *w = json_object();
+	if (w != NULL && mode == JSCHED_WAIT_ANY && json_object_set_new(w, "mode", json_string("any")) < 0)
+		json_decref(w), w = NULL;
+	if (w != NULL && timeout_ms >= 0 && json_object_set_new(w, "timeout_ms", json_integer(timeout_ms)) < 0)
+		json_decref(w), w = NULL;
+	if (w != NULL && output && json_object_set_new(w, "output", json_true()) < 0)
+		json_decref(w), w = NULL;
+	add(&req, "wait", w);
+	if (req == NULL)
+		*err = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+	return req;
+}
+
+/* jsched_submit_wait: see jsched.h. */
+int jsched_submit_wait(struct jsched_conn *c, const struct jsched_spec *spec, int64_t timeout_ms, uint64_t *id,
+		       bool *existing, struct jsched_result **out, struct jsched_output **output)
+{
+	if (out != NULL)
+		*out = NULL;
+	if (output != NULL)
+		*output = NULL;
+	if (c == NULL || id == NULL || out == NULL)
+		return JSCHED_EINVAL;
+	*id = 0;
+	int r;
+	json_t *req = submit_wait_request(c, &spec, 1, true, JSCHED_WAIT_ALL, timeout_ms, output != NULL, &r), *reply;
+	if (req == NULL)
+		return r;
+	char *text;
+	size_t len;
+	r = jc_call_text(c, req, &reply, timeout_ms, &text, &len, NULL);
+	/* A timeout is the daemon's "timed_out": the job exists, its record as it stands. */
+	if ((r == 0 || (r == JSCHED_ETIMEOUT && reply != NULL)) && !jc_get_u64(reply, "job", id))
+		r = jc_set_error(c, JSCHED_EPROTOCOL, "submit reply without a job id");
+	if ((r == 0 || (r == JSCHED_ETIMEOUT && reply != NULL)) &&
+	    (*out = jc_result_from_json(json_object_get(reply, "record"),
+					member_text(text, len, false, "record"))) == NULL)
+		r = jc_set_error(c, json_is_object(json_object_get(reply, "record")) ? JSCHED_ENOMEM : JSCHED_EPROTOCOL,
+				 "cannot read the record of the submit's wait");
+	if (*out != NULL && existing != NULL)
+		*existing = json_is_true(json_object_get(reply, "existing"));
+	if (*out != NULL && output != NULL && json_is_object(json_object_get(reply, "output"))) {
+		int rr = output_from(c, json_object_get(reply, "output"), output);
+		if (rr < 0) {
+			jsched_result_free(*out);
+			*out = NULL;
+			r = rr;
+		}
+	}
+	json_decref(reply);
+	free(text);
+	return r;
+}
+
+/* jsched_submit_batch_wait: see jsched.h. */
+int jsched_submit_batch_wait(struct jsched_conn *c, const struct jsched_spec *const *specs, size_t n,
+			     enum jsched_wait_mode mode, int64_t timeout_ms, uint64_t *ids,
+			     struct jsched_results **out)
+{
+	if (out != NULL)
+		*out = NULL;
+	if (c == NULL || ids == NULL || out == NULL)
+		return JSCHED_EINVAL;
+	int r;
+	json_t *req = submit_wait_request(c, specs, n, false, mode, timeout_ms, false, &r), *reply;
+	if (req == NULL)
+		return r;
+	char *text;
+	size_t len;
+	r = jc_call_text(c, req, &reply, timeout_ms, &text, &len, NULL);
+	bool answered = r == 0 || (r == JSCHED_ETIMEOUT && reply != NULL);
+	const json_t *arr = json_object_get(reply, "jobs");
+	if (answered && json_array_size(arr) != n)
+		r = jc_set_error(c, JSCHED_EPROTOCOL, "submit reply with %zu ids for %zu specs", json_array_size(arr), n);
+	for (size_t i = 0; answered && r != JSCHED_EPROTOCOL && i < n; i++) {
+		json_int_t v = json_integer_value(json_array_get(arr, i));
+		if (v <= 0)
+			r = jc_set_error(c, JSCHED_EPROTOCOL, "submit reply with a bad id");
+		ids[i] = (uint64_t)v;
+	}
+	if (r == 0 || r == JSCHED_ETIMEOUT) {
+		int rr = answered ? jc_results_from_json(json_object_get(reply, "records"),
+							 member_text(text, len, false, "records"), out)
+				  : 0;
+		if (rr < 0)
+			r = jc_set_error(c, rr, "cannot read the records of the submit's wait");
+	}
+	bool more = *out != NULL && json_is_true(json_object_get(reply, "more"));
+	json_decref(reply);
+	free(text);
+	/* Records past the daemon's reply budget ("more") come from status, as for a wait. */
+	if (more && (*out)->count < n) {
+		int rr = fetch_rest(c, ids, n, out);
+		if (rr < 0)
+			return rr;
+	}
+	if (r == 0) {
+		int final = 0;
+		for (size_t i = 0; i < (*out)->count; i++)
+			final += jsched_state_final((*out)->items[i]->state);
+		r = final;
+	}
+	return r;
+}
+
+/* jsched_submit_wait_async: see jsched.h. */
+int jsched_submit_wait_async(struct jsched_conn *c, const struct jsched_spec *const *specs, size_t n,
+			     enum jsched_wait_mode mode, int64_t timeout_ms, jsched_reply_cb cb, void *arg)
+{
+	if (c == NULL)
+		return JSCHED_EINVAL;
+	int r;
+	json_t *req = submit_wait_request(c, specs, n, false, mode, timeout_ms, false, &r);
+	return req != NULL ? jc_send(c, req, cb, arg) : r;
+}
+
 /* ---- status, wait, cancel ----------------------------------------------------------------- */
 
 /* jsched_status: see jsched.h. */
@@ -370,27 +555,12 @@ int jsched_wait_many(struct jsched_conn *c, const uint64_t *ids, size_t n, enum 
 	 * come from status (final ones do not change; with "any" the others as they stand). */
 	if ((r == 0 || r == JSCHED_ETIMEOUT) && *out != NULL && (*out)->count < n && reply != NULL &&
 	    json_is_true(json_object_get(r == 0 ? reply : json_object_get(reply, "error"), "more"))) {
-		struct jsched_results *rest = NULL;
-		size_t have = (*out)->count;
-		int rr = jsched_status_many(c, ids + have, n - have, &rest);
-		struct jsched_result **items =
-			rr == 0 ? realloc((*out)->items, (have + rest->count + 1) * sizeof *items) : NULL;
-
-		if (rr == 0 && items == NULL)
-			rr = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+		int rr = fetch_rest(c, ids, n, out);
 		if (rr < 0) {
-			jsched_results_free(rest);
-			jsched_results_free(*out);
-			*out = NULL;
 			json_decref(reply);
 			free(text);
 			return rr;
 		}
-		(*out)->items = items;
-		memcpy(items + have, rest->items, rest->count * sizeof *items);
-		(*out)->count += rest->count;
-		rest->count = 0;
-		jsched_results_free(rest);
 	}
 	if (r == 0) {
 		int final = 0;
@@ -666,28 +836,8 @@ int jsched_output(struct jsched_conn *c, uint64_t id, struct jsched_output **out
 	if (req == NULL)
 		return r;
 	r = jc_call(c, req, &reply, 0);
-	struct jsched_output *o = r == 0 ? calloc(1, sizeof *o) : NULL;
-	if (r == 0 && o == NULL)
-		r = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
-	if (r == 0) {
-		struct jp_err err;
-		unsigned char *data;
-		r = jp_output_stream_parse(json_object_get(reply, "stdout"), &data, &o->out_len,
-					   &o->out_truncated, &err);
-		o->out = (char *)data;
-		if (r == 0) {
-			r = jp_output_stream_parse(json_object_get(reply, "stderr"), &data, &o->err_len,
-						   &o->err_truncated, &err);
-			o->err = (char *)data;
-		}
-		o->complete = json_is_true(json_object_get(reply, "complete"));
-		if (r < 0) {
-			jc_set_error(c, r, "cannot read the output reply: %s", err.message);
-			jsched_output_free(o);
-		} else {
-			*out = o;
-		}
-	}
+	if (r == 0)
+		r = output_from(c, reply, out);
 	json_decref(reply);
 	return r;
 }

@@ -636,6 +636,12 @@ struct jp_submit {
 	size_t *order;		/* a topological order of the specs: a spec comes after every
 				 * spec it names by ref; create jobs in this order */
 	bool has_refs;		/* some spec has a ref: the reply carries "refs" */
+	/* The request's `wait` (PROTOCOL.md 6.2, "Waiting in the submit"): reply once the
+	 * jobs have ended, with their records. */
+	bool wait;		/* `wait` true or an object */
+	bool wait_any;		/* its `mode` "any" */
+	bool wait_output;	/* its `output`: the job's output in the reply too */
+	int64_t wait_timeout_ms; /* its `timeout_ms`; -1: none */
 };
 
 /* jp_submit_parse parses the specs of a checked submit request (r from jp_request_parse):

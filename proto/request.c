@@ -11,6 +11,7 @@
 #include "proto/jproto.h"
 #include "proto/internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,7 @@ enum ftype {
 	T_ENUM,		/* one of vals */
 	T_ENUMS,	/* array of distinct-or-not values of vals */
 	T_NUM,		/* a number (integer or not) in [min, max] */
+	T_WAIT,		/* submit's `wait`: a boolean, or an object of the wait_fields */
 };
 
 #define REQ 1u		/* required */
@@ -40,6 +42,11 @@ struct field {
 };
 
 static const char *const wait_modes[] = {"all", "any", NULL};
+/* The members of submit's `wait` object, named in errors with their path (wait.mode). */
+static const struct {
+	const char *name, *path;
+} wait_fields[] = {{"timeout_ms", "wait.timeout_ms"}, {"mode", "wait.mode"},
+		   {"output", "wait.output"}};
 static const char *const state_names[] = {"waiting", "scheduled", "retrying", "queued", "running", "succeeded", "failed",
 					  "cancelled", "expired", "dropped", NULL};
 static const char *const overflows[] = {"reject", "drop_oldest", "drop_newest", "block", NULL};
@@ -55,6 +62,7 @@ static const struct field f_hello[] = {
 static const struct field f_submit[] = {
 	{"job", T_SPEC, ONE, 0, 0, NULL},
 	{"jobs", T_SPECS, ONE, 0, 0, NULL},
+	{"wait", T_WAIT, 0, 0, 0, NULL},
 	{NULL, T_INT, 0, 0, 0, NULL},
 };
 static const struct field f_ids[] = {	/* cancel */
@@ -192,6 +200,43 @@ static bool is_id(const json_t *v)
 	       json_integer_value(v) <= JP_MAX_INT;
 }
 
+/* check_wait: submit's `wait`: true, false, or {"timeout_ms", "mode", "output"}, each
+ * optional.  Returns 0 or the error (err filled, field the member's path). */
+static int check_wait(const json_t *v, struct jp_err *err)
+{
+	const char *key;
+	const json_t *e;
+	size_t k;
+
+	if (json_is_boolean(v))
+		return 0;
+	if (!json_is_object(v))
+		return jp_err_set(err, JSCHED_EBAD_REQUEST, "wait",
+				  "wait must be true, false or an object {timeout_ms, mode, output}");
+	json_object_foreach(unconst(v), key, e) {
+		for (k = 0; k < sizeof(wait_fields) / sizeof(wait_fields[0]); k++)
+			if (strcmp(key, wait_fields[k].name) == 0)
+				break;
+		if (k == sizeof(wait_fields) / sizeof(wait_fields[0])) {
+			char path[80];
+
+			snprintf(path, sizeof(path), "wait.%.*s", jp_utf8_cut(key, 64), key);
+			return jp_err_set(err, JSCHED_EBAD_REQUEST, path,
+					  "wait takes no member \"%.*s\"", jp_utf8_cut(key, 64), key);
+		}
+		if (k == 0 && (!json_is_integer(e) || json_integer_value(e) < 0))
+			return jp_err_set(err, JSCHED_EBAD_REQUEST, wait_fields[k].path,
+					  "%s must be an integer from 0 to 2^53-1", wait_fields[k].path);
+		if (k == 1 && (!json_is_string(e) || !in_vals(wait_modes, json_string_value(e))))
+			return jp_err_set(err, JSCHED_EBAD_REQUEST, wait_fields[k].path,
+					  "%s must be \"all\" or \"any\"", wait_fields[k].path);
+		if (k == 2 && !json_is_boolean(e))
+			return jp_err_set(err, JSCHED_EBAD_REQUEST, wait_fields[k].path,
+					  "%s must be true or false", wait_fields[k].path);
+	}
+	return 0;
+}
+
 /* check: one member against its row.  Returns 0 or the error (err filled). */
 static int check(const struct field *f, const json_t *v, const struct jp_limits *lim,
 		 struct jp_err *err)
@@ -265,6 +310,8 @@ static int check(const struct field *f, const json_t *v, const struct jp_limits 
 					  "%s must be a number from %lld to %lld", f->name,
 					  (long long)f->min, (long long)f->max);
 		return 0;
+	case T_WAIT:
+		return check_wait(v, err);
 	case T_ENUMS:
 		if (!json_is_array(v))
 			return jp_err_set(err, JSCHED_EBAD_REQUEST, f->name,

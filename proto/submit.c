@@ -163,6 +163,25 @@ out:
 	return rc;
 }
 
+/* parse_wait: the request's `wait` (checked by jp_request_parse) into s.  The output
+ * comes with one job only: a batch's outputs could pass any reply's size.  Returns 0 or
+ * JSCHED_EBAD_REQUEST (err filled). */
+static int parse_wait(const json_t *w, struct jp_submit *s, struct jp_err *err)
+{
+	const json_t *t = json_object_get(w, "timeout_ms");
+
+	s->wait = json_is_true(w) || json_is_object(w);
+	s->wait_any = json_is_string(json_object_get(w, "mode")) &&
+		      strcmp(json_string_value(json_object_get(w, "mode")), "any") == 0;
+	s->wait_output = json_is_true(json_object_get(w, "output"));
+	s->wait_timeout_ms = json_is_integer(t) ? (int64_t)json_integer_value(t) : -1;
+	if (s->wait_output && !s->single)
+		return jp_err_set(err, JSCHED_EBAD_REQUEST, "wait.output",
+				  "wait.output goes with job (one spec), not with jobs: use "
+				  "output for each job of a batch");
+	return 0;
+}
+
 int jp_submit_parse(const struct jp_request *r, const struct jp_limits *lim,
 		    struct jp_submit *out, struct jp_err *err)
 {
@@ -177,6 +196,8 @@ int jp_submit_parse(const struct jp_request *r, const struct jp_limits *lim,
 		return jp_err_set(err, JSCHED_EBAD_REQUEST, "job", "not a submit request");
 	out->single = one != NULL;
 	out->n = one ? 1 : json_array_size(many);
+	if ((rc = parse_wait(json_object_get(r->msg, "wait"), out, err)) < 0)
+		return rc;
 	if (out->n == 0)
 		return jp_err_set(err, JSCHED_EBAD_REQUEST, "jobs", "jobs must not be empty");
 	out->specs = calloc(out->n, sizeof(*out->specs));

@@ -16,6 +16,12 @@
  * that job.  The spec is not compared with the first one's: the key alone decides.  Two
  * specs of one message with the same key are refused (bad_request).
  *
+ * Waiting in the submit (`wait`): the pending wait (op_wait.c) is allocated and checked
+ * against the wait limits in pass 2, so a submit refused for them makes nothing, and it
+ * begins on the jobs made (and those a key found) before any of them is released: a job
+ * that ends at its release (a dependency already failed, a deadline already past) is
+ * answered like any other.  The submit's reply members then wait for the records.
+ *
  * Backpressure `block`: when a client's queue is full under `block`, its next submit is
  * held (the connection stops being read) and run again when the fair layer says the
  * client has room; a submit in progress is admitted whole even past the limit.
@@ -507,6 +513,24 @@ fail:
 	return NULL;
 }
 
+/* head_text: the members of the submit reply rep (borrowed) from `,"ok":true` on, for a
+ * wait's answer (jd__wait_how.head): malloc'd, or NULL (rep NULL, out of memory). */
+static char *head_text(json_t *rep)
+{
+	json_t *copy = rep ? json_copy(rep) : NULL;
+	char *t = NULL;
+	size_t len;
+
+	/* `{"ok":true,...}` without its id (the answer writes its own) becomes `,"ok":true,...`. */
+	if (copy && json_object_del(copy, "id") == 0 && (t = json_dumps(copy, JSON_COMPACT)) &&
+	    (len = strlen(t)) >= 2) {
+		t[0] = ',';
+		t[len - 1] = 0;
+	}
+	json_decref(copy);
+	return t;
+}
+
 void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 {
 	struct jd_net *d = c->d;
@@ -517,6 +541,7 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 	struct jd_job **made = NULL;
 	int64_t *ids = NULL;
 	bool *existing = NULL;
+	struct jd_wait_req *w = NULL;
 	long n_new;
 	uint64_t now_ns = jd_now_ns(), now_ms = jd_now_ms();
 	size_t k;
@@ -563,6 +588,9 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 	if ((n_new = check_keys(c, r->id, &s, made, existing)) < 0 ||
 	    !check(c, r->id, &s, handlers, (size_t)n_new))
 		goto out;
+	/* A timeout of 0 only looks, as a wait's does: never refused for the limits. */
+	if (s.wait && !(w = jd__wait_new(c, r->id, s.n, s.wait_timeout_ms ? "wait" : NULL)))
+		goto out;
 	for (k = 0; k < s.n; k++) {
 		size_t i = s.order[k];
 
@@ -596,12 +624,32 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 	/* Reply now, before any job can end: a wait pipelined behind this submit then
 	 * always finds the ids issued.  (The `waiting` events went out at insertion.)  With
 	 * journal.sync "always" it goes out once the submit's records are durable, and the
-	 * connection's later replies queue behind it (server.c, the journal_hold hook). */
+	 * connection's later replies queue behind it (server.c, the journal_hold hook).
+	 * With `wait`, the same members wait for the records instead (and so go out once
+	 * the jobs' final records are durable). */
 	{
 		json_t *rep = jp_submit_reply_new(r->id, &s, ids, n_new < (long)s.n ? existing : NULL);
 
-		if (rep)
+		if (w) {
+			struct jd__wait_how how = {.any = s.wait_any, .single = s.single,
+						   .output = s.wait_output,
+						   .timeout_ms = s.wait_timeout_ms,
+						   .head = head_text(rep)};
+
+			struct jd_job **jobs = how.head ? malloc(s.n * sizeof(*jobs)) : NULL;
+
+			if (jobs) {
+				memcpy(jobs, made, s.n * sizeof(*jobs));
+				jd__wait_begin(w, jobs, &how);
+			} else {
+				free(how.head);
+				jd__wait_discard(w);
+				jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+			}
+			w = NULL;
+		} else if (rep) {
 			jd_conn_send(c, rep);
+		}
 		json_decref(rep);
 	}
 	for (k = 0; k < s.n; k++) {
@@ -613,6 +661,8 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 	if (c->client->blocked)
 		jd_conn_pause(c);
 out:
+	if (w)
+		jd__wait_discard(w);
 	free(handlers);
 	free(made);
 	free(ids);

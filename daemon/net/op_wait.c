@@ -11,6 +11,13 @@
  * records hold (the alternative, capturing each record as its job ends, cost a copy of
  * every result: 117 MiB for 300 waits).  Pending waits are capped per connection
  * (limits.waits_per_connection) and their ids per uid (limits.wait_ids_per_uid).
+ *
+ * A submit with `wait` (op_submit.c) is the same pending wait on the jobs it made: its
+ * request is allocated before the jobs are made (so the submit stays whole or nothing),
+ * begun before any of them can end, and its answer is the submit's reply members (the
+ * `head`, written once by jp_submit_reply_new) followed by `record` or `records`, and
+ * for one command its output.  A timeout there is not an error: the jobs exist, so the
+ * reply is ok with `"timed_out": true` and the records as they stand.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +27,7 @@
 #include "daemon/net/record.h"
 #include "daemon/net/session.h"
 #include "daemon/net/ops.h"
+#include "daemon/core/exec_job.h"
 
 struct jd_wait_link {
 	struct jd_wait_req *w;
@@ -32,6 +40,8 @@ struct jd_wait_req {
 	struct jd_wait_req *next, *prev;	/* the connection's waits */
 	int64_t id;
 	bool any, single;
+	bool output;		/* a submit's wait.output: the one job's output too */
+	char *head;		/* a submit's reply members (NULL: a wait's reply) */
 	size_t n, pending;
 	uv_timer_t timer;
 	bool has_timer;
@@ -73,6 +83,7 @@ static void wait_end(struct jd_wait_req *w)
 		u->wait_ids -= w->n;
 	w->c->n_waits--;
 	free(w->jobs);
+	free(w->head);
 	if (w->prev)
 		w->prev->next = w->next;
 	else
@@ -88,29 +99,68 @@ static void wait_end(struct jd_wait_req *w)
 	}
 }
 
-/* reply: send the answer (ok) or the timeout error, with the jobs' records as they stand
- * (final ones as they ended: a final record does not change). */
-static void reply(struct jd_net *d, struct jd_wait_req *w, bool timed_out)
+/* output_text: the `output` member of a submit's answer for its one job: the `output`
+ * operation's reply body (exec, not an array's parent), as JSON text in *out (malloc'd;
+ * NULL: the job has none).  Returns 0 or JSCHED_ENOMEM. */
+static int output_text(struct jd_net *d, const struct jd_wait_req *w, char **out)
+{
+	struct jd_job *j = w->jobs[0];
+	json_t *o;
+
+	*out = NULL;
+	if (!w->output || !j->exec || j->arr)
+		return 0;
+	o = jd_exec_output(j, d->jobs->outfiles);
+	*out = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	return *out ? 0 : JSCHED_ENOMEM;
+}
+
+/* reply_text: w's answer into b: a wait's (ok, or the timeout error), or a submit's (its
+ * reply members, `timed_out`, the records, the output).  Returns 0 or JSCHED_ENOMEM. */
+static int reply_text(struct jp_buf *b, struct jd_net *d, struct jd_wait_req *w, bool timed_out)
 {
 	struct jd_records recs = {.n = w->n, .jobs = w->jobs, .texts = NULL};
-	struct jd_conn *c = w->c;
-	struct jp_buf b;
-	size_t written = 0;
+	size_t written = 0, head = w->head ? strlen(w->head) : 0;
+	char *out = NULL;
 	int rc;
 
 	/* Records past the reply budget are left for `status` (`more`: the client asks for
 	 * the ids after the last record), so no reply passes reply_frame_bytes. */
-	jp_buf_init(&b);
-	rc = jd_reply_text_start(&b, w->id) ||
-	     jd_json_text_raw(&b, timed_out ? ",\"ok\":false,\"error\":{\"code\":\"timeout\","
-					      "\"message\":\"the jobs did not end in time\",\"jobs\":"
-			      : w->single ? ",\"ok\":true,\"job\":"
-					  : ",\"ok\":true,\"jobs\":") ||
-	     jd_records_text_paged(&b, d, &recs, w->single && !timed_out, JD_REPLY_BUDGET,
+	if (!w->head)
+		return jd_reply_text_start(b, w->id) ||
+		       jd_json_text_raw(b, timed_out ? ",\"ok\":false,\"error\":{\"code\":\"timeout\","
+						       "\"message\":\"the jobs did not end in time\",\"jobs\":"
+				       : w->single ? ",\"ok\":true,\"job\":"
+						   : ",\"ok\":true,\"jobs\":") ||
+		       jd_records_text_paged(b, d, &recs, w->single && !timed_out, JD_REPLY_BUDGET,
+					     &written) ||
+		       (written < recs.n && jd_json_text_raw(b, ",\"more\":true")) ||
+		       jd_json_text_raw(b, timed_out ? "}}" : "}")
+		       ? JSCHED_ENOMEM : 0;
+	rc = output_text(d, w, &out) ||
+	     jd_reply_text_start(b, w->id) || jd_json_text_raw(b, w->head) ||
+	     (timed_out && jd_json_text_raw(b, ",\"timed_out\":true")) ||
+	     jd_json_text_raw(b, w->single ? ",\"record\":" : ",\"records\":") ||
+	     jd_records_text_paged(b, d, &recs, w->single,
+				   head < JD_REPLY_BUDGET / 2 ? JD_REPLY_BUDGET - head : JD_REPLY_BUDGET / 2,
 				   &written) ||
-	     (written < recs.n && jd_json_text_raw(&b, ",\"more\":true")) ||
-	     jd_json_text_raw(&b, timed_out ? "}}" : "}");
-	if (rc) {
+	     (written < recs.n && jd_json_text_raw(b, ",\"more\":true")) ||
+	     (out && (jd_json_text_raw(b, ",\"output\":") || jd_json_text_raw(b, out))) ||
+	     jd_json_text_raw(b, "}");
+	free(out);
+	return rc ? JSCHED_ENOMEM : 0;
+}
+
+/* reply: send w's answer (final records as they ended: a final record does not change),
+ * then end w. */
+static void reply(struct jd_net *d, struct jd_wait_req *w, bool timed_out)
+{
+	struct jd_conn *c = w->c;
+	struct jp_buf b;
+
+	jp_buf_init(&b);
+	if (reply_text(&b, d, w, timed_out)) {
 		jp_buf_free(&b);
 		jd_reply_error_obj(c, w->id, jp_error_new(JSCHED_ENOMEM, NULL, "out of memory"));
 	} else {
@@ -127,20 +177,21 @@ static void timeout_cb(uv_timer_t *t)
 	reply(w->c->d, w, true);
 }
 
-/* over_limits: would a wait of n ids put c over its limits?  Replies the error if so. */
-static bool over_limits(struct jd_conn *c, int64_t id, size_t n, bool single)
+/* over_limits: would a wait of n ids put c over its limits?  Replies the error (with
+ * `field`) if so. */
+static bool over_limits(struct jd_conn *c, int64_t id, size_t n, const char *field)
 {
 	const struct jd_config *cfg = c->d->cfg;
 	struct jd_uid_count *u = jd__uid_count(c->d, c->uid);
 
 	if (c->n_waits >= cfg->max_waits_per_conn) {
-		jd__reply_error(c, id, JSCHED_ELIMIT_EXCEEDED, single ? "job" : "jobs",
+		jd__reply_error(c, id, JSCHED_ELIMIT_EXCEEDED, field,
 				"this connection has %u waits pending, its limit "
 				"(limits.waits_per_connection)", (unsigned)c->n_waits);
 		return true;
 	}
 	if (u && u->wait_ids + n > cfg->max_wait_ids_per_uid) {
-		jd__reply_error(c, id, JSCHED_ELIMIT_EXCEEDED, single ? "job" : "jobs",
+		jd__reply_error(c, id, JSCHED_ELIMIT_EXCEEDED, field,
 				"uid %u's pending waits name %llu jobs; %zu more would pass the "
 				"limit of %u (limits.wait_ids_per_uid)", (unsigned)c->uid,
 				(unsigned long long)u->wait_ids, n, cfg->max_wait_ids_per_uid);
@@ -149,37 +200,38 @@ static bool over_limits(struct jd_conn *c, int64_t id, size_t n, bool single)
 	return false;
 }
 
-void jd__op_wait(struct jd_conn *c, const struct jp_request *r)
+struct jd_wait_req *jd__wait_new(struct jd_conn *c, int64_t id, size_t n, const char *field)
 {
-	struct jd_net *d = c->d;
-	struct jd_job **jobs;
-	size_t n, done = 0;
-	bool single;
-	int64_t timeout = jp_req_int(r, "timeout_ms", -1);
-	bool any = strcmp(jp_req_str(r, "mode", "all"), "any") == 0;
 	struct jd_wait_req *w;
-	struct jd_uid_count *u;
 
-	if (jd__find_all_owned(c, r, &jobs, &n, &single) < 0)
-		return;
-	/* Already answerable: answered at once, with nothing kept. */
-	for (size_t i = 0; i < n; i++)
-		done += jd_state_final(jobs[i]->state);
-	if (done < n && !(any && done > 0) && timeout != 0 && over_limits(c, r->id, n, single)) {
-		free(jobs);
-		return;
-	}
-	w = calloc(1, sizeof(*w) + n * sizeof(w->links[0]));
-	if (!w) {
-		free(jobs);
-		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
-		return;
+	if (field && over_limits(c, id, n, field))
+		return NULL;
+	if (!(w = calloc(1, sizeof(*w) + n * sizeof(w->links[0])))) {
+		jd__reply_error(c, id, JSCHED_ENOMEM, NULL, "out of memory");
+		return NULL;
 	}
 	w->c = c;
-	w->id = r->id;
-	w->any = any;
-	w->single = single;
+	w->id = id;
 	w->n = n;
+	return w;
+}
+
+void jd__wait_discard(struct jd_wait_req *w)
+{
+	free(w);
+}
+
+void jd__wait_begin(struct jd_wait_req *w, struct jd_job **jobs, const struct jd__wait_how *how)
+{
+	struct jd_conn *c = w->c;
+	struct jd_net *d = c->d;
+	struct jd_uid_count *u;
+	size_t done = 0;
+
+	w->any = how->any;
+	w->single = how->single;
+	w->output = how->output;
+	w->head = how->head;
 	w->jobs = jobs;
 	w->next = c->waits;
 	if (c->waits)
@@ -187,15 +239,17 @@ void jd__op_wait(struct jd_conn *c, const struct jp_request *r)
 	c->waits = w;
 	c->n_waits++;
 	if ((u = jd__uid_count(d, c->uid)))
-		u->wait_ids += n;
-	for (size_t i = 0; i < n; i++) {
+		u->wait_ids += w->n;
+	for (size_t i = 0; i < w->n; i++) {
 		struct jd_wait_link *l = &w->links[i];
 
 		l->w = w;
 		jd_job_pin(d->jobs, jobs[i]);
 		/* A job that is final but not yet settled counts as ended. */
-		if (jd_state_final(jobs[i]->state))
+		if (jd_state_final(jobs[i]->state)) {
+			done++;
 			continue;
+		}
 		l->on_list = true;
 		l->next = jobs[i]->waiters;
 		if (l->next)
@@ -203,16 +257,38 @@ void jd__op_wait(struct jd_conn *c, const struct jp_request *r)
 		jobs[i]->waiters = l;
 		w->pending++;
 	}
-	if (done == n || (any && done > 0) || timeout == 0) {
-		reply(d, w, done < n && !(any && done > 0));
+	if (done == w->n || (w->any && done > 0) || how->timeout_ms == 0) {
+		reply(d, w, done < w->n && !(w->any && done > 0));
 		return;
 	}
-	if (timeout >= 0) {
+	if (how->timeout_ms > 0) {
 		uv_timer_init(d->loop, &w->timer);
 		w->timer.data = w;
 		w->has_timer = true;
-		uv_timer_start(&w->timer, timeout_cb, (uint64_t)timeout, 0);
+		uv_timer_start(&w->timer, timeout_cb, (uint64_t)how->timeout_ms, 0);
 	}
+}
+
+void jd__op_wait(struct jd_conn *c, const struct jp_request *r)
+{
+	struct jd_job **jobs;
+	size_t n, done = 0;
+	struct jd__wait_how how = {.timeout_ms = jp_req_int(r, "timeout_ms", -1)};
+	struct jd_wait_req *w;
+
+	how.any = strcmp(jp_req_str(r, "mode", "all"), "any") == 0;
+	if (jd__find_all_owned(c, r, &jobs, &n, &how.single) < 0)
+		return;
+	/* Already answerable: answered at once, never refused for the limits. */
+	for (size_t i = 0; i < n; i++)
+		done += jd_state_final(jobs[i]->state);
+	w = jd__wait_new(c, r->id, n, done < n && !(how.any && done > 0) && how.timeout_ms != 0
+					      ? (how.single ? "job" : "jobs") : NULL);
+	if (!w) {
+		free(jobs);
+		return;
+	}
+	jd__wait_begin(w, jobs, &how);
 }
 
 void jd_session_job_final(struct jd_net *d, struct jd_job *j)

@@ -67,6 +67,32 @@ void jd__op_test_clock(struct jd_conn *c, const struct jp_request *r);
 /* op_retry.c: retry (answered at once). */
 void jd__op_retry(struct jd_conn *c, const struct jp_request *r);
 
+/* A pending wait (op_wait.c): of `wait`, or of a submit with `wait` (op_submit.c). */
+struct jd_wait_req;
+
+/* How a wait answers (jd__wait_begin).  head: NULL for a `wait`; for a submit, its reply
+ * members from `,"ok":true` on (malloc'd text, taken by the wait), after which the
+ * answer carries `record` / `records` and, with output, the one job's output. */
+struct jd__wait_how {
+	bool any, single, output;
+	int64_t timeout_ms;	/* -1: none; 0: answer at once */
+	char *head;
+};
+
+/* jd__wait_new: a wait of n jobs for request id on c, not yet begun.  With field (not
+ * NULL) it is first checked against c's wait limits (limits.waits_per_connection,
+ * limits.wait_ids_per_uid).  Returns NULL after replying the error (limit_exceeded with
+ * field, or no_memory). */
+struct jd_wait_req *jd__wait_new(struct jd_conn *c, int64_t id, size_t n, const char *field);
+
+/* jd__wait_discard: free a wait that was never begun. */
+void jd__wait_discard(struct jd_wait_req *w);
+
+/* jd__wait_begin: start w on jobs (n of them, malloc'd, taken; each pinned until the
+ * answer): answered at once if it can be (every job final, one for "any", or timeout 0),
+ * else when its jobs end, its time runs out or (dropped) its connection closes. */
+void jd__wait_begin(struct jd_wait_req *w, struct jd_job **jobs, const struct jd__wait_how *how);
+
 /* jd__waits_drop: forget c's pending waits (the connection is closing). */
 void jd__waits_drop(struct jd_conn *c);
 

@@ -262,6 +262,8 @@ static const struct fig {
 	 "counter", "Clients disconnected for not reading their replies."},
 	{"connections.refused", 1, "jschedd_connections_refused_total", "counter",
 	 "Connections refused over a connection limit."},
+	{"connections.requests", 1, "jschedd_requests_total", "counter",
+	 "Requests read, over every connection."},
 	{"security.denied", 1, "jschedd_permission_denied_total", "counter",
 	 "Requests answered permission_denied."},
 };

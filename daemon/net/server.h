@@ -106,6 +106,7 @@ struct jd_server {
 	size_t n_uids, cap_uids;
 	uint64_t next_serial;
 	uint64_t accepted, refused, disconnected_limit;
+	uint64_t requests;	/* frames read as requests (metrics connections.requests) */
 	size_t held_bytes;	/* decoders' bytes, all connections (limits.partial_frame_bytes) */
 	/* Every read lands here: read_cb hands the bytes to that connection's decoder
 	 * (which copies them) before libuv reads again, so one buffer serves all

@@ -273,6 +273,7 @@ void jd_session_message(struct jd_conn *c, json_t *msg)
 	struct jp_limits lim;
 	struct jp_err err;
 
+	d->srv.requests++;
 	jd__limits_of(c, &lim);
 	if (jp_request_parse(msg, &lim, &r, &err) < 0) {
 		/* A frame rule broken (PROTOCOL.md section 1): answered and closed as the

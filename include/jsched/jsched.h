@@ -462,6 +462,29 @@ JSCHED_API int jsched_wait_many(struct jsched_conn *conn, const uint64_t *ids, s
 				enum jsched_wait_mode mode, int64_t timeout_ms,
 				struct jsched_results **out);
 
+/* jsched_submit_wait submits one job and waits for it to end in the same request (one
+ * round trip: PROTOCOL.md 6.2, "Waiting in the submit"), at most timeout_ms (negative: no
+ * limit; 0: just look).  *id receives the job's id, *existing (may be NULL) whether the
+ * spec's key named a job submitted earlier (as jsched_submit_ex), *out its record (the
+ * caller frees it), and *output (NULL: not asked for) an exec job's captured output as
+ * jsched_output gives it (NULL for a call job or an array).  When the time runs out it
+ * returns JSCHED_ETIMEOUT with *id, *out (the record as it stands) and *output set all the
+ * same: the job was made, and goes on.  Any other error: no job was made (or the reply
+ * was lost: JSCHED_EDISCONNECTED, and jsched_set_timeout's own JSCHED_ETIMEOUT with *id
+ * 0 and *out NULL, after which the job may exist). */
+JSCHED_API int jsched_submit_wait(struct jsched_conn *conn, const struct jsched_spec *spec, int64_t timeout_ms,
+				  uint64_t *id, bool *existing, struct jsched_result **out,
+				  struct jsched_output **output);
+
+/* jsched_submit_batch_wait submits n specs as jsched_submit_batch does and waits in the
+ * same request, in the given mode, at most timeout_ms: ids[i] receives the id of specs[i]
+ * and *out their records in the same order (final, or as they stand).  Returns the number
+ * of final ones, or JSCHED_ETIMEOUT with ids and *out set all the same.  Records past the
+ * daemon's reply limit (its reply says "more") are fetched with status. */
+JSCHED_API int jsched_submit_batch_wait(struct jsched_conn *conn, const struct jsched_spec *const *specs,
+					size_t n, enum jsched_wait_mode mode, int64_t timeout_ms, uint64_t *ids,
+					struct jsched_results **out);
+
 /* jsched_cancel cancels job id: not started yet, it ends cancelled at once; running, it is
  * asked to stop; already final, nothing happens (not an error). */
 JSCHED_API int jsched_cancel(struct jsched_conn *conn, uint64_t id);
@@ -637,6 +660,13 @@ JSCHED_API int jsched_status_async(struct jsched_conn *conn, const uint64_t *ids
 JSCHED_API int jsched_wait_async(struct jsched_conn *conn, const uint64_t *ids, size_t n,
 				 enum jsched_wait_mode mode, int64_t timeout_ms, jsched_reply_cb cb,
 				 void *arg);
+/* jsched_submit_wait_async: a batch submit that waits in the same request (as
+ * jsched_submit_batch_wait).  The callback reads the ids with jsched_reply_ids and the
+ * records with jsched_reply_results; a wait that ran out of time has status
+ * JSCHED_ETIMEOUT, with both still readable. */
+JSCHED_API int jsched_submit_wait_async(struct jsched_conn *conn, const struct jsched_spec *const *specs,
+					size_t n, enum jsched_wait_mode mode, int64_t timeout_ms,
+					jsched_reply_cb cb, void *arg);
 JSCHED_API int jsched_cancel_async(struct jsched_conn *conn, const uint64_t *ids, size_t n,
 				   jsched_reply_cb cb, void *arg);
 JSCHED_API int jsched_request_async(struct jsched_conn *conn, const char *request_json,
@@ -645,7 +675,7 @@ JSCHED_API int jsched_request_async(struct jsched_conn *conn, const char *reques
 /* Reading a reply in its callback:
  * - jsched_reply_ids: the job ids of a submit reply (one, or one per spec); borrowed array.
  * - jsched_reply_results: the records of a status/wait/cancel reply (also of a wait's
- *   timeout), new, in *out, the caller's.
+ *   timeout, and of a submit that waited), new, in *out, the caller's.
  * - jsched_reply_json: the whole reply as JSON text; borrowed. */
 JSCHED_API int jsched_reply_ids(const struct jsched_reply *reply, const uint64_t **ids, size_t *n);
 JSCHED_API int jsched_reply_results(const struct jsched_reply *reply, struct jsched_results **out);

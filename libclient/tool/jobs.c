@@ -284,26 +284,30 @@ static int build_spec(const struct cli_cmd *cmd, struct jsched_spec **out)
 	return 0;
 }
 
-/* Print what the job left (output or value) and its fate; return the job's exit status. */
-static int report_finished(struct jsched_conn *conn, const struct cli_cmd *cmd, const struct jsched_result *r)
+/* Print what the job left (output o, which the submit brought (taken; NULL: asked for
+ * now), or its value) and its fate; return the job's exit status. */
+static int report_finished(struct jsched_conn *conn, const struct cli_cmd *cmd, const struct jsched_result *r,
+			   struct jsched_output *o)
 {
 	if (cmd->json) {
+		jsched_output_free(o);
 		tool_print_json(tool_record_json(r), false);
 		return tool_job_exit(r);
 	}
 	if (r->kind != NULL && strcmp(r->kind, "exec") == 0 && r->started_ms > 0) {
-		struct jsched_output *o;
-		if (jsched_output(conn, r->id, &o) == 0) {
+		if (o != NULL || jsched_output(conn, r->id, &o) == 0) {
 			fwrite(o->out, 1, o->out_len, stdout);
 			fflush(stdout);
 			fwrite(o->err, 1, o->err_len, stderr);
 			if (o->out_truncated || o->err_truncated)
 				fprintf(stderr, "jsched: job %" PRIu64 "'s output was truncated by the daemon\n", r->id);
 			jsched_output_free(o);
+			o = NULL;
 		}
 	} else if (r->value_json != NULL) {
 		puts(r->value_json);
 	}
+	jsched_output_free(o); /* a command that never started: nothing to print */
 	if (r->state != JSCHED_STATE_SUCCEEDED && !(r->state == JSCHED_STATE_FAILED && r->cause != NULL &&
 						    strcmp(r->cause, "exit") == 0)) {
 		/* A command's own non-zero exit speaks for itself through the exit status. */
@@ -347,7 +351,13 @@ static int submit_batch(struct jsched_conn *conn, const struct cli_cmd *cmd)
 			refs[i] = json_string_value(json_object_get(json_array_get(arr, i), "ref"));
 	}
 	int r = 0;
-	if (rc == CLI_EXIT_OK) {
+	struct jsched_results *l = NULL;
+	if (rc == CLI_EXIT_OK && cmd->wait) {
+		/* One request: the submit waits for the jobs and brings their records. */
+		r = jsched_submit_batch_wait(conn, (const struct jsched_spec *const *)specs, n, JSCHED_WAIT_ALL,
+					     cmd->timeout_ms, ids, &l);
+		rc = r < 0 && (r != JSCHED_ETIMEOUT || l == NULL) ? tool_fail(conn, cmd, r) : CLI_EXIT_OK;
+	} else if (rc == CLI_EXIT_OK) {
 		r = jsched_submit_batch(conn, (const struct jsched_spec *const *)specs, n, ids);
 		rc = r < 0 ? tool_fail(conn, cmd, r) : CLI_EXIT_OK;
 	}
@@ -369,26 +379,20 @@ static int submit_batch(struct jsched_conn *conn, const struct cli_cmd *cmd)
 		printf("%" PRIu64 "\n", ids[i]);
 	json_decref(arr);
 	if (rc == CLI_EXIT_OK && cmd->wait) {
-		struct jsched_results *l = NULL;
-		r = jsched_wait_many(conn, ids, n, JSCHED_WAIT_ALL, cmd->timeout_ms, &l);
-		if (r < 0 && r != JSCHED_ETIMEOUT) {
-			rc = tool_fail(conn, cmd, r);
-		} else {
-			if (cmd->json && l != NULL)
-				tool_print_json(tool_results_json("jobs", l->items, l->count, -1), false);
-			for (size_t i = 0; l != NULL && i < l->count; i++) {
-				if (!cmd->json)
-					tool_print_record(l->items[i], false);
-				if (l->items[i]->state != JSCHED_STATE_SUCCEEDED)
-					rc = CLI_EXIT_FAILED;
-			}
-			if (r == JSCHED_ETIMEOUT) {
-				fprintf(stderr, "jsched submit: the --timeout expired before the jobs ended\n");
-				rc = CLI_EXIT_TIMEOUT;
-			}
+		if (cmd->json && l != NULL)
+			tool_print_json(tool_results_json("jobs", l->items, l->count, -1), false);
+		for (size_t i = 0; l != NULL && i < l->count; i++) {
+			if (!cmd->json)
+				tool_print_record(l->items[i], false);
+			if (l->items[i]->state != JSCHED_STATE_SUCCEEDED)
+				rc = CLI_EXIT_FAILED;
 		}
-		jsched_results_free(l);
+		if (r == JSCHED_ETIMEOUT) {
+			fprintf(stderr, "jsched submit: the --timeout expired before the jobs ended\n");
+			rc = CLI_EXIT_TIMEOUT;
+		}
 	}
+	jsched_results_free(l);
 	for (size_t i = 0; specs != NULL && i < n; i++)
 		jsched_spec_free(specs[i]);
 	free(specs);
@@ -452,9 +456,20 @@ int cmd_submit(struct jsched_conn *conn, const struct cli_cmd *cmd)
 		return rc;
 	uint64_t id;
 	bool existing = false;
-	int r = jsched_submit_ex(conn, spec, &id, &existing);
+	struct jsched_result *res = NULL;
+	struct jsched_output *out = NULL;
+	int r;
+	if (cmd->wait && !cmd->follow) {
+		/* One request: the submit waits for the job and brings its record and, to be
+		 * printed, its output. */
+		r = jsched_submit_wait(conn, spec, cmd->timeout_ms, &id, &existing, &res, cmd->json ? NULL : &out);
+		if (r == JSCHED_ETIMEOUT && res == NULL)
+			r = JSCHED_EDISCONNECTED; /* jsched_set_timeout's: nothing came back */
+	} else {
+		r = jsched_submit_ex(conn, spec, &id, &existing);
+	}
 	jsched_spec_free(spec);
-	if (r < 0)
+	if (r < 0 && r != JSCHED_ETIMEOUT)
 		return tool_fail(conn, cmd, r);
 	if (existing && !cmd->json)
 		fprintf(stderr, "jsched submit: job %" PRIu64 " already has key '%s': not submitted again\n",
@@ -473,21 +488,18 @@ int cmd_submit(struct jsched_conn *conn, const struct cli_cmd *cmd)
 		printf("%" PRIu64 "\n", id);
 		return CLI_EXIT_OK;
 	}
-	struct jsched_result *res;
 	if (cmd->follow) {
 		rc = submit_follow(conn, cmd, id, &res);
 		goto hooks;
 	}
-	r = jsched_wait(conn, id, cmd->timeout_ms, &res);
 	if (r == JSCHED_ETIMEOUT) {
 		fprintf(stderr, "jsched submit: job %" PRIu64 " still %s after the --timeout\n", id,
 			res != NULL && res->state_name != NULL ? res->state_name : "not done");
 		jsched_result_free(res);
+		jsched_output_free(out);
 		return CLI_EXIT_TIMEOUT;
 	}
-	if (r < 0)
-		return tool_fail(conn, cmd, r);
-	rc = report_finished(conn, cmd, res);
+	rc = report_finished(conn, cmd, res, out);
 hooks:
 	/* The hooks run after the job's report; they never change its exit status. */
 	if (res != NULL && (cmd->on_exit != NULL || cmd->notify)) {

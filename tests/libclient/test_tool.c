@@ -180,55 +180,53 @@ static void test_submit_sends_cwd_and_env(void **state)
 static void test_submit_wait_exit_status(void **state)
 {
 	(void)state;
-	/* exit 3, with its output passed through and no message from jsched. */
+	/* exit 3, with its output passed through and no message from jsched: one request, the
+	 * submit waiting with the output. */
 	static const char *const exited[] = {
-		"{\"id\": %d, \"ok\": true, \"job\": 5}",
-		("{\"id\": %d, \"ok\": true, \"job\": {\"job\": 5, \"kind\": \"exec\", \"state\": \"failed\", "
-		"\"submitted_ms\": 1, \"started_ms\": 2, \"finished_ms\": 3, \"exit_code\": 3, \"cause\": \"exit\", "
-		"\"reason\": \"exited with status 3\"}}"),
-		("{\"id\": %d, \"ok\": true, \"complete\": true, \"stdout\": {\"data\": \"b3V0Cg==\", \"bytes\": 4, "
-		"\"truncated\": false}, \"stderr\": {\"data\": \"ZXJyCg==\", \"bytes\": 4, \"truncated\": false}}"),
+		("{\"id\": %d, \"ok\": true, \"job\": 5, \"record\": {\"job\": 5, \"kind\": \"exec\", "
+		"\"state\": \"failed\", \"submitted_ms\": 1, \"started_ms\": 2, \"finished_ms\": 3, \"exit_code\": 3, "
+		"\"cause\": \"exit\", \"reason\": \"exited with status 3\"}, \"output\": {\"complete\": true, "
+		"\"stdout\": {\"data\": \"b3V0Cg==\", \"bytes\": 4, \"truncated\": false}, \"stderr\": {\"data\": "
+		"\"ZXJyCg==\", \"bytes\": 4, \"truncated\": false}}}"),
 	};
-	script(exited, 3);
+	script(exited, 1);
 	assert_int_equal(run("", "submit --wait -- sh -c 'exit 3'"), 3);
 	assert_string_equal(out, "out\n");
 	assert_string_equal(err, "err\n");
-	assert_string_equal(json_string_value(json_object_get(request(1), "op")), "wait");
-	assert_string_equal(json_string_value(json_object_get(request(2), "op")), "output");
+	assert_string_equal(json_string_value(json_object_get(request(0), "op")), "submit");
+	assert_true(json_is_true(json_object_get(json_object_get(request(0), "wait"), "output")));
+	assert_null(json_object_get(json_object_get(request(0), "wait"), "timeout_ms"));
 
 	/* Killed by signal 9: 128+9, and a word on stderr. */
 	static const char *const killed[] = {
-		"{\"id\": %d, \"ok\": true, \"job\": 6}",
-		("{\"id\": %d, \"ok\": true, \"job\": {\"job\": 6, \"kind\": \"exec\", \"state\": \"failed\", "
-		"\"submitted_ms\": 1, \"started_ms\": 2, \"finished_ms\": 3, \"signal\": 9, \"cause\": \"signal\", "
-		"\"reason\": \"killed by signal 9\"}}"),
-		("{\"id\": %d, \"ok\": true, \"complete\": true, \"stdout\": {\"data\": \"\", \"bytes\": 0, "
-		"\"truncated\": false}, \"stderr\": {\"data\": \"\", \"bytes\": 0, \"truncated\": false}}"),
+		("{\"id\": %d, \"ok\": true, \"job\": 6, \"record\": {\"job\": 6, \"kind\": \"exec\", "
+		"\"state\": \"failed\", \"submitted_ms\": 1, \"started_ms\": 2, \"finished_ms\": 3, \"signal\": 9, "
+		"\"cause\": \"signal\", \"reason\": \"killed by signal 9\"}, \"output\": {\"complete\": true, "
+		"\"stdout\": {\"data\": \"\", \"bytes\": 0, \"truncated\": false}, \"stderr\": {\"data\": \"\", "
+		"\"bytes\": 0, \"truncated\": false}}}"),
 	};
-	script(killed, 3);
+	script(killed, 1);
 	assert_int_equal(run("", "submit -w -- sleep 100"), 137);
 	CONTAINS(err, "job 6 failed: killed by signal 9");
 
 	/* A call job: its value on stdout; 0. */
 	static const char *const call[] = {
-		"{\"id\": %d, \"ok\": true, \"job\": 7}",
-		("{\"id\": %d, \"ok\": true, \"job\": {\"job\": 7, \"kind\": \"call\", \"state\": \"succeeded\", "
-		"\"value\": {\"x\": 1}}}"),
+		("{\"id\": %d, \"ok\": true, \"job\": 7, \"record\": {\"job\": 7, \"kind\": \"call\", "
+		"\"state\": \"succeeded\", \"value\": {\"x\": 1}}}"),
 	};
-	script(call, 2);
+	script(call, 1);
 	assert_int_equal(run("", "submit --wait --fn echo --args '{\"x\": 1}'"), 0);
 	assert_string_equal(out, "{\"x\":1}\n");
 
 	/* Still running when --timeout expires: 75. */
 	static const char *const slow[] = {
-		"{\"id\": %d, \"ok\": true, \"job\": 8}",
-		("{\"id\": %d, \"ok\": false, \"error\": {\"code\": \"timeout\", \"message\": \"time ran out\", "
-		"\"jobs\": [{\"job\": 8, \"state\": \"running\"}]}}"),
+		("{\"id\": %d, \"ok\": true, \"job\": 8, \"timed_out\": true, \"record\": {\"job\": 8, "
+		"\"state\": \"running\"}}"),
 	};
-	script(slow, 2);
+	script(slow, 1);
 	assert_int_equal(run("", "submit --wait --timeout 100ms --fn sleep"), 75);
 	CONTAINS(err, "job 8 still running");
-	assert_int_equal(json_integer_value(json_object_get(request(1), "timeout_ms")), 100);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(request(0), "wait"), "timeout_ms")), 100);
 }
 
 static void test_batch(void **state)
@@ -254,15 +252,17 @@ static void test_batch(void **state)
 	assert_null(json_object_get(json_array_get(jobs, 1), "env"));
 
 	static const char *const waited[] = {
-		"{\"id\": %d, \"ok\": true, \"jobs\": [7, 8]}",
-		"{\"id\": %d, \"ok\": true, \"jobs\": [{\"job\": 7, \"kind\": \"call\", \"state\": \"succeeded\"}, "
-		"{\"job\": 8, \"kind\": \"exec\", \"state\": \"cancelled\", \"cause\": \"dependency\"}]}",
+		"{\"id\": %d, \"ok\": true, \"jobs\": [7, 8], \"records\": [{\"job\": 7, \"kind\": \"call\", "
+		"\"state\": \"succeeded\"}, {\"job\": 8, \"kind\": \"exec\", \"state\": \"cancelled\", "
+		"\"cause\": \"dependency\"}]}",
 	};
-	script(waited, 2);
+	script(waited, 1);
 	snprintf(args, sizeof args, "submit --batch - --wait < %s", path);
 	assert_int_equal(run("", args), 1); /* one did not succeed */
 	CONTAINS(out, "cancelled");
-	assert_int_equal(json_array_size(json_object_get(request(1), "jobs")), 2);
+	assert_int_equal(json_array_size(json_object_get(request(0), "jobs")), 2);
+	assert_true(json_is_true(json_object_get(request(0), "wait")) ||
+		    json_is_object(json_object_get(request(0), "wait")));
 
 	script(ok, 1);
 	assert_int_equal(run("echo '{\"kind\": \"call\"}' |", "submit --batch -"), 64);

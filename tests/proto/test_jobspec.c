@@ -527,6 +527,65 @@ static void test_submit_single_and_batch(void **state)
 	json_decref(j);
 }
 
+/* test_submit_wait: submit's `wait`: true, false, the object's members, and every bad
+ * form refused with the member's path. */
+static void test_submit_wait(void **state)
+{
+	static const struct {
+		const char *wait, *field;
+	} bad[] = {
+		{"1", "wait"}, {"\"yes\"", "wait"}, {"null", "wait"},
+		{"{\"timeout_ms\": -1}", "wait.timeout_ms"}, {"{\"timeout_ms\": 2.5}", "wait.timeout_ms"},
+		{"{\"mode\": \"every\"}", "wait.mode"}, {"{\"output\": \"yes\"}", "wait.output"},
+		{"{\"x\": 1}", "wait.x"},
+	};
+	struct jp_submit s;
+	struct jp_err err = {0};
+	char text[256];
+	json_t *j;
+
+	(void)state;
+	assert_int_equal(submit_of("{\"op\":\"submit\",\"id\":1,\"job\":{\"kind\":\"call\",\"fn\":\"n\"}}",
+				   &s, &err, &j), 0);
+	assert_false(s.wait);
+	jp_submit_clear(&s);
+	json_decref(j);
+	assert_int_equal(submit_of("{\"op\":\"submit\",\"id\":1,\"job\":{\"kind\":\"call\",\"fn\":\"n\"},"
+				   "\"wait\":true}", &s, &err, &j), 0);
+	assert_true(s.wait);
+	assert_false(s.wait_any);
+	assert_false(s.wait_output);
+	assert_int_equal(s.wait_timeout_ms, -1);
+	jp_submit_clear(&s);
+	json_decref(j);
+	assert_int_equal(submit_of("{\"op\":\"submit\",\"id\":1,\"job\":{\"kind\":\"call\",\"fn\":\"n\"},"
+				   "\"wait\":false}", &s, &err, &j), 0);
+	assert_false(s.wait);
+	jp_submit_clear(&s);
+	json_decref(j);
+	assert_int_equal(submit_of("{\"op\":\"submit\",\"id\":1,\"job\":{\"kind\":\"call\",\"fn\":\"n\"},"
+				   "\"wait\":{\"timeout_ms\":0,\"mode\":\"any\",\"output\":true}}", &s, &err, &j), 0);
+	assert_true(s.wait);
+	assert_true(s.wait_any);
+	assert_true(s.wait_output);
+	assert_int_equal(s.wait_timeout_ms, 0);
+	jp_submit_clear(&s);
+	json_decref(j);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "{\"op\":\"submit\",\"id\":1,\"job\":{\"kind\":\"call\","
+			 "\"fn\":\"n\"},\"wait\":%s}", bad[i].wait);
+		assert_int_equal(submit_of(text, &s, &err, &j), JSCHED_EBAD_REQUEST);
+		assert_string_equal(err.field, bad[i].field);
+		json_decref(j);
+	}
+	/* The output only with one job. */
+	assert_int_equal(submit_of("{\"op\":\"submit\",\"id\":1,\"jobs\":[{\"kind\":\"call\",\"fn\":\"n\"}],"
+				   "\"wait\":{\"output\":true}}", &s, &err, &j), JSCHED_EBAD_REQUEST);
+	assert_string_equal(err.field, "wait.output");
+	assert_null(s.specs);
+	json_decref(j);
+}
+
 /* position: where spec i comes in the creation order. */
 static size_t position(const struct jp_submit *s, size_t i)
 {
@@ -743,6 +802,7 @@ int main(void)
 		cmocka_unit_test(test_round_trips),
 		cmocka_unit_test(test_submit_single_and_batch),
 		cmocka_unit_test(test_submit_graph),
+		cmocka_unit_test(test_submit_wait),
 		cmocka_unit_test(test_submit_ref_errors),
 		cmocka_unit_test(test_submit_cycles),
 		cmocka_unit_test(test_submit_big_chain),
