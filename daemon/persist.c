@@ -17,6 +17,7 @@
 
 #include "daemon/core/array.h"
 #include "daemon/core/journal.h"
+#include "daemon/core/le.h"
 #include "daemon/core/log.h"
 #include "daemon/core/outfile.h"
 #include "daemon/daemon.h"
@@ -79,8 +80,7 @@ static void w_u64(struct wbuf *b, uint64_t v)
 {
 	unsigned char x[8];
 
-	for (int i = 0; i < 8; i++)
-		x[i] = (unsigned char)(v >> (8 * i));
+	jd_put64(x, v);
 	w_bytes(b, x, 8);
 }
 
@@ -88,8 +88,7 @@ static void w_u32(struct wbuf *b, uint32_t v)
 {
 	unsigned char x[4];
 
-	for (int i = 0; i < 4; i++)
-		x[i] = (unsigned char)(v >> (8 * i));
+	jd_put32(x, v);
 	w_bytes(b, x, 4);
 }
 
@@ -129,21 +128,15 @@ static const unsigned char *r_take(struct rbuf *b, size_t n)
 static uint64_t r_u64(struct rbuf *b)
 {
 	const unsigned char *p = r_take(b, 8);
-	uint64_t v = 0;
 
-	for (int i = 0; p && i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
+	return p ? jd_get64(p) : 0;
 }
 
 static uint32_t r_u32(struct rbuf *b)
 {
 	const unsigned char *p = r_take(b, 4);
-	uint32_t v = 0;
 
-	for (int i = 0; p && i < 4; i++)
-		v |= (uint32_t)p[i] << (8 * i);
-	return v;
+	return p ? jd_get32(p) : 0;
 }
 
 static unsigned r_u8(struct rbuf *b)
@@ -648,6 +641,14 @@ struct rec_state {
 	uint64_t now_ns, now_ms;
 	uint64_t *arrays;		/* the ids of recovered array parents, increasing */
 	size_t n_arrays, cap_arrays;
+	/* the last submit record's spec, parsed: the next one with the same text (a batch's
+	 * jobs, a client that submits one kind of job) is made from it without parsing */
+	struct {
+		char *text;
+		size_t len;
+		json_t *obj;
+		struct jp_job_spec sp;
+	} last;
 	int rc;
 	char *err;
 	size_t errlen;
@@ -749,6 +750,46 @@ static struct jd_job *array_of(const struct rec_state *st, uint64_t id, uint64_t
 	return p;
 }
 
+/* last_clear: forget the last submit record's parsed spec. */
+static void last_clear(struct rec_state *st)
+{
+	if (st->last.obj)
+		jp_job_spec_clear(&st->last.sp);
+	json_decref(st->last.obj);
+	free(st->last.text);
+	memset(&st->last, 0, sizeof(st->last));
+}
+
+/* last_spec: st->last.sp is the spec of a submit record whose JSON text is text[0..len):
+ * parsed unless it is the text of the last one (jansson's parse is most of a recovery's
+ * time, and a journal holds runs of jobs submitted with the same spec).  Returns 0, or
+ * JSCHED_EINVAL for a spec that does not parse (st->last then empty). */
+static int last_spec(struct rec_state *st, const char *text, size_t len)
+{
+	struct jp_limits lim;
+	struct jp_err perr;
+
+	if (st->last.obj && st->last.len == len && memcmp(st->last.text, text, len) == 0)
+		return 0;
+	last_clear(st);
+	if (!(st->last.text = malloc(len ? len : 1)))
+		return JSCHED_ENOMEM;
+	memcpy(st->last.text, text, len);
+	st->last.len = len;
+	st->last.obj = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+	/* The limits in force at the time were checked then: accept what was accepted. */
+	jp_limits_default(&lim);
+	lim.argv_items = lim.env_items = lim.stdin_bytes = lim.deps_per_job = UINT32_MAX;
+	lim.array_elements = UINT32_MAX;
+	if (!st->last.obj || jp_job_spec_parse(st->last.obj, "job", &lim, &st->last.sp, &perr) < 0) {
+		json_decref(st->last.obj);
+		st->last.obj = NULL;
+		last_clear(st);
+		return JSCHED_EINVAL;
+	}
+	return 0;
+}
+
 static int replay_submit(struct rec_state *st, const struct jd_journal_rec *r)
 {
 	struct jd_daemon *d = st->d;
@@ -762,10 +803,7 @@ static int replay_submit(struct rec_state *st, const struct jd_journal_rec *r)
 	struct jd_dep *deps = NULL;
 	char name[65];
 	struct jd_client *cl;
-	json_t *obj = NULL;
 	struct jp_job_spec sp;
-	struct jp_limits lim;
-	struct jp_err perr;
 	struct jd_job **sl, *j = NULL;
 	const struct jsched_handler *h;
 	unsigned backend;
@@ -787,20 +825,17 @@ static int replay_submit(struct rec_state *st, const struct jd_journal_rec *r)
 		goto bad;
 	/* A record from before the chosen backend was recorded ends here. */
 	backend = b.off < b.len ? r_u8(&b) : 0;
-	obj = json_loadb(spec, slen, JSON_REJECT_DUPLICATES, NULL);
-	/* The limits in force at the time were checked then: accept what was accepted. */
-	jp_limits_default(&lim);
-	lim.argv_items = lim.env_items = lim.stdin_bytes = lim.deps_per_job = UINT32_MAX;
-	lim.array_elements = UINT32_MAX;
-	if (!obj || jp_job_spec_parse(obj, "job", &lim, &sp, &perr) < 0)
+	if ((rc = last_spec(st, spec, slen)) == JSCHED_ENOMEM)
+		goto out;
+	if (rc < 0)
 		goto bad;
+	sp = st->last.sp; /* borrowed: job_from_spec copies what it keeps */
 	if (sp.kind == JP_KIND_EXEC && backend)
 		sp.backend = jd_backend_name(backend); /* as chosen then (or local if gone) */
 	cl = jd_client_get(&d->clients, name);
 	h = sp.kind == JP_KIND_EXEC ? &jd_exec_handler : jd_handler_find(&d->modules, sp.fn);
 	j = cl ? jd_job_from_spec(&d->jobs, &d->runner, cl, uid, gid, &sp, h, st->now_ns, st->now_ms)
 	       : NULL;
-	jp_job_spec_clear(&sp);
 	if (!j) {
 		rc = JSCHED_ENOMEM;
 		goto out;
@@ -846,7 +881,6 @@ out:
 	if (j)
 		jd_job_discard(j);
 	free(deps);
-	json_decref(obj);
 	return rc;
 }
 
@@ -1430,6 +1464,7 @@ static void rec_state_free(struct rec_state *st, bool discard)
 	free(st->final_order);
 	free(st->procs);
 	free(st->arrays);
+	last_clear(st);
 }
 
 int jd_persist_start(struct jd_daemon *d, char *err, size_t errlen)

@@ -78,9 +78,11 @@ static size_t first_above(const struct jd_idx *x, uint64_t id)
 	return lo;
 }
 
-/* insert_inside: j's id is below chunk k's hi (and above the previous chunk's): chunk k
- * again with j in its place, its empty slots dropped, split in two when that is more
- * than a chunk holds.  The rare path: ids mostly arrive in increasing order. */
+/* insert_inside: j's id is below chunk k's hi (and above the previous chunk's): with
+ * room at the chunk's end, the slots above j's place move up one; else chunk k again
+ * with j in its place, its empty slots dropped, split in two when that is more than a
+ * chunk holds.  Ids mostly arrive in increasing order; a recovery restores final jobs
+ * in the order they ended, a little out of id order, so j's place is near the end. */
 static int insert_inside(struct jd_idx *x, size_t k, struct jd_job *j)
 {
 	struct jd_idx_chunk *c = x->chunks[k], *d;
@@ -88,6 +90,22 @@ static int insert_inside(struct jd_idx *x, size_t k, struct jd_job *j)
 	uint32_t n = 0;
 	bool placed = false;
 
+	if (c->n < JD_IDX_CHUNK) {
+		uint32_t i = c->n;
+
+		for (; i > 0 && (!c->v[i - 1] || c->v[i - 1]->id > j->id); i--)
+			if ((c->v[i] = c->v[i - 1]))
+				pos_of(x, c->v[i])->slot = (uint8_t)i;
+		c->v[i] = j;
+		pos_of(x, j)->chunk = c;
+		pos_of(x, j)->slot = (uint8_t)i;
+		if (i == 0)
+			c->lo = j->id;
+		c->n++;
+		c->live++;
+		c->by_state[j->state]++;
+		return 0;
+	}
 	for (uint32_t i = 0; i < c->n; i++) {
 		if (!c->v[i])
 			continue;

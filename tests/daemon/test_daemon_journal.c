@@ -68,7 +68,7 @@ static uint64_t submit_spec(struct jsched_conn *c, const char *json)
 static void test_restart(void **state)
 {
 	struct jsched_conn *c;
-	uint64_t done, running, dependent, queued, far, late;
+	uint64_t done, running, dependent, queued, far, late, named[3];
 	char *inst1, *inst2, spec[256];
 	json_t *r;
 	const char *s;
@@ -87,6 +87,11 @@ static void test_restart(void **state)
 	dependent = submit_spec(c, spec);
 	queued = jdt_submit_call(c, "echo", "{\"q\": 1}");
 	far = submit_spec(c, "{\"kind\": \"call\", \"fn\": \"noop\", \"deadline_in_ms\": 3600000}");
+	/* Two submits with one spec text, then another: recovery parses a spec once for a
+	 * run of the same text; each job comes back with its own. */
+	for (int i = 0; i < 3; i++)
+		named[i] = submit_spec(c, i < 2 ? "{\"kind\": \"call\", \"fn\": \"noop\", \"name\": \"x\"}"
+					 : "{\"kind\": \"call\", \"fn\": \"echo\", \"name\": \"y\"}");
 	jsched_close(c);
 	{
 		struct jsched_conn *a = jdt_connect(&t, NULL);
@@ -121,6 +126,14 @@ static void test_restart(void **state)
 	/* the queued one runs now; the far deadline did not expire it */
 	assert_string_equal(jdt_wait_final(c, queued, NULL), "succeeded");
 	assert_string_equal(jdt_wait_final(c, far, NULL), "succeeded");
+	for (int i = 0; i < 3; i++) {
+		r = jdt_ok(c, "{\"op\": \"status\", \"job\": %llu}", (unsigned long long)named[i]);
+		assert_string_equal(json_string_value(json_object_get(json_object_get(r, "job"), "name")),
+				    i < 2 ? "x" : "y");
+		assert_string_equal(json_string_value(json_object_get(json_object_get(r, "job"), "fn")),
+				    i < 2 ? "noop" : "echo");
+		json_decref(r);
+	}
 	/* ids go on after the highest one issued */
 	late = jdt_submit_call(c, "noop", NULL);
 	assert_true(late > far);
