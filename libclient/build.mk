@@ -87,7 +87,7 @@ $(JSCHED_PC): libclient/jsched.pc.in FORCE
 $(JSCHED_BIN): $(JSCHED_CLI_OBJS) $(LIBJSCHED_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(SMARTCOLS_LIBS) $(NCURSES_LIBS) $(JANSSON_LIBS) $(MHD_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(SMARTCOLS_LIBS) $(NCURSES_LIBS) $(JANSSON_LIBS) -ldl $(LDLIBS)
 
 # ---- tests/libclient ---------------------------------------------------------------------
 # One program per tests/libclient/test_*.c, linked with the static library (and the tool's

@@ -119,6 +119,10 @@ void e2e_echo_stop(int fd, pid_t pid);
  * exits unless every job succeeded. */
 void e2e_rtt_wait(struct jsched_conn *c, const struct jsched_spec *spec, size_t n, double *lat);
 
+/* e2e_rtt_submit_wait: the same in one request each, the submit's `wait` flag
+ * (jsched_submit_wait); false, having run none, if the daemon has no such flag. */
+bool e2e_rtt_submit_wait(struct jsched_conn *c, const struct jsched_spec *spec, size_t n, double *lat);
+
 /* ---- counting a process's system calls and context switches (counts.c) -------------- */
 
 /* The system calls counted one by one beside the total (names of syscalls:sys_enter_*). */

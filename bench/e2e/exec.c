@@ -237,16 +237,18 @@ void e2e_exec(struct e2e *e)
 		nq[run] = nq_rate(n, run);
 	}
 
-	/* One command-line call each. */
-	char *js_exec[] = {(char *)(uintptr_t)JSCHED_TOOL_BIN, (char *)(uintptr_t)"-s", d.sock,
+	/* One command-line call each, by this build's jsched, or $BENCH_E2E_JSCHED's (an A/B
+	 * run's old side: bench/e2e/ab.sh sets it beside BENCH_E2E_JSCHEDD). */
+	char *tool = getenv("BENCH_E2E_JSCHED") ? getenv("BENCH_E2E_JSCHED") : (char *)(uintptr_t)JSCHED_TOOL_BIN;
+	char *js_exec[] = {tool, (char *)(uintptr_t)"-s", d.sock,
 			   (char *)(uintptr_t)"submit", (char *)(uintptr_t)"--", (char *)(uintptr_t)"/bin/true", NULL};
-	char *js_noop[] = {(char *)(uintptr_t)JSCHED_TOOL_BIN, (char *)(uintptr_t)"-s", d.sock,
+	char *js_noop[] = {tool, (char *)(uintptr_t)"-s", d.sock,
 			   (char *)(uintptr_t)"submit", (char *)(uintptr_t)"--fn", (char *)(uintptr_t)"noop", NULL};
 	char *ts_call[] = {(char *)(uintptr_t)"/usr/bin/tsp", (char *)(uintptr_t)"/bin/true", NULL};
-	char *jsw_exec[] = {(char *)(uintptr_t)JSCHED_TOOL_BIN, (char *)(uintptr_t)"-s", d.sock,
+	char *jsw_exec[] = {tool, (char *)(uintptr_t)"-s", d.sock,
 			    (char *)(uintptr_t)"submit", (char *)(uintptr_t)"--wait", (char *)(uintptr_t)"--",
 			    (char *)(uintptr_t)"/bin/true", NULL};
-	char *jsw_noop[] = {(char *)(uintptr_t)JSCHED_TOOL_BIN, (char *)(uintptr_t)"-s", d.sock,
+	char *jsw_noop[] = {tool, (char *)(uintptr_t)"-s", d.sock,
 			    (char *)(uintptr_t)"submit", (char *)(uintptr_t)"--wait", (char *)(uintptr_t)"--fn",
 			    (char *)(uintptr_t)"noop", NULL};
 	char *tsw_call[] = {(char *)(uintptr_t)"/usr/bin/tsp", (char *)(uintptr_t)"-f", (char *)(uintptr_t)"/bin/true",

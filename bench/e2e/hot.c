@@ -8,11 +8,13 @@
  *      run (the target holds "in every run").  Twice: with the journal off (what the
  *      figures before the journal measured) and with journal.sync "always" (the
  *      default: every reply waits for its records' flush), the latter with n / 10.
- *      When the daemon takes submit's `wait` flag, the same with one request per job.
+ *      When the daemon takes submit's `wait` flag, the same with one request per job
+ *      (jsched_submit_wait), beside the same ping-pong and beside the two requests.
  *   2. counts per round trip, in the daemon: system calls and context switches, counted
  *      by perf over K round trips exactly (counts.c), journal off; beside the echo peer
  *      of a ping-pong counted the same way (one read and one write, one sleep, per
- *      round trip).  The note lists the calls one by one.
+ *      round trip); the noop's also in one request (submit's `wait` flag).  The note lists
+ *      the calls one by one.
  *   3. a light client's noop round trip (p50, p99 over n_light) while another client
  *      process keeps 10,000 spin(100 µs) jobs queued (it submits 10 batches of 1,000,
  *      then waits for its oldest batch and submits it again, until told to stop),
@@ -70,7 +72,7 @@ static void start(struct e2e *e, struct e2e_daemon *d, bool journal, const char 
 static void rtt_rows(struct e2e *e, double *lat, bool journal)
 {
 	size_t n = e->quick ? 500 : 10000;
-	double r50[64], r99[64], f50[64], f99[64], j50[64], j99[64];
+	double r50[64], r99[64], f50[64], f99[64], j50[64], j99[64], w50[64], w99[64], wr50[64];
 	struct jsched_spec *spec;
 	struct e2e_daemon d;
 	int runs = e->runs < 64 ? e->runs : 64;
@@ -83,6 +85,7 @@ static void rtt_rows(struct e2e *e, double *lat, bool journal)
 	start(e, &d, journal, NULL);
 	struct jsched_conn *c = e2e_connect(&d, "hot");
 	e2e_rtt_wait(c, spec, n / 10, NULL); /* warm-up */
+	bool flag = e2e_rtt_submit_wait(c, spec, n / 10, NULL);
 	for (int run = 0; run < runs; run++) {
 		pid_t peer;
 		int fd = e2e_echo_start(&peer);
@@ -96,6 +99,12 @@ static void rtt_rows(struct e2e *e, double *lat, bool journal)
 		j99[run] = e2e_percentile(lat, n, 0.99);
 		r50[run] = j50[run] / f50[run];
 		r99[run] = j99[run] / f99[run];
+		if (flag) {
+			e2e_rtt_submit_wait(c, spec, n, lat);
+			w50[run] = e2e_percentile(lat, n, 0.50);
+			w99[run] = e2e_percentile(lat, n, 0.99);
+			wr50[run] = w50[run] / f50[run];
+		}
 	}
 	jsched_close(c);
 	e2e_daemon_stop(&d);
@@ -120,6 +129,22 @@ static void rtt_rows(struct e2e *e, double *lat, bool journal)
 		len += (size_t)snprintf(per + len, sizeof(per) - len, "%s%.2fx", run ? ", " : "", r50[run]);
 	bench_note(e->rep, "hot: round trip (%s): %zu per run, %d runs; p50 ratio per run %s (p99: median %.2fx)",
 		   pol, n, runs, per, e2e_median_of(r99, k));
+	if (!flag) {
+		bench_note(e->rep, "hot: MISSING: the one-request round trip (this jschedd has no wait flag on submit)");
+		jsched_spec_free(spec);
+		return;
+	}
+	/* The same job in one request: submit with `wait` (jsched_submit_wait). */
+	bench_row(e->rep, "hot: noop submit with wait (one request), p50", "us", pol, e2e_median_of(w50, k),
+		  "unix ping-pong p50, same runs", e2e_median_of(f50, k));
+	bench_row(e->rep, "hot: noop submit with wait (one request), p99", "us", pol, e2e_median_of(w99, k),
+		  "unix ping-pong p99, same runs", e2e_median_of(f99, k));
+	bench_row(e->rep, "hot: noop submit with wait vs submit + wait, p50", "us", pol, e2e_median_of(w50, k),
+		  "submit + wait p50, same runs", e2e_median_of(j50, k));
+	len = 0;
+	for (int run = 0; run < runs; run++)
+		len += (size_t)snprintf(per + len, sizeof(per) - len, "%s%.2fx", run ? ", " : "", wr50[run]);
+	bench_note(e->rep, "hot: one-request round trip (%s): p50 ratio to the ping-pong per run %s", pol, per);
 	jsched_spec_free(spec);
 }
 
@@ -148,20 +173,30 @@ static void count_rows(struct e2e *e)
 	bool ok = e2e_counter_stop(&ctr, &peer_c);
 	e2e_echo_stop(fd, peer);
 
-	/* The noop's (the loop thread runs it), and spin 0 us's (a worker runs it). */
-	static const char *const fns[2][2] = {{"noop", NULL}, {"spin", "{\"us\": 0}"}};
-	struct e2e_counts dc[2];
-	for (int f = 0; f < 2 && ok; f++) {
+	/* The noop's (the loop thread runs it), spin 0 us's (a worker runs it), and the noop's
+	 * in one request (the submit's wait flag), when the daemon has it. */
+	static const char *const fns[3][2] = {{"noop", NULL}, {"spin", "{\"us\": 0}"}, {"noop", NULL}};
+	struct e2e_counts dc[3];
+	bool flag = true;
+	for (int f = 0; f < 3 && ok && flag; f++) {
 		if (jsched_spec_call(fns[f][0], fns[f][1], &spec) < 0)
 			e2e_die("out of memory");
 		start(e, &d, false, NULL);
 		struct jsched_conn *c = e2e_connect(&d, "hot");
-		e2e_rtt_wait(c, spec, 1000, NULL); /* warm-up */
-		if (!e2e_counter_start(&ctr, d.pid))
+		if (f < 2)
+			e2e_rtt_wait(c, spec, 1000, NULL); /* warm-up */
+		else
+			flag = e2e_rtt_submit_wait(c, spec, 1000, NULL);
+		if (flag && !e2e_counter_start(&ctr, d.pid))
 			ok = false;
-		e2e_counter_enable(&ctr);
-		e2e_rtt_wait(c, spec, k, NULL);
-		ok = e2e_counter_stop(&ctr, &dc[f]) && ok;
+		if (flag) {
+			e2e_counter_enable(&ctr);
+			if (f < 2)
+				e2e_rtt_wait(c, spec, k, NULL);
+			else
+				e2e_rtt_submit_wait(c, spec, k, NULL);
+			ok = e2e_counter_stop(&ctr, &dc[f]) && ok;
+		}
 		jsched_close(c);
 		e2e_daemon_stop(&d);
 		jsched_spec_free(spec);
@@ -179,11 +214,19 @@ static void count_rows(struct e2e *e)
 		  "sleep, journal off", dc[1].syscalls / kk, "ping-pong echo peer", peer_c.syscalls / kk);
 	bench_row(e->rep, "hot: context switches per round trip, daemon, spin 0 us (a worker's job)", "switches",
 		  "sleep, journal off", dc[1].ctxsw / kk, "ping-pong echo peer", peer_c.ctxsw / kk);
-	for (int f = 0; f < 2; f++) {
+	if (flag) {
+		bench_row(e->rep, "hot: system calls per round trip, daemon (submit with wait, one request)", "calls",
+			  "sleep, journal off", dc[2].syscalls / kk, "ping-pong echo peer", peer_c.syscalls / kk);
+		bench_row(e->rep, "hot: context switches per round trip, daemon (submit with wait, one request)",
+			  "switches", "sleep, journal off", dc[2].ctxsw / kk, "ping-pong echo peer", peer_c.ctxsw / kk);
+	} else {
+		bench_note(e->rep, "hot: MISSING: the one-request counts (this jschedd has no wait flag on submit)");
+	}
+	for (int f = 0; f < (flag ? 3 : 2); f++) {
 		e2e_counts_breakdown(&dc[f], kk, br, sizeof(br));
 		bench_note(e->rep, "hot: counts over %zu round trips (perf stat, every thread): the daemon's calls per "
-				   "round trip, %s: %s",
-			   k, fns[f][0], br);
+				   "round trip, %s%s: %s",
+			   k, fns[f][0], f == 2 ? " in one request" : "", br);
 	}
 }
 

@@ -150,6 +150,25 @@ void e2e_rtt_wait(struct jsched_conn *c, const struct jsched_spec *spec, size_t 
 	}
 }
 
+bool e2e_rtt_submit_wait(struct jsched_conn *c, const struct jsched_spec *spec, size_t n, double *lat)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct jsched_result *res = NULL;
+		uint64_t id, t0 = bench_now_ns();
+		int r = jsched_submit_wait(c, spec, 10000, &id, NULL, &res, NULL);
+
+		if (lat)
+			lat[i] = (double)(bench_now_ns() - t0) / 1e3;
+		if (i == 0 && r == JSCHED_EBAD_REQUEST && jsched_error_field(c) &&
+		    strcmp(jsched_error_field(c), "wait") == 0)
+			return false; /* a daemon from before the flag */
+		if (r < 0 || res->state != JSCHED_STATE_SUCCEEDED)
+			e2e_die("noop submit with wait: %s (%s)", jsched_strerror(r), jsched_error_message(c));
+		jsched_result_free(res);
+	}
+	return true;
+}
+
 /* jschedd, submit + final event on a watching connection, n times. */
 static void jsched_rtt_event(struct jsched_conn *c, const struct jsched_spec *spec, size_t n, double *lat)
 {
