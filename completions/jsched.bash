@@ -52,7 +52,7 @@ _jsched()
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "$(_jsched_options '')" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "submit wait status cancel ls output watch metrics top drain admin call help" -- "$cur"))
+			COMPREPLY=($(compgen -W "submit wait status cancel ls output result watch metrics top drain admin call help" -- "$cur"))
 		fi
 		return
 	fi
@@ -61,7 +61,7 @@ _jsched()
 		return
 	fi
 	case $cmd in
-	wait | status | cancel | output) COMPREPLY=($(compgen -W "$(_jsched_ids)" -- "$cur")) ;;
+	wait | status | cancel | output | result) COMPREPLY=($(compgen -W "$(_jsched_ids)" -- "$cur")) ;;
 	admin) [[ $prev == admin ]] && COMPREPLY=($(compgen -W "reload set-client shutdown" -- "$cur")) ;;
 	help) COMPREPLY=($(compgen -W "submit wait status cancel ls output watch metrics top drain admin call" -- "$cur")) ;;
 	call) [[ $prev == call ]] && COMPREPLY=($(compgen -W "hello submit status wait cancel list output watch unwatch metrics drain ping reload set_client shutdown" -- "$cur")) ;;

@@ -43,7 +43,7 @@ JSCHEDD_RUN_SRCS := daemon/run/runner.c daemon/run/exec.c daemon/run/slots.c dae
 	daemon/run/builtins.c daemon/run/modules.c daemon/run/cgroup.c daemon/run/exec_cgroup.c \
 	daemon/run/backend.c daemon/run/backend_slurm.c daemon/run/slurm_script.c daemon/run/resources.c
 JSCHEDD_NET_SRCS := daemon/net/server.c daemon/net/session.c daemon/net/op_submit.c \
-	daemon/net/op_wait.c daemon/net/op_jobs.c daemon/net/op_admin.c daemon/net/op_pause.c daemon/net/op_hook.c daemon/net/op_retry.c daemon/net/watch.c daemon/net/follow.c daemon/net/record.c daemon/net/metrics.c \
+	daemon/net/op_wait.c daemon/net/op_jobs.c daemon/net/op_admin.c daemon/net/op_pause.c daemon/net/op_hook.c daemon/net/op_retry.c daemon/net/op_result.c daemon/net/watch.c daemon/net/follow.c daemon/net/record.c daemon/net/metrics.c \
 	daemon/net/prometheus.c daemon/net/prom_export.c
 JSCHEDD_TOP_SRCS := daemon/main.c daemon/daemon.c daemon/persist.c daemon/sdnotify.c daemon/service.c
 JSCHEDD_SRCS := $(JSCHEDD_CORE_SRCS) $(JSCHEDD_RUN_SRCS) $(JSCHEDD_NET_SRCS) $(JSCHEDD_TOP_SRCS)
@@ -154,8 +154,9 @@ $(JSCHEDD_TESTS): $(B)/tests/daemon/%: $(B)/obj/tests/daemon/%.o \
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(JANSSON_LIBS) $(CMOCKA_LIBS) $(LDLIBS)
 
 .PHONY: test-daemon
-# test_daemon_hooks and test_daemon_array run the jsched tool (jdt_tool; it runs the hooks).
-$(B)/tests/daemon/test_daemon_hooks $(B)/tests/daemon/test_daemon_array: | $(JSCHED_BIN)
+# test_daemon_hooks, test_daemon_array and test_daemon_result run the jsched tool (jdt_tool; it runs the hooks).
+$(B)/tests/daemon/test_daemon_hooks $(B)/tests/daemon/test_daemon_array \
+		$(B)/tests/daemon/test_daemon_result: | $(JSCHED_BIN)
 # test_daemon_journal preloads fault_shim.so into its daemon (a full disk on demand);
 # built without sanitizers, like the power-cut shim (daemon/core/journal.mk).
 JD_FAULT_SHIM := $(B)/tests/daemon/fault_shim.so

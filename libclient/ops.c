@@ -7,6 +7,7 @@
  */
 #include "libclient/internal.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -822,6 +823,62 @@ int jsched_list_array(struct jsched_conn *c, uint64_t array_id, unsigned state_m
 		return JSCHED_EINVAL;
 	}
 	return list(c, state_mask, NULL, false, array_id, out);
+}
+
+/* jsched_value: see jsched.h.  Each piece is asked from the offset after the last one;
+ * a reply whose piece does not begin where asked, or that makes no progress, is the
+ * daemon's error, not a reason to loop. */
+int jsched_value(struct jsched_conn *c, uint64_t id, char **json, size_t *len)
+{
+	if (json != NULL)
+		*json = NULL;
+	if (len != NULL)
+		*len = 0;
+	if (c == NULL || json == NULL)
+		return JSCHED_EINVAL;
+	char *buf = NULL;
+	size_t have = 0, total = 0;
+	bool more = true;
+	int r = 0;
+	while (r == 0 && more) {
+		json_t *req = ids_request(c, JP_OP_RESULT, &id, 1, true, &r), *reply = NULL;
+		if (req == NULL)
+			break;
+		if (json_object_set_new(req, "offset", json_integer((json_int_t)have)) < 0) {
+			json_decref(req);
+			r = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+			break;
+		}
+		if ((r = jc_call(c, req, &reply, 0)) < 0)
+			break;
+		const json_t *data = json_object_get(reply, "data");
+		json_int_t bytes = json_integer_value(json_object_get(reply, "bytes"));
+		json_int_t next = json_integer_value(json_object_get(reply, "next_offset"));
+		size_t n = json_string_length(data);
+		more = json_is_true(json_object_get(reply, "more"));
+		if (!json_is_string(data) || bytes < 0 || (buf != NULL && (size_t)bytes != total) ||
+		    next != (json_int_t)(have + n) || (size_t)next > (size_t)bytes ||
+		    (more && n == 0) || (!more && (size_t)next != (size_t)bytes)) {
+			r = jc_set_error(c, JSCHED_EPROTOCOL, "job %" PRIu64 "'s result came in pieces "
+					 "that do not add up", id);
+		} else if (buf == NULL && (buf = malloc((size_t)bytes + 1)) == NULL) {
+			r = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+		} else {
+			total = (size_t)bytes;
+			memcpy(buf + have, json_string_value(data), n);
+			have += n;
+		}
+		json_decref(reply);
+	}
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	buf[have] = '\0';
+	*json = buf;
+	if (len != NULL)
+		*len = have;
+	return 0;
 }
 
 /* jsched_output: see jsched.h. */

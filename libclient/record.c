@@ -187,6 +187,9 @@ struct jsched_result *jc_result_from_json(const json_t *rec, struct jc_text text
 		.attempt = json_is_integer(json_object_get(rec, "attempt"))
 				   ? (uint32_t)json_integer_value(json_object_get(rec, "attempt")) : 0,
 		.next_attempt_ms = ms(rec, "next_attempt_ms"),
+		.result_bytes = json_is_integer(json_object_get(rec, "result_bytes"))
+					? (uint64_t)json_integer_value(json_object_get(rec, "result_bytes")) : 0,
+		.result_omitted = json_is_true(json_object_get(rec, "result_omitted")),
 	};
 	struct jsched_result *r = ok ? assemble(&tmpl, pc) : NULL;
 	for (int i = 0; i < NPIECES; i++)
@@ -383,6 +386,10 @@ static bool plain_record(struct cursor *c, struct jsched_result **out)
 			tmpl.attempt = nonneg ? (uint32_t)v.i : 0;
 		} else if (key_is(k, "next_attempt_ms")) {
 			tmpl.next_attempt_ms = nonneg ? v.i : 0;
+		} else if (key_is(k, "result_bytes")) {
+			tmpl.result_bytes = nonneg ? (uint64_t)v.i : 0;
+		} else if (key_is(k, "result_omitted")) {
+			tmpl.result_omitted = v.type == V_TRUE;
 		} else if (key_is(k, "value")) {
 			/* As jc_dup_json would write it: a string with its quotes. */
 			pc[VALUE] = v.type == V_STRING ? (struct piece){ v.text.p - 1, v.text.len + 2, NULL }

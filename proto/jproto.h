@@ -60,6 +60,9 @@ int jp_default_socket_path(char *buf, size_t size);
 #define JP_HANDSHAKE_FRAME_BYTES (64u * 1024u)
 #define JP_DEFAULT_FRAME_BYTES (1024u * 1024u)
 #define JP_DEFAULT_REPLY_FRAME_BYTES (16u * 1024u * 1024u)
+/* The largest result (a call's value, a failed handler's detail) a job record carries
+ * whole; a larger one is fetched alone with the `result` operation. */
+#define JP_DEFAULT_VALUE_BYTES (64u * 1024u)
 
 /* The largest integer the protocol carries (ids, sequence numbers, times): 2^53 - 1, so
  * that every JSON implementation reads it exactly. */
@@ -264,6 +267,7 @@ struct jp_limits {
 	uint32_t output_bytes;
 	uint32_t events_retained;
 	uint32_t array_elements;	/* elements in one job array */
+	uint32_t value_bytes;		/* the largest result a record carries whole */
 };
 
 /* jp_limits_default fills l with the defaults of PROTOCOL.md. */
@@ -346,8 +350,9 @@ enum jp_op {
 	JP_OP_HOOK,
 	JP_OP_TEST_CLOCK,
 	JP_OP_RETRY,
+	JP_OP_RESULT,
 };
-#define JP_NOPS 22
+#define JP_NOPS 23
 
 /* Wire names of the enums above (static strings; NULL for a value out of range), and
  * back: the *_from_name functions return the value, or -1 for an unknown name. */

@@ -19,7 +19,7 @@ static const char *const ops[] = {"hello", "submit", "status", "wait", "cancel",
 				  "list", "output", "watch", "unwatch", "metrics",
 				  "drain", "ping", "reload", "set_client", "shutdown",
 				  "pause", "resume", "hold", "release", "hook",
-				  "test_clock", "retry"};
+				  "test_clock", "retry", "result"};
 
 _Static_assert(sizeof(states) / sizeof(states[0]) == JP_NSTATES, "states table");
 _Static_assert(sizeof(ops) / sizeof(ops[0]) == JP_NOPS, "ops table");
@@ -94,6 +94,7 @@ static const struct {
 	L(output_bytes, 1024u * 1024u),
 	L(events_retained, 4096),
 	L(array_elements, 100000),
+	L(value_bytes, JP_DEFAULT_VALUE_BYTES),
 #undef L
 };
 _Static_assert(sizeof(limit_rows) / sizeof(limit_rows[0]) * sizeof(uint32_t) ==

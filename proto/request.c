@@ -151,6 +151,12 @@ static const struct field f_hook[] = {
 	{"reason", T_STR, 0, 0, 1024, NULL},
 	{NULL, T_INT, 0, 0, 0, NULL},
 };
+static const struct field f_result[] = {
+	{"job", T_ID, REQ, 0, 0, NULL},
+	{"offset", T_INT, 0, 0, JP_MAX_INT, NULL},
+	{"max_bytes", T_INT, 0, 1, JP_MAX_INT, NULL},
+	{NULL, T_INT, 0, 0, 0, NULL},
+};
 static const struct field f_test_clock[] = {
 	{"advance_ms", T_INT, 0, 0, JP_MAX_INT, NULL},
 	{NULL, T_INT, 0, 0, 0, NULL},
@@ -169,6 +175,7 @@ static const struct field *const op_fields[JP_NOPS] = {
 	[JP_OP_RESUME] = f_pause,	[JP_OP_HOLD] = f_ids,
 	[JP_OP_RELEASE] = f_ids,	[JP_OP_HOOK] = f_hook,
 	[JP_OP_TEST_CLOCK] = f_test_clock, [JP_OP_RETRY] = f_ids,
+	[JP_OP_RESULT] = f_result,
 };
 
 static bool in_vals(const char *const *vals, const char *s)

@@ -66,6 +66,7 @@ void jd_config_defaults(struct jd_config *c)
 	c->max_wait_ids_per_uid = 100000;
 	c->frame_ms = 30000;
 	c->partial_frame_bytes = 64u << 20;
+	c->value_bytes = 64u << 10;
 	c->max_queued_total = 100000;
 	c->max_batch = 10000;
 	c->max_array = 100000;
@@ -352,7 +353,7 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		"frame_bytes", "handshake_ms", "output_buffer_bytes", "connections",
 		"connections_per_uid", "queued_jobs", "batch_jobs", "waits_per_connection",
 		"wait_ids_per_uid", "frame_ms", "partial_frame_bytes", "array_elements", "clients",
-		NULL};
+		"value_bytes", NULL};
 	static const char *const ret_keys[] = {"jobs", "seconds", "bytes", "min_seconds", "events",
 					       NULL};
 	static const char *const idle_names[] = {"sleep", "spin"};
@@ -439,6 +440,7 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		GET_U32(r, v, "wait_ids_per_uid", 1, 100000000, c->max_wait_ids_per_uid);
 		GET_U32(r, v, "frame_ms", 10, 3600000, c->frame_ms);
 		GET_U32(r, v, "partial_frame_bytes", 65536, 1u << 31, c->partial_frame_bytes);
+		GET_U32(r, v, "value_bytes", 1024, 8u << 20, c->value_bytes);
 		r->prefix[0] = '\0';
 	}
 	if ((v = json_object_get(root, "metrics"))) {

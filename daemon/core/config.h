@@ -184,6 +184,8 @@ struct jd_config {
 	uint32_t max_wait_ids_per_uid;	/* ids named by a uid's pending waits, in all */
 	uint32_t frame_ms;		/* time a frame may take to arrive, once begun */
 	uint32_t partial_frame_bytes;	/* bytes held for frames not yet complete, in all */
+	uint32_t value_bytes;		/* the largest result a record carries whole (above:
+					 * its size, and the result operation) */
 
 	/* retention of finished jobs and of watch events */
 	uint32_t retain_jobs;

@@ -93,6 +93,9 @@ void jd__wait_discard(struct jd_wait_req *w);
  * else when its jobs end, its time runs out or (dropped) its connection closes. */
 void jd__wait_begin(struct jd_wait_req *w, struct jd_job **jobs, const struct jd__wait_how *how);
 
+/* op_result.c: result, a job's result alone, in pieces (answered at once). */
+void jd__op_result(struct jd_conn *c, const struct jp_request *r);
+
 /* jd__waits_drop: forget c's pending waits (the connection is closing). */
 void jd__waits_drop(struct jd_conn *c);
 

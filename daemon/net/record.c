@@ -3,6 +3,7 @@
 #include "daemon/net/record.h"
 #include "daemon/core/array.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,20 +36,26 @@ int jd_json_text_int(struct jp_buf *out, int64_t v)
 
 int jd_json_text_string(struct jp_buf *out, const char *s)
 {
+	return jd_json_text_stringn(out, s, strlen(s));
+}
+
+int jd_json_text_stringn(struct jp_buf *out, const char *s, size_t len)
+{
 	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s;
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
 	int rc = jp_buf_append(out, "\"", 1);
 
-	while (rc == 0 && *p) {
+	while (rc == 0 && p < end) {
 		const unsigned char *run = p;
 		size_t n;
 
 		/* Copy the longest run that needs no escaping in one append. */
-		while (*p >= 0x20 && *p != '"' && *p != '\\' && (n = jp_utf8_seq((const char *)p)) > 0)
+		while (p < end && *p >= 0x20 && *p != '"' && *p != '\\' &&
+		       (n = jp_utf8_seq((const char *)p)) > 0 && n <= (size_t)(end - p))
 			p += n;
 		if (p > run)
 			rc = jp_buf_append(out, run, (size_t)(p - run));
-		if (rc || !*p)
+		if (rc || p == end)
 			break;
 		if (*p == '"' || *p == '\\') {
 			char e[2] = {'\\', (char)*p};
@@ -91,10 +98,18 @@ static int json_text(struct jp_buf *b, const json_t *v)
 	return rc;
 }
 
-/* value_text: a job's result, kept as JSON text (jobs.h), or null. */
-static int value_text(struct jp_buf *b, const struct jd_job *j)
+/* result_member: a job's result, kept as JSON text (jobs.h), as the member `name`
+ * ("value", or "detail" for a failed handler's), or null; one longer than value_max bytes
+ * as its size instead, "result_bytes": N, "result_omitted": true (the `result` operation
+ * fetches it alone, op_result.c), so that no record outgrows a reply. */
+static int result_member(struct jp_buf *b, const struct jd_job *j, const char *name,
+			 size_t value_max)
 {
-	return j->value ? jp_buf_append(b, j->value, j->value_len) : put(b, "null");
+	if (j->value_len > value_max)
+		return member(b, "result_bytes") || jd_json_text_int(b, (int64_t)j->value_len) ||
+		       put(b, ",\"result_omitted\":true");
+	return member(b, name) ||
+	       (j->value ? jp_buf_append(b, j->value, j->value_len) : put(b, "null"));
 }
 
 /* COMMAND_MAX: the most bytes of an exec job's argv the record's "command" carries (the
@@ -251,8 +266,10 @@ static int attempts_text(struct jp_buf *out, const struct jd_job *j, enum jd_sta
 	return rc || put(out, "]");
 }
 
-/* base_text: the record with every member but the exec part's. */
-static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s)
+/* base_text: the record with every member but the exec part's; results longer than
+ * value_max bytes by their size (result_member). */
+static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s,
+		     size_t value_max)
 {
 	int rc;
 
@@ -296,7 +313,7 @@ static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s
 		if (s == JD_SUCCEEDED) {
 			/* A call's result; an exec job's outcome is the exec part's members. */
 			if (!rc && j->kind == JD_KIND_CALL)
-				rc = member(out, "value") || value_text(out, j);
+				rc = result_member(out, j, "value", value_max);
 		} else if (!rc) {
 			/* A final job that did not succeed always has a cause; the fallback
 			 * keeps the record whole if one is ever missed. */
@@ -305,7 +322,7 @@ static int base_text(struct jp_buf *out, const struct jd_job *j, enum jd_state s
 			rc = member(out, "cause") || jd_json_text_string(out, jp_cause_name(cause)) ||
 			     member(out, "reason") ||
 			     jd_json_text_string(out, j->reason ? j->reason : jd_state_name(s)) ||
-			     (j->value && (member(out, "detail") || value_text(out, j)));
+			     (j->value_len && result_member(out, j, "detail", value_max));
 		}
 	}
 	return rc || jp_buf_append(out, "}", 1) ? JSCHED_ENOMEM : 0;
@@ -319,7 +336,7 @@ static json_t *exec_record(const struct jd_job *j, enum jd_state s)
 	json_t *r = NULL;
 
 	jp_buf_init(&b);
-	if (base_text(&b, j, s) == 0)
+	if (base_text(&b, j, s, SIZE_MAX) == 0)
 		r = json_loadb((const char *)b.data, b.len, 0, NULL);
 	jp_buf_free(&b);
 	/* A remote job's Slurm id and node while it runs, too; and a command's indices of
@@ -336,9 +353,8 @@ int jd_record_text(struct jp_buf *out, struct jd_net *d, const struct jd_job *j,
 	char *t;
 	int rc;
 
-	(void)d;
 	if (!j->exec)
-		return base_text(out, j, s);
+		return base_text(out, j, s, d->cfg->value_bytes);
 	/* The exec part adds its members to a jansson object (exec.c): go through one. */
 	r = exec_record(j, s);
 	t = r ? json_dumps(r, JSON_COMPACT) : NULL;

@@ -66,6 +66,10 @@ int jd_json_text_raw(struct jp_buf *out, const char *s);
  * U+FFFD).  Returns 0 or JSCHED_ENOMEM. */
 int jd_json_text_string(struct jp_buf *out, const char *s);
 
+/* jd_json_text_stringn: jd_json_text_string of the len bytes at s (a NUL among them is
+ * written as \u0000; a character is read whole only if it ends within them). */
+int jd_json_text_stringn(struct jp_buf *out, const char *s, size_t len);
+
 /* jd_json_text_int: append v in decimal.  Returns 0 or JSCHED_ENOMEM. */
 int jd_json_text_int(struct jp_buf *out, int64_t v);
 

@@ -102,6 +102,7 @@ void jd__limits_of(const struct jd_conn *c, struct jp_limits *lim)
 	lim->max_queued = c->client ? c->client->conf.max_queued : cfg->default_client.max_queued;
 	lim->events_retained = cfg->retain_events;
 	lim->output_bytes = cfg->exec.output_bytes;
+	lim->value_bytes = cfg->value_bytes;
 }
 
 struct jd_job *jd__find_owned(struct jd_conn *c, int64_t req_id, int64_t id, const char *field)
@@ -363,6 +364,9 @@ void jd_session_message(struct jd_conn *c, json_t *msg)
 		break;
 	case JP_OP_RETRY:
 		jd__op_retry(c, &r);
+		break;
+	case JP_OP_RESULT:
+		jd__op_result(c, &r);
 		break;
 	}
 	/* Whatever the operation ended, settle it now, before the next message. */

@@ -346,6 +346,9 @@ struct jsched_result {
 	int64_t not_before_ms; /* the spec's not_before (jsched_spec_set_not_before); 0: none */
 	uint32_t attempt;    /* with a retry policy or retried: the current attempt (1 ...); 0 */
 	int64_t next_attempt_ms; /* retrying: when the next attempt starts; else 0 */
+	uint64_t result_bytes; /* a result longer than the daemon's value_bytes: its size (the
+				  record then has no value_json; jsched_value fetches it); 0 */
+	bool result_omitted; /* so: the result is fetched alone (jsched_value) */
 };
 
 JSCHED_API void jsched_result_free(struct jsched_result *result);
@@ -516,6 +519,13 @@ JSCHED_API int jsched_hook_report(struct jsched_conn *conn, uint64_t id, bool ok
  * one record (the parent's, whose "array" member counts its elements per state). */
 JSCHED_API int jsched_list_array(struct jsched_conn *conn, uint64_t array_id, unsigned state_mask,
 				 struct jsched_results **out);
+
+/* jsched_value stores job id's result, as JSON text, in *json (NUL-terminated; free with
+ * jsched_free) and its length in *len (may be NULL): a call's value, or a failed handler's
+ * detail, whole, however large (a record carries one only up to the daemon's value_bytes,
+ * and says result_omitted past it).  It fetches the text in pieces that each fit a reply.
+ * JSCHED_ENOT_SUPPORTED for a command, an array, or a job that has not ended. */
+JSCHED_API int jsched_value(struct jsched_conn *conn, uint64_t id, char **json, size_t *len);
 
 /* jsched_output stores an exec job's captured stdout and stderr in *out.  JSCHED_ENOT_SUPPORTED
  * for a call job. */

@@ -33,6 +33,7 @@ static const char help_main[] =
 	"  cancel    cancel jobs\n"
 	"  ls        list your jobs\n"
 	"  output    print an exec job's captured stdout and stderr\n"
+	"  result    print a call job's result, however large\n"
 	"  watch     print events about your jobs as they happen\n"
 	"  metrics   show the daemon's metrics (a table; --json for the document)\n"
 	"  top       a live view of clients, queues, workers and latencies\n"
@@ -334,6 +335,17 @@ static const char help_retry[] =
 	"\n"
 	"Example: jsched retry 42; jsched wait 42\n";
 
+static const char help_result[] =
+	"usage: jsched result ID\n"
+	"\n"
+	"Print a call job's result (its value, or a failed handler's detail) as JSON, whole,\n"
+	"however large: a job record carries a result only up to the daemon's value_bytes\n"
+	"(64 KiB by default), and says how long it is instead past that (status and ls show\n"
+	"\"value of N bytes\"; wait prints it whole, as this does).  Exits 1 for a command,\n"
+	"an array, or a job that has not ended.\n"
+	"\n"
+	"Example: jsched result 42 > value.json\n";
+
 static const char help_hold[] =
 	"usage: jsched hold ID... [--json]\n"
 	"       jsched release ID... [--json]\n"
@@ -407,6 +419,7 @@ static const char *const verb_names[CLI_VERB_COUNT] = {
 	[CLI_RELEASE] = "release",
 	[CLI_HOOKS] = "hooks",
 	[CLI_RETRY] = "retry",
+	[CLI_RESULT] = "result",
 	[CLI_ADMIN_RELOAD] = "admin reload",
 	[CLI_ADMIN_SET_CLIENT] = "admin set-client",
 	[CLI_ADMIN_SHUTDOWN] = "admin shutdown",
@@ -434,6 +447,7 @@ const char *cli_help(enum cli_verb verb)
 	case CLI_RELEASE: return help_hold;
 	case CLI_HOOKS: return help_hooks;
 	case CLI_RETRY: return help_retry;
+	case CLI_RESULT: return help_result;
 	case CLI_ADMIN_RELOAD:
 	case CLI_ADMIN_SET_CLIENT:
 	case CLI_ADMIN_SHUTDOWN: return help_admin;
@@ -1614,6 +1628,7 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 	case CLI_RELEASE: r = parse_generic(&p, cmd, hold_opts, SOME_IDS); break;
 	case CLI_HOOKS: cmd->mine = true; r = parse_generic(&p, cmd, hold_opts, SOME_IDS); break;
 	case CLI_RETRY: r = parse_generic(&p, cmd, hold_opts, SOME_IDS); break;
+	case CLI_RESULT: r = parse_generic(&p, cmd, no_opts, ONE_ID); break;
 	default: r = parse_admin(&p, cmd); break;
 	}
 	return r < 0 ? CLI_EXIT_USAGE : CLI_EXIT_OK;

@@ -73,7 +73,9 @@ static void put_outcome(FILE *f, const struct jsched_result *r)
 		break;
 	}
 	case JSCHED_STATE_SUCCEEDED:
-		if (r->value_json != NULL)
+		if (r->result_omitted) /* too long for a line: `jsched result ID` prints it */
+			fprintf(f, "value of %" PRIu64 " bytes, ", r->result_bytes);
+		else if (r->value_json != NULL)
 			fprintf(f, "value %s, ", r->value_json);
 		else if (r->exit_code >= 0)
 			fprintf(f, "exit %d, ", r->exit_code);
@@ -303,6 +305,18 @@ static int report_finished(struct jsched_conn *conn, const struct cli_cmd *cmd, 
 				fprintf(stderr, "jsched: job %" PRIu64 "'s output was truncated by the daemon\n", r->id);
 			jsched_output_free(o);
 			o = NULL;
+		}
+	} else if (r->result_omitted) {
+		/* Too large for the record: fetched alone, whole. */
+		char *text;
+		size_t len;
+		if (jsched_value(conn, r->id, &text, &len) == 0) {
+			fwrite(text, 1, len, stdout);
+			putchar('\n');
+			jsched_free(text);
+		} else {
+			fprintf(stderr, "jsched: job %" PRIu64 "'s result (%" PRIu64 " bytes): %s\n", r->id,
+				r->result_bytes, jsched_error_message(conn));
 		}
 	} else if (r->value_json != NULL) {
 		puts(r->value_json);
@@ -719,6 +733,8 @@ static const char *result_text(char *buf, size_t len, const struct jsched_result
 		snprintf(buf, len, "signal %d", r->signal);
 	else if (r->exit_code >= 0)
 		snprintf(buf, len, "exit %d", r->exit_code);
+	else if (r->result_omitted && r->state == JSCHED_STATE_SUCCEEDED)
+		snprintf(buf, len, "value of %" PRIu64 " bytes", r->result_bytes);
 	else if (r->value_json != NULL)
 		snprintf(buf, len, "value %s", r->value_json);
 	else if (r->cause != NULL)
@@ -1242,6 +1258,20 @@ int cmd_output(struct jsched_conn *conn, const struct cli_cmd *cmd)
 			cmd->ids[0]);
 	jsched_output_free(o);
 	return CLI_EXIT_OK;
+}
+
+/* cmd_result: see tool.h. */
+int cmd_result(struct jsched_conn *conn, const struct cli_cmd *cmd)
+{
+	char *text;
+	size_t len;
+	int r = jsched_value(conn, cmd->ids[0], &text, &len);
+	if (r < 0)
+		return tool_fail(conn, cmd, r);
+	fwrite(text, 1, len, stdout);
+	putchar('\n');
+	jsched_free(text);
+	return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILED;
 }
 
 /* ---- watch ----------------------------------------------------------------------------------- */

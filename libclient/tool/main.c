@@ -21,7 +21,7 @@ static const char *const verb_names[CLI_VERB_COUNT] = {
 	[CLI_DASHBOARD] = "dashboard",
 	[CLI_PAUSE] = "pause",	       [CLI_RESUME] = "resume",
 	[CLI_HOLD] = "hold",	       [CLI_RELEASE] = "release",
-	[CLI_RETRY] = "retry",
+	[CLI_RETRY] = "retry",	       [CLI_RESULT] = "result",
 	[CLI_ADMIN_RELOAD] = "admin reload", [CLI_ADMIN_SET_CLIENT] = "admin set-client",
 	[CLI_ADMIN_SHUTDOWN] = "admin shutdown", [CLI_CALL] = "call",
 };
@@ -85,6 +85,7 @@ static int run(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	case CLI_RELEASE: return cmd_hold(conn, cmd);
 	case CLI_HOOKS: return cmd_hooks(conn, cmd);
 	case CLI_RETRY: return cmd_retry(conn, cmd);
+	case CLI_RESULT: return cmd_result(conn, cmd);
 	case CLI_ADMIN_RELOAD:
 	case CLI_ADMIN_SET_CLIENT:
 	case CLI_ADMIN_SHUTDOWN: return cmd_admin(conn, cmd);

@@ -20,6 +20,8 @@ int cmd_status(struct jsched_conn *conn, const struct cli_cmd *cmd);
 int cmd_cancel(struct jsched_conn *conn, const struct cli_cmd *cmd);
 int cmd_ls(struct jsched_conn *conn, const struct cli_cmd *cmd);
 int cmd_output(struct jsched_conn *conn, const struct cli_cmd *cmd);
+/* cmd_result: print call job cmd->ids[0]'s result whole (jsched_value), a line. */
+int cmd_result(struct jsched_conn *conn, const struct cli_cmd *cmd);
 int cmd_watch(struct jsched_conn *conn, const struct cli_cmd *cmd);
 int cmd_metrics(struct jsched_conn *conn, const struct cli_cmd *cmd);
 int cmd_top(struct jsched_conn *conn, const struct cli_cmd *cmd);

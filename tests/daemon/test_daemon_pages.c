@@ -30,7 +30,11 @@ static struct jdt t;
 static int setup(void **state)
 {
 	(void)state;
-	jdt_start(&t, "\"workers\": 2, \"retention\": {\"jobs\": 20000}");
+	/* Records that carry their results whole (up to 2 MiB each), so that replies of many
+	 * records are large; past the default value_bytes they would carry sizes
+	 * (test_daemon_result). */
+	jdt_start(&t, "\"workers\": 2, \"retention\": {\"jobs\": 20000}, "
+		      "\"limits\": {\"value_bytes\": 2097152}");
 	return 0;
 }
 

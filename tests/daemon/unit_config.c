@@ -76,6 +76,8 @@ static void test_bad_values_named(void **state)
 	refused("{\"modules\": [42]}", "modules");
 	refused("{\"retention\": {\"events\": 1}}", "retention.events");
 	refused("{\"limits\": {\"clients\": 0}}", "limits.clients");
+	refused("{\"limits\": {\"value_bytes\": 1000}}", "limits.value_bytes");
+	refused("{\"limits\": {\"value_bytes\": 8388609}}", "limits.value_bytes");
 	refused("{\"retention\": {\"bytes\": 4096}}", "retention.bytes");
 	refused("{\"retention\": {\"bytes\": \"2X\"}}", "retention.bytes");
 	refused("{\"retention\": {\"min_seconds\": -1}}", "retention.min_seconds");

@@ -109,6 +109,9 @@ static void test_every_op_accepted(void **state)
 	       "\"max_queued\":5,\"overflow\":\"drop_oldest\"}", JP_OP_SET_CLIENT, 12);
 	req_ok("{\"op\":\"shutdown\",\"id\":18,\"mode\":\"immediate\"}", JP_OP_SHUTDOWN, 18);
 	req_ok("{\"id\":19,\"op\":\"shutdown\"}", JP_OP_SHUTDOWN, 19);
+	req_ok("{\"op\":\"result\",\"id\":20,\"job\":57}", JP_OP_RESULT, 20);
+	req_ok("{\"op\":\"result\",\"id\":20,\"job\":57,\"offset\":16773120,\"max_bytes\":1}",
+	       JP_OP_RESULT, 20);
 }
 
 static void test_envelope_errors(void **state)
@@ -186,6 +189,12 @@ static void test_member_errors(void **state)
 		JSCHED_EBAD_REQUEST, "overflow", 10);
 	req_bad("{\"op\":\"shutdown\",\"id\":11,\"mode\":\"now\"}", JSCHED_EBAD_REQUEST, "mode", 11);
 	req_bad("{\"op\":\"metrics\",\"id\":12,\"verbose\":true}", JSCHED_EBAD_REQUEST, "verbose", 12);
+	req_bad("{\"op\":\"result\",\"id\":14}", JSCHED_EBAD_REQUEST, "job", 14);
+	req_bad("{\"op\":\"result\",\"id\":14,\"jobs\":[1]}", JSCHED_EBAD_REQUEST, "jobs", 14);
+	req_bad("{\"op\":\"result\",\"id\":14,\"job\":1,\"offset\":-1}", JSCHED_EBAD_REQUEST,
+		"offset", 14);
+	req_bad("{\"op\":\"result\",\"id\":14,\"job\":1,\"max_bytes\":0}", JSCHED_EBAD_REQUEST,
+		"max_bytes", 14);
 }
 
 static void test_typed_reads(void **state)
@@ -328,6 +337,7 @@ static void test_limits(void **state)
 	assert_int_equal(a.jobs_per_submit, 10000);
 	assert_int_equal(a.stdin_bytes, 262144);
 	assert_int_equal(a.events_retained, 4096);
+	assert_int_equal(a.value_bytes, 65536);
 	a.deps_per_job = 7;
 	j = jp_limits_to_json(&a);
 	assert_int_equal(json_object_size(j), sizeof(a) / sizeof(uint32_t));
