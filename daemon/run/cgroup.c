@@ -1017,6 +1017,12 @@ bool jd_cg_populated(struct jd_cg *cg, const struct jd_cg_job *g)
 	return false;
 }
 
+/* since: a counter's growth from its base (0 if it went back: the group was not ours). */
+static uint64_t since(uint64_t v, uint64_t base)
+{
+	return v > base ? v - base : 0;
+}
+
 int jd_cg_usage(struct jd_cg *cg, const struct jd_cg_job *g, struct jd_cg_usage *u, bool count)
 {
 	uint64_t a, b;
@@ -1059,11 +1065,84 @@ int jd_cg_usage(struct jd_cg *cg, const struct jd_cg_job *g, struct jd_cg_usage 
 				u->has_pids = get_key(dir, "pids.events", "max", &u->pids_max_hits);
 		}
 	}
+	/* A reused group's counters began with its previous commands (jd_cg_job_park). */
+	u->cpu_us = since(u->cpu_us, g->base.cpu_us);
+	u->user_us = since(u->user_us, g->base.user_us);
+	u->system_us = since(u->system_us, g->base.system_us);
+	u->oom_kills = since(u->oom_kills, g->base.oom_kills);
+	u->pids_max_hits = since(u->pids_max_hits, g->base.pids_max_hits);
 	if (count) {
 		cg->stats.oom_kills += u->oom_kills;
 		cg->stats.pids_max_hits += u->pids_max_hits;
 	}
 	return u->has_cpu || u->has_memory_peak || u->has_oom || u->has_pids ? 0 : JSCHED_EIO;
+}
+
+bool jd_cg_can_reuse(const struct jd_cg *cg)
+{
+	return cg->mode == JD_CG_V1;
+}
+
+/* rename_all: g's directory in every hierarchy renamed to `name` under the same client
+ * group; g->dir follows each rename as it succeeds.  Returns 0 or JSCHED_EIO. */
+static int rename_all(struct jd_cg *cg, struct jd_cg_job *g, const char *name)
+{
+	for (size_t h = 0; h < g->ndir; h++) {
+		char to[PATH_MAX];
+		const char *slash = strrchr(g->dir[h], '/');
+		int n;
+
+		if (!slash)
+			return JSCHED_EINVAL;
+		n = snprintf(to, sizeof(to), "%.*s/%s", (int)(slash - g->dir[h]), g->dir[h], name);
+		if (n < 0 || n >= PATH_MAX) {
+			note_error(cg, ENAMETOOLONG, "%s", g->dir[h]);
+			return JSCHED_EIO;
+		}
+		if (rename(g->dir[h], to) < 0) {
+			note_error(cg, errno, "cannot rename %s to %s", g->dir[h], name);
+			return JSCHED_EIO;
+		}
+		memcpy(g->dir[h], to, (size_t)n + 1);
+	}
+	return 0;
+}
+
+int jd_cg_job_park(struct jd_cg *cg, struct jd_cg_job *g, uint64_t n, const struct jd_cg_usage *now)
+{
+	char name[32];
+
+	if (!jd_cg_can_reuse(cg) || !g->ndir)
+		return JSCHED_ENOT_SUPPORTED;
+	for (size_t h = 0; h < g->ndir; h++)
+		if ((cg->hier[h].ctls & (1u << JD_CG_MEMORY)) &&
+		    put_noted(cg, g->dir[h], "memory.max_usage_in_bytes", "0") < 0)
+			return JSCHED_EIO;
+	snprintf(name, sizeof(name), "spare-%llu", (unsigned long long)n);
+	if (rename_all(cg, g, name) < 0)
+		return JSCHED_EIO;
+	g->base = *now;
+	g->id = 0;
+	g->seq = 0;
+	cg->stats.parked++;
+	return 0;
+}
+
+int jd_cg_job_reuse(struct jd_cg *cg, struct jd_cg_job *g, uint64_t id, uint64_t seq)
+{
+	char name[48];
+
+	if (seq)
+		snprintf(name, sizeof(name), "job-%llu-%llu", (unsigned long long)id,
+			 (unsigned long long)seq);
+	else
+		snprintf(name, sizeof(name), "job-%llu", (unsigned long long)id);
+	if (rename_all(cg, g, name) < 0)
+		return JSCHED_EIO;
+	g->id = id;
+	g->seq = seq;
+	cg->stats.reused++;
+	return 0;
 }
 
 /* remove_dirs: rmdir each of g's directories.  Returns 0 or JSCHED_EAGAIN (one is busy). */
@@ -1171,6 +1250,14 @@ static void recover_client(struct jd_cg *cg, const char *cdir, void *arg)
 			struct jd_cg_job g;
 			struct jd_cg_usage u;
 
+			if (e->d_type == DT_DIR && strncmp(e->d_name, "spare-", 6) == 0) {
+				/* A parked group (empty: nothing is started in one). */
+				char spare[PATH_MAX];
+
+				if (join(spare, dir, e->d_name) == 0 && drop_dir(cg, spare) < 0)
+					r->rc = JSCHED_EAGAIN;
+				continue;
+			}
 			if (e->d_type != DT_DIR || !job_of(cg, cdir, e->d_name, &g))
 				continue;
 			(void)jd_cg_kill(cg, &g);
@@ -1222,10 +1309,20 @@ static void drop_client(struct jd_cg *cg, const char *cdir, void *arg)
 {
 	(void)arg;
 	for (size_t h = 0; h < cg->nhier; h++) {
-		char dir[PATH_MAX];
+		char dir[PATH_MAX], spare[PATH_MAX];
+		DIR *dh;
+		struct dirent *e;
 
-		if (snprintf(dir, sizeof(dir), "%s/%s", cg->hier[h].base, cdir) < PATH_MAX)
-			(void)drop_dir(cg, dir);
+		if (snprintf(dir, sizeof(dir), "%s/%s", cg->hier[h].base, cdir) >= PATH_MAX)
+			continue;
+		/* Its parked groups first (jd_cg_job_park): empty, they go with it. */
+		for (dh = opendir(dir); dh && (e = readdir(dh));)
+			if (e->d_type == DT_DIR && strncmp(e->d_name, "spare-", 6) == 0 &&
+			    join(spare, dir, e->d_name) == 0)
+				(void)drop_dir(cg, spare);
+		if (dh)
+			closedir(dh);
+		(void)drop_dir(cg, dir);
 	}
 }
 

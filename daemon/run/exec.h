@@ -79,6 +79,7 @@ struct jd_cg_limits;
 struct jp_job_spec;
 struct cg_client;
 struct cg_pending;
+struct cg_spare;
 
 /* What the process machinery works with (borrowed, kept; jd_exec_init). */
 struct jd_exec_env {
@@ -129,6 +130,9 @@ struct jd_exec {
 	bool cg_timer_on;
 	uint64_t cg_seq;		/* handler processes' group numbers */
 	uint64_t cg_abandoned;		/* groups that never emptied */
+	struct cg_spare *cg_spares;	/* parked groups for reuse (exec_cgroup.c) */
+	unsigned n_spares;
+	uint64_t cg_spare_seq;		/* their names: spare-N */
 	uint64_t *recovered;		/* job ids of a previous run's groups, and what */
 	struct jd_exec_usage *recovered_usage;	/* each used (jd_exec_recovered) */
 	size_t n_recovered;

@@ -14,6 +14,14 @@
  * command.  When the command has ended, its usage is read into its result and the group
  * removed; a group that still holds a dying process is retried every 100 ms, and one that
  * never empties is left for the next start's recovery (and counted).
+ *
+ * Groups are reused where the mode allows it (cgroup.h, jd_cg_can_reuse: v1): a command's
+ * group that ended empty, created without limits of its own, is parked (renamed
+ * spare-N, its counters kept as the next command's base) instead of removed, and the next
+ * command of the same client without limits takes it by a rename instead of a mkdir in
+ * every hierarchy; at most SPARES_MAX are kept, SPARES_PER_CLIENT per client, and they
+ * are removed at exit (a crash leaves them empty for the next start's sweep).  The
+ * figures are in daemon/README.md ("Commands in control groups").
  */
 #include <errno.h>
 #include <limits.h>
@@ -32,6 +40,8 @@
 #define PENDING_TRIES 100	/* 100 ms apart: 10 s for a group to empty after its kill */
 #define RECOVER_MAX 4096	/* a previous run's groups listed and settled, at most */
 #define RECOVER_LISTED 64	/* of them, in the metrics */
+#define SPARES_MAX 64		/* parked groups kept for reuse, in all */
+#define SPARES_PER_CLIENT 8	/* and per client */
 
 /* What was last written for one client's group. */
 struct cg_client {
@@ -45,6 +55,12 @@ static struct jd_cg_limits client_limits(const struct jd_client_conf *cc)
 {
 	return (struct jd_cg_limits){cc->memory_max, cc->pids_max, cc->cpu_milli};
 }
+
+/* A parked group (jd_cg_job_park), its client's name in g.client. */
+struct cg_spare {
+	struct jd_cg_job *g;
+	struct cg_spare *next;
+};
 
 /* A finished command's group that still holds a process. */
 struct cg_pending {
@@ -182,6 +198,15 @@ void jd_exec_cgroups_close(struct jd_exec *x)
 		(void)jd_cg_job_remove(x->cg, &q->g);
 		free(q);
 	}
+	while (x->cg_spares) {
+		struct cg_spare *sp = x->cg_spares;
+
+		x->cg_spares = sp->next;
+		(void)jd_cg_job_remove(x->cg, sp->g);
+		free(sp->g);
+		free(sp);
+	}
+	x->n_spares = 0;
 	if (x->cg) {
 		jd_cg_close(x->cg);
 		free(x->cg);
@@ -247,19 +272,83 @@ static int sync_client(struct jd_exec *x, const struct jd_client *client)
 	return 0;
 }
 
+static bool no_limits(const struct jd_cg_limits *l)
+{
+	return !l || (!l->memory_max && !l->pids_max && !l->cpu_max_milli);
+}
+
+/* spare_take: a parked group of client `name` made job id's (seq), or NULL (none, or the
+ * rename failed: that group is removed). */
+static struct jd_cg_job *spare_take(struct jd_exec *x, const char *name, uint64_t id, uint64_t seq)
+{
+	for (struct cg_spare **pp = &x->cg_spares; *pp; pp = &(*pp)->next) {
+		struct cg_spare *sp = *pp;
+		struct jd_cg_job *g = sp->g;
+
+		if (strcmp(g->client, name) != 0)
+			continue;
+		*pp = sp->next;
+		free(sp);
+		x->n_spares--;
+		if (jd_cg_job_reuse(x->cg, g, id, seq) == 0)
+			return g;
+		jd_log(JD_LOG_WARN, "cgroups: %s", x->cg->error);
+		if (jd_cg_job_remove(x->cg, g) < 0)
+			jd_log(JD_LOG_WARN, "cgroups: %s", x->cg->error);
+		free(g);
+		return NULL;
+	}
+	return NULL;
+}
+
+/* spare_park: keep ended group g (empty, without limits of its own; its counters now
+ * `now`) for the next command of its client.  Returns true when it was kept (else the
+ * caller removes it). */
+static bool spare_park(struct jd_exec *x, struct jd_cg_job *g, const struct jd_cg_usage *now)
+{
+	struct cg_spare *sp;
+	unsigned mine = 0;
+
+	if (!jd_cg_can_reuse(x->cg) || x->n_spares >= SPARES_MAX)
+		return false;
+	for (const struct cg_spare *o = x->cg_spares; o; o = o->next)
+		if (strcmp(o->g->client, g->client) == 0 && ++mine >= SPARES_PER_CLIENT)
+			return false;
+	if (!(sp = malloc(sizeof(*sp))))
+		return false;
+	if (jd_cg_job_park(x->cg, g, ++x->cg_spare_seq, now) < 0) {
+		free(sp);
+		return false;
+	}
+	sp->g = g;
+	sp->next = x->cg_spares;
+	x->cg_spares = sp;
+	x->n_spares++;
+	return true;
+}
+
 int jd_exec_cgroup_create(struct jd_exec *x, const struct jd_job *j, bool own_group,
 			  const struct jd_cg_limits *l, struct jd_cg_job **out, char *why, size_t len)
 {
 	struct jd_cg_job *g;
+	uint64_t seq;
 	int rc;
 
 	*out = NULL;
+	if ((rc = sync_client(x, j->client)) < 0) {
+		snprintf(why, len, "cannot create the command's control group: %s", x->cg->error);
+		return rc;
+	}
+	seq = own_group ? 0 : ++x->cg_seq;
+	if (no_limits(l) && (g = spare_take(x, j->client->name, j->id, seq))) {
+		*out = g;
+		return 0;
+	}
 	if (!(g = malloc(sizeof(*g)))) {
 		snprintf(why, len, "out of memory");
 		return JSCHED_ENOMEM;
 	}
-	if ((rc = sync_client(x, j->client)) < 0 ||
-	    (rc = jd_cg_job_create(x->cg, j->client->name, j->id, own_group ? 0 : ++x->cg_seq, l, g)) < 0) {
+	if ((rc = jd_cg_job_create(x->cg, j->client->name, j->id, seq, l, g)) < 0) {
 		snprintf(why, len, "cannot create the command's control group: %s", x->cg->error);
 		free(g);
 		return rc;
@@ -273,9 +362,22 @@ void jd_exec_cgroup_done(struct jd_exec *x, struct jd_cg_job *g, const struct jd
 {
 	struct jd_cg_usage u;
 	struct cg_pending *q;
+	bool read = usage && jd_cg_usage(x->cg, g, &u, true) == 0;
 
-	if (usage && jd_cg_usage(x->cg, g, &u, true) == 0)
+	if (read)
 		usage_of(&u, l ? l->memory_max : 0, usage);
+	/* Reused when it ended empty and was read (its counters are the next base). */
+	if (read && no_limits(l) && jd_cg_can_reuse(x->cg) && !jd_cg_populated(x->cg, g)) {
+		struct jd_cg_usage now = u;
+
+		now.cpu_us += g->base.cpu_us;
+		now.user_us += g->base.user_us;
+		now.system_us += g->base.system_us;
+		now.oom_kills += g->base.oom_kills;
+		now.pids_max_hits += g->base.pids_max_hits;
+		if (spare_park(x, g, &now))
+			return;
+	}
 	if (jd_cg_job_remove(x->cg, g) == 0)
 		goto out;
 	/* Something is still in it (a process that ignored the stop, or one on its way
@@ -327,6 +429,11 @@ json_t *jd_exec_cgroups_metrics(const struct jd_exec *x)
 		      "recovered", (json_int_t)cg->stats.recovered, "recovered_jobs", rec,
 		      "abandoned", (json_int_t)x->cg_abandoned, "pending_removal",
 		      pending);
+	if (o) {
+		json_object_set_new(o, "parked", json_integer((json_int_t)cg->stats.parked));
+		json_object_set_new(o, "reused", json_integer((json_int_t)cg->stats.reused));
+		json_object_set_new(o, "spares", json_integer((json_int_t)x->n_spares));
+	}
 	if (o && cg->mode != JD_CG_NONE) {
 		/* The subtree's directory per controller (v2: one for all). */
 		json_t *roots = json_object();

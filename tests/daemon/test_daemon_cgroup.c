@@ -6,6 +6,8 @@
  * record says so, and what the command left running is killed with the group; a client's
  * limits (set_client) hold a job that asks for none; the record
  * carries the group's CPU time and peak memory; the metrics say which cgroups are in use;
+ * a command's group is reused by the client's next command, which is charged only its own
+ * CPU time;
  * and a daemon killed with SIGKILL leaves groups that the next daemon on the same subtree
  * kills and names at start, and, on the same journal, settles: failed with cause
  * daemon_restart and the usage the groups had; a killed daemon's empty subtree is removed
@@ -288,11 +290,48 @@ static void test_usage_and_metrics(void **state)
 	g = cgroups_of(c);
 	assert_string_equal(json_string_value(json_object_get(g, "mode")), "v1");
 	assert_true(json_integer_value(json_object_get(g, "created")) >= 1);
-	/* Every finished job's group is gone (none is pending: the suite's jobs ended). */
+	/* Every finished job's group is gone or parked for reuse (the suite's jobs ended). */
 	assert_int_equal(json_integer_value(json_object_get(g, "created")),
 			 json_integer_value(json_object_get(g, "removed")) +
-				 json_integer_value(json_object_get(g, "pending_removal")));
+				 json_integer_value(json_object_get(g, "pending_removal")) +
+				 json_integer_value(json_object_get(g, "spares")));
 	json_decref(g);
+	jsched_close(c);
+}
+
+/* test_group_reused: a command without limits leaves its group parked; the client's next
+ * command runs in it (renamed, nothing created) and its usage is its own: far less CPU than
+ * the first's, which a group counting both would report. */
+static void test_group_reused(void **state)
+{
+	struct jsched_conn *c;
+	json_t *rec, *g;
+	json_int_t created, reused, cpu1, cpu2;
+	uint64_t id;
+
+	(void)state;
+	need_cgroups();
+	c = jdt_connect(&t, "reuser");
+	id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
+		       "\"i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done\"]}");
+	rec = final(c, id, "succeeded", NULL);
+	cpu1 = json_integer_value(json_object_get(json_object_get(rec, "usage"), "cpu_us"));
+	json_decref(rec);
+	g = cgroups_of(c);
+	created = json_integer_value(json_object_get(g, "created"));
+	reused = json_integer_value(json_object_get(g, "reused"));
+	assert_true(json_integer_value(json_object_get(g, "spares")) >= 1);
+	json_decref(g);
+	id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"true\"]}");
+	rec = final(c, id, "succeeded", NULL);
+	cpu2 = json_integer_value(json_object_get(json_object_get(rec, "usage"), "cpu_us"));
+	json_decref(rec);
+	g = cgroups_of(c);
+	assert_int_equal(json_integer_value(json_object_get(g, "created")), created);
+	assert_int_equal(json_integer_value(json_object_get(g, "reused")), reused + 1);
+	json_decref(g);
+	assert_true(cpu1 > 0);
+	assert_true(cpu2 < cpu1);
 	jsched_close(c);
 }
 
@@ -481,6 +520,7 @@ int main(void)
 		cmocka_unit_test(test_pids_limit),
 		cmocka_unit_test(test_client_limits),
 		cmocka_unit_test(test_usage_and_metrics),
+		cmocka_unit_test(test_group_reused),
 		cmocka_unit_test(test_leftovers_of_a_killed_daemon),
 		cmocka_unit_test(test_killed_daemon_jobs_settled),
 		cmocka_unit_test(test_killed_daemon_leaves_no_subtree),

@@ -477,6 +477,92 @@ static void test_v1_tree(void **state)
 	free(cg);
 }
 
+/* A group parked for reuse: renamed spare-N, its peak reset, its counters the base of the
+ * next command's usage; the next job takes it by a rename; a crash's sweep and the close
+ * remove parked groups without reporting them; v2 refuses. */
+static void test_v1_tree_reuse(void **state)
+{
+	struct jd_cg_conf conf;
+	struct jd_cg_job g;
+	struct jd_cg_usage u, now;
+	uint64_t ids[4];
+	size_t n, total;
+	struct jd_cg *cg = calloc(1, sizeof(*cg));
+	const char *cpu = "v1/cpu,cpuacct/jt/client-bob", *mem = "v1/memory/outer/box/jt/client-bob";
+
+	(void)state;
+	v1_tree();
+	conf = conf_for("jt", true);
+	assert_int_equal(jd_cg_open(cg, &conf), 0);
+	assert_true(jd_cg_can_reuse(cg));
+	assert_int_equal(jd_cg_job_create(cg, "bob", 42, 0, NULL, &g), 0);
+	put_at("11000000\n", "%s/%s/job-42/cpuacct.usage", tmp, cpu);
+	put_at("7000000\n", "%s/%s/job-42/cpuacct.usage_user", tmp, cpu);
+	put_at("3000000\n", "%s/%s/job-42/cpuacct.usage_sys", tmp, cpu);
+	put_at("1048576\n", "%s/%s/job-42/memory.max_usage_in_bytes", tmp, mem);
+	put_at("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n", "%s/%s/job-42/memory.oom_control", tmp,
+	       mem);
+	put_at("max 1\n", "%s/v1/pids/jt/client-bob/job-42/pids.events", tmp);
+	assert_int_equal(jd_cg_usage(cg, &g, &now, true), 0);
+	assert_int_equal(jd_cg_job_park(cg, &g, 7, &now), 0);
+	assert_false(exists("%s/%s/job-42", tmp, cpu));
+	assert_true(exists("%s/%s/spare-7", tmp, cpu));
+	assert_true(exists("%s/v1/pids/jt/client-bob/spare-7", tmp));
+	assert_string_equal(file_text("%s/%s/spare-7/memory.max_usage_in_bytes", tmp, mem), "0");
+
+	/* The next job: same directories under its own name, usage counted from the base. */
+	assert_int_equal(jd_cg_job_reuse(cg, &g, 43, 0), 0);
+	assert_int_equal(g.id, 43);
+	assert_true(exists("%s/%s/job-43", tmp, cpu));
+	assert_true(exists("%s/v1/freezer/jt/client-bob/job-43", tmp));
+	assert_false(exists("%s/%s/spare-7", tmp, cpu));
+	put_at("15000000\n", "%s/%s/job-43/cpuacct.usage", tmp, cpu);
+	put_at("9000000\n", "%s/%s/job-43/cpuacct.usage_user", tmp, cpu);
+	put_at("4000000\n", "%s/%s/job-43/cpuacct.usage_sys", tmp, cpu);
+	put_at("524288\n", "%s/%s/job-43/memory.max_usage_in_bytes", tmp, mem);
+	assert_int_equal(jd_cg_usage(cg, &g, &u, true), 0);
+	assert_int_equal(u.cpu_us, 4000);
+	assert_int_equal(u.user_us, 2000);
+	assert_int_equal(u.system_us, 1000);
+	assert_int_equal(u.memory_peak, 524288); /* reset at parking, not subtracted */
+	assert_int_equal(u.oom_kills, 0);
+	assert_int_equal(u.pids_max_hits, 0);
+	assert_int_equal(cg->stats.oom_kills, 2); /* the first job's, counted once */
+	assert_int_equal(cg->stats.parked, 1);
+	assert_int_equal(cg->stats.reused, 1);
+
+	/* A crash with a parked group and a running job's: only the job is reported. */
+	assert_int_equal(jd_cg_job_park(cg, &g, 8, &u), 0);
+	mkdirs("%s/%s/job-50", tmp, cpu);
+	assert_int_equal(jd_cg_recover(cg, ids, NULL, 4, &n, &total), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(ids[0], 50);
+	assert_false(exists("%s/%s", tmp, cpu));
+
+	/* The close removes what is parked (and then the client's group). */
+	assert_int_equal(jd_cg_job_create(cg, "bob", 60, 0, NULL, &g), 0);
+	assert_int_equal(jd_cg_job_park(cg, &g, 9, &u), 0);
+	jd_cg_close(cg);
+	assert_false(exists("%s/%s/spare-9", tmp, cpu));
+	assert_false(exists("%s/v1/pids/jt", tmp));
+	free(cg);
+
+	/* v2: memory.peak cannot be reset for all readers, so no reuse. */
+	cg = calloc(1, sizeof(*cg));
+	mkdirs("%s/v2/jt", tmp);
+	put_at("cpu memory pids\n", "%s/v2/cgroup.controllers", tmp);
+	put_at("", "%s/v2/cgroup.subtree_control", tmp);
+	v2_mount("v2", "0::/\n");
+	assert_int_equal(jd_cg_open(cg, &conf), 0);
+	assert_int_equal(cg->mode, JD_CG_V2);
+	assert_false(jd_cg_can_reuse(cg));
+	assert_int_equal(jd_cg_job_create(cg, "bob", 1, 0, NULL, &g), 0);
+	assert_int_equal(jd_cg_job_park(cg, &g, 1, &u), JSCHED_ENOT_SUPPORTED);
+	assert_int_equal(jd_cg_job_remove(cg, &g), 0);
+	jd_cg_close(cg);
+	free(cg);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -791,6 +877,12 @@ static void test_real_pids_limit(void **state)
 }
 
 /* burn: spin until this process has used 50 ms of CPU. */
+/* quick: end at once. */
+static void quick(int fd)
+{
+	close(fd);
+}
+
 static void burn(int fd)
 {
 	struct timespec ts;
@@ -830,6 +922,37 @@ static void test_real_cpu_and_weight(void **state)
 	 * entered the group (the few microseconds between fork and jd_cg_enter are the
 	 * old group's: hence 49 ms, not 50); its user/system split is sampled at ticks. */
 	assert_true(u.cpu_us >= 49000);
+	assert_int_equal(jd_cg_job_remove(real, &g), 0);
+}
+
+/* A real group reused: the second command's CPU time is its own, not the first's too. */
+static void test_real_reuse(void **state)
+{
+	struct jd_cg_usage u, now;
+	struct jd_cg_job g;
+	pid_t child;
+	int fd, st;
+
+	(void)state;
+	need((1u << JD_CG_CPUACCT) | (1u << JD_CG_MEMORY));
+	assert_int_equal(jd_cg_job_create(real, "dave", 5, 0, NULL, &g), 0);
+	child = start_in(&g, burn, &fd);
+	close(fd);
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(wait_empty(&g));
+	assert_int_equal(jd_cg_usage(real, &g, &now, false), 0);
+	assert_true(now.cpu_us >= 49000);
+	assert_int_equal(jd_cg_job_park(real, &g, 1, &now), 0);
+	assert_int_equal(jd_cg_job_reuse(real, &g, 6, 0), 0);
+	assert_non_null(strstr(g.dir[0], "/job-6"));
+	child = start_in(&g, quick, &fd);
+	close(fd);
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(wait_empty(&g));
+	assert_int_equal(jd_cg_usage(real, &g, &u, false), 0);
+	assert_true(u.has_cpu);
+	assert_true(u.cpu_us < 40000); /* without the base it would be >= 49 ms */
+	assert_true(u.has_memory_peak);
 	assert_int_equal(jd_cg_job_remove(real, &g), 0);
 }
 
@@ -892,12 +1015,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_modes_and_names, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_v1_tree, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_v1_tree_recover, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_v1_tree_reuse, tree_setup, tree_teardown),
 	};
 	const struct CMUnitTest live[] = {
 		cmocka_unit_test(test_real_setsid_double_fork),
 		cmocka_unit_test(test_real_oom),
 		cmocka_unit_test(test_real_pids_limit),
 		cmocka_unit_test(test_real_cpu_and_weight),
+		cmocka_unit_test(test_real_reuse),
 		cmocka_unit_test(test_real_recover),
 	};
 	int rc = cmocka_run_group_tests_name("cgroup files on a built tree", tree, NULL, NULL);
