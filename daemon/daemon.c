@@ -51,6 +51,9 @@ static void on_change(void *ctx, const struct jd_change *ch)
 	case JD_CHANGE_FORGOTTEN:
 		jd_follow_forgotten(&d->net, ch->job);
 		break;
+	case JD_CHANGE_CLIENT_FORGOTTEN:
+		jd_exec_client_forget(&d->runner.exec, ch->client);
+		break;
 	case JD_CHANGE_FINAL:	/* told when settled (on_settled) */
 	case JD_CHANGE_CLIENT:
 	case JD_CHANGE_NEXT_ID:

@@ -101,6 +101,7 @@ static void tick_cb(uv_timer_t *t)
 	struct jd_daemon *d = t->data;
 
 	jd_jobs_trim(&d->jobs);
+	jd_clients_forget_idle(&d->clients, jd_now_ms());
 	give_back(d);
 	jd_metrics_tick(&d->net);
 	jd_persist_tick(d); /* compaction: a snapshot when the log has grown */

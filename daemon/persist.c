@@ -463,6 +463,10 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 	case JD_CHANGE_CLIENT:
 		rec_client(d, ch->client);
 		break;
+	case JD_CHANGE_CLIENT_FORGOTTEN:
+		/* Nothing to undo: an idle client has no job and no set_client record (one
+		 * with settings of its own is never forgotten, core/clients.h). */
+		break;
 	case JD_CHANGE_NEXT_ID:
 		/* The SUBMIT and FORGOTTEN records carry every id issued (persist.h). */
 		break;

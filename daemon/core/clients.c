@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/core/clock.h"
 #include "daemon/core/log.h"
 
 /* fair_conf: the fair layer's view of a client's settings.  max_processes is a maximum
@@ -42,9 +43,93 @@ struct jd_client *jd_client_find(const struct jd_clients *cs, const char *name)
 	return NULL;
 }
 
-bool jd_client_room(const struct jd_clients *cs, const char *name)
+bool jd_client_idle(const struct jd_client *c)
 {
-	return cs->count < cs->cfg->max_clients || jd_client_find(cs, name) != NULL;
+	if (c->conns || c->conf_pinned || c->paused || c->n_retained)
+		return false;
+	for (int s = 0; s < JD_NSTATES; s++)
+		if (c->by_state[s])
+			return false;
+	return true;
+}
+
+void jd_client_attach(struct jd_client *c)
+{
+	c->conns++;
+	c->idle_since_ms = 0;
+}
+
+void jd_client_detach(struct jd_client *c)
+{
+	if (c->conns && --c->conns == 0 && jd_client_idle(c))
+		c->idle_since_ms = jd_now_ms();
+}
+
+/* forget: unlink c (at *pp in the registry's list) and free it, once the fair layer has
+ * let it go (it refuses a client with jobs: then c is kept).  Returns whether it went. */
+static bool forget(struct jd_clients *cs, struct jd_client **pp)
+{
+	struct jd_client *c = *pp;
+	struct jd_change ch = {.kind = JD_CHANGE_CLIENT_FORGOTTEN, .client = c};
+
+	if (jd_fair_client_remove(cs->fair, c->fc) < 0) {
+		c->idle_since_ms = 0;
+		return false;
+	}
+	*pp = c->next;
+	cs->count--;
+	cs->forgotten++;
+	if (cs->hooks && cs->hooks->change)
+		cs->hooks->change(cs->hooks->ctx, &ch);
+	jd_log(JD_LOG_DEBUG, "idle client '%s' forgotten", c->name);
+	if (c->lat)
+		jd_latency_free(c->lat);
+	jd_idx_free(&c->idx);
+	free(c->lat);
+	free(c);
+	return true;
+}
+
+size_t jd_clients_forget_idle(struct jd_clients *cs, uint64_t now_ms)
+{
+	uint64_t idle_ms = (uint64_t)cs->cfg->client_idle_seconds * 1000u;
+	struct jd_client **pp = &cs->head;
+	size_t n = 0;
+
+	while (*pp) {
+		struct jd_client *c = *pp;
+
+		if (!jd_client_idle(c))
+			c->idle_since_ms = 0;
+		else if (!c->idle_since_ms)
+			c->idle_since_ms = now_ms ? now_ms : 1;
+		else if (now_ms >= c->idle_since_ms && now_ms - c->idle_since_ms >= idle_ms &&
+			 forget(cs, pp)) {
+			n++;
+			continue;
+		}
+		pp = &c->next;
+	}
+	return n;
+}
+
+bool jd_client_room(struct jd_clients *cs, const char *name)
+{
+	struct jd_client **pp, **oldest = NULL;
+
+	if (cs->count < cs->cfg->max_clients || jd_client_find(cs, name) != NULL)
+		return true;
+	/* At the cap: the client idle longest makes room (one not yet seen idle by a sweep
+	 * counts as idle since now). */
+	for (pp = &cs->head; *pp; pp = &(*pp)->next) {
+		uint64_t since = (*pp)->idle_since_ms ? (*pp)->idle_since_ms : UINT64_MAX;
+
+		if (jd_client_idle(*pp) && (!oldest || since < ((*oldest)->idle_since_ms
+								     ? (*oldest)->idle_since_ms
+								     : UINT64_MAX)))
+			oldest = pp;
+	}
+	return oldest && forget(cs, oldest);
 }
 
 struct jd_client *jd_client_get(struct jd_clients *cs, const char *name)

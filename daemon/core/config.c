@@ -71,6 +71,7 @@ void jd_config_defaults(struct jd_config *c)
 	c->max_batch = 10000;
 	c->max_array = 100000;
 	c->max_clients = 10000;
+	c->client_idle_seconds = 3600;
 	c->retain_jobs = 10000;
 	c->retain_seconds = 3600;
 	c->retain_bytes = 256ull << 20;
@@ -353,7 +354,7 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		"frame_bytes", "handshake_ms", "output_buffer_bytes", "connections",
 		"connections_per_uid", "queued_jobs", "batch_jobs", "waits_per_connection",
 		"wait_ids_per_uid", "frame_ms", "partial_frame_bytes", "array_elements", "clients",
-		"value_bytes", NULL};
+		"value_bytes", "client_idle_seconds", NULL};
 	static const char *const ret_keys[] = {"jobs", "seconds", "bytes", "min_seconds", "events",
 					       NULL};
 	static const char *const idle_names[] = {"sleep", "spin"};
@@ -436,6 +437,7 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		GET_U32(r, v, "batch_jobs", 1, 1000000, c->max_batch);
 		GET_U32(r, v, "array_elements", 1, 10000000, c->max_array);
 		GET_U32(r, v, "clients", 1, 1000000, c->max_clients);
+		GET_U32(r, v, "client_idle_seconds", 0, 2592000, c->client_idle_seconds);
 		GET_U32(r, v, "waits_per_connection", 1, 1000000, c->max_waits_per_conn);
 		GET_U32(r, v, "wait_ids_per_uid", 1, 100000000, c->max_wait_ids_per_uid);
 		GET_U32(r, v, "frame_ms", 10, 3600000, c->frame_ms);

@@ -180,6 +180,7 @@ struct jd_config {
 	uint32_t max_batch;		/* jobs in one submit message */
 	uint32_t max_array;		/* elements in one job array */
 	uint32_t max_clients;		/* client names the registry holds (hello, set_client) */
+	uint32_t client_idle_seconds;	/* an idle client is forgotten after this long */
 	uint32_t max_waits_per_conn;	/* pending waits per connection */
 	uint32_t max_wait_ids_per_uid;	/* ids named by a uid's pending waits, in all */
 	uint32_t frame_ms;		/* time a frame may take to arrive, once begun */

@@ -227,6 +227,8 @@ enum jd_change_kind {
 				 * time, and its result (value, or the exec part's) are set */
 	JD_CHANGE_FORGOTTEN,	/* retention forgot job (freed after the call) */
 	JD_CHANGE_CLIENT,	/* client's settings were changed at run time (set_client) */
+	JD_CHANGE_CLIENT_FORGOTTEN,	/* idle client is forgotten (freed after the call;
+					 * clients.h): it had no job and no settings */
 	JD_CHANGE_NEXT_ID,	/* the id counter moved to next_id (ids are never reused) */
 	JD_CHANGE_PROCESS,	/* running job's command started as process (group) pid */
 	JD_CHANGE_ARRAY_STOP,	/* array parent job's elements not yet made ended in state
@@ -244,7 +246,7 @@ enum jd_change_kind {
 struct jd_change {
 	enum jd_change_kind kind;
 	const struct jd_job *job;	/* SUBMITTED ... FORGOTTEN, else NULL */
-	const struct jd_client *client;	/* CLIENT, else NULL */
+	const struct jd_client *client;	/* CLIENT, CLIENT_FORGOTTEN, else NULL */
 	uint64_t next_id;		/* NEXT_ID */
 	pid_t pid;			/* PROCESS */
 	uint8_t state, cause;		/* ARRAY_STOP: enum jd_state, enum jp_cause */

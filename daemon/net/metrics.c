@@ -326,6 +326,11 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 				    json_boolean(d->cfg->fair_drf));
 		json_object_set_new(json_object_get(doc, "fairness"), "reservations",
 				    json_integer((json_int_t)st.reservations));
+		/* Client names known, and idle ones forgotten (core/clients.h). */
+		json_object_set_new(doc, "client_names",
+				    json_pack("{s:I, s:I, s:I}", "known", (json_int_t)d->clients->count,
+					      "forgotten", (json_int_t)d->clients->forgotten, "limit",
+					      (json_int_t)d->cfg->max_clients));
 		json_object_set_new(doc, "exec", jd_exec_metrics(&d->runner->exec));
 		json_object_set_new(doc, "backends", jd_backends_metrics(d->runner));
 		json_object_set_new(doc, "resources", jd_resources_metrics(&d->runner->resources));

@@ -111,7 +111,7 @@ void jd__op_shutdown(struct jd_conn *c, const struct jp_request *r)
 }
 
 /* jd__op_test_clock: move the test clock (core/clock.h) advance_ms forward and run the
- * timer heap at the new time; the reply says the time and how many jobs came due.  A
+ * timer heap and the idle clients' sweep at the new time; the reply says the time and how many jobs came due.  A
  * daemon without --test-clock refuses it (not_supported): its wall clock is the
  * system's. */
 void jd__op_test_clock(struct jd_conn *c, const struct jp_request *r)
@@ -127,6 +127,7 @@ void jd__op_test_clock(struct jd_conn *c, const struct jp_request *r)
 	}
 	now = jd_clock_test_advance((uint64_t)adv);
 	due = jd_jobs_run_timers(c->d->jobs);
+	jd_clients_forget_idle(c->d->clients, now); /* as the tick does, at the new time */
 	jd_reply_ok(c, r->id, json_pack("{s:I, s:I}", "now_ms", (json_int_t)now, "due",
 					(json_int_t)due));
 }

@@ -48,6 +48,7 @@ static void pause_or_resume(struct jd_conn *c, const struct jp_request *r, bool 
 		return;
 	}
 	jd_fair_pause(d->runner->fair, cl->fc, paused);
+	cl->paused = paused; /* a paused client is not forgotten (core/clients.h) */
 	if (!paused)
 		jd_runner_wake(d->runner);
 	jd_reply_ok(c, r->id, json_pack("{s:s, s:b}", "client", cl->name, "paused", paused));

@@ -249,6 +249,7 @@ static void op_hello(struct jd_conn *c, const struct jp_request *r)
 		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		return;
 	}
+	jd_client_attach(c->client); /* in use while the connection is open */
 	who = (struct jp_identity){.uid = c->uid, .gid = c->gid, .pid = c->pid,
 				   .client = c->client->name, .admin = jd_security_is_admin(d->sec, c->uid)};
 	jd__limits_of(c, &lim);
@@ -375,6 +376,8 @@ void jd_session_message(struct jd_conn *c, json_t *msg)
 
 void jd_session_closed(struct jd_conn *c)
 {
+	if (c->client)
+		jd_client_detach(c->client);
 	jd__waits_drop(c);
 	jd_watch_stop(c->d, c);
 	jd_follow_closed(c);

@@ -194,6 +194,10 @@ void jd_exec_cgroup_done(struct jd_exec *x, struct jd_cg_job *g, const struct jd
 			 struct jd_exec_usage *usage);
 bool jd_exec_recovered(const struct jd_exec *x, uint64_t id, struct jd_exec_usage *u);
 json_t *jd_exec_cgroups_metrics(const struct jd_exec *x);
+/* jd_exec_client_forget: client is being forgotten (core/clients.h): drop what was last
+ * written for its group (keyed by the client's address, which a new client may reuse;
+ * the group itself stays, empty, and a client of that name finds it again). */
+void jd_exec_client_forget(struct jd_exec *x, const struct jd_client *client);
 int jd_exec_limits_ok(const struct jd_exec *x, const struct jp_job_spec *sp, char *why,
 		      size_t len);
 int jd_exec_client_limits_ok(const struct jd_exec *x, const struct jd_client_conf *cc,

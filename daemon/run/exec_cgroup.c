@@ -177,6 +177,19 @@ static void pending_cb(uv_timer_t *t)
 		uv_timer_stop(t);
 }
 
+void jd_exec_client_forget(struct jd_exec *x, const struct jd_client *client)
+{
+	for (struct cg_client **pp = &x->cg_clients; *pp; pp = &(*pp)->next) {
+		struct cg_client *c = *pp;
+
+		if (c->client == client) {
+			*pp = c->next;
+			free(c);
+			return;
+		}
+	}
+}
+
 void jd_exec_cgroups_close(struct jd_exec *x)
 {
 

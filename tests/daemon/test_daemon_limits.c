@@ -521,14 +521,15 @@ static void test_fiber_hungry_client_stalls_no_other(void **state)
 	assert_int_equal(jdt_stop(&u, SIGTERM), 0);
 }
 
-/* test_client_names_capped: limits.clients 3 (the harness's own hello is the first name):
- * two more names connect, a fourth is refused with limit_exceeded (field client) and the
+/* test_client_names_capped: limits.clients 3 bounds the names in use.  The name the
+ * start-up check connected under is idle, so a third name takes its place; with three
+ * names connected a fourth is refused with limit_exceeded (field client) and the
  * connection stays usable, known names still connect, and set_client of a new name is
  * refused the same way. */
 static void test_client_names_capped(void **state)
 {
 	struct jdt u;
-	struct jsched_conn *a, *b, *c;
+	struct jsched_conn *a, *b, *c, *d;
 	char msg[256];
 	int fd;
 	json_t *r;
@@ -537,11 +538,12 @@ static void test_client_names_capped(void **state)
 	jdt_start(&u, "\"journal\": {\"sync\": \"off\"}, \"limits\": {\"clients\": 3}");
 	a = jdt_connect(&u, "first");
 	b = jdt_connect(&u, "second");
-	assert_int_equal(jsched_connect_error(u.sock, "third", &c, msg, sizeof(msg)),
+	c = jdt_connect(&u, "third");
+	assert_int_equal(jsched_connect_error(u.sock, "fourth", &d, msg, sizeof(msg)),
 			 JSCHED_ELIMIT_EXCEEDED);
 	assert_non_null(strstr(msg, "limits.clients"));
 	fd = jdt_raw(&u);
-	r = jdt_raw_ask(fd, "{\"op\": \"hello\", \"id\": 1, \"version\": 1, \"client\": \"third\"}");
+	r = jdt_raw_ask(fd, "{\"op\": \"hello\", \"id\": 1, \"version\": 1, \"client\": \"fourth\"}");
 	assert_string_equal(jdt_err_code(r), "limit_exceeded");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"), "field")),
 			    "client");
@@ -551,14 +553,109 @@ static void test_client_names_capped(void **state)
 	assert_string_equal(jdt_err_code(r), "");
 	json_decref(r);
 	close(fd);
-	c = jdt_connect(&u, "second");
-	r = jdt_req(a, "{\"op\": \"set_client\", \"client\": \"fourth\", \"weight\": 2}");
+	d = jdt_connect(&u, "second");
+	r = jdt_req(a, "{\"op\": \"set_client\", \"client\": \"fifth\", \"weight\": 2}");
 	assert_string_equal(jdt_err_code(r), "limit_exceeded");
 	json_decref(r);
 	json_decref(jdt_ok(a, "{\"op\": \"set_client\", \"client\": \"second\", \"weight\": 2}"));
 	jsched_close(a);
 	jsched_close(b);
 	jsched_close(c);
+	jsched_close(d);
+	assert_int_equal(jdt_stop(&u, SIGTERM), 0);
+}
+
+/* known: whether the metrics list client `name`; *count (may be NULL) gets how many
+ * names the daemon knows. */
+static bool known(struct jsched_conn *c, const char *name, json_int_t *count)
+{
+	json_t *doc = jdt_metrics(c);
+	bool k = jdt_client_metrics(doc, name) != NULL;
+
+	if (count)
+		*count = json_integer_value(json_object_get(json_object_get(doc, "client_names"), "known"));
+	json_decref(doc);
+	return k;
+}
+
+/* test_idle_client_names_forgotten: on the test clock, with limits.clients 5 and
+ * client_idle_seconds 60.  A name with no connection, no job and no settings of its own
+ * is forgotten once idle 60 s (not at 30 s); one with a retained job, one with
+ * set_client's settings, and one paused are kept; at the cap the name idle longest
+ * makes room at once, and only names really in use refuse a new one.  Through a restart
+ * with the journal the names with jobs or settings come back, and forgetting goes on. */
+static void test_idle_client_names_forgotten(void **state)
+{
+	struct jdt u;
+	struct jsched_conn *adm, *w, *x1, *x2, *x3, *x4;
+	json_int_t count, forgotten;
+	char msg[256];
+	json_t *doc;
+
+	(void)state;
+	jdt_start_clocked(&u, "\"limits\": {\"clients\": 5, \"client_idle_seconds\": 60}");
+	adm = jdt_connect(&u, "adm");
+	w = jdt_connect(&u, "worker");
+	jdt_wait_final(w, jdt_submit_call(w, "noop", NULL), NULL);
+	jsched_close(w);
+	jsched_close(jdt_connect(&u, "idle"));
+	json_decref(jdt_ok(adm, "{\"op\": \"set_client\", \"client\": \"pinned\", \"weight\": 3}"));
+	/* Five names: the start-up check's, adm, worker, idle, pinned. */
+	assert_true(known(adm, "idle", &count));
+	assert_int_equal(count, 5);
+	jdt_clock_advance(adm, 30000);
+	assert_true(known(adm, "idle", &count));
+	assert_int_equal(count, 5);
+	jdt_clock_advance(adm, 30001);
+	assert_false(known(adm, "idle", &count));
+	assert_int_equal(count, 3);
+	assert_true(known(adm, "worker", NULL)); /* its job is retained */
+	assert_true(known(adm, "pinned", NULL)); /* set_client's settings */
+	doc = jdt_metrics(adm);
+	forgotten = json_integer_value(json_object_get(json_object_get(doc, "client_names"), "forgotten"));
+	assert_int_equal(forgotten, 2);
+	json_decref(doc);
+	jdt_clock_advance(adm, 3600 * 1000);
+	assert_true(known(adm, "worker", &count) && known(adm, "pinned", NULL));
+	assert_int_equal(count, 3);
+
+	/* At the cap an idle name makes room at once; names in use do not. */
+	x1 = jdt_connect(&u, "x1");
+	x2 = jdt_connect(&u, "x2");
+	jsched_close(x1);
+	x3 = jdt_connect(&u, "x3"); /* x1 goes, idle for no time at all */
+	assert_false(known(adm, "x1", &count));
+	assert_int_equal(count, 5);
+	assert_int_equal(jsched_connect_error(u.sock, "x4", &x4, msg, sizeof(msg)),
+			 JSCHED_ELIMIT_EXCEEDED);
+	/* A paused client keeps its name (and its pause) without a connection. */
+	json_decref(jdt_ok(adm, "{\"op\": \"pause\", \"client\": \"x2\"}"));
+	jsched_close(x2);
+	jdt_clock_advance(adm, 120000);
+	assert_true(known(adm, "x2", NULL));
+	assert_int_equal(jsched_connect_error(u.sock, "x4", &x4, msg, sizeof(msg)),
+			 JSCHED_ELIMIT_EXCEEDED);
+	json_decref(jdt_ok(adm, "{\"op\": \"resume\", \"client\": \"x2\"}"));
+	x4 = jdt_connect(&u, "x4");
+	assert_false(known(adm, "x2", NULL));
+	jsched_close(x3);
+	jsched_close(x4);
+	jsched_close(adm);
+
+	/* Through a crash and a restart: the job's name and the settings' name come back
+	 * from the journal. */
+	jdt_kill9(&u);
+	jdt_restart(&u);
+	adm = jdt_connect(&u, "adm");
+	assert_true(known(adm, "worker", NULL));
+	assert_true(known(adm, "pinned", NULL));
+	assert_false(known(adm, "x3", NULL));
+	jsched_close(jdt_connect(&u, "idle2"));
+	jdt_clock_advance(adm, 0); /* the sweep sees idle2 idle now */
+	jdt_clock_advance(adm, 60000);
+	assert_false(known(adm, "idle2", NULL));
+	assert_true(known(adm, "pinned", NULL) && known(adm, "worker", NULL));
+	jsched_close(adm);
 	assert_int_equal(jdt_stop(&u, SIGTERM), 0);
 }
 
@@ -574,6 +671,7 @@ int main(void)
 		cmocka_unit_test(test_partial_frames_bounded_and_timed),
 		cmocka_unit_test(test_fiber_hungry_client_stalls_no_other),
 		cmocka_unit_test(test_client_names_capped),
+		cmocka_unit_test(test_idle_client_names_forgotten),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
