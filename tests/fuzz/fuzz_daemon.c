@@ -1,12 +1,17 @@
 /* tests/fuzz/fuzz_daemon.c: fuzz target of the daemon's request handling, in process.
  *
  * The whole of jschedd (main.c compiled as jschedd_main) runs in a thread of the fuzzing
- * process, on a socket in a temp dir, so libFuzzer sees the coverage of the server, the
- * sessions and every operation, not only the codec's.  Input: lines, each one frame payload
- * (at most 64 lines), sent on the harness's session (kept from input to input while it
- * lasts), or on a fresh connection if the first line is itself a hello.  Lines are skipped (not sent) that would stop the daemon
- * (`shutdown`), start commands (an `exec` spec: processes are not for fuzzing), or reuse
- * an id already used in the same input (replies are matched by id).  Invariants:
+ * process, started once for every input, on a socket in a temp dir, so libFuzzer sees the
+ * coverage of the server, the sessions and every operation, not only the codec's.  Input:
+ * lines, each one frame payload (at most 64 lines), sent in one write on the harness's
+ * session (kept from input to input while it lasts; a new one's hello goes in the same
+ * write), or on a fresh connection if the first line is itself a hello (sent alone: it may
+ * be refused).  Lines are skipped (not sent) that would stop the daemon (`shutdown`), start
+ * commands (an `exec` spec: processes are not for fuzzing), or reuse an id already used in
+ * the same input or reserved by the harness (replies are matched by id).  Between inputs the
+ * daemon is brought back to rest, without sleeping: every job that is not final is
+ * cancelled and the harness waits (a `wait`) for those that were running; the daemon and the
+ * harness's client are resumed if the input paused them.  Invariants:
  *   - every frame the daemon sends is valid JSON (UTF-8 included, no duplicate members), an
  *     object, at most reply_frame_bytes, and a reply or an event as the client library reads
  *     them (jp_incoming_parse); an error carries a known code and a message, and is not
@@ -47,6 +52,7 @@ int jschedd_main(int argc, char **argv);
 #define REPLY_FRAME_MAX (16u << 20)
 #define SENTINEL_ID 9007199254740991LL
 #define UNWATCH_ID 9007199254740990LL
+#define HELLO_ID 9007199254740989LL
 #define SETTLE_MS 10000
 
 static char dir[64], sock_path[128], conf_path[128];
@@ -107,6 +113,30 @@ static void send_payload(int fd, const void *p, size_t n)
 
 	send_bytes(fd, &len, 4);
 	send_bytes(fd, p, n);
+}
+
+/* The frames of one input, sent in one write (as a client that pipelines would). */
+static uint8_t *outq;
+static size_t outq_n, outq_cap;
+
+static void queue_payload(const void *p, size_t n)
+{
+	uint32_t len = htonl((uint32_t)n);
+
+	if (outq_cap - outq_n < n + 4) {
+		outq_cap = 2 * (outq_n + n + 4);
+		outq = realloc(outq, outq_cap);
+		check(outq != NULL);
+	}
+	memcpy(outq + outq_n, &len, 4);
+	memcpy(outq + outq_n + 4, p, n);
+	outq_n += n + 4;
+}
+
+static void send_queued(int fd)
+{
+	send_bytes(fd, outq, outq_n);
+	outq_n = 0;
 }
 
 /* read_exact: n bytes, waiting at most until `deadline` (now_ms); 1, 0 at end of stream,
@@ -298,7 +328,8 @@ static bool classify(const uint8_t *line, size_t len, const struct sent *prev, s
 			send = false;
 	}
 	json_decref(msg);
-	if (!out->null_id && (out->id == SENTINEL_ID || out->id == UNWATCH_ID))
+	if (!out->null_id &&
+	    (out->id == SENTINEL_ID || out->id == UNWATCH_ID || out->id == HELLO_ID))
 		send = false;
 	for (size_t i = 0; i < n_prev && send && !out->null_id; i++)
 		if (!prev[i].null_id && prev[i].id == out->id)
@@ -314,8 +345,9 @@ static bool closing_code(int code)
 	       code == JSCHED_ESHUTTING_DOWN;
 }
 
-/* settle_jobs: cancel every job that is not final, as admin.  Returns how many were
- * not final (0: nothing left to wait for). */
+/* settle_jobs: cancel every job that is not final, as admin, and wait (a `wait` request,
+ * no sleep) until those that were running have ended.  Returns how many were not final
+ * (0: nothing left to wait for). */
 static size_t settle_jobs(void)
 {
 	json_t *r = ask("{\"op\":\"list\",\"id\":2,\"all\":true,\"limit\":10000,"
@@ -325,16 +357,36 @@ static size_t settle_jobs(void)
 
 	check(json_is_true(json_object_get(r, "ok")));
 	if (n > 0) {
-		json_t *ids = json_array(), *req;
+		json_t *ids = json_array(), *req, *reply, *stopping = json_array();
 		char *text;
 
 		json_array_foreach(jobs, i, rec)
 			json_array_append(ids, json_object_get(rec, "job"));
 		req = json_pack("{s:s, s:i, s:o}", "op", "cancel", "id", 3, "jobs", ids);
 		text = json_dumps(req, JSON_COMPACT);
-		json_decref(ask(text));
+		reply = ask(text);
 		free(text);
 		json_decref(req);
+		json_array_foreach(json_object_get(reply, "jobs"), i, rec)
+			if (json_is_true(json_object_get(rec, "cancelling")))
+				json_array_append(stopping, json_object_get(rec, "job"));
+		json_decref(reply);
+		/* A running job ends when its worker has stopped it: the wait's reply then
+		 * (a wait pins what it names, so none is forgotten meanwhile). */
+		if (json_array_size(stopping) > 0) {
+			req = json_pack("{s:s, s:i, s:O, s:i}", "op", "wait", "id", 6, "jobs",
+					stopping, "timeout_ms", SETTLE_MS);
+			text = json_dumps(req, JSON_COMPACT);
+			reply = ask(text);
+			if (!json_is_true(json_object_get(reply, "ok")))
+				fprintf(stderr, "cancelled jobs not final within %d s: %.300s\n",
+					SETTLE_MS / 1000, text);
+			check(json_is_true(json_object_get(reply, "ok")));
+			json_decref(reply);
+			free(text);
+			json_decref(req);
+		}
+		json_decref(stopping);
 	}
 	json_decref(r);
 	return n;
@@ -370,37 +422,45 @@ static bool hello_line(const uint8_t *line, size_t len)
 	return yes;
 }
 
-/* session_hello: the connection's hello: the input's first line if it is one, else the
- * harness's own.  Sent alone, so that what follows is sent knowing it took.  Returns
- * whether it did (the daemon may also have closed: a version it does not speak). */
-static bool session_hello(int fd, const uint8_t *line, size_t len)
+/* input_hello: the hello of an input whose first line is one, on a connection of its
+ * own.  Sent alone, so that what follows is sent knowing it took.  Returns whether it
+ * did (the daemon may also have closed: a version it does not speak). */
+static bool input_hello(int fd, const uint8_t *line, size_t len)
 {
-	static const char hello[] = "{\"op\":\"hello\",\"id\":0,\"version\":1,\"client\":\"fuzz\"}";
 	struct sent h = {.id = 0, .op = JP_OP_HELLO};
 	struct jp_incoming in;
 	json_t *msg;
 	bool ok;
 
-	if (line) {
-		classify(line, len, NULL, 0, &h);
-		send_payload(fd, line, len);
-	} else {
-		send_payload(fd, hello, strlen(hello));
-	}
+	classify(line, len, NULL, 0, &h);
+	send_payload(fd, line, len);
 	check(read_msg(fd, &msg, &in, now_ms() + SETTLE_MS) == 1);
 	check(!in.is_event && !h.null_id && in.id == h.id);
 	ok = in.ok;
-	check(ok || line);
 	json_decref(msg);
 	return ok;
+}
+
+/* rest: bring the daemon back to rest after an input: resumed if the input paused
+ * anything (the whole daemon or the harness's client), and no job left that is not final. */
+static void rest(bool paused, bool jobs)
+{
+	if (paused) {
+		json_decref(ask("{\"op\":\"resume\",\"id\":4,\"all\":true}"));
+		json_decref(ask("{\"op\":\"resume\",\"id\":5,\"client\":\"fuzz\"}"));
+	}
+	for (int i = 0; jobs && settle_jobs() > 0; i++)
+		check(i < 1000);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char sentinel[] = "{\"op\":\"ping\",\"id\":9007199254740991}";
 	static const char unwatch[] = "{\"op\":\"unwatch\",\"id\":9007199254740990}";
+	static const char hello[] =
+		"{\"op\":\"hello\",\"id\":9007199254740989,\"version\":1,\"client\":\"fuzz\"}";
 	static int session = -1;
-	bool jobs = false, watching = false;
+	bool jobs = false, watching = false, paused = false, greeting = false;
 	const uint8_t *line[MAX_LINES];
 	size_t len[MAX_LINES], n_lines = 0, n = 0, first = 0;
 	struct sent sent[MAX_LINES];
@@ -419,30 +479,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		i = end + 1;
 	}
 	/* The harness's session carries over from input to input while the daemon keeps it
-	 * open (a connection costs two round trips); an input that says hello itself gets
-	 * a connection of its own. */
+	 * open; a new one's hello (always accepted) goes ahead of the input's lines.  An
+	 * input that says hello itself gets a connection of its own. */
 	first = n_lines > 0 && hello_line(line[0], len[0]) ? 1 : 0;
-	if (first || session < 0) {
+	if (first) {
 		fd = dial();
 		check(fd >= 0);
-		if (!session_hello(fd, first ? line[0] : NULL, first ? len[0] : 0))
+		if (!input_hello(fd, line[0], len[0]))
 			goto out; /* refused: the rest would only meet handshake_required */
-		if (!first)
-			session = fd;
+	} else if (session < 0) {
+		fd = session = dial();
+		check(fd >= 0);
+		queue_payload(hello, strlen(hello));
+		greeting = true;
 	} else {
 		fd = session;
 	}
 	for (size_t i = first; i < n_lines; i++)
 		if (classify(line[i], len[i], sent, n, &sent[n])) {
-			send_payload(fd, line[i], len[i]);
+			queue_payload(line[i], len[i]);
 			jobs |= sent[n].op == JP_OP_SUBMIT;
 			watching |= sent[n].op == JP_OP_WATCH;
+			paused |= sent[n].op == JP_OP_PAUSE;
 			n++;
 		}
 	/* Events of a watch left on would pile up between inputs. */
 	if (watching)
-		send_payload(fd, unwatch, strlen(unwatch));
-	send_payload(fd, sentinel, strlen(sentinel));
+		queue_payload(unwatch, strlen(unwatch));
+	queue_payload(sentinel, strlen(sentinel));
+	send_queued(fd);
 
 	deadline = now_ms() + SETTLE_MS;
 	while (!eof) {
@@ -480,7 +545,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			json_decref(msg);
 			continue;
 		}
-		if (in.id == UNWATCH_ID && watching) {
+		if (greeting) {
+			/* The harness's hello, answered first and accepted. */
+			check(in.id == HELLO_ID && in.ok);
+			greeting = false;
+		} else if (in.id == UNWATCH_ID && watching) {
 			check(in.ok);
 			watching = false;
 		} else if (in.id == SENTINEL_ID) {
@@ -527,7 +596,6 @@ out:
 			session = -1;
 	}
 	/* The next input starts with no job of this one left running. */
-	for (int i = 0; jobs && i < 1000 && settle_jobs() > 0; i++)
-		usleep(1000);
+	rest(paused, jobs);
 	return 0;
 }
