@@ -447,6 +447,21 @@ static void memory_rows(struct e2e *e)
 		   idle, base, queued, peak, after);
 }
 
+/* hot_selected: is the group `key` (rtt, counts, flood, eff, mem) to run?  For profiling
+ * one group: BENCH_HOT_ONLY=key[,key...]; unset, all of them. */
+static bool hot_selected(const char *key)
+{
+	const char *only = getenv("BENCH_HOT_ONLY");
+	size_t len = strlen(key);
+
+	if (!only || !*only)
+		return true;
+	for (const char *s = only; (s = strstr(s, key)); s += len)
+		if ((s == only || s[-1] == ',') && (s[len] == ',' || s[len] == '\0'))
+			return true;
+	return false;
+}
+
 void e2e_hot(struct e2e *e)
 {
 	size_t nmax = 10000;
@@ -454,11 +469,17 @@ void e2e_hot(struct e2e *e)
 
 	if (!lat)
 		e2e_die("out of memory");
-	rtt_rows(e, lat, false);
-	rtt_rows(e, lat, true);
-	count_rows(e);
-	flood_rows(e, lat);
-	efficiency_rows(e);
-	memory_rows(e);
+	if (hot_selected("rtt")) {
+		rtt_rows(e, lat, false);
+		rtt_rows(e, lat, true);
+	}
+	if (hot_selected("counts"))
+		count_rows(e);
+	if (hot_selected("flood"))
+		flood_rows(e, lat);
+	if (hot_selected("eff"))
+		efficiency_rows(e);
+	if (hot_selected("mem"))
+		memory_rows(e);
 	free(lat);
 }

@@ -484,7 +484,16 @@ static void pool_round(struct ctx *c, enum jd_idle idle, unsigned threads, doubl
 		uint64_t fired, mean, max;
 		releaser_lateness(c->rel, &fired, &mean, &max);
 		rows[i].run(c);
+		struct jd_pool_stats s0, s1;
+		jd_pool_stats(c->pool, &s0, NULL, 0);
 		v[i] = rows[i].run(c);
+		jd_pool_stats(c->pool, &s1, NULL, 0);
+		if (getenv("BENCH_POOL_ONLY")) /* profiling: the pool's counters of the timed run */
+			fprintf(stderr, "bench-pool: %s %s: parks %llu, grace yields %llu, steals %llu\n",
+				rows[i].key, idle == JD_IDLE_SPIN ? "spin" : "sleep",
+				(unsigned long long)(s1.parks - s0.parks),
+				(unsigned long long)(s1.grace_yields - s0.grace_yields),
+				(unsigned long long)(s1.steals - s0.steals));
 		releaser_lateness(c->rel, &fired, &mean, &max);
 		lateness[i].sum_mean_us += (double)mean / 1e3;
 		if ((double)max / 1e3 > lateness[i].max_us)

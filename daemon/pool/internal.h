@@ -245,6 +245,7 @@ struct jd_worker {
 	/* Counters: written by the owner only (jd_bump), read by anyone. */
 	alignas(JD_CACHELINE) atomic_uint_least64_t tasks_run;
 	atomic_uint_least64_t steals, parks, feeds, busy_ns;
+	atomic_uint_least64_t grace_yields; /* sched_yield calls in SLEEP's grace */
 	atomic_uint_least64_t created;	/* tasks this worker created (quiescence) */
 	atomic_uint_least64_t completed; /* tasks finished or dropped here (release) */
 	atomic_uint fibers_in_use;	/* started here, not ended: any worker (fetch_add/sub) */
@@ -284,6 +285,13 @@ void jd_wake_all(struct jd_pool *p);
  * nothing to run.  Returns false on timeout.  w's thread. */
 bool jd_help_wait(struct jd_worker *w, atomic_uint *w_done, uint64_t deadline);
 
+/* jd_grace_next: SLEEP's grace (the search before a park) after a park that lasted
+ * `parked` ns, from the park to running again, with grace `grace` and the configured
+ * park_after_ns `base`: doubled, up to JD_GRACE_MAX_X x base, after a park shorter than
+ * twice that; base after a longer one (worker.c says why).  Returns it.  Pure. */
+#define JD_GRACE_MAX_X 5
+uint64_t jd_grace_next(uint64_t base, uint64_t grace, uint64_t parked);
+
 /* jd_run_task: run (or drop, during an immediate destroy) one task on w.  w's thread. */
 void jd_run_task(struct jd_worker *w, struct jd_task *t);
 
@@ -315,6 +323,10 @@ struct jd_pool {
 	bool pin;
 	uint64_t park_after_ns;		/* SLEEP: keep searching this long before parking */
 
+	/* A thread outside the pool is runnable and waits for a CPU (jd_pool_want_cpu):
+	 * searching workers yield instead of spinning.  Any thread; read by searchers. */
+	alignas(JD_CACHELINE) atomic_uint cpu_wanted;
+
 	alignas(JD_CACHELINE) atomic_uint_least64_t ext_created; /* by non-workers */
 	atomic_uint rr;			/* round robin over inboxes for external submits */
 
@@ -336,6 +348,10 @@ struct jd_pool {
 	struct jd_timer timer;
 	pthread_mutex_t feeder_lock;	/* serializes jd_pool_set_feeder */
 };
+
+/* jd_thread_spinners: threads outside every pool spinning in a wait past its first 2 µs
+ * (wait.c); searching workers yield while there are any.  Any thread. */
+extern atomic_uint jd_thread_spinners;
 
 /* jd_quiescent: every task created so far has finished or been dropped.  Any thread. */
 bool jd_quiescent(struct jd_pool *p);

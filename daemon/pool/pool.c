@@ -302,6 +302,19 @@ void jd_pool_notify(struct jd_pool *p)
 	jd_wake_one(p, NULL);
 }
 
+void jd_pool_want_cpu(struct jd_pool *p)
+{
+	/* Read first: a flag already up costs no write to the searchers' cache line. */
+	if (!atomic_load_explicit(&p->cpu_wanted, memory_order_relaxed))
+		atomic_store_explicit(&p->cpu_wanted, 1, memory_order_relaxed);
+}
+
+void jd_pool_got_cpu(struct jd_pool *p)
+{
+	if (atomic_load_explicit(&p->cpu_wanted, memory_order_relaxed))
+		atomic_store_explicit(&p->cpu_wanted, 0, memory_order_relaxed);
+}
+
 unsigned jd_pool_workers(const struct jd_pool *p)
 {
 	return p->nworkers;
@@ -327,6 +340,7 @@ int jd_pool_stats(const struct jd_pool *cp, struct jd_pool_stats *out,
 			.parks = atomic_load_explicit(&w->parks, memory_order_relaxed),
 			.feeds = atomic_load_explicit(&w->feeds, memory_order_relaxed),
 			.busy_ns = atomic_load_explicit(&w->busy_ns, memory_order_relaxed),
+			.grace_yields = atomic_load_explicit(&w->grace_yields, memory_order_relaxed),
 			.fibers_in_use =
 				atomic_load_explicit(&w->fibers_in_use, memory_order_relaxed),
 			.fibers_suspended =
@@ -337,6 +351,7 @@ int jd_pool_stats(const struct jd_pool *cp, struct jd_pool_stats *out,
 		out->parks += s.parks;
 		out->feeds += s.feeds;
 		out->busy_ns += s.busy_ns;
+		out->grace_yields += s.grace_yields;
 		out->fibers_in_use += s.fibers_in_use;
 		out->fibers_suspended += s.fibers_suspended;
 		if (per_worker && i < n)

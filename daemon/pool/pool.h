@@ -104,9 +104,11 @@ struct jd_pool_config {
 	void *feeder_ctx;
 	unsigned feed_batch;		/* max tasks per feeder call; 0: 8 */
 	int64_t park_after_ns;		/* SLEEP: an idle worker keeps searching this long
-					 * (spinning with pause, never yielding) before it
-					 * parks; 0: at once; -1: 10 µs (a wake-up here costs
-					 * 40-70 µs; see README.md) */
+					 * (a pause per round; it yields only to a thread
+					 * that needs its CPU) before it parks, and up to 5x
+					 * as long while its parks turn out short; 0: park at
+					 * once; -1: 10 µs (a wake-up here costs 40-70 µs;
+					 * see README.md) */
 	int64_t wait_spin_ns;		/* a waiting thread outside the pool spins this long
 					 * before it sleeps; -1: 20 µs.  Process-wide: the
 					 * last created pool's value applies */
@@ -162,6 +164,17 @@ void jd_pool_set_feeder(struct jd_pool *p, jd_feeder_fn fn, void *ctx);
  * races with workers going to sleep is seen by one of them).  Cheap when a worker is
  * awake.  Any thread (the daemon's loop thread). */
 void jd_pool_notify(struct jd_pool *p);
+
+/* jd_pool_want_cpu: tell the pool that a thread outside it is runnable and needs a CPU
+ * now (the daemon's loop thread, just woken by a worker): until jd_pool_got_cpu, workers
+ * searching for work in SLEEP's grace yield their CPU each round instead of spinning on
+ * it, so that on a machine with more runnable threads than CPUs the woken thread does not
+ * wait behind a searcher.  Cheap when already set.  Any thread. */
+void jd_pool_want_cpu(struct jd_pool *p);
+
+/* jd_pool_got_cpu: the thread that jd_pool_want_cpu announced is running.  Any thread
+ * (the announced one). */
+void jd_pool_got_cpu(struct jd_pool *p);
 
 /* jd_pool_workers: the number of worker threads.  Any thread. */
 unsigned jd_pool_workers(const struct jd_pool *p);
@@ -346,6 +359,7 @@ struct jd_worker_stats {
 	uint64_t tasks_run;	/* task bodies started (fiber resumes not counted) */
 	uint64_t steals;	/* tasks taken from another worker's deque or inbox */
 	uint64_t parks;		/* times the worker went to sleep */
+	uint64_t grace_yields;	/* sched_yield calls while searching before a park */
 	uint64_t feeds;		/* tasks received from the feeder */
 	uint64_t busy_ns;	/* time spent outside the idle search/park */
 	uint32_t fibers_in_use; /* fibers this worker took that are running or suspended */
@@ -355,7 +369,7 @@ struct jd_worker_stats {
 struct jd_pool_stats {
 	unsigned workers;
 	enum jd_idle idle;
-	uint64_t tasks_run, steals, parks, feeds, busy_ns; /* sums over workers */
+	uint64_t tasks_run, steals, parks, feeds, busy_ns, grace_yields; /* sums over workers */
 	uint64_t dropped;		/* tasks dropped by an immediate shutdown so far */
 	uint64_t fiber_exhausted;	/* fiber tasks that found no free fiber */
 	unsigned fibers, large_fibers;	/* configured counts */

@@ -390,19 +390,65 @@ static void spin_idle(unsigned *spins)
 		sched_yield();
 }
 
-/* grace_idle: one round of SLEEP's grace, a bounded search before the futex park: a
- * pause, never sched_yield.  A yielding search makes a system call per round (a storm
- * of them: 7 to 12 per noop round trip in the daemon, a third of its samples) and
- * hands its CPU to whatever else is runnable there, which on a machine with more
- * runnable threads than CPUs is mostly another searcher; the loop thread, woken on
- * the same CPU, waited behind it.  The grace is short (park_after_ns, 10 µs by
- * default), so a pure spin costs its CPU little, and a parked worker sleeps in the
- * kernel, where it costs nothing. */
-static void grace_idle(void)
+/* grace_idle: one round of SLEEP's grace, the bounded search before the futex park.
+ *
+ * Normally a pause, not sched_yield: a search that yields every round makes a system call
+ * per round (7 to 28 per round trip of a worker's job in the daemon, where nothing else
+ * wanted the CPU most of the time).  But a searcher that only spins keeps its CPU from a
+ * thread that is runnable and needs it: with more runnable threads than CPUs (two workers
+ * and a submitter on two CPUs) that thread waits behind the searcher for the rest of the
+ * grace, or until the scheduler's slice ends.  So the searcher yields where it has
+ * evidence of such a thread:
+ *   - `contended`: it was itself preempted during this idle stretch (a round took far
+ *     longer than a round does: another thread ran on its CPU): every round, for the rest
+ *     of the stretch;
+ *   - a thread outside the pool spinning in a wait past its first 2 µs
+ *     (jd_thread_spinners, wait.c): it waits for a task a worker must run and yields on
+ *     every round itself: every round while it spins;
+ *   - a thread outside the pool announced by jd_pool_want_cpu (the daemon's loop thread,
+ *     woken by a worker's notice, until it runs): once per stretch, which lets it in if
+ *     it waits for this CPU; more would only repeat a system call while it runs elsewhere;
+ *   - `woken`: after a wake-up that found no work, once: the waker, e.g. a submitter
+ *     outside the pool, may be the thread this worker has just preempted on its CPU.
+ * `*yielded`: this idle stretch has yielded already. */
+static void grace_idle(struct jd_worker *w, bool woken, bool contended, bool *yielded)
 {
-	for (int i = 0; i < 16; i++)
-		jd_cpu_relax();
+	struct jd_pool *p = w->pool;
+	bool once = !*yielded && (woken || atomic_load_explicit(&p->cpu_wanted, memory_order_relaxed));
+
+	if (once || contended || atomic_load_explicit(&jd_thread_spinners, memory_order_relaxed)) {
+		jd_bump(&w->grace_yields, 1);
+		sched_yield();
+		*yielded = true;
+		return;
+	}
+	jd_cpu_relax();
 }
+
+/* jd_grace_next (internal.h): SLEEP's grace for the next idle stretch.
+ *
+ * A park pays for itself only if it lasts longer than the wake-up it costs (40-70 µs for a
+ * parked vCPU here, and a futex call on both sides).  So: a park shorter than twice the
+ * longest grace, i.e. work that came soon after the worker gave up, doubles the grace, up
+ * to JD_GRACE_MAX_X times the base (park_after_ns); a longer one (the worker had nothing to
+ * do for a while) sets it back to the base.  A steady stream of work whose gaps are under
+ * the longest grace then stops parking (a submitter's round trips, parallel-fors one
+ * after the other), while work that comes rarely, or with gaps longer than any grace (a
+ * daemon's jobs, each a client's round trip apart), keeps the short grace and costs its
+ * CPU little. */
+uint64_t jd_grace_next(uint64_t base, uint64_t grace, uint64_t parked)
+{
+	uint64_t max = base * JD_GRACE_MAX_X;
+
+	if (parked >= 2 * max)
+		return base;
+	return grace * 2 < max ? grace * 2 : max;
+}
+
+/* A grace round (a look at every queue, a pause, the clock) takes well under a
+ * microsecond; one that took this long was preempted, or its yield let another thread
+ * run. */
+#define PREEMPTED_NS 20000
 
 bool jd_help_wait(struct jd_worker *w, atomic_uint *done, uint64_t deadline)
 {
@@ -452,6 +498,11 @@ void *jd_worker_main(void *arg)
 	jd_ctx_init_thread(&w->thread_ctx);
 	unsigned spins = 0;
 	uint64_t idle_since = 0;
+	uint64_t grace = p->park_after_ns; /* this worker's grace now (jd_grace_next) */
+	bool woken = false;     /* parked, woken, and found nothing yet */
+	bool yielded = false;   /* this idle stretch's grace has yielded */
+	bool contended = false; /* preempted during this idle stretch */
+	uint64_t last_round = 0; /* when the last grace round ended */
 	w->busy_since = jd_now_ns();
 	for (;;) {
 		struct jd_task *t = find_work(w, true);
@@ -459,6 +510,7 @@ void *jd_worker_main(void *arg)
 			note_busy(w);
 			spins = 0;
 			idle_since = 0;
+			woken = yielded = contended = false;
 			jd_run_task(w, t);
 			continue;
 		}
@@ -478,13 +530,22 @@ void *jd_worker_main(void *arg)
 			uint64_t now = jd_now_ns();
 			if (!idle_since)
 				idle_since = now;
-			if (now - idle_since < p->park_after_ns) {
-				grace_idle();
+			else if (now - last_round > PREEMPTED_NS)
+				contended = true;
+			if (now - idle_since < grace) {
+				grace_idle(w, woken, contended, &yielded);
+				last_round = now;
 				continue;
 			}
 		}
 		idle_since = 0;
+		contended = false;
+		uint64_t parked_at = p->park_after_ns ? jd_now_ns() : 0;
 		park(w, 0, NULL);
+		woken = true;
+		yielded = false;
+		if (p->park_after_ns)
+			grace = jd_grace_next(p->park_after_ns, grace, jd_now_ns() - parked_at);
 	}
 	note_idle(w);
 	jd_ctx_destroy(&w->thread_ctx);

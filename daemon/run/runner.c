@@ -60,6 +60,9 @@ static void push_notice(struct jd_runner *r, struct jd_notice *n, uint8_t what)
 	if (!old) {
 		atomic_fetch_add_explicit(&r->wakeups, 1, memory_order_relaxed);
 		uv_async_send(&r->async);
+		/* The loop thread is runnable now: a worker that finds nothing to do yields
+		 * to it once instead of spinning its grace on a CPU the loop may wait for. */
+		jd_pool_want_cpu(r->pool);
 	}
 }
 
@@ -304,6 +307,8 @@ static void notices_cb(uv_async_t *h)
 	struct jd_fair_client *unblocked[32];
 	size_t nu;
 
+	if (r->pool)
+		jd_pool_got_cpu(r->pool);
 	/* The list is newest first; reverse it so each job's START precedes its DONE. */
 	while (n) {
 		struct jd_notice *next = n->next;

@@ -11,12 +11,18 @@
  * and with a task that spawns a child onto its deque just before finishing (the wake-up of
  * a thief by a worker).  Counts: CYCLES in the release build; under ThreadSanitizer,
  * CYCLES / TSAN_DIV (see testutil.h), so that it stays under 30 s on 2 cores.
+ *
+ * SLEEP's grace (the search before a park, worker.c): the same cycles with the default
+ * grace while another thread keeps raising and lowering jd_pool_want_cpu, so that the
+ * grace's yields, its growth and the park race each other; an idle worker with the flag
+ * up yields before it parks; and the growth rule itself (jd_grace_next).
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "daemon/pool/internal.h" /* jd_grace_next */
 #include "daemon/pool/pool.h"
 #include "jsched/error.h"
 #include "tests/pool/testutil.h"
@@ -24,20 +30,27 @@
 #define CYCLES (1000000 / TSAN_DIV)
 #define LOST_NS (5ull * 1000000000u) /* a wait this long means a lost wake-up */
 
-static struct jd_pool *make_pool(unsigned workers, jd_feeder_fn feeder, void *ctx,
-			     int64_t wait_spin_ns)
+static struct jd_pool *make_pool_grace(unsigned workers, jd_feeder_fn feeder, void *ctx,
+				   int64_t wait_spin_ns, int64_t park_after_ns)
 {
 	struct jd_pool_config cfg;
 	jd_pool_config_init(&cfg);
 	cfg.workers = workers;
 	cfg.idle = JD_IDLE_SLEEP;
 	cfg.wait_spin_ns = wait_spin_ns;
-	cfg.park_after_ns = 0; /* park at once, so that every cycle races a real park */
+	cfg.park_after_ns = park_after_ns;
 	cfg.feeder = feeder;
 	cfg.feeder_ctx = ctx;
 	struct jd_pool *p;
 	assert_int_equal(jd_pool_create(&p, &cfg), 0);
 	return p;
+}
+
+/* make_pool: park at once, so that every cycle races a real park. */
+static struct jd_pool *make_pool(unsigned workers, jd_feeder_fn feeder, void *ctx,
+			     int64_t wait_spin_ns)
+{
+	return make_pool_grace(workers, feeder, ctx, wait_spin_ns, 0);
 }
 
 static void count_task(void *arg)
@@ -165,12 +178,97 @@ static void test_spawn_wait(void **state)
 	assert_int_equal(jd_pool_destroy(p, JD_SHUTDOWN_GRACEFUL), 0);
 }
 
+/* The thread that raises and lowers jd_pool_want_cpu until told to stop. */
+struct toggler {
+	struct jd_pool *p;
+	atomic_int stop;
+	unsigned long flips;
+};
+
+static void *toggle_main(void *arg)
+{
+	struct toggler *t = arg;
+	while (!atomic_load(&t->stop)) {
+		jd_pool_want_cpu(t->p);
+		for (int i = 0; i < 64; i++)
+			__asm__ __volatile__("" ::: "memory");
+		jd_pool_got_cpu(t->p);
+		t->flips++;
+	}
+	return NULL;
+}
+
+static void test_grace_wait(void **state)
+{
+	(void)state;
+	/* The default grace, the waiter spinning (its default) and sleeping (0), the flag
+	 * flipping all along: no cycle may lose its task. */
+	for (int spin = 0; spin < 2; spin++) {
+		atomic_ulong ran = 0;
+		struct jd_pool *p = make_pool_grace(2, NULL, NULL, spin ? -1 : 0, -1);
+		struct toggler t = {.p = p};
+		pthread_t th;
+		assert_int_equal(pthread_create(&th, NULL, toggle_main, &t), 0);
+		check_cycles(p, &ran, CYCLES / 10, submit_one);
+		atomic_store(&t.stop, 1);
+		pthread_join(th, NULL);
+		assert_true(t.flips > 0);
+		assert_int_equal(jd_pool_destroy(p, JD_SHUTDOWN_GRACEFUL), 0);
+	}
+}
+
+/* With jd_pool_want_cpu up, a worker that runs out of work yields before it parks: the
+ * counters show a grace yield once it has parked (without the flag's yield, a quiet
+ * worker searches with pauses only and the count stays 0). */
+static void test_grace_yields_to_wanted(void **state)
+{
+	(void)state;
+	atomic_ulong ran = 0;
+	struct jd_pool *p = make_pool_grace(1, NULL, NULL, -1, -1);
+	struct jd_pool_stats st;
+	jd_pool_want_cpu(p);
+	struct jd_wg wg = JD_WG_INIT;
+	jd_wg_add(&wg, 1);
+	submit_one(p, &wg, &ran);
+	assert_int_equal(jd_wg_wait_for(&wg, (int64_t)LOST_NS, NULL), 0);
+	uint64_t end = test_now_ns() + TEST_PATIENCE_NS;
+	do
+		jd_pool_stats(p, &st, NULL, 0);
+	while (st.parks == 0 && test_now_ns() < end);
+	assert_true(st.parks > 0);
+	assert_true(st.grace_yields > 0);
+	jd_pool_got_cpu(p);
+	assert_int_equal(jd_pool_destroy(p, JD_SHUTDOWN_GRACEFUL), 0);
+}
+
+/* The growth rule: short parks double the grace up to 5x the base, a long one resets it. */
+static void test_grace_next(void **state)
+{
+	(void)state;
+	const uint64_t base = 10000, max = base * JD_GRACE_MAX_X;
+	uint64_t g = base;
+	g = jd_grace_next(base, g, 0); /* a park that found work at its look */
+	assert_int_equal(g, 2 * base);
+	g = jd_grace_next(base, g, 30000);
+	assert_int_equal(g, 4 * base);
+	g = jd_grace_next(base, g, 2 * max - 1);
+	assert_int_equal(g, max);
+	g = jd_grace_next(base, g, 1000);
+	assert_int_equal(g, max); /* never past the longest */
+	g = jd_grace_next(base, g, 2 * max); /* idle a while: back to the base */
+	assert_int_equal(g, base);
+	assert_int_equal(jd_grace_next(base, base, 5000000), base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_submit_wait),
 		cmocka_unit_test(test_notify_wait),
 		cmocka_unit_test(test_spawn_wait),
+		cmocka_unit_test(test_grace_wait),
+		cmocka_unit_test(test_grace_yields_to_wanted),
+		cmocka_unit_test(test_grace_next),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
