@@ -229,6 +229,16 @@ static int output_from(struct jsched_conn *c, const json_t *body, struct jsched_
 	return 0;
 }
 
+/* count_final: how many of l's records are final (what jsched_wait_many returns). */
+static int count_final(const struct jsched_results *l)
+{
+	int final = 0;
+
+	for (size_t i = 0; i < l->count; i++)
+		final += jsched_state_final(l->items[i]->state);
+	return final;
+}
+
 /* fetch_rest: the records of ids[(*out)->count .. n) from status, appended to *out: a
  * reply that said "more" held the first ones only (final records do not change).
  * Returns 0, or the error with *out freed and NULL. */
@@ -366,12 +376,8 @@ int jsched_submit_batch_wait(struct jsched_conn *c, const struct jsched_spec *co
 		if (rr < 0)
 			return rr;
 	}
-	if (r == 0) {
-		int final = 0;
-		for (size_t i = 0; i < (*out)->count; i++)
-			final += jsched_state_final((*out)->items[i]->state);
-		r = final;
-	}
+	if (r == 0)
+		r = count_final(*out);
 	return r;
 }
 
@@ -563,12 +569,8 @@ int jsched_wait_many(struct jsched_conn *c, const uint64_t *ids, size_t n, enum 
 			return rr;
 		}
 	}
-	if (r == 0) {
-		int final = 0;
-		for (size_t i = 0; i < (*out)->count; i++)
-			final += jsched_state_final((*out)->items[i]->state);
-		r = final;
-	}
+	if (r == 0)
+		r = count_final(*out);
 	json_decref(reply);
 	free(text);
 	return r;

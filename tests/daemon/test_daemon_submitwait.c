@@ -167,18 +167,14 @@ static void test_timeout(void **state)
 	jsched_close(c);
 }
 
-static void test_cancel_and_deadline(void **state)
+/* submit_seen: on raw connection fd, watch, then send the submit-with-wait req; returns
+ * the job's id from its `waiting` event, asserting that no reply came before it. */
+static json_int_t submit_seen(int fd, const char *req)
 {
-	struct jsched_conn *other = jdt_connect(&t, NULL);
-	int fd = jdt_raw_hello(&t, NULL);
 	json_int_t id = 0;
-	json_t *r = NULL;
 
-	(void)state;
-	/* The watch's `waiting` event tells the id before the submit's reply comes. */
 	json_decref(jdt_raw_ask(fd, "{\"op\": \"watch\", \"id\": 1}"));
-	jdt_send_frame(fd, "{\"op\": \"submit\", \"id\": 2, \"job\": {\"kind\": \"call\", \"fn\": \"sleep\", "
-			   "\"args\": {\"ms\": 600000}}, \"wait\": true}");
+	jdt_send_frame(fd, req);
 	for (int i = 0; i < 10 && !id; i++) {
 		json_t *m = jdt_read_frame(fd);
 
@@ -188,6 +184,20 @@ static void test_cancel_and_deadline(void **state)
 		json_decref(m);
 	}
 	assert_true(id > 0);
+	return id;
+}
+
+static void test_cancel_and_deadline(void **state)
+{
+	struct jsched_conn *other = jdt_connect(&t, NULL);
+	int fd = jdt_raw_hello(&t, NULL);
+	json_int_t id;
+	json_t *r = NULL;
+
+	(void)state;
+	/* The watch's `waiting` event tells the id before the submit's reply comes. */
+	id = submit_seen(fd, "{\"op\": \"submit\", \"id\": 2, \"job\": {\"kind\": \"call\", \"fn\": \"sleep\", "
+			     "\"args\": {\"ms\": 600000}}, \"wait\": true}");
 	assert_int_equal(jsched_cancel(other, (uint64_t)id), 0);
 	for (int i = 0; i < 10 && !r; i++) {
 		json_t *m = jdt_read_frame(fd);
@@ -417,20 +427,11 @@ static void test_disconnect(void **state)
 {
 	struct jsched_conn *c = jdt_connect(&t, NULL);
 	int fd = jdt_raw_hello(&t, NULL);
-	json_int_t id = 0;
+	json_int_t id;
 
 	(void)state;
-	json_decref(jdt_raw_ask(fd, "{\"op\": \"watch\", \"id\": 1}"));
-	jdt_send_frame(fd, "{\"op\": \"submit\", \"id\": 2, \"job\": {\"kind\": \"exec\", \"argv\": "
-			   "[\"sh\", \"-c\", \"sleep 0.2\"]}, \"wait\": true}");
-	for (int i = 0; i < 10 && !id; i++) {
-		json_t *m = jdt_read_frame(fd);
-
-		assert_non_null(m);
-		id = json_integer_value(json_object_get(json_object_get(m, "job"), "job"));
-		json_decref(m);
-	}
-	assert_true(id > 0);
+	id = submit_seen(fd, "{\"op\": \"submit\", \"id\": 2, \"job\": {\"kind\": \"exec\", \"argv\": "
+			     "[\"sh\", \"-c\", \"sleep 0.2\"]}, \"wait\": true}");
 	close(fd); /* only the reply is lost */
 	assert_string_equal(jdt_wait_final(c, (uint64_t)id, NULL), "succeeded");
 	jsched_close(c);
