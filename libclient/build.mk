@@ -27,7 +27,7 @@ LIBJSCHED_OBJS := $(LIBJSCHED_SRCS:%.c=$(B)/obj/%.o)
 
 JSCHED_CLI_SRCS := libclient/tool/main.c libclient/tool/args.c libclient/tool/jobs.c \
 	libclient/tool/daemon.c libclient/tool/table.c libclient/tool/top.c libclient/tool/dashboard.c \
-	libclient/tool/hooks.c
+	libclient/tool/hooks.c libclient/tool/lazy.c
 JSCHED_CLI_OBJS := $(JSCHED_CLI_SRCS:%.c=$(B)/obj/%.o) $(B)/obj/gen/dashboard_html.o
 
 # The dashboard's page is built into the tool: dashboard.html as one C string.
@@ -87,7 +87,7 @@ $(JSCHED_PC): libclient/jsched.pc.in FORCE
 $(JSCHED_BIN): $(JSCHED_CLI_OBJS) $(LIBJSCHED_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(SMARTCOLS_LIBS) $(NCURSES_LIBS) $(JANSSON_LIBS) -ldl $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) -ldl $(LDLIBS)
 
 # ---- tests/libclient ---------------------------------------------------------------------
 # One program per tests/libclient/test_*.c, linked with the static library (and the tool's

@@ -39,7 +39,6 @@
 #include <unistd.h>
 
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <jansson.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -50,42 +49,30 @@ extern const char jsched_dashboard_html[];
 #define JSCHED_CHARTJS "/usr/share/javascript/chart.js/chart.min.js"
 #endif
 
-/* The libmicrohttpd functions the dashboard calls, looked up by load_mhd when `jsched
- * dashboard` starts, rather than linked: the library and what it pulls in (GnuTLS and its
- * nine libraries, whose constructors run at load) cost every run of jsched 1.6 ms of CPU
- * and 170 page faults at start, of about 2.5 ms and 265 for the whole tool, and only this
- * subcommand uses them.  The header still gives the types; the soname is the ABI the
- * header belongs to (12 since libmicrohttpd 0.9.x). */
+/* The libmicrohttpd functions the dashboard calls, loaded when `jsched dashboard` starts
+ * rather than linked (lazy.h): the library and what it pulls in (GnuTLS and its nine
+ * libraries, whose constructors run at load) cost every run of jsched 1.6 ms of CPU and 170
+ * page faults at start, of about 2.5 ms and 265 for the whole tool, and only this
+ * subcommand uses them. */
 #define MHD_FUNCS(X) X(MHD_add_response_header) X(MHD_create_response_from_buffer) \
 	X(MHD_create_response_from_callback) X(MHD_create_response_from_fd) X(MHD_destroy_response) \
 	X(MHD_get_daemon_info) X(MHD_lookup_connection_value) X(MHD_queue_response) X(MHD_start_daemon) \
 	X(MHD_stop_daemon)
 static struct {
-#define MHD_FIELD(f) __typeof__(f) *f;
-	MHD_FUNCS(MHD_FIELD)
-#undef MHD_FIELD
+	MHD_FUNCS(TOOL_LAZY_SLOT)
 } lib;
 
-/* load_mhd: fill lib from libmicrohttpd.  Returns 0, or -1 after saying why on stderr. */
+/* load_mhd: fill lib from libmicrohttpd (the soname of the header's ABI, 12 since 0.9.x).
+ * Returns 0, or -1 after saying why on stderr. */
 static int load_mhd(void)
 {
-	static const char *const names[] = {"libmicrohttpd.so.12", "libmicrohttpd.so"};
-	void *h = NULL;
+#define TOOL_LAZY_LIB lib
+	static const char *const sonames[] = {"libmicrohttpd.so.12", "libmicrohttpd.so", NULL};
+	static const char *const syms[] = {MHD_FUNCS(TOOL_LAZY_NAME)};
+	void **const addrs[] = {MHD_FUNCS(TOOL_LAZY_ADDR)};
 
-	for (size_t i = 0; !h && i < sizeof(names) / sizeof(names[0]); i++)
-		h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		fprintf(stderr, "jsched dashboard: cannot load libmicrohttpd: %s\n", dlerror());
-		return -1;
-	}
-#define MHD_LOAD(f)                                                                               \
-	if (!(*(void **)&lib.f = dlsym(h, #f))) {                                                 \
-		fprintf(stderr, "jsched dashboard: libmicrohttpd has no %s: %s\n", #f, dlerror()); \
-		return -1;                                                                         \
-	}
-	MHD_FUNCS(MHD_LOAD)
-#undef MHD_LOAD
-	return 0; /* h stays open for the process's life */
+	return tool_lazy_load("jsched dashboard", sonames, syms, addrs, sizeof(syms) / sizeof(syms[0]));
+#undef TOOL_LAZY_LIB
 }
 
 #define MAX_CONNECTIONS 32u
@@ -126,19 +113,19 @@ static bool same(const char *given, const char *ours)
 static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *type,
 			       const char *body, size_t len)
 {
-	struct MHD_Response *r = lib.MHD_create_response_from_buffer(len, (void *)(uintptr_t)body,
+	struct MHD_Response *r = lib.MHD_create_response_from_buffer_p(len, (void *)(uintptr_t)body,
 								 MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result ret;
 
 	if (r == NULL)
 		return MHD_NO;
-	lib.MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	lib.MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	lib.MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-	lib.MHD_add_response_header(r, "X-Frame-Options", "DENY");
-	lib.MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-	ret = lib.MHD_queue_response(c, status, r);
-	lib.MHD_destroy_response(r);
+	lib.MHD_add_response_header_p(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	lib.MHD_add_response_header_p(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	lib.MHD_add_response_header_p(r, "Referrer-Policy", "no-referrer");
+	lib.MHD_add_response_header_p(r, "X-Frame-Options", "DENY");
+	lib.MHD_add_response_header_p(r, "X-Content-Type-Options", "nosniff");
+	ret = lib.MHD_queue_response_p(c, status, r);
+	lib.MHD_destroy_response_p(r);
 	return ret;
 }
 
@@ -197,7 +184,7 @@ static enum MHD_Result daemon_call(struct dash *d, struct MHD_Connection *c, jso
 /* arg_id: a positive integer query argument, or 0. */
 static uint64_t arg_id(struct MHD_Connection *c, const char *key)
 {
-	const char *v = lib.MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+	const char *v = lib.MHD_lookup_connection_value_p(c, MHD_GET_ARGUMENT_KIND, key);
 	char *end;
 	unsigned long long n;
 
@@ -210,7 +197,7 @@ static uint64_t arg_id(struct MHD_Connection *c, const char *key)
 
 static enum MHD_Result api_jobs(struct dash *d, struct MHD_Connection *c)
 {
-	const char *states = lib.MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "states");
+	const char *states = lib.MHD_lookup_connection_value_p(c, MHD_GET_ARGUMENT_KIND, "states");
 	uint64_t limit = arg_id(c, "limit");
 	json_t *req = json_pack("{s:s, s:I, s:I}", "op", "list", "after_job",
 				(json_int_t)arg_id(c, "after_job"), "limit",
@@ -232,7 +219,7 @@ static enum MHD_Result api_jobs(struct dash *d, struct MHD_Connection *c)
 static enum MHD_Result api_job(struct dash *d, struct MHD_Connection *c)
 {
 	static const char *const ops[] = {"cancel", "hold", "release", "retry", NULL};
-	const char *op = lib.MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "op");
+	const char *op = lib.MHD_lookup_connection_value_p(c, MHD_GET_ARGUMENT_KIND, "op");
 	uint64_t id = arg_id(c, "job");
 
 	for (const char *const *o = ops; *o != NULL; o++)
@@ -360,15 +347,15 @@ static enum MHD_Result api_events(struct dash *d, struct MHD_Connection *c)
 		return respond_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "cannot reach jschedd\n");
 	}
 	jsched_set_timeout(s->conn, 10000);
-	r = lib.MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_read, s, stream_free);
+	r = lib.MHD_create_response_from_callback_p(MHD_SIZE_UNKNOWN, 64 * 1024, stream_read, s, stream_free);
 	if (r == NULL) {
 		stream_free(s);
 		return MHD_NO;
 	}
-	lib.MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
-	lib.MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	ret = lib.MHD_queue_response(c, MHD_HTTP_OK, r);
-	lib.MHD_destroy_response(r);
+	lib.MHD_add_response_header_p(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+	lib.MHD_add_response_header_p(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	ret = lib.MHD_queue_response_p(c, MHD_HTTP_OK, r);
+	lib.MHD_destroy_response_p(r);
 	return ret;
 }
 
@@ -388,14 +375,14 @@ static enum MHD_Result serve_chartjs(struct MHD_Connection *c)
 				    "Chart.js is not installed (Debian's libjs-chart.js: "
 				    JSCHED_CHARTJS ")\n");
 	}
-	r = lib.MHD_create_response_from_fd((uint64_t)st.st_size, fd);
+	r = lib.MHD_create_response_from_fd_p((uint64_t)st.st_size, fd);
 	if (r == NULL) {
 		close(fd);
 		return MHD_NO;
 	}
-	lib.MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/javascript");
-	ret = lib.MHD_queue_response(c, MHD_HTTP_OK, r);
-	lib.MHD_destroy_response(r);
+	lib.MHD_add_response_header_p(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/javascript");
+	ret = lib.MHD_queue_response_p(c, MHD_HTTP_OK, r);
+	lib.MHD_destroy_response_p(r);
 	return ret;
 }
 
@@ -404,8 +391,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 			       size_t *upload_size, void **req_cls)
 {
 	struct dash *d = cls;
-	const char *host = lib.MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-	const char *token = lib.MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Jsched-Token");
+	const char *host = lib.MHD_lookup_connection_value_p(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+	const char *token = lib.MHD_lookup_connection_value_p(c, MHD_HEADER_KIND, "X-Jsched-Token");
 	bool post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
 
 	(void)version;
@@ -421,12 +408,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	if (host == NULL || (strcmp(host, d->host_ip) != 0 && strcmp(host, d->host_name) != 0))
 		return respond_text(c, MHD_HTTP_FORBIDDEN, "wrong Host header\n");
 	if (token == NULL)
-		token = lib.MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
+		token = lib.MHD_lookup_connection_value_p(c, MHD_GET_ARGUMENT_KIND, "token");
 	if (!same(token, d->token))
 		return respond_text(c, MHD_HTTP_FORBIDDEN,
 				    "missing or wrong token: use the URL jsched dashboard printed\n");
 	if (strncmp(url, "/api/", 5) == 0 && strcmp(url, "/api/events") != 0 &&
-	    lib.MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Jsched-Token") == NULL)
+	    lib.MHD_lookup_connection_value_p(c, MHD_HEADER_KIND, "X-Jsched-Token") == NULL)
 		return respond_text(c, MHD_HTTP_FORBIDDEN, "the API wants the X-Jsched-Token header\n");
 	if (strcmp(url, "/api/job") == 0)
 		return post ? api_job(d, c) : respond_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "POST\n");
@@ -535,7 +522,7 @@ int cmd_dashboard(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	addr.sin_port = htons((uint16_t)cmd->port);
-	mhd = lib.MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+	mhd = lib.MHD_start_daemon_p(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
 				       MHD_USE_ERROR_LOG,
 			       0, NULL, NULL, handler, &d, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
 			       MHD_OPTION_CONNECTION_LIMIT, MAX_CONNECTIONS,
@@ -546,7 +533,7 @@ int cmd_dashboard(struct jsched_conn *conn, const struct cli_cmd *cmd)
 		free(d.page);
 		return CLI_EXIT_UNAVAILABLE;
 	}
-	info = lib.MHD_get_daemon_info(mhd, MHD_DAEMON_INFO_BIND_PORT);
+	info = lib.MHD_get_daemon_info_p(mhd, MHD_DAEMON_INFO_BIND_PORT);
 	d.port = info != NULL ? info->port : cmd->port;
 	snprintf(d.host_ip, sizeof(d.host_ip), "127.0.0.1:%u", d.port);
 	snprintf(d.host_name, sizeof(d.host_name), "localhost:%u", d.port);
@@ -557,7 +544,7 @@ int cmd_dashboard(struct jsched_conn *conn, const struct cli_cmd *cmd)
 		open_browser(url);
 	sigwait(&stop_signals, &sig);
 	atomic_store(&d.stopping, true);
-	lib.MHD_stop_daemon(mhd); /* streams notice within a second; then every thread is joined */
+	lib.MHD_stop_daemon_p(mhd); /* streams notice within a second; then every thread is joined */
 	free(d.page);
 	return CLI_EXIT_OK;
 }

@@ -10,7 +10,7 @@
 
 #include <jsched/jsched.h>
 #include <jansson.h>
-#include <libsmartcols.h>
+#include "libclient/tool/lazy.h" /* libsmartcols, loaded with the first table */
 
 #include "libclient/tool/args.h"
 

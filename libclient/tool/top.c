@@ -15,6 +15,8 @@
 #include "libclient/tool/tool.h"
 
 #include <curses.h>
+
+#include "libclient/tool/lazy_curses.h" /* ncurses, loaded when top starts drawing */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
