@@ -224,7 +224,10 @@ void e2e_exec(struct e2e *e)
 	snprintf(slots, sizeof(slots), "%u", par);
 	tsp("-S", slots, NULL); /* starts the task-spooler server with N slots */
 	e2e_on_die(tsp_kill);
-	for (int run = 0; run < e->runs && run < 64; run++) {
+	/* $BENCH_E2E_EXEC=cli: only the one-call rows (a quick look at the tool's latency). */
+	const char *only = getenv("BENCH_E2E_EXEC");
+	bool rates = !only || strcmp(only, "cli") != 0;
+	for (int run = 0; rates && run < e->runs && run < 64; run++) {
 		raw[run] = raw_spawn(n, par);
 		xa[run] = xargs_rate(n, par);
 		if (has_exec) {
@@ -232,7 +235,7 @@ void e2e_exec(struct e2e *e)
 			jsn[run] = e2e_exec_rate(&dn, spec, n);
 		}
 	}
-	for (int run = 0; run < e->runs_long; run++) {
+	for (int run = 0; rates && run < e->runs_long; run++) {
 		ts[run] = tsp_rate(n, par);
 		nq[run] = nq_rate(n, run);
 	}
@@ -274,30 +277,32 @@ void e2e_exec(struct e2e *e)
 	rm_rf(tmp);
 
 	size_t runs = (size_t)e->runs, lruns = (size_t)e->runs_long;
-	double rawm = e2e_median_of(raw, runs), xam = e2e_median_of(xa, runs);
-	double tsm = e2e_median_of(ts, lruns), nqm = e2e_median_of(nq, lruns);
-	char label[64];
-	snprintf(label, sizeof(label), "raw posix_spawn x%u", par);
-	bench_row(e->rep, "exec: raw posix_spawn, N in parallel (floor)", "jobs/s", NULL, rawm, NULL, 0);
-	bench_row(e->rep, "exec: xargs -P N", "jobs/s", NULL, xam, label, rawm);
-	bench_row(e->rep, "exec: task-spooler tsp -S N", "jobs/s", NULL, tsm, label, rawm);
-	bench_row(e->rep, "exec: nq (one at a time)", "jobs/s", NULL, nqm, label, rawm);
-	if (has_exec) {
-		double jsm = e2e_median_of(js, runs);
-		bench_row(e->rep, "exec: jschedd /bin/true, batches of 500", "jobs/s", NULL, jsm, label, rawm);
-		bench_row(e->rep, "exec: jschedd /bin/true vs xargs", "jobs/s", NULL, jsm, "xargs -P N", xam);
-		bench_row(e->rep, "exec: jschedd /bin/true vs task-spooler", "jobs/s", NULL, jsm, "tsp -S N", tsm);
-		bench_row(e->rep, "exec: jschedd /bin/true vs nq", "jobs/s", NULL, jsm, "nq", nqm);
-		double jsnm = e2e_median_of(jsn, runs);
+	if (rates) {
+		double rawm = e2e_median_of(raw, runs), xam = e2e_median_of(xa, runs);
+		double tsm = e2e_median_of(ts, lruns), nqm = e2e_median_of(nq, lruns);
+		char label[64];
 		snprintf(label, sizeof(label), "raw posix_spawn x%u", par);
-		char name[96];
-		snprintf(name, sizeof(name), "exec: jschedd /bin/true, at most %u processes", par);
-		bench_row(e->rep, name, "jobs/s", NULL, jsnm, label, rawm);
-		snprintf(name, sizeof(name), "exec: jschedd /bin/true, at most %u processes, vs task-spooler", par);
-		bench_row(e->rep, name, "jobs/s", NULL, jsnm, "tsp -S N", tsm);
-	} else {
-		bench_note(e->rep, "exec: MISSING: this jschedd answers exec submits with not_supported; "
-				   "the jschedd exec rows are left out");
+		bench_row(e->rep, "exec: raw posix_spawn, N in parallel (floor)", "jobs/s", NULL, rawm, NULL, 0);
+		bench_row(e->rep, "exec: xargs -P N", "jobs/s", NULL, xam, label, rawm);
+		bench_row(e->rep, "exec: task-spooler tsp -S N", "jobs/s", NULL, tsm, label, rawm);
+		bench_row(e->rep, "exec: nq (one at a time)", "jobs/s", NULL, nqm, label, rawm);
+		if (has_exec) {
+			double jsm = e2e_median_of(js, runs);
+			bench_row(e->rep, "exec: jschedd /bin/true, batches of 500", "jobs/s", NULL, jsm, label, rawm);
+			bench_row(e->rep, "exec: jschedd /bin/true vs xargs", "jobs/s", NULL, jsm, "xargs -P N", xam);
+			bench_row(e->rep, "exec: jschedd /bin/true vs task-spooler", "jobs/s", NULL, jsm, "tsp -S N", tsm);
+			bench_row(e->rep, "exec: jschedd /bin/true vs nq", "jobs/s", NULL, jsm, "nq", nqm);
+			double jsnm = e2e_median_of(jsn, runs);
+			snprintf(label, sizeof(label), "raw posix_spawn x%u", par);
+			char name[96];
+			snprintf(name, sizeof(name), "exec: jschedd /bin/true, at most %u processes", par);
+			bench_row(e->rep, name, "jobs/s", NULL, jsnm, label, rawm);
+			snprintf(name, sizeof(name), "exec: jschedd /bin/true, at most %u processes, vs task-spooler", par);
+			bench_row(e->rep, name, "jobs/s", NULL, jsnm, "tsp -S N", tsm);
+		} else {
+			bench_note(e->rep, "exec: MISSING: this jschedd answers exec submits with not_supported; "
+					   "the jschedd exec rows are left out");
+		}
 	}
 	double tscli = e2e_median_of(cli_ts, runs);
 	if (has_exec)
