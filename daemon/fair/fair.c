@@ -19,6 +19,10 @@
 #include "daemon/fair/fair_internal.h"
 #include "daemon/fair/pheap.h"
 
+/* amount[] sits in what was padding: a job record is no larger for it. */
+_Static_assert(sizeof(void *) != 8 || sizeof(struct jd_fair_job) == 128,
+	       "struct jd_fair_job is 128 bytes");
+
 #define job_of_exp(node) \
 	((struct jd_fair_job *)(void *)((char *)(node) - offsetof(struct jd_fair_job, exp)))
 
@@ -550,11 +554,12 @@ static int grow_class(struct jd_fair_cls *h, size_t cap, size_t n)
 static int class_add(struct jd_fair *f, const uint32_t need[JD_FAIR_MAX_RES], bool own)
 {
 	struct jd_fair_cls *h;
-	uint32_t rmask = 0;
+	uint32_t rmask = 0, vmask = 0, fixed[JD_FAIR_MAX_RES];
 	int rc;
 
 	pthread_mutex_lock(&f->lock);
 	for (unsigned r = 0; r < JD_FAIR_MAX_RES; r++) {
+		fixed[r] = need[r] == JD_FAIR_PER_JOB ? 0 : need[r];
 		if (need[r] == 0)
 			continue;
 		if (r >= f->nres || f->scan_select) {
@@ -562,11 +567,17 @@ static int class_add(struct jd_fair *f, const uint32_t need[JD_FAIR_MAX_RES], bo
 			goto out;
 		}
 		rmask |= 1u << r;
+		if (need[r] == JD_FAIR_PER_JOB)
+			vmask |= 1u << r;
+	}
+	if (__builtin_popcount(vmask) > JD_FAIR_AMOUNTS) {
+		rc = JSCHED_EINVAL;
+		goto out;
 	}
 	for (uint32_t k = 0; k < f->nclasses && !own; k++) {
 		h = &f->cls[k];
-		if (!(f->cls_free & (1u << k)) && h->rmask == rmask &&
-		    memcmp(h->need, need, sizeof(h->need)) == 0) {
+		if (!(f->cls_free & (1u << k)) && h->rmask == rmask && h->vmask == vmask &&
+		    memcmp(h->need, fixed, sizeof(h->need)) == 0) {
 			rc = (int)k;
 			goto out;
 		}
@@ -575,8 +586,9 @@ static int class_add(struct jd_fair *f, const uint32_t need[JD_FAIR_MAX_RES], bo
 		rc = __builtin_ctz(f->cls_free);
 		h = &f->cls[rc];
 		f->cls_free &= ~(1u << rc);
-		memcpy(h->need, need, sizeof(h->need));
+		memcpy(h->need, fixed, sizeof(h->need));
 		h->rmask = rmask;
+		h->vmask = vmask;
 		h->passes = 0;
 		jd_fp_factors(f);
 		goto out;
@@ -592,8 +604,9 @@ static int class_add(struct jd_fair *f, const uint32_t need[JD_FAIR_MAX_RES], bo
 		memset(h, 0, sizeof(*h));
 		goto out;
 	}
-	memcpy(h->need, need, sizeof(h->need));
+	memcpy(h->need, fixed, sizeof(h->need));
 	h->rmask = rmask;
+	h->vmask = vmask;
 	rc = (int)f->nclasses++;
 	jd_fp_factors(f);
 out:
@@ -615,6 +628,7 @@ int jd_fair_class_remove(struct jd_fair *f, int cls)
 		/* Needs nothing from now on (so it "fits" and is empty: never picked). */
 		memset(f->cls[cls].need, 0, sizeof(f->cls[cls].need));
 		f->cls[cls].rmask = 0;
+		f->cls[cls].vmask = 0;
 		f->cls[cls].factor = 1;
 		f->cls_free |= 1u << cls;
 		if (f->resv == cls)
@@ -906,6 +920,9 @@ static inline __attribute__((always_inline)) size_t take_locked(struct jd_fair *
 		if (free_room < room)
 			room = (size_t)free_room;
 	}
+	/* skip: classes whose head job's own amounts did not fit (per-job needs): out for
+	 * the rest of this take, which frees nothing. */
+	unsigned skip = 0;
 	unsigned fit = (f->nclasses == 1 ? 1u : jd_fp_fit(f)) & classes;
 	/* Every class (fit == all: nothing waits for capacity, no pass to count).  A take
 	 * restricted to some classes passes over no one: it counts no passes. */
@@ -917,12 +934,19 @@ static inline __attribute__((always_inline)) size_t take_locked(struct jd_fair *
 			break;
 		struct jd_fair_job *job = jd_fp_head(f, c, fit);
 
+		/* Per-job needs: the job's own amounts must fit (jd_fp_fit looked at the
+		 * class's head; c's head of that class may be another job). */
+		if (f->cls[job->cls].vmask != 0 && !jd_fp_amounts_fit(f, &f->cls[job->cls], job)) {
+			skip |= 1u << job->cls;
+			fit &= ~skip;
+			continue;
+		}
 		/* Several classes: was a better flow of another class passed over (it does
 		 * not fit), and is it time to hold what it lacks for it? */
 		if (count_passes && fit != all && f->resv < 0) {
-			jd_fp_passed(f, fit, c, job->cls);
+			jd_fp_passed(f, fit, c, job);
 			if (f->resv >= 0) {
-				fit = jd_fp_fit(f);
+				fit = jd_fp_fit(f) & ~skip;
 				continue;	/* choose again without the held resources */
 			}
 		}
@@ -950,7 +974,13 @@ static inline __attribute__((always_inline)) size_t take_locked(struct jd_fair *
 				f->res_used[r] += h->need[r];
 				c->res_held[r] += h->need[r];
 			}
-			fit = jd_fp_fit(f) & classes;
+			for (uint32_t m = h->vmask; m != 0; m &= m - 1) {
+				unsigned r = (unsigned)__builtin_ctz(m);
+				uint32_t a = jd_fair_amount(h, job, r);
+				f->res_used[r] += a;
+				c->res_held[r] += a;
+			}
+			fit = jd_fp_fit(f) & classes & ~skip;
 		}
 		/* Its flows' membership changes only if the job's flow emptied or a limit
 		 * may have been reached. */
@@ -980,19 +1010,22 @@ static bool complete_locked(struct jd_fair *f, struct jd_fair_job *const *jobs, 
 		struct jd_fair_job *job = jobs[i];
 		struct jd_fair_client *c = job->client;
 		struct jd_fair_cls *h = &f->cls[job->cls];
-		double run = (double)job->run_ns;
+		double run = (double)job->run_ns, factor = h->factor;
 
 		c->inflight--;
 		for (uint32_t m = h->rmask; m != 0; m &= m - 1) {
 			unsigned r = (unsigned)__builtin_ctz(m);
-			f->res_used[r] -= h->need[r];
-			c->res_held[r] -= h->need[r];
+			uint32_t a = (h->vmask >> r) & 1u ? jd_fair_amount(h, job, r) : h->need[r];
+			f->res_used[r] -= a;
+			c->res_held[r] -= a;
 		}
+		if (h->vmask != 0)
+			factor = jd_fp_job_factor(f, h, job);
 		c->ctr.completed++;
 		c->ctr.service_ns += job->run_ns;
 		jd_fw_add(c, epoch, 1, jd_fair_job_cost(job), job->run_ns);
 		if (f->policy == JD_FAIR_POLICY_FAIR)
-			jd_fp_correct(f, c, run * h->factor / (double)c->weight - job->charge);
+			jd_fp_correct(f, c, run * factor / (double)c->weight - job->charge);
 		job->charge = 0;
 		/* The estimate: a running mean over about the last 8 completions. */
 		if (c->est_known) {

@@ -75,6 +75,11 @@ enum jd_fair_prio {
 #define JD_FAIR_MAX_CLASSES 8	/* needs classes per instance, class 0 included */
 #define JD_FAIR_RES_NAME_MAX 31	/* bytes of a resource's name */
 #define JD_FAIR_BACKFILL_DEFAULT 16u /* jd_fair_config.backfill_max's default */
+/* A need of JD_FAIR_PER_JOB in jd_fair_class_add: each job of the class says how many
+ * units of that resource it holds, in jd_fair_job.amount[] (at most JD_FAIR_AMOUNTS such
+ * resources per class; amount[i] is the i-th of them in resource order). */
+#define JD_FAIR_PER_JOB UINT32_MAX
+#define JD_FAIR_AMOUNTS 2
 
 /* The policy choosing which client's job goes next.  A zeroed config selects `fair`. */
 enum jd_fair_policy {
@@ -146,14 +151,19 @@ struct jd_fair_job {
 	uint32_t cost;		/* declared cost hint (drr's unit); 0 counts as 1 */
 	uint8_t prio;		/* enum jd_fair_prio */
 	uint8_t cls;		/* its needs class (jd_fair_class_add); 0 = needs nothing */
+	/* Owned by jd_fair under its lock from admit until the final hook; after the hook
+	 * `state` is the final state and may be read by whoever owns the job.  (Here, in
+	 * what was padding, so that amount[] costs no byte.) */
+	uint8_t state;		/* 0 = never admitted, JD_FAIR_STATE_QUEUED / _HELD, else
+				 * enum jd_fair_final */
+	/* Set by the caller before jd_fair_admit when its class has JD_FAIR_PER_JOB needs:
+	 * the units of each of them it holds while it runs (0: none of that one). */
+	uint32_t amount[JD_FAIR_AMOUNTS];
 
 	/* Set by the caller before jd_fair_complete: the measured run time. */
 	uint64_t run_ns;
 
-	/* Owned by jd_fair under its lock from admit until the final hook; after the hook
-	 * `state` is the final state and may be read by whoever owns the job. */
-	uint8_t state;		/* 0 = never admitted, JD_FAIR_STATE_QUEUED / _HELD, else
-				 * enum jd_fair_final */
+	/* Owned by jd_fair under its lock from admit until the final hook. */
 	struct jd_fair_client *client;
 	uint64_t seq;		/* admission order */
 	double charge;		/* `fair` policy: virtual service charged at dispatch */
@@ -380,7 +390,12 @@ void jd_fair_set_backfill_max(struct jd_fair *f, uint32_t backfill_max);
 /* jd_fair_class_add: the needs class of a job that holds need[r] units of each resource
  * r (indices from jd_fair_resource_add; the others 0) while it runs: an existing class
  * with the same needs, else a new one (a removed class's number first).  Class 0 needs
- * nothing and always exists.
+ * nothing and always exists.  need[r] == JD_FAIR_PER_JOB (at most JD_FAIR_AMOUNTS of
+ * them): each job of the class holds its own jd_fair_job.amount[] of r (CPUs, memory),
+ * so jobs of different sizes share one class.  Such a class fits while the job at its
+ * head (the next one its policy order would serve) fits: a smaller job of the class
+ * does not go past it, as in the DRF paper's progressive filling; other classes do,
+ * under the reservation rule (README.md).  A job's DRF charge uses its own amounts.
  * Returns the class (put it in jd_fair_job.cls), JSCHED_ELIMIT_EXCEEDED
  * (JD_FAIR_MAX_CLASSES already), JSCHED_EINVAL (a need of an unregistered resource, or
  * an instance with scan_select, which knows class 0 only) or JSCHED_ENOMEM.  Any

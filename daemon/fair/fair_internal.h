@@ -132,10 +132,12 @@ struct jd_fair_cls {
 	uint32_t rmask;			/* bit r set: need[r] > 0 */
 	uint32_t passes;		/* jobs of classes sharing its resources dispatched
 					 * while its best flow, ahead of them, did not fit */
-	uint32_t need[JD_FAIR_MAX_RES];
-	/* 128 bytes with JD_FAIR_MAX_RES 9 (4 of padding before heap_mem): f->cls[k] is then
-	 * one shift from k (each enqueue, unqueue, take and completion indexes it; measured:
-	 * 1 instruction less at each than at 104 bytes). */
+	uint32_t need[JD_FAIR_MAX_RES];	/* 0 for the resources in vmask */
+	uint32_t vmask;			/* bit r set: each job holds its own amount of r
+					 * (JD_FAIR_PER_JOB; also set in rmask) */
+	/* 128 bytes with JD_FAIR_MAX_RES 9: f->cls[k] is then one shift from k (each
+	 * enqueue, unqueue, take and completion indexes it; measured: 1 instruction less
+	 * at each than at 104 bytes). */
 	struct jd_fair_hent *heap_mem;
 };
 _Static_assert(sizeof(struct jd_fair_cls) == 128, "struct jd_fair_cls is 128 bytes");
@@ -223,7 +225,12 @@ struct jd_fair_client *jd_fp_pick(struct jd_fair *f, unsigned fit);
 struct jd_fair_job *jd_fp_head(const struct jd_fair *f, const struct jd_fair_client *c,
 			       unsigned fit);
 double jd_fp_served(struct jd_fair *f, struct jd_fair_client *c, const struct jd_fair_job *job);
-void jd_fp_passed(struct jd_fair *f, unsigned fit, const struct jd_fair_client *c, unsigned k);
+void jd_fp_passed(struct jd_fair *f, unsigned fit, const struct jd_fair_client *c,
+		  const struct jd_fair_job *job);
+bool jd_fp_amounts_fit(const struct jd_fair *f, const struct jd_fair_cls *h,
+		       const struct jd_fair_job *job);
+double jd_fp_job_factor(const struct jd_fair *f, const struct jd_fair_cls *h,
+			const struct jd_fair_job *job);
 void jd_fp_factors(struct jd_fair *f);
 void jd_fp_prefetch(const struct jd_fair *f);
 void jd_fp_correct(struct jd_fair *f, struct jd_fair_client *c, double delta);
@@ -252,6 +259,14 @@ static inline const struct jd_fair_flow *jd_fair_cflow_of(const struct jd_fair_c
 							  unsigned k)
 {
 	return k == 0 ? &c->flow0 : &c->xflow[k - 1];
+}
+
+/* The units of resource r (in h->vmask) that job, of class h, holds: its amount[i] for
+ * the i-th resource of vmask. */
+static inline uint32_t jd_fair_amount(const struct jd_fair_cls *h, const struct jd_fair_job *job,
+				      unsigned r)
+{
+	return job->amount[__builtin_popcount(h->vmask & ((1u << r) - 1))];
 }
 
 static inline uint32_t jd_fair_job_cost(const struct jd_fair_job *job)

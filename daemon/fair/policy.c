@@ -176,8 +176,67 @@ static void heap_remove(struct jd_fair_cls *h, struct jd_fair_client *c)
 	sift_down(h, h->heap_pos[last.ci]);
 }
 
+/* cls_head: the job class k would serve next (its best flow's head: the heap's top, the
+ * ring's cursor), or NULL when its structure is empty. */
+static const struct jd_fair_job *cls_head(const struct jd_fair *f, unsigned k)
+{
+	const struct jd_fair_cls *h = &f->cls[k];
+
+	if (f->policy == JD_FAIR_POLICY_FAIR)
+		return h->heap_n != 0 ? jd_fq_head(jd_fair_cflow_of(f->clients[h->heap[0].ci], k))
+				      : NULL;
+	return h->cur != NULL ? jd_fq_head(h->cur) : NULL;
+}
+
+/* need_of: the units of resource r that class h's job `job` holds (the class's need, or
+ * for a per-job resource the job's amount; 0 without a job). */
+static inline uint32_t need_of(const struct jd_fair_cls *h, const struct jd_fair_job *job,
+			       unsigned r)
+{
+	if (!((h->vmask >> r) & 1u))
+		return h->need[r];
+	return job != NULL ? jd_fair_amount(h, job, r) : 0;
+}
+
+/* jd_fp_amounts_fit: whether job's own amounts of class h's per-job resources fit the
+ * free capacity (an amount of 0 holds nothing and always fits). */
+bool jd_fp_amounts_fit(const struct jd_fair *f, const struct jd_fair_cls *h,
+		       const struct jd_fair_job *job)
+{
+	for (uint32_t m = h->vmask; m != 0; m &= m - 1) {
+		unsigned r = (unsigned)__builtin_ctz(m);
+		uint32_t a = jd_fair_amount(h, job, r);
+
+		if (a != 0 && f->res_used[r] + (uint64_t)a > f->res_cap[r])
+			return false;
+	}
+	return true;
+}
+
+/* jd_fp_job_factor: the DRF charge per ns of job, of class h with per-job resources: the
+ * largest of the class's fixed dominant share and the job's amounts over the capacities
+ * in force, at least drf_base, / drf_base (1 when DRF is off). */
+double jd_fp_job_factor(const struct jd_fair *f, const struct jd_fair_cls *h,
+			const struct jd_fair_job *job)
+{
+	double share = h->factor * f->drf_base;
+
+	if (f->drf_base <= 0)
+		return 1;
+	for (uint32_t m = h->vmask & f->drf_mask; m != 0; m &= m - 1) {
+		unsigned r = (unsigned)__builtin_ctz(m);
+		uint32_t a = jd_fair_amount(h, job, r);
+		double s = a == 0 ? 0 : f->res_cap[r] != 0 ? (double)a / (double)f->res_cap[r] : 1;
+
+		if (s > share)
+			share = s;
+	}
+	return share / f->drf_base;
+}
+
 /* jd_fp_fit: the classes whose needs fit the free capacity now: bit k for class k
- * (class 0 needs nothing and always fits).  O(classes x resources). */
+ * (class 0 needs nothing and always fits; a class with per-job needs fits when its
+ * head job's do).  O(classes x resources). */
 unsigned jd_fp_fit(const struct jd_fair *f)
 {
 	unsigned fit = 1;
@@ -185,9 +244,13 @@ unsigned jd_fp_fit(const struct jd_fair *f)
 	for (uint32_t k = 1; k < f->nclasses; k++) {
 		const struct jd_fair_cls *h = &f->cls[k];
 		bool ok = true;
-		for (uint32_t m = h->rmask; m != 0 && ok; m &= m - 1) {
+		for (uint32_t m = h->rmask & ~h->vmask; m != 0 && ok; m &= m - 1) {
 			unsigned r = (unsigned)__builtin_ctz(m);
 			ok = f->res_used[r] + (uint64_t)h->need[r] <= f->res_cap[r];
+		}
+		if (ok && h->vmask != 0) {
+			const struct jd_fair_job *head = cls_head(f, k);
+			ok = head == NULL || jd_fp_amounts_fit(f, h, head);
 		}
 		if (ok)
 			fit |= 1u << k;
@@ -196,11 +259,12 @@ unsigned jd_fp_fit(const struct jd_fair *f)
 		/* A reservation: the classes that would take what the reserved class lacks
 		 * (or, once it fits, any of what it needs) are left out until it goes. */
 		const struct jd_fair_cls *r = &f->cls[f->resv];
+		const struct jd_fair_job *head = r->vmask != 0 ? cls_head(f, (unsigned)f->resv) : NULL;
 		uint32_t lack = 0, hold;
 
 		for (uint32_t m = r->rmask; m != 0; m &= m - 1) {
 			unsigned x = (unsigned)__builtin_ctz(m);
-			if (f->res_used[x] + (uint64_t)r->need[x] > f->res_cap[x])
+			if (f->res_used[x] + (uint64_t)need_of(r, head, x) > f->res_cap[x])
 				lack |= 1u << x;
 		}
 		hold = lack != 0 ? lack : r->rmask;
@@ -239,16 +303,23 @@ void jd_fp_factors(struct jd_fair *f)
  * is ahead of c in the policy's order (it would have gone first had it fitted), has been
  * passed over once more; at backfill_max passes its class gets the reservation (fair.h).
  * O(classes). */
-void jd_fp_passed(struct jd_fair *f, unsigned fit, const struct jd_fair_client *c, unsigned k)
+void jd_fp_passed(struct jd_fair *f, unsigned fit, const struct jd_fair_client *c,
+		  const struct jd_fair_job *job)
 {
+	unsigned k = job->cls;
 	uint32_t takes = f->cls[k].rmask;
 	uint64_t key = vkey(c->vtime);
 	uint64_t ticket = jd_fair_cflow_of(c, k)->ticket;
 
 	if (takes == 0 || f->backfill_max == UINT32_MAX || f->scan_select)
 		return;
+	/* A per-job resource the job holds none of is not taken. */
+	for (uint32_t m = f->cls[k].vmask; m != 0; m &= m - 1)
+		if (jd_fair_amount(&f->cls[k], job, (unsigned)__builtin_ctz(m)) == 0)
+			takes &= ~(1u << __builtin_ctz(m));
 	for (uint32_t j = 1; j < f->nclasses; j++) {
 		struct jd_fair_cls *h = &f->cls[j];
+		const struct jd_fair_job *head;
 		bool ahead, possible = true;
 
 		if ((fit >> j) & 1u || (f->cls_free >> j) & 1u || !(h->rmask & takes))
@@ -258,9 +329,10 @@ void jd_fp_passed(struct jd_fair *f, unsigned fit, const struct jd_fair_client *
 		else
 			ahead = h->cur != NULL && h->cur->ticket < ticket;
 		/* Needs more than there is at all: holding units would not help it. */
+		head = h->vmask != 0 ? cls_head(f, j) : NULL;
 		for (uint32_t m = h->rmask; m != 0 && possible; m &= m - 1) {
 			unsigned r = (unsigned)__builtin_ctz(m);
-			possible = h->need[r] <= f->res_cap[r];
+			possible = need_of(h, head, r) <= f->res_cap[r];
 		}
 		if (ahead && possible && ++h->passes >= f->backfill_max) {
 			f->resv = (int)j;
@@ -646,7 +718,8 @@ double jd_fp_served(struct jd_fair *f, struct jd_fair_client *c, const struct jd
 {
 	if (f->policy == JD_FAIR_POLICY_FAIR) {
 		unsigned k = job->cls;
-		double charged = charge(f, c, f->cls[k].factor);
+		const struct jd_fair_cls *h = &f->cls[k];
+		double charged = charge(f, c, h->vmask == 0 ? h->factor : jd_fp_job_factor(f, h, job));
 		if (f->scan_select)
 			return charged;
 		/* A flow about to empty leaves its heap at the next jd_fp_sync: not sifted. */

@@ -15,6 +15,7 @@
  *   completions (what the reservation is for).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "tests/fair/fair_test.h"
 
@@ -123,6 +124,208 @@ static void test_paper_example(void **state)
 		assert_int_equal(jd_fair_drain(f, c[i]), 120 - (size_t)total[i]);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(jd_fair_client_remove(f, c[i]), 0);
+	jd_fair_free(f);
+}
+
+/* queue_amounts: n jobs of class cls that each hold <a0, a1> of the class's per-job
+ * resources. */
+static void queue_amounts(struct jd_fair *f, struct jd_fair_client *c, int client, uint8_t cls,
+			  int n, uint32_t a0, uint32_t a1)
+{
+	for (int i = 0; i < n; i++) {
+		struct tjob *t = fresh();
+
+		memset(t, 0, sizeof(*t));
+		t->client = client;
+		t->tag = i;
+		t->fj.prio = JD_FAIR_NORMAL;
+		t->fj.cls = cls;
+		t->fj.amount[0] = a0;
+		t->fj.amount[1] = a1;
+		assert_int_equal(jd_fair_admit(f, c, &t->fj), 0);
+	}
+}
+
+/* per_job_class: the class whose jobs each hold their own amounts of r0 and r1 (and
+ * `fixed` units of rf if rf >= 0). */
+static uint8_t per_job_class(struct jd_fair *f, int r0, int r1, int rf, uint32_t fixed)
+{
+	uint32_t need[JD_FAIR_MAX_RES] = {0};
+	int k;
+
+	need[r0] = JD_FAIR_PER_JOB;
+	if (r1 >= 0)
+		need[r1] = JD_FAIR_PER_JOB;
+	if (rf >= 0)
+		need[rf] = fixed;
+	k = jd_fair_class_add(f, need);
+	assert_true(k > 0);
+	return (uint8_t)k;
+}
+
+/* The paper's example again, with the two users' tasks in ONE class whose jobs carry
+ * their own CPU and memory (what the daemon does with --cpus and --mem): the same 3 and 2
+ * tasks every round, holding <9, 14>. */
+static void test_paper_example_per_job(void **state)
+{
+	(void)state;
+	struct jd_fair *f = drf_new(1.0 / 18, UINT32_MAX);
+	int cpu = jd_fair_resource_add(f, "cpu", 9), mem = jd_fair_resource_add(f, "mem", 18);
+	struct jd_fair_client *c[2] = {client_new(f, "A", 1, 0, JD_FAIR_REJECT),
+				       client_new(f, "B", 1, 0, JD_FAIR_REJECT)};
+	struct jd_fair_stats st;
+	struct tjob *run[64];
+	int total[2] = {0, 0};
+
+	jd_fair_resource_share(f, cpu, true);
+	jd_fair_resource_share(f, mem, true);
+	uint8_t k = per_job_class(f, cpu, mem, -1, 0);
+	/* Same needs, same class; a fixed need of the same resources is another class. */
+	assert_int_equal(per_job_class(f, cpu, mem, -1, 0), k);
+	assert_int_not_equal(class_of(f, cpu, 1, mem, 4), k);
+	queue_amounts(f, c[0], 0, k, 120, 1, 4);
+	queue_amounts(f, c[1], 1, k, 120, 3, 1);
+	for (int round = 0; round < 30; round++) {
+		int got[2] = {0, 0};
+		size_t n = fill(f, got, run, 0);
+
+		assert_int_equal(got[0], 3);
+		assert_int_equal(got[1], 2);
+		jd_fair_stats(f, JD_FAIR_METRIC_TIME, &st);
+		assert_int_equal(st.res_used[cpu], 9);
+		assert_int_equal(st.res_used[mem], 14);
+		/* Nothing fits: nothing is said to be ready (no taker woken for nothing). */
+		assert_int_equal(jd_fair_ready(f), 0);
+		total[0] += got[0];
+		total[1] += got[1];
+		vclock_advance(SEC);
+		complete_all(f, run, n, SEC);
+		jd_fair_stats(f, JD_FAIR_METRIC_TIME, &st);
+		assert_int_equal(st.res_used[cpu], 0);
+		assert_int_equal(st.res_used[mem], 0);
+	}
+	assert_int_equal(total[0], 90);
+	assert_int_equal(total[1], 60);
+	for (int i = 0; i < 2; i++) {
+		jd_fair_drain(f, c[i]);
+		assert_int_equal(jd_fair_client_remove(f, c[i]), 0);
+	}
+	jd_fair_free(f);
+}
+
+/* Per-job amounts: 0 holds nothing; a class has at most JD_FAIR_AMOUNTS per-job
+ * resources; the head of the class's order is not passed by a smaller job of the same
+ * class, while other classes go on; lowering the capacity below what is held recalls
+ * nothing. */
+static void test_per_job_amounts(void **state)
+{
+	(void)state;
+	struct jd_fair *f = drf_new(0, UINT32_MAX);
+	int cpu = jd_fair_resource_add(f, "cpu", 4), mem = jd_fair_resource_add(f, "mem", 10);
+	int x = jd_fair_resource_add(f, "x", 1);
+	struct jd_fair_client *a = client_new(f, "A", 1, 0, JD_FAIR_REJECT);
+	struct jd_fair_client *b = client_new(f, "B", 1, 0, JD_FAIR_REJECT);
+	struct jd_fair_client *d = client_new(f, "D", 1, 0, JD_FAIR_REJECT);
+	uint32_t need[JD_FAIR_MAX_RES] = {0};
+	struct jd_fair_stats st;
+	struct tjob *t, *held, *big;
+
+	need[cpu] = need[mem] = need[x] = JD_FAIR_PER_JOB;
+	assert_int_equal(jd_fair_class_add(f, need), JSCHED_EINVAL);
+	uint8_t k = per_job_class(f, cpu, mem, -1, 0);
+	/* Amount 0 of memory: only CPUs held. */
+	queue_amounts(f, b, 1, k, 1, 2, 0);
+	held = take1(f);
+	jd_fair_stats(f, JD_FAIR_METRIC_JOBS, &st);
+	assert_int_equal(st.res_used[cpu], 2);
+	assert_int_equal(st.res_used[mem], 0);
+	/* A's job wants all 4 CPUs; B's want 1 each and would fit.  A is ahead (B has been
+	 * served): its job holds the class, B's do not go past it; D's plain calls go on. */
+	big = fresh();
+	memset(big, 0, sizeof(*big));
+	big->fj.prio = JD_FAIR_NORMAL;
+	big->fj.cls = k;
+	big->fj.amount[0] = 4;
+	assert_int_equal(jd_fair_admit(f, a, &big->fj), 0);
+	queue_amounts(f, b, 1, k, 3, 1, 1);
+	queue(f, d, 2, 0, 2);
+	assert_int_equal(jd_fair_ready(f), 2);	/* D's two: class k's head does not fit */
+	t = take1(f);
+	assert_int_equal(t->client, 2);
+	complete1(f, t, 1000);
+	t = take1(f);
+	assert_int_equal(t->client, 2);
+	complete1(f, t, 1000);
+	{
+		struct jd_fair_job *out[4];
+		assert_int_equal(jd_fair_take(f, out, 4), 0);
+	}
+	/* B's running job ends: A's goes, then (all 4 CPUs held) nothing. */
+	complete1(f, held, 1000);
+	t = take1(f);
+	assert_ptr_equal(t, big);
+	{
+		struct jd_fair_job *out[4];
+		assert_int_equal(jd_fair_take(f, out, 4), 0);
+	}
+	/* Lowered below what is held: nothing recalled, nothing more dispatched. */
+	jd_fair_resource_set(f, cpu, 2);
+	complete1(f, big, 1000);
+	jd_fair_stats(f, JD_FAIR_METRIC_JOBS, &st);
+	assert_int_equal(st.res_used[cpu], 0);
+	/* Now 2 CPUs: B's three 1-CPU, 1-unit jobs go two at a time. */
+	struct tjob *r1 = take1(f), *r2 = take1(f);
+	{
+		struct jd_fair_job *out[4];
+		assert_int_equal(jd_fair_take(f, out, 4), 0);
+	}
+	jd_fair_stats(f, JD_FAIR_METRIC_JOBS, &st);
+	assert_int_equal(st.res_used[cpu], 2);
+	assert_int_equal(st.res_used[mem], 2);
+	complete1(f, r1, 1000);
+	complete1(f, r2, 1000);
+	complete1(f, take1(f), 1000);
+	jd_fair_stats(f, JD_FAIR_METRIC_JOBS, &st);
+	assert_int_equal(st.res_used[cpu], 0);
+	assert_int_equal(st.res_used[mem], 0);
+	assert_int_equal(jd_fair_client_remove(f, a), 0);
+	assert_int_equal(jd_fair_client_remove(f, b), 0);
+	assert_int_equal(jd_fair_client_remove(f, d), 0);
+	jd_fair_free(f);
+}
+
+/* DRF with per-job amounts: a job's charge is its own dominant share.  One class, CPU 10:
+ * A's jobs take 1 CPU, B's 5; DRF gives A 5 jobs per B's 1, as with two fixed classes. */
+static void test_per_job_drf_factor(void **state)
+{
+	(void)state;
+	struct jd_fair *f = drf_new(1.0 / 10, UINT32_MAX);
+	int cpu = jd_fair_resource_add(f, "cpu", 10), mem = jd_fair_resource_add(f, "mem", 10);
+	struct jd_fair_client *c[2] = {client_new(f, "A", 1, 0, JD_FAIR_REJECT),
+				       client_new(f, "B", 1, 0, JD_FAIR_REJECT)};
+	struct tjob *run[64];
+	int total[2] = {0, 0};
+
+	jd_fair_resource_share(f, cpu, true);
+	jd_fair_resource_share(f, mem, true);
+	uint8_t k = per_job_class(f, cpu, mem, -1, 0);
+	queue_amounts(f, c[0], 0, k, 400, 1, 0);
+	queue_amounts(f, c[1], 1, k, 400, 5, 0);
+	for (int round = 0; round < 20; round++) {
+		int got[2] = {0, 0};
+		size_t n = fill(f, got, run, 0);
+
+		total[0] += got[0];
+		total[1] += got[1];
+		vclock_advance(SEC);
+		complete_all(f, run, n, SEC);
+	}
+	if (total[0] != 5 * total[1] || total[1] != 20)
+		fail_msg("A %d tasks, B %d (DRF: 100 and 20)", total[0], total[1]);
+	for (int i = 0; i < 2; i++) {
+		jd_fair_drain(f, c[i]);
+		assert_int_equal(jd_fair_client_remove(f, c[i]), 0);
+	}
 	jd_fair_free(f);
 }
 
@@ -269,6 +472,9 @@ int main(void)
 		cmocka_unit_test(test_paper_example),
 		cmocka_unit_test(test_drf_against_time),
 		cmocka_unit_test(test_big_job_not_starved),
+		cmocka_unit_test(test_paper_example_per_job),
+		cmocka_unit_test(test_per_job_amounts),
+		cmocka_unit_test(test_per_job_drf_factor),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
