@@ -901,6 +901,51 @@ out_unlock:
 	return rc;
 }
 
+/* per_job_taken: job, of class h with per-job needs, has been dispatched to client c:
+ * it holds its own amounts; under `fair` with DRF its charge (made at its class's fixed
+ * factor) grows to its own dominant share.  Out of line: class 0 never comes here. */
+static __attribute__((noinline)) void per_job_taken(struct jd_fair *f, struct jd_fair_client *c,
+						    const struct jd_fair_cls *h,
+						    struct jd_fair_job *job)
+{
+	for (uint32_t m = h->vmask; m != 0; m &= m - 1) {
+		unsigned r = (unsigned)__builtin_ctz(m);
+		uint32_t a = jd_fair_amount(h, job, r);
+
+		f->res_used[r] += a;
+		c->res_held[r] += a;
+	}
+	if (f->policy == JD_FAIR_POLICY_FAIR && job->charge != 0) {
+		double more = job->charge * (jd_fp_job_factor(f, h, job) / h->factor - 1);
+
+		job->charge += more;
+		jd_fp_correct(f, c, more);
+	}
+}
+
+/* per_job_completed: job, of class h with per-job needs, has completed: its amounts come
+ * back, and under `fair` its client is charged the part of its run time that its own
+ * dominant share adds to its class's fixed factor (complete_locked charges the rest). */
+static __attribute__((noinline)) void per_job_completed(struct jd_fair *f,
+							struct jd_fair_client *c,
+							const struct jd_fair_cls *h,
+							const struct jd_fair_job *job)
+{
+	for (uint32_t m = h->vmask; m != 0; m &= m - 1) {
+		unsigned r = (unsigned)__builtin_ctz(m);
+		uint32_t a = jd_fair_amount(h, job, r);
+
+		f->res_used[r] -= a;
+		c->res_held[r] -= a;
+	}
+	if (f->policy == JD_FAIR_POLICY_FAIR) {
+		double extra = (double)job->run_ns * (jd_fp_job_factor(f, h, job) - h->factor);
+
+		if (extra > 0)
+			jd_fp_correct(f, c, extra / (double)c->weight);
+	}
+}
+
 /* Dispatch up to max jobs of the classes in `classes` into out[] (the lock is held);
  * returns how many.  Inlined, so that the callers taking every class (~0u) compile to the
  * loop without the mask. */
@@ -920,34 +965,35 @@ static inline __attribute__((always_inline)) size_t take_locked(struct jd_fair *
 		if (free_room < room)
 			room = (size_t)free_room;
 	}
-	/* skip: classes whose head job's own amounts did not fit (per-job needs): out for
-	 * the rest of this take, which frees nothing. */
-	unsigned skip = 0;
 	unsigned fit = (f->nclasses == 1 ? 1u : jd_fp_fit(f)) & classes;
 	/* Every class (fit == all: nothing waits for capacity, no pass to count).  A take
 	 * restricted to some classes passes over no one: it counts no passes. */
 	unsigned all = f->nclasses == 1 ? 1u : ((1u << f->nclasses) - 1) & ~f->cls_free;
-	bool count_passes = classes == ~0u;
+	bool count_passes = classes == ~0u, several = f->nclasses != 1;
 	while (n < room && rd(&f->queued) > 0 && (classes == ~0u || fit != 0)) {
 		struct jd_fair_client *c = jd_fp_pick(f, fit);
 		if (c == NULL)
 			break;
 		struct jd_fair_job *job = jd_fp_head(f, c, fit);
 
-		/* Per-job needs: the job's own amounts must fit (jd_fp_fit looked at the
-		 * class's head; c's head of that class may be another job). */
-		if (f->cls[job->cls].vmask != 0 && !jd_fp_amounts_fit(f, &f->cls[job->cls], job)) {
-			skip |= 1u << job->cls;
-			fit &= ~skip;
-			continue;
-		}
-		/* Several classes: was a better flow of another class passed over (it does
-		 * not fit), and is it time to hold what it lacks for it? */
-		if (count_passes && fit != all && f->resv < 0) {
-			jd_fp_passed(f, fit, c, job);
-			if (f->resv >= 0) {
-				fit = jd_fp_fit(f) & ~skip;
-				continue;	/* choose again without the held resources */
+		if (several) {
+			/* Per-job needs: the job's own amounts must fit (jd_fp_fit looked at
+			 * the class's head; c's head of that class may be another job).  Its
+			 * class is out until the next dispatch: each turn of the loop
+			 * dispatches or takes a class out of `fit`, so the loop ends. */
+			if (f->cls[job->cls].vmask != 0 &&
+			    !jd_fp_amounts_fit(f, &f->cls[job->cls], job)) {
+				fit &= ~(1u << job->cls);
+				continue;
+			}
+			/* Was a better flow of another class passed over (it does not fit),
+			 * and is it time to hold what it lacks for it? */
+			if (count_passes && fit != all && f->resv < 0) {
+				jd_fp_passed(f, fit, c, job);
+				if (f->resv >= 0) {
+					fit = jd_fp_fit(f);
+					continue; /* choose again without the held resources */
+				}
 			}
 		}
 		/* The policy first (for `fair` it needs only the client and the heap), so
@@ -957,13 +1003,13 @@ static inline __attribute__((always_inline)) size_t take_locked(struct jd_fair *
 		jd_fp_prefetch(f);
 		uint32_t cost = jd_fair_job_cost(job);
 		bool emptied = unqueue(f, c, job);
+		struct jd_fair_cls *h = &f->cls[job->cls];	/* before the byte stores */
 		job->charge = charged;
 		c->inflight++;
 		job->state = JD_FAIR_DISPATCHED;
 		c->ctr.dispatched++;
 		c->ctr.service_jobs++;
 		c->ctr.service_cost += cost;
-		struct jd_fair_cls *h = &f->cls[job->cls];
 		if (h->rmask != 0) {
 			f->cls[job->cls].running++;
 			f->cls[job->cls].passes = 0;
@@ -974,13 +1020,9 @@ static inline __attribute__((always_inline)) size_t take_locked(struct jd_fair *
 				f->res_used[r] += h->need[r];
 				c->res_held[r] += h->need[r];
 			}
-			for (uint32_t m = h->vmask; m != 0; m &= m - 1) {
-				unsigned r = (unsigned)__builtin_ctz(m);
-				uint32_t a = jd_fair_amount(h, job, r);
-				f->res_used[r] += a;
-				c->res_held[r] += a;
-			}
-			fit = jd_fp_fit(f) & classes & ~skip;
+			if (h->vmask != 0)
+				per_job_taken(f, c, h, job);
+			fit = jd_fp_fit(f) & classes;
 		}
 		/* Its flows' membership changes only if the job's flow emptied or a limit
 		 * may have been reached. */
@@ -1010,22 +1052,23 @@ static bool complete_locked(struct jd_fair *f, struct jd_fair_job *const *jobs, 
 		struct jd_fair_job *job = jobs[i];
 		struct jd_fair_client *c = job->client;
 		struct jd_fair_cls *h = &f->cls[job->cls];
-		double run = (double)job->run_ns, factor = h->factor;
+		double run = (double)job->run_ns;
 
 		c->inflight--;
-		for (uint32_t m = h->rmask; m != 0; m &= m - 1) {
-			unsigned r = (unsigned)__builtin_ctz(m);
-			uint32_t a = (h->vmask >> r) & 1u ? jd_fair_amount(h, job, r) : h->need[r];
-			f->res_used[r] -= a;
-			c->res_held[r] -= a;
+		if (h->rmask != 0) {
+			for (uint32_t m = h->rmask; m != 0; m &= m - 1) {
+				unsigned r = (unsigned)__builtin_ctz(m);
+				f->res_used[r] -= h->need[r];
+				c->res_held[r] -= h->need[r];
+			}
+			if (h->vmask != 0)
+				per_job_completed(f, c, h, job);
 		}
-		if (h->vmask != 0)
-			factor = jd_fp_job_factor(f, h, job);
 		c->ctr.completed++;
 		c->ctr.service_ns += job->run_ns;
 		jd_fw_add(c, epoch, 1, jd_fair_job_cost(job), job->run_ns);
 		if (f->policy == JD_FAIR_POLICY_FAIR)
-			jd_fp_correct(f, c, run * factor / (double)c->weight - job->charge);
+			jd_fp_correct(f, c, run * h->factor / (double)c->weight - job->charge);
 		job->charge = 0;
 		/* The estimate: a running mean over about the last 8 completions. */
 		if (c->est_known) {

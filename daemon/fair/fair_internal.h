@@ -121,21 +121,22 @@ struct jd_fair_cls {
 	/* Policy fair: the 4-ary min-heap of flows by their client's vtime. */
 	struct jd_fair_hent *heap;	/* = heap_mem + 3: see grow_registry */
 	uint32_t *heap_pos;		/* by registry index: position in heap, or NOPOS */
-	size_t heap_n;			/* capacity (of both) is clients_cap */
+	uint32_t heap_n;		/* capacity (of both) is clients_cap (registry
+					 * indices are 32 bits) */
 	/* Policies wrr and drr: the ring, its cursor the flow with the least ticket. */
+	uint32_t ring_n;
 	struct jd_fair_flow *cur;
-	size_t ring_n;
 	uint64_t queued_in;		/* jobs queued in the flows of the structure */
 	uint64_t queued;		/* jobs queued in all flows of the class */
 	uint64_t running;		/* dispatched, not completed (classes with needs) */
 	double factor;			/* fair: what a ns of its jobs is charged (DRF) */
-	uint32_t rmask;			/* bit r set: need[r] > 0 */
+	uint32_t rmask;			/* bit r set: need[r] > 0, or r in vmask */
 	uint32_t passes;		/* jobs of classes sharing its resources dispatched
 					 * while its best flow, ahead of them, did not fit */
 	uint32_t need[JD_FAIR_MAX_RES];	/* 0 for the resources in vmask */
 	uint32_t vmask;			/* bit r set: each job holds its own amount of r
-					 * (JD_FAIR_PER_JOB; also set in rmask) */
-	/* 128 bytes with JD_FAIR_MAX_RES 9: f->cls[k] is then one shift from k (each
+					 * (JD_FAIR_PER_JOB) */
+	/* 128 bytes with JD_FAIR_MAX_RES 11: f->cls[k] is then one shift from k (each
 	 * enqueue, unqueue, take and completion indexes it; measured: 1 instruction less
 	 * at each than at 104 bytes). */
 	struct jd_fair_hent *heap_mem;

@@ -718,8 +718,8 @@ double jd_fp_served(struct jd_fair *f, struct jd_fair_client *c, const struct jd
 {
 	if (f->policy == JD_FAIR_POLICY_FAIR) {
 		unsigned k = job->cls;
-		const struct jd_fair_cls *h = &f->cls[k];
-		double charged = charge(f, c, h->vmask == 0 ? h->factor : jd_fp_job_factor(f, h, job));
+		/* A job with per-job needs is charged its own share after (per_job_taken). */
+		double charged = charge(f, c, f->cls[k].factor);
 		if (f->scan_select)
 			return charged;
 		/* A flow about to empty leaves its heap at the next jd_fp_sync: not sifted. */

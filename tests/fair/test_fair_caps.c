@@ -623,7 +623,7 @@ static void test_registration(void **state)
 	assert_int_equal(jd_fair_resource_find(f, "r5"), 5);
 	assert_int_equal(jd_fair_resource_find(f, "gpu"), JSCHED_ENOT_SUPPORTED);
 	assert_string_equal(jd_fair_resource_name(f, 2), "r2");
-	assert_null(jd_fair_resource_name(f, 9));
+	assert_null(jd_fair_resource_name(f, JD_FAIR_MAX_RES));
 	int c1 = jd_fair_class_add(f, need);
 	assert_int_equal(c1, 1);
 	assert_int_equal(jd_fair_class_add(f, need), 1);	/* same needs, same class */

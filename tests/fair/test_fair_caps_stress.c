@@ -1,11 +1,13 @@
 /* tests/fair/test_fair_caps_stress.c: threads, with capacities.  Three taker threads take
- * and complete batches of jobs of five classes (a command: a process slot and a fiber;
+ * and complete batches of jobs of six classes (a command: a process slot and a fiber;
  * a suspending call: a fiber; a plain call: nothing; commands that also need one or both
- * of two GPUs, under dominant resource fairness with reservations after 3 passes) while
+ * of two GPUs, under dominant resource fairness with reservations after 3 passes;
+ * commands that each hold their own amounts of CPUs and memory, per-job needs) while
  * the "loop" thread admits,
  * cancels, drains, expires, pauses and resumes clients, holds and releases jobs, moves
  * the process capacity between 2 and 3, switches policy, turns DRF off and on, and
- * removes and re-adds the two-GPU class when it is unused.  The takers count what they
+ * removes and re-adds the two-GPU class when it is unused, and moves the CPU capacity
+ * between 3 and 4.  The takers count what they
  * hold: the units in their hands never exceed the largest capacity, a client with
  * max_running never has more jobs in their hands, and every job that entered ends in
  * exactly one final state.  Meant to run under TSan (make test SAN=thread) too.
@@ -22,16 +24,18 @@
 #define PROC_MAX 3	/* the process capacity moves between 2 and this */
 #define FIBERS 5
 #define GPUS 2
+#define CPUS_MAX 4	/* the CPU capacity moves between 3 and this */
+#define MEM 8
 #define LIMITED 2	/* clients 0 .. LIMITED-1 have max_running = 2 */
 #define DEADLINE_S 30
 
 static struct tjob jobs[N_JOBS];
 static struct jd_fair *F;
 static struct jd_fair_client *C[N_CLIENTS];
-static uint8_t CLS_P, CLS_F, CLS_G1, CLS_G2;
+static uint8_t CLS_P, CLS_F, CLS_G1, CLS_G2, CLS_V;
 static _Atomic bool stop;
 static _Atomic uint64_t taken, bad;
-static _Atomic int in_proc, in_fiber, in_gpu, in_client[N_CLIENTS];
+static _Atomic int in_proc, in_fiber, in_gpu, in_cpu, in_mem, in_client[N_CLIENTS];
 
 
 
@@ -40,7 +44,8 @@ static void hands(struct tjob *t, int d)
 {
 	uint8_t cls = t->fj.cls;
 
-	bool cmd = cls == CLS_P || cls == CLS_G1 || cls == CLS_G2;
+	bool cmd = cls == CLS_P || cls == CLS_G1 || cls == CLS_G2 || cls == CLS_V;
+	int cpu = cls == CLS_V ? (int)t->fj.amount[0] : 0, mem = cls == CLS_V ? (int)t->fj.amount[1] : 0;
 	int g = cls == CLS_G1 ? 1 : cls == CLS_G2 ? 2 : 0;
 
 	if (cmd && atomic_fetch_add(&in_proc, d) + d > PROC_MAX)
@@ -48,6 +53,10 @@ static void hands(struct tjob *t, int d)
 	if ((cmd || cls == CLS_F) && atomic_fetch_add(&in_fiber, d) + d > FIBERS)
 		atomic_fetch_add(&bad, 1);
 	if (g && atomic_fetch_add(&in_gpu, d * g) + d * g > GPUS)
+		atomic_fetch_add(&bad, 1);
+	if (cpu && atomic_fetch_add(&in_cpu, d * cpu) + d * cpu > CPUS_MAX)
+		atomic_fetch_add(&bad, 1);
+	if (mem && atomic_fetch_add(&in_mem, d * mem) + d * mem > MEM)
 		atomic_fetch_add(&bad, 1);
 	if (atomic_fetch_add(&in_client[t->client], d) + d > 2 && t->client < LIMITED)
 		atomic_fetch_add(&bad, 1);
@@ -111,6 +120,10 @@ static void test_caps_stress(void **state)
 	int proc = jd_fair_resource_add(F, "process", PROC_MAX);
 	int fiber = jd_fair_resource_add(F, "fiber", FIBERS);
 	int gpu = jd_fair_resource_add(F, "gpu", GPUS);
+	int cpus = jd_fair_resource_add(F, "cpus", CPUS_MAX);
+	int mem = jd_fair_resource_add(F, "memory", MEM);
+	assert_int_equal(jd_fair_resource_share(F, cpus, true), 0);
+	assert_int_equal(jd_fair_resource_share(F, mem, true), 0);
 	assert_int_equal(jd_fair_resource_share(F, gpu, true), 0);
 	assert_int_equal(jd_fair_resource_share(F, proc, true), 0);
 	need[proc] = 1;
@@ -122,6 +135,9 @@ static void test_caps_stress(void **state)
 	memcpy(need_g2, need, sizeof(need));
 	CLS_G2 = (uint8_t)jd_fair_class_add(F, need);
 	need[gpu] = 0;
+	need[cpus] = need[mem] = JD_FAIR_PER_JOB;
+	CLS_V = (uint8_t)jd_fair_class_add(F, need);
+	need[cpus] = need[mem] = 0;
 	need[proc] = 0;
 	CLS_F = (uint8_t)jd_fair_class_add(F, need);
 	for (int i = 0; i < N_CLIENTS; i++) {
@@ -143,11 +159,21 @@ static void test_caps_stress(void **state)
 		vclock_advance(100);
 		uint64_t r = xorshift(&seed);
 		int ci = (int)(r % N_CLIENTS);
-		static const uint8_t *const pick[5] = {NULL, &CLS_P, &CLS_F, &CLS_G1, &CLS_G2};
-		unsigned pk = (unsigned)((r >> 8) % 5);
+		static const uint8_t *const pick[6] = {NULL, &CLS_P, &CLS_F, &CLS_G1, &CLS_G2, &CLS_V};
+		unsigned pk = (unsigned)((r >> 8) % 6);
 		uint8_t cls = pk == 0 ? 0 : *pick[pk];
-		assert_int_equal(admit_in(F, C[ci], &jobs[next], ci, 0, cls, (int)((r >> 4) % 4),
-					  r % 5 == 0 ? vclock(NULL) + (r >> 12) % 100000 : 0, 0), 0);
+		struct tjob *t = &jobs[next];
+
+		memset(t, 0, sizeof(*t));
+		t->client = ci;
+		t->fj.prio = (uint8_t)((r >> 4) % 4);
+		t->fj.deadline_ns = r % 5 == 0 ? vclock(NULL) + (r >> 12) % 100000 : 0;
+		t->fj.cls = cls;
+		if (cls == CLS_V) {	/* 0 to 3 CPUs, 0 to 8 units of memory */
+			t->fj.amount[0] = (uint32_t)((r >> 52) % 4);
+			t->fj.amount[1] = (uint32_t)((r >> 56) % (MEM + 1));
+		}
+		assert_int_equal(jd_fair_admit(F, C[ci], &t->fj), 0);
 		entered++;
 		next++;
 		if (r % 7 == 1) {	/* hold a recent job (maybe running or gone) */
@@ -176,6 +202,8 @@ static void test_caps_stress(void **state)
 			jd_fair_expire(F);
 		if (r % 500 == 7)
 			assert_int_equal(jd_fair_resource_set(F, proc, 2 + (uint32_t)((r >> 40) % 2)), 0);
+		if (r % 700 == 12)
+			assert_int_equal(jd_fair_resource_set(F, cpus, 3 + (uint32_t)((r >> 42) % 2)), 0);
 		if (r % 2000 == 8)
 			jd_fair_set_policy(F, (enum jd_fair_policy)((r >> 44) % 3));
 		if (r % 5000 == 9)
@@ -225,6 +253,9 @@ static void test_caps_stress(void **state)
 	assert_true(holds > 0 && releases > 0 && pauses > 0);
 	assert_true(st.total.expired > 0 && st.total.cancelled > 0);
 	assert_int_equal(st.res_used[gpu], 0);
+	assert_int_equal(st.res_used[cpus], 0);
+	assert_int_equal(st.res_used[mem], 0);
+	assert_true(st.cls_queued[CLS_V] == 0 && st.total.dispatched > 0);
 	assert_true(st.reservations > 0);
 	print_message("reservations %llu, class removals %llu\n",
 		      (unsigned long long)st.reservations, (unsigned long long)removed);
