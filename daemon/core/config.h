@@ -72,15 +72,27 @@ struct jd_backends_config {
  * (GPUs, licences) that a command claims in its spec's "needs".  Counts and env names
  * change live; the set of names is fixed for the daemon's lifetime (a reload that adds or
  * removes one keeps the running set and says "resources" needs a restart). */
-#define JD_RESOURCES_MAX 5		/* the fair layer's 9 counted resources less the
-					 * daemon's own four (process, fiber, call_fiber,
-					 * slurm) */
+#define JD_RESOURCES_MAX 5		/* the fair layer's 11 counted resources less the
+					 * daemon's own six (process, fiber, call_fiber,
+					 * slurm, cpus, memory) */
 #define JD_RESOURCE_COUNT_MAX 1024u	/* units of one resource (= JP_NEED_COUNT_MAX) */
 struct jd_resource_conf {
 	char name[32];		/* a-z, 0-9, _, a letter first */
 	char env[64];		/* "count" indices go here too ("CUDA_VISIBLE_DEVICES");
 				 * "": only JSCHED_RESOURCE_<NAME> */
 	uint32_t count;		/* units, indexed 0..count-1 */
+};
+
+/* The CPUs and memory that commands declaring --cpus / --mem (spec "resources") are
+ * counted against: "resources": {"cpus": {"count": 8}, "memory": {"bytes": "16G"} or
+ * {"reserve": "2G"}} (config_resources.c).  Not named resources: no indices, and a job
+ * asks for them with its limits, not with "needs".  0: the machine's (online CPUs;
+ * MemTotal less the reserve), read again at each reload. */
+#define JD_CPUS_MAX 65536u		/* CPUs in "cpus.count" */
+struct jd_machine_conf {
+	uint32_t cpus_milli;		/* "cpus.count" x 1000, 0: online CPUs */
+	uint64_t mem_bytes;		/* "memory.bytes", 0: MemTotal - mem_reserve */
+	uint64_t mem_reserve;		/* "memory.reserve": kept out of MemTotal */
 };
 
 /* One entry of "client_names": uid -> names it may use. */
@@ -169,6 +181,7 @@ struct jd_config {
 	struct jd_backends_config backends;	/* "backends" (config_backends.c) */
 	struct jd_resource_conf resources[JD_RESOURCES_MAX]; /* "resources", in name order */
 	size_t n_resources;
+	struct jd_machine_conf machine;	/* "resources": "cpus" and "memory" */
 
 	/* limits */
 	uint32_t frame_bytes;		/* largest frame after hello */

@@ -4,7 +4,14 @@
  *   "resources": {
  *     "gpu": {"count": 2, "env": "CUDA_VISIBLE_DEVICES"},   indices 0 and 1, also in
  *                                                          the named variable
- *     "licence_x": {"count": 5} }                          JSCHED_RESOURCE_LICENCE_X only
+ *     "licence_x": {"count": 5},                           JSCHED_RESOURCE_LICENCE_X only
+ *     "cpus": {"count": 8},                                what --cpus is counted against
+ *     "memory": {"bytes": "16G"} }                         what --mem is counted against
+ *
+ * "cpus" and "memory" are not named resources: they have no indices, a command asks for
+ * them with its limits (spec "resources": {"cpus", "memory"}), and without them the
+ * machine's online CPUs and MemTotal count ("memory": {"reserve": "2G"} keeps some of
+ * MemTotal out).  "cpus.count" may have thousandths (7.5).
  *
  * A resource is a count of interchangeable units, each with an index (0 .. count-1); a
  * command that needs n of them starts only when n are free, and is told which in
@@ -32,6 +39,54 @@ static bool env_name_ok(const char *s)
 	return true;
 }
 
+/* machine_read: "cpus" or "memory" (name) of the "resources" section into c->machine.
+ * Returns 0 or JSCHED_EINVAL with err. */
+static int machine_read(const char *name, json_t *v, struct jd_config *c, char *err,
+			size_t errlen)
+{
+	struct jd_machine_conf *m = &c->machine;
+	bool cpus = strcmp(name, "cpus") == 0;
+	const char *key;
+	json_t *e;
+
+	if (!json_is_object(v)) {
+		snprintf(err, errlen, "resources.%s: must be an object %s", name,
+			 cpus ? "{\"count\"}" : "{\"bytes\"} or {\"reserve\"}");
+		return JSCHED_EINVAL;
+	}
+	json_object_foreach(v, key, e) {
+		if (cpus && strcmp(key, "count") == 0) {
+			double d = json_is_number(e) ? json_number_value(e) : -1;
+
+			if (!(d >= 0.001 && d <= JD_CPUS_MAX)) {
+				snprintf(err, errlen, "resources.cpus.count: must be a number of CPUs "
+					 "from 0.001 to %u", JD_CPUS_MAX);
+				return JSCHED_EINVAL;
+			}
+			m->cpus_milli = (uint32_t)(d * 1000 + 0.5);
+		} else if (!cpus && (strcmp(key, "bytes") == 0 || strcmp(key, "reserve") == 0)) {
+			bool total = key[0] == 'b';
+			uint64_t n;
+
+			if (jp_size_parse(e, &n) < 0 || (total && n < (1u << 20)) || n > (1ull << 50)) {
+				snprintf(err, errlen, "resources.memory.%s: must be a size (bytes, or "
+					 "\"16G\")%s, at most 1P", key, total ? " of at least 1M" : "");
+				return JSCHED_EINVAL;
+			}
+			*(total ? &m->mem_bytes : &m->mem_reserve) = n;
+		} else {
+			snprintf(err, errlen, "resources.%s.%.40s: unknown key (%s)", name, key,
+				 cpus ? "\"count\"" : "\"bytes\" or \"reserve\"");
+			return JSCHED_EINVAL;
+		}
+	}
+	if (!cpus && m->mem_bytes && m->mem_reserve) {
+		snprintf(err, errlen, "resources.memory: \"bytes\" or \"reserve\", not both");
+		return JSCHED_EINVAL;
+	}
+	return 0;
+}
+
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(((const struct jd_resource_conf *)a)->name,
@@ -48,14 +103,23 @@ int jd_resources_config_read(json_t *obj, struct jd_config *c, char *err, size_t
 		snprintf(err, errlen, "resources: must be an object of name -> {\"count\", \"env\"}");
 		return JSCHED_EINVAL;
 	}
-	if (json_object_size(obj) > JD_RESOURCES_MAX) {
-		snprintf(err, errlen, "resources: %zu resources; the limit is %u",
-			 json_object_size(obj), JD_RESOURCES_MAX);
-		return JSCHED_EINVAL;
-	}
+	memset(&c->machine, 0, sizeof(c->machine));
 	json_object_foreach(obj, name, v) {
 		struct jd_resource_conf *rc = &c->resources[n];
 		json_t *cnt;
+
+		if (!strcmp(name, "cpus") || !strcmp(name, "memory")) {
+			int rc2 = machine_read(name, v, c, err, errlen);
+
+			if (rc2 < 0)
+				return rc2;
+			continue;
+		}
+		if (n == JD_RESOURCES_MAX) {
+			snprintf(err, errlen, "resources: more than %u named resources (besides cpus "
+				 "and memory)", JD_RESOURCES_MAX);
+			return JSCHED_EINVAL;
+		}
 
 		if (!jp_need_name_ok(name)) {
 			snprintf(err, errlen, "resources.%.40s: not a resource name (a-z, 0-9, _, a "

@@ -326,6 +326,9 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 				    json_boolean(d->cfg->fair_drf));
 		json_object_set_new(json_object_get(doc, "fairness"), "reservations",
 				    json_integer((json_int_t)st.reservations));
+		/* Queued jobs the fair layer could start now (their needs fit). */
+		json_object_set_new(json_object_get(doc, "fairness"), "ready",
+				    json_integer((json_int_t)jd_fair_ready(d->runner->fair)));
 		/* Client names known, and idle ones forgotten (core/clients.h). */
 		json_object_set_new(doc, "client_names",
 				    json_pack("{s:I, s:I, s:I}", "known", (json_int_t)d->clients->count,

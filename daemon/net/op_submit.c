@@ -179,14 +179,13 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 						"backend local)");
 				return false;
 			}
-			if (sp->n_needs) {
-				const char *bad;
+			/* Needs (local only, above); CPUs and memory against this machine's
+			 * totals when it runs here (auto: Slurm may take what does not fit). */
+			if (kind == JD_BACKEND_LOCAL || sp->n_needs) {
 				char member[64];
 
-				if ((rc = jd_resources_check(&d->runner->resources, sp, &bad, cwhy,
-							     sizeof(cwhy))) < 0) {
-					snprintf(member, sizeof(member), "needs%s%s", bad ? "." : "",
-						 bad ? bad : "");
+				if ((rc = jd_resources_check(&d->runner->resources, sp, member,
+							     sizeof(member), cwhy, sizeof(cwhy))) < 0) {
 					spec_path(s, i, member, field, sizeof(field));
 					jd__reply_error(c, id, rc, field, "%s", cwhy);
 					return false;
@@ -339,7 +338,7 @@ static struct jd_job *job_from_spec(struct jd_jobs *t, struct jd_runner *runner,
 	j->fj.cost = sp->cost;
 	j->fj.deadline_ns = deadline_ns(sp, now_ns, now_ms);
 	j->handler = h;
-	j->fj.cls = jd_runner_job_class(runner, j);
+	jd_runner_job_class(runner, j);
 	j->args = json_incref(sp->args ? sp->args : json_null());
 	j->submitted_ms = now_ms;
 	j->submitted_ns = now_ns;

@@ -239,6 +239,8 @@ static const struct fig {
 	 "Clients with queued jobs now."},
 	{"fairness.reservations", 1, "jschedd_fair_reservations_total", "counter",
 	 "Times named resources were held for a command waiting for more than were free."},
+	{"fairness.ready", 1, "jschedd_fair_ready_jobs", "gauge",
+	 "Queued jobs whose needs fit now (they start as workers take them)."},
 	{"fibers.total", 1, "jschedd_fibers", "gauge", "Fiber stacks configured."},
 	{"fibers.in_use", 1, "jschedd_fibers_in_use", "gauge", "Fiber stacks taken now."},
 	{"fibers.suspended", 1, "jschedd_fibers_suspended", "gauge",
@@ -290,7 +292,8 @@ static void resources(FILE *f, const json_t *doc)
 
 	if (json_object_size(res) == 0)
 		return;
-	family(f, "jschedd_resource_units", "gauge", "Units of a named resource (its count).");
+	family(f, "jschedd_resource_units", "gauge",
+	       "Units of a resource: a named one's count; cpus in thousandths of a CPU, memory in MiB.");
 	json_object_foreach(res, name, r) {
 		snprintf(labels, sizeof(labels), "resource=\"%.40s\"", name); /* a-z, 0-9, _ */
 		sample(f, "jschedd_resource_units", labels, num(r, "count"));

@@ -567,14 +567,15 @@ void jd__proc_spawn(struct jd_proc *p)
 		goto fail_early;
 	}
 	p->helper = as.helper;
+	if (p->job->exec && p->spec == &p->job->exec->spec && jd_resources_counted(s) &&
+	    p->job->fj.cls == x->cls_exec && p->job->exec->backend == JD_BACKEND_LOCAL) {
+		spawn_failed(p, "its needs, CPUs or memory could not be given a needs class (at "
+			     "most %u sets at once)", JD_FAIR_MAX_CLASSES);
+		goto fail_early;
+	}
 	if (p->job->exec && p->spec == &p->job->exec->spec && s->n_needs) {
 		char why[256];
 
-		if (p->job->fj.cls == x->cls_exec) {
-			spawn_failed(p, "its needs could not be given a needs class (at most %u sets "
-				     "at once)", JD_FAIR_MAX_CLASSES);
-			goto fail_early;
-		}
 		if (jd_resources_assign(x->resources, p->job->exec, &p->envp, why, sizeof(why)) < 0) {
 			spawn_failed(p, "%s", why);
 			goto fail_early;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon/core/jobs.h"
 #include "daemon/core/log.h"
@@ -26,6 +27,51 @@ static void set_conf(struct jd_named_res *r, const struct jd_resource_conf *c)
 	r->count = c->count;
 }
 
+/* mem_total: MemTotal from /proc/meminfo in bytes, 0 if it cannot be read. */
+static uint64_t mem_total(void)
+{
+	unsigned long long kb = 0;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
+/* mib_up: bytes in MiB, rounded up (what a job's --mem holds). */
+static uint32_t mib_up(uint64_t bytes)
+{
+	uint64_t m = (bytes + (1u << 20) - 1) >> 20;
+
+	return m > UINT32_MAX - 1 ? UINT32_MAX - 1 : (uint32_t)m;
+}
+
+/* machine: the CPUs and memory in force under cfg (the config's, else the machine's),
+ * given to the fair layer. */
+static void machine(struct jd_resources *rs, const struct jd_config *cfg)
+{
+	const struct jd_machine_conf *m = &cfg->machine;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t bytes = m->mem_bytes;
+
+	rs->cpus_conf = m->cpus_milli != 0;
+	rs->mem_conf = m->mem_bytes != 0;
+	rs->cpus_milli = m->cpus_milli ? m->cpus_milli : (uint32_t)(cpus > 0 ? cpus : 1) * 1000;
+	if (!bytes) {
+		uint64_t total = mem_total();
+
+		bytes = total > m->mem_reserve ? total - m->mem_reserve : 0;
+	}
+	rs->mem_mib = (uint32_t)((bytes >> 20) < UINT32_MAX - 1 ? bytes >> 20 : UINT32_MAX - 1);
+	jd_fair_resource_set(rs->fair, rs->res_cpus, rs->cpus_milli);
+	jd_fair_resource_set(rs->fair, rs->res_mem, rs->mem_mib);
+}
+
 int jd_resources_start(struct jd_resources *rs, struct jd_fair *f, struct jd_jobs *jobs,
 		       const struct jd_config *cfg, int res_proc, int res_fiber, char *err,
 		       size_t errlen)
@@ -37,6 +83,18 @@ int jd_resources_start(struct jd_resources *rs, struct jd_fair *f, struct jd_job
 	rs->res_fiber = res_fiber;
 	for (size_t k = 0; k < JD_FAIR_MAX_CLASSES; k++)
 		rs->classes[k].cls = -1;
+	rs->res_cpus = jd_fair_resource_add(f, "cpus", 0);
+	rs->res_mem = jd_fair_resource_add(f, "memory", 0);
+	if (rs->res_cpus < 0 || rs->res_mem < 0 || rs->res_cpus > rs->res_mem) {
+		snprintf(err, errlen, "resources: the fair layer has no room for cpus and memory");
+		return rs->res_cpus < 0 ? rs->res_cpus : rs->res_mem < 0 ? rs->res_mem : JSCHED_EINTERNAL;
+	}
+	jd_fair_resource_share(f, rs->res_cpus, true); /* in dominant shares (DRF) */
+	jd_fair_resource_share(f, rs->res_mem, true);
+	machine(rs, cfg);
+	jd_log(JD_LOG_INFO, "resources: %.3f CPUs (%s), %u MiB of memory (%s) for commands that "
+	       "declare them", rs->cpus_milli / 1000.0, rs->cpus_conf ? "config" : "online CPUs",
+	       rs->mem_mib, rs->mem_conf ? "config" : cfg->machine.mem_reserve ? "MemTotal less the reserve" : "MemTotal");
 	for (size_t i = 0; i < cfg->n_resources; i++) {
 		const struct jd_resource_conf *c = &cfg->resources[i];
 		struct jd_named_res *r = &rs->res[rs->n];
@@ -65,6 +123,12 @@ int jd_resources_start(struct jd_resources *rs, struct jd_fair *f, struct jd_job
 
 void jd_resources_apply(struct jd_resources *rs, const struct jd_config *cfg)
 {
+	uint32_t cpus = rs->cpus_milli, mem = rs->mem_mib;
+
+	machine(rs, cfg);
+	if (cpus != rs->cpus_milli || mem != rs->mem_mib)
+		jd_log(JD_LOG_INFO, "resources: %.3f -> %.3f CPUs, %u -> %u MiB of memory", cpus / 1000.0,
+		       rs->cpus_milli / 1000.0, mem, rs->mem_mib);
 	for (size_t i = 0; i < cfg->n_resources; i++) {
 		struct jd_named_res *r = find(rs, cfg->resources[i].name);
 
@@ -84,13 +148,16 @@ void jd_resources_begin(struct jd_resources *rs)
 }
 
 /* vector: the fair layer's needs vector of a command with needs s: a process slot, a
- * fiber and the named units.  Returns 0 or JSCHED_ENOT_SUPPORTED (bad: the unknown name). */
+ * fiber, the named units and, if it declares CPUs or memory (`per_job`), its own amounts
+ * of both.  Returns 0 or JSCHED_ENOT_SUPPORTED (bad: the unknown name). */
 static int vector(struct jd_resources *rs, const struct jd_exec_need *needs, size_t n,
-		  uint32_t need[JD_FAIR_MAX_RES], const char **bad)
+		  bool per_job, uint32_t need[JD_FAIR_MAX_RES], const char **bad)
 {
 	memset(need, 0, sizeof(uint32_t) * JD_FAIR_MAX_RES);
 	need[rs->res_proc] = 1;
 	need[rs->res_fiber] = 1;
+	if (per_job)
+		need[rs->res_cpus] = need[rs->res_mem] = JD_FAIR_PER_JOB;
 	for (size_t i = 0; i < n; i++) {
 		struct jd_named_res *r = find(rs, needs[i].name);
 
@@ -114,7 +181,7 @@ static void reclaim(struct jd_resources *rs)
 
 	jd_jobs_iter_init(rs->jobs, &it);
 	while ((j = jd_jobs_iter_next(rs->jobs, &it)))
-		if (!jd_state_final(j->state) && j->exec && j->exec->spec.n_needs)
+		if (!jd_state_final(j->state) && j->exec && jd_resources_counted(&j->exec->spec))
 			used |= 1u << j->fj.cls;
 	for (size_t k = 0; k < JD_FAIR_MAX_CLASSES; k++) {
 		struct jd_needs_class *c = &rs->classes[k];
@@ -170,20 +237,56 @@ static unsigned in_use(const struct jd_resources *rs)
 	return n;
 }
 
-int jd_resources_check(struct jd_resources *rs, const struct jp_job_spec *sp, const char **bad,
-		       char *why, size_t len)
+bool jd_resources_counted(const struct jd_exec_spec *s)
+{
+	return s->n_needs || s->cpu_milli || s->memory_max;
+}
+
+/* machine_check: whether sp's CPUs and memory are within the totals in force. */
+static int machine_check(const struct jd_resources *rs, const struct jp_job_spec *sp,
+			 char *member, size_t mlen, char *why, size_t len)
+{
+	if (sp->res_cpu_milli > rs->cpus_milli) {
+		snprintf(member, mlen, "resources.cpus");
+		snprintf(why, len, "asks for %.3f CPUs; this daemon counts %.3f (%s)",
+			 sp->res_cpu_milli / 1000.0, rs->cpus_milli / 1000.0,
+			 rs->cpus_conf ? "config resources.cpus" : "its online CPUs");
+		return JSCHED_ELIMIT_EXCEEDED;
+	}
+	if (mib_up(sp->res_memory) > rs->mem_mib) {
+		snprintf(member, mlen, "resources.memory");
+		snprintf(why, len, "asks for %u MiB of memory; this daemon counts %u MiB (%s)",
+			 mib_up(sp->res_memory), rs->mem_mib,
+			 rs->mem_conf ? "config resources.memory" : "its MemTotal");
+		return JSCHED_ELIMIT_EXCEEDED;
+	}
+	return 0;
+}
+
+int jd_resources_check(struct jd_resources *rs, const struct jp_job_spec *sp, char *member,
+		       size_t mlen, char *why, size_t len)
 {
 	struct jd_exec_need needs[JP_NEEDS_MAX];
 	uint32_t need[JD_FAIR_MAX_RES];
+	const char *bad = NULL;
+	bool per_job = sp->res_cpu_milli || sp->res_memory;
 	int rc;
 
-	*bad = NULL;
-	if (!sp->n_needs)
+	snprintf(member, mlen, "needs");
+	if (!sp->n_needs && !per_job)
 		return 0;
+	if ((rc = machine_check(rs, sp, member, mlen, why, len)) < 0)
+		return rc;
 	for (size_t i = 0; i < sp->n_needs; i++) {
 		struct jd_named_res *r = find(rs, sp->needs[i].name);
 
-		*bad = sp->needs[i].name;
+		snprintf(member, mlen, "needs.%s", sp->needs[i].name);
+		if (!r && (!strcmp(sp->needs[i].name, "cpus") || !strcmp(sp->needs[i].name, "memory"))) {
+			snprintf(why, len, "%s is asked for with the job's resources.%s (--%s), not "
+				 "with needs", sp->needs[i].name, sp->needs[i].name,
+				 sp->needs[i].name[0] == 'c' ? "cpus" : "mem");
+			return JSCHED_ENOT_SUPPORTED;
+		}
 		if (!r) {
 			char names[200] = "";
 
@@ -202,8 +305,8 @@ int jd_resources_check(struct jd_resources *rs, const struct jp_job_spec *sp, co
 		snprintf(needs[i].name, sizeof(needs[i].name), "%s", sp->needs[i].name);
 		needs[i].count = sp->needs[i].count;
 	}
-	*bad = NULL;
-	if ((rc = vector(rs, needs, sp->n_needs, need, bad)) < 0)
+	snprintf(member, mlen, "needs");
+	if ((rc = vector(rs, needs, sp->n_needs, per_job, need, &bad)) < 0)
 		return rc;
 	if ((rc = class_of(rs, need)) < 0) {
 		snprintf(why, len, "%u distinct sets of needs are waiting, queued or running; the fair "
@@ -214,12 +317,16 @@ int jd_resources_check(struct jd_resources *rs, const struct jp_job_spec *sp, co
 	return 0;
 }
 
-int jd_resources_class(struct jd_resources *rs, const struct jd_exec_spec *s)
+int jd_resources_class(struct jd_resources *rs, const struct jd_exec_spec *s,
+		       uint32_t amount[JD_FAIR_AMOUNTS])
 {
 	uint32_t need[JD_FAIR_MAX_RES];
 	const char *bad = NULL;
-	int rc = vector(rs, s->needs, s->n_needs, need, &bad);
+	bool per_job = s->cpu_milli || s->memory_max;
+	int rc = vector(rs, s->needs, s->n_needs, per_job, need, &bad);
 
+	amount[0] = per_job ? s->cpu_milli : 0;		/* res_cpus < res_mem */
+	amount[1] = per_job ? mib_up(s->memory_max) : 0;
 	return rc < 0 ? rc : class_of(rs, need);
 }
 
@@ -366,6 +473,21 @@ void jd_resources_release(struct jd_resources *rs, struct jd_exec_job *x)
 json_t *jd_resources_metrics(const struct jd_resources *rs)
 {
 	json_t *o = json_object();
+	struct jd_fair_stats st;
+
+	jd_fair_stats(rs->fair, JD_FAIR_METRIC_JOBS, &st);
+	if (o) {
+		json_object_set_new(o, "cpus", json_pack("{s:I, s:I, s:s, s:f, s:s}", "count",
+							 (json_int_t)rs->cpus_milli, "used",
+							 (json_int_t)st.res_used[rs->res_cpus], "unit",
+							 "1/1000 CPU", "cpus", rs->cpus_milli / 1000.0,
+							 "source", rs->cpus_conf ? "config" : "machine"));
+		json_object_set_new(o, "memory", json_pack("{s:I, s:I, s:s, s:I, s:s}", "count",
+							   (json_int_t)rs->mem_mib, "used",
+							   (json_int_t)st.res_used[rs->res_mem], "unit",
+							   "MiB", "bytes", (json_int_t)rs->mem_mib << 20,
+							   "source", rs->mem_conf ? "config" : "machine"));
+	}
 
 	for (size_t i = 0; o && i < rs->n; i++) {
 		const struct jd_named_res *r = &rs->res[i];

@@ -22,6 +22,20 @@
  * before its fiber completes the job in the fair layer, so the indices free are never
  * fewer than the units the fair layer lets the next command take.
  *
+ * CPUs and memory.  A command that declares --cpus or --mem (spec "resources": "cpus",
+ * "memory": its cgroup limits) also holds that much of the daemon's CPUs and memory
+ * while it runs: two more counted resources of the fair layer, "cpus" in thousandths of
+ * a CPU and "memory" in MiB (a job's bytes rounded up), whose totals are the config's
+ * ("resources": {"cpus": {"count"}, "memory": {"bytes" | "reserve"}}) or the machine's
+ * (online CPUs, MemTotal), and which count in dominant shares (DRF).  A command that
+ * declares neither is not counted against them (it holds a process slot, as before).  So
+ * that every distinct --mem does not spend a needs class, their amounts are carried per
+ * job (the fair layer's JD_FAIR_PER_JOB: jd_fair_job.amount[0] the CPUs, [1] the MiB):
+ * the class of a command is {process 1, fiber 1, its named units, and "per job" of CPUs
+ * and memory if it declares either}, so the classes are spent per set of named needs and
+ * whether CPUs/memory are declared, not per size.  A submit that asks for more than the
+ * total is refused (limit_exceeded, field resources.cpus / resources.memory).
+ *
  * Reload.  Counts and env names change live: a lowered count recalls nothing (running
  * commands keep their indices, also those at or above the new count, until they end);
  * no command is given an index at or above the count in force; a queued command that
@@ -71,6 +85,11 @@ struct jd_resources {
 	struct jd_named_res res[JD_RESOURCES_MAX];
 	size_t n;
 	struct jd_needs_class classes[JD_FAIR_MAX_CLASSES];
+	/* CPUs and memory: the fair layer's resources (res_cpus < res_mem, so that a job's
+	 * amount[0] is the CPUs), their totals in force and where they come from. */
+	int res_cpus, res_mem;
+	uint32_t cpus_milli, mem_mib;
+	bool cpus_conf, mem_conf;	/* set in the config (else the machine's) */
 	uint64_t epoch;			/* jd_resources_begin: one per submit message */
 	uint64_t assigned, reclaimed;	/* commands given indices; classes given back */
 };
@@ -88,18 +107,25 @@ void jd_resources_apply(struct jd_resources *rs, const struct jd_config *cfg);
  * are not given back until the next one.  Loop thread. */
 void jd_resources_begin(struct jd_resources *rs);
 
-/* jd_resources_check: whether this daemon can run a command with sp's needs: 0, or
- * JSCHED_ENOT_SUPPORTED (no such resource), JSCHED_ELIMIT_EXCEEDED (more than its count;
- * or no needs class left), with the need's name in *bad (NULL: the whole "needs") and the
- * reason in why.  Makes the set's class.  Loop thread, at submit. */
-int jd_resources_check(struct jd_resources *rs, const struct jp_job_spec *sp, const char **bad,
-		       char *why, size_t len);
+/* jd_resources_counted: whether a command with spec s holds anything here beyond a
+ * process slot and a fiber (named needs, or declared CPUs or memory). */
+bool jd_resources_counted(const struct jd_exec_spec *s);
 
-/* jd_resources_class: the needs class of an exec job with needs s (0 < n_needs), made if
- * need be; a negative code when it cannot be had (an unknown resource: a job recovered
- * from the journal after the config lost it; no class left), then the job's spawn fails.
- * Loop thread. */
-int jd_resources_class(struct jd_resources *rs, const struct jd_exec_spec *s);
+/* jd_resources_check: whether this daemon can run a command with sp's needs, CPUs and
+ * memory: 0, or JSCHED_ENOT_SUPPORTED (no such resource), JSCHED_ELIMIT_EXCEEDED (more
+ * than its count or total; or no needs class left), with the spec's member at fault in
+ * `member` ("needs.gpu", "needs", "resources.memory") and the reason in why.  Makes the
+ * class.  Loop thread, at submit. */
+int jd_resources_check(struct jd_resources *rs, const struct jp_job_spec *sp, char *member,
+		       size_t mlen, char *why, size_t len);
+
+/* jd_resources_class: the needs class of an exec job with spec s (jd_resources_counted),
+ * made if need be, with the amounts its job carries (jd_fair_job.amount: CPUs in
+ * thousandths, memory in MiB) in amount[]; a negative code when it cannot be had (an
+ * unknown resource: a job recovered from the journal after the config lost it; no class
+ * left), then the job's spawn fails.  Loop thread. */
+int jd_resources_class(struct jd_resources *rs, const struct jd_exec_spec *s,
+		       uint32_t amount[JD_FAIR_AMOUNTS]);
 
 /* jd_resources_assign: give exec job x's command its indices (x->assigned) and make the
  * environment it runs with: spec env plus the variables, in *env (malloc'd vector,
@@ -109,8 +135,9 @@ int jd_resources_assign(struct jd_resources *rs, struct jd_exec_job *x, char ***
 			size_t len);
 void jd_resources_release(struct jd_resources *rs, struct jd_exec_job *x);
 
-/* jd_resources_metrics: the metrics' "resources" member: per name count, used, queued
- * commands' units aside (new reference).  Loop thread. */
+/* jd_resources_metrics: the metrics' "resources" member: per name count, used (queued
+ * commands' units aside); for "cpus" and "memory" also the unit, the total and where it
+ * comes from (new reference).  Loop thread. */
 json_t *jd_resources_metrics(const struct jd_resources *rs);
 
 #endif /* JD_RESOURCES_H */

@@ -145,16 +145,18 @@ static size_t feeder(void *ctx, struct jd_task_spec *out, size_t max)
 	return k;
 }
 
-uint8_t jd_runner_job_class(struct jd_runner *r, const struct jd_job *j)
+/* job_class: jd_runner_job_class's class (amount[] set for a counted command). */
+static uint8_t job_class(struct jd_runner *r, const struct jd_job *j,
+			 uint32_t amount[JD_FAIR_AMOUNTS])
 {
 	int remote = jd_backend_class(r, j);
 
 	if (remote >= 0)
 		return (uint8_t)remote; /* a Slurm job: one unit of the window */
-	if (j->exec && j->exec->spec.n_needs) {
+	if (j->exec && jd_resources_counted(&j->exec->spec)) {
 		/* Loop thread (at submit and recovery): the set's class, made if need be; a
 		 * set that cannot have one keeps the commands' class and fails at spawn. */
-		int cls = jd_resources_class(&r->resources, &j->exec->spec);
+		int cls = jd_resources_class(&r->resources, &j->exec->spec, amount);
 
 		return cls >= 0 ? (uint8_t)cls : r->cls_exec;
 	}
@@ -163,6 +165,14 @@ uint8_t jd_runner_job_class(struct jd_runner *r, const struct jd_job *j)
 	if (j->handler->flags & JSCHED_HANDLER_SUSPENDS)
 		return r->cls_fiber;
 	return (j->handler->flags & JSCHED_HANDLER_INLINE) ? r->cls_inline : 0;
+}
+
+void jd_runner_job_class(struct jd_runner *r, struct jd_job *j)
+{
+	uint32_t amount[JD_FAIR_AMOUNTS] = {0};
+
+	j->fj.cls = job_class(r, j, amount);
+	memcpy(j->fj.amount, amount, sizeof(amount));
 }
 
 void jd_runner_wake(struct jd_runner *r)

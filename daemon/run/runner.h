@@ -95,11 +95,12 @@ void jd_runner_kick(struct jd_runner *r);
  * thread. */
 void jd_runner_flush_kicks(struct jd_runner *r);
 
-/* jd_runner_job_class: the fair layer's needs class of job j (for jd_fair_job.cls): a
- * command needs a process slot and a fiber (and its named resources: a class per set of
- * needs, resources.h), a suspending call a fiber, others nothing.
+/* jd_runner_job_class: set job j's needs class in the fair layer (j->fj.cls) and the
+ * amounts it holds of its class's per-job resources (j->fj.amount): a command needs a
+ * process slot and a fiber (and its named resources and declared CPUs and memory: a class
+ * per set of needs, resources.h), a suspending call a fiber, others nothing.
  * Loop thread. */
-uint8_t jd_runner_job_class(struct jd_runner *r, const struct jd_job *j);
+void jd_runner_job_class(struct jd_runner *r, struct jd_job *j);
 
 /* jd_runner_wake: wake every idle worker to feed (capacity came back, a client was
  * resumed, a job released: jobs may fit now).  Loop thread. */

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proto/jproto.h"
 #include "tests/daemon/harness.h"
@@ -406,6 +407,287 @@ static void test_big_job_reservation(void **state)
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 }
 
+/* ---- CPUs and memory ------------------------------------------------------------ */
+
+/* cm_skip: why commands with limits cannot run here (NULL: they can). */
+static const char *cm_skip(struct jsched_conn *c)
+{
+	static char why[300];
+	json_t *m = jdt_metrics(c);
+	json_t *g = json_object_get(json_object_get(m, "exec"), "cgroups");
+	const char *mode = json_string_value(json_object_get(g, "mode"));
+
+	why[0] = '\0';
+	if (geteuid() != 0)
+		snprintf(why, sizeof(why), "--cpus and --mem are cgroup limits: needs root to create cgroups");
+	else if (!mode || strcmp(mode, "none") == 0)
+		snprintf(why, sizeof(why), "no usable cgroups here: %s",
+			 json_string_value(json_object_get(g, "reason")));
+	json_decref(m);
+	return why[0] ? why : NULL;
+}
+
+/* hold_cm: a command declaring `cpus` CPUs and `mem` of memory that runs until
+ * <dir>/go.<n> exists (at most 30 s). */
+static uint64_t hold_cm(struct jsched_conn *c, const struct jdt *t, int n, const char *cpus,
+			const char *mem)
+{
+	return jdt_submit_spec(c,
+			       "{\"kind\": \"exec\", \"resources\": {\"cpus\": %s, \"memory\": \"%s\"}, "
+			       "\"argv\": [\"sh\", \"-c\", \"i=0; while [ ! -e %s/go.%d ] && [ $i -lt 3000 ]; "
+			       "do sleep 0.01; i=$((i+1)); done\"]}", cpus, mem, t->dir, n);
+}
+
+/* running_of: how many of ids[0..n) are running. */
+static int running_of(struct jsched_conn *c, const uint64_t *ids, int n)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++)
+		k += strcmp(jdt_state(c, ids[i]), "running") == 0;
+	return k;
+}
+
+/* settle: wait until the daemon's CPUs in use are `cpus` thousandths and `jobs` of the
+ * commands ids[0..n) run (their fibers have started them). */
+static void settle(struct jsched_conn *c, const uint64_t *ids, int n, json_int_t cpus, int jobs)
+{
+	for (int i = 0; i < 3000; i++) {
+		if (res_metric(c, "cpus", "used") == cpus && running_of(c, ids, n) == jobs)
+			return;
+		jdt_sleep_ms(10);
+	}
+	fail_msg("cpus used %lld (want %lld), %d running (want %d)",
+		 (long long)res_metric(c, "cpus", "used"), (long long)cpus, running_of(c, ids, n), jobs);
+}
+
+/* The DRF paper's example with real --cpus and --mem: <9 CPU, 18 GB> configured; A's
+ * commands declare <1 CPU, 4 GB>, B's <3 CPU, 1 GB>; both queued before any runs (the
+ * daemon paused).  DRF runs 3 of A's and 2 of B's (both at a dominant share of 2/3;
+ * B's first would have been 3 of B's), holding <9 CPU, 14 GB>; when they end, the next
+ * round is the same.  A command that declares neither is not counted: it runs while
+ * every CPU is held. */
+static void test_cpus_memory_drf(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *a, *b, *adm;
+	uint64_t ida[6], idb[6], plain;
+	const char *why;
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 2, \"exec\": {\"max_processes\": 16}, \"resources\": "
+		      "{\"cpus\": {\"count\": 9}, \"memory\": {\"bytes\": \"18G\"}}");
+	adm = jdt_connect(&t, NULL);
+	if ((why = cm_skip(adm))) {
+		fprintf(stderr, "skipped: %s\n", why);
+		jsched_close(adm);
+		assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+		skip();
+	}
+	a = jdt_connect(&t, "drf-a");
+	b = jdt_connect(&t, "drf-b");
+	assert_int_equal(res_metric(adm, "cpus", "count"), 9000);
+	assert_int_equal(res_metric(adm, "memory", "count"), 18 * 1024);
+	json_decref(jdt_ok(adm, "{\"op\": \"pause\", \"all\": true}"));
+	for (int i = 0; i < 6; i++) {
+		ida[i] = hold_cm(a, &t, i, "1", "4G");
+		idb[i] = hold_cm(b, &t, 10 + i, "3", "1G");
+	}
+	json_decref(jdt_ok(adm, "{\"op\": \"resume\", \"all\": true}"));
+	settle(adm, ida, 6, 9000, 3);
+	assert_int_equal(running_of(adm, idb, 6), 2);
+	assert_int_equal(res_metric(adm, "memory", "used"), 14 * 1024);
+	/* Not counted: a command without --cpus / --mem runs with every CPU held.  (From a
+	 * client of its own: its short run would otherwise lower B's estimate, which the
+	 * next round's dispatches are charged before their run times correct them.) */
+	plain = jdt_submit_spec(adm, "{\"kind\": \"exec\", \"argv\": [\"true\"]}");
+	assert_string_equal(jdt_wait_final(adm, plain, NULL), "succeeded");
+	assert_int_equal(res_metric(adm, "cpus", "used"), 9000);
+	/* The round ends (all five at once: paused meanwhile, so that nothing starts on
+	 * the units of the first to end); the next is the DRF allocation again. */
+	json_decref(jdt_ok(adm, "{\"op\": \"pause\", \"all\": true}"));
+	for (int i = 0; i < 6; i++) {
+		if (strcmp(jdt_state(adm, ida[i]), "running") == 0)
+			go(&t, i);
+		if (strcmp(jdt_state(adm, idb[i]), "running") == 0)
+			go(&t, 10 + i);
+	}
+	for (int i = 0, done = 0; i < 3000 && done < 5; i++) {
+		done = 0;
+		for (int k = 0; k < 6; k++)
+			done += strcmp(jdt_state(adm, ida[k]), "succeeded") == 0 ||
+				strcmp(jdt_state(adm, idb[k]), "succeeded") == 0;
+		jdt_sleep_ms(10);
+	}
+	assert_int_equal(res_metric(adm, "cpus", "used"), 0);
+	json_decref(jdt_ok(adm, "{\"op\": \"resume\", \"all\": true}"));
+	{
+		int ra = 0, rb = 0;
+
+		for (int i = 0; i < 3000; i++) {
+			ra = running_of(adm, ida, 6);
+			rb = running_of(adm, idb, 6);
+			if (ra + rb == 5 && res_metric(adm, "cpus", "used") == 9000)
+				break;
+			jdt_sleep_ms(10);
+		}
+		if (ra != 3 || rb != 2)
+			fail_msg("round 2: %d of A's and %d of B's running, cpus used %lld, memory used %lld",
+				 ra, rb, (long long)res_metric(adm, "cpus", "used"),
+				 (long long)res_metric(adm, "memory", "used"));
+	}
+	for (int i = 0; i < 6; i++) {
+		go(&t, i);
+		go(&t, 10 + i);
+	}
+	for (int i = 0; i < 6; i++) {
+		assert_string_equal(jdt_wait_final(a, ida[i], NULL), "succeeded");
+		assert_string_equal(jdt_wait_final(b, idb[i], NULL), "succeeded");
+	}
+	assert_int_equal(res_metric(adm, "cpus", "used"), 0);
+	assert_int_equal(res_metric(adm, "memory", "used"), 0);
+	jsched_close(a);
+	jsched_close(b);
+	jsched_close(adm);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+/* A command wanting both CPUs is not starved by a stream of one-CPU commands: once its
+ * client's turn comes, the free CPU is left idle while one-CPU commands are queued, and it
+ * starts when the other CPU comes back.  (One class: the job whose turn it is is not
+ * passed by a smaller one of the same class.) */
+static void test_cpus_big_job(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *a, *b, *cc;
+	uint64_t big, small[16];
+	int n = 0, first = 0;
+	bool idle = false;
+	const char *why;
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 2, \"exec\": {\"max_processes\": 16}, "
+		      "\"resources\": {\"cpus\": {\"count\": 2}}");
+	a = jdt_connect(&t, "big");
+	if ((why = cm_skip(a))) {
+		fprintf(stderr, "skipped: %s\n", why);
+		jsched_close(a);
+		assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+		skip();
+	}
+	b = jdt_connect(&t, "small-b");
+	cc = jdt_connect(&t, "small-c");
+	small[n] = hold_cm(b, &t, n, "1", "1M");
+	n++;
+	small[n] = hold_cm(cc, &t, n, "1", "1M");
+	n++;
+	settle(a, small, n, 2000, 2);
+	big = hold_cm(a, &t, 100, "2", "1M");
+	for (int i = 0; i < 4; i++, n++)
+		small[n] = hold_cm(i % 2 ? cc : b, &t, n, "1", "1M");
+	/* End the running small ones one at a time: each freed CPU goes to a small one, or
+	 * is kept for the big one: then nothing is ready to start (metrics fairness.ready 0,
+	 * read before the CPUs in use: a small one taken in between would show there) while
+	 * one CPU is free and small ones are queued. */
+	for (int round = 0; round < 8 && !idle; round++) {
+		go(&t, first);
+		assert_string_equal(jdt_wait_final(b, small[first], NULL), "succeeded");
+		first++;
+		for (int i = 0; i < 3000; i++) {
+			json_int_t ready = metric(a, "fairness", "ready", NULL);
+			json_int_t used = res_metric(a, "cpus", "used");
+
+			if (used == 2000)
+				break;
+			if ((idle = ready == 0 && used == 1000))
+				break;
+			jdt_sleep_ms(10);
+		}
+		if (!idle) /* a small one took it: keep two of theirs queued */
+			small[n] = hold_cm(n % 2 ? cc : b, &t, n, "1", "1M"), n++;
+		assert_true(n < 16);
+	}
+	assert_true(idle);
+	assert_string_equal(jdt_state(a, big), "queued");
+	for (int k = first; k < n; k++)
+		if (strcmp(jdt_state(a, small[k]), "running") == 0) {
+			go(&t, k);
+			assert_string_equal(jdt_wait_final(a, small[k], NULL), "succeeded");
+		}
+	jdt_until_state(a, big, "running");
+	settle(a, &big, 1, 2000, 1);
+	go(&t, 100);
+	assert_string_equal(jdt_wait_final(a, big, NULL), "succeeded");
+	for (int k = 0; k < n; k++)
+		go(&t, k);
+	for (int k = 0; k < n; k++)
+		assert_string_equal(jdt_wait_final(a, small[k], NULL), "succeeded");
+	jsched_close(a);
+	jsched_close(b);
+	jsched_close(cc);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+/* Refusals, the machine's totals, a reload. */
+static void test_cpus_memory_limits(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *c;
+	json_t *m, *r;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned long long kb = 0;
+	char line[128];
+	FILE *f;
+
+	(void)state;
+	/* The machine's: online CPUs, MemTotal. */
+	jdt_start(&t, "\"workers\": 2");
+	c = jdt_connect(&t, NULL);
+	assert_non_null(f = fopen("/proc/meminfo", "r"));
+	while (fgets(line, sizeof(line), f) && sscanf(line, "MemTotal: %llu kB", &kb) != 1)
+		;
+	fclose(f);
+	assert_int_equal(res_metric(c, "cpus", "count"), cpus * 1000);
+	assert_int_equal(res_metric(c, "memory", "count"), (json_int_t)(kb >> 10));
+	m = jdt_metrics(c);
+	assert_string_equal(json_string_value(json_object_get(
+		json_object_get(json_object_get(m, "resources"), "cpus"), "source")), "machine");
+	json_decref(m);
+	snprintf(line, sizeof(line), "{\"kind\": \"exec\", \"argv\": [\"true\"], \"resources\": "
+		 "{\"cpus\": %ld.5}}", cpus);
+	expect_refused(c, line, "limit_exceeded", "job.resources.cpus");
+	expect_refused(c, "{\"kind\": \"exec\", \"argv\": [\"true\"], \"resources\": {\"memory\": \"1000T\"}}",
+		       "limit_exceeded", "job.resources.memory");
+	expect_refused(c, "{\"kind\": \"exec\", \"argv\": [\"true\"], \"needs\": {\"cpus\": 1}}",
+		       "not_supported", "job.needs.cpus");
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+
+	/* Configured, then reloaded. */
+	jdt_start(&t, "\"workers\": 2, \"resources\": {\"cpus\": {\"count\": 1.5}, "
+		      "\"memory\": {\"bytes\": \"2G\"}}");
+	c = jdt_connect(&t, NULL);
+	assert_int_equal(res_metric(c, "cpus", "count"), 1500);
+	assert_int_equal(res_metric(c, "memory", "count"), 2048);
+	expect_refused(c, "{\"kind\": \"exec\", \"argv\": [\"true\"], \"resources\": {\"cpus\": 1.501}}",
+		       "limit_exceeded", "job.resources.cpus");
+	r = jdt_req(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"exec\", \"argv\": [\"true\"], "
+		       "\"resources\": {\"memory\": \"3G\"}}}");
+	assert_string_equal(jdt_err_code(r), "limit_exceeded");
+	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(r, "error"), "message")),
+			       "2048 MiB"));
+	json_decref(r);
+	jdt_write_config(&t, "\"workers\": 2, \"resources\": {\"cpus\": {\"count\": 3}, "
+			     "\"memory\": {\"reserve\": \"1M\"}}");
+	assert_int_equal(kill(t.pid, SIGHUP), 0);
+	for (int i = 0; i < 3000 && res_metric(c, "cpus", "count") != 3000; i++)
+		jdt_sleep_ms(10);
+	assert_int_equal(res_metric(c, "cpus", "count"), 3000);
+	assert_int_equal(res_metric(c, "memory", "count"), (json_int_t)((kb - 1024) >> 10));
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +696,9 @@ int main(void)
 		cmocka_unit_test(test_reload_counts),
 		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_big_job_reservation),
+		cmocka_unit_test(test_cpus_memory_drf),
+		cmocka_unit_test(test_cpus_big_job),
+		cmocka_unit_test(test_cpus_memory_limits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

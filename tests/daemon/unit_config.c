@@ -91,6 +91,16 @@ static void test_bad_values_named(void **state)
 	refused("{\"cgroups\": {\"root\": \"/\"}}", "cgroups.root");
 	refused("{\"cgroups\": true}", "cgroups");
 	refused("{\"resources\": []}", "resources");
+	refused("{\"resources\": {\"cpus\": 4}}", "resources.cpus");
+	refused("{\"resources\": {\"cpus\": {\"count\": 0}}}", "resources.cpus.count");
+	refused("{\"resources\": {\"cpus\": {\"count\": \"8\"}}}", "resources.cpus.count");
+	refused("{\"resources\": {\"cpus\": {\"count\": 8, \"env\": \"X\"}}}", "resources.cpus.env");
+	refused("{\"resources\": {\"memory\": {\"bytes\": \"2X\"}}}", "resources.memory.bytes");
+	refused("{\"resources\": {\"memory\": {\"bytes\": 4096}}}", "resources.memory.bytes");
+	refused("{\"resources\": {\"memory\": {\"reserve\": -1}}}", "resources.memory.reserve");
+	refused("{\"resources\": {\"memory\": {\"count\": 4}}}", "resources.memory.count");
+	refused("{\"resources\": {\"memory\": {\"bytes\": \"2G\", \"reserve\": \"1G\"}}}",
+		"resources.memory");
 	refused("{\"resources\": {\"GPU\": {\"count\": 1}}}", "resources.GPU");
 	refused("{\"resources\": {\"process\": {\"count\": 1}}}", "resources.process");
 	refused("{\"resources\": {\"gpu\": {}}}", "resources.gpu.count");
@@ -155,6 +165,25 @@ static void test_resources(void **state)
 	jd_config_free(&b);
 	assert_int_equal(load(&b, "{\"resources\": {\"gpu\": {\"count\": 2}}}", err, sizeof(err)), 0);
 	assert_string_equal(jd_config_diff_static(&a, &b, buf, sizeof(buf)), "resources");
+	jd_config_free(&a);
+	jd_config_free(&b);
+	/* cpus and memory: not names (5 names beside them), live. */
+	assert_int_equal(load(&a, "{\"resources\": {\"cpus\": {\"count\": 7.5}, \"memory\": "
+			      "{\"bytes\": \"16G\"}, \"a\": {\"count\": 1}, \"b\": {\"count\": 1}, "
+			      "\"c\": {\"count\": 1}, \"d\": {\"count\": 1}, \"e\": {\"count\": 1}}}",
+			      err, sizeof(err)), 0);
+	assert_int_equal(a.n_resources, 5);
+	assert_int_equal(a.machine.cpus_milli, 7500);
+	assert_int_equal(a.machine.mem_bytes, 16ull << 30);
+	assert_int_equal(a.machine.mem_reserve, 0);
+	assert_null(jd_resources_config_find(&a, "cpus"));
+	assert_int_equal(load(&b, "{\"resources\": {\"memory\": {\"reserve\": \"1G\"}, \"a\": {\"count\": 1}, "
+			      "\"b\": {\"count\": 1}, \"c\": {\"count\": 1}, \"d\": {\"count\": 1}, "
+			      "\"e\": {\"count\": 2}}}", err, sizeof(err)), 0);
+	assert_int_equal(b.machine.cpus_milli, 0);	/* the machine's */
+	assert_int_equal(b.machine.mem_bytes, 0);
+	assert_int_equal(b.machine.mem_reserve, 1ull << 30);
+	assert_string_equal(jd_config_diff_static(&a, &b, buf, sizeof(buf)), "");
 	jd_config_free(&a);
 	jd_config_free(&b);
 }
