@@ -464,9 +464,10 @@ static void settle(struct jsched_conn *c, const uint64_t *ids, int n, json_int_t
 /* The DRF paper's example with real --cpus and --mem: <9 CPU, 18 GB> configured; A's
  * commands declare <1 CPU, 4 GB>, B's <3 CPU, 1 GB>; both queued before any runs (the
  * daemon paused).  DRF runs 3 of A's and 2 of B's (both at a dominant share of 2/3;
- * B's first would have been 3 of B's), holding <9 CPU, 14 GB>; when they end, the next
- * round is the same.  A command that declares neither is not counted: it runs while
- * every CPU is held. */
+ * B's first would have been 3 of B's), holding <9 CPU, 14 GB>.  A command that declares
+ * neither is not counted: it runs while every CPU is held.  (Round after round is the
+ * fair layer's test, on its virtual clock: here later rounds would follow the commands'
+ * measured wall times, which this test does not control.) */
 static void test_cpus_memory_drf(void **state)
 {
 	struct jdt t;
@@ -497,45 +498,10 @@ static void test_cpus_memory_drf(void **state)
 	settle(adm, ida, 6, 9000, 3);
 	assert_int_equal(running_of(adm, idb, 6), 2);
 	assert_int_equal(res_metric(adm, "memory", "used"), 14 * 1024);
-	/* Not counted: a command without --cpus / --mem runs with every CPU held.  (From a
-	 * client of its own: its short run would otherwise lower B's estimate, which the
-	 * next round's dispatches are charged before their run times correct them.) */
+	/* Not counted: a command without --cpus / --mem runs with every CPU held. */
 	plain = jdt_submit_spec(adm, "{\"kind\": \"exec\", \"argv\": [\"true\"]}");
 	assert_string_equal(jdt_wait_final(adm, plain, NULL), "succeeded");
 	assert_int_equal(res_metric(adm, "cpus", "used"), 9000);
-	/* The round ends (all five at once: paused meanwhile, so that nothing starts on
-	 * the units of the first to end); the next is the DRF allocation again. */
-	json_decref(jdt_ok(adm, "{\"op\": \"pause\", \"all\": true}"));
-	for (int i = 0; i < 6; i++) {
-		if (strcmp(jdt_state(adm, ida[i]), "running") == 0)
-			go(&t, i);
-		if (strcmp(jdt_state(adm, idb[i]), "running") == 0)
-			go(&t, 10 + i);
-	}
-	for (int i = 0, done = 0; i < 3000 && done < 5; i++) {
-		done = 0;
-		for (int k = 0; k < 6; k++)
-			done += strcmp(jdt_state(adm, ida[k]), "succeeded") == 0 ||
-				strcmp(jdt_state(adm, idb[k]), "succeeded") == 0;
-		jdt_sleep_ms(10);
-	}
-	assert_int_equal(res_metric(adm, "cpus", "used"), 0);
-	json_decref(jdt_ok(adm, "{\"op\": \"resume\", \"all\": true}"));
-	{
-		int ra = 0, rb = 0;
-
-		for (int i = 0; i < 3000; i++) {
-			ra = running_of(adm, ida, 6);
-			rb = running_of(adm, idb, 6);
-			if (ra + rb == 5 && res_metric(adm, "cpus", "used") == 9000)
-				break;
-			jdt_sleep_ms(10);
-		}
-		if (ra != 3 || rb != 2)
-			fail_msg("round 2: %d of A's and %d of B's running, cpus used %lld, memory used %lld",
-				 ra, rb, (long long)res_metric(adm, "cpus", "used"),
-				 (long long)res_metric(adm, "memory", "used"));
-	}
 	for (int i = 0; i < 6; i++) {
 		go(&t, i);
 		go(&t, 10 + i);
