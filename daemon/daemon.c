@@ -11,7 +11,9 @@
  */
 #include "daemon/daemon.h"
 
+#ifdef __GLIBC__
 #include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,20 +87,33 @@ static void on_output(void *ctx, struct jd_job *j)
 	jd_follow_output(&d->net, j);
 }
 
-/* trim_memory: after a flood of jobs has drained, give the freed job records back to the
- * kernel (malloc_trim: glibc returns the heap's free top and madvises whole free pages
- * inside it).  Freed memory otherwise stays in the process: 1,000,000 queued noops left
- * their 550 MiB resident after they had ended and been forgotten.  At most once per
- * TRIM_AFTER jobs forgotten, and only once nothing is ready to run (the queue drained):
- * a trim of a large heap takes milliseconds of the loop thread, and during a flood the
- * memory would be used again at once. */
+/* jd_daemon_give_back (daemon.h): one malloc_trim, for the two moments memory comes free. */
 #define TRIM_AFTER 65536u
-static void trim_memory(struct jd_daemon *d)
+void jd_daemon_give_back(struct jd_daemon *d, bool drained)
 {
-	if (d->jobs.forgotten - d->trimmed_at < TRIM_AFTER || jd_fair_ready(d->runner.fair) != 0)
-		return;
-	d->trimmed_at = d->jobs.forgotten;
+#ifdef __GLIBC__
+	uint64_t t0;
+
+	if (drained) {
+		if (d->jobs.forgotten - d->trimmed_at < TRIM_AFTER ||
+		    jd_fair_ready(d->runner.fair) != 0)
+			return;
+		d->trimmed_at = d->jobs.forgotten;
+		t0 = jd_now_ns();
+	} else {
+		if (d->jobs.releases == d->trim_seen)
+			return;
+		t0 = jd_now_ns();
+		if (t0 < d->trim_next_ns)
+			return;
+	}
+	d->trim_seen = d->jobs.releases;
 	malloc_trim(0);
+	d->trim_next_ns = t0 + 100 * (jd_now_ns() - t0);
+#else
+	(void)d;
+	(void)drained;
+#endif
 }
 
 /* on_settle_done: after a settle: wake the workers for what was queued, re-arm the
@@ -113,7 +128,7 @@ static void on_settle_done(void *ctx)
 		d->deadline_dirty = false;
 		jd_runner_arm_deadline(&d->runner);
 	}
-	trim_memory(d);
+	jd_daemon_give_back(d, true);
 	jd_daemon_maybe_exit(d);
 }
 

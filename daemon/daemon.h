@@ -57,9 +57,9 @@ struct jd_daemon {
 
 	struct jd_jobs_hooks hooks;	/* what the job table and clients report to (daemon.c) */
 	bool deadline_dirty;	/* a job with a deadline was queued since the last settle */
-	uint64_t trimmed_at;	/* jobs.forgotten at the last malloc_trim (trim_memory) */
-	uint64_t trim_seen;	/* jobs.releases at the last malloc_trim (main.c) */
-	uint64_t trim_next_ns;	/* no malloc_trim before then */
+	uint64_t trimmed_at;	/* jobs.forgotten at the last drained give-back */
+	uint64_t trim_seen;	/* jobs.releases at the last give-back */
+	uint64_t trim_next_ns;	/* no give-back from the tick before then */
 
 	int exit_status;
 };
@@ -83,6 +83,23 @@ void jd_daemon_shutdown(struct jd_daemon *d, bool immediate);
  * NULL) or a negative code with the reason in err (the old config stays). */
 int jd_daemon_reload(struct jd_daemon *d, json_t **applied, json_t **restart_needed, char *err,
 		     size_t errlen);
+
+/* jd_daemon_give_back: hand the heap's free pages back to the kernel (glibc's malloc_trim:
+ * the heap's free top, and whole free pages inside it madvised), at the two moments the
+ * job table's memory comes free.  Freed memory otherwise stays in the process: a 1 MiB
+ * args array is a tree of 20 MiB, and 1,000,000 queued noops left 550 MiB resident after
+ * they had ended and been forgotten.
+ *   - drained false, from the 1 s tick: if the table has released memory since the last
+ *     give-back (args dropped at a job's end, jobs forgotten: jobs.releases), paced by
+ *     what a trim costs: after one that took T, none from the tick for 100 T, so it
+ *     takes at most 1% of the loop thread;
+ *   - drained true, after each settle: once 65,536 jobs were forgotten since the last
+ *     drained give-back and nothing is ready to run (a flood has drained), at once,
+ *     whatever the pace: the tick's trims during the flood (its memory in use again at
+ *     once) pace the next one out for seconds, when the flood's memory is free now.  Not
+ *     while jobs are ready: a trim of a large heap takes milliseconds of the loop.
+ * Loop thread. */
+void jd_daemon_give_back(struct jd_daemon *d, bool drained);
 
 /* jd_daemon_maybe_exit: in a shutdown, stop the loop once no job is left.  Called after
  * each settle.  Loop thread. */

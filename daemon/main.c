@@ -7,9 +7,6 @@
  * the user's shell) supervises it; there is no self-daemonising.
  */
 #include <getopt.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,33 +73,13 @@ static void signal_cb(uv_signal_t *h, int signum)
 	}
 }
 
-/* give_back: hand the heap's free pages back to the kernel (glibc's malloc_trim) once
- * the job table has released memory since the last time (args dropped at a job's end,
- * jobs forgotten): a 1 MiB args array is a tree of 20 MiB, which free() keeps in the
- * heap otherwise.  Paced by what it costs: after a trim that took T, none for 100 T, so
- * it takes at most 1% of the loop thread. */
-static void give_back(struct jd_daemon *d)
-{
-#ifdef __GLIBC__
-	uint64_t t0 = jd_now_ns();
-
-	if (d->jobs.releases == d->trim_seen || t0 < d->trim_next_ns)
-		return;
-	d->trim_seen = d->jobs.releases;
-	malloc_trim(0);
-	d->trim_next_ns = t0 + 100 * (jd_now_ns() - t0);
-#else
-	(void)d;
-#endif
-}
-
 static void tick_cb(uv_timer_t *t)
 {
 	struct jd_daemon *d = t->data;
 
 	jd_jobs_trim(&d->jobs);
 	jd_clients_forget_idle(&d->clients, jd_now_ms());
-	give_back(d);
+	jd_daemon_give_back(d, false);
 	jd_metrics_tick(&d->net);
 	jd_persist_tick(d); /* compaction: a snapshot when the log has grown */
 	jd_service_tick(d); /* STATUS= on change, WATCHDOG=1 (service.c) */
