@@ -312,8 +312,10 @@ static unsigned state_of_disk(unsigned v)
 							: JD_NSTATES;
 }
 
-/* encode_final: a FINAL record's payload for j. */
-static void encode_final(struct wbuf *bp, const struct jd_job *j)
+/* encode_final: a FINAL record's payload for j (a result in its file read from
+ * d_outfiles, the output directory). */
+static void encode_final(struct wbuf *bp, const struct jd_job *j,
+			 const struct jd_outfiles *d_outfiles)
 {
 	struct wbuf b = *bp;
 	const struct jd_exec_result *x = j->exec ? &j->exec->res : NULL;
@@ -340,7 +342,21 @@ static void encode_final(struct wbuf *bp, const struct jd_job *j)
 	w_u64(&b, j->finished_ms);
 	w_u64(&b, j->started_ms);
 	w_str(&b, j->reason, j->reason ? strlen(j->reason) : 0);
-	w_str(&b, j->value, j->value ? j->value_len : 0);
+	if (j->value_file) {
+		/* A large result lives in its file (jd_job_value_spill): a snapshot copies it
+		 * back into the journal, which stays its durable copy. */
+		char *v = malloc(j->value_len + 1);
+		long got = v && d_outfiles ? jd_outfiles_value_read(d_outfiles, j->id, 0, v, j->value_len)
+					   : -1;
+
+		if (got != (long)j->value_len)
+			jd_log(JD_LOG_ERR, "journal: job %" PRIu64 "'s result file cannot be read: "
+			       "the snapshot keeps no result for it", j->id);
+		w_str(&b, v, got == (long)j->value_len ? j->value_len : 0);
+		free(v);
+	} else {
+		w_str(&b, j->value, j->value ? j->value_len : 0);
+	}
 	w_str(&b, (const char *)out[0], len[0]);
 	w_str(&b, (const char *)out[1], len[1]);
 	free(out[0]);
@@ -363,7 +379,7 @@ static void rec_final(struct jd_daemon *d, const struct jd_job *j)
 {
 	struct wbuf b = {0};
 
-	encode_final(&b, j);
+	encode_final(&b, j, d->jobs.outfiles);
 	append(d, R_FINAL, j->id, &b);
 	free(b.p);
 }
@@ -459,6 +475,8 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 		append(d, R_FORGOTTEN, ch->job->id, NULL);
 		if (d->jobs.outfiles && ch->job->exec)
 			jd_outfiles_remove(d->jobs.outfiles, ch->job->id);
+		else if (d->jobs.outfiles && ch->job->value_file)
+			jd_outfiles_remove_value(d->jobs.outfiles, ch->job->id);
 		break;
 	case JD_CHANGE_CLIENT:
 		rec_client(d, ch->client);
@@ -1150,6 +1168,7 @@ static int replay_attempt(struct rec_state *st, struct jd_job *j, const struct j
 		free(j->value);
 		j->value = NULL;
 		j->value_len = 0;
+		j->value_file = false;
 		jd_exec_job_reset(j->exec);
 	}
 	return 0;
@@ -1326,6 +1345,7 @@ static void restore(struct rec_state *st)
 		struct jd_job *j = st->final_order[i] < st->cap ? st->byid[st->final_order[i]] : NULL;
 
 		if (j && jd_state_final(j->state)) {
+			jd_job_value_spill(t, j); /* a large result back in its file, from the record */
 			jd_job_restore(t, j);
 			d->persist.jobs_recovered++;
 		}
@@ -1797,7 +1817,7 @@ static int snap_job(struct jd_daemon *d, const struct jd_job *j, struct wbuf *b)
 			return rc;
 	}
 	if (jd_state_final(j->state)) {
-		encode_final(b, j);
+		encode_final(b, j, d->jobs.outfiles);
 		if ((rc = snap_add(d, R_FINAL, j->id, b)) < 0 || !j->hook ||
 		    j->hook->state == JD_HOOK_PENDING)
 			return rc;

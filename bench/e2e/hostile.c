@@ -7,7 +7,9 @@
  *      result), and six `echo`s one after the other.  Each from a fresh daemon, after a
  *      warm-up job, with retention's defaults; measured 3.5 s after the last job ended
  *      (three of the daemon's 1 s ticks, whose heap give-back is paced to 1% of the loop:
- *      after one tick a large heap may not be handed back yet).
+ *      after one tick a large heap may not be handed back yet).  And twenty `echo`s with
+ *      the journal on (sync batch, in a directory of its own): results past
+ *      limits.value_bytes are kept in files in the journal's directory, not in memory.
  *   2. list on a large table: 99,000 retained noop jobs of client A; A pipelines 1,000
  *      `list` requests for the first of its succeeded jobs (states ["succeeded"], limit 1: 61
  *      bytes each, every job matches), and client B
@@ -80,14 +82,24 @@ static void run_one(struct jsched_conn *c, const char *fn, const char *args)
 }
 
 /* retained_mib: RSS growth in MiB of a fresh daemon of bin once `count` jobs of fn with
- * args have ended. */
-static double retained_mib(const char *bin, const char *fn, const char *args, int count)
+ * args have ended; with `journal`, the daemon keeps a journal (sync batch) in a
+ * directory of its own. */
+static double retained_mib(const char *bin, const char *fn, const char *args, int count,
+			   bool journal)
 {
 	struct e2e_daemon d;
 	struct jsched_conn *c;
 	long before, after;
+	char dir[64] = "/tmp/bench-e2e-journal-XXXXXX", members[160];
 
-	start(&d, bin, "\"workers\": 2");
+	if (journal && !mkdtemp(dir))
+		e2e_die("mkdtemp: %s", strerror(errno));
+	if (journal)
+		e2e_track_dir(dir, true);
+	snprintf(members, sizeof members, journal ? "\"workers\": 2, \"journal\": {\"dir\": "
+						    "\"%s\", \"sync\": \"batch\"}" : "\"workers\": 2",
+		 dir);
+	start(&d, bin, members);
 	c = e2e_connect(&d, "big");
 	run_one(c, "noop", NULL);
 	before = e2e_rss_kib(d.pid);
@@ -100,6 +112,10 @@ static double retained_mib(const char *bin, const char *fn, const char *args, in
 	after = e2e_rss_kib(d.pid);
 	jsched_close(c);
 	e2e_daemon_stop(&d);
+	if (journal) {
+		e2e_rm_rf(dir);
+		e2e_track_dir(dir, false);
+	}
 	return (double)(after - before) / 1024.0;
 }
 
@@ -177,32 +193,37 @@ void e2e_hostile(struct e2e *e)
 		{"hostile: RSS kept by one 1 MiB noop submit", "noop", 1},
 		{"hostile: RSS kept by one 1 MiB echo submit", "echo", 1},
 		{"hostile: RSS kept by six 1 MiB echo submits", "echo", 6},
+		{"hostile: RSS kept by twenty 1 MiB echo results, journal on", "echo", 20},
 	};
-	double v[5][3], w[5][3];
+	double v[6][3], w[6][3];
 
 	if (before && !before[0])
 		before = NULL;
-	for (size_t r = 0; r < 3; r++) {
+	for (size_t r = 0; r < 4; r++) {
+		/* The last row with the journal: results past value_bytes are kept in files. */
+		bool journal = r == 3;
+
 		for (int i = 0; i < n; i++) {
-			v[r][i] = retained_mib(NULL, rows[r].fn, args, rows[r].count);
-			w[r][i] = before ? retained_mib(before, rows[r].fn, args, rows[r].count) : 0;
+			v[r][i] = retained_mib(NULL, rows[r].fn, args, rows[r].count, journal);
+			w[r][i] = before ? retained_mib(before, rows[r].fn, args, rows[r].count, journal)
+					 : 0;
 		}
 		bench_row(e->rep, rows[r].name, "MiB", NULL, e2e_median_of(v[r], (size_t)n),
 			  before ? "BENCH_E2E_BEFORE" : "the bytes submitted",
 			  before ? e2e_median_of(w[r], (size_t)n) : floor_mib * rows[r].count);
 	}
 	for (int i = 0; i < n; i++) {
-		list_stall(e, NULL, &v[3][i], &v[4][i]);
+		list_stall(e, NULL, &v[4][i], &v[5][i]);
 		if (before)
-			list_stall(e, before, &w[3][i], &w[4][i]);
+			list_stall(e, before, &w[4][i], &w[5][i]);
 	}
 	bench_row(e->rep, "hostile: noop behind 1,000 lists of a 99,000-job table", "us", NULL,
-		  e2e_median_of(v[3], (size_t)n), before ? "BENCH_E2E_BEFORE" : "same, no lists",
-		  before ? e2e_median_of(w[3], (size_t)n) : e2e_median_of(v[4], (size_t)n));
+		  e2e_median_of(v[4], (size_t)n), before ? "BENCH_E2E_BEFORE" : "same, no lists",
+		  before ? e2e_median_of(w[4], (size_t)n) : e2e_median_of(v[5], (size_t)n));
 	if (before)
 		bench_note(e->rep, "hostile: noop round trip without the lists: %.0f us (this build), %.0f us "
 				   "(BENCH_E2E_BEFORE=%s)",
-			   e2e_median_of(v[4], (size_t)n), e2e_median_of(w[4], (size_t)n), before);
+			   e2e_median_of(v[5], (size_t)n), e2e_median_of(w[5], (size_t)n), before);
 	bench_note(e->rep, "hostile: args of %zu bytes; %s jobs in the table; %d runs", bytes,
 		   e->quick ? "9,900" : "99,000", n);
 	free(args);

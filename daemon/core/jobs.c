@@ -12,6 +12,7 @@
  * no stack.
  */
 #include "daemon/core/jobs.h"
+#include "daemon/core/outfile.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -149,6 +150,7 @@ void jd_jobs_set_retention(struct jd_jobs *t, const struct jd_config *cfg)
 	t->retain_jobs = cfg->retain_jobs;
 	t->retain_ns = (uint64_t)cfg->retain_seconds * 1000000000ull;
 	t->retain_bytes = cfg->retain_bytes;
+	t->value_spill_bytes = cfg->value_bytes;
 	t->retain_min_ns = (uint64_t)(cfg->retain_min_seconds < cfg->retain_seconds
 					      ? cfg->retain_min_seconds
 					      : cfg->retain_seconds) *
@@ -169,7 +171,7 @@ size_t jd_job_mem_bytes(const struct jd_job *j)
 	size_t n = sizeof(*j) + ALLOC_OVERHEAD + str_mem(j->name) + str_mem(j->key) +
 		   str_mem(j->reason) + str_mem(j->run_error);
 
-	if (j->value)
+	if (j->value) /* in memory (not value_file) */
 		n += j->value_len + 1 + ALLOC_OVERHEAD;
 	if (j->deps)
 		n += j->n_deps * sizeof(*j->deps) + ALLOC_OVERHEAD;
@@ -911,6 +913,7 @@ static void new_attempt(struct jd_job *j)
 	free(j->value);
 	j->value = NULL;
 	j->value_len = 0;
+	j->value_file = false; /* a stale file is written over (O_TRUNC) if it spills again */
 	free(j->run_value);
 	j->run_value = NULL;
 	j->run_value_len = 0;
@@ -993,6 +996,19 @@ int jd_job_retry(struct jd_jobs *t, struct jd_job *j)
 	report(t, JD_CHANGE_RETRIED, j);
 	jd_job_release(t, j);
 	return 0;
+}
+
+void jd_job_value_spill(struct jd_jobs *t, struct jd_job *j)
+{
+	if (!t->outfiles || !j->value || j->value_len <= t->value_spill_bytes || j->array_id ||
+	    j->arr || !jd_state_final(j->state))
+		return;
+	if (jd_outfiles_value_write(t->outfiles, j->id, j->value, j->value_len) < 0)
+		return;
+	free(j->value);
+	j->value = NULL;
+	j->value_file = true;
+	t->releases++; /* the heap may give pages back (main.c) */
 }
 
 bool jd_job_finish(struct jd_jobs *t, struct jd_job *j, enum jd_state s, enum jp_cause cause,

@@ -140,6 +140,9 @@ struct jd_job {
 	 * worker (runner.c): malloc'd, or NULL */
 	char *value;
 	size_t value_len;
+	bool value_file;	/* the result is in the output directory's "<id>.value"
+				 * (jd_job_value_spill), not in memory: value is NULL, value_len
+				 * its size */
 
 	/* the time of day it may start (spec not_before, wall-clock ms; 0: none), and its
 	 * entry in the table's timer heap while it is scheduled */
@@ -320,6 +323,8 @@ struct jd_jobs {
 	size_t n_arrays, cap_arrays;
 	struct jd_array *active;
 	struct jd_outfiles *outfiles;	/* exec jobs' output files (core/outfile.h), NULL: none */
+	size_t value_spill_bytes;	/* results longer than this go to a file once the
+					 * journal exists (limits.value_bytes) */
 };
 
 /* An iterator over every job in the table, in no particular order.  The table must not
@@ -369,6 +374,14 @@ void jd_jobs_cancel_scheduled(struct jd_jobs *t);
  * over its share of the bytes) at least retention.min_seconds. */
 struct jd_config;
 void jd_jobs_set_retention(struct jd_jobs *t, const struct jd_config *cfg);
+
+/* jd_job_value_spill: final job j's result, if longer than limits.value_bytes and the
+ * journal's output directory exists, goes to a file there (core/outfile.h) and leaves
+ * memory: records carry its size only (net/record.c), and `result` reads it back.  Called
+ * once its FINAL change has been reported (the journal's record has the text: the durable
+ * copy), and by recovery.  An array's element keeps its result (its slot holds it), and a
+ * failed write keeps it in memory. */
+void jd_job_value_spill(struct jd_jobs *t, struct jd_job *j);
 
 /* jd_job_mem_bytes: the memory j holds: the job itself and every allocation it owns
  * (name, key, reason, result text, deps, the exec part with its argv, environment,

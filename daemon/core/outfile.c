@@ -35,6 +35,7 @@ struct work {
 	struct work *next;
 	int fd[2 * PARTS];		/* -1: none; a close when any is >= 0 */
 	uint64_t id;			/* the job; a removal when every fd is -1 */
+	bool value;			/* a removal of its result's file, not its output's */
 	bool failed;			/* a write or sync failed */
 	void (*done)(void *arg, int rc);
 	void *arg;
@@ -127,6 +128,12 @@ static void run_batch(struct jd_outfiles *o, struct work *w)
 		if (close_work) {
 			if (w->done)
 				w->done(w->arg, w->failed || dir_rc ? JSCHED_EIO : 0);
+		} else if (w->value) {
+			char name[40];
+
+			snprintf(name, sizeof(name), "%" PRIu64 ".value", w->id);
+			if (unlinkat(o->dirfd, name, 0) == 0)
+				atomic_fetch_add_explicit(&o->removed, 1, memory_order_relaxed);
 		} else {
 			unlink_all(o, w->id);
 		}
@@ -244,6 +251,76 @@ void jd_outfiles_stats(struct jd_outfiles *o, struct jd_outfiles_stats *st)
 	st->failures = atomic_load_explicit(&o->failures, memory_order_relaxed);
 }
 
+int jd_outfiles_value_write(struct jd_outfiles *o, uint64_t id, const char *text, size_t len)
+{
+	char name[40];
+	int fd;
+	size_t done = 0;
+
+	snprintf(name, sizeof(name), "%" PRIu64 ".value", id);
+	errno = 0;
+	fd = openat(o->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	while (fd >= 0 && done < len) {
+		ssize_t w = pwrite(fd, text + done, len - done, (off_t)done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		done += (size_t)w;
+	}
+	if (fd < 0 || done < len) {
+		jd_log(JD_LOG_WARN, "output %s: job %" PRIu64 "'s result: %s (kept in memory)", o->path,
+		       id, fd < 0 || errno ? strerror(errno) : "short write");
+		atomic_fetch_add_explicit(&o->failures, 1, memory_order_relaxed);
+		if (fd >= 0) {
+			close(fd);
+			unlinkat(o->dirfd, name, 0);
+		}
+		return JSCHED_EIO;
+	}
+	close(fd);
+	atomic_fetch_add_explicit(&o->files, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&o->bytes_written, len, memory_order_relaxed);
+	return 0;
+}
+
+long jd_outfiles_value_read(const struct jd_outfiles *o, uint64_t id, uint64_t off, void *buf,
+			    size_t n)
+{
+	char name[40];
+	size_t done = 0;
+	int fd;
+
+	snprintf(name, sizeof(name), "%" PRIu64 ".value", id);
+	if ((fd = openat(o->dirfd, name, O_RDONLY | O_CLOEXEC)) < 0)
+		return JSCHED_EIO;
+	while (done < n) {
+		ssize_t r = pread(fd, (char *)buf + done, n - done, (off_t)(off + done));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		done += (size_t)r;
+	}
+	close(fd);
+	return (long)done;
+}
+
+void jd_outfiles_remove_value(struct jd_outfiles *o, uint64_t id)
+{
+	struct work *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return; /* the next recovery's sweep removes it */
+	for (unsigned i = 0; i < 2 * PARTS; i++)
+		w->fd[i] = -1;
+	w->id = id;
+	w->value = true;
+	enqueue(o, w);
+}
+
 void jd_outfiles_remove(struct jd_outfiles *o, uint64_t id)
 {
 	struct work *w = calloc(1, sizeof(*w));
@@ -278,8 +355,9 @@ size_t jd_outfiles_sweep(struct jd_outfiles *o, bool (*keep)(void *arg, uint64_t
 			continue;
 		errno = 0;
 		id = strtoull(e->d_name, &end, 10);
-		if (errno || (strncmp(end, ".out", 4) != 0 && strncmp(end, ".err", 4) != 0) ||
-		    (end[4] && strcmp(end + 4, ".1") != 0 && strcmp(end + 4, ".2") != 0) ||
+		if (errno || (strcmp(end, ".value") != 0 &&
+			      ((strncmp(end, ".out", 4) != 0 && strncmp(end, ".err", 4) != 0) ||
+			       (end[4] && strcmp(end + 4, ".1") != 0 && strcmp(end + 4, ".2") != 0))) ||
 		    keep(arg, id))
 			continue;
 		if (unlinkat(o->dirfd, e->d_name, 0) == 0)

@@ -6,6 +6,7 @@
  * without output costs nothing here):
  *   <id>.out              the head: the stream's first limit/2 bytes
  *   <id>.out.1, .out.2    the tail, in two files taking turns (below)
+ *   <id>.value            a call job's large result, plain text (jd_outfiles_value_write)
  * Each file: a 32-byte header (u32 crc | "JSOF" | u32 stream | u32 part | u64 job id |
  * u64 limit), then one record per read from the command's pipe (8-byte aligned; the crc,
  * CRC-32C, covers bytes 4 .. 32+len):
@@ -95,9 +96,20 @@ int jd_outfiles_load(const struct jd_outfiles *o, uint64_t id, struct jd_outlog 
 int jd_outfiles_sync(struct jd_outfiles *o, uint64_t id);
 
 /* jd_outfiles_sweep: delete the files of every job for which keep(arg, id) is false
- * (recovery: jobs forgotten while their files were being removed).  Returns how many
+ * (recovery: jobs forgotten while their files were being removed), results' too.  Returns how many
  * files were deleted. */
 size_t jd_outfiles_sweep(struct jd_outfiles *o, bool (*keep)(void *arg, uint64_t id), void *arg);
+
+/* Large results (core/jobs.h, value_file): a call job's result text in "<id>.value",
+ * written whole by jd_outfiles_value_write (loop thread: into the page cache, no sync;
+ * the journal's FINAL record holds the durable copy, and recovery writes the file again
+ * from it), read back by jd_outfiles_value_read (n bytes at off into buf; returns the
+ * bytes read, or JSCHED_EIO), removed by jd_outfiles_remove_value (queued to the
+ * thread).  Returns 0 or JSCHED_EIO (logged). */
+int jd_outfiles_value_write(struct jd_outfiles *o, uint64_t id, const char *text, size_t len);
+long jd_outfiles_value_read(const struct jd_outfiles *o, uint64_t id, uint64_t off, void *buf,
+			    size_t n);
+void jd_outfiles_remove_value(struct jd_outfiles *o, uint64_t id);
 
 /* jd_outfiles_stats: counters for the metrics. */
 struct jd_outfiles_stats {

@@ -105,7 +105,7 @@ static int json_text(struct jp_buf *b, const json_t *v)
 static int result_member(struct jp_buf *b, const struct jd_job *j, const char *name,
 			 size_t value_max)
 {
-	if (j->value_len > value_max)
+	if (j->value_len > value_max || j->value_file)
 		return member(b, "result_bytes") || jd_json_text_int(b, (int64_t)j->value_len) ||
 		       put(b, ",\"result_omitted\":true");
 	return member(b, name) ||

@@ -306,6 +306,8 @@ static void done(struct jd_runner *r, struct jd_job *j)
 									 : "error");
 		jd_job_finish(r->env.jobs, j, JD_FAILED, JP_CAUSE_HANDLER, why);
 	}
+	/* Its FINAL record has the text (the durable copy): a large one leaves memory. */
+	jd_job_value_spill(r->env.jobs, j);
 }
 
 /* notices_cb: the loop thread takes every notice pushed since the last wake-up. */

@@ -11,6 +11,8 @@
  *   frame is within 16 MiB), and jsched_value joins them.
  * - A small result stays in its record; offsets past the end or inside a character are
  *   refused; a command, and a job that has not ended, have no result to fetch.
+ * - With the journal a large result is kept in a file, not in memory, and read back after
+ *   kill -9, after a snapshot, and removed with its job.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/daemon/harness.h"
@@ -119,6 +122,16 @@ static char *fetch_pieces(int fd, uint64_t id, size_t max, size_t *pieces)
 	}
 	all[have] = '\0';
 	return all;
+}
+
+/* status_forgotten: whether status of id says job_forgotten. */
+static bool status_forgotten(struct jsched_conn *c, uint64_t id)
+{
+	json_t *r = jdt_req(c, "{\"op\": \"status\", \"job\": %llu}", (unsigned long long)id);
+	bool f = strcmp(jdt_err_code(r), "job_forgotten") == 0;
+
+	json_decref(r);
+	return f;
 }
 
 /* assert_omitted: rec (a record) has no value, and says the result's size. */
@@ -291,6 +304,124 @@ static void test_small_and_refused(void **state)
 	jsched_close(c);
 }
 
+/* retained_bytes: client name's retained_bytes in the metrics. */
+static json_int_t retained_bytes(struct jsched_conn *c, const char *name)
+{
+	json_t *doc = jdt_metrics(c);
+	json_int_t n = json_integer_value(json_object_get(jdt_client_metrics(doc, name), "retained_bytes"));
+
+	json_decref(doc);
+	return n;
+}
+
+/* value_file_size: the size of job id's result file in daemon u's journal, or -1. */
+static long value_file_size(struct jdt *u, uint64_t id)
+{
+	char path[400];
+	struct stat st;
+
+	snprintf(path, sizeof path, "%s/journal/output/%llu.value", u->dir, (unsigned long long)id);
+	return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+static void assert_value(struct jsched_conn *c, uint64_t id, const char *text)
+{
+	char *got;
+	size_t len;
+
+	assert_int_equal(jsched_value(c, id, &got, &len), 0);
+	assert_int_equal(len, strlen(text));
+	assert_memory_equal(got, text, len);
+	jsched_free(got);
+}
+
+/* test_large_results_on_disk: with the journal, a result past value_bytes is kept in a
+ * file in the journal's output directory, not in memory (the client's retained bytes
+ * stay under value_bytes; without the journal they hold the whole result); `result`
+ * reads it back whole after kill -9 and a restart, and after a snapshot took the journal
+ * over; forgetting the job removes the file. */
+static void test_large_results_on_disk(void **state)
+{
+	struct jdt u;
+	struct jsched_conn *c, *mem;
+	char *text = big_text(900000, 11), members[700];
+	uint64_t id, other;
+	json_t *r;
+
+	(void)state;
+	/* The same result without a journal: resident. */
+	mem = jdt_connect(&t, "resident");
+	other = submit_echo(mem, text);
+	assert_string_equal(jdt_wait_final(mem, other, NULL), "succeeded");
+	assert_true(retained_bytes(mem, "resident") > (json_int_t)strlen(text));
+	jsched_close(mem);
+
+	jdt_start(&u, "\"workers\": 2");
+	c = jdt_connect(&u, "disk");
+	id = submit_echo(c, text);
+	assert_string_equal(jdt_wait_final(c, id, &r), "succeeded");
+	assert_omitted(r, strlen(text));
+	json_decref(r);
+	assert_true(retained_bytes(c, "disk") < 65536);
+	assert_int_equal(value_file_size(&u, id), strlen(text));
+	assert_value(c, id, text);
+	{
+		size_t pieces;
+		int fd = jdt_raw_hello(&u, "disk");
+		char *got = fetch_pieces(fd, id, 100000, &pieces);
+
+		assert_string_equal(got, text);
+		assert_true(pieces >= 9);
+		free(got);
+		close(fd);
+	}
+
+	/* kill -9: the journal's record brings it back, to its file again. */
+	jsched_close(c);
+	jdt_kill9(&u);
+	jdt_restart(&u);
+	c = jdt_connect(&u, "disk");
+	assert_value(c, id, text);
+	assert_true(retained_bytes(c, "disk") < 65536);
+
+	/* A snapshot copies it from the file into the journal: after it and kill -9, whole. */
+	snprintf(members, sizeof members, "\"workers\": 2, \"journal\": {\"dir\": \"%s/journal\", "
+		 "\"compact_bytes\": 4096}", u.dir);
+	jdt_write_config(&u, members);
+	assert_int_equal(kill(u.pid, SIGHUP), 0);
+	{
+		/* Log enough (past twice the live data, the result's 900 KB) for a snapshot. */
+		char *filler = big_text(40000, 12);
+
+		for (int i = 0; i < 80; i++)
+			jdt_wait_final(c, submit_echo(c, filler), NULL);
+		free(filler);
+	}
+	jdt_wait_snapshots(c, 1);
+	jsched_close(c);
+	jdt_kill9(&u);
+	jdt_restart(&u);
+	c = jdt_connect(&u, "disk");
+	assert_value(c, id, text);
+
+	/* Forgotten: its file goes (the output thread removes it). */
+	snprintf(members, sizeof members, "\"workers\": 2, \"retention\": {\"jobs\": 1}, "
+		 "\"journal\": {\"dir\": \"%s/journal\"}", u.dir);
+	jdt_write_config(&u, members);
+	assert_int_equal(kill(u.pid, SIGHUP), 0);
+	for (int i = 0; i < 1000 && (status_forgotten(c, id) == false); i++) {
+		jdt_wait_final(c, jdt_submit_call(c, "noop", NULL), NULL);
+		jdt_sleep_ms(10);
+	}
+	assert_true(status_forgotten(c, id));
+	for (int i = 0; i < 1000 && value_file_size(&u, id) >= 0; i++)
+		jdt_sleep_ms(10);
+	assert_int_equal(value_file_size(&u, id), -1);
+	jsched_close(c);
+	free(text);
+	assert_int_equal(jdt_stop(&u, SIGTERM), 0);
+}
+
 static void test_hello_says_value_bytes(void **state)
 {
 	int fd = jdt_raw(&t);
@@ -312,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_nine_large_results),
 		cmocka_unit_test(test_result_larger_than_a_reply),
 		cmocka_unit_test(test_small_and_refused),
+		cmocka_unit_test(test_large_results_on_disk),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
