@@ -851,8 +851,10 @@ int jsched_value(struct jsched_conn *c, uint64_t id, char **json, size_t *len)
 			r = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
 			break;
 		}
-		if ((r = jc_call(c, req, &reply, 0)) < 0)
+		if ((r = jc_call(c, req, &reply, 0)) < 0) {
+			json_decref(reply); /* an error reply is still handed over */
 			break;
+		}
 		const json_t *data = json_object_get(reply, "data");
 		json_int_t bytes = json_integer_value(json_object_get(reply, "bytes"));
 		json_int_t next = json_integer_value(json_object_get(reply, "next_offset"));
