@@ -41,6 +41,7 @@ struct jd_client {
 	uint64_t by_state[JD_NSTATES];	/* as in struct jd_jobs */
 	uint64_t submitted, rejected;
 	uint64_t n_retained, retained_bytes;	/* its final jobs kept, and their bytes */
+	uint64_t live_bytes;			/* its jobs not final: jd_job_live_bytes */
 	struct jd_job *rhead, *rtail;		/* those jobs, oldest first (core/jobs.c) */
 	struct jd_client *hnext, *hprev;	/* on the table's holders list while it has any */
 	struct jd_idx idx;			/* its jobs in id order (core/jobs_index.h) */

@@ -72,6 +72,8 @@ void jd_config_defaults(struct jd_config *c)
 	c->max_array = 100000;
 	c->max_clients = 10000;
 	c->client_idle_seconds = 3600;
+	c->queued_bytes = 4ull << 30;
+	c->client_queued_bytes = 1ull << 30;
 	c->retain_jobs = 10000;
 	c->retain_seconds = 3600;
 	c->retain_bytes = 256ull << 20;
@@ -354,7 +356,7 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		"frame_bytes", "handshake_ms", "output_buffer_bytes", "connections",
 		"connections_per_uid", "queued_jobs", "batch_jobs", "waits_per_connection",
 		"wait_ids_per_uid", "frame_ms", "partial_frame_bytes", "array_elements", "clients",
-		"value_bytes", "client_idle_seconds", NULL};
+		"value_bytes", "client_idle_seconds", "queued_bytes", "client_queued_bytes", NULL};
 	static const char *const ret_keys[] = {"jobs", "seconds", "bytes", "min_seconds", "events",
 					       NULL};
 	static const char *const idle_names[] = {"sleep", "spin"};
@@ -443,6 +445,15 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		GET_U32(r, v, "frame_ms", 10, 3600000, c->frame_ms);
 		GET_U32(r, v, "partial_frame_bytes", 65536, 1u << 31, c->partial_frame_bytes);
 		GET_U32(r, v, "value_bytes", 1024, 8u << 20, c->value_bytes);
+		if ((w = json_object_get(v, "queued_bytes")) &&
+		    (jp_size_parse(w, &c->queued_bytes) < 0 || c->queued_bytes < (1u << 20) ||
+		     c->queued_bytes > (1ull << 50)))
+			return fail(r, "queued_bytes", "must be a size from 1M to 1P (bytes, or \"4G\")");
+		if ((w = json_object_get(v, "client_queued_bytes")) &&
+		    (jp_size_parse(w, &c->client_queued_bytes) < 0 || c->client_queued_bytes < (1u << 20) ||
+		     c->client_queued_bytes > (1ull << 50)))
+			return fail(r, "client_queued_bytes",
+				    "must be a size from 1M to 1P (bytes, or \"1G\")");
 		r->prefix[0] = '\0';
 	}
 	if ((v = json_object_get(root, "metrics"))) {

@@ -194,6 +194,8 @@ struct jd_config {
 	uint32_t max_array;		/* elements in one job array */
 	uint32_t max_clients;		/* client names the registry holds (hello, set_client) */
 	uint32_t client_idle_seconds;	/* an idle client is forgotten after this long */
+	uint64_t queued_bytes;		/* what jobs not final hold, in all (jd_job_live_bytes) */
+	uint64_t client_queued_bytes;	/* the same, per client */
 	uint32_t max_waits_per_conn;	/* pending waits per connection */
 	uint32_t max_wait_ids_per_uid;	/* ids named by a uid's pending waits, in all */
 	uint32_t frame_ms;		/* time a frame may take to arrive, once begun */

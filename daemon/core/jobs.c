@@ -404,6 +404,65 @@ struct jd_job *jd_job_find_key(const struct jd_jobs *t, uid_t uid, const char *k
 
 /* table_add: enter j in the id table, the key index, the arrays and the list indexes
  * (table_remove's counterpart), for a new job and a recovered one alike. */
+/* json_bytes: about what jansson allocated for v (structs, storage, keys, strings, each
+ * allocation with malloc's overhead), on the high side. */
+static size_t json_bytes(json_t *v)
+{
+	size_t n = 0;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		const char *k;
+		json_t *m;
+
+		n = 96 + 16 * json_object_size(v);
+		json_object_foreach(v, k, m)
+			n += 64 + strlen(k) + json_bytes(m);
+		return n;
+	}
+	case JSON_ARRAY:
+		n = 64 + 8 * json_array_size(v);
+		for (size_t i = 0; i < json_array_size(v); i++)
+			n += json_bytes(json_array_get(v, i));
+		return n;
+	case JSON_STRING:
+		return 64 + json_string_length(v);
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return 48;
+	default:
+		return 0; /* true, false, null: shared */
+	}
+}
+
+size_t jd_job_live_bytes(const struct jd_job *j)
+{
+	return jd_job_mem_bytes(j) + (j->args ? json_bytes(j->args) : 0);
+}
+
+/* live_add / live_sub: j enters (or leaves, at its end) the count of what jobs not final
+ * hold, its client's and the table's. */
+static void live_add(struct jd_jobs *t, struct jd_job *j)
+{
+	if (j->array_id || j->live_counted)
+		return;
+	if (!j->mem)
+		j->mem = jd_job_live_bytes(j);
+	j->live_counted = true;
+	t->live_bytes += j->mem;
+	j->client->live_bytes += j->mem;
+}
+
+static void live_sub(struct jd_jobs *t, struct jd_job *j)
+{
+	if (!j->live_counted)
+		return;
+	t->live_bytes -= j->mem;
+	j->client->live_bytes -= j->mem;
+	j->live_counted = false;
+	j->mem = 0;
+}
+
 static void table_add(struct jd_jobs *t, struct jd_job *j)
 {
 	size_t b;
@@ -424,6 +483,7 @@ static void table_add(struct jd_jobs *t, struct jd_job *j)
 void jd_job_insert(struct jd_jobs *t, struct jd_job *j)
 {
 	table_add(t, j);
+	live_add(t, j);
 	t->n_live++;
 	t->submitted++;
 	t->by_state[JD_WAITING]++;
@@ -456,6 +516,7 @@ void jd_job_restore(struct jd_jobs *t, struct jd_job *j)
 		t->n_live++;
 		if (s <= JD_QUEUED)
 			j->client->live++;
+		live_add(t, j);
 	}
 	if (j->id >= t->next_id)
 		t->next_id = j->id + 1;
@@ -1133,6 +1194,7 @@ void jd_jobs_cancel_all(struct jd_jobs *t)
  * stdin (a command's; stdin_len stays, for the record's detail). */
 static void shed(struct jd_jobs *t, struct jd_job *j)
 {
+	live_sub(t, j);
 	if (j->args || (j->exec && j->exec->spec.stdin_data))
 		t->releases++;
 	json_decref(j->args);

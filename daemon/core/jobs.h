@@ -177,7 +177,9 @@ struct jd_job {
 					 * forgotten while > 0 (jd_job_pin) */
 	bool retain_deferred;		/* settled while pinned: retained at the last unpin */
 	bool retained;			/* on the retention list */
-	size_t mem;			/* while retained: its bytes (jd_job_mem_bytes) */
+	bool live_counted;		/* mem is counted in live_bytes (not final yet) */
+	size_t mem;			/* while retained: its bytes (jd_job_mem_bytes); before
+					 * it ends: jd_job_live_bytes, counted in live_bytes */
 
 	/* call job: set at submit, read by the worker (an exec job's handler is
 	 * jd_exec_handler) */
@@ -289,6 +291,7 @@ struct jd_jobs {
 	struct jd_job *retained_head, *retained_tail;	/* final jobs, oldest first */
 	size_t n_retained;
 	uint64_t retained_bytes;	/* their jd_job_mem_bytes */
+	uint64_t live_bytes;		/* what jobs not yet final hold (jd_job_live_bytes) */
 	struct jd_client *holders;	/* clients with retained jobs (their share's count) */
 	size_t n_holders;
 	struct jd_client *last_victim;	/* where retention forgot last (a holder, or NULL) */
@@ -388,6 +391,13 @@ void jd_job_value_spill(struct jd_jobs *t, struct jd_job *j);
  * stdin and captured output, an array's slots, its hooks; args are not counted: a retained job has
  * none), each allocation with malloc's 16 bytes of overhead. */
 size_t jd_job_mem_bytes(const struct jd_job *j);
+
+/* jd_job_live_bytes: what j holds until it ends: jd_job_mem_bytes and its args' tree (an
+ * estimate of jansson's allocations, on the high side).  Counted per client and in all
+ * (live_bytes) from its insertion to its end, against limits.client_queued_bytes and
+ * limits.queued_bytes (net/op_submit.c refuses a submit past them).  An array's element is
+ * not counted (its parent holds the spec). */
+size_t jd_job_live_bytes(const struct jd_job *j);
 
 /* jd_jobs_iter_init / jd_jobs_iter_next: walk the table; next returns NULL at the end. */
 void jd_jobs_iter_init(const struct jd_jobs *t, struct jd_jobs_iter *it);

@@ -160,6 +160,7 @@ static json_t *client_doc(struct jd_net *d, struct jd_client *c, const struct jd
 	o = counters(c->by_state, c->submitted, c->rejected);
 	json_object_set_new(o, "retained", json_integer((json_int_t)c->n_retained));
 	json_object_set_new(o, "retained_bytes", json_integer((json_int_t)c->retained_bytes));
+	json_object_set_new(o, "queued_bytes", json_integer((json_int_t)c->live_bytes));
 	json_object_set_new(o, "forgotten", json_integer((json_int_t)c->forgotten));
 	json_object_set_new(o, "name", json_string(c->name));
 	json_object_set_new(o, "weight", json_integer(c->conf.weight));
@@ -285,6 +286,7 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 	json_object_set_new(jobs, "forgotten", json_integer((json_int_t)d->jobs->forgotten));
 	json_object_set_new(jobs, "retained", json_integer((json_int_t)d->jobs->n_retained));
 	json_object_set_new(jobs, "retained_bytes", json_integer((json_int_t)d->jobs->retained_bytes));
+	json_object_set_new(jobs, "queued_bytes", json_integer((json_int_t)d->jobs->live_bytes));
 	json_object_set_new(jobs, "walked", json_integer((json_int_t)d->jobs->walked));
 	json_object_set_new(jobs, "forgotten_by",
 			    json_pack("{s:I, s:I, s:I}", "age",

@@ -262,6 +262,36 @@ static bool check(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 	return true;
 }
 
+/* bytes_room: whether the jobs the submit made (made[i] where !existing[i]) fit what
+ * jobs not yet final may hold, the client's (limits.client_queued_bytes) and in all
+ * (limits.queued_bytes); each one's bytes are kept in its mem for its insertion
+ * (core/jobs.h, jd_job_live_bytes).  Replies limit_exceeded and returns false if not. */
+static bool bytes_room(struct jd_conn *c, int64_t id, const struct jp_submit *s,
+		       struct jd_job **made, const bool *existing, size_t n_new)
+{
+	struct jd_net *d = c->d;
+	uint64_t sum = 0;
+	bool client_full;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (!existing[i] && !made[i]->array_id)
+			sum += (made[i]->mem = jd_job_live_bytes(made[i]));
+	client_full = c->client->live_bytes + sum > d->cfg->client_queued_bytes;
+	if (!client_full && d->jobs->live_bytes + sum <= d->cfg->queued_bytes)
+		return true;
+	c->client->rejected += n_new;
+	d->jobs->rejected += n_new;
+	jd__reply_error(c, id, JSCHED_ELIMIT_EXCEEDED, s->single ? "job" : "jobs",
+			"%s jobs not yet final hold %llu bytes; these %llu more would pass %llu "
+			"(limits.%s)", client_full ? "this client's" : "the daemon's",
+			(unsigned long long)(client_full ? c->client->live_bytes : d->jobs->live_bytes),
+			(unsigned long long)sum,
+			(unsigned long long)(client_full ? d->cfg->client_queued_bytes
+							 : d->cfg->queued_bytes),
+			client_full ? "client_queued_bytes" : "queued_bytes");
+	return false;
+}
+
 /* ns_after: now_ns plus ms milliseconds, saturated at UINT64_MAX (never, in effect): a
  * deadline may lie up to 2^53 - 1 ms away, far more than uint64_t nanoseconds hold. */
 static uint64_t ns_after(uint64_t now_ns, uint64_t ms)
@@ -599,11 +629,12 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 		if (!made[i])
 			break;
 	}
-	if (k < s.n) {
+	if (k < s.n || !bytes_room(c, r->id, &s, made, existing, (size_t)n_new)) {
 		for (size_t i = 0; i < s.n; i++)
 			if (made[i] && !existing[i])
 				jd_job_discard(made[i]);
-		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+		if (k < s.n)
+			jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		goto out;
 	}
 	for (k = 0; k < s.n; k++) {

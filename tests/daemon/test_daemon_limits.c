@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/daemon/harness.h"
@@ -659,6 +660,84 @@ static void test_idle_client_names_forgotten(void **state)
 	assert_int_equal(jdt_stop(&u, SIGTERM), 0);
 }
 
+/* submit_held_big: submit an echo job scheduled an hour ahead (so it stays not final)
+ * whose args are a string of `bytes` bytes; returns the submit's result code. */
+static int submit_held_big(struct jsched_conn *c, size_t bytes)
+{
+	char *args = malloc(bytes + 3);
+	struct jsched_spec *sp;
+	uint64_t id;
+	int rc;
+
+	assert_non_null(args);
+	args[0] = '"';
+	memset(args + 1, 'q', bytes);
+	strcpy(args + 1 + bytes, "\"");
+	assert_int_equal(jsched_spec_call("echo", args, &sp), 0);
+	assert_int_equal(jsched_spec_set_not_before(sp, (int64_t)time(NULL) * 1000 + 3600000), 0);
+	rc = jsched_submit(c, sp, &id);
+	jsched_spec_free(sp);
+	free(args);
+	return rc;
+}
+
+static json_int_t queued_bytes(struct jsched_conn *c, const char *client)
+{
+	json_t *doc = jdt_metrics(c);
+	json_int_t n = client ? json_integer_value(json_object_get(jdt_client_metrics(doc, client),
+								    "queued_bytes"))
+			      : json_integer_value(json_object_get(json_object_get(doc, "jobs"),
+								    "queued_bytes"));
+
+	json_decref(doc);
+	return n;
+}
+
+/* test_queued_bytes_bounded: what jobs not yet final hold is bounded per client
+ * (limits.client_queued_bytes 4M) and in all (limits.queued_bytes 6M): a client's
+ * scheduled jobs with 500 KB of args each are refused limit_exceeded once its jobs would
+ * pass 4 MiB, another client's are taken until the daemon's would pass 6 MiB, and once
+ * the first client's jobs end (drained: their args dropped) there is room again. */
+static void test_queued_bytes_bounded(void **state)
+{
+	struct jdt u;
+	struct jsched_conn *hog, *other;
+	int taken = 0, rc;
+
+	(void)state;
+	jdt_start(&u, "\"journal\": {\"sync\": \"off\"}, "
+		      "\"limits\": {\"client_queued_bytes\": \"4M\", \"queued_bytes\": \"6M\"}");
+	hog = jdt_connect(&u, "hog");
+	other = jdt_connect(&u, "other");
+	while ((rc = submit_held_big(hog, 500000)) == 0)
+		assert_true(++taken < 20);
+	assert_int_equal(rc, JSCHED_ELIMIT_EXCEEDED);
+	assert_non_null(strstr(jsched_error_message(hog), "limits.client_queued_bytes"));
+	assert_string_equal(jsched_error_field(hog), "job");
+	assert_true(taken >= 6 && taken <= 8);
+	assert_true(queued_bytes(hog, "hog") <= 4 << 20);
+	assert_true(queued_bytes(hog, "hog") >= taken * 500000);
+	/* Another client: its own share, until the daemon's bound. */
+	taken = 0;
+	while ((rc = submit_held_big(other, 500000)) == 0)
+		assert_true(++taken < 20);
+	assert_int_equal(rc, JSCHED_ELIMIT_EXCEEDED);
+	assert_non_null(strstr(jsched_error_message(other), "limits.queued_bytes"));
+	assert_true(taken >= 2 && taken <= 5);
+	assert_true(queued_bytes(other, NULL) <= 6 << 20);
+	/* The hog's jobs end: their args go, and the room with them. */
+	assert_int_equal(jsched_drain(hog, NULL, false, NULL, NULL), 0);
+	assert_int_equal(queued_bytes(hog, "hog"), 0);
+	assert_int_equal(submit_held_big(other, 500000), 0);
+	assert_int_equal(submit_held_big(hog, 500000), 0);
+	assert_int_equal(jsched_drain(hog, NULL, false, NULL, NULL), 0);
+	assert_int_equal(jsched_drain(other, NULL, false, NULL, NULL), 0);
+	assert_int_equal(queued_bytes(other, NULL), 0);
+	jsched_close(hog);
+	jsched_close(other);
+	assert_int_equal(jdt_stop(&u, SIGTERM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -672,6 +751,7 @@ int main(void)
 		cmocka_unit_test(test_fiber_hungry_client_stalls_no_other),
 		cmocka_unit_test(test_client_names_capped),
 		cmocka_unit_test(test_idle_client_names_forgotten),
+		cmocka_unit_test(test_queued_bytes_bounded),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -77,6 +77,8 @@ static void test_bad_values_named(void **state)
 	refused("{\"retention\": {\"events\": 1}}", "retention.events");
 	refused("{\"limits\": {\"clients\": 0}}", "limits.clients");
 	refused("{\"limits\": {\"client_idle_seconds\": 2592001}}", "limits.client_idle_seconds");
+	refused("{\"limits\": {\"queued_bytes\": \"512K\"}}", "limits.queued_bytes");
+	refused("{\"limits\": {\"client_queued_bytes\": \"lots\"}}", "limits.client_queued_bytes");
 	refused("{\"limits\": {\"value_bytes\": 1000}}", "limits.value_bytes");
 	refused("{\"limits\": {\"value_bytes\": 8388609}}", "limits.value_bytes");
 	refused("{\"retention\": {\"bytes\": 4096}}", "retention.bytes");
