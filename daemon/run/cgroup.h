@@ -45,14 +45,16 @@
  * Placing a command.  A process must be in its job's group before it runs any user code,
  * or a quick double fork escapes.  glibc's posix_spawn (what exec.c uses) cannot place a
  * child (posix_spawnattr_setcgroup_np, clone3 with CLONE_INTO_CGROUP, arrives in glibc
- * 2.41; these machines have 2.36).  So the child places itself: the helper that starts a
- * command (jschedd-runas) calls jd_cg_enter with the job's group directories before it
- * drops privileges and execs.  The alternatives: moving the loop thread's own task into
+ * 2.41; these machines have 2.36).  So the child places itself: the loop thread's directly
+ * started child writes the group's cgroup.procs files before its exec (daemon/run/
+ * process.c, raw system calls), and the helper that starts a command as another user
+ * (jschedd-runas) calls jd_cg_enter with the job's directories before it drops
+ * privileges and execs.  The alternatives: moving the loop thread's own task into
  * the group around posix_spawn (v1 only, the group's pids limit would count the loop
  * thread, and the loop would wait on each attach, which takes the kernel's global
  * threadgroup lock); writing the pid from the parent after posix_spawn returns (too late:
- * the command has run by then).  With the helper each attach is paid by the child, off
- * the loop thread.  jd_cg_place gives the directories.
+ * the command has run by then).  Either way each attach is paid by the child, off the
+ * loop thread.  jd_cg_place gives the directories.
  *
  * Groups left by a crashed daemon.  Job groups are named job-ID[-SEQ], so jd_cg_recover, at
  * start, before any job runs, kills every job group it finds under the subtree, reads

@@ -281,14 +281,15 @@ json_t *jd_exec_metrics(struct jd_exec *x)
 	struct jd_fair_stats st;
 
 	jd_fair_stats(x->fair, JD_FAIR_METRIC_JOBS, &st);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s?, s:o}", "max_processes",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s?, s:o}", "max_processes",
 			 (json_int_t)st.res_cap[x->res_proc], "running", (json_int_t)x->running,
 			 "slots_used", (json_int_t)st.res_used[x->res_proc], "queued",
 			 (json_int_t)st.cls_queued[x->cls_exec], "peak_running",
 			 (json_int_t)x->peak_running, "spawned", (json_int_t)x->spawned,
 			 "spawn_failed", (json_int_t)x->spawn_failed, "timed_out",
 			 (json_int_t)x->timed_out, "stopped", (json_int_t)x->stopped,
-			 "run_as_helper", (json_int_t)x->helper_spawns, "helper",
+			 "run_as_helper", (json_int_t)x->helper_spawns, "direct",
+			 (json_int_t)x->direct_spawns, "helper",
 			 x->helper[0] ? x->helper : NULL, "cgroups", jd_exec_cgroups_metrics(x));
 }
 

@@ -33,17 +33,20 @@
  *
  * Control groups (exec_cgroup.c, cgroup.c), when usable.  Each command also runs in a group
  * of its own under its client's (the exec job's job-ID, a handler's process job-ID-SEQ),
- * entered by jschedd-runas before the command's first instruction, so the stopping above
+ * entered before the command's first instruction (by the directly started child, or by
+ * jschedd-runas when the identity changes: process.c), so the stopping above
  * reaches every process the command started, also one that left its session: SIGTERM goes
  * to each process in the group too, and the kill is the whole group's (freeze, SIGKILL
  * each, thaw on v1; cgroup.kill on v2).  A command is then over when its group is empty
  * as well; its usage (CPU, peak memory, OOM kills, pids limit hits) goes into its result,
- * and a kill at the memory limit fails the job with cause memory.  Every command goes
- * through the helper then, even when no identity changes ("-" for uid and gid).
+ * and a kill at the memory limit fails the job with cause memory.  An ended command's
+ * group is reused by its client's next command where the mode allows (exec_cgroup.c).
  *
  * Identity (core/security.c decides, process.c applies).  A command runs as the uid that owns
- * its job.  When jschedd runs as root and that uid is not root, the command is started
- * through the helper jschedd-runas (daemon/run/runas.c), which sets the supplementary groups
+ * its job.  When that is jschedd's own, the loop thread starts it directly (process.c: a
+ * clone sharing memory until the exec, on x86-64 and AArch64; posix_spawn elsewhere, and
+ * then the helper for a group).  When jschedd runs as root and that uid is not root, the
+ * command is started through the helper jschedd-runas (daemon/run/runas.c), which sets the supplementary groups
  * (initgroups), the gid and the uid, then enters the working directory and execs: libuv's
  * own UV_PROCESS_SETUID/SETGID cannot be used, because its child calls setgroups(0, NULL)
  * before setgid/setuid (libuv 1.44, src/unix/process.c), dropping every supplementary
@@ -118,7 +121,7 @@ struct jd_exec {
 	struct jd_proc *live;		/* processes alive or closing */
 	struct jd_proc *slot_waiters, *slot_waiters_tail;	/* handler spawns waiting */
 	uint32_t running;		/* processes alive now */
-	uint64_t spawned, spawn_failed, timed_out, stopped, helper_spawns;
+	uint64_t spawned, spawn_failed, timed_out, stopped, helper_spawns, direct_spawns;
 	uint64_t peak_running;
 	char helper[4096];		/* path of jschedd-runas, "" if not found */
 	/* control groups (exec_cgroup.c), loop thread: */

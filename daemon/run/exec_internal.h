@@ -13,10 +13,13 @@
  * every field belongs to the loop thread.  job_slot: its job holds a process slot (an
  * exec job's, given back at the job's completion); has_slot: the process took one itself
  * (a handler's), given back when it ends. */
+struct jd_direct;
+
 struct jd_proc {
 	uv_poll_t pexit;			/* readable on the pidfd: the leader exited */
 	int pidfd;				/* -1 until spawned */
-	uv_pipe_t pin, pout, perr, pstat;	/* pstat: jschedd-runas's report pipe (fd 3) */
+	uv_pipe_t pin, pout, perr, pstat;	/* pstat: the report pipe (jschedd-runas's fd 3,
+						 * or spawn_direct's child's) */
 	uv_timer_t timer;			/* time limit, then the grace periods */
 	uv_write_t wreq;
 	int open_handles;
@@ -26,6 +29,8 @@ struct jd_proc {
 	struct jd_exec_result *res;		/* the owner's, written until finish */
 	struct jd_event *done;			/* the fiber's, set at finish */
 	bool job_slot, has_slot, helper, spawned, exited, finished;
+	bool direct;				/* started by spawn_direct: pstat says why it failed */
+	struct jd_direct *dir;			/* what that child reads, freed with p */
 	bool in_open, out_open, err_open, stat_open;
 	int stage;				/* 0 running, 1 SIGTERM sent, 2 SIGKILL sent */
 	pid_t pid;

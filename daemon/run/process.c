@@ -4,8 +4,9 @@
  * A process's life, all on the loop thread once its request is taken:
  *   request   a fiber pushed a struct jd_proc and suspended on its event
  *   start     cancelled already?  not run.  No slot (a handler's process)?  wait for one.
- *   spawn     posix_spawn, directly or through jschedd-runas, watched through a pidfd;
- *             failure ends it at once
+ *   spawn     started directly (below: a clone, then the exec, in its group) or, when
+ *             the identity changes, posix_spawn of jschedd-runas; watched through a
+ *             pidfd; a failure ends it at once, or once the child's report says why
  *   running   stdout/stderr captured into the result's log (core/outlog.h: past the
  *             limit the beginning and the end are kept; the rest is read and dropped, so
  *             the command never blocks on a full pipe) and, for an exec job with the
@@ -27,11 +28,16 @@
  * so libuv never learns of these children and its SIGCHLD handler never reaps them.
  * Measured with bench/e2e (sh bench/e2e/run.sh exec): 2,000 /bin/true jobs, 913 jobs/s
  * with uv_spawn (0.28x a raw posix_spawn loop, 2 at a time), 2,375 jobs/s with
- * posix_spawn (0.74x of the raw loop's 3,217 in the same run; 1.30x xargs -P 2).
+ * posix_spawn (0.74x of the raw loop's 3,217 in the same run; 1.30x xargs -P 2).  The
+ * direct start (below) replaced posix_spawn for commands that keep jschedd's identity:
+ * with a cgroup each it saves the helper's exec; figures in daemon/README.md.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -43,6 +49,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "arch/rawsys.h"
 #include "daemon/core/clock.h"
 #include "daemon/core/log.h"
 #include "daemon/core/outfile.h"
@@ -67,6 +74,7 @@ static void handle_closed_cb(uv_handle_t *h)
 		x->live = p->next;
 	if (p->next)
 		p->next->prev = p->prev;
+	free(p->dir);
 	free(p);
 }
 
@@ -155,6 +163,189 @@ static void wake_synced(struct jd_proc *p)
 	jd_outfile_close(of, synced_cb, w);
 }
 
+/* ---- starting a command directly --------------------------------------------------------
+ *
+ * A command that needs no identity change starts without jschedd-runas, also when it
+ * has a control group: the loop thread clones a child that shares its memory (CLONE_VM,
+ * like posix_spawn's) but not its waiting (no CLONE_VFORK), on a stack of its own in
+ * struct jd_direct; the child enters the job's group (a write to each cgroup.procs),
+ * starts a session, sets every signal to its default, puts the pipes at 0-2, enters the
+ * working directory, unblocks the signals (blocked across the clone) and execs.  So the
+ * command's first instruction runs in its group, as with the helper, without the helper's
+ * exec (its loader's start-up is most of what the helper cost) and without the loop
+ * waiting for the attaches (which can wait for an RCU grace period: cgroup.h).  Until it
+ * execs the child shares the loop thread's memory and thread pointer, so it runs nothing
+ * from libc: raw system calls only (arch/rawsys.h: no errno), no sanitizer
+ * instrumentation, and nothing but its stack and jd_direct written.  A failure before the
+ * exec is two numbers on the report pipe (which step, errno), the child exits 127, and the
+ * job fails with cause spawn and the reason (direct_reason).  The struct lives until the
+ * process is freed, after it was reaped, so the child never runs on freed memory.  The
+ * alternative, a spawner thread doing the same with vfork and libc, would add two
+ * hand-offs per command. */
+#ifdef JD_RAWSYS
+#define DIRECT 1
+#else
+#define DIRECT 0 /* other CPUs: posix_spawn, and the helper for a group */
+#endif
+
+enum direct_step { STEP_GROUP = 1, STEP_FDS, STEP_CWD, STEP_EXEC };
+
+#define DIRECT_STACK 8192
+
+/* What a directly started child reads (the parent's, until the child is reaped). */
+struct jd_direct {
+	_Alignas(16) char stack[DIRECT_STACK];	/* the child's, until it execs */
+	const char *file;
+	char *const *argv, *const *envp;
+	const char *cwd;
+	int fds[3];		/* the command's 0, 1, 2 (-1: /dev/null) */
+	int report;		/* the report pipe's write end (close-on-exec) */
+	size_t ngroups;
+	const char *procs[JD_CG_MAX_HIER];	/* the job group's cgroup.procs files */
+	char paths[];
+};
+
+#ifdef JD_RAWSYS
+#define SYS3(n, a, b, c) jd_rawsys6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
+
+/* direct_child: the child of spawn_direct (see above).  Never returns. */
+__attribute__((noinline, no_sanitize("address"), no_sanitize("thread"), no_sanitize("undefined")))
+static int direct_child(void *arg)
+{
+	/* The kernel's struct sigaction: SIG_DFL, no flags, no restorer, no mask. */
+	static const unsigned long dfl[4];
+	static const unsigned long no_signals;
+	const struct jd_direct *d = arg;
+	int32_t rep[2];
+	int step = STEP_GROUP;
+	long rc = 0;
+
+	for (size_t i = 0; i < d->ngroups; i++) {
+		long fd = SYS3(SYS_openat, AT_FDCWD, d->procs[i], O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0) {
+			rc = fd;
+			goto fail;
+		}
+		rc = SYS3(SYS_write, fd, "0", 1);
+		(void)SYS3(SYS_close, fd, 0, 0);
+		if (rc < 0)
+			goto fail;
+	}
+	(void)SYS3(SYS_setsid, 0, 0, 0);
+	for (long sig = 1; sig <= 64; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)jd_rawsys6(SYS_rt_sigaction, sig, (long)dfl, 0, 8, 0, 0);
+	step = STEP_FDS;
+	for (long i = 0; i < 3; i++) {
+		long fd = d->fds[i];
+
+		if (fd < 0 && (fd = SYS3(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY)) < 0) {
+			rc = fd;
+			goto fail;
+		}
+		rc = fd == i ? SYS3(SYS_fcntl, fd, F_SETFD, 0) : SYS3(SYS_dup3, fd, i, 0);
+		if (d->fds[i] < 0 && fd != i)
+			(void)SYS3(SYS_close, fd, 0, 0);
+		if (rc < 0)
+			goto fail;
+	}
+	step = STEP_CWD;
+	if ((rc = SYS3(SYS_chdir, d->cwd, 0, 0)) < 0)
+		goto fail;
+	(void)jd_rawsys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&no_signals, 0, 8, 0, 0);
+	step = STEP_EXEC;
+	rc = SYS3(SYS_execve, d->file, d->argv, d->envp);
+fail:
+	rep[0] = step;
+	rep[1] = (int32_t)-rc;
+	(void)SYS3(SYS_write, d->report, rep, sizeof(rep));
+	(void)SYS3(SYS_exit_group, 127, 0, 0);
+	return 127; /* not reached */
+}
+
+/* spawn_direct: start p's command as above: `file` (copied) with argv/env in `cwd` (those
+ * three must live until p is freed: the spec's, or p's), child descriptors fds[0..3) (-1:
+ * /dev/null), failures reported on `report`, in p's group if it has one.  Returns the
+ * pid, with its pidfd in *pidfd, or a negative errno. */
+static pid_t spawn_direct(struct jd_proc *p, const char *file, char *const *argv,
+			  char *const *env, const char *cwd, const int *fds, int report, int *pidfd)
+{
+	size_t need = 0, at = 0, ndir = p->cgj ? p->cgj->ndir : 0;
+	struct jd_direct *d;
+	sigset_t all, old;
+	pid_t pid;
+	int e;
+
+	/* Everything the child reads after this function returns is in d or in p's spec:
+	 * `file` is the caller's buffer, so it is copied. */
+	need = strlen(file) + 1;
+	for (size_t i = 0; i < ndir; i++)
+		need += strlen(p->cgj->dir[i]) + sizeof("/cgroup.procs");
+	if (!(d = malloc(sizeof(*d) + need)))
+		return -ENOMEM;
+	memcpy(d->paths, file, strlen(file) + 1);
+	at = strlen(file) + 1;
+	d->file = d->paths;
+	d->argv = argv;
+	d->envp = env;
+	d->cwd = cwd;
+	memcpy(d->fds, fds, sizeof(d->fds));
+	d->report = report;
+	d->ngroups = ndir;
+	for (size_t i = 0; i < ndir; i++) {
+		int n = sprintf(d->paths + at, "%s/cgroup.procs", p->cgj->dir[i]);
+
+		d->procs[i] = d->paths + at;
+		at += (size_t)n + 1;
+	}
+	p->dir = d;
+	*pidfd = -1;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = clone(direct_child, d->stack + sizeof(d->stack), CLONE_VM | CLONE_PIDFD | SIGCHLD, d,
+		    pidfd);
+	e = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return pid < 0 ? -e : pid;
+}
+#else
+static pid_t spawn_direct(struct jd_proc *p, const char *file, char *const *argv,
+			  char *const *env, const char *cwd, const int *fds, int report, int *pidfd)
+{
+	(void)p, (void)file, (void)argv, (void)env, (void)cwd, (void)fds, (void)report;
+	*pidfd = -1;
+	return -ENOSYS;
+}
+#endif
+
+/* direct_reason: why a directly started child failed (its report: step, errno). */
+static void direct_reason(const struct jd_proc *p, char *out, size_t len)
+{
+	int32_t rep[2] = {0, 0};
+	char why[128];
+
+	if (p->stat_len >= sizeof(rep))
+		memcpy(rep, p->stat_buf, sizeof(rep));
+	/* As jschedd-runas words it: strerror with a lower-case first letter. */
+	snprintf(why, sizeof(why), "%s", rep[1] > 0 ? strerror(rep[1]) : "unknown error");
+	why[0] = (char)tolower((unsigned char)why[0]);
+	switch (rep[0]) {
+	case STEP_GROUP:
+		snprintf(out, len, "cannot enter the job's control group: %s", why);
+		break;
+	case STEP_FDS:
+		snprintf(out, len, "cannot set up the command's standard descriptors: %s", why);
+		break;
+	case STEP_CWD:
+		snprintf(out, len, "cannot enter the working directory %s: %s", p->spec->cwd, why);
+		break;
+	default:
+		snprintf(out, len, "%s: %s", why, p->spec->argv[0]);
+		break;
+	}
+}
+
 /* finish: the leader has exited and every output pipe is closed. */
 static void finish(struct jd_proc *p)
 {
@@ -166,7 +357,10 @@ static void finish(struct jd_proc *p)
 	uv_timer_stop(&p->timer);
 	if (p->stat_len > 0) {
 		res->end = JD_EXEC_SPAWN_FAILED;
-		snprintf(res->reason, sizeof(res->reason), "%.*s", (int)p->stat_len, p->stat_buf);
+		if (p->direct)
+			direct_reason(p, res->reason, sizeof(res->reason));
+		else
+			snprintf(res->reason, sizeof(res->reason), "%.*s", (int)p->stat_len, p->stat_buf);
 		p->x->spawn_failed++;
 	}
 	res->run_ns = jd_now_ns() - p->started_ns;
@@ -245,8 +439,11 @@ void jd__proc_not_run(struct jd_proc *p, enum jp_cause cause)
 
 static void kill_group(struct jd_proc *p, int sig)
 {
-	/* The group outlives its leader while members remain; ESRCH means none does. */
-	if (p->pid > 0 && kill(-p->pid, sig) < 0 && errno != ESRCH && !p->exited)
+	/* The group outlives its leader while members remain; ESRCH means none does, or
+	 * none yet: a directly started child that has not reached its setsid (it may be
+	 * waiting in its group's attach) gets the signal itself, held blocked until it has
+	 * reset its signals, so a cancel that early still stops it before its exec. */
+	if (p->pid > 0 && kill(-p->pid, sig) < 0 && !p->exited)
 		kill(p->pid, sig);
 }
 
@@ -620,7 +817,8 @@ void jd__proc_spawn(struct jd_proc *p)
 		args = s->argv;
 		cwd = s->cwd;
 	}
-	if (p->helper || p->cgj) {
+	p->direct = DIRECT && !p->helper;
+	if (p->helper || (p->cgj && !p->direct)) {
 		/* jschedd-runas [-c DIR]... UID|- GID|- CWD -- ARGV: it enters the command's
 		 * group, then takes the owner's identity (runas.c). */
 		size_t argc = 0, k = 0, ndir = p->cgj ? p->cgj->ndir : 0;
@@ -657,7 +855,7 @@ void jd__proc_spawn(struct jd_proc *p)
 	}
 
 	/* The pipes: stdin (only with stdin bytes; else /dev/null), stdout, stderr, and the
-	 * helper's report pipe as descriptor 3. */
+	 * report pipe (the helper's descriptor 3; a direct child's stays where it is). */
 	uv_timer_init(x->loop, &p->timer);
 	p->timer.data = p;
 	p->open_handles++;
@@ -668,16 +866,25 @@ void jd__proc_spawn(struct jd_proc *p)
 		rc = pipe_open(p, &p->pout, &p->out_open, 0, &child[1]);
 	if (!rc)
 		rc = pipe_open(p, &p->perr, &p->err_open, 0, &child[2]);
-	if (!rc && p->helper)
+	if (!rc && (p->helper || p->direct))
 		rc = pipe_open(p, &p->pstat, &p->stat_open, 0, &child[3]);
-	pid = rc ? rc : start_process(file, args, p->envp ? p->envp : s->env, cwd, child, nfds);
+	if (rc)
+		pid = rc;
+	else if (p->direct)
+		pid = spawn_direct(p, file, args, p->envp ? p->envp : s->env, cwd, child, child[3],
+				   &p->pidfd);
+	else
+		pid = start_process(file, args, p->envp ? p->envp : s->env, cwd, child, nfds);
 	for (int i = 0; i < 4; i++)
 		if (child[i] >= 0)
 			close(child[i]);
 	free(hargv);
 	if (pid > 0) {
 		p->pid = pid;
-		p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		if (p->pidfd < 0)
+			p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		else
+			x->direct_spawns++;
 		if (p->pidfd < 0) {
 			/* Cannot watch it (a kernel before 5.3): do not leave it behind. */
 			rc = -errno;
@@ -710,7 +917,7 @@ void jd__proc_spawn(struct jd_proc *p)
 		x->peak_running = x->running;
 	uv_read_start((uv_stream_t *)&p->pout, alloc_cb, read_cb);
 	uv_read_start((uv_stream_t *)&p->perr, alloc_cb, read_cb);
-	if (p->helper)
+	if (p->helper || p->direct)
 		uv_read_start((uv_stream_t *)&p->pstat, alloc_cb, read_cb);
 	if (s->has_stdin) {
 		uv_buf_t b = uv_buf_init((char *)s->stdin_data, (unsigned)s->stdin_len);

@@ -1,6 +1,8 @@
 /* tests/daemon/test_daemon_exec.c: exec jobs against a real jschedd: exit codes and
  * signals, output capture and truncation, stdin, env and cwd, the time limit, cancel of a
- * running command and of the children it started, commands that cannot start, the cap on
+ * running command and of the children it started, commands that cannot start (also when the
+ * exec itself fails, in the child), what a command starts with (session, signals,
+ * descriptors, directory, group) when it starts without the helper, the cap on
  * concurrent processes (jobs past it stay queued and call jobs are not held up by them),
  * a handler's child process through jsched_task_run, no process left behind after
  * either kind of shutdown, and the config keys (a bad one is named).
@@ -276,22 +278,34 @@ static void test_leftovers_stopped_when_leader_exits(void **state)
 	jsched_close(c);
 }
 
+/* file_in_dir: the file `name` in the test daemon's directory, holding text, with mode;
+ * its path into path. */
+static void file_in_dir(char *path, size_t len, const char *name, const char *text, mode_t mode)
+{
+	FILE *f;
+
+	snprintf(path, len, "%s/%s", t.dir, name);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
 static void test_cannot_start(void **state)
 {
 	struct jsched_conn *c = jdt_connect(&t, NULL);
 	uint64_t nofile = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"/nonexistent/cmd\"]}");
 	uint64_t nopath = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"no-such-command-jsched\"]}");
-	uint64_t noexec;
-	char plain[400];
-	FILE *f;
+	uint64_t noexec, badexec;
+	char plain[400], garbage[400], want[500];
 
 	/* A plain file, mode 0644: not executable, even for root. */
-	snprintf(plain, sizeof(plain), "%s/plain", t.dir);
-	assert_non_null(f = fopen(plain, "w"));
-	fputs("echo should not run\n", f);
-	fclose(f);
-	assert_int_equal(chmod(plain, 0644), 0);
+	file_in_dir(plain, sizeof(plain), "plain", "echo should not run\n", 0644);
 	noexec = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"%s\"]}", plain);
+	/* Executable but neither a program nor a script: the exec itself fails, after the
+	 * fork, so the child reports it (process.c). */
+	file_in_dir(garbage, sizeof(garbage), "garbage", "\x01\x02 not a program\n", 0755);
+	badexec = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"%s\"]}", garbage);
 	uint64_t nocwd = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"true\"], \"cwd\": \"/nonexistent\"}");
 	json_t *rec;
 
@@ -309,6 +323,53 @@ static void test_cannot_start(void **state)
 	expect_final(c, nocwd, "failed", "spawn", &rec);
 	assert_non_null(strstr(json_string_value(json_object_get(rec, "reason")), "working directory"));
 	json_decref(rec);
+	expect_final(c, badexec, "failed", "spawn", &rec);
+	snprintf(want, sizeof(want), "exec format error: %s", garbage);
+	assert_string_equal(json_string_value(json_object_get(rec, "reason")), want);
+	json_decref(rec);
+	jsched_close(c);
+}
+
+/* test_started_directly: a command of the daemon's own uid (also root's, with cgroups)
+ * starts without jschedd-runas (process.c's direct start), in its group when there is
+ * one, with its pipes at 0-2, its own session, default signal
+ * dispositions and an empty mask, in its working directory. */
+static void test_started_directly(void **state)
+{
+	struct jsched_conn *c = jdt_connect(&t, NULL);
+	json_t *m0 = jdt_metrics(c), *m1, *rec;
+	json_int_t direct0, helper0;
+	char *out;
+	uint64_t id;
+
+	(void)state;
+	direct0 = json_integer_value(json_object_get(json_object_get(m0, "exec"), "direct"));
+	helper0 = json_integer_value(json_object_get(json_object_get(m0, "exec"), "run_as_helper"));
+	json_decref(m0);
+	id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"cwd\": \"/tmp\", \"argv\": [\"sh\", \"-c\", "
+			     "\"pwd; "
+			     "read -r a b c d e sid r < /proc/$$/stat; [ $sid -eq $$ ] && echo session; "
+			     "grep -E '^Sig(Blk|Ign)' /proc/self/status; "
+			     "grep -q job- /proc/self/cgroup && echo group; echo end\"]}");
+	expect_final(c, id, "succeeded", NULL, &rec);
+	json_decref(rec);
+	out = output(c, id, "stdout", NULL, NULL);
+	assert_non_null(strstr(out, "/tmp\n"));
+	assert_non_null(strstr(out, "session\n"));
+	assert_non_null(strstr(out, "SigBlk:\t0000000000000000\n"));
+	assert_non_null(strstr(out, "SigIgn:\t0000000000000000\n"));
+	assert_non_null(strstr(out, "end\n"));
+	m1 = jdt_metrics(c);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(m1, "exec"), "direct")),
+			 direct0 + 1);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(m1, "exec"), "run_as_helper")),
+			 helper0);
+	/* With groups on (root here), it ran in its job's. */
+	if (strcmp(json_string_value(json_object_get(json_object_get(json_object_get(m1, "exec"), "cgroups"),
+						      "mode")), "none") != 0)
+		assert_non_null(strstr(out, "group\n"));
+	json_decref(m1);
+	free(out);
 	jsched_close(c);
 }
 
@@ -681,6 +742,7 @@ int main(void)
 		cmocka_unit_test(test_cancel_running_and_children),
 		cmocka_unit_test(test_leftovers_stopped_when_leader_exits),
 		cmocka_unit_test(test_cannot_start),
+		cmocka_unit_test(test_started_directly),
 		cmocka_unit_test(test_handler_child_process),
 		cmocka_unit_test(test_config_keys),
 		cmocka_unit_test(test_socket_mode_and_cap_defaults),
