@@ -219,7 +219,7 @@ static bool unlink_job(struct jd_fair *f, struct jd_fair_client *c, struct jd_fa
 	struct jd_fair_flow *fl = jd_fair_flow_of(c, job->cls);
 	jd_fq_remove(fl, job);
 	if (--fl->queued == 0)
-		c->fmask = (uint8_t)(c->fmask & ~(1u << job->cls));
+		c->fmask = (uint16_t)(c->fmask & ~(1u << job->cls));
 	if (fl->in)
 		f->cls[job->cls].queued_in--;
 	f->cls[job->cls].queued--;
@@ -249,7 +249,7 @@ static void enqueue(struct jd_fair *f, struct jd_fair_client *c, struct jd_fair_
 	else
 		jd_fq_push(fl, job);
 	fl->queued++;
-	c->fmask = (uint8_t)(c->fmask | (1u << job->cls));
+	c->fmask = (uint16_t)(c->fmask | (1u << job->cls));
 	if (fl->in)
 		f->cls[job->cls].queued_in++;
 	f->cls[job->cls].queued++;

@@ -72,7 +72,7 @@ enum jd_fair_prio {
 
 /* Capacities (see jd_fair_resource_add and jd_fair_class_add). */
 #define JD_FAIR_MAX_RES 11	/* counted resources per instance */
-#define JD_FAIR_MAX_CLASSES 8	/* needs classes per instance, class 0 included */
+#define JD_FAIR_MAX_CLASSES 16	/* needs classes per instance, class 0 included */
 #define JD_FAIR_RES_NAME_MAX 31	/* bytes of a resource's name */
 #define JD_FAIR_BACKFILL_DEFAULT 16u /* jd_fair_config.backfill_max's default */
 /* A need of JD_FAIR_PER_JOB in jd_fair_class_add: each job of the class says how many

@@ -16,6 +16,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "daemon/fair/fair.h"
@@ -63,20 +64,22 @@ struct jd_fair_flow {
  * 64-byte aligned. */
 struct jd_fair_client {
 	/* Hot: every admission, dispatch and completion (the first cache line). */
-	uint64_t queued, inflight;	/* queued: in its flows (held jobs not counted) */
+	uint64_t queued;	/* in its flows (held jobs not counted) */
 	double vtime;		/* fair: charged service / weight */
 	double est_ns;		/* fair: the run-time estimate, mean of recent completions */
 	union {
 		uint64_t deficit;	/* drr */
 		uint64_t left;		/* wrr: jobs left in this turn */
 	};
+	uint32_t inflight;	/* dispatched, not completed (each is a job the caller holds:
+				 * far fewer than 2^32) */
 	uint32_t reg_idx;	/* index in fair->clients[] and the classes' heap_pos[] */
 	/* Copies of cfg (which is cold) for every admission, dispatch and completion. */
 	uint32_t weight, max_queued, max_running;
 	uint8_t overflow;	/* enum jd_fair_overflow */
 	bool res_limits;	/* some cfg.max_res[] is set */
-	uint8_t fmask;		/* bit k set: flow k has queued jobs */
-	uint8_t inmask;		/* bit k set: flow k is in its class's policy structure */
+	uint16_t fmask;		/* bit k set: flow k has queued jobs */
+	uint16_t inmask;	/* bit k set: flow k is in its class's policy structure */
 	bool est_known;		/* est_ns comes from at least one completion */
 	bool visited;		/* wrr/drr: the current turn has started */
 	uint8_t blocked;	/* JD_FAIR_BLK_* bits (strategy block) */
@@ -104,6 +107,10 @@ struct jd_fair_client {
 	uint64_t busy_since;	/* clock when its queue last became non-empty */
 	struct jd_fair_bucket win[JD_FAIR_WINDOW_BUCKETS]; /* the sliding window */
 };
+
+/* The hot line: every admission, dispatch and completion touches it, nothing else. */
+_Static_assert(offsetof(struct jd_fair_client, ctr) == 64, "the client's hot fields fill one line");
+_Static_assert(JD_FAIR_MAX_CLASSES <= 16, "fmask and inmask have 16 bits");
 
 /* An entry of a `fair` heap: the client's vtime as an integer key (policy.c: vkey),
  * and its registry index. */

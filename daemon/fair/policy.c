@@ -581,7 +581,7 @@ static void flow_enter(struct jd_fair *f, struct jd_fair_client *c, unsigned k)
 	struct jd_fair_flow *fl = jd_fair_flow_of(c, k);
 
 	fl->in = true;
-	c->inmask = (uint8_t)(c->inmask | (1u << k));
+	c->inmask = (uint16_t)(c->inmask | (1u << k));
 	h->queued_in += fl->queued;
 	if (f->scan_select)
 		return;
@@ -597,7 +597,7 @@ static void flow_leave(struct jd_fair *f, struct jd_fair_client *c, unsigned k)
 	struct jd_fair_flow *fl = jd_fair_flow_of(c, k);
 
 	fl->in = false;
-	c->inmask = (uint8_t)(c->inmask & ~(1u << k));
+	c->inmask = (uint16_t)(c->inmask & ~(1u << k));
 	h->queued_in -= fl->queued;
 	if (f->scan_select)
 		return;

@@ -6,10 +6,10 @@
  * priorities, deadlines and cancel, until they are free, like one waiting for a process
  * slot.  Its needs class is the vector {process 1, fiber 1, and the units of each named
  * resource}: one class per distinct set of needs, made on first use.  The fair layer has
- * JD_FAIR_MAX_CLASSES (8) classes; the daemon's own take class 0, the suspending calls',
+ * JD_FAIR_MAX_CLASSES (16) classes; the daemon's own take class 0, the suspending calls',
  * the inline calls' (runner.c: the loop thread takes those alone), the commands' and,
- * with the slurm backend, the Slurm window's, which leaves JD_NEEDS_CLASSES_MIN (3) for
- * sets of needs at once (4 without Slurm).  A class whose set no job in the
+ * with the slurm backend, the Slurm window's, which leaves JD_NEEDS_CLASSES_MIN (11) for
+ * sets of needs at once (12 without Slurm).  A class whose set no job in the
  * table (waiting, queued, running) uses any longer is given back when a new set needs
  * one, so the limit is on sets in use at once, not on sets ever seen; past it a submit is
  * refused (limit_exceeded).
@@ -60,7 +60,7 @@ struct jd_jobs;
 struct jp_job_spec;
 
 /* The fewest needs classes left for sets of needs (see above). */
-#define JD_NEEDS_CLASSES_MIN 3u
+#define JD_NEEDS_CLASSES_MIN 11u
 
 struct jd_named_res {
 	char name[32];
