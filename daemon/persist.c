@@ -251,16 +251,12 @@ static void append(struct jd_daemon *d, unsigned type, uint64_t id, const struct
 	}
 }
 
-/* encode_submit: a SUBMIT record's payload for j with its spec (borrowed). */
-static void encode_submit(struct wbuf *bp, const struct jd_job *j, const json_t *specj)
+/* encode_submit: a SUBMIT record's payload for j with its spec's JSON text spec[0..len)
+ * (borrowed). */
+static void encode_submit(struct wbuf *bp, const struct jd_job *j, const char *spec, size_t len)
 {
 	struct wbuf b = *bp;
-	char *spec = json_dumps(specj, JSON_COMPACT);
 
-	if (!spec) {
-		bp->oom = true;
-		return;
-	}
 	w_u32(&b, (uint32_t)j->uid);
 	w_u32(&b, (uint32_t)j->gid);
 	w_u64(&b, j->submitted_ms);
@@ -272,23 +268,38 @@ static void encode_submit(struct wbuf *bp, const struct jd_job *j, const json_t 
 		w_u8(&b, j->deps[k].on);
 		w_u8(&b, j->deps[k].any);
 	}
-	w_str(&b, spec, strlen(spec));
+	w_str(&b, spec, len);
 	/* The backend chosen at submit (the spec may name none: the client's default then,
 	 * which may change before a restart). */
 	w_u8(&b, j->exec ? j->exec->backend : 0);
-	free(spec);
 	*bp = b;
+}
+
+/* encode_submit_json: encode_submit with the spec as JSON (borrowed). */
+static void encode_submit_json(struct wbuf *bp, const struct jd_job *j, const json_t *specj)
+{
+	char *spec = json_dumps(specj, JSON_COMPACT);
+
+	if (!spec) {
+		bp->oom = true;
+		return;
+	}
+	encode_submit(bp, j, spec, strlen(spec));
+	free(spec);
 }
 
 static void rec_submit(struct jd_daemon *d, const struct jd_job *j)
 {
 	struct wbuf b = {0};
 
-	if (!j->spec) {
+	if (!j->spec || (!j->spec->json && !j->spec->text)) {
 		jd_log(JD_LOG_ERR, "journal: job %" PRIu64 " submitted without its spec", j->id);
 		return;
 	}
-	encode_submit(&b, j, j->spec);
+	if (j->spec->json)
+		encode_submit_json(&b, j, j->spec->json);
+	else
+		encode_submit(&b, j, j->spec->text, j->spec->len);
 	append(d, R_SUBMIT, j->id, &b);
 	free(b.p);
 }
@@ -788,6 +799,8 @@ static void last_clear(struct rec_state *st)
  * JSCHED_EINVAL for a spec that does not parse (st->last then empty). */
 static int last_spec(struct rec_state *st, const char *text, size_t len)
 {
+	static const char *const resolved[] = {"after", "any_of", "deadline_in_ms",
+					       "deadline_at_ms", "ref"};
 	struct jp_limits lim;
 	struct jp_err perr;
 
@@ -799,6 +812,10 @@ static int last_spec(struct rec_state *st, const char *text, size_t len)
 	memcpy(st->last.text, text, len);
 	st->last.len = len;
 	st->last.obj = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+	/* The text as the client sent it holds its deps and deadline, which the record
+	 * has resolved (ids, the deadline's time), and its ref within the request. */
+	for (size_t i = 0; st->last.obj && i < sizeof(resolved) / sizeof(resolved[0]); i++)
+		json_object_del(st->last.obj, resolved[i]);
 	/* The limits in force at the time were checked then: accept what was accepted. */
 	jp_limits_default(&lim);
 	lim.argv_items = lim.env_items = lim.stdin_bytes = lim.deps_per_job = UINT32_MAX;
@@ -1799,7 +1816,7 @@ static int snap_job(struct jd_daemon *d, const struct jd_job *j, struct wbuf *b)
 	}
 	if (!spec)
 		return JSCHED_ENOMEM;
-	encode_submit(b, j, spec);
+	encode_submit_json(b, j, spec);
 	json_decref(spec);
 	if ((rc = snap_add(d, R_SUBMIT, j->id, b)) < 0)
 		return rc;

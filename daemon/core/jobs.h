@@ -115,6 +115,16 @@ struct jd_notice {
 	uint8_t what;		/* JD_NOTICE_* (runner.c) */
 };
 
+/* A submitted job's spec, as the journal records it: the JSON text the client sent (its
+ * deps and deadline in it too, which the job holds resolved: a recovery ignores them), or
+ * where there is no text (a held submit run again) JSON made from the parsed spec,
+ * without them. */
+struct jd_spec_src {
+	const json_t *json;	/* or NULL: then text */
+	const char *text;	/* len bytes, not NUL-terminated */
+	size_t len;
+};
+
 struct jd_job {
 	struct jd_fair_job fj;	/* admission record; fj.id == id */
 	uint64_t id;
@@ -188,10 +198,9 @@ struct jd_job {
 	pid_t proc_pid;			/* its command's process (group), while it runs; 0 */
 	json_t *args;		/* new ref; read-only once admitted; dropped (NULL) once the
 				 * job has ended (jd_jobs_settle) */
-	/* the spec as submitted, without its deps and deadline (which the job holds
-	 * resolved): set by the submit for its JD_CHANGE_SUBMITTED report only (the
-	 * journal records it), NULL otherwise; borrowed */
-	const json_t *spec;
+	/* the spec as submitted: set by the submit for its JD_CHANGE_SUBMITTED report only
+	 * (the journal records it), NULL otherwise; borrowed */
+	const struct jd_spec_src *spec;
 
 	/* worker: written by the worker running the job, read by the loop thread after
 	 * the completion notice */

@@ -315,6 +315,122 @@ static uint64_t deadline_ns(const struct jp_job_spec *sp, uint64_t now_ns, uint6
 	}
 }
 
+/* ---- the specs' text in the request's frame ---- */
+
+struct span {
+	const char *p;
+	size_t n;
+};
+
+static const char *skip_ws(const char *p, const char *e)
+{
+	while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+/* skip_string: past the string whose opening quote is at p (NULL if it does not end). */
+static const char *skip_string(const char *p, const char *e)
+{
+	for (p++; p < e; p++) {
+		if (*p == '\\')
+			p++;
+		else if (*p == '"')
+			return p + 1;
+	}
+	return NULL;
+}
+
+/* skip_value: past the JSON value at p (well-formed: jansson parsed the frame), or
+ * NULL. */
+static const char *skip_value(const char *p, const char *e)
+{
+	size_t depth = 0;
+
+	if (p >= e)
+		return NULL;
+	if (*p == '"')
+		return skip_string(p, e);
+	if (*p != '{' && *p != '[') {
+		while (p < e && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\t' &&
+		       *p != '\n' && *p != '\r')
+			p++;
+		return p;
+	}
+	for (; p < e; p++) {
+		if (*p == '"') {
+			if (!(p = skip_string(p, e)))
+				return NULL;
+			p--;
+		} else if (*p == '{' || *p == '[') {
+			depth++;
+		} else if ((*p == '}' || *p == ']') && --depth == 0) {
+			return p + 1;
+		}
+	}
+	return NULL;
+}
+
+/* spec_spans: where the request's specs lie in its frame's text f[0..len): the value of
+ * its top-level "job", or each element of its "jobs", into out[0..n).  Returns false
+ * when the text is not read that way (another count, a key written with an escape): the
+ * caller then makes each spec's JSON from the parsed spec. */
+static bool spec_spans(const char *f, size_t len, struct span *out, size_t n)
+{
+	const char *p = f, *e = f + len, *k, *v;
+	size_t got = 0;
+
+	p = skip_ws(p, e);
+	if (p >= e || *p++ != '{')
+		return false;
+	for (;;) {
+		p = skip_ws(p, e);
+		if (p < e && *p == '}')
+			break;
+		if (p >= e || *p != '"' || !(v = skip_string(p, e)))
+			return false;
+		k = p + 1;
+		if (memchr(k, '\\', (size_t)(v - 1 - k)))
+			return false;
+		p = skip_ws(v, e);
+		if (p >= e || *p++ != ':')
+			return false;
+		p = skip_ws(p, e);
+		if (v - 1 - k == 3 && memcmp(k, "job", 3) == 0) {
+			if (got || !(v = skip_value(p, e)))
+				return false;
+			out[got++] = (struct span){p, (size_t)(v - p)};
+			p = v;
+		} else if (v - 1 - k == 4 && memcmp(k, "jobs", 4) == 0 && p < e && *p == '[') {
+			if (got)
+				return false;
+			for (p++;;) {
+				p = skip_ws(p, e);
+				if (p < e && *p == ']') {
+					p++;
+					break;
+				}
+				if (got == n || !(v = skip_value(p, e)))
+					return false;
+				out[got++] = (struct span){p, (size_t)(v - p)};
+				p = skip_ws(v, e);
+				if (p < e && *p == ',')
+					p++;
+				else if (p >= e || *p != ']')
+					return false;
+			}
+		} else if (!(p = skip_value(p, e))) {
+			return false;
+		}
+		p = skip_ws(p, e);
+		if (p < e && *p == ',')
+			p++;
+		else if (p >= e || *p != '}')
+			return false;
+	}
+	return got == n;
+}
+
 /* spec_for_journal: the JSON of a spec without its deps and deadline (the journal
  * records those resolved: ids, and the deadline's time).  New reference, or NULL. */
 static json_t *spec_for_journal(const struct jp_job_spec *sp)
@@ -571,6 +687,7 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 	int64_t *ids = NULL;
 	bool *existing = NULL;
 	struct jd_wait_req *w = NULL;
+	struct span *spans = NULL;
 	long n_new;
 	uint64_t now_ns = jd_now_ns(), now_ms = jd_now_ms();
 	size_t k;
@@ -637,16 +754,27 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 			jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		goto out;
 	}
+	/* The journal records each spec from the insertion's report: the text the client
+	 * sent, where the frame is this request's (making a spec's JSON again costs several
+	 * times the copy of its text), else JSON made from the parsed spec. */
+	if (d->journal_specs && c->frame.msg == msg && (spans = calloc(s.n, sizeof(*spans))) &&
+	    !spec_spans(c->frame.text, c->frame.len, spans, s.n)) {
+		free(spans);
+		spans = NULL;
+	}
 	for (k = 0; k < s.n; k++) {
 		size_t i = s.order[k];
-		json_t *spec;
+		struct jd_spec_src src = {0};
+		json_t *spec = NULL;
 
 		ids[i] = (int64_t)made[i]->id;
 		if (existing[i])
 			continue;
-		/* The journal records the spec from the insertion's report. */
-		spec = d->journal_specs ? spec_for_journal(&s.specs[i]) : NULL;
-		made[i]->spec = spec;
+		if (spans)
+			src = (struct jd_spec_src){.text = spans[i].p, .len = spans[i].n};
+		else if (d->journal_specs)
+			src.json = spec = spec_for_journal(&s.specs[i]);
+		made[i]->spec = d->journal_specs ? &src : NULL;
 		jd_job_insert(d->jobs, made[i]);
 		made[i]->spec = NULL;
 		json_decref(spec);
@@ -697,6 +825,7 @@ out:
 	free(made);
 	free(ids);
 	free(existing);
+	free(spans);
 	jp_submit_clear(&s);
 }
 

@@ -443,18 +443,27 @@ static void account_input(struct jd_conn *c)
 static void drain_frames(struct jd_conn *c)
 {
 	while (!c->closing && !c->read_paused) {
+		const unsigned char *text;
+		size_t len;
 		json_t *msg = NULL;
-		int rc = jp_decoder_next(&c->dec, &msg);
+		int rc = jp_decoder_next_frame(&c->dec, &text, &len);
 
 		if (rc == 0)
 			return;
+		if (rc > 0)
+			rc = jp_frame_parse(text, len, &msg, NULL);
 		if (rc < 0) {
 			jd_session_fatal(c, rc, rc == JSCHED_EFRAME_TOO_LARGE
 						     ? "frame larger than the limit"
 						     : "malformed frame");
 			return;
 		}
+		/* The submit's journal record takes its specs' text from here. */
+		c->frame.msg = msg;
+		c->frame.text = (const char *)text;
+		c->frame.len = len;
 		jd_session_message(c, msg);
+		c->frame.msg = NULL;
 		json_decref(msg);
 	}
 }

@@ -55,6 +55,14 @@ struct jd_conn {
 	int open_handles;	/* pipe + timer; freed when both close callbacks ran */
 
 	struct jp_decoder dec;	/* bytes in, frames out */
+	/* the request being handled and its frame's JSON text (in dec's buffer), while
+	 * jd_session_message runs for it; msg NULL otherwise (a held submit run again later
+	 * has no text) */
+	struct {
+		const json_t *msg;
+		const char *text;
+		size_t len;
+	} frame;
 
 	json_t *blocked;	/* the submit request waiting for room (new ref), or NULL */
 

@@ -68,7 +68,7 @@ static uint64_t submit_spec(struct jsched_conn *c, const char *json)
 static void test_restart(void **state)
 {
 	struct jsched_conn *c;
-	uint64_t done, running, dependent, queued, far, late, named[3];
+	uint64_t done, running, dependent, queued, far, late, named[3], graph[3];
 	char *inst1, *inst2, spec[256];
 	json_t *r;
 	const char *s;
@@ -92,6 +92,20 @@ static void test_restart(void **state)
 	for (int i = 0; i < 3; i++)
 		named[i] = submit_spec(c, i < 2 ? "{\"kind\": \"call\", \"fn\": \"noop\", \"name\": \"x\"}"
 					 : "{\"kind\": \"call\", \"fn\": \"echo\", \"name\": \"y\"}");
+	/* The journal keeps a spec as the text the client sent: a graph with a ref, spaces
+	 * and an escape in it, and a request whose "job" is written with an escape (its
+	 * record made from the parsed spec instead). */
+	r = jdt_ok(c, "{ \"op\" : \"submit\", \"jobs\" : [ {\"ref\": \"a\", \"kind\": \"call\", "
+		   "\"fn\": \"noop\", \"name\": \"g\\\"1\"} ,\n {\"kind\": \"call\", \"fn\": \"echo\", "
+		   "\"after\": [{\"ref\": \"a\"}], \"deadline_in_ms\": 3600000, \"name\": \"g2\"} ] }");
+	graph[0] = (uint64_t)json_integer_value(json_array_get(json_object_get(r, "jobs"), 0));
+	graph[1] = (uint64_t)json_integer_value(json_array_get(json_object_get(r, "jobs"), 1));
+	json_decref(r);
+	r = jdt_ok(c, "{\"op\": \"submit\", \"j\\u006fb\": {\"kind\": \"call\", \"fn\": \"noop\", "
+		   "\"name\": \"esc\"}}");
+	graph[2] = (uint64_t)json_integer_value(json_object_get(r, "job"));
+	json_decref(r);
+	assert_true(graph[0] && graph[1] > graph[0] && graph[2] > graph[1]);
 	jsched_close(c);
 	{
 		struct jsched_conn *a = jdt_connect(&t, NULL);
@@ -132,6 +146,16 @@ static void test_restart(void **state)
 				    i < 2 ? "x" : "y");
 		assert_string_equal(json_string_value(json_object_get(json_object_get(r, "job"), "fn")),
 				    i < 2 ? "noop" : "echo");
+		json_decref(r);
+	}
+	for (int i = 0; i < 3; i++) {
+		static const char *const names[] = {"g\"1", "g2", "esc"};
+
+		assert_string_equal(jdt_wait_final(c, graph[i], &r), "succeeded");
+		json_decref(r);
+		r = jdt_ok(c, "{\"op\": \"status\", \"job\": %llu}", (unsigned long long)graph[i]);
+		assert_string_equal(json_string_value(json_object_get(json_object_get(r, "job"), "name")),
+				    names[i]);
 		json_decref(r);
 	}
 	/* ids go on after the highest one issued */
