@@ -131,8 +131,7 @@ struct jd_job {
 	struct jd_job *hnext;	/* hash chain */
 	struct jd_job *rnext, *rprev;	/* retention list (final jobs, oldest first) */
 	struct jd_job *cnext, *cprev;	/* its client's retention list (oldest first) */
-	struct jd_job *settle_next;	/* on the to-settle list */
-	bool on_settle;
+	struct jd_job *settle_next;	/* on the to-settle list (on_settle) */
 
 	struct jd_client *client;	/* charged to */
 	uid_t uid;			/* owned by */
@@ -143,8 +142,12 @@ struct jd_job {
 	struct jd_idx_pos ipos_all, ipos_uid, ipos_client;	/* in the id indexes */
 	enum jd_kind kind;
 	enum jd_state state;
-	uint8_t prio;			/* enum jd_fair_prio */
 	enum jp_cause cause;		/* final and not succeeded; else JP_CAUSE_NONE */
+	uint8_t prio;			/* enum jd_fair_prio */
+	bool on_settle;			/* on the to-settle list */
+	bool held;		/* loop: held in the fair layer (jd_fair_hold) while queued;
+				 * while scheduled: to be held when it comes due */
+	bool shutdown_cancel;	/* loop: cancelled by immediate shutdown */
 	char *reason;			/* malloc'd, or NULL */
 	/* a call's result (or a failed handler's detail) as compact JSON text, made on the
 	 * worker (runner.c): malloc'd, or NULL */
@@ -177,7 +180,6 @@ struct jd_job {
 	uint32_t n_deps;
 	uint32_t after_pending;	/* unjudged `after` deps */
 	uint32_t n_any, any_failed;
-	bool any_ok;
 	struct jd_wait_deadline *wdl;	/* a waiting job's deadline timer, or NULL */
 	struct jd_job **dependents;	/* jobs with an unjudged dep on this one */
 	uint32_t n_dependents, cap_dependents;
@@ -188,6 +190,7 @@ struct jd_job {
 	bool retain_deferred;		/* settled while pinned: retained at the last unpin */
 	bool retained;			/* on the retention list */
 	bool live_counted;		/* mem is counted in live_bytes (not final yet) */
+	bool any_ok;			/* deps: an any_of target ended as asked */
 	size_t mem;			/* while retained: its bytes (jd_job_mem_bytes); before
 					 * it ends: jd_job_live_bytes, counted in live_bytes */
 
@@ -196,6 +199,7 @@ struct jd_job {
 	const struct jsched_handler *handler;
 	struct jd_exec_job *exec;	/* exec job: spec, result, output (exec.h); else NULL */
 	pid_t proc_pid;			/* its command's process (group), while it runs; 0 */
+	int run_rc;			/* worker: the handler's return (see below) */
 	json_t *args;		/* new ref; read-only once admitted; dropped (NULL) once the
 				 * job has ended (jd_jobs_settle) */
 	/* the spec as submitted: set by the submit for its JD_CHANGE_SUBMITTED report only
@@ -205,7 +209,6 @@ struct jd_job {
 	/* worker: written by the worker running the job, read by the loop thread after
 	 * the completion notice */
 	void *runner;		/* the runner running it (set when a worker takes it) */
-	int run_rc;		/* handler's return */
 	char *run_value;	/* handler's result as JSON text (malloc'd), or NULL */
 	size_t run_value_len;
 	char *run_error;	/* jsched_task_set_error message */
@@ -213,10 +216,6 @@ struct jd_job {
 
 	/* shared: fired by the loop thread, seen by the handler and its waits */
 	struct jd_cancel ctok;
-	bool cancel_requested;	/* loop: cancel asked while running */
-	bool held;		/* loop: held in the fair layer (jd_fair_hold) while queued;
-				 * while scheduled: to be held when it comes due */
-	bool shutdown_cancel;	/* loop: cancelled by immediate shutdown */
 
 	struct jd_notice n_start, n_done;
 
@@ -229,6 +228,7 @@ struct jd_job {
 	int64_t array_index;		/* an element's index */
 	uint64_t elem_pos;		/* an element's position in its array */
 	bool elem_view;			/* a compacted element shown again (array.h) */
+	bool cancel_requested;		/* loop: cancel asked while running */
 };
 
 /* What the table reports (installed by the daemon).  ch and the job are valid during the

@@ -56,7 +56,6 @@ static void fill(const struct jd_idx *x, struct jd_idx_chunk *c, struct jd_job *
 		c->v[i] = v[i];
 		c->by_state[v[i]->state]++;
 		p->chunk = c;
-		p->slot = (uint8_t)i;
 	}
 	c->lo = v[0]->id;
 	c->hi = v[n - 1]->id;
@@ -94,11 +93,9 @@ static int insert_inside(struct jd_idx *x, size_t k, struct jd_job *j)
 		uint32_t i = c->n;
 
 		for (; i > 0 && (!c->v[i - 1] || c->v[i - 1]->id > j->id); i--)
-			if ((c->v[i] = c->v[i - 1]))
-				pos_of(x, c->v[i])->slot = (uint8_t)i;
+			c->v[i] = c->v[i - 1];
 		c->v[i] = j;
 		pos_of(x, j)->chunk = c;
-		pos_of(x, j)->slot = (uint8_t)i;
 		if (i == 0)
 			c->lo = j->id;
 		c->n++;
@@ -144,9 +141,8 @@ int jd_idx_add(struct jd_idx *x, struct jd_job *j)
 		if (c->n == 0)
 			c->lo = j->id;
 		c->hi = j->id;
-		c->v[c->n] = j;
+		c->v[c->n++] = j;
 		p->chunk = c;
-		p->slot = (uint8_t)c->n++;
 		c->live++;
 		c->by_state[j->state]++;
 	}
@@ -159,10 +155,13 @@ void jd_idx_remove(struct jd_idx *x, struct jd_job *j)
 	struct jd_idx_pos *p = pos_of(x, j);
 	struct jd_idx_chunk *c = p->chunk;
 	size_t k;
+	uint32_t i = 0;
 
 	if (!c)
 		return;
-	c->v[p->slot] = NULL;
+	while (i < c->n - 1 && c->v[i] != j)
+		i++;
+	c->v[i] = NULL;
 	c->by_state[j->state]--;
 	p->chunk = NULL;
 	x->count--;
