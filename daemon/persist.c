@@ -80,6 +80,11 @@ static void w_u64(struct wbuf *b, uint64_t v)
 {
 	unsigned char x[8];
 
+	if (b->len + 8 <= b->cap) {
+		jd_put64(b->p + b->len, v);
+		b->len += 8;
+		return;
+	}
 	jd_put64(x, v);
 	w_bytes(b, x, 8);
 }
@@ -88,6 +93,11 @@ static void w_u32(struct wbuf *b, uint32_t v)
 {
 	unsigned char x[4];
 
+	if (b->len + 4 <= b->cap) {
+		jd_put32(b->p + b->len, v);
+		b->len += 4;
+		return;
+	}
 	jd_put32(x, v);
 	w_bytes(b, x, 4);
 }
@@ -96,7 +106,33 @@ static void w_u8(struct wbuf *b, unsigned v)
 {
 	unsigned char x = (unsigned char)v;
 
+	if (b->len < b->cap) {
+		b->p[b->len++] = x;
+		return;
+	}
 	w_bytes(b, &x, 1);
+}
+
+/* w_take: the loop thread's record buffer, empty (persist.scratch: kept between records,
+ * so that a record costs no malloc); w_give puts it back. */
+static struct wbuf w_take(struct jd_daemon *d)
+{
+	struct wbuf b = {d->persist.scratch, 0, d->persist.scratch_cap, false};
+
+	d->persist.scratch = NULL;
+	d->persist.scratch_cap = 0;
+	return b;
+}
+
+static void w_give(struct jd_daemon *d, struct wbuf *b)
+{
+	if (d->persist.scratch || b->cap > 64 << 10) {
+		free(b->p); /* a record's large payload is not kept */
+	} else {
+		d->persist.scratch = b->p;
+		d->persist.scratch_cap = b->cap;
+	}
+	*b = (struct wbuf){0};
 }
 
 /* w_str: u32 length + bytes (NULL: length 0). */
@@ -288,20 +324,17 @@ static void encode_submit_json(struct wbuf *bp, const struct jd_job *j, const js
 	free(spec);
 }
 
-static void rec_submit(struct jd_daemon *d, const struct jd_job *j)
+static void rec_submit(struct jd_daemon *d, struct wbuf *b, const struct jd_job *j)
 {
-	struct wbuf b = {0};
-
 	if (!j->spec || (!j->spec->json && !j->spec->text)) {
 		jd_log(JD_LOG_ERR, "journal: job %" PRIu64 " submitted without its spec", j->id);
 		return;
 	}
 	if (j->spec->json)
-		encode_submit_json(&b, j, j->spec->json);
+		encode_submit_json(b, j, j->spec->json);
 	else
-		encode_submit(&b, j, j->spec->text, j->spec->len);
-	append(d, R_SUBMIT, j->id, &b);
-	free(b.p);
+		encode_submit(b, j, j->spec->text, j->spec->len);
+	append(d, R_SUBMIT, j->id, b);
 }
 
 /* A final state on disk: succeeded 3 ... dropped 7, whatever the table's numbering (the
@@ -386,13 +419,10 @@ static void encode_final(struct wbuf *bp, const struct jd_job *j,
 	*bp = b;
 }
 
-static void rec_final(struct jd_daemon *d, const struct jd_job *j)
+static void rec_final(struct jd_daemon *d, struct wbuf *b, const struct jd_job *j)
 {
-	struct wbuf b = {0};
-
-	encode_final(&b, j, d->jobs.outfiles);
-	append(d, R_FINAL, j->id, &b);
-	free(b.p);
+	encode_final(b, j, d->jobs.outfiles);
+	append(d, R_FINAL, j->id, b);
 }
 
 /* encode_hook: a HOOK record's payload for job j (which has hooks). */
@@ -423,13 +453,10 @@ static void encode_client(struct wbuf *b, const struct jd_client *c)
 	w_u8(b, c->conf.backend);
 }
 
-static void rec_client(struct jd_daemon *d, const struct jd_client *c)
+static void rec_client(struct jd_daemon *d, struct wbuf *b, const struct jd_client *c)
 {
-	struct wbuf b = {0};
-
-	encode_client(&b, c);
-	append(d, R_CLIENT, 0, &b);
-	free(b.p);
+	encode_client(b, c);
+	append(d, R_CLIENT, 0, b);
 }
 
 /* want_now: ask for everything appended so far at the end of this loop iteration, with
@@ -454,7 +481,7 @@ static void encode_attempt(struct wbuf *b, const struct jd_attempt *a, uint64_t 
 
 void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 {
-	struct wbuf b = {0};
+	struct wbuf b;
 
 	if (!d->persist.j || d->persist.replaying)
 		return;
@@ -465,9 +492,10 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 	    (ch->job->elem_view || ch->kind == JD_CHANGE_SUBMITTED || ch->kind == JD_CHANGE_QUEUED ||
 	     ch->kind == JD_CHANGE_FORGOTTEN))
 		return;
+	b = w_take(d);
 	switch (ch->kind) {
 	case JD_CHANGE_SUBMITTED:
-		rec_submit(d, ch->job);
+		rec_submit(d, &b, ch->job);
 		break;
 	case JD_CHANGE_QUEUED:
 		append(d, R_QUEUED, ch->job->id, NULL);
@@ -475,12 +503,11 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 	case JD_CHANGE_RUNNING:
 		w_u64(&b, ch->job->started_ms);
 		append(d, R_RUNNING, ch->job->id, &b);
-		free(b.p);
 		if (ch->job->kind == JD_KIND_EXEC)
 			want_now(d); /* a command that runs twice after a crash is worse */
 		break;
 	case JD_CHANGE_FINAL:
-		rec_final(d, ch->job);
+		rec_final(d, &b, ch->job);
 		break;
 	case JD_CHANGE_FORGOTTEN:
 		append(d, R_FORGOTTEN, ch->job->id, NULL);
@@ -490,7 +517,7 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 			jd_outfiles_remove_value(d->jobs.outfiles, ch->job->id);
 		break;
 	case JD_CHANGE_CLIENT:
-		rec_client(d, ch->client);
+		rec_client(d, &b, ch->client);
 		break;
 	case JD_CHANGE_CLIENT_FORGOTTEN:
 		/* Nothing to undo: an idle client has no job and no set_client record (one
@@ -508,7 +535,6 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 		encode_attempt(&b, &ch->job->attempts[ch->job->n_attempts - 1],
 			       ch->kind == JD_CHANGE_RETRYING ? ch->job->next_attempt_ms : 0);
 		append(d, R_ATTEMPT, ch->job->id, &b);
-		free(b.p);
 		break;
 	case JD_CHANGE_PROCESS:
 		encode_process(&b, ch->pid);
@@ -519,27 +545,24 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 			encode_assign(&b, ch->job->exec);
 			append(d, R_ASSIGN, ch->job->id, &b);
 		}
-		free(b.p);
 		want_now(d); /* so that a restart can find and kill it */
 		break;
 	case JD_CHANGE_HOOK:
 		encode_hook(&b, ch->job);
 		append(d, R_HOOK, ch->job->id, &b);
-		free(b.p);
 		break;
 	case JD_CHANGE_ARRAY_STOP:
 		w_u8(&b, disk_state((enum jd_state)ch->state));
 		w_u8(&b, ch->cause);
 		w_u64(&b, jd_now_ms());
 		append(d, R_ARRAY_STOP, ch->job->id, &b);
-		free(b.p);
 		break;
 	case JD_CHANGE_REMOTE:
 		encode_remote(&b, ch->remote_id, ch->remote_tag);
 		append(d, R_REMOTE, ch->job->id, &b);
-		free(b.p);
 		break;
 	}
+	w_give(d, &b);
 }
 
 void jd_persist_remote_tag(const struct jd_daemon *d, char *out, size_t len)
@@ -1593,6 +1616,9 @@ void jd_persist_stop(struct jd_daemon *d)
 		free(p->snap_ids);
 		p->snap_ids = NULL;
 	}
+	free(p->scratch);
+	p->scratch = NULL;
+	p->scratch_cap = 0;
 	if (p->j) {
 		int rc = jd_journal_close(p->j); /* abandons a snapshot in progress */
 

@@ -89,6 +89,8 @@ struct jd_persist {
 	char dir[4096];
 	uint64_t records_replayed, jobs_recovered, recover_ms;
 	uint64_t append_failures;
+	unsigned char *scratch;		/* a record's buffer, kept between records */
+	size_t scratch_cap;
 	uint64_t output_swept;		/* output files of forgotten jobs removed at start */
 
 	/* compaction (jd_persist_tick): a snapshot written in slices */
