@@ -152,10 +152,7 @@ struct jd_job {
 	/* a call's result (or a failed handler's detail) as compact JSON text, made on the
 	 * worker (runner.c): malloc'd, or NULL */
 	char *value;
-	size_t value_len;
-	bool value_file;	/* the result is in the output directory's "<id>.value"
-				 * (jd_job_value_spill), not in memory: value is NULL, value_len
-				 * its size */
+	size_t value_len;	/* its length (value_file, with the small fields below: on disk) */
 
 	/* the time of day it may start (spec not_before, wall-clock ms; 0: none), and its
 	 * entry in the table's timer heap while it is scheduled */
@@ -229,6 +226,10 @@ struct jd_job {
 	uint64_t elem_pos;		/* an element's position in its array */
 	bool elem_view;			/* a compacted element shown again (array.h) */
 	bool cancel_requested;		/* loop: cancel asked while running */
+	bool value_file;	/* the result is in the output directory's "<id>.value"
+				 * (jd_job_value_spill), not in memory: value is NULL, value_len
+				 * its size (here, with the other small fields, rather than
+				 * beside value: padding between pointers costs 8 bytes a job) */
 };
 
 /* What the table reports (installed by the daemon).  ch and the job are valid during the
