@@ -154,9 +154,10 @@ $(JSCHEDD_TESTS): $(B)/tests/daemon/%: $(B)/obj/tests/daemon/%.o \
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(JANSSON_LIBS) $(CMOCKA_LIBS) $(LDLIBS)
 
 .PHONY: test-daemon
-# test_daemon_hooks, test_daemon_array and test_daemon_result run the jsched tool (jdt_tool; it runs the hooks).
+# test_daemon_hooks, test_daemon_array, test_daemon_result and test_daemon_resources run the
+# jsched tool (jdt_tool; it runs the hooks).
 $(B)/tests/daemon/test_daemon_hooks $(B)/tests/daemon/test_daemon_array \
-		$(B)/tests/daemon/test_daemon_result: | $(JSCHED_BIN)
+		$(B)/tests/daemon/test_daemon_result $(B)/tests/daemon/test_daemon_resources: | $(JSCHED_BIN)
 # test_daemon_journal preloads fault_shim.so into its daemon (a full disk on demand);
 # built without sanitizers, like the power-cut shim (daemon/core/journal.mk).
 JD_FAULT_SHIM := $(B)/tests/daemon/fault_shim.so

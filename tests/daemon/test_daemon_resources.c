@@ -643,6 +643,17 @@ static void test_cpus_memory_limits(void **state)
 	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(r, "error"), "message")),
 			       "2048 MiB"));
 	json_decref(r);
+	/* The tool's --cpus and --mem are those members. */
+	{
+		char out[1024];
+
+		assert_int_not_equal(jdt_tool(&t, "cli", out, sizeof(out), "submit --cpus 1.6 -- true 2>&1"), 0);
+		assert_non_null(strstr(out, "limit_exceeded"));
+		assert_non_null(strstr(out, "resources.cpus"));
+		assert_int_not_equal(jdt_tool(&t, "cli", out, sizeof(out), "submit --mem 3G -- true 2>&1"), 0);
+		assert_non_null(strstr(out, "limit_exceeded"));
+		assert_non_null(strstr(out, "resources.memory"));
+	}
 	jdt_write_config(&t, "\"workers\": 2, \"resources\": {\"cpus\": {\"count\": 3}, "
 			     "\"memory\": {\"reserve\": \"1M\"}}");
 	assert_int_equal(kill(t.pid, SIGHUP), 0);
