@@ -410,6 +410,14 @@ int tool_hooks_background(const struct cli_cmd *cmd, uint64_t id)
 			dup2(null, STDOUT_FILENO);
 			dup2(null, STDERR_FILENO);
 		}
+		/* Nothing else the submitting process had open stays open for the hour this
+		 * process may wait: not a lock its caller holds, not a pipe someone reads to
+		 * its end (the terminal kept for the hooks' messages moves to descriptor 3). */
+		if (tty >= 0 && tty != STDERR_FILENO + 1) {
+			dup2(tty, STDERR_FILENO + 1);
+			tty = STDERR_FILENO + 1;
+		}
+		close_range(tty >= 0 ? (unsigned)tty + 1 : STDERR_FILENO + 1, ~0U, 0);
 		background(cmd, id, tty);
 	}
 	if (tty >= 0)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,14 +221,26 @@ static void test_survive_kill9(void **state)
 	struct jdt d;
 	struct jsched_conn *k;
 	char out[4096], file[400], got[64];
+	struct pollfd pfd;
 	uint64_t id, p;
+	int held[2];
 	json_t *h;
 
 	(void)state;
 	jdt_start(&d, "\"workers\": 2");
 	snprintf(file, sizeof(file), "%s/bg", d.dir);
+	/* The background runner keeps nothing its caller had open: the write end of this
+	 * pipe (inherited by the tool, as a lock or a caller's pipe would be) is closed
+	 * everywhere once the tool has returned, so the read end sees its end at once. */
+	assert_int_equal(pipe(held), 0);
 	assert_int_equal(tool(&d, out, sizeof(out), "submit --json --on-exit 'echo $JSCHED_JOB_STATE > %s' "
 			      "-- sh -c 'sleep 60'", file), 0);
+	close(held[1]);
+	pfd.fd = held[0];
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, 10000) != 1 || read(held[0], got, 1) != 0)
+		fail_msg("the background hook runner kept a descriptor the tool inherited");
+	close(held[0]);
 	id = job_of(out);
 	k = jdt_connect(&d, "hooks");
 	jdt_until_state(k, id, "running");
