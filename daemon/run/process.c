@@ -219,6 +219,27 @@ static int direct_child(void *arg)
 	int32_t rep[2];
 	int step = STEP_GROUP;
 	long rc = 0;
+	long keep[4] = {d->fds[0], d->fds[1], d->fds[2], d->report}, from = 3;
+
+	/* First, before anything that can wait (a group's attach can wait for an RCU grace
+	 * period), drop every descriptor but the four it keeps: the daemon's listening
+	 * socket and its journal's lock are shared with this copy of its table, and a
+	 * daemon killed now must be able to start again at once, which it cannot while
+	 * they are open here.  (An insertion sort of four; -1s sort first.) */
+	for (int i = 1; i < 4; i++)
+		for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			long x = keep[j];
+
+			keep[j] = keep[j - 1];
+			keep[j - 1] = x;
+		}
+	for (int i = 0; i < 4; i++) {
+		if (keep[i] > from)
+			(void)SYS3(SYS_close_range, from, keep[i] - 1, 0);
+		if (keep[i] >= from)
+			from = keep[i] + 1;
+	}
+	(void)SYS3(SYS_close_range, from, ~0U, 0);
 
 	for (size_t i = 0; i < d->ngroups; i++) {
 		long fd = SYS3(SYS_openat, AT_FDCWD, d->procs[i], O_WRONLY | O_CLOEXEC);

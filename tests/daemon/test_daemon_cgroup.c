@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -473,6 +474,118 @@ static void test_killed_daemon_leaves_no_subtree(void **state)
 	assert_false(subtree_left(root));
 }
 
+/* write_file: put text into path (a cgroup control file); whether it worked. */
+static bool write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	bool ok = f && fputs(text, f) >= 0;
+
+	if (f && fclose(f) != 0)
+		ok = false;
+	return ok;
+}
+
+/* child_of: a process whose parent is pid (bounded wait: 30 s), 0 if none appears. */
+static pid_t child_of(pid_t pid)
+{
+	for (int i = 0; i < 3000; i++) {
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+		pid_t found = 0;
+
+		while (d && !found && (e = readdir(d))) {
+			char path[300], buf[512];
+			const char *rp;
+			FILE *f;
+			size_t n;
+
+			if (e->d_name[0] < '1' || e->d_name[0] > '9')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+			if (!(f = fopen(path, "r")))
+				continue;
+			n = fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+			buf[n] = '\0';
+			if ((rp = strrchr(buf, ')')) && atol(rp + 4) == (long)pid)
+				found = (pid_t)atol(e->d_name);
+		}
+		if (d)
+			closedir(d);
+		if (found)
+			return found;
+		jdt_sleep_ms(10);
+	}
+	return 0;
+}
+
+/* A command started directly (no identity change) holds none of the daemon's own
+ * descriptors while it waits to enter its group: a daemon killed then can start again
+ * at once, which its listening socket or journal lock held open in the child would
+ * prevent ("another jschedd is already listening").  The test freezes jschedd's freezer
+ * subtree so that the child stops in its attach, before its exec, and looks at its
+ * descriptors there. */
+static void test_child_holds_nothing_before_exec(void **state)
+{
+	struct jsched_conn *c;
+	char root[4096], freezer[4200], state_file[4300], fddir[64], link[512], what[1024];
+	const char *base;
+	json_t *g;
+	uint64_t id;
+	pid_t child;
+	DIR *d;
+	struct dirent *e;
+	int fds = 0;
+
+	(void)state;
+	need_cgroups();
+	c = jdt_connect(&t, "frozen");
+	g = cgroups_of(c);
+	snprintf(root, sizeof(root), "%s", json_string_value(json_object_get(g, "root")));
+	json_decref(g);
+	base = strrchr(root, '/');
+	snprintf(freezer, sizeof(freezer), "/sys/fs/cgroup/freezer%s", base ? base : "/");
+	snprintf(state_file, sizeof(state_file), "%s/freezer.state", freezer);
+	if (access(state_file, W_OK) != 0) {
+		jsched_close(c);
+		fprintf(stderr, "skipped: no v1 freezer for %s (%s)\n", root, state_file);
+		skip();
+	}
+	assert_true(write_file(state_file, "FROZEN"));
+	id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"true\"]}");
+	child = child_of(t.pid);
+	if (!child) {
+		write_file(state_file, "THAWED");
+		fail_msg("no child of the daemon appeared for job %llu", (unsigned long long)id);
+	}
+	snprintf(fddir, sizeof(fddir), "/proc/%d/fd", (int)child);
+	what[0] = '\0';
+	if ((d = opendir(fddir))) {
+		while ((e = readdir(d))) {
+			char path[400];
+			ssize_t n;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", fddir, e->d_name);
+			if ((n = readlink(path, link, sizeof(link) - 1)) < 0)
+				continue;
+			link[n] = '\0';
+			fds++;
+			if (strncmp(link, "socket:", 7) == 0 || strstr(link, "/journal") ||
+			    strncmp(link, "anon_inode:", 11) == 0)
+				snprintf(what, sizeof(what), "fd %s -> %s", e->d_name, link);
+		}
+		closedir(d);
+	}
+	assert_true(write_file(state_file, "THAWED"));
+	json_decref(final(c, id, "succeeded", NULL));
+	jsched_close(c);
+	if (what[0])
+		fail_msg("the child (pid %d, %d descriptors) held the daemon's %s", (int)child, fds, what);
+	assert_true(fds > 0 && fds <= 7);
+}
+
 static void test_limits_refused_without_cgroups(void **state)
 {
 	struct jdt off;
@@ -524,6 +637,7 @@ int main(void)
 		cmocka_unit_test(test_leftovers_of_a_killed_daemon),
 		cmocka_unit_test(test_killed_daemon_jobs_settled),
 		cmocka_unit_test(test_killed_daemon_leaves_no_subtree),
+		cmocka_unit_test(test_child_holds_nothing_before_exec),
 		cmocka_unit_test(test_limits_refused_without_cgroups),
 	};
 
