@@ -182,10 +182,23 @@ static void wake_synced(struct jd_proc *p)
  * process is freed, after it was reaped, so the child never runs on freed memory.  The
  * alternative, a spawner thread doing the same with vfork and libc, would add two
  * hand-offs per command. */
-#ifdef JD_RAWSYS
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define JD_TSAN_BUILD 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define JD_TSAN_BUILD 1
+#endif
+#if defined(JD_RAWSYS) && !defined(JD_TSAN_BUILD)
 #define DIRECT 1
 #else
-#define DIRECT 0 /* other CPUs: posix_spawn, and the helper for a group */
+/* Other CPUs: posix_spawn, and the helper for a group.  Also a TSan build: its runtime
+ * keeps per-thread state behind the thread pointer the child shares, and gcc still calls
+ * __tsan_func_entry in a no_sanitize("thread") function, so a direct child there writes
+ * into the loop thread's state (commands died of SIGSEGV before their exec, with data
+ * races reported against a "thread" TSan could not name). */
+#define DIRECT 0
 #endif
 
 enum direct_step { STEP_GROUP = 1, STEP_FDS, STEP_CWD, STEP_EXEC };

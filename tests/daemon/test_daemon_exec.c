@@ -291,9 +291,26 @@ static void file_in_dir(char *path, size_t len, const char *name, const char *te
 	assert_int_equal(chmod(path, mode), 0);
 }
 
+/* direct_starts: the daemon's count of commands started without jschedd-runas. */
+static json_int_t direct_starts(struct jsched_conn *c)
+{
+	json_t *m = jdt_metrics(c);
+	json_int_t n = json_integer_value(json_object_get(json_object_get(m, "exec"), "direct"));
+
+	json_decref(m);
+	return n;
+}
+
+/* A build without the direct start (TSan's, or a CPU without arch/rawsys.h) starts every
+ * command through jschedd-runas or posix_spawn; what only the direct start does is
+ * skipped there, saying so. */
+#define NO_DIRECT_START "this build starts commands through jschedd-runas or posix_spawn " \
+			"(no direct start: a TSan build, or a CPU without arch/rawsys.h)"
+
 static void test_cannot_start(void **state)
 {
 	struct jsched_conn *c = jdt_connect(&t, NULL);
+	json_int_t direct0 = direct_starts(c);
 	uint64_t nofile = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"/nonexistent/cmd\"]}");
 	uint64_t nopath = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"no-such-command-jsched\"]}");
 	uint64_t noexec, badexec;
@@ -323,6 +340,13 @@ static void test_cannot_start(void **state)
 	expect_final(c, nocwd, "failed", "spawn", &rec);
 	assert_non_null(strstr(json_string_value(json_object_get(rec, "reason")), "working directory"));
 	json_decref(rec);
+	if (direct_starts(c) == direct0) {
+		/* jschedd-runas execs with execvp, which hands such a file to sh. */
+		expect_final(c, badexec, "failed", NULL, NULL);
+		fprintf(stderr, "  the exec format error's reason not checked: %s\n", NO_DIRECT_START);
+		jsched_close(c);
+		return;
+	}
 	expect_final(c, badexec, "failed", "spawn", &rec);
 	snprintf(want, sizeof(want), "exec format error: %s", garbage);
 	assert_string_equal(json_string_value(json_object_get(rec, "reason")), want);
@@ -353,6 +377,11 @@ static void test_started_directly(void **state)
 			     "grep -q job- /proc/self/cgroup && echo group; echo end\"]}");
 	expect_final(c, id, "succeeded", NULL, &rec);
 	json_decref(rec);
+	if (direct_starts(c) == direct0) {
+		jsched_close(c);
+		fprintf(stderr, "skipped: %s\n", NO_DIRECT_START);
+		skip();
+	}
 	out = output(c, id, "stdout", NULL, NULL);
 	assert_non_null(strstr(out, "/tmp\n"));
 	assert_non_null(strstr(out, "session\n"));
