@@ -5,11 +5,21 @@
  * jd_session_message().  A connection paused by backpressure keeps its undecoded bytes
  * in the decoder and is resumed by the session when its queue has room.
  *
- * Write path: each frame is one uv_write of the buffer the codec encoded it into (no
- * copy).  libuv writes what the socket takes at once and queues the rest; when its queue
- * for a connection (uv_stream_get_write_queue_size: bytes the kernel has not taken) passes
- * the configured limit, the peer is not reading, and the connection is closed (the
- * daemon lives on).
+ * Write path: a frame (the buffer the codec encoded it into, never copied) joins its
+ * connection's batch, and the server's flush writes every connection's batch once per loop
+ * iteration: in a uv_check handle after the poll phase's callbacks (the replies to what
+ * was just read, what the workers' notices settled) and in a uv_prepare handle before the
+ * next poll (what timers, the reaper and idle callbacks queued).  So every reply ready in
+ * one iteration goes out in one writev(2) per connection: a client that pipelines
+ * requests, or gets events beside its replies, costs one system call per iteration, not
+ * one per frame.  A batch is written at once when it passes FLUSH_BYTES or FLUSH_FRAMES
+ * (a large frame gains nothing from waiting).  The write is uv_try_write when libuv has
+ * nothing queued for the connection (no request, no epoll_ctl); only what the socket did
+ * not take goes through one uv_write request for the whole rest.  When the bytes libuv
+ * holds queued for a connection (uv_stream_get_write_queue_size: what the kernel has not
+ * taken) pass the configured limit, the peer is not reading, and the connection is closed
+ * (the daemon lives on).  The alternative, writing each frame as it is made, cost a write(2) per
+ * frame; holding frames longer (a timer) would add latency for nothing.
  *
  * Identity: SO_PEERCRED at accept gives uid, gid and pid; nothing the client says can
  * change them.
@@ -37,10 +47,16 @@
 /* Frames before hello are capped lower: an unauthenticated peer gets little memory. */
 #define HELLO_FRAME_LIMIT (64u * 1024u)
 
+/* FLUSH_BYTES, FLUSH_FRAMES: a batch this large is written at once. */
+#define FLUSH_BYTES (64u * 1024u)
+#define FLUSH_FRAMES 64u
+
+/* One uv_write request: the frames of a batch the socket did not take at once. */
 struct wreq {
 	uv_write_t req;
 	struct jd_conn *c;
-	char *bytes;		/* the encoded frame (jp_frame_encode's) */
+	uint32_t n;
+	char *bytes[];		/* the encoded frames (malloc'd), freed when written */
 };
 
 static struct jd_uid_count *uid_slot(struct jd_server *s, uid_t uid, bool create)
@@ -70,11 +86,30 @@ struct jd_uid_count *jd__uid_count(struct jd_net *d, uid_t uid)
 
 static void jh_free(struct jd_conn *c);
 
+/* out_drop: free c's batch unwritten and take c off the flush list. */
+static void out_drop(struct jd_conn *c)
+{
+	struct jd_conn **pc = &c->d->srv.to_flush;
+
+	for (uint32_t i = 0; i < c->n_out; i++)
+		free(c->out[i].bytes);
+	c->n_out = 0;
+	c->out_bytes = 0;
+	if (!c->on_flush)
+		return;
+	while (*pc != c)
+		pc = &(*pc)->flush_next;
+	*pc = c->flush_next;
+	c->on_flush = false;
+}
+
 static void conn_handle_closed_cb(uv_handle_t *h)
 {
 	struct jd_conn *c = h->data;
 
 	if (--c->open_handles == 0) {
+		out_drop(c);
+		free(c->out);
 		jp_decoder_free(&c->dec);
 		free(c);
 	}
@@ -87,6 +122,7 @@ static void conn_handle_closed_cb(uv_handle_t *h)
 
 static void close_handles(struct jd_conn *c)
 {
+	out_drop(c);
 	if (!uv_is_closing((uv_handle_t *)&c->pipe))
 		uv_close((uv_handle_t *)&c->pipe, conn_handle_closed_cb);
 	if (!uv_is_closing((uv_handle_t *)&c->hs_timer))
@@ -131,11 +167,15 @@ static void held_timeout_cb(uv_timer_t *t)
 	close_handles(c);
 }
 
-/* linger: start flushing what is still queued for c, then close it (lingered_cb), or
- * after LINGER_MS whatever the peer read.  Returns false when there is nothing to flush or
- * the flush cannot start: close at once. */
+static int conn_flush(struct jd_conn *c);
+
+/* linger: start flushing what is still queued for c (its batch, then libuv's queue), then
+ * close it (lingered_cb), or after LINGER_MS whatever the peer read.  Returns false when
+ * there is nothing to flush or the flush cannot start: close at once. */
 static bool linger(struct jd_conn *c)
 {
+	if (!c->abort)
+		conn_flush(c); /* the batch first: the reply that says why is in it */
 	if (c->abort || uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) == 0)
 		return false;
 	c->shutdown_req.data = c;
@@ -216,7 +256,8 @@ static void write_cb(uv_write_t *req, int status)
 	struct wreq *w = (struct wreq *)req;
 	struct jd_conn *c = w->c;
 
-	free(w->bytes);
+	for (uint32_t i = 0; i < w->n; i++)
+		free(w->bytes[i]);
 	free(w);
 	if (status < 0 && status != UV_ECANCELED) {
 		c->abort = true;
@@ -234,62 +275,151 @@ struct jd_jheld {
 	size_t len;
 };
 
-/* queue_now: write one encoded frame (takes `bytes`, malloc'd) and enforce the output
- * limit.  With nothing queued for c it is written at once (uv_try_write: one write(2),
- * no request); only what the socket did not take goes through uv_write, whose request
- * also costs two epoll_ctl calls (POLLOUT on, then off) per frame. */
-static int queue_now(struct jd_conn *c, char *bytes, size_t len)
+/* conn_flush: write c's batch: with nothing queued in libuv for c, at once
+ * (uv_try_write: one writev(2), no request); what the socket did not take, or all of it
+ * behind frames libuv still holds, through one uv_write request.  The batch is empty
+ * afterwards.  Returns 0, or JSCHED_EIO / JSCHED_ENOMEM when c had to be closed. */
+static int conn_flush(struct jd_conn *c)
 {
+	uv_buf_t bufs[FLUSH_FRAMES];
+	uint32_t n = c->n_out, first = 0;
+	size_t skip = 0;
 	struct wreq *w;
-	uv_buf_t buf;
 	int rc;
 
+	if (n == 0)
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		bufs[i] = uv_buf_init(c->out[i].bytes, (unsigned)c->out[i].len);
+	c->n_out = 0;
+	c->out_bytes = 0;
+	c->d->srv.flushes++;
+	c->d->srv.flushed_frames += n;
 	if (uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) == 0) {
-		buf = uv_buf_init(bytes, (unsigned)len);
-		rc = uv_try_write((uv_stream_t *)&c->pipe, &buf, 1);
-		if (rc == (int)len) {
-			free(bytes);
-			return 0;
-		}
-		if (rc > 0) { /* the rest through a request: move it to the front */
-			memmove(bytes, bytes + rc, len - (size_t)rc);
-			len -= (size_t)rc;
-		} else if (rc != UV_EAGAIN && rc != UV_ENOSYS) {
-			free(bytes);
+		rc = uv_try_write((uv_stream_t *)&c->pipe, bufs, n);
+		if (rc < 0 && rc != UV_EAGAIN && rc != UV_ENOSYS) {
+			for (uint32_t i = 0; i < n; i++)
+				free(c->out[i].bytes);
 			c->abort = true;
 			jd_conn_close(c, uv_strerror(rc));
 			return JSCHED_EIO;
 		}
+		/* Free what the kernel took whole; the rest from the first it did not. */
+		for (size_t done = rc > 0 ? (size_t)rc : 0; first < n; first++) {
+			if (done < bufs[first].len) {
+				skip = done;
+				break;
+			}
+			done -= bufs[first].len;
+			free(c->out[first].bytes);
+		}
+		if (first == n)
+			return 0;
+		bufs[first].base += skip;
+		bufs[first].len -= skip;
 	}
-	w = malloc(sizeof(*w));
+	w = malloc(sizeof(*w) + (n - first) * sizeof(w->bytes[0]));
 	if (!w) {
-		free(bytes);
+		for (uint32_t i = first; i < n; i++)
+			free(c->out[i].bytes);
+		c->abort = true;
+		jd_conn_close(c, "out of memory");
 		return JSCHED_ENOMEM;
 	}
 	w->c = c;
-	w->bytes = bytes;
-	buf = uv_buf_init(bytes, (unsigned)len);
-	rc = uv_write(&w->req, (uv_stream_t *)&c->pipe, &buf, 1, write_cb);
+	w->n = n - first;
+	for (uint32_t i = first; i < n; i++)
+		w->bytes[i - first] = c->out[i].bytes;
+	rc = uv_write(&w->req, (uv_stream_t *)&c->pipe, bufs + first, n - first, write_cb);
 	if (rc < 0) {
-		free(bytes);
+		for (uint32_t i = 0; i < w->n; i++)
+			free(w->bytes[i]);
 		free(w);
 		c->abort = true;
 		jd_conn_close(c, uv_strerror(rc));
 		return JSCHED_EIO;
 	}
-	/* The limit counts what was queued before this frame: a client that reads gets one
-	 * whole reply of any size the protocol allows (reply_frame_bytes, above the default
-	 * limit) without being cut; one that does not read is cut at its next frame. */
-	if (uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) >
-	    c->d->cfg->output_buffer_bytes + len) {
-		c->d->srv.disconnected_limit++;
+	return 0;
+}
+
+/* flush_all: write every connection's batch (the flush handles' callback). */
+static void flush_all(struct jd_server *s)
+{
+	while (s->to_flush) {
+		struct jd_conn *c = s->to_flush;
+
+		s->to_flush = c->flush_next;
+		c->on_flush = false;
+		conn_flush(c);
+	}
+	uv_check_stop(&s->flush_check);
+	uv_prepare_stop(&s->flush_prepare);
+}
+
+static void flush_check_cb(uv_check_t *h)
+{
+	flush_all(h->data);
+}
+
+static void flush_prepare_cb(uv_prepare_t *h)
+{
+	flush_all(h->data);
+}
+
+/* queue_now: add one encoded frame (takes `bytes`, malloc'd) to c's batch, enforcing the
+ * output limit; the batch goes out at this loop iteration's flush, or at once when it is
+ * large.  Returns 0 or a negative JSCHED_E* code (c is then closed). */
+static int queue_now(struct jd_conn *c, char *bytes, size_t len)
+{
+	struct jd_server *s = &c->d->srv;
+	size_t before = uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe);
+
+	/* The limit counts what libuv holds queued before this frame: a client that reads
+	 * gets one whole reply of any size the protocol allows (reply_frame_bytes, above the
+	 * default limit) without being cut; one that does not read is cut at its next frame.
+	 * The batch is not counted: it is written within this iteration, and is at most
+	 * FLUSH_BYTES before it is written at once. */
+	if (before > c->d->cfg->output_buffer_bytes) {
+		free(bytes);
+		s->disconnected_limit++;
 		jd_log(JD_LOG_WARN, "connection %llu (uid %u pid %d): %zu bytes unread, over the "
 		       "output limit; disconnecting", (unsigned long long)c->serial,
-		       (unsigned)c->uid, (int)c->pid,
-		       uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe));
+		       (unsigned)c->uid, (int)c->pid, before);
 		c->abort = true; /* it is not reading: what is queued is dropped */
 		jd_conn_close(c, "output buffer limit");
 		return JSCHED_ELIMIT_EXCEEDED;
+	}
+	if (c->n_out == c->cap_out) {
+		uint32_t cap = c->cap_out ? FLUSH_FRAMES : 4;
+		struct jd_outbuf *o = realloc(c->out, cap * sizeof(*o));
+
+		if (!o) {
+			free(bytes);
+			return JSCHED_ENOMEM;
+		}
+		c->out = o;
+		c->cap_out = cap;
+	}
+	c->out[c->n_out++] = (struct jd_outbuf){bytes, len};
+	c->out_bytes += len;
+	if (c->out_bytes >= FLUSH_BYTES || c->n_out == FLUSH_FRAMES) {
+		if (c->on_flush) /* written now: off the list */
+			for (struct jd_conn **pc = &s->to_flush;; pc = &(*pc)->flush_next)
+				if (*pc == c) {
+					*pc = c->flush_next;
+					c->on_flush = false;
+					break;
+				}
+		return conn_flush(c);
+	}
+	if (!c->on_flush) {
+		if (!s->to_flush) {
+			uv_check_start(&s->flush_check, flush_check_cb);
+			uv_prepare_start(&s->flush_prepare, flush_prepare_cb);
+		}
+		c->on_flush = true;
+		c->flush_next = s->to_flush;
+		s->to_flush = c;
 	}
 	return 0;
 }
@@ -345,7 +475,8 @@ static void jh_free(struct jd_conn *c)
 
 size_t jd_conn_pending(const struct jd_conn *c)
 {
-	return uv_stream_get_write_queue_size((const uv_stream_t *)&c->pipe) + c->jh_bytes;
+	return uv_stream_get_write_queue_size((const uv_stream_t *)&c->pipe) + c->out_bytes +
+	       c->jh_bytes;
 }
 
 void jd_server_release_held(struct jd_net *d, uint64_t durable)
@@ -777,6 +908,9 @@ int jd_server_listen(struct jd_net *d, int activated_fd, char *err, size_t errle
 	raise_fd_limit();
 	uv_idle_init(d->loop, &s->reaper);
 	s->reaper.data = d;
+	uv_check_init(d->loop, &s->flush_check);
+	uv_prepare_init(d->loop, &s->flush_prepare);
+	s->flush_check.data = s->flush_prepare.data = s;
 	uv_pipe_init(d->loop, &s->listener, 0);
 	s->listener.data = d;
 	if (d->cfg->socket[0]) {
@@ -880,6 +1014,8 @@ void jd_server_flush_all(struct jd_net *d)
 		if (c->closing)
 			continue;
 		uv_read_stop((uv_stream_t *)&c->pipe);
+		if (conn_flush(c) < 0)
+			continue;
 		c->shutdown_req.data = c;
 		if (uv_shutdown(&c->shutdown_req, (uv_stream_t *)&c->pipe, flushed_cb) < 0)
 			jd_conn_close(c, "daemon exiting");
@@ -890,6 +1026,10 @@ void jd_server_free(struct jd_net *d)
 {
 	if (!uv_is_closing((uv_handle_t *)&d->srv.reaper))
 		uv_close((uv_handle_t *)&d->srv.reaper, NULL);
+	if (!uv_is_closing((uv_handle_t *)&d->srv.flush_check))
+		uv_close((uv_handle_t *)&d->srv.flush_check, NULL);
+	if (!uv_is_closing((uv_handle_t *)&d->srv.flush_prepare))
+		uv_close((uv_handle_t *)&d->srv.flush_prepare, NULL);
 	free(d->srv.uids);
 	d->srv.uids = NULL;
 }

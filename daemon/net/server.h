@@ -87,6 +87,14 @@ struct jd_conn {
 	bool jh_bypass;
 
 	uint32_t n_follows;		/* jobs whose output it follows (follow.h) */
+
+	/* frames ready to go, written together by the server's flush at the end of this
+	 * loop iteration (server.c "Write path"): each a malloc'd encoded frame */
+	struct jd_outbuf *out;
+	uint32_t n_out, cap_out;
+	size_t out_bytes;		/* their bytes */
+	struct jd_conn *flush_next;	/* on the server's list of connections to flush */
+	bool on_flush;
 };
 
 /* Per uid: open connections, and the ids its pending waits name (op_wait.c). */
@@ -99,9 +107,22 @@ struct jd_uid_count {
 /* jd__uid_count: the counters of uid (one of a connected peer's), or NULL. */
 struct jd_uid_count *jd__uid_count(struct jd_net *d, uid_t uid);
 
+/* A frame waiting in a connection's batch: the encoded bytes (malloc'd), their length. */
+struct jd_outbuf {
+	char *bytes;
+	size_t len;
+};
+
 struct jd_server {
 	uv_pipe_t listener;
 	uv_idle_t reaper;	/* drains the pending-close list */
+	/* The flush of the connections' batches: check runs after the poll phase's
+	 * callbacks (replies to what was read), prepare before the next poll (what timers
+	 * and the reaper queued); both active only while a batch is waiting. */
+	uv_check_t flush_check;
+	uv_prepare_t flush_prepare;
+	struct jd_conn *to_flush;	/* connections with a batch waiting */
+	uint64_t flushes, flushed_frames;	/* batches written, frames in them */
 	char path[108];
 	bool listening;
 	bool activated;		/* the socket came from systemd (LISTEN_FDS): not ours to unlink */

@@ -11,6 +11,8 @@
  *   where ms * 10^6 no longer fits in 64 bits; deadline_at_ms 2^53 - 1) never expire a job;
  *   a past one expires it at once; time limits and wait timeouts of 2^53 - 1 ms do not
  *   fire; sleep accepts its maximum and refuses one more.
+ * - Writes: replies queued behind a full socket, and held for the journal, are all flushed
+ *   before a close; 50 pipelined requests are answered in one write.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -366,6 +368,59 @@ static void test_close_keeps_replies_held_for_the_journal(void **state)
 	close(fd);
 }
 
+/* conn_counts: the metrics' connections.writes and frames_written, asked on fd. */
+static void conn_counts(int fd, json_int_t *writes, json_int_t *frames)
+{
+	json_t *r = jdt_raw_ask(fd, "{\"op\": \"metrics\", \"id\": 99}");
+	json_t *conns = json_object_get(json_object_get(r, "metrics"), "connections");
+
+	assert_true(json_is_integer(json_object_get(conns, "writes")));
+	*writes = json_integer_value(json_object_get(conns, "writes"));
+	*frames = json_integer_value(json_object_get(conns, "frames_written"));
+	json_decref(r);
+}
+
+/* test_pipelined_replies_one_write: 50 pings sent in one write(2) are read in one go, and
+ * their 50 replies leave in one write, in order (the metrics count the daemon's writes and
+ * the frames in them; before batching each reply was a write of its own). */
+static void test_pipelined_replies_one_write(void **state)
+{
+	enum { N = 50 };
+	int fd = jdt_raw_hello(&t, "edges");
+	json_int_t w0, f0, w1, f1;
+	char buf[N * 64];
+	size_t len = 0;
+
+	(void)state;
+	conn_counts(fd, &w0, &f0);
+	for (int i = 0; i < N; i++) {
+		char req[48];
+		int n = snprintf(req, sizeof(req), "{\"op\": \"ping\", \"id\": %d}", i + 1);
+
+		buf[len] = buf[len + 1] = 0;
+		buf[len + 2] = (char)(n >> 8);
+		buf[len + 3] = (char)n;
+		memcpy(buf + len + 4, req, (size_t)n);
+		len += 4 + (size_t)n;
+	}
+	jdt_send_all(fd, buf, len);
+	for (int i = 0; i < N; i++) {
+		json_t *r = jdt_read_frame(fd);
+
+		assert_non_null(r);
+		assert_int_equal(json_integer_value(json_object_get(r, "id")), i + 1);
+		assert_true(json_is_true(json_object_get(r, "ok")));
+		json_decref(r);
+	}
+	conn_counts(fd, &w1, &f1);
+	/* The first metrics reply and the 50 pongs: 51 frames; 2 writes, or 3 if the kernel
+	 * handed the daemon the 50 requests in two reads. */
+	assert_int_equal(f1 - f0, N + 1);
+	if (w1 - w0 > 3)
+		fail_msg("%lld writes for %d pipelined replies", (long long)(w1 - w0 - 1), N);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_time_fields_at_extremes),
 		cmocka_unit_test(test_close_flushes_queued_replies),
 		cmocka_unit_test(test_close_keeps_replies_held_for_the_journal),
+		cmocka_unit_test(test_pipelined_replies_one_write),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
