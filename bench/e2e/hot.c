@@ -19,6 +19,9 @@
  *      process keeps 10,000 spin(100 µs) jobs queued (it submits 10 batches of 1,000,
  *      then waits for its oldest batch and submits it again, until told to stop),
  *      beside the light client's own round trip on the same daemon, idle, just before.
+ *      And the same client beside one busy-loop process per core at nice 0 (this
+ *      benchmark's own children, at most 60 s each), beside its idle figure per run: the
+ *      machine loaded the way other work loads it.
  *   4. efficiency of short call jobs: 20,000 spin jobs of 10 µs and 100 µs (2,000 of
  *      1 ms), batches of 1,000 with 4 in flight, waited for, with the CPUs' worker
  *      count; jobs/s beside the ideal, workers / job length.
@@ -38,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -324,6 +328,72 @@ static void flood_rows(struct e2e *e, double *lat)
 		   FLOOD_BATCH * FLOOD_BATCHES, FLOOD_BATCH, n, runs);
 }
 
+/* ---- 3b. a light client beside CPU burners ---------------------------------------------- */
+
+/* burn: a child's busy loop at nice 0, for at most 60 s (and not past its parent). */
+static __attribute__((noreturn)) void burn(void)
+{
+	uint64_t end = bench_now_ns() + 60ull * 1000000000ull;
+	unsigned spins = 0;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	while (++spins & 0xfffff || bench_now_ns() < end)
+		__asm__ volatile("" ::: "memory");
+	_exit(0);
+}
+
+/* burner_rows: the light client's noop round trip with one CPU burner per core (processes
+ * of this benchmark, nice 0: load the machine the way other work would), beside its idle
+ * figure on the same daemon just before, per run. */
+static void burner_rows(struct e2e *e, double *lat)
+{
+	size_t n = e->quick ? 200 : 2000;
+	int runs = e->runs_long;
+	double i50[64], i99[64], b50[64], b99[64];
+	pid_t kids[64];
+	unsigned nk = e->cpus < 64 ? e->cpus : 64;
+	struct jsched_spec *spec;
+	struct e2e_daemon d;
+
+	if (jsched_spec_call("noop", NULL, &spec) < 0)
+		e2e_die("out of memory");
+	start(e, &d, false, NULL);
+	struct jsched_conn *c = e2e_connect(&d, "light");
+	e2e_rtt_wait(c, spec, n / 4, NULL);
+	for (int run = 0; run < runs; run++) {
+		e2e_rtt_wait(c, spec, n, lat);
+		i50[run] = e2e_percentile(lat, n, 0.50);
+		i99[run] = e2e_percentile(lat, n, 0.99);
+		for (unsigned k = 0; k < nk; k++) {
+			kids[k] = fork();
+			if (kids[k] < 0)
+				e2e_die("fork: %s", strerror(errno));
+			if (kids[k] == 0)
+				burn();
+			e2e_track(kids[k]);
+		}
+		e2e_rtt_wait(c, spec, n, lat);
+		b50[run] = e2e_percentile(lat, n, 0.50);
+		b99[run] = e2e_percentile(lat, n, 0.99);
+		for (unsigned k = 0; k < nk; k++) {
+			kill(kids[k], SIGKILL);
+			waitpid(kids[k], NULL, 0);
+			e2e_untrack(kids[k]);
+		}
+	}
+	jsched_close(c);
+	e2e_daemon_stop(&d);
+	jsched_spec_free(spec);
+	size_t k = (size_t)runs;
+	bench_row(e->rep, "hot: light client's noop round trip beside a CPU burner per core, p50", "us",
+		  "sleep, journal off", e2e_median_of(b50, k), "the same client idle, p50", e2e_median_of(i50, k));
+	bench_row(e->rep, "hot: light client's noop round trip beside a CPU burner per core, p99", "us",
+		  "sleep, journal off", e2e_median_of(b99, k), "the same client idle, p99", e2e_median_of(i99, k));
+	bench_note(e->rep, "hot: burners: %u busy-loop processes at nice 0 (this benchmark's own); %zu light round "
+			   "trips per run, %d runs",
+		   nk, n, runs);
+}
+
 /* ---- 4. efficiency of short call jobs ------------------------------------------------------ */
 
 static double spin_rate(struct e2e_daemon *d, unsigned us, size_t n)
@@ -447,7 +517,7 @@ static void memory_rows(struct e2e *e)
 		   idle, base, queued, peak, after);
 }
 
-/* hot_selected: is the group `key` (rtt, counts, flood, eff, mem) to run?  For profiling
+/* hot_selected: is the group `key` (rtt, counts, flood, burn, eff, mem) to run?  For profiling
  * one group: BENCH_HOT_ONLY=key[,key...]; unset, all of them. */
 static bool hot_selected(const char *key)
 {
@@ -477,6 +547,8 @@ void e2e_hot(struct e2e *e)
 		count_rows(e);
 	if (hot_selected("flood"))
 		flood_rows(e, lat);
+	if (hot_selected("burn"))
+		burner_rows(e, lat);
 	if (hot_selected("eff"))
 		efficiency_rows(e);
 	if (hot_selected("mem"))
