@@ -26,6 +26,11 @@ $(BENCH_COMMON_LIB): $(BENCH_COMMON_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
+# A jschedd of a benchmark's own, started and connected (bench/common/daemon.h): apart from
+# the harness since it needs libjsched; a benchmark that uses it links it before $(LIBJSCHED_A).
+BENCH_DAEMON_OBJ := $(B)/obj/bench/common/daemon.o
+$(BENCH_DAEMON_OBJ): CFLAGS += $(JANSSON_CFLAGS)
+
 # The harness's own test: the JSON it writes is what compare.py and the README read.
 BENCH_COMMON_TEST := $(B)/bench/test_bench_common
 $(B)/obj/bench/common/test_bench.o: CFLAGS += $(JANSSON_CFLAGS) $(CMOCKA_CFLAGS)
@@ -106,7 +111,7 @@ BENCHES += $(BENCH_PROTO)
 BENCH_CLIENT := $(B)/bench/bench_client
 $(B)/obj/bench/client/bench_client.o: CFLAGS += -DJSCHEDD_BIN='"$(CURDIR)/$(B)/bin/jschedd"' \
 	-DJSCHED_TOOL_BIN='"$(CURDIR)/$(JSCHED_BIN)"'
-$(BENCH_CLIENT): $(B)/obj/bench/client/bench_client.o $(LIBJSCHED_A) $(BENCH_COMMON_LIB) | \
+$(BENCH_CLIENT): $(B)/obj/bench/client/bench_client.o $(BENCH_DAEMON_OBJ) $(LIBJSCHED_A) $(BENCH_COMMON_LIB) | \
 		$(B)/bin/jschedd $(JSCHED_BIN)
 BENCHES += $(BENCH_CLIENT)
 
@@ -115,7 +120,7 @@ BENCHES += $(BENCH_CLIENT)
 BENCH_TIMERS := $(B)/bench/bench_timers
 $(B)/obj/bench/timers/bench_timers.o: CFLAGS += $(JANSSON_CFLAGS) \
 	-DJSCHEDD_BIN='"$(CURDIR)/$(B)/bin/jschedd"'
-$(BENCH_TIMERS): $(B)/obj/bench/timers/bench_timers.o $(LIBJSCHED_A) $(BENCH_COMMON_LIB) | \
+$(BENCH_TIMERS): $(B)/obj/bench/timers/bench_timers.o $(BENCH_DAEMON_OBJ) $(LIBJSCHED_A) $(BENCH_COMMON_LIB) | \
 		$(B)/bin/jschedd
 BENCHES += $(BENCH_TIMERS)
 
@@ -148,7 +153,7 @@ BENCH_SCRIPTS := $(BENCH_DASHBOARD)
 ifneq ($(SLURM_LIBS),)
 BENCH_SLURM := $(B)/bench/bench_slurm
 $(B)/obj/bench/slurm/bench_slurm.o: CFLAGS += $(JANSSON_CFLAGS)
-$(BENCH_SLURM): $(B)/obj/bench/slurm/bench_slurm.o $(LIBJSCHED_A) $(BENCH_COMMON_LIB) | \
+$(BENCH_SLURM): $(B)/obj/bench/slurm/bench_slurm.o $(BENCH_DAEMON_OBJ) $(LIBJSCHED_A) $(BENCH_COMMON_LIB) | \
 		$(B)/bin/jschedd
 $(BENCH_SLURM): LDLIBS += $(SLURM_LIBS)
 BENCHES += $(BENCH_SLURM)

@@ -32,71 +32,36 @@
 #include <jsched/jsched.h>
 
 #include "bench/common/bench.h"
+#include "bench/common/daemon.h"
 #include "jsched_version.h"
 
 extern char **environ;
 
-static char dir[64], sock[128];
-static pid_t daemon_pid = -1;
+static struct bench_daemon jd = {.pid = -1};
 
 static void die(const char *what, int code)
 {
 	fprintf(stderr, "bench-client: %s: %s\n", what, code < 0 ? jsched_strerror(code) : strerror(code));
-	if (daemon_pid > 0)
-		kill(daemon_pid, SIGKILL);
+	bench_daemon_kill(&jd);
 	exit(1);
 }
 
-/* Start jschedd on sock and wait (at most 10 s) until it answers. */
+/* Start jschedd on a socket of its own and wait (at most 10 s) until it answers. */
 static struct jsched_conn *start_daemon(void)
 {
-	snprintf(dir, sizeof dir, "/tmp/bench-client-XXXXXX");
-	if (mkdtemp(dir) == NULL)
-		die("mkdtemp", errno);
-	snprintf(sock, sizeof sock, "%s/jschedd.sock", dir);
-	setenv("JSCHED_SOCKET", sock, 1);
-	/* The journal where systemd's StateDirectory= would put it: in our temp dir. */
-	char state[160];
-	snprintf(state, sizeof state, "%s/state", dir);
-	setenv("STATE_DIRECTORY", state, 1);
-	char *argv[] = { (char *)(uintptr_t)JSCHEDD_BIN, NULL };
-	/* Its log goes to a file, not between the rows of the table. */
-	char log[128];
-	snprintf(log, sizeof log, "%s/jschedd.log", dir);
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	int rc = posix_spawn(&daemon_pid, JSCHEDD_BIN, &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (rc != 0)
+	struct jsched_conn *c;
+	int rc;
+
+	/* The config is the defaults (the journal on, sync always) but for the socket. */
+	if ((rc = bench_daemon_start(&jd, JSCHEDD_BIN, NULL, "client", NULL, "bench", &c)) < 0)
 		die("cannot start " JSCHEDD_BIN, rc);
-	for (int i = 0; i < 1000; i++) {
-		struct jsched_conn *c;
-		if (jsched_connect(sock, "bench", &c) == 0)
-			return c;
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-		nanosleep(&ts, NULL);
-	}
-	die("jschedd did not answer within 10 s", JSCHED_ECONNECT);
-	return NULL;
+	setenv("JSCHED_SOCKET", jd.sock, 1); /* for the jsched tool's runs */
+	return c;
 }
 
 static void stop_daemon(void)
 {
-	kill(daemon_pid, SIGTERM);
-	int status;
-	waitpid(daemon_pid, &status, 0);
-	char log[128];
-	snprintf(log, sizeof log, "%s/jschedd.log", dir);
-	unlink(log);
-	unlink(sock);
-	{
-		char cmd[200];
-
-		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "bench-client: could not remove %s\n", dir);
-	}
+	bench_daemon_stop(&jd, SIGTERM);
 }
 
 static double ping_sync(struct jsched_conn *c, int n)

@@ -37,6 +37,7 @@
 #include <slurm/slurm_errno.h>
 
 #include "bench/common/bench.h"
+#include "bench/common/daemon.h"
 #include "jsched/jsched.h"
 
 static char dir[PATH_MAX];
@@ -217,31 +218,18 @@ static uint64_t self_cpu_ns(void)
 	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u;
 }
 
-static pid_t start_jschedd(char *sock, size_t len)
+/* start_jschedd: the build's jschedd (JSCHED_BUILD_DIR, default build/rel) in dir, with the
+ * slurm backend on the cluster's partition; connected.  Returns 0 or a negative code. */
+static int start_jschedd(struct bench_daemon *jd, struct jsched_conn **c)
 {
-	char conf[PATH_MAX + 16], log[PATH_MAX + 16], bin[PATH_MAX];
+	char members[PATH_MAX + 256], bin[PATH_MAX];
 	const char *build = getenv("JSCHED_BUILD_DIR") ? getenv("JSCHED_BUILD_DIR") : "build/rel";
-	FILE *f;
-	pid_t pid;
 
-	snprintf(sock, len, "%s/jschedd.sock", dir);
-	snprintf(conf, sizeof(conf), "%s/jschedd.json", dir);
-	snprintf(log, sizeof(log), "%s/jschedd.log", dir);
 	snprintf(bin, sizeof(bin), "%s/bin/jschedd", build);
-	if (!(f = fopen(conf, "w")))
-		return -1;
-	fprintf(f, "{\"socket\": \"%s\", \"workers\": 2, \"backends\": {\"slurm\": {\"output_dir\": "
-		   "\"%s/out\", \"partition\": \"%s\", \"poll_ms\": 100, \"max_submitted\": 1000}}}\n",
-		sock, dir, partition);
-	fclose(f);
-	if ((pid = fork()) == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-		dup2(fd, 2);
-		execl(bin, bin, "-c", conf, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
+	snprintf(members, sizeof(members), "\"workers\": 2, \"backends\": {\"slurm\": {\"output_dir\": "
+		 "\"%s/out\", \"partition\": \"%s\", \"poll_ms\": 100, \"max_submitted\": 1000}}",
+		 dir, partition);
+	return bench_daemon_start(jd, bin, dir, "slurm", members, NULL, c);
 }
 
 /* latency_ms: the median submit-to-start over every job of every run, in ms. */
@@ -260,8 +248,7 @@ int main(int argc, char **argv)
 	size_t nlat[3] = {0, 0, 0};
 	uint64_t sub[64], start[64], cpu_d = 0, cpu_self = 0, jobs_j = 0, jobs_l = 0;
 	struct jsched_conn *c = NULL;
-	char sock[PATH_MAX + 32];
-	pid_t jd;
+	struct bench_daemon jd;
 
 	if (!getenv("JSCHED_SLURM_DIR") || !getenv("SLURM_CONF")) {
 		bench_note(r, "skipped: needs the cluster of tests/slurm/cluster.sh (make bench-slurm)");
@@ -275,13 +262,8 @@ int main(int argc, char **argv)
 	for (int m = 0; m < 3; m++)
 		lat[m] = calloc((size_t)runs * n, sizeof(double));
 	slurm_init(NULL);
-	jd = start_jschedd(sock, sizeof(sock));
-	for (int i = 0; i < 500 && jsched_connect(sock, NULL, &c) != 0; i++)
-		usleep(20000);
-	if (!c) {
-		fprintf(stderr, "bench-slurm: jschedd did not answer on %s\n", sock);
+	if (start_jschedd(&jd, &c) < 0)
 		return 1;
-	}
 	/* Methods alternate within each run, so that the machine's load falls on all three. */
 	for (int run = 0; run < runs; run++) {
 		for (int m = 0; m < 3; m++) {
@@ -290,14 +272,14 @@ int main(int argc, char **argv)
 
 			memset(start, 0, sizeof(start));
 			if (m == 2)
-				c0 = cpu_ns(jd);
+				c0 = cpu_ns(jd.pid);
 			if (m == 1)
 				s0 = self_cpu_ns();
 			rc = m == 0 ? run_sbatch(run, n, sub, start)
 			     : m == 1 ? run_libslurm(run, n, sub, start)
 				      : run_jschedd(c, n, sub, start);
 			if (m == 2) {
-				cpu_d += cpu_ns(jd) - c0;
+				cpu_d += cpu_ns(jd.pid) - c0;
 				jobs_j += n;
 			}
 			if (m == 1) {
@@ -306,7 +288,7 @@ int main(int argc, char **argv)
 			}
 			if (rc != 0) {
 				fprintf(stderr, "bench-slurm: %s run %d failed\n", names[m], run);
-				kill(jd, SIGTERM);
+				bench_daemon_stop(&jd, SIGTERM);
 				return 1;
 			}
 			first = sub[0];
@@ -335,8 +317,7 @@ int main(int argc, char **argv)
 	bench_note(r, "jschedd: one batch submit, backend slurm, poll_ms 100; its CPU from "
 		      "/proc/PID/stat over its runs (whole daemon: loop, slurm thread, workers)");
 	jsched_close(c);
-	kill(jd, SIGTERM);
-	waitpid(jd, NULL, 0);
+	bench_daemon_stop(&jd, SIGTERM);
 	slurm_fini();
 	for (int m = 0; m < 3; m++)
 		free(lat[m]);

@@ -37,9 +37,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,19 +49,16 @@
 #include <jsched/jsched.h>
 
 #include "bench/common/bench.h"
-
-extern char **environ;
+#include "bench/common/daemon.h"
 
 enum { BATCH = 10000 };
 
-static char dir[64], sock[128];
-static pid_t daemon_pid = -1;
+static struct bench_daemon jd = {.pid = -1};
 
 static void die(const char *what, int code)
 {
 	fprintf(stderr, "bench-timers: %s: %s\n", what, code < 0 ? jsched_strerror(code) : strerror(code));
-	if (daemon_pid > 0)
-		kill(daemon_pid, SIGKILL);
+	bench_daemon_kill(&jd);
 	exit(1);
 }
 
@@ -83,48 +78,23 @@ static int64_t wall_ms(void)
 /* start_daemon: jschedd with room for n jobs, one worker, no journal; connected. */
 static struct jsched_conn *start_daemon(long n)
 {
-	snprintf(dir, sizeof dir, "/tmp/bench-timers-XXXXXX");
-	if (mkdtemp(dir) == NULL)
-		die("mkdtemp", errno);
-	snprintf(sock, sizeof sock, "%s/jschedd.sock", dir);
-	char conf[128], log[128];
-	snprintf(conf, sizeof conf, "%s/jschedd.json", dir);
-	snprintf(log, sizeof log, "%s/jschedd.log", dir);
-	FILE *f = fopen(conf, "w");
-	if (f == NULL)
-		die(conf, errno);
-	fprintf(f, "{\"socket\": \"%s\", \"workers\": 1, \"journal\": {\"sync\": \"off\"},"
-		   " \"limits\": {\"queued_jobs\": %ld}, \"retention\": {\"jobs\": 1000},"
-		   " \"clients\": {\"default\": {\"max_queued\": %ld}}}\n", sock, n + BATCH, n + BATCH);
-	fclose(f);
-	char *argv[] = { (char *)(uintptr_t)JSCHEDD_BIN, (char *)(uintptr_t)"-c", conf, NULL };
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	int rc = posix_spawn(&daemon_pid, JSCHEDD_BIN, &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (rc != 0)
+	char members[256];
+	struct jsched_conn *c;
+	int rc;
+
+	snprintf(members, sizeof members, "\"workers\": 1, \"journal\": {\"sync\": \"off\"},"
+		 " \"limits\": {\"queued_jobs\": %ld}, \"retention\": {\"jobs\": 1000},"
+		 " \"clients\": {\"default\": {\"max_queued\": %ld}}", n + BATCH, n + BATCH);
+	if ((rc = bench_daemon_start(&jd, JSCHEDD_BIN, NULL, "timers", members, "bench", &c)) < 0)
 		die("cannot start " JSCHEDD_BIN, rc);
-	for (int i = 0; i < 1000; i++) {
-		struct jsched_conn *c;
-		if (jsched_connect(sock, "bench", &c) == 0)
-			return c;
-		sleep_ms(10);
-	}
-	die("jschedd did not answer within 10 s", JSCHED_ECONNECT);
-	return NULL;
+	return c;
 }
 
 static void stop_daemon(struct jsched_conn *c)
 {
 	jsched_close(c);
-	kill(daemon_pid, SIGKILL); /* the jobs left do not matter, and no journal is kept */
-	waitpid(daemon_pid, NULL, 0);
-	daemon_pid = -1;
-	char cmd[200];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "bench-timers: could not remove %s\n", dir);
+	/* The jobs left do not matter, and no journal is kept. */
+	bench_daemon_stop(&jd, SIGKILL);
 }
 
 /* status_sum: the sum of `key` (in kB or a count) over the daemon's threads' status
@@ -138,7 +108,7 @@ static long long status_sum(const char *key, bool tasks)
 	struct dirent *e = NULL;
 
 	if (tasks) {
-		snprintf(path, sizeof path, "/proc/%d/task", (int)daemon_pid);
+		snprintf(path, sizeof path, "/proc/%d/task", (int)jd.pid);
 		if ((d = opendir(path)) == NULL)
 			die(path, errno);
 	}
@@ -148,9 +118,9 @@ static long long status_sum(const char *key, bool tasks)
 				break;
 			if (e->d_name[0] == '.')
 				continue;
-			snprintf(path, sizeof path, "/proc/%d/task/%s/status", (int)daemon_pid, e->d_name);
+			snprintf(path, sizeof path, "/proc/%d/task/%s/status", (int)jd.pid, e->d_name);
 		} else {
-			snprintf(path, sizeof path, "/proc/%d/status", (int)daemon_pid);
+			snprintf(path, sizeof path, "/proc/%d/status", (int)jd.pid);
 		}
 		FILE *f = fopen(path, "r");
 		while (f != NULL && fgets(line, sizeof line, f))
@@ -170,7 +140,7 @@ static long long status_sum(const char *key, bool tasks)
 static double cpu_ms(void)
 {
 	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)daemon_pid);
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)jd.pid);
 	FILE *f = fopen(path, "r");
 	size_t n = f != NULL ? fread(buf, 1, sizeof buf - 1, f) : 0;
 	if (f != NULL)
