@@ -259,6 +259,49 @@ int jdt_stop(struct jdt *t, int sig)
 	return rc;
 }
 
+/* The shared group of jdt_run_group: what its setup starts and its teardown stops. */
+static struct {
+	struct jdt *t;
+	bool clocked;
+	const char *members;
+	struct jsched_conn **c;
+	const char *client;
+} group;
+
+static int group_setup(void **state)
+{
+	(void)state;
+	if (group.clocked)
+		jdt_start_clocked(group.t, group.members);
+	else
+		jdt_start(group.t, group.members);
+	if (group.c)
+		*group.c = jdt_connect(group.t, group.client);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	if (group.c) {
+		jsched_close(*group.c);
+		*group.c = NULL;
+	}
+	assert_int_equal(jdt_stop(group.t, SIGTERM), 0);
+	return 0;
+}
+
+int jdt_run_group(const char *name, const struct CMUnitTest *tests, size_t n, struct jdt *t,
+		  bool clocked, const char *members, struct jsched_conn **c, const char *client)
+{
+	group.t = t;
+	group.clocked = clocked;
+	group.members = members;
+	group.c = c;
+	group.client = client;
+	return _cmocka_run_group_tests(name, tests, n, group_setup, group_teardown);
+}
+
 struct jsched_conn *jdt_connect(struct jdt *t, const char *client)
 {
 	struct jsched_conn *c = NULL;

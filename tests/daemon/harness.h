@@ -10,9 +10,14 @@
 #ifndef JDT_HARNESS_H
 #define JDT_HARNESS_H
 
+#include <setjmp.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include <cmocka.h>
 
 #include <jansson.h>
 
@@ -31,6 +36,19 @@ struct jdt {
 /* jdt_start: start a daemon whose config is {"socket": <temp>/s, <members>} where
  * `members` is a JSON fragment ("" or "\"workers\": 2, ...").  Asserts on failure. */
 void jdt_start(struct jdt *t, const char *members);
+
+/* jdt_run_group: cmocka_run_group_tests(tests) with the setup and teardown most test
+ * programs share: before the first test the daemon *t started with members (jdt_start, or
+ * jdt_start_clocked if clocked) and, if c is not NULL, *c connected as client (NULL: the
+ * default name); after the last, *c closed and the daemon stopped by SIGTERM, a clean exit
+ * (status 0) asserted.  Returns what cmocka's does (the failed count).  JDT_RUN_GROUP and
+ * JDT_RUN_GROUP_CLOCKED take the tests array itself. */
+int jdt_run_group(const char *name, const struct CMUnitTest *tests, size_t n, struct jdt *t,
+		  bool clocked, const char *members, struct jsched_conn **c, const char *client);
+#define JDT_RUN_GROUP(tests, t, members, c, client)                                           \
+	jdt_run_group(#tests, tests, sizeof(tests) / sizeof((tests)[0]), t, false, members, c, client)
+#define JDT_RUN_GROUP_CLOCKED(tests, t, members, c, client)                                   \
+	jdt_run_group(#tests, tests, sizeof(tests) / sizeof((tests)[0]), t, true, members, c, client)
 
 /* jdt_start_clocked: jdt_start with `jschedd --test-clock` (also at jdt_restart): the
  * daemon's wall clock stands still until jdt_clock_advance moves it. */

@@ -22,25 +22,6 @@
 static struct jdt t;
 static struct jsched_conn *c;
 
-static int setup(void **state)
-{
-	(void)state;
-	/* The watch of 20,000 elements' events needs room for them in its output buffer
-	 * (the test reads them as fast as it can; the daemon makes them faster). */
-	jdt_start(&t, "\"workers\": 4, \"journal\": {\"sync\": \"off\"}, "
-		      "\"limits\": {\"output_buffer_bytes\": 67108864}");
-	c = jdt_connect(&t, "arrays");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	jsched_close(c);
-	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
-	return 0;
-}
-
 /* count: the parent record's count of elements in state s. */
 static json_int_t count(const json_t *rec, const char *s)
 {
@@ -431,5 +412,9 @@ int main(void)
 		cmocka_unit_test(test_snapshot),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	/* The watch of 20,000 elements' events needs room for them in its output buffer
+	 * (the test reads them as fast as it can; the daemon makes them faster). */
+	return JDT_RUN_GROUP(tests, &t, "\"workers\": 4, \"journal\": {\"sync\": \"off\"}, "
+			     "\"limits\": {\"output_buffer_bytes\": 67108864}",
+			     &c, "arrays");
 }

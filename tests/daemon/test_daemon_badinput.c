@@ -25,24 +25,6 @@
 static struct jdt t;
 static struct jsched_conn *bystander;
 
-static int setup(void **state)
-{
-	(void)state;
-	jdt_start(&t, "\"workers\": 2, \"limits\": {\"handshake_ms\": 200, "
-		      "\"output_buffer_bytes\": 65536, \"frame_bytes\": 65536, "
-		      "\"connections_per_uid\": 8}");
-	bystander = jdt_connect(&t, "bystander");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	jsched_close(bystander);
-	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
-	return 0;
-}
-
 /* bystander_ok: the other client is unaffected. */
 static void bystander_ok(void)
 {
@@ -293,5 +275,8 @@ int main(void)
 	};
 
 	signal(SIGPIPE, SIG_IGN);
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return JDT_RUN_GROUP(tests, &t, "\"workers\": 2, \"limits\": {\"handshake_ms\": 200, "
+			     "\"output_buffer_bytes\": 65536, \"frame_bytes\": 65536, "
+			     "\"connections_per_uid\": 8}",
+			     &bystander, "bystander");
 }

@@ -15,20 +15,6 @@
 
 static struct jdt t;
 
-static int setup(void **state)
-{
-	(void)state;
-	jdt_start(&t, "\"workers\": 2, \"retention\": {\"jobs\": 50}");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
-	return 0;
-}
-
 static void test_hello_identity(void **state)
 {
 	struct jsched_conn *c = jdt_connect(&t, "basic");
@@ -246,5 +232,6 @@ int main(void)
 		cmocka_unit_test(test_list_and_metrics),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return JDT_RUN_GROUP(tests, &t, "\"workers\": 2, \"retention\": {\"jobs\": 50}",
+			     NULL, NULL);
 }

@@ -21,26 +21,6 @@
 static struct jdt t;
 static struct jsched_conn *c;
 
-static int setup(void **state)
-{
-	(void)state;
-	jdt_start(&t, "\"workers\": 1, \"clients\": {"
-		      "\"rej\": {\"max_queued\": 2, \"overflow\": \"reject\"},"
-		      "\"dold\": {\"max_queued\": 2, \"overflow\": \"drop_oldest\"},"
-		      "\"dnew\": {\"max_queued\": 2, \"overflow\": \"drop_newest\"},"
-		      "\"blk\": {\"max_queued\": 2, \"overflow\": \"block\"}}");
-	c = jdt_connect(&t, "control");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	jsched_close(c);
-	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
-	return 0;
-}
-
 /* hold: occupy the only worker; returns the holding job (running). */
 static uint64_t hold(void)
 {
@@ -395,5 +375,10 @@ int main(void)
 		cmocka_unit_test(test_overflow_block),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return JDT_RUN_GROUP(tests, &t, "\"workers\": 1, \"clients\": {"
+			     "\"rej\": {\"max_queued\": 2, \"overflow\": \"reject\"},"
+			     "\"dold\": {\"max_queued\": 2, \"overflow\": \"drop_oldest\"},"
+			     "\"dnew\": {\"max_queued\": 2, \"overflow\": \"drop_newest\"},"
+			     "\"blk\": {\"max_queued\": 2, \"overflow\": \"block\"}}",
+			     &c, "control");
 }

@@ -17,22 +17,6 @@
 static struct jdt t;
 static struct jsched_conn *c;
 
-static int setup(void **state)
-{
-	(void)state;
-	jdt_start(&t, "\"workers\": 2");
-	c = jdt_connect(&t, "deps");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	jsched_close(c);
-	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
-	return 0;
-}
-
 /* submit_dep: a noop depending on job `on_id` through `gate` with `on`. */
 static uint64_t submit_dep(const char *gate, uint64_t on_id, const char *on)
 {
@@ -201,5 +185,5 @@ int main(void)
 		cmocka_unit_test(test_graph_refused_whole),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return JDT_RUN_GROUP(tests, &t, "\"workers\": 2", &c, "deps");
 }

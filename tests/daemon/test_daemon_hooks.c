@@ -24,22 +24,6 @@
 static struct jdt t;
 static struct jsched_conn *c;
 
-static int setup(void **state)
-{
-	(void)state;
-	jdt_start(&t, "\"workers\": 2");
-	c = jdt_connect(&t, "hooks");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	jsched_close(c);
-	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
-	return 0;
-}
-
 /* hooks: job id's "hooks" member (new reference). */
 static json_t *hooks(struct jsched_conn *conn, uint64_t id)
 {
@@ -288,5 +272,5 @@ int main(void)
 		cmocka_unit_test(test_survive_kill9),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return JDT_RUN_GROUP(tests, &t, "\"workers\": 2", &c, "hooks");
 }

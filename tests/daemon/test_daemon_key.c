@@ -22,25 +22,6 @@
 static struct jdt t;
 static struct jsched_conn *c;
 
-static int setup(void **state)
-{
-	(void)state;
-	/* Retention keeps 20 final jobs (the forgotten test pushes one out); a client
-	 * "tight" has room for 2 waiting or queued jobs. */
-	jdt_start(&t, "\"workers\": 2, \"retention\": {\"jobs\": 20}, "
-		      "\"clients\": {\"tight\": {\"max_queued\": 2, \"overflow\": \"reject\"}}");
-	c = jdt_connect(&t, "keys");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	jsched_close(c);
-	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
-	return 0;
-}
-
 /* submit_key: submit a call job echoing `args` with key `key`; returns the reply. */
 static json_t *submit_key(struct jsched_conn *conn, const char *key, const char *fn, const char *args)
 {
@@ -286,5 +267,9 @@ int main(void)
 		cmocka_unit_test(test_restart_keeps_keys),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	/* Retention keeps 20 final jobs (the forgotten test pushes one out); a client
+	 * "tight" has room for 2 waiting or queued jobs. */
+	return JDT_RUN_GROUP(tests, &t, "\"workers\": 2, \"retention\": {\"jobs\": 20}, "
+			     "\"clients\": {\"tight\": {\"max_queued\": 2, \"overflow\": \"reject\"}}",
+			     &c, "keys");
 }

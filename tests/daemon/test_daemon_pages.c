@@ -27,24 +27,6 @@
 
 static struct jdt t;
 
-static int setup(void **state)
-{
-	(void)state;
-	/* Records that carry their results whole (up to 2 MiB each), so that replies of many
-	 * records are large; past the default value_bytes they would carry sizes
-	 * (test_daemon_result). */
-	jdt_start(&t, "\"workers\": 2, \"retention\": {\"jobs\": 20000}, "
-		      "\"limits\": {\"value_bytes\": 2097152}");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
-	return 0;
-}
-
 /* submit_echoes: n echo jobs whose args (and so results) are a string of `bytes` bytes,
  * in batches that fit a frame; their ids into ids[], all waited for. */
 static void submit_echoes(struct jsched_conn *c, size_t n, size_t bytes, uint64_t *ids)
@@ -199,5 +181,10 @@ int main(void)
 	};
 
 	signal(SIGPIPE, SIG_IGN);
-	return cmocka_run_group_tests(tests, setup, teardown);
+	/* Records that carry their results whole (up to 2 MiB each), so that replies of many
+	 * records are large; past the default value_bytes they would carry sizes
+	 * (test_daemon_result). */
+	return JDT_RUN_GROUP(tests, &t, "\"workers\": 2, \"retention\": {\"jobs\": 20000}, "
+			     "\"limits\": {\"value_bytes\": 2097152}",
+			     NULL, NULL);
 }

@@ -31,21 +31,6 @@
 
 static struct jdt t;
 
-static int setup(void **state)
-{
-	(void)state;
-	jdt_start(&t, "\"workers\": 2, \"journal\": {\"sync\": \"off\"}, "
-		      "\"limits\": {\"frame_bytes\": 25165824}");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
-	return 0;
-}
-
 /* big_text: a JSON string of about `bytes` bytes as jansson writes it (compact: quotes
  * and backslashes escaped, UTF-8 as it is), different for each seed.  malloc'd. */
 static char *big_text(size_t bytes, unsigned seed)
@@ -446,5 +431,7 @@ int main(void)
 		cmocka_unit_test(test_large_results_on_disk),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return JDT_RUN_GROUP(tests, &t, "\"workers\": 2, \"journal\": {\"sync\": \"off\"}, "
+			     "\"limits\": {\"frame_bytes\": 25165824}",
+			     NULL, NULL);
 }

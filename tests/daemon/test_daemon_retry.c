@@ -25,22 +25,6 @@
 static struct jdt t;
 static struct jsched_conn *c;
 
-static int setup(void **state)
-{
-	(void)state;
-	jdt_start_clocked(&t, "\"workers\": 2");
-	c = jdt_connect(&t, "retry");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	jsched_close(c);
-	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
-	return 0;
-}
-
 static json_int_t advance(int64_t ms)
 {
 	json_t *rep = jdt_ok(c, "{\"op\": \"test_clock\", \"advance_ms\": %lld}", (long long)ms);
@@ -339,5 +323,5 @@ int main(void)
 		cmocka_unit_test(test_snapshot),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return JDT_RUN_GROUP_CLOCKED(tests, &t, "\"workers\": 2", &c, "retry");
 }

@@ -25,22 +25,6 @@
 static struct jdt t;
 static struct jsched_conn *c;
 
-static int setup(void **state)
-{
-	(void)state;
-	jdt_start_clocked(&t, "\"workers\": 2");
-	c = jdt_connect(&t, "sched");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	jsched_close(c);
-	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
-	return 0;
-}
-
 /* now_ms: the daemon's (stopped) wall clock. */
 static json_int_t now_ms(void)
 {
@@ -297,5 +281,5 @@ int main(void)
 		cmocka_unit_test(test_survives_restart),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return JDT_RUN_GROUP_CLOCKED(tests, &t, "\"workers\": 2", &c, "sched");
 }

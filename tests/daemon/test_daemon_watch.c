@@ -15,20 +15,6 @@
 
 static struct jdt t;
 
-static int setup(void **state)
-{
-	(void)state;
-	jdt_start(&t, "\"workers\": 2, \"retention\": {\"events\": 16}");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
-	return 0;
-}
-
 /* next_job_event: the next event, asserted to be a job event; returns its seq. */
 static uint64_t next_job_event(struct jsched_conn *w, uint64_t *job, enum jsched_state *st)
 {
@@ -129,5 +115,6 @@ int main(void)
 		cmocka_unit_test(test_events_lost),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return JDT_RUN_GROUP(tests, &t, "\"workers\": 2, \"retention\": {\"events\": 16}",
+			     NULL, NULL);
 }
