@@ -340,9 +340,10 @@ static const char help_result[] =
 	"\n"
 	"Print a call job's result (its value, or a failed handler's detail) as JSON, whole,\n"
 	"however large: a job record carries a result only up to the daemon's value_bytes\n"
-	"(64 KiB by default), and says how long it is instead past that (status and ls show\n"
-	"\"value of N bytes\"; wait prints it whole, as this does).  Exits 1 for a command,\n"
-	"an array, or a job that has not ended.\n"
+	"(64 KiB by default), and says how long it is instead past that (status, wait and ls\n"
+	"show \"value of N bytes\"; submit --wait prints it whole, as this does, and the\n"
+	"--json of status, wait and submit --wait put it back in the record).  Exits 1 for a\n"
+	"command, an array, or a job that has not ended.\n"
 	"\n"
 	"Example: jsched result 42 > value.json\n";
 

@@ -286,6 +286,41 @@ static int build_spec(const struct cli_cmd *cmd, struct jsched_spec **out)
 	return 0;
 }
 
+/* record_json_whole: r's record as a jansson object (tool_record_json), with a result the
+ * daemon left out of it for its size (result_omitted) fetched and put back as "value" (or
+ * "detail", a failed handler's): what a script reading --json of wait or status expects.
+ * A fetch that fails leaves the record as sent.  New reference, or NULL. */
+static json_t *record_json_whole(struct jsched_conn *conn, const struct jsched_result *r)
+{
+	json_t *o = tool_record_json(r), *v = NULL;
+	char *text;
+	size_t len;
+	if (o == NULL || !r->result_omitted || jsched_value(conn, r->id, &text, &len) < 0)
+		return o;
+	v = json_loadb(text, len, JSON_DECODE_ANY, NULL);
+	jsched_free(text);
+	if (v != NULL && json_object_set_new(o, r->state == JSCHED_STATE_SUCCEEDED ? "value" : "detail", v) == 0) {
+		json_object_del(o, "result_bytes");
+		json_object_del(o, "result_omitted");
+	}
+	return o;
+}
+
+/* results_json_whole: {"<key>": [records]} as tool_results_json, each through
+ * record_json_whole.  New reference, or NULL. */
+static json_t *results_json_whole(struct jsched_conn *conn, const char *key, struct jsched_result *const *items,
+				  size_t n)
+{
+	json_t *arr = json_array();
+	for (size_t i = 0; arr != NULL && i < n; i++) {
+		if (json_array_append_new(arr, record_json_whole(conn, items[i])) < 0) {
+			json_decref(arr);
+			arr = NULL;
+		}
+	}
+	return arr != NULL ? json_pack("{s:o}", key, arr) : NULL;
+}
+
 /* Print what the job left (output o, which the submit brought (taken; NULL: asked for
  * now), or its value) and its fate; return the job's exit status. */
 static int report_finished(struct jsched_conn *conn, const struct cli_cmd *cmd, const struct jsched_result *r,
@@ -293,7 +328,7 @@ static int report_finished(struct jsched_conn *conn, const struct cli_cmd *cmd, 
 {
 	if (cmd->json) {
 		jsched_output_free(o);
-		tool_print_json(tool_record_json(r), false);
+		tool_print_json(record_json_whole(conn, r), false);
 		return tool_job_exit(r);
 	}
 	if (r->kind != NULL && strcmp(r->kind, "exec") == 0 && r->started_ms > 0) {
@@ -394,7 +429,7 @@ static int submit_batch(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	json_decref(arr);
 	if (rc == CLI_EXIT_OK && cmd->wait) {
 		if (cmd->json && l != NULL)
-			tool_print_json(tool_results_json("jobs", l->items, l->count, -1), false);
+			tool_print_json(results_json_whole(conn, "jobs", l->items, l->count), false);
 		for (size_t i = 0; l != NULL && i < l->count; i++) {
 			if (!cmd->json)
 				tool_print_record(l->items[i], false);
@@ -663,7 +698,7 @@ int cmd_wait(struct jsched_conn *conn, const struct cli_cmd *cmd)
 	free(set.ids);
 	bool any_ok = false;
 	if (cmd->json)
-		tool_print_json(tool_results_json("jobs", m.items, m.count, -1), false);
+		tool_print_json(results_json_whole(conn, "jobs", m.items, m.count), false);
 	for (size_t i = 0; i < m.count; i++) {
 		const struct jsched_result *res = m.items[i];
 		if (!cmd->json)
@@ -1132,7 +1167,7 @@ int cmd_status(struct jsched_conn *conn, const struct cli_cmd *cmd)
 			}
 	} else if (m.count > 0 || cmd->json) {
 		if (cmd->json)
-			tool_print_json(tool_results_json("jobs", m.items, m.count, -1), false);
+			tool_print_json(results_json_whole(conn, "jobs", m.items, m.count), false);
 		else
 			print_jobs(m.items, m.count, cli_ls_default_columns, true);
 	}

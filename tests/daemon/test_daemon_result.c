@@ -195,6 +195,24 @@ static void test_nine_large_results(void **state)
 		assert_string_equal(got, texts[i]);
 		jsched_free(got);
 	}
+	/* --json of wait and status: the records with the value put back whole. */
+	for (int k = 0; k < 2; k++) {
+		json_error_t jerr;
+		json_t *doc, *rec;
+		char *back;
+
+		snprintf(path, sizeof path, "%s/json-%d", t.dir, k);
+		assert_int_equal(jdt_tool(&t, "big", out, sizeof out, "%s --json %llu > '%s'",
+					  k ? "status" : "wait", (unsigned long long)ids[1], path), 0);
+		doc = json_load_file(path, 0, &jerr);
+		assert_non_null(doc);
+		rec = json_array_get(json_object_get(doc, "jobs"), 0);
+		assert_null(json_object_get(rec, "result_omitted"));
+		back = json_dumps(json_object_get(rec, "value"), JSON_COMPACT | JSON_ENCODE_ANY);
+		assert_string_equal(back, texts[1]);
+		free(back);
+		json_decref(doc);
+	}
 	/* Raw pieces: at most max_bytes each, on character boundaries, joined byte for byte. */
 	{
 		size_t pieces;
