@@ -9,7 +9,8 @@
  * a command's group is reused by the client's next command, which is charged only its own
  * CPU time;
  * and a daemon killed with SIGKILL leaves groups that the next daemon on the same subtree
- * kills and names at start, and, on the same journal, settles: failed with cause
+ * kills and names at start (a reused one among them; its parked spare groups are removed
+ * and not named), and, on the same journal, settles: failed with cause
  * daemon_restart and the usage the groups had; a killed daemon's empty subtree is removed
  * by the harness.  Without cgroups (cgroups.mode "off", which every user can
  * run), a job asking for a limit is refused with not_supported, and other jobs run.
@@ -24,6 +25,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,13 +338,37 @@ static void test_group_reused(void **state)
 	jsched_close(c);
 }
 
+/* spare_in: whether a client group under subtree `base` holds a parked group (spare-N). */
+static bool spare_in(const char *base)
+{
+	DIR *d = opendir(base), *cd;
+	struct dirent *e, *ce;
+	bool found = false;
+
+	while (d && !found && (e = readdir(d))) {
+		char dir[PATH_MAX];
+
+		if (strncmp(e->d_name, "client-", 7) != 0 ||
+		    snprintf(dir, sizeof(dir), "%s/%s", base, e->d_name) >= (int)sizeof(dir) ||
+		    !(cd = opendir(dir)))
+			continue;
+		while (!found && (ce = readdir(cd)))
+			found = strncmp(ce->d_name, "spare-", 6) == 0;
+		closedir(cd);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 static void test_leftovers_of_a_killed_daemon(void **state)
 {
 	struct jdt a, b;
 	struct jsched_conn *c;
-	char conf[256], file[400];
+	char conf[256], file[400], base[PATH_MAX];
 	json_t *g, *ids;
-	uint64_t id;
+	json_int_t reused;
+	uint64_t id, first, third;
 	pid_t pid;
 
 	(void)state;
@@ -352,11 +378,26 @@ static void test_leftovers_of_a_killed_daemon(void **state)
 	c = jdt_connect(&a, NULL);
 	snprintf(file, sizeof(file), "/tmp/jschedd-test-%d.pid", (int)getpid());
 	unlink(file);
+	/* A first command leaves its group parked; the long one runs in it (renamed), and a
+	 * third, meanwhile, in a new group, parked again when it ends: at the kill there is a
+	 * reused group with a process and a spare without. */
+	first = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"true\"]}");
+	jdt_wait_final(c, first, NULL);
+	g = cgroups_of(c);
+	reused = json_integer_value(json_object_get(g, "reused"));
+	json_decref(g);
 	id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", \"echo $$ > %s; exec sleep 300\"]}",
 		    file);
 	pid = pid_in(file);
 	unlink(file);
 	jdt_until_state(c, id, "running");
+	third = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"true\"]}");
+	jdt_wait_final(c, third, NULL);
+	g = cgroups_of(c);
+	assert_int_equal(json_integer_value(json_object_get(g, "reused")), reused + 1);
+	assert_int_equal(json_integer_value(json_object_get(g, "spares")), 1);
+	snprintf(base, sizeof(base), "%s", json_string_value(json_object_get(g, "root")));
+	json_decref(g);
 	jsched_close(c);
 	assert_int_equal(jdt_stop(&a, SIGKILL), 128 + SIGKILL);
 	assert_false(gone(pid)); /* the daemon died; its command did not */
@@ -364,10 +405,11 @@ static void test_leftovers_of_a_killed_daemon(void **state)
 	jdt_start(&b, conf);
 	assert_true(gone(pid));
 	assert_true(jdt_log_contains(&b, "groups a previous run left"));
+	assert_false(spare_in(base)); /* swept, */
 	c = jdt_connect(&b, NULL);
 	g = cgroups_of(c);
 	ids = json_object_get(g, "recovered_jobs");
-	assert_int_equal(json_array_size(ids), 1);
+	assert_int_equal(json_array_size(ids), 1); /* and not reported */
 	assert_int_equal(json_integer_value(json_array_get(ids, 0)), (json_int_t)id);
 	json_decref(g);
 	jsched_close(c);
