@@ -545,7 +545,12 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 			encode_assign(&b, ch->job->exec);
 			append(d, R_ASSIGN, ch->job->id, &b);
 		}
-		want_now(d); /* so that a restart can find and kill it */
+		/* So that a restart can find and kill it.  A command in a control group is
+		 * found by its group's name (killed and settled at start: run/exec_cgroup.c),
+		 * so its record rides the next flush (journal.batch_ms at most) instead of
+		 * asking for one per command. */
+		if (!jd_exec_cgroups_on(&d->runner.exec))
+			want_now(d);
 		break;
 	case JD_CHANGE_HOOK:
 		encode_hook(&b, ch->job);
