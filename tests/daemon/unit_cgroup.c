@@ -893,14 +893,24 @@ static void burn(int fd)
 	while (ts.tv_sec == 0 && ts.tv_nsec < 50000000L);
 }
 
+/* run_to_end: fn in g until it has exited and g is empty; what g used into *u. */
+static void run_to_end(struct jd_cg_job *g, void (*fn)(int), struct jd_cg_usage *u)
+{
+	int fd, st;
+	pid_t child = start_in(g, fn, &fd);
+
+	close(fd);
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(wait_empty(g));
+	assert_int_equal(jd_cg_usage(real, g, u, false), 0);
+}
+
 static void test_real_cpu_and_weight(void **state)
 {
 	struct jd_cg_limits cl = {.cpu_max_milli = 1500};
 	struct jd_cg_usage u;
 	struct jd_cg_job g;
 	char dir[PATH_MAX];
-	pid_t child;
-	int fd, st;
 
 	(void)state;
 	need((1u << JD_CG_CPU) | (1u << JD_CG_CPUACCT));
@@ -912,11 +922,7 @@ static void test_real_cpu_and_weight(void **state)
 	assert_string_equal(file_text("%s/cpu.cfs_quota_us", dir), "150000\n");
 	/* Busy (EBUSY) when it has a job group; removing the job is what empties it. */
 	assert_int_equal(jd_cg_job_create(real, "carol", 4, 0, NULL, &g), 0);
-	child = start_in(&g, burn, &fd);
-	close(fd);
-	assert_int_equal(waitpid(child, &st, 0), child);
-	assert_true(wait_empty(&g));
-	assert_int_equal(jd_cg_usage(real, &g, &u, false), 0);
+	run_to_end(&g, burn, &u);
 	assert_true(u.has_cpu);
 	/* The group's total is exact and holds the command's CPU time from the moment it
 	 * entered the group (the few microseconds between fork and jd_cg_enter are the
@@ -930,26 +936,16 @@ static void test_real_reuse(void **state)
 {
 	struct jd_cg_usage u, now;
 	struct jd_cg_job g;
-	pid_t child;
-	int fd, st;
 
 	(void)state;
 	need((1u << JD_CG_CPUACCT) | (1u << JD_CG_MEMORY));
 	assert_int_equal(jd_cg_job_create(real, "dave", 5, 0, NULL, &g), 0);
-	child = start_in(&g, burn, &fd);
-	close(fd);
-	assert_int_equal(waitpid(child, &st, 0), child);
-	assert_true(wait_empty(&g));
-	assert_int_equal(jd_cg_usage(real, &g, &now, false), 0);
+	run_to_end(&g, burn, &now);
 	assert_true(now.cpu_us >= 49000);
 	assert_int_equal(jd_cg_job_park(real, &g, 1, &now), 0);
 	assert_int_equal(jd_cg_job_reuse(real, &g, 6, 0), 0);
 	assert_non_null(strstr(g.dir[0], "/job-6"));
-	child = start_in(&g, quick, &fd);
-	close(fd);
-	assert_int_equal(waitpid(child, &st, 0), child);
-	assert_true(wait_empty(&g));
-	assert_int_equal(jd_cg_usage(real, &g, &u, false), 0);
+	run_to_end(&g, quick, &u);
 	assert_true(u.has_cpu);
 	assert_true(u.cpu_us < 40000); /* without the base it would be >= 49 ms */
 	assert_true(u.has_memory_peak);
