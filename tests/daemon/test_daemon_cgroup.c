@@ -625,7 +625,9 @@ static void test_child_holds_nothing_before_exec(void **state)
 	jsched_close(c);
 	if (what[0])
 		fail_msg("the child (pid %d, %d descriptors) held the daemon's %s", (int)child, fds, what);
-	assert_true(fds > 0 && fds <= 7);
+	/* Not a bound on the count: descriptors the test's own caller left open without
+	 * close-on-exec reach the child too, through the daemon (see daemon/README.md). */
+	assert_true(fds > 0);
 }
 
 static void test_limits_refused_without_cgroups(void **state)
