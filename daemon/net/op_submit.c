@@ -658,21 +658,21 @@ fail:
 	return NULL;
 }
 
-/* head_text: the members of the submit reply rep (borrowed) from `,"ok":true` on, for a
- * wait's answer (jd__wait_how.head): malloc'd, or NULL (rep NULL, out of memory). */
+/* head_text: the members of the submit reply rep from `,"ok":true` on, for a wait's
+ * answer (jd__wait_how.head), which then stands in for rep: its "id" is taken out (the
+ * answer writes its own) instead of dumping a copy.  Malloc'd, or NULL (rep NULL, out of
+ * memory). */
 static char *head_text(json_t *rep)
 {
-	json_t *copy = rep ? json_copy(rep) : NULL;
 	char *t = NULL;
 	size_t len;
 
-	/* `{"ok":true,...}` without its id (the answer writes its own) becomes `,"ok":true,...`. */
-	if (copy && json_object_del(copy, "id") == 0 && (t = json_dumps(copy, JSON_COMPACT)) &&
+	/* `{"ok":true,...}` without its id becomes `,"ok":true,...`. */
+	if (rep && json_object_del(rep, "id") == 0 && (t = json_dumps(rep, JSON_COMPACT)) &&
 	    (len = strlen(t)) >= 2) {
 		t[0] = ',';
 		t[len - 1] = 0;
 	}
-	json_decref(copy);
 	return t;
 }
 
