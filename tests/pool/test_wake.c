@@ -217,25 +217,39 @@ static void test_grace_wait(void **state)
 	}
 }
 
+/* wait_parks: poll the pool's counters into *st until its workers have parked more than
+ * `after` times in all, within the tests' patience. */
+static void wait_parks(struct jd_pool *p, struct jd_pool_stats *st, uint64_t after)
+{
+	uint64_t end = test_now_ns() + TEST_PATIENCE_NS;
+	do
+		jd_pool_stats(p, st, NULL, 0);
+	while (st->parks <= after && test_now_ns() < end);
+	assert_true(st->parks > after);
+}
+
 /* With jd_pool_want_cpu up, a worker that runs out of work yields before it parks: the
- * counters show a grace yield once it has parked (without the flag's yield, a quiet
- * worker searches with pauses only and the count stays 0). */
+ * counters show a grace yield once it has parked after its task (without the flag's yield,
+ * a quiet worker searches with pauses only and the count stays 0).  The worker is let park
+ * once first, so the park counted after the task is the one that ends the idle stretch
+ * following it: a park from before the task would end the poll while that stretch, whose
+ * yield the test looks for, has not begun (seen under TSan in CI).  The waiter sleeps
+ * (wait_spin_ns 0): a spinning waiter is itself a reason to yield, which would hide the
+ * flag's. */
 static void test_grace_yields_to_wanted(void **state)
 {
 	(void)state;
 	atomic_ulong ran = 0;
-	struct jd_pool *p = make_pool_grace(1, NULL, NULL, -1, -1);
+	struct jd_pool *p = make_pool_grace(1, NULL, NULL, 0, -1);
 	struct jd_pool_stats st;
+	wait_parks(p, &st, 0);
+	uint64_t parks = st.parks;
 	jd_pool_want_cpu(p);
 	struct jd_wg wg = JD_WG_INIT;
 	jd_wg_add(&wg, 1);
 	submit_one(p, &wg, &ran);
 	assert_int_equal(jd_wg_wait_for(&wg, (int64_t)LOST_NS, NULL), 0);
-	uint64_t end = test_now_ns() + TEST_PATIENCE_NS;
-	do
-		jd_pool_stats(p, &st, NULL, 0);
-	while (st.parks == 0 && test_now_ns() < end);
-	assert_true(st.parks > 0);
+	wait_parks(p, &st, parks);
 	assert_true(st.grace_yields > 0);
 	jd_pool_got_cpu(p);
 	assert_int_equal(jd_pool_destroy(p, JD_SHUTDOWN_GRACEFUL), 0);
