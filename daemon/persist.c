@@ -666,9 +666,19 @@ static void async_cb(uv_async_t *h)
 	char why[600];
 	int st;
 
+	struct jd_journal_stats js;
+	uint64_t t0;
+
 	if (!d->persist.j)
 		return;
+	jd_journal_stats(d->persist.j, &js);
+	t0 = jd_now_ns();
+	if (js.notified_ns && t0 > js.notified_ns) {
+		d->persist.handoffs++;
+		d->persist.handoff_ns += t0 - js.notified_ns;
+	}
 	jd_server_release_held(&d->net, jd_journal_durable(d->persist.j));
+	d->persist.release_ns += jd_now_ns() - t0;
 	if (!d->persist.snap_ids && jd_journal_snap_state(d->persist.j) != JD_SNAP_NONE)
 		snap_settle(d);
 	st = jd_journal_status(d->persist.j, why, sizeof(why));
@@ -1579,6 +1589,8 @@ int jd_persist_start(struct jd_daemon *d, char *err, size_t errlen)
 	o.sync = p->hold ? JD_JOURNAL_SYNC_ALWAYS : JD_JOURNAL_SYNC_BATCH;
 	o.batch_ms = d->cfg.journal_batch_ms;
 	o.segment_bytes = d->cfg.journal_segment_bytes;
+	o.io = d->cfg.journal_io == JD_JOURNAL_IO_CONF_FDATASYNC ? JD_JOURNAL_IO_FDATASYNC
+								 : JD_JOURNAL_IO_DIRECT;
 	o.notify_cb = notify_cb;
 	o.notify_arg = &p->async;
 	o.replay_cb = replay_cb;
@@ -1679,6 +1691,17 @@ json_t *jd_persist_metrics(const struct jd_daemon *d)
 			 (json_int_t)p->records_replayed, "recover_ms", (json_int_t)p->recover_ms,
 			 "snapshots", (json_int_t)p->snapshots, "snapshot_slice_ms_max",
 			 (double)p->snap_slice_ns_max / 1e6);
+	if (doc && p->j)
+		json_object_set_new(doc, "io", json_string(st.io == JD_JOURNAL_IO_DIRECT ? "direct"
+							   : st.io == JD_JOURNAL_IO_DSYNC ? "dsync"
+											  : "fdatasync"));
+	if (doc)
+		json_object_set_new(doc, "cycle", json_pack("{s:f, s:f, s:f, s:I, s:f, s:I, s:f, s:f}",
+			"io_us", (double)st.io_ns / 1e3, "gather_us", (double)st.gather_ns / 1e3,
+			"gap_us", (double)st.cycle_gap_ns / 1e3, "wakes", (json_int_t)st.wakes,
+			"wake_us", (double)st.wake_ns / 1e3, "handoffs", (json_int_t)p->handoffs,
+			"handoff_us", (double)p->handoff_ns / 1e3, "release_us",
+			(double)p->release_ns / 1e3));
 	if (doc && d->jobs.outfiles)
 		json_object_set_new(doc, "output", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			"files", (json_int_t)os.files, "bytes_written", (json_int_t)os.bytes_written,

@@ -15,15 +15,26 @@
  *   - tiny-job throughput (200,000 noops, batches, waited for) with the journal beside
  *     without it;
  *   - journal bytes per job, from the metrics (records of submit, queued, running, final);
+ *   - the flush cycle with 1, 8 and 64 submitters: the run's time per flush (every build
+ *     has the flush count) beside beanstalkd -f 0's time per put (one fsync each, taken
+ *     in turn, so that is its sync), and where a cycle's time goes, from the journal's
+ *     metrics (journal.cycle, in builds that have them): the write + sync, the
+ *     flusher's gathering, its wake-up by a demand, the hand-off to the loop (notify
+ *     to the uv_async's callback), the replies' release, and the rest (the submitters'
+ *     next requests and the loop reading them);
  *   - recovery: the daemon killed (SIGKILL) holding N retained jobs, restarted; the
  *     recovery time it reports, per million jobs (N = 1,000,000 in one run, 20,000 with
  *     --quick), and the CPU time the restarted daemon had used when it first answered.
+ *
+ * BENCH_E2E_DURABLE=submitters runs only the submitter rows (1, 8 and 64 and the flush
+ * cycle), for trying a change.
  *
  * The journal lives in the part's temporary folder, which is on the machine's disk
  * (/tmp here is ext4: a tmpfs would make every sync free and the rows meaningless).
  */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -92,6 +103,9 @@ static void *submitter_main(void *arg)
  * metrics the submits, the journal's fdatasyncs and records. */
 struct counts {
 	double submitted, syncs, records, csw, cpu_s;
+	double flushes, io_us, gather_us, gap_us, wakes, wake_us, handoffs, handoff_us,
+		release_us; /* journal.cycle (NAN where a build has none) */
+	uint64_t t_ns;
 };
 
 static void counts_take(struct e2e_daemon *d, struct counts *out)
@@ -106,6 +120,16 @@ static void counts_take(struct e2e_daemon *d, struct counts *out)
 	out->submitted = e2e_metrics_number(c, "jobs/submitted");
 	out->syncs = e2e_metrics_number(c, "journal/syncs");
 	out->records = e2e_metrics_number(c, "journal/records");
+	out->flushes = e2e_metrics_number(c, "journal/flushes");
+	out->io_us = e2e_metrics_number(c, "journal/cycle/io_us");
+	out->gather_us = e2e_metrics_number(c, "journal/cycle/gather_us");
+	out->gap_us = e2e_metrics_number(c, "journal/cycle/gap_us");
+	out->wakes = e2e_metrics_number(c, "journal/cycle/wakes");
+	out->wake_us = e2e_metrics_number(c, "journal/cycle/wake_us");
+	out->handoffs = e2e_metrics_number(c, "journal/cycle/handoffs");
+	out->handoff_us = e2e_metrics_number(c, "journal/cycle/handoff_us");
+	out->release_us = e2e_metrics_number(c, "journal/cycle/release_us");
+	out->t_ns = bench_now_ns();
 	jsched_close(c);
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)d->pid);
 	if ((dp = opendir(path))) {
@@ -151,6 +175,33 @@ static void counts_per_submit(const struct counts *a, const struct counts *b, st
 	per->records = (b->records - a->records) / n;
 	per->csw = (b->csw - a->csw) / n;
 	per->cpu_s = (b->cpu_s - a->cpu_s) / n;
+}
+
+/* The flush cycle's parts, per flush, between two counts (us). */
+enum { P_CYCLE, P_IO, P_GATHER, P_WAKE, P_HANDOFF, P_RELEASE, P_REST, NPARTS };
+static const char *const part_names[NPARTS] = {
+	"flush cycle (run time per flush)", "cycle part: write + sync",
+	"of which the flusher gathered waiters", "cycle part: flusher woken by a demand",
+	"cycle part: hand-off to the loop (notify to uv_async callback)",
+	"cycle part: releasing the held replies",
+	"cycle part: the rest (replies to next demand: submitters, loop)"};
+
+static void cycle_parts(const struct counts *a, const struct counts *b, double out[NPARTS])
+{
+	double fl = b->flushes - a->flushes, ho = b->handoffs - a->handoffs;
+
+	if (!(fl > 0))
+		fl = 1;
+	out[P_CYCLE] = (double)(b->t_ns - a->t_ns) / 1e3 / fl;
+	out[P_IO] = (b->io_us - a->io_us) / fl;
+	out[P_GATHER] = (b->gather_us - a->gather_us) / fl;
+	/* per flush: a flush that gathered was not woken, so spread over all */
+	out[P_WAKE] = (b->wake_us - a->wake_us) / fl;
+	out[P_HANDOFF] = ho > 0 ? (b->handoff_us - a->handoff_us) / ho : NAN;
+	out[P_RELEASE] = ho > 0 ? (b->release_us - a->release_us) / ho : NAN;
+	/* The gathering overlaps the loop's side (the flusher waits while the replies go and
+	 * the next demands come), so the rest is what the chain leaves. */
+	out[P_REST] = out[P_CYCLE] - out[P_IO] - out[P_WAKE] - out[P_HANDOFF] - out[P_RELEASE];
 }
 
 /* submitters: k threads submitting for secs; returns submits/s, and the p50/p99 latency
@@ -322,7 +373,8 @@ void e2e_durable(struct e2e *e)
 	double secs = e->quick ? 0.3 : 1.5;
 	int runs = e->runs_long;
 	double v[16], b0[16], b1[16], b2[16];
-	double sy[16], cs_on[16], cs_off[16], cpu_on[16], cpu_off[16];
+	double sy[16], cs_on[16], cs_off[16], cpu_on[16], cpu_off[16], parts[NPARTS][16];
+	const char *only = getenv("BENCH_E2E_DURABLE");
 	double lat_on[2] = {0}, lat_off[2] = {0}, lat_bs[2] = {0};
 	struct e2e_daemon d;
 	struct e2e_beanstalkd bs;
@@ -345,6 +397,13 @@ void e2e_durable(struct e2e *e)
 			v[r] = submitters(&d, 0, spec, k, secs, lon);
 			counts_take(&d, &c1);
 			counts_per_submit(&c0, &c1, &per);
+			{
+				double pp[NPARTS];
+
+				cycle_parts(&c0, &c1, pp);
+				for (int q = 0; q < NPARTS; q++)
+					parts[q][r] = pp[q];
+			}
 			sy[r] = per.syncs;
 			cs_on[r] = per.csw;
 			cpu_on[r] = per.cpu_s * 1e6;
@@ -380,6 +439,23 @@ void e2e_durable(struct e2e *e)
 			  "beanstalkd -b -f 50 (not durable)", e2e_median_of(b2, (size_t)runs));
 		bench_row(e->rep, name, "jobs/s", "always", e2e_median_of(v, (size_t)runs),
 			  "jschedd journal off", e2e_median_of(b0, (size_t)runs));
+		{
+			double bs_put[16];
+
+			for (int r = 0; r < runs; r++)
+				bs_put[r] = b1[r] > 0 ? 1e6 / b1[r] : NAN;
+			for (int q = 0; q < NPARTS; q++) {
+				snprintf(name, sizeof(name), "%s, %d submitter%s", part_names[q], k,
+					 k > 1 ? "s" : "");
+				if (isnan(e2e_median_of(parts[q], (size_t)runs)))
+					continue; /* a build without journal.cycle */
+				bench_row(e->rep, name, "us", "always",
+					  e2e_median_of(parts[q], (size_t)runs),
+					  q == P_CYCLE ? "beanstalkd -f 0, time per put (its fsync)"
+						       : NULL,
+					  q == P_CYCLE ? e2e_median_of(bs_put, (size_t)runs) : 0);
+			}
+		}
 		snprintf(name, sizeof(name), "fdatasyncs per durable submit, %d submitter%s", k,
 			 k > 1 ? "s" : "");
 		bench_row(e->rep, name, "syncs", "always", e2e_median_of(sy, (size_t)runs),
@@ -402,6 +478,10 @@ void e2e_durable(struct e2e *e)
 			bench_row(e->rep, "submit latency p99, 8 submitters", "us", "always", lat_on[1],
 				  "beanstalkd -b -f 0", lat_bs[1]);
 		}
+	}
+	if (only && strcmp(only, "submitters") == 0) {
+		jsched_spec_free(spec);
+		return;
 	}
 	/* batches of 1,000, and tiny jobs end to end; bytes per job */
 	{

@@ -6,8 +6,10 @@
  * durable (its notify callback, as the daemon's uv_async would).  Records carry 300
  * bytes, about a small job spec.  Rows, for the journal's two ways to sync:
  *
- *   fdatasync   pwrite of the whole group, then fdatasync (the default)
+ *   fdatasync   pwrite of the whole group, then fdatasync
  *   O_DSYNC     pwrite on a descriptor opened O_DSYNC
+ *   O_DIRECT    pwrite of whole blocks on a descriptor opened O_DIRECT | O_DSYNC (the
+ *               daemon's default, journal.io "direct")
  *
  * beside the baseline a plain log without group commit would give: one pwrite +
  * fdatasync per record, into the same kind of preallocated file, measured in the same
@@ -179,8 +181,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < runs; i++)
 		p[i] = run_plain(secs);
 	plain = bench_median(p, (size_t)runs);
-	for (int io = 0; io < 2; io++) {
-		const char *pol = io ? "O_DSYNC" : "fdatasync";
+	for (int io = 0; io < 3; io++) {
+		static const char *const pols[] = {"fdatasync", "O_DSYNC", "O_DIRECT"};
+		const char *pol = pols[io];
 
 		for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
 			struct result res = {0};

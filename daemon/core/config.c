@@ -346,8 +346,9 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		"fairness", "clients", "admins", "limits", "retention", "modules", "exec",
 		"client_names", "metrics", "cgroups", "backends", "journal", "resources", NULL};
 	static const char *const journal_keys[] = {"dir", "sync", "batch_ms", "compact_bytes",
-						   "segment_bytes", NULL};
+						   "segment_bytes", "io", NULL};
 	static const char *const sync_names[] = {"always", "batch", "off"};
+	static const char *const io_names[] = {"direct", "fdatasync"};
 	static const char *const metrics_keys[] = {"listen", "textfile", "textfile_interval_ms",
 						   NULL};
 	static const char *const fair_keys[] = {"policy", "quantum", "window_ms", "drf",
@@ -486,6 +487,10 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		if ((rc = get_enum(r, v, "sync", sync_names, 3, &u)))
 			return rc;
 		c->journal_sync = (enum jd_journal_sync_conf)u;
+		u = (unsigned)c->journal_io;
+		if ((rc = get_enum(r, v, "io", io_names, 2, &u)))
+			return rc;
+		c->journal_io = (enum jd_journal_io_conf)u;
 		GET_U32(r, v, "batch_ms", 1, 10000, c->journal_batch_ms);
 		{
 			uint64_t cb = c->journal_compact_bytes;
@@ -600,6 +605,7 @@ const char *jd_config_diff_static(const struct jd_config *old, const struct jd_c
 	DIFF(old->journal_sync != neu->journal_sync, "journal.sync");
 	DIFF(old->journal_batch_ms != neu->journal_batch_ms, "journal.batch_ms");
 	DIFF(old->journal_segment_bytes != neu->journal_segment_bytes, "journal.segment_bytes");
+	DIFF(old->journal_io != neu->journal_io, "journal.io");
 #undef DIFF
 	return buf;
 }

@@ -160,6 +160,8 @@ struct jd_config {
 	uint32_t journal_batch_ms;	/* "journal.batch_ms" */
 	uint64_t journal_compact_bytes;	/* "journal.compact_bytes": the log's floor for a snapshot */
 	uint64_t journal_segment_bytes;	/* "journal.segment_bytes": each preallocated segment */
+	enum jd_journal_io_conf { JD_JOURNAL_IO_CONF_DIRECT, JD_JOURNAL_IO_CONF_FDATASYNC }
+		journal_io;		/* "journal.io" */
 
 	/* Changeable live. */
 	bool idle_spin;		/* idle policy: spin (true) or sleep */

@@ -8,7 +8,8 @@
  * Threads.  One caller thread (the daemon's loop thread) appends records; jd_journal_append
  * only copies into a memory buffer (a short mutex, never I/O).  A flusher thread of the
  * journal's own takes everything that arrived since its last flush, writes it with one
- * pwrite and makes it durable with one fdatasync (or writes it through O_DSYNC), then
+ * pwrite and makes it durable with one fdatasync (or writes it through O_DSYNC, or in
+ * whole blocks through O_DIRECT | O_DSYNC: enum jd_journal_io), then
  * publishes the durable sequence number and calls opts.notify_cb (from the flusher
  * thread: the daemon wires it to a uv_async_send).  The next flush starts as soon as the
  * last one ends, so under load every flush carries all the records of the submitters
@@ -82,6 +83,7 @@
 #define JD_JOURNAL_SEGMENT_DEFAULT (64u << 20)	/* bytes per segment file */
 #define JD_JOURNAL_RETRY_MS 100u		/* a failed flush is retried after this */
 #define JD_JOURNAL_GATHER_MAX_US 500u		/* on_demand: the longest wait for waiters */
+#define JD_JOURNAL_BLOCK 4096u			/* IO_DIRECT: the unit (and alignment) of a write */
 
 enum jd_journal_sync {
 	JD_JOURNAL_SYNC_ALWAYS,	/* flush as soon as there is something to flush */
@@ -91,6 +93,13 @@ enum jd_journal_sync {
 enum jd_journal_io {
 	JD_JOURNAL_IO_FDATASYNC,	/* pwrite, then fdatasync */
 	JD_JOURNAL_IO_DSYNC,		/* pwrite on a descriptor opened O_DSYNC */
+	JD_JOURNAL_IO_DIRECT,		/* pwrite of whole blocks (JD_JOURNAL_BLOCK) on a
+					 * descriptor opened O_DIRECT | O_DSYNC, from an
+					 * aligned buffer: the block holding the end of the
+					 * log is written again, whole, by the next flush.  A
+					 * filesystem that refuses O_DIRECT (tmpfs, some
+					 * overlays) gets FDATASYNC instead (the stats say
+					 * which is in use) */
 };
 
 /* One record, as recovery hands it back.  `data` is valid during the callback only. */
@@ -203,6 +212,17 @@ struct jd_journal_stats {
 		segments_created, segments_removed, snapshots;
 	uint64_t flush_ns_max;		/* the longest write + sync */
 	uint64_t disk_bytes;		/* segments and snapshot on disk, now */
+	/* Where the flusher's time goes, summed over its flushes: the write + sync itself
+	 * (io_ns), waiting for waiters to come back (gather_ns), and the time from a
+	 * flush's end to the next flush's start (cycle_gap_ns, gathering included: the
+	 * hand-off to the caller, its replies and the next demand). */
+	uint64_t io_ns, gather_ns, cycle_gap_ns;
+	/* The flusher's wake-ups by a demand (jd_journal_want): how many, and the time from
+	 * the demand to the flusher taking the chunk, summed. */
+	uint64_t wakes, wake_ns;
+	uint64_t notified_ns;		/* CLOCK_MONOTONIC of the last notify_cb (0: none) */
+	enum jd_journal_io io;		/* the way of writing in use (IO_DIRECT may have
+					 * fallen back to IO_FDATASYNC) */
 };
 void jd_journal_stats(struct jd_journal *j, struct jd_journal_stats *st);
 

@@ -1,7 +1,9 @@
 /* tests/journal/pc_writer.c: the process whose disk the power-loss test cuts.
  *
- *	pc_writer DIR ACKFILE N SEED
+ *	pc_writer DIR ACKFILE N SEED [direct]
  *
+ * With "direct" the journal writes through O_DIRECT | O_DSYNC (JD_JOURNAL_IO_DIRECT);
+ * where the filesystem refuses that, it exits 3 (the test then skips, saying why).
  * Opens a journal in DIR (64 KiB segments, so it rolls over often), appends N records
  * whose payloads are a function of their sequence number (pc_payload), keeping a random
  * 1..12 of them outstanding, and each time the durable position advances writes it (8
@@ -59,10 +61,11 @@ int main(int argc, char **argv)
 	int ackfd;
 	unsigned seed;
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: pc_writer DIR ACKFILE N SEED\n");
+	if (argc != 5 && !(argc == 6 && strcmp(argv[5], "direct") == 0)) {
+		fprintf(stderr, "usage: pc_writer DIR ACKFILE N SEED [direct]\n");
 		return 2;
 	}
+	o.io = argc == 6 ? JD_JOURNAL_IO_DIRECT : JD_JOURNAL_IO_FDATASYNC;
 	n = strtoull(argv[3], NULL, 10);
 	seed = (unsigned)strtoul(argv[4], NULL, 10);
 	snap_at = n / 2;
@@ -72,6 +75,16 @@ int main(int argc, char **argv)
 	if (jd_journal_open(&j, &o, NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, "pc_writer: %s\n", err);
 		return 1;
+	}
+	if (o.io == JD_JOURNAL_IO_DIRECT) {
+		struct jd_journal_stats st;
+
+		jd_journal_stats(j, &st);
+		if (st.io != JD_JOURNAL_IO_DIRECT) {
+			fprintf(stderr, "pc_writer: %s refuses O_DIRECT\n", o.dir);
+			jd_journal_close(j);
+			return 3;
+		}
 	}
 	ackfd = open(argv[2], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (ackfd < 0)

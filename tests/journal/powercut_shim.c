@@ -13,6 +13,9 @@
  * (name1: its data is durable), 'D' sync of the directory (the names in it are durable),
  * 'R' rename (name1 to name2), 'U' unlink (name1), 'A' acknowledgement (a write to the
  * file named $JSCHED_PC_ACK: data is the 8-byte sequence number the writer acknowledged).
+ * A write through a descriptor opened O_DSYNC (or O_SYNC; the journal's O_DIRECT writes
+ * are) is durable when it returns: its 'W' is followed at once by an 'S' of its file, so
+ * the moment between the two is the one at which a power cut tears it.
  * Names are relative to $JSCHED_PC_DIR.  Built without sanitizers: it sits under them.
  */
 #include <dlfcn.h>
@@ -21,6 +24,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,17 +217,22 @@ static void after_write(int fd, const void *p, ssize_t n, uint64_t off)
 {
 	char buf[PATH_MAX];
 	const char *r;
+	bool dsync;
 
 	if (n <= 0)
 		return;
 	r = rel(AT_FDCWD, NULL, fd, buf, sizeof(buf));
 	if (!r)
 		return;
+	dsync = r[0] != '\001' && (fcntl(fd, F_GETFL) & O_DSYNC) == O_DSYNC;
 	pthread_mutex_lock(&mu);
-	if (r[0] == '\001')
+	if (r[0] == '\001') {
 		emit('A', "", NULL, p, (size_t)n, 0);
-	else
+	} else {
 		emit('W', r, NULL, p, (size_t)n, off);
+		if (dsync)
+			emit('S', r, NULL, NULL, 0, 0);
+	}
 	pthread_mutex_unlock(&mu);
 }
 
