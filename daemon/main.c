@@ -6,11 +6,14 @@
  * then the workers, then serving.  jschedd always runs in the foreground: systemd (or
  * the user's shell) supervises it; there is no self-daemonising.
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "daemon/run/backend.h"
@@ -46,6 +49,40 @@ static void usage(FILE *f)
 		"SIGHUP re-read the configuration.\n"
 		"Exit status: 0 graceful shutdown, 1 could not start, 2 bad usage, 3 immediate\n"
 		"shutdown (jobs were cancelled).\n");
+}
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2) /* linux/close_range.h, Linux 5.11 */
+#endif
+
+/* cloexec_inherited: mark close-on-exec every descriptor from 3 up that jschedd was
+ * started with, so that no command receives them: a command started directly closes all
+ * but its own before its exec (run/process.c), but one started through posix_spawn or
+ * jschedd-runas would get whatever its starter left open without close-on-exec (a
+ * shell's, a test runner's, a lock's descriptor).  Marked, not closed: a socket passed
+ * by socket activation (sdnotify.h) stays usable, and so does what a sanitizer's runtime
+ * or an LD_PRELOAD library opened before main.  close_range(CLOSE_RANGE_CLOEXEC) where
+ * the kernel has it (5.11), else each entry of /proc/self/fd. */
+static void cloexec_inherited(void)
+{
+	struct dirent *e;
+	DIR *dir;
+
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+		return;
+#endif
+	if (!(dir = opendir("/proc/self/fd")))
+		return;
+	while ((e = readdir(dir))) {
+		int fd = atoi(e->d_name), flags;
+
+		if (fd < 3 || fd == dirfd(dir) || (flags = fcntl(fd, F_GETFD)) < 0)
+			continue;
+		if (!(flags & FD_CLOEXEC))
+			(void)fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+	}
+	closedir(dir);
 }
 
 static void signal_cb(uv_signal_t *h, int signum)
@@ -153,6 +190,7 @@ int main(int argc, char **argv)
 	char err[1024];
 	int opt;
 
+	cloexec_inherited();
 	jd_log_init();
 	while ((opt = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (opt) {

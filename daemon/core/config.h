@@ -30,6 +30,9 @@ struct jd_exec_config {
 	uint32_t output_bytes;		/* captured bytes per stream per command */
 	uint32_t kill_grace_ms;		/* SIGTERM to SIGKILL */
 	bool allow_other_uids;		/* not root: run other uids' jobs as our own user */
+	bool direct;			/* start commands of our own identity directly
+					 * (run/process.c) where the build can; false:
+					 * posix_spawn, or the helper for a group */
 };
 
 /* The "cgroups" section: where commands' control groups come from (fixed for the daemon's

@@ -14,6 +14,7 @@ void jd_exec_config_defaults(struct jd_exec_config *c)
 	c->output_bytes = 1u << 20;
 	c->kill_grace_ms = 5000;
 	c->allow_other_uids = false;
+	c->direct = true;
 }
 
 static int cfg_uint(const json_t *obj, const char *key, uint32_t lo, uint32_t hi, uint32_t *out,
@@ -31,10 +32,24 @@ static int cfg_uint(const json_t *obj, const char *key, uint32_t lo, uint32_t hi
 	return 0;
 }
 
+static int cfg_bool(const json_t *obj, const char *key, bool *out, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!v)
+		return 0;
+	if (!json_is_boolean(v)) {
+		snprintf(err, errlen, "exec.%s: must be true or false", key);
+		return JSCHED_EINVAL;
+	}
+	*out = json_is_true(v);
+	return 0;
+}
+
 int jd_exec_config_read(json_t *obj, struct jd_exec_config *c, char *err, size_t errlen)
 {
 	static const char *const keys[] = {"max_processes", "output_bytes", "kill_grace_ms",
-					   "allow_other_uids", NULL};
+					   "allow_other_uids", "direct", NULL};
 	const char *key;
 	json_t *v;
 	int rc;
@@ -55,15 +70,10 @@ int jd_exec_config_read(json_t *obj, struct jd_exec_config *c, char *err, size_t
 	}
 	if ((rc = cfg_uint(obj, "max_processes", 1, 65536, &c->max_processes, err, errlen)) ||
 	    (rc = cfg_uint(obj, "output_bytes", 0, 1u << 30, &c->output_bytes, err, errlen)) ||
-	    (rc = cfg_uint(obj, "kill_grace_ms", 0, 3600000, &c->kill_grace_ms, err, errlen)))
+	    (rc = cfg_uint(obj, "kill_grace_ms", 0, 3600000, &c->kill_grace_ms, err, errlen)) ||
+	    (rc = cfg_bool(obj, "allow_other_uids", &c->allow_other_uids, err, errlen)) ||
+	    (rc = cfg_bool(obj, "direct", &c->direct, err, errlen)))
 		return rc;
-	if ((v = json_object_get(obj, "allow_other_uids"))) {
-		if (!json_is_boolean(v)) {
-			snprintf(err, errlen, "exec.allow_other_uids: must be true or false");
-			return JSCHED_EINVAL;
-		}
-		c->allow_other_uids = json_is_true(v);
-	}
 	return 0;
 }
 

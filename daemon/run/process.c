@@ -722,8 +722,13 @@ static int pipe_open(struct jd_proc *p, uv_pipe_t *h, bool *open, int mine, int 
 
 /* start_process: posix_spawn `file` with argv/env in a new session (its own process
  * group), in `cwd` (NULL: stay), with child descriptors fds[0..nfds) as 0, 1, 2 (and 3),
- * fds[0] < 0 meaning /dev/null, every signal at its default and none blocked, as libuv's
- * child would set it.  Returns the pid or a negative errno. */
+ * fds[0] < 0 meaning /dev/null, every signal at its default and none blocked, as the
+ * direct start sets them.  Returns the pid or a negative errno.
+ *
+ * The default set is every bit, not sigfillset's: glibc's sigfillset leaves out its two
+ * internal signals (32 and 33, thread cancellation and setxid), and its posix_spawn
+ * child sets a signal outside that set which it handles to SIG_IGN, which the exec
+ * keeps, so the command would start with those two ignored (SigIgn 0x180000000). */
 static pid_t start_process(const char *file, char *const *argv, char *const *env,
 			   const char *cwd, const int *fds, int nfds)
 {
@@ -734,9 +739,7 @@ static pid_t start_process(const char *file, char *const *argv, char *const *env
 	int rc;
 
 	sigemptyset(&none);
-	sigfillset(&all);
-	sigdelset(&all, SIGKILL);
-	sigdelset(&all, SIGSTOP);
+	memset(&all, 0xff, sizeof(all));
 	if ((rc = posix_spawn_file_actions_init(&fa)) != 0)
 		return -rc;
 	if ((rc = posix_spawnattr_init(&at)) != 0)
@@ -851,7 +854,7 @@ void jd__proc_spawn(struct jd_proc *p)
 		args = s->argv;
 		cwd = s->cwd;
 	}
-	p->direct = DIRECT && !p->helper;
+	p->direct = DIRECT && !p->helper && x->cfg->exec.direct;
 	if (p->helper || (p->cgj && !p->direct)) {
 		/* jschedd-runas [-c DIR]... UID|- GID|- CWD -- ARGV: it enters the command's
 		 * group, then takes the owner's identity (runas.c). */

@@ -13,7 +13,8 @@
  * owner is not root.  It sets the supplementary groups of UID's user (initgroups; just GID
  * if UID has no passwd entry), then GID, then UID, checks that root cannot be regained,
  * enters CWD as that user, and execs ARGV[0], looked up in the environment's PATH or, when
- * there is none, in /usr/local/bin:/usr/bin:/bin (PROTOCOL.md section 4).
+ * there is none, in /usr/local/bin:/usr/bin:/bin (PROTOCOL.md section 4); a file the kernel
+ * cannot run fails with "exec format error" (no sh behind it, as without the helper).
  *
  * Why a helper: libuv's child calls setgroups(0, NULL) before setgid/setuid whenever
  * UV_PROCESS_SETUID or SETGID is given, so a command could never keep its user's groups,
@@ -79,19 +80,29 @@ static unsigned long number(const char *s, const char *what)
 	return v;
 }
 
-/* exec_default_path: execv argv[0] in each directory of DEFAULT_PATH; returns the most
- * telling errno (EACCES over ENOENT) if none worked. */
-static int exec_default_path(char **argv)
+/* exec_path: argv[0] as it is when it has a '/', else in each directory of `path` (a
+ * PATH value) in turn, as jschedd looks a command up for a start without the helper
+ * (process.c).  Returns the most telling errno (EACCES over ENOENT) if none worked.  Not
+ * execvp: that hands a file the kernel cannot run (ENOEXEC, a script without "#!") to
+ * sh, where the start without the helper fails it; here ENOEXEC ends the search with
+ * that error, so the same file fails the same way on both paths. */
+static int exec_path(char **argv, const char *path)
 {
-	const char *dir = DEFAULT_PATH;
+	const char *dir = path;
 	int err = ENOENT;
-	char path[4096];
+	char file[4096];
 
+	if (strchr(argv[0], '/')) {
+		execv(argv[0], argv);
+		return errno;
+	}
 	while (*dir) {
 		size_t n = strcspn(dir, ":");
 
-		snprintf(path, sizeof(path), "%.*s/%s", (int)n, dir, argv[0]);
-		execv(path, argv);
+		snprintf(file, sizeof(file), "%.*s/%s", (int)n, dir, argv[0]);
+		execv(file, argv);
+		if (errno == ENOEXEC)
+			return errno;
 		if (errno != ENOENT && errno != ENOTDIR)
 			err = errno;
 		dir += n + (dir[n] == ':');
@@ -139,11 +150,6 @@ int main(int argc, char **argv)
 	}
 	if (chdir(cwd) < 0)
 		fail("cannot enter the working directory %s: %s", cwd, lc(errno));
-	if (strchr(cmd[0], '/') || getenv("PATH")) {
-		execvp(cmd[0], cmd);
-		err = errno;
-	} else {
-		err = exec_default_path(cmd);
-	}
+	err = exec_path(cmd, getenv("PATH") ? getenv("PATH") : DEFAULT_PATH);
 	fail("%s: %s", lc(err), cmd[0]); /* "no such file or directory: mak" */
 }

@@ -561,22 +561,56 @@ static pid_t child_of(pid_t pid)
 	return 0;
 }
 
+/* child_fds: how many descriptors process pid has; in what, one of them that is the
+ * daemon's own (a socket, the journal, an epoll or eventfd), "" if none; *attaching
+ * whether one is a freezer group's cgroup.procs.  -1 if pid's table cannot be read. */
+static int child_fds(pid_t pid, char *what, size_t len, bool *attaching)
+{
+	char fddir[64], path[400], link[512];
+	struct dirent *e;
+	int fds = 0;
+	DIR *d;
+
+	snprintf(fddir, sizeof(fddir), "/proc/%d/fd", (int)pid);
+	what[0] = '\0';
+	*attaching = false;
+	if (!(d = opendir(fddir)))
+		return -1;
+	while ((e = readdir(d))) {
+		ssize_t n;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", fddir, e->d_name);
+		if ((n = readlink(path, link, sizeof(link) - 1)) < 0)
+			continue;
+		link[n] = '\0';
+		fds++;
+		if (strncmp(link, "socket:", 7) == 0 || strstr(link, "/journal") ||
+		    strncmp(link, "anon_inode:", 11) == 0)
+			snprintf(what, len, "fd %s -> %s", e->d_name, link);
+		if (strstr(link, "/freezer/") && strstr(link, "/cgroup.procs"))
+			*attaching = true;
+	}
+	closedir(d);
+	return fds;
+}
+
 /* A command started directly (no identity change) holds none of the daemon's own
  * descriptors while it waits to enter its group: a daemon killed then can start again
  * at once, which its listening socket or journal lock held open in the child would
  * prevent ("another jschedd is already listening").  The test freezes jschedd's freezer
  * subtree so that the child stops in its attach, before its exec, and looks at its
- * descriptors there. */
+ * descriptors there: none of the daemon's own, and no more than its start path gives. */
 static void test_child_holds_nothing_before_exec(void **state)
 {
 	struct jsched_conn *c;
-	char root[4096], freezer[4200], state_file[4300], fddir[64], link[512], what[1024];
+	char root[4096], freezer[4200], state_file[4300], what[1024];
 	const char *base;
+	bool attaching = false;
 	json_t *g;
 	uint64_t id;
 	pid_t child;
-	DIR *d;
-	struct dirent *e;
 	int fds = 0;
 
 	(void)state;
@@ -600,34 +634,25 @@ static void test_child_holds_nothing_before_exec(void **state)
 		write_file(state_file, "THAWED");
 		fail_msg("no child of the daemon appeared for job %llu", (unsigned long long)id);
 	}
-	snprintf(fddir, sizeof(fddir), "/proc/%d/fd", (int)child);
-	what[0] = '\0';
-	if ((d = opendir(fddir))) {
-		while ((e = readdir(d))) {
-			char path[400];
-			ssize_t n;
-
-			if (e->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", fddir, e->d_name);
-			if ((n = readlink(path, link, sizeof(link) - 1)) < 0)
-				continue;
-			link[n] = '\0';
-			fds++;
-			if (strncmp(link, "socket:", 7) == 0 || strstr(link, "/journal") ||
-			    strncmp(link, "anon_inode:", 11) == 0)
-				snprintf(what, sizeof(what), "fd %s -> %s", e->d_name, link);
-		}
-		closedir(d);
-	}
+	/* Until it is in its freezer group's attach (that cgroup.procs open, the write
+	 * held there): before, it may still be closing what it had. */
+	for (int i = 0; i < 500 && (fds = child_fds(child, what, sizeof(what), &attaching)) >= 0 &&
+			!attaching; i++)
+		jdt_sleep_ms(10);
 	assert_true(write_file(state_file, "THAWED"));
 	json_decref(final(c, id, "succeeded", NULL));
 	jsched_close(c);
+	if (!attaching)
+		fail_msg("the child (pid %d) never reached its freezer group's attach", (int)child);
 	if (what[0])
 		fail_msg("the child (pid %d, %d descriptors) held the daemon's %s", (int)child, fds, what);
-	/* Not a bound on the count: descriptors the test's own caller left open without
-	 * close-on-exec reach the child too, through the daemon (see daemon/README.md). */
-	assert_true(fds > 0);
+	/* Bounded: started directly, the daemon's 0-2, the stdout and stderr pipes, the
+	 * report pipe and the cgroup.procs file it is writing (7; a stdin pipe would be
+	 * 8); under TSan the child is jschedd-runas, with 0-3 and that file (5).  Nothing
+	 * else: what the test's caller left open reaches the daemon but is close-on-exec
+	 * there (main.c), so not the helper; without that, the helper had 8 more in CI. */
+	if (fds < 5 || fds > 7)
+		fail_msg("the child (pid %d) held %d descriptors, not 5 to 7", (int)child, fds);
 }
 
 static void test_limits_refused_without_cgroups(void **state)
