@@ -87,7 +87,7 @@ $(JSCHEDD_MODULE) $(JSCHEDD_BADMODULE): $(B)/tests/daemon/%.so: $(B)/obj/tests/d
 JSCHEDD_UNIT := $(B)/tests/daemon/unit_config $(B)/tests/daemon/unit_hist \
 	$(B)/tests/daemon/unit_whist $(B)/tests/daemon/unit_prometheus $(B)/tests/daemon/unit_cgroup \
 	$(B)/tests/daemon/unit_log $(B)/tests/daemon/unit_timeheap \
-	$(B)/tests/daemon/unit_outlog $(B)/tests/daemon/unit_index
+	$(B)/tests/daemon/unit_outlog $(B)/tests/daemon/unit_index $(B)/tests/daemon/unit_security
 # The config reader is core/config*.c alone (plain data, jansson): the unit test links
 # only those.
 JSCHEDD_CONFIG_OBJS := $(patsubst %.c,$(B)/obj/%.o,daemon/core/config.c daemon/core/config_exec.c \
@@ -134,6 +134,13 @@ $(B)/tests/daemon/unit_outlog: $(B)/obj/tests/daemon/unit_outlog.o $(B)/obj/daem
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)
+# unit_security: the login names of recent uids (daemon/core/security.c) on the test clock.
+$(B)/obj/tests/daemon/unit_security.o: CFLAGS += $(JANSSON_CFLAGS)
+$(B)/tests/daemon/unit_security: $(B)/obj/tests/daemon/unit_security.o \
+		$(B)/obj/daemon/core/security.o $(B)/obj/daemon/core/clock.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(CMOCKA_LIBS) $(LDLIBS)
 # unit_index: the job table's id index (daemon/core/jobs_index.c) against a plain scan.
 $(B)/tests/daemon/unit_index: $(B)/obj/tests/daemon/unit_index.o $(B)/obj/daemon/core/jobs_index.o
 	@mkdir -p $(@D)

@@ -13,22 +13,57 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "daemon/core/clock.h"
 #include "jsched/error.h"
 #include "proto/jproto.h"
 
 #define SYSTEM_GROUP "jsched"
 
-void jd_security_default_name(uid_t uid, char *buf, size_t len)
+/* look_up: uid's login name if it fits a client name, else "uid-N", into e; whether the
+ * passwd database had a usable name. */
+static bool look_up(uid_t uid, struct jd_login_name *e)
 {
 	struct passwd pw, *res = NULL;
 	char tmp[1024];
+	bool found = getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) == 0 && res &&
+		     res->pw_name[0] && strlen(res->pw_name) <= JP_REF_MAX;
 
-	/* The login name if it fits a client name. */
-	if (getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) == 0 && res && res->pw_name[0] &&
-	    strlen(res->pw_name) <= 64)
-		snprintf(buf, len, "%s", res->pw_name);
+	if (found)
+		snprintf(e->name, sizeof(e->name), "%s", res->pw_name);
 	else
-		snprintf(buf, len, "uid-%u", (unsigned)uid);
+		snprintf(e->name, sizeof(e->name), "uid-%u", (unsigned)uid);
+	return found;
+}
+
+const char *jd_security_default_name(struct jd_security *s, uid_t uid)
+{
+	uint64_t now = jd_now_ms();
+	struct jd_login_name *e, *victim = &s->names[0];
+
+	for (size_t i = 0; i < JD_LOGIN_NAMES; i++) {
+		e = &s->names[i];
+		if (e->used && e->uid == uid) {
+			/* Fresh: looked up less than its time to live ago (a clock set back
+			 * makes it stale). */
+			if (now >= e->at_ms && now - e->at_ms < e->ttl_ms) {
+				s->name_hits++;
+				return e->name;
+			}
+			victim = e;
+			goto look;
+		}
+		/* Else the slot to take: a free one, else the longest since looked up. */
+		if (victim->used && (!e->used || e->at_ms < victim->at_ms))
+			victim = e;
+	}
+look:
+	e = victim;
+	e->used = true;
+	e->uid = uid;
+	e->at_ms = now;
+	e->ttl_ms = look_up(uid, e) ? JD_LOGIN_NAME_TTL_MS : JD_LOGIN_NAME_MISS_TTL_MS;
+	s->name_lookups++;
+	return e->name;
 }
 
 void jd_security_init(struct jd_security *s, const struct jd_config *cfg, uid_t self_uid)
@@ -48,15 +83,13 @@ bool jd_security_is_admin(const struct jd_security *s, uid_t uid)
 	return false;
 }
 
-bool jd_security_name_usable(const struct jd_security *s, uid_t uid, const char *name)
+bool jd_security_name_usable(struct jd_security *s, uid_t uid, const char *name)
 {
 	const struct jd_security_config *c = &s->cfg->sec;
-	char own[80];
 
 	if (jd_security_is_admin(s, uid))
 		return true;
-	jd_security_default_name(uid, own, sizeof(own));
-	if (strcmp(own, name) == 0)
+	if (strcmp(jd_security_default_name(s, uid), name) == 0)
 		return true;
 	for (size_t i = 0; i < c->n_grants; i++) {
 		if (c->grants[i].uid != uid)
@@ -170,7 +203,8 @@ int jd_security_socket_mode(const char *path, unsigned cfg_mode, const char *cfg
 
 json_t *jd_security_metrics(const struct jd_security *s)
 {
-	return json_pack("{s:I, s:I, s:I, s:b}", "denied", (json_int_t)s->denied,
+	return json_pack("{s:I, s:I, s:I, s:b, s:I, s:I}", "denied", (json_int_t)s->denied,
 			 "denied_client_names", (json_int_t)s->denied_names, "denied_exec",
-			 (json_int_t)s->denied_exec, "root", geteuid() == 0);
+			 (json_int_t)s->denied_exec, "root", geteuid() == 0, "login_name_lookups",
+			 (json_int_t)s->name_lookups, "login_name_hits", (json_int_t)s->name_hits);
 }

@@ -29,13 +29,39 @@
 #include "daemon/core/config.h"
 
 
-/* The rules in force and the denial counters.  Loop thread. */
+/* Login names by uid (jd_security_default_name): a hello asks for its uid's, once for the
+ * default client name and once more, for a uid that is not an admin, to check the name it
+ * asked for, and each is a getpwuid_r (a read and parse of /etc/passwd, or a round trip
+ * to a directory service through NSS).  So the last JD_LOGIN_NAMES uids' names are kept,
+ * each for a time: users are renamed, created and removed while jschedd runs, and a name
+ * decides what a uid may call itself, so it is looked up again after a minute
+ * (JD_LOGIN_NAME_TTL_MS, the time a rename takes to be seen; nscd keeps names ten), and a
+ * uid with no name after 10 s (a user just created gets its name soon).  Past the bound
+ * the uid looked up longest ago makes room.  The alternative, no cache and no lookup in
+ * hello (the name looked up only when the client gives none), still looks up per
+ * connection for every client that connects without a name, which is the CLI's way. */
+#define JD_LOGIN_NAMES 64
+#define JD_LOGIN_NAME_TTL_MS 60000u
+#define JD_LOGIN_NAME_MISS_TTL_MS 10000u
+
+struct jd_login_name {
+	bool used;
+	uid_t uid;
+	uint32_t ttl_ms;	/* JD_LOGIN_NAME_TTL_MS, or _MISS_ when it has no name */
+	uint64_t at_ms;		/* looked up then (jd_now_ms) */
+	char name[65];		/* the login name, or "uid-N" */
+};
+
+/* The rules in force, the denial counters, the login names.  Loop thread. */
 struct jd_security {
 	const struct jd_config *cfg;	/* the config in force (replaced in place on reload) */
 	uid_t self_uid;			/* the daemon's own uid: an admin */
 	uint64_t denied;		/* permission_denied replies, all causes */
 	uint64_t denied_names;		/* hello with a client name the uid may not use */
 	uint64_t denied_exec;		/* exec jobs refused for their uid */
+	uint64_t name_lookups;		/* getpwuid_r calls for login names */
+	uint64_t name_hits;		/* login names answered from names[] */
+	struct jd_login_name names[JD_LOGIN_NAMES];
 };
 
 /* jd_security_init: the rules of cfg (borrowed, kept), for a daemon running as
@@ -46,16 +72,17 @@ void jd_security_init(struct jd_security *s, const struct jd_config *cfg, uid_t 
  * uid, and the config's `admins`. */
 bool jd_security_is_admin(const struct jd_security *s, uid_t uid);
 
-/* jd_security_default_name: the client name a uid gets without asking (login name, else
- * "uid-N").  Any thread. */
-void jd_security_default_name(uid_t uid, char *buf, size_t len);
+/* jd_security_default_name: the client name a uid gets without asking: its login name
+ * if that fits a client name, else "uid-N"; from names[] while fresh (above).  The string
+ * is s's, valid until the next call. */
+const char *jd_security_default_name(struct jd_security *s, uid_t uid);
 
 /* jd_security_name_allowed: may `uid` use client name `name`?  Counts a denial. */
 bool jd_security_name_allowed(struct jd_security *s, uid_t uid, const char *name);
 
 /* jd_security_name_usable: the same question, asked about a name the uid does not take
  * on (drain's `client`): counts nothing. */
-bool jd_security_name_usable(const struct jd_security *s, uid_t uid, const char *name);
+bool jd_security_name_usable(struct jd_security *s, uid_t uid, const char *name);
 
 /* jd_security_exec_allowed: may an exec job of `uid` run here at all?  If not, why is
  * written to `why`.  Counts a denial. */

@@ -9,7 +9,6 @@
  */
 #include "daemon/net/session.h"
 
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,19 +162,6 @@ int jd__find_all_owned(struct jd_conn *c, const struct jp_request *r, struct jd_
 	return 0;
 }
 
-/* default_client_name: the login name of uid, else "uid-N". */
-static void default_client_name(uid_t uid, char *buf, size_t len)
-{
-	struct passwd pw, *res = NULL;
-	char tmp[1024];
-
-	if (getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) == 0 && res &&
-	    strlen(res->pw_name) <= JP_REF_MAX)
-		snprintf(buf, len, "%s", res->pw_name);
-	else
-		snprintf(buf, len, "uid-%u", (unsigned)uid);
-}
-
 /* op_metrics: the document, or with "format": "prometheus" its Prometheus text (`text`);
  * "histograms": true adds the histograms' bucket counts to the document. */
 static void op_metrics(struct jd_conn *c, const struct jp_request *r)
@@ -229,7 +215,7 @@ static void op_hello(struct jd_conn *c, const struct jp_request *r)
 		return;
 	}
 	if (!name) {
-		default_client_name(c->uid, dflt, sizeof(dflt));
+		snprintf(dflt, sizeof(dflt), "%s", jd_security_default_name(d->sec, c->uid));
 		name = dflt;
 	}
 	/* Which uids may use which client names: the config's client_names (security.c). */
