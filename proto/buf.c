@@ -63,3 +63,17 @@ void jp_buf_free(struct jp_buf *b)
 	free(b->data);
 	jp_buf_init(b);
 }
+
+int jp_buf_append_int(struct jp_buf *b, int64_t v)
+{
+	char t[24], *p = t + sizeof(t);
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	return jp_buf_append(b, p, (size_t)(t + sizeof(t) - p));
+}

@@ -27,4 +27,12 @@ static inline int set(json_t *o, const char *key, json_t *v)
 int jp_job_spec_parse_at(const json_t *obj, const char *path, long index,
 			 const struct jp_limits *lim, struct jp_job_spec *out, struct jp_err *err);
 
+/* jp__ints_exact: does every integer in v lie within +-(2^53 - 1) (PROTOCOL.md section 1)? */
+bool jp__ints_exact(const json_t *v);
+
+/* jp__submit_finish: the part of jp_submit_parse after the specs are read (s->specs[0..n)
+ * and s->order allocated): refs unique and resolved, the order.  0, or the error (err
+ * filled; s left for the caller to clear). */
+int jp__submit_finish(struct jp_submit *s, struct jp_err *err);
+
 #endif /* JPROTO_INTERNAL_H */

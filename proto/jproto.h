@@ -158,6 +158,9 @@ void jp_buf_init(struct jp_buf *b);
 int jp_buf_reserve(struct jp_buf *b, size_t extra);
 /* jp_buf_append copies n bytes to the end.  0 or JSCHED_ENOMEM (b unchanged). */
 int jp_buf_append(struct jp_buf *b, const void *p, size_t n);
+/* jp_buf_append_int appends v in decimal (as jansson writes an integer).  0 or
+ * JSCHED_ENOMEM. */
+int jp_buf_append_int(struct jp_buf *b, int64_t v);
 /* jp_buf_consume drops the first n bytes (n <= len). */
 void jp_buf_consume(struct jp_buf *b, size_t n);
 /* jp_buf_free frees the bytes and makes b empty. */
@@ -379,10 +382,13 @@ bool jp_op_is_admin(enum jp_op op);
 /* ---- requests ---------------------------------------------------------------------- */
 
 /* A request whose envelope and members have been checked. */
+struct jp_fast;
 struct jp_request {
 	int64_t id;		/* the client's id; JP_ID_NONE if it could not be read */
 	enum jp_op op;
-	const json_t *msg;	/* the whole request, borrowed */
+	const json_t *msg;	/* the whole request, borrowed; NULL when fast is set */
+	struct jp_fast *fast;	/* a request read without a tree (jp_fast_parse), borrowed;
+				 * the jp_req_* reads and jp_submit_parse take either */
 };
 
 /* jp_request_parse checks a request (borrowed) against PROTOCOL.md: `id` (0..2^53-1), `op`
@@ -666,6 +672,65 @@ void jp_submit_clear(struct jp_submit *out);
  * reply then carries "existing": true (single) or "existing": [spec indexes]. */
 json_t *jp_submit_reply_new(int64_t id, const struct jp_submit *s, const int64_t *ids,
 			    const bool *existing);
+
+/* ---- the hot requests without a tree (fastreq.c) --------------------------------------- */
+
+/* Where a submit's spec lies in its frame's text. */
+struct jp_fast_span {
+	const char *text;
+	size_t len;
+};
+
+/* A request read straight from its frame's bytes by jp_fast_parse: id, op and the
+ * members of ping, status, wait, cancel or submit; strings point into the arena (or
+ * into small), args are owned here.  Large (small is inline): one per request in
+ * progress, on the stack. */
+struct jp_fast {
+	int64_t id;
+	enum jp_op op;
+	unsigned seen;		/* the members present (fastreq.c's F_* bits) */
+	int64_t job;		/* `job` (an id) */
+	int64_t timeout_ms;	/* wait's `timeout_ms` */
+	int64_t *ids;		/* `jobs` (ids) */
+	size_t n_ids;
+	bool detail;		/* status's `detail` */
+	const char *mode;	/* wait's `mode`, "all" or "any" */
+	struct jp_submit submit;	/* a submit: whole (refs resolved, ordered) */
+	struct jp_fast_span *spans;	/* a submit: each spec's text, in spec order */
+	json_t **args;		/* the specs' args (owned: decref'd by jp_fast_free) */
+	size_t n_args, cap_args;
+	char *arena;		/* the decoded strings: small, or malloc'd */
+	char small[1024];
+};
+
+/* jp_fast_init makes f empty; jp_fast_free frees what it owns (and makes it empty). */
+void jp_fast_init(struct jp_fast *f);
+void jp_fast_free(struct jp_fast *f);
+
+/* jp_fast_parse reads payload[0..len) (a frame's, not NUL-terminated, borrowed: spans
+ * point into it) into f (initialised) when it is a request it takes, checked as
+ * jp_frame_parse + jp_request_parse + jp_submit_parse would check it (NULL lim: the
+ * defaults).  Returns true with f filled, or false with f empty: not taken (another op
+ * or member, an error of any kind, out of memory), and the frame goes that way.  Never
+ * true where that way would refuse the frame, and every value read the same (the
+ * differential tests in tests/proto and tests/fuzz).  Any thread. */
+bool jp_fast_parse(const void *payload, size_t len, const struct jp_limits *lim,
+		   struct jp_fast *f);
+
+/* jp_fast_member_int / _bool: a member of a fast request, 1 with *out set or 0 if absent
+ * (jp_req_int and jp_req_bool read them).  jp_fast_member_str: the same, NULL if absent.
+ * jp_fast_ids: jp_req_ids for a fast request. */
+int jp_fast_member_int(const struct jp_fast *f, const char *key, int64_t *out);
+int jp_fast_member_bool(const struct jp_fast *f, const char *key, bool *out);
+const char *jp_fast_member_str(const struct jp_fast *f, const char *key);
+int jp_fast_ids(const struct jp_fast *f, int64_t **ids, size_t *n, bool *single);
+
+/* jp_submit_reply_text appends the members of jp_submit_reply_new's reply after its id,
+ * from `,"ok":true` on, as the text jansson would dump (no closing brace), for a submit
+ * without refs.  0, JSCHED_ENOMEM, or JSCHED_EINVAL when s has refs (use
+ * jp_submit_reply_new: the refs' names need jansson's escaping). */
+int jp_submit_reply_text(struct jp_buf *b, const struct jp_submit *s, const int64_t *ids,
+			 const bool *existing);
 
 /* ---- the job record -------------------------------------------------------------------- */
 

@@ -335,10 +335,10 @@ static int check(const struct field *f, const json_t *v, const struct jp_limits 
 	return jp_err_set(err, JSCHED_EINTERNAL, NULL, "unknown field type");
 }
 
-/* ints_exact: does every integer in v lie within +-(2^53 - 1) (PROTOCOL.md section 1)?
+/* jp__ints_exact: does every integer in v lie within +-(2^53 - 1) (PROTOCOL.md section 1)?
  * jansson reads integers up to 2^63 - 1; beyond what every JSON implementation reads
  * exactly, a request is a malformed frame, wherever the integer is (call args too). */
-static bool ints_exact(const json_t *v)
+bool jp__ints_exact(const json_t *v)
 {
 	const char *key;
 	const json_t *e;
@@ -349,13 +349,13 @@ static bool ints_exact(const json_t *v)
 		return json_integer_value(v) >= -JP_MAX_INT && json_integer_value(v) <= JP_MAX_INT;
 	case JSON_ARRAY:
 		json_array_foreach(unconst(v), i, e) {
-			if (!ints_exact(e))
+			if (!jp__ints_exact(e))
 				return false;
 		}
 		return true;
 	case JSON_OBJECT:
 		json_object_foreach(unconst(v), key, e) {
-			if (!ints_exact(e))
+			if (!jp__ints_exact(e))
 				return false;
 		}
 		return true;
@@ -376,13 +376,14 @@ int jp_request_parse(const json_t *msg, const struct jp_limits *lim, struct jp_r
 	out->id = JP_ID_NONE;
 	out->op = JP_OP_PING;
 	out->msg = msg;
+	out->fast = NULL;
 	if (!lim) {
 		jp_limits_default(&dflt);
 		lim = &dflt;
 	}
 	if (!json_is_object(msg))
 		return jp_err_set(err, JSCHED_EBAD_REQUEST, NULL, "a request is a JSON object");
-	if (!ints_exact(msg))
+	if (!jp__ints_exact(msg))
 		return jp_err_set(err, JSCHED_EBAD_FRAME, NULL,
 				  "an integer is outside +-(2^53-1), which JSON does not carry exactly");
 	id = json_object_get(msg, "id");
@@ -435,32 +436,53 @@ int jp_request_parse(const json_t *msg, const struct jp_limits *lim, struct jp_r
 
 int64_t jp_req_int(const struct jp_request *r, const char *key, int64_t dflt)
 {
-	const json_t *v = json_object_get(r->msg, key);
+	const json_t *v;
+	int64_t n;
+
+	if (r->fast)
+		return jp_fast_member_int(r->fast, key, &n) ? n : dflt;
+	v = json_object_get(r->msg, key);
 
 	return json_is_integer(v) ? (int64_t)json_integer_value(v) : dflt;
 }
 
 bool jp_req_bool(const struct jp_request *r, const char *key, bool dflt)
 {
-	const json_t *v = json_object_get(r->msg, key);
+	const json_t *v;
+	bool b;
+
+	if (r->fast)
+		return jp_fast_member_bool(r->fast, key, &b) ? b : dflt;
+	v = json_object_get(r->msg, key);
 
 	return json_is_boolean(v) ? json_is_true(v) : dflt;
 }
 
 const char *jp_req_str(const struct jp_request *r, const char *key, const char *dflt)
 {
-	const json_t *v = json_object_get(r->msg, key);
+	const json_t *v;
+
+	if (r->fast) {
+		const char *s = jp_fast_member_str(r->fast, key);
+
+		return s ? s : dflt;
+	}
+	v = json_object_get(r->msg, key);
 
 	return json_is_string(v) ? json_string_value(v) : dflt;
 }
 
 int jp_req_ids(const struct jp_request *r, int64_t **ids, size_t *n, bool *single)
 {
-	const json_t *one = json_object_get(r->msg, "job");
-	const json_t *many = json_object_get(r->msg, "jobs");
-	size_t count = one ? 1 : json_array_size(many);
+	const json_t *one, *many;
+	size_t count;
 	int64_t *a;
 
+	if (r->fast)
+		return jp_fast_ids(r->fast, ids, n, single);
+	one = json_object_get(r->msg, "job");
+	many = json_object_get(r->msg, "jobs");
+	count = one ? 1 : json_array_size(many);
 	*ids = NULL;
 	*n = 0;
 	*single = one != NULL;
@@ -478,7 +500,7 @@ int jp_req_ids(const struct jp_request *r, int64_t **ids, size_t *n, bool *singl
 
 unsigned jp_req_states(const struct jp_request *r)
 {
-	const json_t *v = json_object_get(r->msg, "states"), *e;
+	const json_t *v = r->fast ? NULL : json_object_get(r->msg, "states"), *e;
 	unsigned mask = 0;
 	size_t i;
 

@@ -182,16 +182,64 @@ static int parse_wait(const json_t *w, struct jp_submit *s, struct jp_err *err)
 	return 0;
 }
 
-int jp_submit_parse(const struct jp_request *r, const struct jp_limits *lim,
-		    struct jp_submit *out, struct jp_err *err)
+int jp__submit_finish(struct jp_submit *out, struct jp_err *err)
 {
-	const json_t *one = json_object_get(r->msg, "job"), *many = json_object_get(r->msg, "jobs");
 	struct refent *refs = NULL;
 	size_t nrefs = 0, edges;
 	char path[64];
 	int rc;
 
+	for (size_t i = 0; i < out->n; i++) {
+		if (!out->specs[i].ref)
+			continue;
+		if (!refs && !(refs = calloc(out->n, sizeof(*refs))))	/* at the first ref */
+			return jp_err_set(err, JSCHED_ENOMEM, NULL, "out of memory");
+		refs[nrefs++] = (struct refent){.ref = out->specs[i].ref, .index = i};
+	}
+	out->has_refs = nrefs > 0;
+	if (nrefs > 1)
+		qsort(refs, nrefs, sizeof(*refs), refcmp);
+	for (size_t i = 1; i < nrefs; i++)
+		if (strcmp(refs[i - 1].ref, refs[i].ref) == 0) {
+			size_t a = refs[i - 1].index > refs[i].index ? refs[i - 1].index : refs[i].index;
+			char f[80];
+
+			spec_path(out, a, path, sizeof(path));
+			snprintf(f, sizeof(f), "%s.ref", path);
+			rc = jp_err_set(err, JSCHED_EBAD_REQUEST, f,
+					"ref \"%.*s\" is used by two specs",
+					jp_utf8_cut(refs[i].ref, 64), refs[i].ref);
+			goto out;
+		}
+	rc = resolve(out, refs, nrefs, &edges, err);
+	if (rc < 0)
+		goto out;
+	if (edges == 0) {	/* no spec waits for another: any order will do */
+		for (size_t i = 0; i < out->n; i++)
+			out->order[i] = i;
+	} else {
+		rc = sort(out, edges, err);
+	}
+out:
+	free(refs);
+	return rc;
+}
+
+int jp_submit_parse(const struct jp_request *r, const struct jp_limits *lim,
+		    struct jp_submit *out, struct jp_err *err)
+{
+	const json_t *one, *many;
+	int rc;
+
 	*out = (struct jp_submit){0};
+	if (r->fast && r->op == JP_OP_SUBMIT && r->fast->submit.n) {
+		/* read, checked and ordered already (fastreq.c): taken over whole */
+		*out = r->fast->submit;
+		r->fast->submit = (struct jp_submit){0};
+		return 0;
+	}
+	one = r->fast ? NULL : json_object_get(r->msg, "job");
+	many = r->fast ? NULL : json_object_get(r->msg, "jobs");
 	if (r->op != JP_OP_SUBMIT || (!json_is_object(one) && !json_is_array(many)))
 		return jp_err_set(err, JSCHED_EBAD_REQUEST, "job", "not a submit request");
 	out->single = one != NULL;
@@ -213,44 +261,51 @@ int jp_submit_parse(const struct jp_request *r, const struct jp_limits *lim,
 					  one ? -1 : (long)i, lim, &out->specs[i], err);
 		if (rc < 0)
 			goto fail;
-		if (!out->specs[i].ref)
-			continue;
-		if (!refs && !(refs = calloc(out->n, sizeof(*refs)))) {	/* at the first ref */
-			rc = jp_err_set(err, JSCHED_ENOMEM, NULL, "out of memory");
-			goto fail;
-		}
-		refs[nrefs++] = (struct refent){.ref = out->specs[i].ref, .index = i};
 	}
-	out->has_refs = nrefs > 0;
-	if (nrefs > 1)
-		qsort(refs, nrefs, sizeof(*refs), refcmp);
-	for (size_t i = 1; i < nrefs; i++)
-		if (strcmp(refs[i - 1].ref, refs[i].ref) == 0) {
-			size_t a = refs[i - 1].index > refs[i].index ? refs[i - 1].index : refs[i].index;
-			char f[80];
-
-			spec_path(out, a, path, sizeof(path));
-			snprintf(f, sizeof(f), "%s.ref", path);
-			rc = jp_err_set(err, JSCHED_EBAD_REQUEST, f,
-					"ref \"%.*s\" is used by two specs",
-					jp_utf8_cut(refs[i].ref, 64), refs[i].ref);
-			goto fail;
-		}
-	rc = resolve(out, refs, nrefs, &edges, err);
-	if (rc < 0)
+	if ((rc = jp__submit_finish(out, err)) < 0)
 		goto fail;
-	if (edges == 0) {	/* no spec waits for another: any order will do */
-		for (size_t i = 0; i < out->n; i++)
-			out->order[i] = i;
-	} else if ((rc = sort(out, edges, err)) < 0) {
-		goto fail;
-	}
-	free(refs);
 	return 0;
 fail:
-	free(refs);
 	jp_submit_clear(out);
 	return rc;
+}
+
+/* put: append the string s. */
+static int put(struct jp_buf *b, const char *s)
+{
+	return jp_buf_append(b, s, strlen(s));
+}
+
+int jp_submit_reply_text(struct jp_buf *b, const struct jp_submit *s, const int64_t *ids,
+			 const bool *existing)
+{
+	bool any = false;
+	int rc;
+
+	if (s->has_refs)
+		return JSCHED_EINVAL;
+	if (s->single)
+		return put(b, ",\"ok\":true,\"job\":") || jp_buf_append_int(b, ids[0]) ||
+			       (existing && existing[0] && put(b, ",\"existing\":true"))
+			       ? JSCHED_ENOMEM
+			       : 0;
+	if ((rc = put(b, ",\"ok\":true")) < 0)
+		return rc;
+	/* the members in jp_submit_reply_new's order: existing (when any), then jobs */
+	for (size_t i = 0; existing && i < s->n; i++) {
+		if (!existing[i])
+			continue;
+		if (put(b, any ? "," : ",\"existing\":[") ||
+		    jp_buf_append_int(b, (int64_t)i))
+			return JSCHED_ENOMEM;
+		any = true;
+	}
+	if ((any && put(b, "]")) || put(b, ",\"jobs\":["))
+		return JSCHED_ENOMEM;
+	for (size_t i = 0; i < s->n; i++)
+		if ((i && put(b, ",")) || jp_buf_append_int(b, ids[i]))
+			return JSCHED_ENOMEM;
+	return put(b, "]");
 }
 
 json_t *jp_submit_reply_new(int64_t id, const struct jp_submit *s, const int64_t *ids,

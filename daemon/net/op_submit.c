@@ -35,6 +35,7 @@
 #include "daemon/core/log.h"
 #include "daemon/net/session.h"
 #include "daemon/net/ops.h"
+#include "daemon/net/record.h"
 #include "daemon/core/array.h"
 #include "daemon/run/backend.h"
 
@@ -317,11 +318,6 @@ static uint64_t deadline_ns(const struct jp_job_spec *sp, uint64_t now_ns, uint6
 
 /* ---- the specs' text in the request's frame ---- */
 
-struct span {
-	const char *p;
-	size_t n;
-};
-
 static const char *skip_ws(const char *p, const char *e)
 {
 	while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
@@ -375,7 +371,7 @@ static const char *skip_value(const char *p, const char *e)
  * its top-level "job", or each element of its "jobs", into out[0..n).  Returns false
  * when the text is not read that way (another count, a key written with an escape): the
  * caller then makes each spec's JSON from the parsed spec. */
-static bool spec_spans(const char *f, size_t len, struct span *out, size_t n)
+static bool spec_spans(const char *f, size_t len, struct jp_fast_span *out, size_t n)
 {
 	const char *p = f, *e = f + len, *k, *v;
 	size_t got = 0;
@@ -399,7 +395,7 @@ static bool spec_spans(const char *f, size_t len, struct span *out, size_t n)
 		if (v - 1 - k == 3 && memcmp(k, "job", 3) == 0) {
 			if (got || !(v = skip_value(p, e)))
 				return false;
-			out[got++] = (struct span){p, (size_t)(v - p)};
+			out[got++] = (struct jp_fast_span){p, (size_t)(v - p)};
 			p = v;
 		} else if (v - 1 - k == 4 && memcmp(k, "jobs", 4) == 0 && p < e && *p == '[') {
 			if (got)
@@ -412,7 +408,7 @@ static bool spec_spans(const char *f, size_t len, struct span *out, size_t n)
 				}
 				if (got == n || !(v = skip_value(p, e)))
 					return false;
-				out[got++] = (struct span){p, (size_t)(v - p)};
+				out[got++] = (struct jp_fast_span){p, (size_t)(v - p)};
 				p = skip_ws(v, e);
 				if (p < e && *p == ',')
 					p++;
@@ -658,10 +654,8 @@ fail:
 	return NULL;
 }
 
-/* head_text: the members of the submit reply rep from `,"ok":true` on, for a wait's
- * answer (jd__wait_how.head), which then stands in for rep: its "id" is taken out (the
- * answer writes its own) instead of dumping a copy.  Malloc'd, or NULL (rep NULL, out of
- * memory). */
+/* head_text: the members of the submit reply rep from `,"ok":true` on, its "id" taken
+ * out (the answer writes its own).  Malloc'd, or NULL (rep NULL, out of memory). */
 static char *head_text(json_t *rep)
 {
 	char *t = NULL;
@@ -676,6 +670,45 @@ static char *head_text(json_t *rep)
 	return t;
 }
 
+/* reply_head: the submit reply's members from `,"ok":true` on (what a wait's answer
+ * takes as jd__wait_how.head), NUL-terminated; written straight, or with refs through
+ * jansson (their names need its escaping).  Malloc'd, or NULL when out of memory. */
+static char *reply_head(int64_t id, const struct jp_submit *s, const int64_t *ids,
+			const bool *existing)
+{
+	struct jp_buf b;
+	json_t *rep;
+	char *t;
+
+	if (s->has_refs) {
+		rep = jp_submit_reply_new(id, s, ids, existing);
+		t = head_text(rep);
+		json_decref(rep);
+		return t;
+	}
+	jp_buf_init(&b);
+	if (jp_submit_reply_text(&b, s, ids, existing) < 0 || jp_buf_append(&b, "", 1) < 0) {
+		jp_buf_free(&b);
+		return NULL;
+	}
+	return (char *)b.data;
+}
+
+/* send_ok: the submit reply, {"id": id plus head's members}. */
+static void send_ok(struct jd_conn *c, int64_t id, const char *head)
+{
+	struct jp_buf b;
+
+	jp_buf_init(&b);
+	if (head && jd_reply_text_start(&b, id) == 0 && jd_json_text_raw(&b, head) == 0 &&
+	    jd_json_text_raw(&b, "}") == 0) {
+		jd_conn_send_frame(c, &b);
+		return;
+	}
+	jp_buf_free(&b);
+	jd__reply_error(c, id, JSCHED_ENOMEM, NULL, "out of memory");
+}
+
 void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 {
 	struct jd_net *d = c->d;
@@ -687,7 +720,8 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 	int64_t *ids = NULL;
 	bool *existing = NULL;
 	struct jd_wait_req *w = NULL;
-	struct span *spans = NULL;
+	struct jp_fast_span *spans = NULL;
+	const struct jp_fast_span *text = NULL;
 	long n_new;
 	uint64_t now_ns = jd_now_ns(), now_ms = jd_now_ms();
 	size_t k;
@@ -712,9 +746,16 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 		}
 	}
 	if (c->client->blocked) {
-		/* Hold this submit and stop reading until the client has room. */
+		/* Hold this submit and stop reading until the client has room (a request
+		 * read without a tree is held as one: its frame is valid JSON). */
+		json_t *held = msg ? json_incref(msg) : NULL;
+
+		if (!held && jp_frame_parse(c->frame.text, c->frame.len, &held, NULL) < 0) {
+			jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
+			return;
+		}
 		json_decref(c->blocked);
-		c->blocked = json_incref(msg);
+		c->blocked = held;
 		jd_conn_pause(c);
 		return;
 	}
@@ -757,11 +798,16 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 	/* The journal records each spec from the insertion's report: the text the client
 	 * sent, where the frame is this request's (making a spec's JSON again costs several
 	 * times the copy of its text), else JSON made from the parsed spec. */
-	if (d->journal_specs && c->frame.msg == msg && (spans = calloc(s.n, sizeof(*spans))) &&
-	    !spec_spans(c->frame.text, c->frame.len, spans, s.n)) {
+	if (d->journal_specs && r->fast) {
+		text = r->fast->spans;
+	} else if (d->journal_specs && msg && c->frame.msg == msg &&
+		   (spans = calloc(s.n, sizeof(*spans))) &&
+		   !spec_spans(c->frame.text, c->frame.len, spans, s.n)) {
 		free(spans);
 		spans = NULL;
 	}
+	if (spans)
+		text = spans;
 	for (k = 0; k < s.n; k++) {
 		size_t i = s.order[k];
 		struct jd_spec_src src = {0};
@@ -770,8 +816,8 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 		ids[i] = (int64_t)made[i]->id;
 		if (existing[i])
 			continue;
-		if (spans)
-			src = (struct jd_spec_src){.text = spans[i].p, .len = spans[i].n};
+		if (text)
+			src = (struct jd_spec_src){.text = text[i].text, .len = text[i].len};
 		else if (d->journal_specs)
 			src.json = spec = spec_for_journal(&s.specs[i]);
 		made[i]->spec = d->journal_specs ? &src : NULL;
@@ -786,29 +832,27 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 	 * With `wait`, the same members wait for the records instead (and so go out once
 	 * the jobs' final records are durable). */
 	{
-		json_t *rep = jp_submit_reply_new(r->id, &s, ids, n_new < (long)s.n ? existing : NULL);
+		char *head = reply_head(r->id, &s, ids, n_new < (long)s.n ? existing : NULL);
 
 		if (w) {
 			struct jd__wait_how how = {.any = s.wait_any, .single = s.single,
 						   .output = s.wait_output,
-						   .timeout_ms = s.wait_timeout_ms,
-						   .head = head_text(rep)};
-
-			struct jd_job **jobs = how.head ? malloc(s.n * sizeof(*jobs)) : NULL;
+						   .timeout_ms = s.wait_timeout_ms, .head = head};
+			struct jd_job **jobs = head ? malloc(s.n * sizeof(*jobs)) : NULL;
 
 			if (jobs) {
 				memcpy(jobs, made, s.n * sizeof(*jobs));
 				jd__wait_begin(w, jobs, &how);
 			} else {
-				free(how.head);
+				free(head);
 				jd__wait_discard(w);
 				jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 			}
 			w = NULL;
-		} else if (rep) {
-			jd_conn_send(c, rep);
+		} else {
+			send_ok(c, r->id, head);
+			free(head);
 		}
-		json_decref(rep);
 	}
 	for (k = 0; k < s.n; k++) {
 		struct jd_job *j = made[s.order[k]];

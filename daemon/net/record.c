@@ -22,16 +22,7 @@ static int put(struct jp_buf *b, const char *s)
 
 int jd_json_text_int(struct jp_buf *out, int64_t v)
 {
-	char t[24], *p = t + sizeof(t);
-	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-
-	do {
-		*--p = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	if (v < 0)
-		*--p = '-';
-	return jp_buf_append(out, p, (size_t)(t + sizeof(t) - p));
+	return jp_buf_append_int(out, v);
 }
 
 int jd_json_text_string(struct jp_buf *out, const char *s)

@@ -1,7 +1,8 @@
 /* daemon/net/server.c: the Unix socket, accepted connections, framing and limits.
  *
  * Read path: libuv reads into one 64 KiB buffer shared by all connections (no allocation
- * per read; the decoder copies what it keeps), the codec's incremental decoder cuts frames, and each message goes to
+ * per read; the decoder copies what it keeps), the codec's incremental decoder cuts frames, and each frame goes to
+ * jd_session_frame() (the hot requests, read without a tree) or, parsed, to
  * jd_session_message().  A connection paused by backpressure keeps its undecoded bytes
  * in the decoder and is resumed by the session when its queue has room.
  *
@@ -581,8 +582,15 @@ static void drain_frames(struct jd_conn *c)
 
 		if (rc == 0)
 			return;
-		if (rc > 0)
+		if (rc > 0) {
+			/* The hot requests are read without a tree, the others with one. */
+			c->frame.msg = NULL;
+			c->frame.text = (const char *)text;
+			c->frame.len = len;
+			if (jd_session_frame(c, text, len))
+				continue;
 			rc = jp_frame_parse(text, len, &msg, NULL);
+		}
 		if (rc < 0) {
 			jd_session_fatal(c, rc, rc == JSCHED_EFRAME_TOO_LARGE
 						     ? "frame larger than the limit"
@@ -591,8 +599,6 @@ static void drain_frames(struct jd_conn *c)
 		}
 		/* The submit's journal record takes its specs' text from here. */
 		c->frame.msg = msg;
-		c->frame.text = (const char *)text;
-		c->frame.len = len;
 		jd_session_message(c, msg);
 		c->frame.msg = NULL;
 		json_decref(msg);

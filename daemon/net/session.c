@@ -2,7 +2,10 @@
  *
  * Every message goes through the same steps: the handshake gate, the codec's strict
  * check of the request (jp_request_parse: unknown members, types, limits), the admin
- * gate, then the operation.  hello is here; the other operations are in the op_*.c
+ * gate, then the operation.  The hot requests after hello (ping, status, wait, cancel,
+ * submit) come through jd_session_frame instead, read straight from the frame's bytes
+ * (jp_fast_parse), which takes only what it can read exactly as that check would; the
+ * gates and operations after it are the same (dispatch).  hello is here; the other operations are in the op_*.c
  * files beside this one (op_submit.c, op_wait.c, op_jobs.c, op_admin.c; watch.c for
  * watch), each a short function.  Ownership is checked in one place (jd__find_owned): a
  * client sees only its own uid's jobs unless its uid is an admin.
@@ -53,7 +56,20 @@ static void send_reply(struct jd_conn *c, int64_t id, json_t *r)
 
 void jd_reply_ok(struct jd_conn *c, int64_t id, json_t *body)
 {
-	json_t *r = jp_reply_new(id);
+	json_t *r;
+
+	if (!body) {
+		/* {"id":N,"ok":true}, written straight (what jansson would dump) */
+		struct jp_buf b;
+
+		jp_buf_init(&b);
+		if (jd_reply_text_start(&b, id) == 0 && jd_json_text_raw(&b, ",\"ok\":true}") == 0) {
+			jd_conn_send_frame(c, &b);
+			return;
+		}
+		jp_buf_free(&b);
+	}
+	r = jp_reply_new(id);
 
 	if (r && body)
 		json_object_update(r, body);
@@ -254,25 +270,13 @@ static void op_hello(struct jd_conn *c, const struct jp_request *r)
 	}
 }
 
-void jd_session_message(struct jd_conn *c, json_t *msg)
+/* dispatch: the checked request r (msg its tree; NULL for a request read without one)
+ * past the handshake and admin gates to its operation, then the settle. */
+static void dispatch(struct jd_conn *c, const struct jp_request *rq, json_t *msg)
 {
 	struct jd_net *d = c->d;
-	struct jp_request r;
-	struct jp_limits lim;
-	struct jp_err err;
+	const struct jp_request r = *rq;
 
-	d->srv.requests++;
-	jd__limits_of(c, &lim);
-	if (jp_request_parse(msg, &lim, &r, &err) < 0) {
-		/* A frame rule broken (PROTOCOL.md section 1): answered and closed as the
-		 * decoder's own bad_frame is. */
-		if (!c->hello_done || err.code == JSCHED_EBAD_FRAME) {
-			jd_session_fatal(c, err.code, err.message);
-			return;
-		}
-		jd_reply_error_obj(c, r.id, jp_error_new_from(&err));
-		return;
-	}
 	if (!c->hello_done && r.op != JP_OP_HELLO) {
 		jd__reply_error(c, r.id, JSCHED_EHANDSHAKE_REQUIRED, "op", "hello must come first");
 		jd_conn_close(c, "no hello");
@@ -358,6 +362,46 @@ void jd_session_message(struct jd_conn *c, json_t *msg)
 	}
 	/* Whatever the operation ended, settle it now, before the next message. */
 	jd_jobs_settle(d->jobs);
+}
+
+void jd_session_message(struct jd_conn *c, json_t *msg)
+{
+	struct jp_request r;
+	struct jp_limits lim;
+	struct jp_err err;
+
+	c->d->srv.requests++;
+	jd__limits_of(c, &lim);
+	if (jp_request_parse(msg, &lim, &r, &err) < 0) {
+		/* A frame rule broken (PROTOCOL.md section 1): answered and closed as the
+		 * decoder's own bad_frame is. */
+		if (!c->hello_done || err.code == JSCHED_EBAD_FRAME) {
+			jd_session_fatal(c, err.code, err.message);
+			return;
+		}
+		jd_reply_error_obj(c, r.id, jp_error_new_from(&err));
+		return;
+	}
+	dispatch(c, &r, msg);
+}
+
+bool jd_session_frame(struct jd_conn *c, const void *text, size_t len)
+{
+	struct jp_fast f;
+	struct jp_request r;
+	struct jp_limits lim;
+
+	if (!c->hello_done)
+		return false;
+	jd__limits_of(c, &lim);
+	jp_fast_init(&f);
+	if (!jp_fast_parse(text, len, &lim, &f))
+		return false;
+	c->d->srv.requests++;
+	r = (struct jp_request){.id = f.id, .op = f.op, .msg = NULL, .fast = &f};
+	dispatch(c, &r, NULL);
+	jp_fast_free(&f);
+	return true;
 }
 
 void jd_session_closed(struct jd_conn *c)

@@ -10,6 +10,8 @@
 #ifndef JD_SESSION_H
 #define JD_SESSION_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -26,6 +28,12 @@ struct jsched_handler;
 
 /* jd_session_message: handle one message (borrowed) from c. */
 void jd_session_message(struct jd_conn *c, json_t *msg);
+
+/* jd_session_frame: handle one frame's request (text[0..len), borrowed) without a tree
+ * when it is one the codec reads that way (jp_fast_parse: the hot requests, after
+ * hello).  Returns false, having done nothing, for every other frame: the caller then
+ * parses it and calls jd_session_message, which gives the same answer either way. */
+bool jd_session_frame(struct jd_conn *c, const void *text, size_t len);
 
 /* jd_session_fatal: send an error with id null (code, message) and close c. */
 void jd_session_fatal(struct jd_conn *c, int code, const char *message);

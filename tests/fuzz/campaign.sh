@@ -17,6 +17,7 @@ cp -n "tests/fuzz/corpus/$name"/* "$work/corpus-$name/" 2>/dev/null || true
 dict=""
 extra="-timeout=10 -rss_limit_mb=1024"
 [ -f "tests/fuzz/$name.dict" ] && dict="-dict=$PWD/tests/fuzz/$name.dict"
+[ "$name" = fastreq ] && dict="-dict=$PWD/tests/fuzz/request.dict"
 if [ "$name" = daemon ]; then
 	# As in smoke.sh: the request target's words, no per-input leak check (the daemon
 	# keeps bounded state from input to input).

@@ -3,6 +3,9 @@
 
 corpus/request/: one frame payload per file: every example of proto/PROTOCOL.md, the
                  daemon's replies and events, and a few near misses.
+corpus/fastreq/: the hot requests in the shapes libjsched writes them (compact, op first),
+                 each also with its members in another order and with whitespace, and
+                 every request of corpus/request.
 corpus/frame/:   one byte choosing the decoder's limit, then a byte stream: frames one after
                  another, zero-length, oversize, truncated, garbage.
 Run it from anywhere after changing the protocol; commit what it writes.
@@ -159,7 +162,37 @@ def write(folder, name, data):
         f.write(data)
 
 
+FASTREQ = [
+    {"op": "ping", "id": 1},
+    {"op": "status", "id": 2, "job": 5},
+    {"op": "status", "id": 2, "jobs": [5, 6, 7], "detail": True},
+    {"op": "wait", "id": 3, "job": 5},
+    {"op": "wait", "id": 3, "jobs": [5, 6], "mode": "any", "timeout_ms": 100},
+    {"op": "cancel", "id": 4, "jobs": [5, 6]},
+    {"op": "submit", "id": 5, "job": {"kind": "call", "fn": "noop"}},
+    {"op": "submit", "id": 5, "job": {"kind": "call", "fn": "noop"}, "wait": True},
+    {"op": "submit", "id": 5, "job": {"kind": "call", "fn": "spin", "args": {"us": 10}},
+     "wait": {"timeout_ms": 1000, "mode": "any", "output": True}},
+    {"op": "submit", "id": 5, "jobs": [{"kind": "call", "fn": "spin", "args": {"us": 0}}] * 8,
+     "wait": True},
+    {"op": "submit", "id": 6, "job": {"kind": "exec", "argv": ["/bin/true"], "cwd": "/tmp",
+                                      "env": {"PATH": "/bin", "HOME": "/root"}, "timeout_ms": 5000}},
+    {"op": "submit", "id": 7, "jobs": [
+        {"kind": "call", "fn": "noop", "ref": "a", "name": "caf\u00e9 \U0001F600 \"q\"\n"},
+        {"kind": "call", "fn": "noop", "ref": "b", "after": ["a", 3, {"job": 4, "on": "any"}],
+         "any_of": [{"ref": "a", "on": "failure"}], "priority": "high", "cost": 7, "key": "k"}]},
+]
+
+
 def main():
+    for i, r in enumerate(FASTREQ):
+        compact = json.dumps(r, separators=(",", ":"), ensure_ascii=False).encode()
+        write("fastreq", "hot-%02d-%s.json" % (i, r["op"]), compact)
+        spaced = json.dumps(dict(reversed(list(r.items()))), indent=1).encode()  # \u escapes
+        write("fastreq", "hot-%02d-%s-reordered.json" % (i, r["op"]), spaced)
+    for i, r in enumerate(REQUESTS):
+        write("fastreq", "req-%02d-%s.json" % (i, r.get("op", "none")),
+              json.dumps(r, separators=(",", ":")).encode())
     for i, r in enumerate(REQUESTS):
         write("request", "req-%02d-%s.json" % (i, r.get("op", "none")),
               json.dumps(r).encode())

@@ -17,6 +17,8 @@ for t in "$@"; do
 	mkdir -p "$work"
 	dict=""
 	[ -f "tests/fuzz/$name.dict" ] && dict="-dict=tests/fuzz/$name.dict"
+	# fuzz_fastreq reads the same requests as fuzz_request: the same words.
+	[ "$name" = fastreq ] && dict="-dict=tests/fuzz/request.dict"
 	# -rss_limit_mb: the codec's limits keep memory small; anything above is a leak.
 	# -timeout: one input taking seconds is a bug (quadratic behaviour).
 	extra="-timeout=10 -rss_limit_mb=1024"

@@ -146,6 +146,34 @@ static bool parse_submit(void)
 	return ok;
 }
 
+/* fast_submit: the same graph through the fast reader (with args, which jansson makes):
+ * out of memory anywhere, it declines and holds nothing; else it reads the graph whole. */
+static bool fast_submit(void)
+{
+	static const char text[] = "{\"op\":\"submit\",\"id\":4,\"jobs\":["
+		"{\"kind\":\"call\",\"fn\":\"a\",\"ref\":\"x\",\"args\":{\"k\":[1,2]}},"
+		"{\"kind\":\"exec\",\"argv\":[\"b\",\"c\"],\"env\":{\"E\":\"1\"},\"ref\":\"y\","
+		"\"after\":[\"x\",{\"job\":3,\"on\":\"any\"}]}],\"wait\":true}";
+	struct jp_fast *f = malloc(sizeof(*f));
+	bool ok;
+
+	if (!f)
+		return false;
+	jp_fast_init(f);
+	ok = jp_fast_parse(text, sizeof(text) - 1, NULL, f);
+	if (ok) {
+		assert_int_equal(f->submit.n, 2);
+		assert_int_equal(f->submit.specs[1].after[0].index, 0);
+		assert_int_equal(f->submit.order[1], 1);
+	} else {
+		assert_null(f->submit.specs);
+		assert_int_equal(f->n_args, 0);
+	}
+	jp_fast_free(f);
+	free(f);
+	return ok;
+}
+
 static bool builders(void)
 {
 	struct jp_identity who = {.uid = 1, .gid = 2, .pid = 3, .client = "c"};
@@ -200,6 +228,7 @@ static void test_oom(void **state)
 	exhaust(decode_stream, "decode_stream");
 	exhaust(encode_alloc, "encode_alloc");
 	exhaust(parse_submit, "parse_submit");
+	exhaust(fast_submit, "fast_submit");
 	exhaust(builders, "builders");
 	json_set_alloc_funcs(malloc, free);
 }
