@@ -827,6 +827,7 @@ int jd_cg_client(struct jd_cg *cg, const char *name, uint32_t weight, const stru
 		if (set_limits(cg, h, dir, weight ? weight : 1, l ? l : &unlimited, true) < 0)
 			return JSCHED_EIO;
 	}
+	cg->stats.client_updates++;
 	return 0;
 }
 

@@ -120,6 +120,7 @@ struct jd_cg_conf {
 struct jd_cg_stats {
 	uint64_t created, removed;	/* job groups */
 	uint64_t parked, reused;	/* job groups kept empty for the next job, taken again */
+	uint64_t client_updates;	/* clients' groups written (jd_cg_client) */
 	uint64_t remove_busy;		/* removals refused: processes still in it */
 	uint64_t kills;			/* whole-group kills */
 	uint64_t killed_pids;		/* SIGKILLs sent by freeze-and-kill */

@@ -7,7 +7,7 @@
  * limits (set_client) hold a job that asks for none; the record
  * carries the group's CPU time and peak memory; the metrics say which cgroups are in use;
  * a command's group is reused by the client's next command, which is charged only its own
- * CPU time;
+ * CPU time; a client's group is written once, not per command;
  * and a daemon killed with SIGKILL leaves groups that the next daemon on the same subtree
  * kills and names at start (a reused one among them; its parked spare groups are removed
  * and not named), and, on the same journal, settles: failed with cause
@@ -336,6 +336,47 @@ static void test_group_reused(void **state)
 	assert_true(cpu1 > 0);
 	assert_true(cpu2 < cpu1);
 	jsched_close(c);
+}
+
+/* test_client_group_written_once: a client's group is written with its first command
+ * and again only when its weight changes, not before every command.  Its limits were
+ * compared with memcmp, padding included, which held whatever the stack had: with the
+ * journal off and two processes at a time (this test's own daemon, as the benchmark's),
+ * more than half of the commands wrote the group again; on the suite's daemon, never. */
+static void test_client_group_written_once(void **state)
+{
+	struct jdt t2;
+	struct jsched_conn *c;
+	json_t *g;
+	json_int_t before;
+	char req[4096];
+	size_t o;
+
+	(void)state;
+	need_cgroups();
+	jdt_start(&t2, "\"workers\": 2, \"exec\": {\"max_processes\": 2}, \"journal\": {\"sync\": \"off\"}");
+	c = jdt_connect(&t2, "steady");
+	g = cgroups_of(c);
+	before = json_integer_value(json_object_get(g, "client_updates"));
+	json_decref(g);
+	/* One batch of 40 commands, waited for in the submit. */
+	o = (size_t)snprintf(req, sizeof(req), "{\"op\": \"submit\", \"wait\": true, \"jobs\": [");
+	for (int i = 0; i < 40; i++)
+		o += (size_t)snprintf(req + o, sizeof(req) - o, "%s{\"kind\": \"exec\", \"argv\": [\"true\"]}",
+				      i ? ", " : "");
+	snprintf(req + o, sizeof(req) - o, "]}");
+	json_decref(jdt_ok(c, "%s", req));
+	g = cgroups_of(c);
+	assert_int_equal(json_integer_value(json_object_get(g, "client_updates")), before + 1);
+	json_decref(g);
+	/* A new weight is written with the next command, once. */
+	json_decref(jdt_ok(c, "{\"op\": \"set_client\", \"client\": \"steady\", \"weight\": 2}"));
+	json_decref(jdt_ok(c, "%s", req));
+	g = cgroups_of(c);
+	assert_int_equal(json_integer_value(json_object_get(g, "client_updates")), before + 2);
+	json_decref(g);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t2, SIGTERM), 0);
 }
 
 /* spare_in: whether a client group under subtree `base` holds a parked group (spare-N). */
@@ -703,6 +744,7 @@ int main(void)
 		cmocka_unit_test(test_client_limits),
 		cmocka_unit_test(test_usage_and_metrics),
 		cmocka_unit_test(test_group_reused),
+		cmocka_unit_test(test_client_group_written_once),
 		cmocka_unit_test(test_leftovers_of_a_killed_daemon),
 		cmocka_unit_test(test_killed_daemon_jobs_settled),
 		cmocka_unit_test(test_killed_daemon_leaves_no_subtree),
