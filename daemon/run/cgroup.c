@@ -136,23 +136,27 @@ static bool key_u64(const char *text, const char *key, uint64_t *v)
 	return false;
 }
 
-/* get_u64: dir/file as one number ("max" and unreadable: false). */
-static bool get_u64(const char *dir, const char *file, uint64_t *v)
+/* get_u64: dir/file as one number ("max" and unreadable: false); counted in cg's
+ * files_read. */
+static bool get_u64(struct jd_cg *cg, const char *dir, const char *file, uint64_t *v)
 {
 	char buf[64];
 	char *end;
 
+	cg->stats.files_read++;
 	if (get(dir, file, buf, sizeof(buf)) <= 0 || !isdigit((unsigned char)buf[0]))
 		return false;
 	*v = strtoull(buf, &end, 10);
 	return true;
 }
 
-/* get_key: the value of `key` in the key/value file dir/file. */
-static bool get_key(const char *dir, const char *file, const char *key, uint64_t *v)
+/* get_key: the value of `key` in the key/value file dir/file; counted as get_u64. */
+static bool get_key(struct jd_cg *cg, const char *dir, const char *file, const char *key,
+		    uint64_t *v)
 {
 	char buf[4096];
 
+	cg->stats.files_read++;
 	return get(dir, file, buf, sizeof(buf)) > 0 && key_u64(buf, key, v);
 }
 
@@ -831,8 +835,76 @@ int jd_cg_client(struct jd_cg *cg, const char *name, uint32_t weight, const stru
 	return 0;
 }
 
+/* job_name: "job-ID[-SEQ]" into out (48 bytes). */
+static void job_name(uint64_t id, uint64_t seq, char *out)
+{
+	if (seq)
+		snprintf(out, 48, "job-%llu-%llu", (unsigned long long)id, (unsigned long long)seq);
+	else
+		snprintf(out, 48, "job-%llu", (unsigned long long)id);
+}
+
+/* first_dir: the index of g's first directory (the one a reusable group's job name is
+ * on), or ndir when it has none. */
+static size_t first_dir(const struct jd_cg_job *g)
+{
+	size_t h = 0;
+
+	while (h < g->ndir && !g->dir[h][0])
+		h++;
+	return h;
+}
+
+/* slot_dirs: a reusable group's directories for its job: job-ID[-SEQ]+g-N in the first
+ * hierarchy it is in, g-N in the others (out->slot set), each created.  Returns 0 or
+ * -errno (EEXIST: a directory of that slot is there already). */
+static int slot_dirs(struct jd_cg *cg, const char *client, struct jd_cg_job *out)
+{
+	char rel[256], job[48];
+	bool first = true;
+
+	client_rel(client, rel, sizeof(rel));
+	job_name(out->id, out->seq, job);
+	for (size_t h = 0; h < cg->nhier; h++) {
+		int n;
+
+		out->dir[h][0] = '\0';
+		if (!(cg->hier[h].ctls & ~out->skip))
+			continue;
+		if (first)
+			n = snprintf(out->dir[h], PATH_MAX, "%s/%s/%s+g-%llu", cg->hier[h].base, rel, job,
+				     (unsigned long long)out->slot);
+		else
+			n = snprintf(out->dir[h], PATH_MAX, "%s/%s/g-%llu", cg->hier[h].base, rel,
+				     (unsigned long long)out->slot);
+		first = false;
+		if (n < 0 || n >= PATH_MAX) {
+			out->dir[h][0] = '\0';
+			return -ENAMETOOLONG;
+		}
+		out->ndir = h + 1;
+		if (mkdir(out->dir[h], 0755) < 0) {
+			int e = errno;
+
+			out->dir[h][0] = '\0';
+			return -e;
+		}
+	}
+	return 0;
+}
+
+/* drop_made: remove what a failed create made of out (its non-empty dirs, last first). */
+static void drop_made(struct jd_cg *cg, struct jd_cg_job *out)
+{
+	while (out->ndir > 0) {
+		out->ndir--;
+		if (out->dir[out->ndir][0])
+			(void)drop_dir(cg, out->dir[out->ndir]);
+	}
+}
+
 int jd_cg_job_create(struct jd_cg *cg, const char *client, uint64_t id, uint64_t seq,
-		     const struct jd_cg_limits *l, struct jd_cg_job *out)
+		     const struct jd_cg_limits *l, unsigned skip, struct jd_cg_job *out)
 {
 	static const struct jd_cg_limits unlimited = {0};
 	bool created;
@@ -852,10 +924,33 @@ int jd_cg_job_create(struct jd_cg *cg, const char *client, uint64_t id, uint64_t
 		}
 	out->id = id;
 	out->seq = seq;
+	/* v2 has one hierarchy, which every job needs. */
+	out->skip = cg->mode == JD_CG_V1 ? skip : 0;
 	snprintf(out->client, sizeof(out->client), "%s", client);
+	if (jd_cg_can_reuse(cg) && (!l || (!l->memory_max && !l->pids_max && !l->cpu_max_milli))) {
+		/* A slot's name may be left from a run whose recovery could not remove it. */
+		for (int tries = 0; tries < 8; tries++) {
+			out->slot = ++cg->slots;
+			if ((rc = slot_dirs(cg, client, out)) == 0) {
+				cg->stats.created++;
+				return 0;
+			}
+			note_error(cg, -rc, "cannot create the group of job %llu (g-%llu)",
+				   (unsigned long long)id, (unsigned long long)out->slot);
+			drop_made(cg, out);
+			if (rc != -EEXIST)
+				break;
+		}
+		out->slot = 0;
+		return JSCHED_EIO;
+	}
 	for (size_t h = 0; h < cg->nhier; h++) {
+		out->dir[h][0] = '\0';
+		if (!(cg->hier[h].ctls & ~out->skip))
+			continue;
 		if (group_path(cg, h, client, &id, seq, out->dir[h]) < 0 || mkdir(out->dir[h], 0755) < 0) {
 			note_error(cg, errno, "cannot create %s", out->dir[h]);
+			out->dir[h][0] = '\0';
 			rc = JSCHED_EIO;
 			goto fail;
 		}
@@ -868,16 +963,16 @@ int jd_cg_job_create(struct jd_cg *cg, const char *client, uint64_t id, uint64_t
 	cg->stats.created++;
 	return 0;
 fail:
-	while (out->ndir > 0)
-		(void)drop_dir(cg, out->dir[--out->ndir]);
+	drop_made(cg, out);
 	return rc;
 }
 
 void jd_cg_place(const struct jd_cg_job *g, const char **dirs, size_t *n)
 {
+	*n = 0;
 	for (size_t i = 0; i < g->ndir; i++)
-		dirs[i] = g->dir[i];
-	*n = g->ndir;
+		if (g->dir[i][0])
+			dirs[(*n)++] = g->dir[i];
 }
 
 int jd_cg_enter(const char *const *dirs, size_t n)
@@ -933,7 +1028,7 @@ static bool freeze(struct jd_cg *cg, const char *dir, bool on)
 		char buf[256];
 		uint64_t frozen = 0;
 
-		if (v2 ? get_key(dir, "cgroup.events", "frozen", &frozen) && frozen
+		if (v2 ? get_key(cg, dir, "cgroup.events", "frozen", &frozen) && frozen
 		       : get(dir, "freezer.state", buf, sizeof(buf)) > 0 &&
 				 strncmp(buf, "FROZEN", 6) == 0)
 			return true;
@@ -944,9 +1039,11 @@ static bool freeze(struct jd_cg *cg, const char *dir, bool on)
 
 int jd_cg_signal(struct jd_cg *cg, const struct jd_cg_job *g, int sig)
 {
+	size_t h = first_dir(g);
+
 	(void)cg;
 	/* Every hierarchy lists the same processes: the first will do. */
-	return g->ndir ? kill_listed(g->dir[0], sig) : 0;
+	return h < g->ndir ? kill_listed(g->dir[h], sig) : 0;
 }
 
 int jd_cg_kill(struct jd_cg *cg, const struct jd_cg_job *g)
@@ -965,7 +1062,7 @@ int jd_cg_kill(struct jd_cg *cg, const struct jd_cg_job *g)
 		(void)freeze(cg, g->dir[0], false);
 	} else {
 		for (size_t h = 0; h < g->ndir; h++) {
-			if (!(cg->hier[h].ctls & (1u << JD_CG_FREEZER)))
+			if (!g->dir[h][0] || !(cg->hier[h].ctls & (1u << JD_CG_FREEZER)))
 				continue;
 			/* Frozen tasks keep the SIGKILL pending and die as they thaw, before
 			 * returning to user code. */
@@ -979,7 +1076,7 @@ int jd_cg_kill(struct jd_cg *cg, const struct jd_cg_job *g)
 			int k = 0;
 
 			for (size_t h = 0; h < g->ndir; h++)
-				if (!(cg->hier[h].ctls & (1u << JD_CG_FREEZER)))
+				if (g->dir[h][0] && !(cg->hier[h].ctls & (1u << JD_CG_FREEZER)))
 					k += kill_listed(g->dir[h], SIGKILL);
 			n += k;
 			if (!k)
@@ -994,12 +1091,12 @@ bool jd_cg_populated(struct jd_cg *cg, const struct jd_cg_job *g)
 {
 	char buf[64];
 
-	(void)cg;
 	if (cg->mode == JD_CG_V2 && g->ndir) {
 		uint64_t pop = 0;
 		char ev[512];
 		ssize_t r = get(g->dir[0], "cgroup.events", ev, sizeof(ev));
 
+		cg->stats.files_read++;
 		if (r == -ENOENT)
 			return access(g->dir[0], F_OK) == 0 && !cg->plain;
 		return r < 0 || !key_u64(ev, "populated", &pop) || pop != 0;
@@ -1008,14 +1105,44 @@ bool jd_cg_populated(struct jd_cg *cg, const struct jd_cg_job *g)
 	 * all), so the first says it; a process that left one of them on its own is found
 	 * by the removal (busy) and jd_cg_kill, which go through every hierarchy. */
 	for (size_t h = 0; h < g->ndir; h++) {
-		ssize_t r = get(g->dir[h], "cgroup.procs", buf, sizeof(buf));
+		ssize_t r;
 
+		if (!g->dir[h][0])
+			continue;
+		r = get(g->dir[h], "cgroup.procs", buf, sizeof(buf));
+		cg->stats.files_read++;
 		if (r > 0 || (r < 0 && r != -ENOENT))
 			return true;
 		if (r == 0)
 			return false;
 	}
 	return false;
+}
+
+
+/* usage_all: the user and system time (ns) summed over the CPUs of v1's
+ * cpuacct.usage_all ("cpu user system" and a line per CPU): one file for what
+ * cpuacct.usage_user and cpuacct.usage_sys say in two.  Returns false when it cannot be
+ * read (before Linux 4.7; a test's tree without it). */
+static bool usage_all(struct jd_cg *cg, const char *dir, uint64_t *user, uint64_t *sys)
+{
+	char buf[8192];
+	const char *l;
+	ssize_t n = get(dir, "cpuacct.usage_all", buf, sizeof(buf));
+
+	cg->stats.files_read++;
+	if (n <= 0 || (size_t)n + 1 >= sizeof(buf) || strncmp(buf, "cpu user system\n", 16) != 0)
+		return false;
+	*user = *sys = 0;
+	for (l = buf + 16; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+		unsigned long long cpu, us, sy;
+
+		if (sscanf(l, "%llu %llu %llu", &cpu, &us, &sy) != 3)
+			return false;
+		*user += us;
+		*sys += sy;
+	}
+	return true;
 }
 
 /* since: a counter's growth from its base (0 if it went back: the group was not ours). */
@@ -1035,35 +1162,41 @@ int jd_cg_usage(struct jd_cg *cg, const struct jd_cg_job *g, struct jd_cg_usage 
 		const char *dir = g->dir[0];
 		char st[1024];
 
+		cg->stats.files_read++;
 		if (get(dir, "cpu.stat", st, sizeof(st)) > 0 && key_u64(st, "usage_usec", &u->cpu_us) &&
 		    key_u64(st, "user_usec", &a) && key_u64(st, "system_usec", &b)) {
 			u->user_us = a;
 			u->system_us = b;
 			u->has_cpu = true;
 		}
-		u->has_memory_peak = get_u64(dir, "memory.peak", &u->memory_peak);
-		u->has_oom = get_key(dir, "memory.events", "oom_kill", &u->oom_kills);
-		u->has_pids = get_key(dir, "pids.events", "max", &u->pids_max_hits);
+		u->has_memory_peak = get_u64(cg, dir, "memory.peak", &u->memory_peak);
+		u->has_oom = get_key(cg, dir, "memory.events", "oom_kill", &u->oom_kills);
+		u->has_pids = get_key(cg, dir, "pids.events", "max", &u->pids_max_hits);
 	} else {
 		for (size_t h = 0; h < g->ndir; h++) {
 			unsigned ctls = cg->hier[h].ctls;
 			const char *dir = g->dir[h];
 
-			if ((ctls & (1u << JD_CG_CPUACCT)) && get_u64(dir, "cpuacct.usage", &u->cpu_us) &&
-			    get_u64(dir, "cpuacct.usage_user", &a) &&
-			    get_u64(dir, "cpuacct.usage_sys", &b)) {
+			if (!dir[0])
+				continue;
+			if ((ctls & (1u << JD_CG_CPUACCT)) &&
+			    get_u64(cg, dir, "cpuacct.usage", &u->cpu_us) &&
+			    (usage_all(cg, dir, &a, &b) ||
+			     (get_u64(cg, dir, "cpuacct.usage_user", &a) &&
+			      get_u64(cg, dir, "cpuacct.usage_sys", &b)))) {
 				u->cpu_us /= 1000;
 				u->user_us = a / 1000;
 				u->system_us = b / 1000;
 				u->has_cpu = true;
 			}
 			if (ctls & (1u << JD_CG_MEMORY)) {
-				u->has_memory_peak = get_u64(dir, "memory.max_usage_in_bytes",
+				u->has_memory_peak = get_u64(cg, dir, "memory.max_usage_in_bytes",
 							     &u->memory_peak);
-				u->has_oom = get_key(dir, "memory.oom_control", "oom_kill", &u->oom_kills);
+				u->has_oom = get_key(cg, dir, "memory.oom_control", "oom_kill",
+						     &u->oom_kills);
 			}
 			if (ctls & (1u << JD_CG_PIDS))
-				u->has_pids = get_key(dir, "pids.events", "max", &u->pids_max_hits);
+				u->has_pids = get_key(cg, dir, "pids.events", "max", &u->pids_max_hits);
 		}
 	}
 	/* A reused group's counters began with its previous commands (jd_cg_job_park). */
@@ -1084,43 +1217,42 @@ bool jd_cg_can_reuse(const struct jd_cg *cg)
 	return cg->mode == JD_CG_V1;
 }
 
-/* rename_all: g's directory in every hierarchy renamed to `name` under the same client
- * group; g->dir follows each rename as it succeeds.  Returns 0 or JSCHED_EIO. */
-static int rename_all(struct jd_cg *cg, struct jd_cg_job *g, const char *name)
+/* rename_first: g's first directory (the one its job's name is on) renamed to `name`
+ * under the same client group; g->dir follows.  Returns 0 or JSCHED_EIO. */
+static int rename_first(struct jd_cg *cg, struct jd_cg_job *g, const char *name)
 {
-	for (size_t h = 0; h < g->ndir; h++) {
-		char to[PATH_MAX];
-		const char *slash = strrchr(g->dir[h], '/');
-		int n;
+	size_t h = first_dir(g);
+	char to[PATH_MAX];
+	const char *slash;
+	int n;
 
-		if (!slash)
-			return JSCHED_EINVAL;
-		n = snprintf(to, sizeof(to), "%.*s/%s", (int)(slash - g->dir[h]), g->dir[h], name);
-		if (n < 0 || n >= PATH_MAX) {
-			note_error(cg, ENAMETOOLONG, "%s", g->dir[h]);
-			return JSCHED_EIO;
-		}
-		if (rename(g->dir[h], to) < 0) {
-			note_error(cg, errno, "cannot rename %s to %s", g->dir[h], name);
-			return JSCHED_EIO;
-		}
-		memcpy(g->dir[h], to, (size_t)n + 1);
+	if (h >= g->ndir || !(slash = strrchr(g->dir[h], '/')))
+		return JSCHED_EINVAL;
+	n = snprintf(to, sizeof(to), "%.*s/%s", (int)(slash - g->dir[h]), g->dir[h], name);
+	if (n < 0 || n >= PATH_MAX) {
+		note_error(cg, ENAMETOOLONG, "%s", g->dir[h]);
+		return JSCHED_EIO;
 	}
+	if (rename(g->dir[h], to) < 0) {
+		note_error(cg, errno, "cannot rename %s to %s", g->dir[h], name);
+		return JSCHED_EIO;
+	}
+	memcpy(g->dir[h], to, (size_t)n + 1);
 	return 0;
 }
 
-int jd_cg_job_park(struct jd_cg *cg, struct jd_cg_job *g, uint64_t n, const struct jd_cg_usage *now)
+int jd_cg_job_park(struct jd_cg *cg, struct jd_cg_job *g, const struct jd_cg_usage *now)
 {
 	char name[32];
 
-	if (!jd_cg_can_reuse(cg) || !g->ndir)
+	if (!jd_cg_can_reuse(cg) || !g->slot || first_dir(g) >= g->ndir)
 		return JSCHED_ENOT_SUPPORTED;
 	for (size_t h = 0; h < g->ndir; h++)
-		if ((cg->hier[h].ctls & (1u << JD_CG_MEMORY)) &&
+		if (g->dir[h][0] && (cg->hier[h].ctls & (1u << JD_CG_MEMORY)) &&
 		    put_noted(cg, g->dir[h], "memory.max_usage_in_bytes", "0") < 0)
 			return JSCHED_EIO;
-	snprintf(name, sizeof(name), "spare-%llu", (unsigned long long)n);
-	if (rename_all(cg, g, name) < 0)
+	snprintf(name, sizeof(name), "g-%llu", (unsigned long long)g->slot);
+	if (rename_first(cg, g, name) < 0)
 		return JSCHED_EIO;
 	g->base = *now;
 	g->id = 0;
@@ -1131,17 +1263,15 @@ int jd_cg_job_park(struct jd_cg *cg, struct jd_cg_job *g, uint64_t n, const stru
 
 int jd_cg_job_reuse(struct jd_cg *cg, struct jd_cg_job *g, uint64_t id, uint64_t seq)
 {
-	char name[48];
+	char job[48], name[80];
 
-	if (seq)
-		snprintf(name, sizeof(name), "job-%llu-%llu", (unsigned long long)id,
-			 (unsigned long long)seq);
-	else
-		snprintf(name, sizeof(name), "job-%llu", (unsigned long long)id);
-	if (rename_all(cg, g, name) < 0)
+	job_name(id, seq, job);
+	snprintf(name, sizeof(name), "%s+g-%llu", job, (unsigned long long)g->slot);
+	if (rename_first(cg, g, name) < 0)
 		return JSCHED_EIO;
 	g->id = id;
 	g->seq = seq;
+	g->empty = false;
 	cg->stats.reused++;
 	return 0;
 }
@@ -1152,7 +1282,7 @@ static int remove_dirs(struct jd_cg *cg, struct jd_cg_job *g)
 	bool busy = false;
 
 	for (size_t h = g->ndir; h-- > 0;) {
-		int rc = drop_dir(cg, g->dir[h]);
+		int rc = g->dir[h][0] ? drop_dir(cg, g->dir[h]) : 0;
 
 		if (rc == -EAGAIN) {
 			busy = true;
@@ -1180,15 +1310,45 @@ int jd_cg_job_remove(struct jd_cg *cg, struct jd_cg_job *g)
 
 /* ---- leftovers ------------------------------------------------------------------------- */
 
-/* job_of: the job group `entry` (job-ID) of client dir `cdir` ("client-X") as a struct
- * jd_cg_job across every hierarchy.  Returns true when entry names a job group. */
-static bool job_of(const struct jd_cg *cg, const char *cdir, const char *entry,
+/* slot_of: N when entry is a slot's neutral name g-N (or spare-N, an earlier build's
+ * parked group), else 0. */
+static uint64_t slot_of(const char *entry)
+{
+	const char *num = strncmp(entry, "g-", 2) == 0 ? entry + 2 :
+			  strncmp(entry, "spare-", 6) == 0 ? entry + 6 : NULL;
+	char *end;
+	unsigned long long n;
+
+	if (!num || !isdigit((unsigned char)*num))
+		return 0;
+	errno = 0;
+	n = strtoull(num, &end, 10);
+	return *end || errno ? 0 : n;
+}
+
+/* group_at: g->dir[h] = hierarchy h's base/cdir/name when it exists ("" otherwise).
+ * Returns false when the path does not fit. */
+static bool group_at(const struct jd_cg *cg, size_t h, const char *cdir, const char *name,
+		     struct jd_cg_job *g)
+{
+	int n = snprintf(g->dir[h], PATH_MAX, "%s/%s/%s", cg->hier[h].base, cdir, name);
+
+	if (n < 0 || n >= PATH_MAX)
+		return false;
+	if (access(g->dir[h], F_OK) != 0)
+		g->dir[h][0] = '\0';
+	return true;
+}
+
+/* job_of: the job group named `entry` in hierarchy `at` of client dir `cdir`
+ * ("client-X") as a struct jd_cg_job across the hierarchies it is in: job-ID[-SEQ] in
+ * each, or job-ID[-SEQ]+g-N here and g-N in the others (a reusable group).  Returns true
+ * when entry names a job group. */
+static bool job_of(const struct jd_cg *cg, size_t at, const char *cdir, const char *entry,
 		   struct jd_cg_job *g)
 {
-	char *end;
-	unsigned long long id;
-
-	unsigned long long seq = 0;
+	char *end, other[48];
+	unsigned long long id, seq = 0, slot = 0;
 
 	if (strncmp(entry, "job-", 4) != 0 || !isdigit((unsigned char)entry[4]))
 		return false;
@@ -1196,17 +1356,18 @@ static bool job_of(const struct jd_cg *cg, const char *cdir, const char *entry,
 	id = strtoull(entry + 4, &end, 10);
 	if (*end == '-' && isdigit((unsigned char)end[1]))
 		seq = strtoull(end + 1, &end, 10);
-	if (*end || errno)
+	if (*end == '+' && !(slot = slot_of(end + 1)))
+		return false;
+	if ((*end && *end != '+') || errno)
 		return false;
 	memset(g, 0, sizeof(*g));
 	g->id = id;
 	g->seq = seq;
-	for (size_t h = 0; h < cg->nhier; h++) {
-		int n = snprintf(g->dir[h], PATH_MAX, "%s/%s/%s", cg->hier[h].base, cdir, entry);
-
-		if (n < 0 || n >= PATH_MAX)
+	g->slot = slot;
+	snprintf(other, sizeof(other), "g-%llu", slot);
+	for (size_t h = 0; h < cg->nhier; h++)
+		if (!group_at(cg, h, cdir, h == at || !slot ? entry : other, g))
 			return false;
-	}
 	g->ndir = cg->nhier;
 	return true;
 }
@@ -1235,10 +1396,27 @@ struct recover {
 	unsigned waited_ms;
 };
 
-static void recover_client(struct jd_cg *cg, const char *cdir, void *arg)
+/* recover_group: kill g, wait (bounded) for it to empty, read its usage into u (when
+ * asked) and remove it.  Returns 0 or JSCHED_EAGAIN (still busy). */
+static int recover_group(struct jd_cg *cg, struct recover *r, struct jd_cg_job *g,
+			 struct jd_cg_usage *u)
 {
-	struct recover *r = arg;
+	(void)jd_cg_kill(cg, g);
+	while (jd_cg_populated(cg, g) && r->waited_ms < RECOVER_WAIT_MS) {
+		sleep_ms(5);
+		r->waited_ms += 5;
+	}
+	/* What it used, while its counters still exist. */
+	if (u && jd_cg_usage(cg, g, u, true) < 0)
+		memset(u, 0, sizeof(*u));
+	return remove_dirs(cg, g);
+}
 
+/* recover_pass: in each hierarchy's client dir cdir, the job groups (jobs true: reported)
+ * or what is left after them, slots' neutral names (jobs false: parked groups, empty
+ * unless a rename failed half-way; killed and removed without being reported). */
+static void recover_pass(struct jd_cg *cg, const char *cdir, struct recover *r, bool jobs)
+{
 	for (size_t h = 0; h < cg->nhier; h++) {
 		char dir[PATH_MAX];
 		DIR *dh;
@@ -1251,25 +1429,22 @@ static void recover_client(struct jd_cg *cg, const char *cdir, void *arg)
 			struct jd_cg_job g;
 			struct jd_cg_usage u;
 
-			if (e->d_type == DT_DIR && strncmp(e->d_name, "spare-", 6) == 0) {
-				/* A parked group (empty: nothing is started in one). */
-				char spare[PATH_MAX];
-
-				if (join(spare, dir, e->d_name) == 0 && drop_dir(cg, spare) < 0)
+			if (e->d_type != DT_DIR)
+				continue;
+			if (!jobs) {
+				if (!slot_of(e->d_name))
+					continue;
+				memset(&g, 0, sizeof(g));
+				for (size_t k = 0; k < cg->nhier; k++)
+					(void)group_at(cg, k, cdir, e->d_name, &g);
+				g.ndir = cg->nhier;
+				if (recover_group(cg, r, &g, NULL) < 0)
 					r->rc = JSCHED_EAGAIN;
 				continue;
 			}
-			if (e->d_type != DT_DIR || !job_of(cg, cdir, e->d_name, &g))
+			if (!job_of(cg, h, cdir, e->d_name, &g))
 				continue;
-			(void)jd_cg_kill(cg, &g);
-			while (jd_cg_populated(cg, &g) && r->waited_ms < RECOVER_WAIT_MS) {
-				sleep_ms(5);
-				r->waited_ms += 5;
-			}
-			/* What it used, while its counters still exist. */
-			if (r->usage && jd_cg_usage(cg, &g, &u, true) < 0)
-				memset(&u, 0, sizeof(u));
-			if (remove_dirs(cg, &g) < 0) {
+			if (recover_group(cg, r, &g, r->usage ? &u : NULL) < 0) {
 				r->rc = JSCHED_EAGAIN;
 				continue;
 			}
@@ -1282,7 +1457,20 @@ static void recover_client(struct jd_cg *cg, const char *cdir, void *arg)
 			r->total++;
 		}
 		closedir(dh);
-		(void)drop_dir(cg, dir);
+	}
+}
+
+static void recover_client(struct jd_cg *cg, const char *cdir, void *arg)
+{
+	struct recover *r = arg;
+
+	recover_pass(cg, cdir, r, true);
+	recover_pass(cg, cdir, r, false);
+	for (size_t h = 0; h < cg->nhier; h++) {
+		char dir[PATH_MAX];
+
+		if (snprintf(dir, sizeof(dir), "%s/%s", cg->hier[h].base, cdir) < PATH_MAX)
+			(void)drop_dir(cg, dir);
 	}
 }
 
@@ -1318,8 +1506,7 @@ static void drop_client(struct jd_cg *cg, const char *cdir, void *arg)
 			continue;
 		/* Its parked groups first (jd_cg_job_park): empty, they go with it. */
 		for (dh = opendir(dir); dh && (e = readdir(dh));)
-			if (e->d_type == DT_DIR && strncmp(e->d_name, "spare-", 6) == 0 &&
-			    join(spare, dir, e->d_name) == 0)
+			if (e->d_type == DT_DIR && slot_of(e->d_name) && join(spare, dir, e->d_name) == 0)
 				(void)drop_dir(cg, spare);
 		if (dh)
 			closedir(dh);

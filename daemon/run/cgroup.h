@@ -56,7 +56,8 @@
  * the command has run by then).  Either way each attach is paid by the child, off the
  * loop thread.  jd_cg_place gives the directories.
  *
- * Groups left by a crashed daemon.  Job groups are named job-ID[-SEQ], so jd_cg_recover, at
+ * Groups left by a crashed daemon.  Job groups carry their job's name (job-ID[-SEQ], a
+ * reusable one in one hierarchy: below), so jd_cg_recover, at
  * start, before any job runs, kills every job group it finds under the subtree, reads
  * what each used once it is empty, removes them and returns their ids and usage, for the
  * caller to settle (the journal's recovery: failed with cause daemon_restart).  Two daemons must not share a subtree: conf.name tells
@@ -121,6 +122,7 @@ struct jd_cg_stats {
 	uint64_t created, removed;	/* job groups */
 	uint64_t parked, reused;	/* job groups kept empty for the next job, taken again */
 	uint64_t client_updates;	/* clients' groups written (jd_cg_client) */
+	uint64_t files_read;		/* job groups' control files read (emptiness, usage) */
 	uint64_t remove_busy;		/* removals refused: processes still in it */
 	uint64_t kills;			/* whole-group kills */
 	uint64_t killed_pids;		/* SIGKILLs sent by freeze-and-kill */
@@ -140,6 +142,7 @@ struct jd_cg {
 	bool has_kill;		/* v2 cgroup.kill */
 	bool plain;		/* not cgroupfs: a test's directory tree */
 	bool base_made;		/* the subtree's directories exist (made again on demand) */
+	uint64_t slots;		/* the last g-N name given to a reusable job group */
 	size_t nhier;		/* v1: hierarchies in use; v2: 1 */
 	struct {
 		char base[PATH_MAX];	/* the subtree's directory */
@@ -149,13 +152,20 @@ struct jd_cg {
 	char error[2 * PATH_MAX];	/* the last failure, with its path */
 };
 
-/* A job's group, as created: its directory in every hierarchy in use.  base: its
- * counters when it was parked for reuse (jd_cg_job_park; zero for a new group):
- * jd_cg_usage reports what was used since. */
+/* A job's group, as created: its directory in each hierarchy in use (dir[h] for
+ * hierarchy h, "" where it has none: jd_cg_job_create's skip), ndir = the hierarchies
+ * in use.  base: its counters when it was parked for reuse (jd_cg_job_park; zero for a
+ * new group): jd_cg_usage reports what was used since.  slot: a reusable group's
+ * number N (0: not reusable), skip: the controllers it was made without.  empty: the
+ * caller's note that it found g empty after its command's leader had exited, so that it
+ * need not read it again (nothing enters a group that is empty then: only a process in
+ * it could fork into it); jd_cg_job_reuse clears it. */
 struct jd_cg_job {
 	char dir[JD_CG_MAX_HIER][PATH_MAX];
 	size_t ndir;
-	uint64_t id, seq;
+	uint64_t id, seq, slot;
+	unsigned skip;
+	bool empty;
 	char client[72];
 	struct jd_cg_usage base;
 };
@@ -177,11 +187,17 @@ int jd_cg_can_limit(const struct jd_cg *cg, const struct jd_cg_limits *l, char *
 int jd_cg_client(struct jd_cg *cg, const char *name, uint32_t weight, const struct jd_cg_limits *l);
 
 /* jd_cg_job_create: the group of job `id` under client `client` (created with weight 1 if
- * it does not exist yet), with limits l (NULL: none), into *out: job-ID, or job-ID-SEQ
- * when seq is not 0 (a call handler's processes, one group each).  Returns 0 or a
+ * it does not exist yet), with limits l (NULL: none), into *out.  skip: controllers
+ * (bits) the job needs no group in: v1 leaves out a hierarchy that holds nothing else
+ * (the caller passes pids when neither the job nor its client has a pids limit), so the
+ * command is not attached there and stays in jschedd's own group of it.  Its name:
+ * job-ID, or job-ID-SEQ when seq is not 0 (a call handler's processes, one group each),
+ * in every hierarchy; a group that can be reused (jd_cg_can_reuse, no limits) has the
+ * job's name only in the first hierarchy it is in, job-ID[-SEQ]+g-N, and g-N in the
+ * others, so that parking and reusing it renames one directory.  Returns 0 or a
  * JSCHED_E* code; on failure nothing is left behind. */
 int jd_cg_job_create(struct jd_cg *cg, const char *client, uint64_t id, uint64_t seq,
-		     const struct jd_cg_limits *l, struct jd_cg_job *out);
+		     const struct jd_cg_limits *l, unsigned skip, struct jd_cg_job *out);
 
 /* jd_cg_place: the directories a child must enter (jd_cg_enter), in dirs[0..*n). */
 void jd_cg_place(const struct jd_cg_job *g, const char **dirs, size_t *n);
@@ -217,28 +233,33 @@ int jd_cg_usage(struct jd_cg *cg, const struct jd_cg_job *g, struct jd_cg_usage 
  * has held processes before (the kernel's css_set for the combination is made anew; 1.9
  * against 0.3 ms per command for five hierarchies, measured on this 2-vCPU guest).  So a
  * group whose command has ended, empty, with no limits of its own, is parked under a
- * neutral name and given to the next command of the same client by a rename.
+ * neutral name and given to the next command of the same client by a rename: of one
+ * directory, the one that carries the job's name (job-ID+g-N, g-N while parked); its
+ * other hierarchies' directories are g-N throughout (a rename costs about as much as an
+ * attach, mostly the path walk: ten per command were 9% of the daemon's and its
+ * children's CPU in perf).
  *   jd_cg_can_reuse: whether this mode's counters allow it.  v1: CPU, OOM kills and pids
  *     limit hits only grow, so the counters at parking are the next command's base; the
  *     peak is reset by writing memory.max_usage_in_bytes.  v2 no: memory.peak can be reset
  *     only per open file (6.12), so a reused group would report an earlier command's peak.
- *   jd_cg_job_park: g (empty, created without limits) ended with its counters at `now`
- *     (absolute: jd_cg_usage's figures plus g's base): the peak reset, renamed to
- *     spare-N in every hierarchy.  Returns 0, or a JSCHED_E* code: then remove it (its
+ *   jd_cg_job_park: g (empty, reusable: g->slot set) ended with its counters at `now`
+ *     (absolute: jd_cg_usage's figures plus g's base): the peak reset, its job's name
+ *     taken off (g-N).  Returns 0, or a JSCHED_E* code: then remove it (its
  *     directories are named as they are at that point, whatever failed).
  *   jd_cg_job_reuse: a parked g becomes the group of job id (seq as for jd_cg_job_create).
  *     Returns 0 or a JSCHED_E* code (then remove it, as above, and create one instead).
  * A daemon that dies leaves its spare groups empty; jd_cg_recover removes them without
- * reporting them. */
+ * reporting them (g-N, and spare-N, the names of earlier builds). */
 bool jd_cg_can_reuse(const struct jd_cg *cg);
-int jd_cg_job_park(struct jd_cg *cg, struct jd_cg_job *g, uint64_t n, const struct jd_cg_usage *now);
+int jd_cg_job_park(struct jd_cg *cg, struct jd_cg_job *g, const struct jd_cg_usage *now);
 int jd_cg_job_reuse(struct jd_cg *cg, struct jd_cg_job *g, uint64_t id, uint64_t seq);
 
 /* jd_cg_job_remove: remove g's directories.  Returns 0, or JSCHED_EAGAIN while a process
  * is still in it (kill it, wait for jd_cg_populated to turn false, try again). */
 int jd_cg_job_remove(struct jd_cg *cg, struct jd_cg_job *g);
 
-/* jd_cg_recover: kill and remove every job group under the subtree (a crashed daemon's),
+/* jd_cg_recover: kill and remove every job group under the subtree (a crashed daemon's:
+ * job-ID[-SEQ] in each hierarchy, or job-ID[-SEQ]+g-N in one and g-N in the others),
  * the client groups, and the subtree itself (v1, v2 created; it is made again with the
  * first group, so a daemon killed while idle leaves nothing behind).  The job ids found
  * go to ids[0..*n), once per group, and (usage not NULL) what each group used to

@@ -135,7 +135,6 @@ struct jd_exec {
 	uint64_t cg_abandoned;		/* groups that never emptied */
 	struct cg_spare *cg_spares;	/* parked groups for reuse (exec_cgroup.c) */
 	unsigned n_spares;
-	uint64_t cg_spare_seq;		/* their names: spare-N */
 	uint64_t *recovered;		/* job ids of a previous run's groups, and what */
 	struct jd_exec_usage *recovered_usage;	/* each used (jd_exec_recovered) */
 	size_t n_recovered;

@@ -16,12 +16,19 @@
  * never empties is left for the next start's recovery (and counted).
  *
  * Groups are reused where the mode allows it (cgroup.h, jd_cg_can_reuse: v1): a command's
- * group that ended empty, created without limits of its own, is parked (renamed
- * spare-N, its counters kept as the next command's base) instead of removed, and the next
- * command of the same client without limits takes it by a rename instead of a mkdir in
- * every hierarchy; at most SPARES_MAX are kept, SPARES_PER_CLIENT per client, and they
- * are removed at exit (a crash leaves them empty for the next start's sweep).  The
- * figures are in daemon/README.md ("Commands in control groups").
+ * group that ended empty, created without limits of its own, is parked (its job's name
+ * taken off by one rename, its counters kept as the next command's base) instead of
+ * removed, and the next command of the same client without limits that needs the same
+ * hierarchies takes it by a rename instead of a mkdir in every hierarchy; at most
+ * SPARES_MAX are kept, SPARES_PER_CLIENT per client, and they are removed at exit (a
+ * crash leaves them empty for the next start's sweep).
+ *
+ * A command is attached only to the hierarchies it needs (cgroup.h, jd_cg_job_create's
+ * skip): v1's pids hierarchy only when the job or its client has a pids limit.  Without
+ * one, its group there would count forks refused at limits that are not jschedd's and
+ * nothing else; kill (freezer), accounting (cpuacct, memory), the client's weight (cpu)
+ * and OOM causes (memory) need the others.  The figures are in daemon/README.md
+ * ("Commands in control groups").
  */
 #include <errno.h>
 #include <limits.h>
@@ -300,15 +307,16 @@ static bool no_limits(const struct jd_cg_limits *l)
 	return !l || (!l->memory_max && !l->pids_max && !l->cpu_max_milli);
 }
 
-/* spare_take: a parked group of client `name` made job id's (seq), or NULL (none, or the
- * rename failed: that group is removed). */
-static struct jd_cg_job *spare_take(struct jd_exec *x, const char *name, uint64_t id, uint64_t seq)
+/* spare_take: a parked group of client `name`, made without the controllers `skip`,
+ * made job id's (seq), or NULL (none, or the rename failed: that group is removed). */
+static struct jd_cg_job *spare_take(struct jd_exec *x, const char *name, unsigned skip,
+				    uint64_t id, uint64_t seq)
 {
 	for (struct cg_spare **pp = &x->cg_spares; *pp; pp = &(*pp)->next) {
 		struct cg_spare *sp = *pp;
 		struct jd_cg_job *g = sp->g;
 
-		if (strcmp(g->client, name) != 0)
+		if (strcmp(g->client, name) != 0 || g->skip != skip)
 			continue;
 		*pp = sp->next;
 		free(sp);
@@ -339,7 +347,7 @@ static bool spare_park(struct jd_exec *x, struct jd_cg_job *g, const struct jd_c
 			return false;
 	if (!(sp = malloc(sizeof(*sp))))
 		return false;
-	if (jd_cg_job_park(x->cg, g, ++x->cg_spare_seq, now) < 0) {
+	if (jd_cg_job_park(x->cg, g, now) < 0) {
 		free(sp);
 		return false;
 	}
@@ -355,6 +363,7 @@ int jd_exec_cgroup_create(struct jd_exec *x, const struct jd_job *j, bool own_gr
 {
 	struct jd_cg_job *g;
 	uint64_t seq;
+	unsigned skip = 0;
 	int rc;
 
 	*out = NULL;
@@ -363,7 +372,10 @@ int jd_exec_cgroup_create(struct jd_exec *x, const struct jd_job *j, bool own_gr
 		return rc;
 	}
 	seq = own_group ? 0 : ++x->cg_seq;
-	if (no_limits(l) && (g = spare_take(x, j->client->name, j->id, seq))) {
+	/* No pids limit of its own or its client's: no group in the pids hierarchy. */
+	if ((!l || !l->pids_max) && !j->client->conf.pids_max)
+		skip |= 1u << JD_CG_PIDS;
+	if (no_limits(l) && (g = spare_take(x, j->client->name, skip, j->id, seq))) {
 		*out = g;
 		return 0;
 	}
@@ -371,7 +383,7 @@ int jd_exec_cgroup_create(struct jd_exec *x, const struct jd_job *j, bool own_gr
 		snprintf(why, len, "out of memory");
 		return JSCHED_ENOMEM;
 	}
-	if ((rc = jd_cg_job_create(x->cg, j->client->name, j->id, seq, l, g)) < 0) {
+	if ((rc = jd_cg_job_create(x->cg, j->client->name, j->id, seq, l, skip, g)) < 0) {
 		snprintf(why, len, "cannot create the command's control group: %s", x->cg->error);
 		free(g);
 		return rc;
@@ -390,7 +402,8 @@ void jd_exec_cgroup_done(struct jd_exec *x, struct jd_cg_job *g, const struct jd
 	if (read)
 		usage_of(&u, l ? l->memory_max : 0, usage);
 	/* Reused when it ended empty and was read (its counters are the next base). */
-	if (read && no_limits(l) && jd_cg_can_reuse(x->cg) && !jd_cg_populated(x->cg, g)) {
+	if (read && no_limits(l) && jd_cg_can_reuse(x->cg) &&
+	    (g->empty || !jd_cg_populated(x->cg, g))) {
 		struct jd_cg_usage now = u;
 
 		now.cpu_us += g->base.cpu_us;
@@ -458,6 +471,7 @@ json_t *jd_exec_cgroups_metrics(const struct jd_exec *x)
 		json_object_set_new(o, "spares", json_integer((json_int_t)x->n_spares));
 		json_object_set_new(o, "client_updates",
 				    json_integer((json_int_t)cg->stats.client_updates));
+		json_object_set_new(o, "files_read", json_integer((json_int_t)cg->stats.files_read));
 	}
 	if (o && cg->mode != JD_CG_NONE) {
 		/* The subtree's directory per controller (v2: one for all). */

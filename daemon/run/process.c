@@ -305,7 +305,8 @@ fail:
 static pid_t spawn_direct(struct jd_proc *p, const char *file, char *const *argv,
 			  char *const *env, const char *cwd, const int *fds, int report, int *pidfd)
 {
-	size_t need = 0, at = 0, ndir = p->cgj ? p->cgj->ndir : 0;
+	const char *dirs[JD_CG_MAX_HIER];
+	size_t need = 0, at = 0, ndir = 0;
 	struct jd_direct *d;
 	sigset_t all, old;
 	pid_t pid;
@@ -314,8 +315,10 @@ static pid_t spawn_direct(struct jd_proc *p, const char *file, char *const *argv
 	/* Everything the child reads after this function returns is in d or in p's spec:
 	 * `file` is the caller's buffer, so it is copied. */
 	need = strlen(file) + 1;
+	if (p->cgj)
+		jd_cg_place(p->cgj, dirs, &ndir);
 	for (size_t i = 0; i < ndir; i++)
-		need += strlen(p->cgj->dir[i]) + sizeof("/cgroup.procs");
+		need += strlen(dirs[i]) + sizeof("/cgroup.procs");
 	if (!(d = malloc(sizeof(*d) + need)))
 		return -ENOMEM;
 	memcpy(d->paths, file, strlen(file) + 1);
@@ -328,7 +331,7 @@ static pid_t spawn_direct(struct jd_proc *p, const char *file, char *const *argv
 	d->report = report;
 	d->ngroups = ndir;
 	for (size_t i = 0; i < ndir; i++) {
-		int n = sprintf(d->paths + at, "%s/cgroup.procs", p->cgj->dir[i]);
+		int n = sprintf(d->paths + at, "%s/cgroup.procs", dirs[i]);
 
 		d->procs[i] = d->paths + at;
 		at += (size_t)n + 1;
@@ -433,6 +436,17 @@ static unsigned cg_polls_max(const struct jd_proc *p)
 	return 1 + (p->x->cfg->exec.kill_grace_ms + 100) / CG_WAIT_MS;
 }
 
+/* cg_busy: whether p's group still holds a process, once its leader has exited.  A
+ * group found empty then stays so (cgroup.h, jd_cg_job.empty) and is not read again:
+ * exit_cb, maybe_finish and jd_exec_cgroup_done each asked, three reads per command. */
+static bool cg_busy(struct jd_proc *p)
+{
+	if (!p->cgj || p->cgj->empty)
+		return false;
+	p->cgj->empty = !jd_cg_populated(p->x->cg, p->cgj);
+	return !p->cgj->empty;
+}
+
 static void maybe_finish(struct jd_proc *p)
 {
 	if (!p->exited || p->out_open || p->err_open || p->stat_open)
@@ -440,7 +454,7 @@ static void maybe_finish(struct jd_proc *p)
 	/* With a control group, the command is over when its group is empty: what is left
 	 * is stopped like the leader's process group (SIGTERM, the grace, the kill), then
 	 * waited for. */
-	if (p->cgj && p->cg_polls < cg_polls_max(p) && jd_cg_populated(p->x->cg, p->cgj)) {
+	if (p->cgj && p->cg_polls < cg_polls_max(p) && cg_busy(p)) {
 		if (p->stage == 0) {
 			jd__proc_stop(p);
 		} else if (p->stage >= 2) {
@@ -577,7 +591,7 @@ static void exit_cb(uv_poll_t *h, int status, int events)
 	/* What the leader left running in its group is stopped too (exec.h).  With the
 	 * group gone, the timer only bounds the wait for pipes held from outside it. */
 	if (p->stage == 0) {
-		if (kill(-p->pid, 0) == 0 || (p->cgj && jd_cg_populated(x->cg, p->cgj))) {
+		if (kill(-p->pid, 0) == 0 || cg_busy(p)) {
 			jd__proc_stop(p);
 		} else {
 			p->stage = 2;
@@ -858,7 +872,11 @@ void jd__proc_spawn(struct jd_proc *p)
 	if (p->helper || (p->cgj && !p->direct)) {
 		/* jschedd-runas [-c DIR]... UID|- GID|- CWD -- ARGV: it enters the command's
 		 * group, then takes the owner's identity (runas.c). */
-		size_t argc = 0, k = 0, ndir = p->cgj ? p->cgj->ndir : 0;
+		const char *dirs[JD_CG_MAX_HIER];
+		size_t argc = 0, k = 0, ndir = 0;
+
+		if (p->cgj)
+			jd_cg_place(p->cgj, dirs, &ndir);
 
 		while (s->argv[argc])
 			argc++;
@@ -878,7 +896,7 @@ void jd__proc_spawn(struct jd_proc *p)
 		hargv[k++] = x->helper;
 		for (size_t i = 0; i < ndir; i++) {
 			hargv[k++] = dash_c;
-			hargv[k++] = p->cgj->dir[i];
+			hargv[k++] = (char *)(uintptr_t)dirs[i];
 		}
 		hargv[k++] = uid_s;
 		hargv[k++] = gid_s;

@@ -3,7 +3,8 @@
  * As root on a machine with usable cgroups (v1 hierarchies here): a command that escapes
  * its process group with setsid is killed with its job's group on cancel; a memory limit
  * ends in an OOM kill reported with cause "memory"; a pids limit refuses forks and the
- * record says so, and what the command left running is killed with the group; a client's
+ * record says so, and what the command left running is killed with the group; a command
+ * is in the pids hierarchy only under a pids limit (its own or its client's); a client's
  * limits (set_client) hold a job that asks for none; the record
  * carries the group's CPU time and peak memory; the metrics say which cgroups are in use;
  * a command's group is reused by the client's next command, which is charged only its own
@@ -209,6 +210,58 @@ static void test_pids_limit(void **state)
 	jsched_close(c);
 }
 
+/* pids_group_of: the pids line of /proc/self/cgroup of a command of client `client`
+ * (a job spec's extra members in `extra`, e.g. resources), into line. */
+static void pids_group_of(struct jsched_conn *c, const char *extra, char *line, size_t len)
+{
+	char path[320];
+	FILE *f;
+	uint64_t id;
+
+	snprintf(path, sizeof(path), "%s/cgroup-%d.txt", t.dir, rand());
+	id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
+			     "\"cat /proc/self/cgroup > %s\"]%s}", path, extra);
+	json_decref(final(c, id, "succeeded", NULL));
+	line[0] = '\0';
+	assert_non_null(f = fopen(path, "r"));
+	while (fgets(line, (int)len, f) && !strstr(line, ":pids:"))
+		;
+	fclose(f);
+	unlink(path);
+	assert_non_null(strstr(line, ":pids:"));
+}
+
+/* test_pids_only_with_a_limit: a command is put in the pids hierarchy only when its job
+ * or its client has a pids limit (the group there counts nothing else: cgroup.h); the
+ * limits hold, and its record still says what it used. */
+static void test_pids_only_with_a_limit(void **state)
+{
+	struct jsched_conn *c, *admin;
+	char line[1024];
+	json_t *g;
+
+	(void)state;
+	need_cgroups();
+	c = jdt_connect(&t, "forks");
+	admin = jdt_connect(&t, NULL);
+	pids_group_of(c, "", line, sizeof(line));
+	assert_null(strstr(line, "/client-forks/"));
+	pids_group_of(c, ", \"resources\": {\"pids\": 50}", line, sizeof(line));
+	assert_non_null(strstr(line, "/client-forks/job-"));
+	/* The client's limit puts every command of it there, spares or not. */
+	json_decref(jdt_ok(admin, "{\"op\": \"set_client\", \"client\": \"forks\", \"pids_max\": 64}"));
+	pids_group_of(c, "", line, sizeof(line));
+	assert_non_null(strstr(line, "/client-forks/"));
+	json_decref(jdt_ok(admin, "{\"op\": \"set_client\", \"client\": \"forks\", \"pids_max\": 0}"));
+	pids_group_of(c, "", line, sizeof(line));
+	assert_null(strstr(line, "/client-forks/"));
+	g = cgroups_of(c);
+	assert_int_equal(json_integer_value(json_object_get(g, "errors")), 0);
+	json_decref(g);
+	jsched_close(admin);
+	jsched_close(c);
+}
+
 /* read_num: the number in the file at the formatted path (-1 when unreadable). */
 __attribute__((format(printf, 1, 2))) static long long read_num(const char *fmt, ...)
 {
@@ -339,7 +392,8 @@ static void test_group_reused(void **state)
 }
 
 /* test_client_group_written_once: a client's group is written with its first command
- * and again only when its weight changes, not before every command.  Its limits were
+ * and again only when its weight changes, not before every command; and what each
+ * command's end reads of its group.  Its limits were
  * compared with memcmp, padding included, which held whatever the stack had: with the
  * journal off and two processes at a time (this test's own daemon, as the benchmark's),
  * more than half of the commands wrote the group again; on the suite's daemon, never. */
@@ -348,7 +402,7 @@ static void test_client_group_written_once(void **state)
 	struct jdt t2;
 	struct jsched_conn *c;
 	json_t *g;
-	json_int_t before;
+	json_int_t before, files_before;
 	char req[4096];
 	size_t o;
 
@@ -358,6 +412,7 @@ static void test_client_group_written_once(void **state)
 	c = jdt_connect(&t2, "steady");
 	g = cgroups_of(c);
 	before = json_integer_value(json_object_get(g, "client_updates"));
+	files_before = json_integer_value(json_object_get(g, "files_read"));
 	json_decref(g);
 	/* One batch of 40 commands, waited for in the submit. */
 	o = (size_t)snprintf(req, sizeof(req), "{\"op\": \"submit\", \"wait\": true, \"jobs\": [");
@@ -368,6 +423,12 @@ static void test_client_group_written_once(void **state)
 	json_decref(jdt_ok(c, "%s", req));
 	g = cgroups_of(c);
 	assert_int_equal(json_integer_value(json_object_get(g, "client_updates")), before + 1);
+	/* What each command's end read of its group (v1): cpuacct.usage and usage_all, the
+	 * peak and the OOM count, and one emptiness check; nothing in the pids hierarchy,
+	 * which no limit needs here.  It was 9 (three files of CPU time, pids.events, and
+	 * the emptiness checked three times). */
+	if (strcmp(json_string_value(json_object_get(g, "mode")), "v1") == 0)
+		assert_true(json_integer_value(json_object_get(g, "files_read")) - files_before <= 40 * 5);
 	json_decref(g);
 	/* A new weight is written with the next command, once. */
 	json_decref(jdt_ok(c, "{\"op\": \"set_client\", \"client\": \"steady\", \"weight\": 2}"));
@@ -379,7 +440,8 @@ static void test_client_group_written_once(void **state)
 	assert_int_equal(jdt_stop(&t2, SIGTERM), 0);
 }
 
-/* spare_in: whether a client group under subtree `base` holds a parked group (spare-N). */
+/* spare_in: whether a client group under subtree `base` (the first hierarchy, which
+ * carries a running job's name) holds a parked group (g-N; spare-N in earlier builds). */
 static bool spare_in(const char *base)
 {
 	DIR *d = opendir(base), *cd;
@@ -394,7 +456,7 @@ static bool spare_in(const char *base)
 		    !(cd = opendir(dir)))
 			continue;
 		while (!found && (ce = readdir(cd)))
-			found = strncmp(ce->d_name, "spare-", 6) == 0;
+			found = strncmp(ce->d_name, "g-", 2) == 0 || strncmp(ce->d_name, "spare-", 6) == 0;
 		closedir(cd);
 	}
 	if (d)
@@ -440,6 +502,7 @@ static void test_leftovers_of_a_killed_daemon(void **state)
 	snprintf(base, sizeof(base), "%s", json_string_value(json_object_get(g, "root")));
 	json_decref(g);
 	jsched_close(c);
+	assert_true(spare_in(base));
 	assert_int_equal(jdt_stop(&a, SIGKILL), 128 + SIGKILL);
 	assert_false(gone(pid)); /* the daemon died; its command did not */
 
@@ -741,6 +804,7 @@ int main(void)
 		cmocka_unit_test(test_setsid_escape_killed_on_cancel),
 		cmocka_unit_test(test_memory_limit_oom),
 		cmocka_unit_test(test_pids_limit),
+		cmocka_unit_test(test_pids_only_with_a_limit),
 		cmocka_unit_test(test_client_limits),
 		cmocka_unit_test(test_usage_and_metrics),
 		cmocka_unit_test(test_group_reused),

@@ -240,7 +240,7 @@ static void test_v2_delegated(void **state)
 	assert_string_equal(file_text("%s/%s/client-alice/cpu.weight", tmp, unit), "10000");
 	assert_string_equal(file_text("%s/%s/client-alice/memory.max", tmp, unit), "max");
 
-	assert_int_equal(jd_cg_job_create(cg, "alice", 7, 0, &jl, &g), 0);
+	assert_int_equal(jd_cg_job_create(cg, "alice", 7, 0, &jl, 0, &g), 0);
 	assert_int_equal(g.ndir, 1);
 	assert_string_equal(file_text("%s/%s/client-alice/job-7/memory.max", tmp, unit), "2147483648");
 	assert_string_equal(file_text("%s/%s/client-alice/job-7/memory.swap.max", tmp, unit), "0");
@@ -311,7 +311,7 @@ static void test_v2_created_by_root(void **state)
 	assert_int_equal(jd_cg_can_limit(cg, &ml, why, sizeof(why)), 0);
 
 	/* A client name with bytes outside the safe set is escaped. */
-	assert_int_equal(jd_cg_job_create(cg, "a b/c", 1, 0, NULL, &g), 0);
+	assert_int_equal(jd_cg_job_create(cg, "a b/c", 1, 0, NULL, 0, &g), 0);
 	assert_true(exists("%s/cg2/jt/client-a%%20b%%2Fc/job-1", tmp));
 	/* Freeze-and-kill: frozen, then thawed again. */
 	assert_int_equal(jd_cg_kill(cg, &g), 0);
@@ -351,7 +351,7 @@ static void test_v2_not_delegated_not_root(void **state)
 	chmod(file_path("%s/cg3/user.slice/user-1000.slice/session-1.scope", tmp), 0755);
 	assert_int_equal(jd_cg_can_limit(cg, &ml, why, sizeof(why)), JSCHED_ENOT_SUPPORTED);
 	assert_non_null(strstr(why, "memory limit needs cgroups"));
-	assert_int_equal(jd_cg_job_create(cg, "alice", 1, 0, NULL, &g), JSCHED_ENOT_SUPPORTED);
+	assert_int_equal(jd_cg_job_create(cg, "alice", 1, 0, NULL, 0, &g), JSCHED_ENOT_SUPPORTED);
 	free(cg);
 }
 
@@ -436,7 +436,7 @@ static void test_v1_tree(void **state)
 	assert_string_equal(file_text("%s/v1/cpu,cpuacct/jt/client-bob/cpu.cfs_quota_us", tmp), "-1");
 	assert_string_equal(file_text("%s/v1/memory/outer/box/jt/client-bob/memory.limit_in_bytes", tmp),
 			    "-1");
-	assert_int_equal(jd_cg_job_create(cg, "bob", 42, 0, &jl, &g), 0);
+	assert_int_equal(jd_cg_job_create(cg, "bob", 42, 0, &jl, 0, &g), 0);
 	assert_int_equal(g.ndir, 4);
 	assert_string_equal(file_text("%s/v1/cpu,cpuacct/jt/client-bob/job-42/cpu.cfs_quota_us", tmp),
 			    "50000");
@@ -477,49 +477,68 @@ static void test_v1_tree(void **state)
 	free(cg);
 }
 
-/* A group parked for reuse: renamed spare-N, its peak reset, its counters the base of the
- * next command's usage; the next job takes it by a rename; a crash's sweep and the close
- * remove parked groups without reporting them; v2 refuses. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A group that can be reused: its job's name on one directory (job-ID+g-N, the others
+ * g-N); parked: that one renamed g-N, its peak reset, its counters the base of the next
+ * command's usage; the next job takes it by one rename; a group without the pids
+ * hierarchy; a crash's sweep reports the running jobs of both namings and removes
+ * parked groups without reporting them, as the close does; v2 refuses. */
+
 static void test_v1_tree_reuse(void **state)
 {
 	struct jd_cg_conf conf;
-	struct jd_cg_job g;
+	struct jd_cg_job g, h;
 	struct jd_cg_usage u, now;
 	uint64_t ids[4];
+	const char *dirs[JD_CG_MAX_HIER];
 	size_t n, total;
 	struct jd_cg *cg = calloc(1, sizeof(*cg));
 	const char *cpu = "v1/cpu,cpuacct/jt/client-bob", *mem = "v1/memory/outer/box/jt/client-bob";
+	const char *pids = "v1/pids/jt/client-bob", *frz = "v1/freezer/jt/client-bob";
 
 	(void)state;
 	v1_tree();
 	conf = conf_for("jt", true);
 	assert_int_equal(jd_cg_open(cg, &conf), 0);
 	assert_true(jd_cg_can_reuse(cg));
-	assert_int_equal(jd_cg_job_create(cg, "bob", 42, 0, NULL, &g), 0);
-	put_at("11000000\n", "%s/%s/job-42/cpuacct.usage", tmp, cpu);
-	put_at("7000000\n", "%s/%s/job-42/cpuacct.usage_user", tmp, cpu);
-	put_at("3000000\n", "%s/%s/job-42/cpuacct.usage_sys", tmp, cpu);
-	put_at("1048576\n", "%s/%s/job-42/memory.max_usage_in_bytes", tmp, mem);
-	put_at("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n", "%s/%s/job-42/memory.oom_control", tmp,
+	/* A group that can be reused carries its job's name in its first hierarchy only. */
+	assert_int_equal(jd_cg_job_create(cg, "bob", 42, 0, NULL, 0, &g), 0);
+	assert_int_equal(g.slot, 1);
+	assert_true(exists("%s/%s/job-42+g-1", tmp, cpu));
+	assert_true(exists("%s/%s/g-1", tmp, mem));
+	assert_true(exists("%s/%s/g-1", tmp, pids));
+	assert_true(exists("%s/%s/g-1", tmp, frz));
+	put_at("11000000\n", "%s/%s/job-42+g-1/cpuacct.usage", tmp, cpu);
+	put_at("7000000\n", "%s/%s/job-42+g-1/cpuacct.usage_user", tmp, cpu);
+	put_at("3000000\n", "%s/%s/job-42+g-1/cpuacct.usage_sys", tmp, cpu);
+	put_at("1048576\n", "%s/%s/g-1/memory.max_usage_in_bytes", tmp, mem);
+	put_at("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n", "%s/%s/g-1/memory.oom_control", tmp,
 	       mem);
-	put_at("max 1\n", "%s/v1/pids/jt/client-bob/job-42/pids.events", tmp);
+	put_at("max 1\n", "%s/%s/g-1/pids.events", tmp, pids);
 	assert_int_equal(jd_cg_usage(cg, &g, &now, true), 0);
-	assert_int_equal(jd_cg_job_park(cg, &g, 7, &now), 0);
-	assert_false(exists("%s/%s/job-42", tmp, cpu));
-	assert_true(exists("%s/%s/spare-7", tmp, cpu));
-	assert_true(exists("%s/v1/pids/jt/client-bob/spare-7", tmp));
-	assert_string_equal(file_text("%s/%s/spare-7/memory.max_usage_in_bytes", tmp, mem), "0");
+	assert_int_equal(jd_cg_job_park(cg, &g, &now), 0);
+	assert_false(exists("%s/%s/job-42+g-1", tmp, cpu));
+	assert_true(exists("%s/%s/g-1", tmp, cpu));
+	assert_true(exists("%s/%s/g-1", tmp, pids));
+	assert_string_equal(file_text("%s/%s/g-1/memory.max_usage_in_bytes", tmp, mem), "0");
 
-	/* The next job: same directories under its own name, usage counted from the base. */
+	/* The next job: same directories, one renamed, usage counted from the base; the
+	 * split read from cpuacct.usage_all (ns per CPU) where it is there. */
 	assert_int_equal(jd_cg_job_reuse(cg, &g, 43, 0), 0);
 	assert_int_equal(g.id, 43);
-	assert_true(exists("%s/%s/job-43", tmp, cpu));
-	assert_true(exists("%s/v1/freezer/jt/client-bob/job-43", tmp));
-	assert_false(exists("%s/%s/spare-7", tmp, cpu));
-	put_at("15000000\n", "%s/%s/job-43/cpuacct.usage", tmp, cpu);
-	put_at("9000000\n", "%s/%s/job-43/cpuacct.usage_user", tmp, cpu);
-	put_at("4000000\n", "%s/%s/job-43/cpuacct.usage_sys", tmp, cpu);
-	put_at("524288\n", "%s/%s/job-43/memory.max_usage_in_bytes", tmp, mem);
+	assert_true(exists("%s/%s/job-43+g-1", tmp, cpu));
+	assert_true(exists("%s/%s/g-1", tmp, frz));
+	assert_false(exists("%s/%s/g-1", tmp, cpu));
+	put_at("15000000\n", "%s/%s/job-43+g-1/cpuacct.usage", tmp, cpu);
+	put_at("cpu user system\n0 5000000 3000000\n1 4000000 1000000\n",
+	       "%s/%s/job-43+g-1/cpuacct.usage_all", tmp, cpu);
+	put_at("524288\n", "%s/%s/g-1/memory.max_usage_in_bytes", tmp, mem);
 	assert_int_equal(jd_cg_usage(cg, &g, &u, true), 0);
 	assert_int_equal(u.cpu_us, 4000);
 	assert_int_equal(u.user_us, 2000);
@@ -531,19 +550,46 @@ static void test_v1_tree_reuse(void **state)
 	assert_int_equal(cg->stats.parked, 1);
 	assert_int_equal(cg->stats.reused, 1);
 
-	/* A crash with a parked group and a running job's: only the job is reported. */
-	assert_int_equal(jd_cg_job_park(cg, &g, 8, &u), 0);
+	/* Without the pids controller (no pids limit anywhere): no group in its hierarchy,
+	 * three places to enter, nothing read there. */
+	assert_int_equal(jd_cg_job_create(cg, "bob", 44, 0, NULL, 1u << JD_CG_PIDS, &h), 0);
+	assert_int_equal(h.slot, 2);
+	assert_true(exists("%s/%s/job-44+g-2", tmp, cpu));
+	assert_false(exists("%s/%s/g-2", tmp, pids));
+	assert_true(exists("%s/%s/g-2", tmp, frz));
+	jd_cg_place(&h, dirs, &n);
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < n; i++)
+		assert_null(strstr(dirs[i], "/pids/"));
+	put_at("max 5\n", "%s/%s/pids.events", tmp, pids); /* the client's: not the job's */
+	put_at("2000\n", "%s/%s/job-44+g-2/cpuacct.usage", tmp, cpu);
+	put_at("cpu user system\n0 0 0\n", "%s/%s/job-44+g-2/cpuacct.usage_all", tmp, cpu);
+	assert_int_equal(jd_cg_usage(cg, &h, &u, true), 0);
+	assert_int_equal(u.cpu_us, 2);
+	assert_false(u.has_pids);
+	assert_int_equal(jd_cg_kill(cg, &h), 0);
+	assert_string_equal(file_text("%s/%s/g-2/freezer.state", tmp, frz), "THAWED");
+
+	/* A crash with a parked group, a reusable group running job 44 and a job group of
+	 * an earlier build's names: the jobs are reported, everything is removed. */
+	assert_int_equal(jd_cg_job_park(cg, &g, &u), 0);
 	mkdirs("%s/%s/job-50", tmp, cpu);
+	mkdirs("%s/%s/spare-3", tmp, frz);
 	assert_int_equal(jd_cg_recover(cg, ids, NULL, 4, &n, &total), 0);
-	assert_int_equal(n, 1);
-	assert_int_equal(ids[0], 50);
+	assert_int_equal(n, 2);
+	qsort(ids, n, sizeof(ids[0]), cmp_u64);
+	assert_int_equal(ids[0], 44);
+	assert_int_equal(ids[1], 50);
 	assert_false(exists("%s/%s", tmp, cpu));
+	assert_false(exists("%s/%s", tmp, frz));
+	assert_false(exists("%s/%s", tmp, mem));
 
 	/* The close removes what is parked (and then the client's group). */
-	assert_int_equal(jd_cg_job_create(cg, "bob", 60, 0, NULL, &g), 0);
-	assert_int_equal(jd_cg_job_park(cg, &g, 9, &u), 0);
+	assert_int_equal(jd_cg_job_create(cg, "bob", 60, 0, NULL, 0, &g), 0);
+	assert_int_equal(jd_cg_job_park(cg, &g, &u), 0);
+	assert_true(exists("%s/%s/g-%llu", tmp, frz, (unsigned long long)g.slot));
 	jd_cg_close(cg);
-	assert_false(exists("%s/%s/spare-9", tmp, cpu));
+	assert_false(exists("%s/%s", tmp, frz));
 	assert_false(exists("%s/v1/pids/jt", tmp));
 	free(cg);
 
@@ -556,19 +602,13 @@ static void test_v1_tree_reuse(void **state)
 	assert_int_equal(jd_cg_open(cg, &conf), 0);
 	assert_int_equal(cg->mode, JD_CG_V2);
 	assert_false(jd_cg_can_reuse(cg));
-	assert_int_equal(jd_cg_job_create(cg, "bob", 1, 0, NULL, &g), 0);
-	assert_int_equal(jd_cg_job_park(cg, &g, 1, &u), JSCHED_ENOT_SUPPORTED);
+	assert_int_equal(jd_cg_job_create(cg, "bob", 1, 0, NULL, 0, &g), 0);
+	assert_int_equal(jd_cg_job_park(cg, &g, &u), JSCHED_ENOT_SUPPORTED);
 	assert_int_equal(jd_cg_job_remove(cg, &g), 0);
 	jd_cg_close(cg);
 	free(cg);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static void test_v1_tree_recover(void **state)
 {
@@ -747,7 +787,7 @@ static void test_real_setsid_double_fork(void **state)
 
 	(void)state;
 	need(1u << JD_CG_FREEZER);
-	assert_int_equal(jd_cg_job_create(real, "alice", 1, 0, NULL, &g), 0);
+	assert_int_equal(jd_cg_job_create(real, "alice", 1, 0, NULL, 0, &g), 0);
 	child = start_in(&g, escaper, &fd);
 	assert_int_equal(read(fd, &orphan, sizeof(orphan)), sizeof(orphan));
 	close(fd);
@@ -788,7 +828,7 @@ static void test_real_oom(void **state)
 
 	(void)state;
 	need((1u << JD_CG_MEMORY) | (1u << JD_CG_CPUACCT));
-	assert_int_equal(jd_cg_job_create(real, "alice", 2, 0, &l, &g), 0);
+	assert_int_equal(jd_cg_job_create(real, "alice", 2, 0, &l, 0, &g), 0);
 	child = start_in(&g, hog, &fd);
 	close(fd);
 	assert_int_equal(waitpid(child, &st, 0), child);
@@ -844,7 +884,7 @@ static void test_real_pids_limit(void **state)
 
 	(void)state;
 	need(1u << JD_CG_PIDS);
-	assert_int_equal(jd_cg_job_create(real, "bob", 3, 0, &l, &g), 0);
+	assert_int_equal(jd_cg_job_create(real, "bob", 3, 0, &l, 0, &g), 0);
 	child = start_in(&g, forker, &fd);
 	assert_int_equal(read(fd, &threads, sizeof(threads)), sizeof(threads));
 	close(fd);
@@ -921,7 +961,7 @@ static void test_real_cpu_and_weight(void **state)
 	assert_string_equal(file_text("%s/cpu.shares", dir), "3072\n");
 	assert_string_equal(file_text("%s/cpu.cfs_quota_us", dir), "150000\n");
 	/* Busy (EBUSY) when it has a job group; removing the job is what empties it. */
-	assert_int_equal(jd_cg_job_create(real, "carol", 4, 0, NULL, &g), 0);
+	assert_int_equal(jd_cg_job_create(real, "carol", 4, 0, NULL, 0, &g), 0);
 	run_to_end(&g, burn, &u);
 	assert_true(u.has_cpu);
 	/* The group's total is exact and holds the command's CPU time from the moment it
@@ -939,10 +979,10 @@ static void test_real_reuse(void **state)
 
 	(void)state;
 	need((1u << JD_CG_CPUACCT) | (1u << JD_CG_MEMORY));
-	assert_int_equal(jd_cg_job_create(real, "dave", 5, 0, NULL, &g), 0);
+	assert_int_equal(jd_cg_job_create(real, "dave", 5, 0, NULL, 0, &g), 0);
 	run_to_end(&g, burn, &now);
 	assert_true(now.cpu_us >= 49000);
-	assert_int_equal(jd_cg_job_park(real, &g, 1, &now), 0);
+	assert_int_equal(jd_cg_job_park(real, &g, &now), 0);
 	assert_int_equal(jd_cg_job_reuse(real, &g, 6, 0), 0);
 	assert_non_null(strstr(g.dir[0], "/job-6"));
 	run_to_end(&g, quick, &u);
@@ -979,7 +1019,7 @@ static void test_real_recover(void **state)
 
 	(void)state;
 	need(1u << JD_CG_FREEZER);
-	assert_int_equal(jd_cg_job_create(real, "dave", 77, 0, NULL, &g), 0);
+	assert_int_equal(jd_cg_job_create(real, "dave", 77, 0, NULL, 0, &g), 0);
 	child = start_in(&g, sleeper, &fd);
 	assert_int_equal(read(fd, &me, sizeof(me)), sizeof(me));
 	close(fd);
