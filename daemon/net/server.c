@@ -22,6 +22,11 @@
  * (the daemon lives on).  The alternative, writing each frame as it is made, cost a write(2) per
  * frame; holding frames longer (a timer) would add latency for nothing.
  *
+ * Busy time: a prepare handle, always active, reads the clock before each poll; with
+ * libuv's idle-time metric (the time blocked in the poll) that gives each iteration's busy
+ * time, the longest a request that arrived during the poll before can wait to be read
+ * (metrics `loop`).  Two clock reads per iteration (vDSO), no system call.
+ *
  * Identity: SO_PEERCRED at accept gives uid, gid and pid; nothing the client says can
  * change them.
  */
@@ -355,6 +360,26 @@ static void flush_all(struct jd_server *s)
 	}
 	uv_check_stop(&s->flush_check);
 	uv_prepare_stop(&s->flush_prepare);
+}
+
+/* busy_prepare_cb: count the iteration that ends here (before the next poll): its busy
+ * time is the time since the last prepare less what the poll spent blocked. */
+static void busy_prepare_cb(uv_prepare_t *h)
+{
+	struct jd_server *s = h->data;
+	uint64_t now = uv_hrtime(), idle = uv_metrics_idle_time(h->loop);
+
+	if (s->busy_at_ns) {
+		uint64_t span = now - s->busy_at_ns, blocked = idle - s->busy_idle_ns;
+		uint64_t busy = span > blocked ? span - blocked : 0;
+
+		s->iterations++;
+		if (busy > JD_LOOP_BUSY_BOUND_NS)
+			s->busy_over++;
+		jd_hist_record(&s->busy, busy);
+	}
+	s->busy_at_ns = now;
+	s->busy_idle_ns = idle;
 }
 
 static void flush_check_cb(uv_check_t *h)
@@ -917,6 +942,11 @@ int jd_server_listen(struct jd_net *d, int activated_fd, char *err, size_t errle
 	uv_check_init(d->loop, &s->flush_check);
 	uv_prepare_init(d->loop, &s->flush_prepare);
 	s->flush_check.data = s->flush_prepare.data = s;
+	uv_loop_configure(d->loop, UV_METRICS_IDLE_TIME);
+	uv_prepare_init(d->loop, &s->busy_prepare);
+	s->busy_prepare.data = s;
+	uv_prepare_start(&s->busy_prepare, busy_prepare_cb);
+	uv_unref((uv_handle_t *)&s->busy_prepare); /* it never keeps the loop running */
 	uv_pipe_init(d->loop, &s->listener, 0);
 	s->listener.data = d;
 	if (d->cfg->socket[0]) {
@@ -1036,6 +1066,8 @@ void jd_server_free(struct jd_net *d)
 		uv_close((uv_handle_t *)&d->srv.flush_check, NULL);
 	if (!uv_is_closing((uv_handle_t *)&d->srv.flush_prepare))
 		uv_close((uv_handle_t *)&d->srv.flush_prepare, NULL);
+	if (!uv_is_closing((uv_handle_t *)&d->srv.busy_prepare))
+		uv_close((uv_handle_t *)&d->srv.busy_prepare, NULL);
 	free(d->srv.uids);
 	d->srv.uids = NULL;
 }

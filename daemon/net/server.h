@@ -22,6 +22,7 @@
 #include <jansson.h>
 #include <uv.h>
 
+#include "daemon/core/hist.h"
 #include "proto/jproto.h"
 
 struct jd_wait_req;
@@ -113,6 +114,10 @@ struct jd_outbuf {
 	size_t len;
 };
 
+/* JD_LOOP_BUSY_BOUND_NS: the bound on one loop iteration's work that the read path keeps
+ * to (metrics loop.over_bound counts the iterations past it). */
+#define JD_LOOP_BUSY_BOUND_NS 200000u
+
 struct jd_server {
 	uv_pipe_t listener;
 	uv_idle_t reaper;	/* drains the pending-close list */
@@ -123,6 +128,12 @@ struct jd_server {
 	uv_prepare_t flush_prepare;
 	struct jd_conn *to_flush;	/* connections with a batch waiting */
 	uint64_t flushes, flushed_frames;	/* batches written, frames in them */
+	/* The loop's busy time per iteration (server.c "Busy time"), measured from one
+	 * prepare phase to the next less the time blocked in the poll. */
+	uv_prepare_t busy_prepare;
+	uint64_t busy_at_ns, busy_idle_ns;	/* the last prepare's clock and idle time */
+	uint64_t iterations, busy_over;	/* iterations; those busier than JD_LOOP_BUSY_BOUND_NS */
+	struct jd_hist busy;			/* the iterations' busy times (ns), lifetime */
 	char path[108];
 	bool listening;
 	bool activated;		/* the socket came from systemd (LISTEN_FDS): not ours to unlink */

@@ -421,6 +421,40 @@ static void test_pipelined_replies_one_write(void **state)
 	close(fd);
 }
 
+/* loop_counts: the metrics' loop.iterations and loop.busy_us.count, asked on fd. */
+static void loop_counts(int fd, json_int_t *iterations, json_int_t *timed)
+{
+	json_t *r = jdt_raw_ask(fd, "{\"op\": \"metrics\", \"id\": 98}");
+	json_t *loop = json_object_get(json_object_get(r, "metrics"), "loop");
+
+	assert_true(json_is_integer(json_object_get(loop, "iterations")));
+	assert_int_equal(json_integer_value(json_object_get(loop, "bound_us")), 200);
+	assert_true(json_integer_value(json_object_get(loop, "over_bound")) <=
+		    json_integer_value(json_object_get(loop, "iterations")));
+	*iterations = json_integer_value(json_object_get(loop, "iterations"));
+	*timed = json_integer_value(json_object_get(json_object_get(loop, "busy_us"), "count"));
+	json_decref(r);
+}
+
+/* test_loop_iterations_timed: every loop iteration is counted and its busy time recorded:
+ * ten pings asked one after another need at least ten iterations (each waits in a poll
+ * for the next request). */
+static void test_loop_iterations_timed(void **state)
+{
+	int fd = jdt_raw_hello(&t, "edges");
+	json_int_t i0, n0, i1, n1;
+
+	(void)state;
+	loop_counts(fd, &i0, &n0);
+	for (int i = 0; i < 10; i++)
+		json_decref(jdt_raw_ask(fd, "{\"op\": \"ping\", \"id\": 7}"));
+	loop_counts(fd, &i1, &n1);
+	assert_true(i1 - i0 >= 10);
+	assert_int_equal(n0, i0);
+	assert_int_equal(n1, i1);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +465,7 @@ int main(void)
 		cmocka_unit_test(test_close_flushes_queued_replies),
 		cmocka_unit_test(test_close_keeps_replies_held_for_the_journal),
 		cmocka_unit_test(test_pipelined_replies_one_write),
+		cmocka_unit_test(test_loop_iterations_timed),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
