@@ -720,6 +720,18 @@ struct rec_state {
 		json_t *obj;
 		struct jp_job_spec sp;
 	} last;
+	/* A call job's spec scanned, not parsed (scan_call): the strings it names, and the
+	 * args' text of the jobs made so, by id (a job that is to run again parses them at
+	 * restore; a final one never needs them) */
+	char fn[JP_NAME_MAX + 1], name[JP_NAME_MAX + 1];
+	struct lazy_args {
+		uint64_t off;		/* in lazy_text */
+		uint32_t len;		/* 0: none */
+	} *lazy;
+	uint64_t cap_lazy;
+	char *lazy_text;		/* one buffer for them all (freed whole after restore) */
+	size_t lazy_len, lazy_cap;
+	uint64_t scanned;		/* submit records made by scan_call */
 	int rc;
 	char *err;
 	size_t errlen;
@@ -867,6 +879,244 @@ static int last_spec(struct rec_state *st, const char *text, size_t len)
 	return 0;
 }
 
+/* ---- a call job's spec, scanned ---- */
+
+/* sc_ws: past JSON whitespace. */
+static const char *sc_ws(const char *p, const char *e)
+{
+	while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+/* sc_string: the string starting at p (its opening quote), its bytes in [*s, *s + *n):
+ * returns the byte after its closing quote, or NULL at the end; *esc says whether it has
+ * an escape (then [*s, *s + *n) is its raw text). */
+static const char *sc_string(const char *p, const char *e, const char **s, size_t *n, bool *esc)
+{
+	const char *q = ++p;
+
+	*esc = false;
+	while (q < e && *q != '"') {
+		if (*q == '\\') {
+			*esc = true;
+			if (++q == e)
+				return NULL;
+		}
+		q++;
+	}
+	if (q == e)
+		return NULL;
+	*s = p;
+	*n = (size_t)(q - p);
+	return q + 1;
+}
+
+/* sc_value: past the JSON value at p (text jansson accepted once: only its extent is
+ * found), or NULL. */
+static const char *sc_value(const char *p, const char *e)
+{
+	const char *s;
+	size_t n, depth = 0;
+	bool esc;
+
+	if (p == e)
+		return NULL;
+	if (*p == '"')
+		return sc_string(p, e, &s, &n, &esc);
+	if (*p != '{' && *p != '[') {
+		const char *q = p;
+
+		while (q < e && *q != ',' && *q != '}' && *q != ']' && *q != ' ' && *q != '\t' &&
+		       *q != '\n' && *q != '\r')
+			q++;
+		return q > p ? q : NULL;
+	}
+	while (p < e) {
+		if (*p == '"') {
+			if (!(p = sc_string(p, e, &s, &n, &esc)))
+				return NULL;
+			continue;
+		}
+		if (*p == '{' || *p == '[')
+			depth++;
+		else if ((*p == '}' || *p == ']') && --depth == 0)
+			return p + 1;
+		p++;
+	}
+	return NULL;
+}
+
+/* scan_call: the spec text[0..len) of a submit record, if it is a call job's with only
+ * the members a scan reads (kind, fn, name, priority, cost, args, and those the record
+ * holds resolved: after, any_of, deadline_*, ref; strings without escapes), as *sp, its
+ * strings in st->fn / st->name and its args' text in [*args, *args + *args_len) (NULL:
+ * none).  Returns false for any other spec: it is parsed (last_spec).  The text was
+ * parsed and checked when it was submitted; a scan of its members costs a small part of
+ * building and freeing its JSON tree, which recovery would do for every job whose spec
+ * differs from the one before (names and args of their own). */
+static bool scan_call(struct rec_state *st, const char *text, size_t len, struct jp_job_spec *sp,
+		      const char **args, size_t *args_len)
+{
+	const char *p = text, *e = text + len;
+	bool call = false, have_fn = false, esc;
+	unsigned seen = 0;
+
+	jp_job_spec_init(sp);
+	*args = NULL;
+	*args_len = 0;
+	p = sc_ws(p, e);
+	if (p == e || *p++ != '{')
+		return false;
+	for (;;) {
+		const char *k, *v, *vs;
+		size_t kn, vn;
+		unsigned bit;
+
+		p = sc_ws(p, e);
+		if (p == e || *p != '"' || !(p = sc_string(p, e, &k, &kn, &esc)) || esc)
+			return false;
+		p = sc_ws(p, e);
+		if (p == e || *p++ != ':')
+			return false;
+		p = sc_ws(p, e);
+		if (p == e)
+			return false;
+#define KEY(s) (kn == sizeof(s) - 1 && memcmp(k, s, kn) == 0)
+		if (KEY("kind") || KEY("fn") || KEY("name") || KEY("priority")) {
+			if (*p != '"' || !(p = sc_string(p, e, &v, &vn, &esc)) || esc)
+				return false;
+			bit = KEY("kind") ? 1u : KEY("fn") ? 2u : KEY("name") ? 4u : 8u;
+			if (bit == 1) {
+				if (vn != 4 || memcmp(v, "call", 4) != 0)
+					return false;
+				call = true;
+			} else if (bit == 8) {
+				char pr[16];
+				int pv;
+
+				if (vn >= sizeof(pr))
+					return false;
+				memcpy(pr, v, vn);
+				pr[vn] = 0;
+				if ((pv = jp_priority_from_name(pr)) < 0)
+					return false;
+				sp->priority = (enum jp_priority)pv;
+			} else {
+				char *to = bit == 2 ? st->fn : st->name;
+
+				if (vn > JP_NAME_MAX || (bit == 2 && vn == 0) || memchr(v, 0, vn))
+					return false;
+				memcpy(to, v, vn);
+				to[vn] = 0;
+				if (bit == 2) {
+					sp->fn = st->fn;
+					have_fn = true;
+				} else {
+					sp->name = st->name;
+				}
+			}
+		} else if (KEY("cost")) {
+			uint64_t c = 0;
+
+			bit = 16;
+			for (vs = p; p < e && *p >= '0' && *p <= '9' && p - vs < 8; p++)
+				c = c * 10 + (uint64_t)(*p - '0');
+			if (p == vs || c < 1 || c > JP_COST_MAX ||
+			    (p < e && *p != ',' && *p != '}' && *p != ' ' && *p != '\n' && *p != '\t' &&
+			     *p != '\r'))
+				return false;
+			sp->cost = (uint32_t)c;
+		} else if (KEY("args") || KEY("after") || KEY("any_of") || KEY("deadline_in_ms") ||
+			   KEY("deadline_at_ms") || KEY("ref")) {
+			bit = KEY("args") ? 32u : KEY("after") ? 64u : KEY("any_of") ? 128u
+			    : KEY("ref") ? 256u : KEY("deadline_in_ms") ? 512u : 1024u;
+			vs = p;
+			if (!(p = sc_value(p, e)))
+				return false;
+			if (bit == 32 && !(p - vs == 4 && memcmp(vs, "null", 4) == 0)) {
+				*args = vs;
+				*args_len = (size_t)(p - vs);
+			}
+		} else {
+			return false; /* a member the scan does not read */
+		}
+#undef KEY
+		if (seen & bit)
+			return false;
+		seen |= bit;
+		p = sc_ws(p, e);
+		if (p == e)
+			return false;
+		if (*p == ',') {
+			p++;
+			continue;
+		}
+		if (*p++ != '}')
+			return false;
+		break;
+	}
+	if (sc_ws(p, e) != e || !call || !have_fn)
+		return false;
+	sp->kind = JP_KIND_CALL;
+	return true;
+}
+
+/* lazy_keep: job id (made by scan_call) has args' text a[0..n): kept until restore, in
+ * one buffer (a million small copies would stay behind in the heap, between the jobs,
+ * once freed). */
+static int lazy_keep(struct rec_state *st, uint64_t id, const char *a, size_t n)
+{
+	if (n > UINT32_MAX)
+		return JSCHED_EINVAL;
+	if (id >= st->cap_lazy) {
+		uint64_t cap = st->cap_lazy ? st->cap_lazy : 4096;
+		struct lazy_args *v;
+
+		while (cap <= id)
+			cap *= 2;
+		if (!(v = realloc(st->lazy, cap * sizeof(*v))))
+			return JSCHED_ENOMEM;
+		memset(v + st->cap_lazy, 0, (cap - st->cap_lazy) * sizeof(*v));
+		st->lazy = v;
+		st->cap_lazy = cap;
+	}
+	if (st->lazy_len + n > st->lazy_cap) {
+		size_t cap = st->lazy_cap ? st->lazy_cap * 2 : 1u << 20;
+		char *v;
+
+		while (cap < st->lazy_len + n)
+			cap *= 2;
+		if (!(v = realloc(st->lazy_text, cap)))
+			return JSCHED_ENOMEM;
+		st->lazy_text = v;
+		st->lazy_cap = cap;
+	}
+	memcpy(st->lazy_text + st->lazy_len, a, n);
+	st->lazy[id] = (struct lazy_args){st->lazy_len, (uint32_t)n};
+	st->lazy_len += n;
+	return 0;
+}
+
+/* lazy_args: the args of job j (made by scan_call, to run again), parsed now from the
+ * text kept; 0 or a negative code. */
+static int lazy_args(struct rec_state *st, struct jd_job *j)
+{
+	struct lazy_args *l = j->id < st->cap_lazy ? &st->lazy[j->id] : NULL;
+	json_t *a;
+
+	if (!l || !l->len)
+		return 0;
+	a = json_loadb(st->lazy_text + l->off, l->len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
+		       NULL);
+	l->len = 0;
+	if (!a)
+		return JSCHED_EINVAL;
+	json_decref(j->args);
+	j->args = a;
+	return 0;
+}
+
 static int replay_submit(struct rec_state *st, const struct jd_journal_rec *r)
 {
 	struct jd_daemon *d = st->d;
@@ -883,6 +1133,9 @@ static int replay_submit(struct rec_state *st, const struct jd_journal_rec *r)
 	struct jp_job_spec sp;
 	struct jd_job **sl, *j = NULL;
 	const struct jsched_handler *h;
+	const char *args = NULL;
+	size_t args_len = 0;
+	bool scanned = false;
 	unsigned backend;
 	int rc = JSCHED_EINVAL;
 
@@ -902,11 +1155,17 @@ static int replay_submit(struct rec_state *st, const struct jd_journal_rec *r)
 		goto bad;
 	/* A record from before the chosen backend was recorded ends here. */
 	backend = b.off < b.len ? r_u8(&b) : 0;
-	if ((rc = last_spec(st, spec, slen)) == JSCHED_ENOMEM)
-		goto out;
-	if (rc < 0)
-		goto bad;
-	sp = st->last.sp; /* borrowed: job_from_spec copies what it keeps */
+	if (st->last.obj && st->last.len == slen && memcmp(st->last.text, spec, slen) == 0) {
+		sp = st->last.sp; /* the last one parsed: borrowed, job_from_spec copies */
+	} else if (scan_call(st, spec, slen, &sp, &args, &args_len)) {
+		scanned = true;
+	} else {
+		if ((rc = last_spec(st, spec, slen)) == JSCHED_ENOMEM)
+			goto out;
+		if (rc < 0)
+			goto bad;
+		sp = st->last.sp;
+	}
 	if (sp.kind == JP_KIND_EXEC && backend)
 		sp.backend = jd_backend_name(backend); /* as chosen then (or local if gone) */
 	cl = jd_client_get(&d->clients, name);
@@ -938,6 +1197,13 @@ static int replay_submit(struct rec_state *st, const struct jd_journal_rec *r)
 		goto out;
 	}
 	*sl = j;
+	if (scanned) {
+		st->scanned++;
+		if (args && (rc = lazy_keep(st, r->id, args, args_len)) < 0) {
+			*sl = NULL;
+			goto out;
+		}
+	}
 	if (j->arr) {
 		struct jd_job **last;
 
@@ -1415,6 +1681,10 @@ static void restore(struct rec_state *st)
 		/* An array's parent is waiting again: it releases its elements not ended. */
 		was = j->arr ? JD_WAITING : j->state;
 		j->state = JD_WAITING;
+		/* A call job whose spec was scanned: its args, which it runs with, now. */
+		if (lazy_args(st, j) < 0)
+			jd_log(JD_LOG_ERR, "journal: job %" PRIu64 "'s args cannot be read; it runs "
+			       "with null", j->id);
 		jd_job_restore(t, j);
 		d->persist.jobs_recovered++;
 		/* A job in Slurm (queued there, or running) stays as it was. */
@@ -1543,6 +1813,8 @@ static void rec_state_free(struct rec_state *st, bool discard)
 	free(st->final_order);
 	free(st->procs);
 	free(st->arrays);
+	free(st->lazy);
+	free(st->lazy_text);
 	last_clear(st);
 }
 
@@ -1614,6 +1886,7 @@ int jd_persist_start(struct jd_daemon *d, char *err, size_t errlen)
 		return rc;
 	}
 	d->runner.exec.outfiles = d->jobs.outfiles;
+	p->specs_scanned = st.scanned;
 	restore(&st);
 	p->output_swept = jd_outfiles_sweep(d->jobs.outfiles, keep_output, d);
 	rec_state_free(&st, false);
@@ -1691,6 +1964,8 @@ json_t *jd_persist_metrics(const struct jd_daemon *d)
 			 (json_int_t)p->records_replayed, "recover_ms", (json_int_t)p->recover_ms,
 			 "snapshots", (json_int_t)p->snapshots, "snapshot_slice_ms_max",
 			 (double)p->snap_slice_ns_max / 1e6);
+	if (doc)
+		json_object_set_new(doc, "recovered_scanned", json_integer((json_int_t)p->specs_scanned));
 	if (doc && p->j)
 		json_object_set_new(doc, "io", json_string(st.io == JD_JOURNAL_IO_DIRECT ? "direct"
 							   : st.io == JD_JOURNAL_IO_DSYNC ? "dsync"

@@ -88,6 +88,7 @@ struct jd_persist {
 	int status;			/* the last fault reported (0: none) */
 	char dir[4096];
 	uint64_t records_replayed, jobs_recovered, recover_ms;
+	uint64_t specs_scanned;		/* submit records recovered by a scan, not a parse */
 	uint64_t append_failures;
 	unsigned char *scratch;		/* a record's buffer, kept between records */
 	size_t scratch_cap;

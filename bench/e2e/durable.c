@@ -24,7 +24,9 @@
  *     next requests and the loop reading them);
  *   - recovery: the daemon killed (SIGKILL) holding N retained jobs, restarted; the
  *     recovery time it reports, per million jobs (N = 1,000,000 in one run, 20,000 with
- *     --quick), and the CPU time the restarted daemon had used when it first answered.
+ *     --quick), the CPU time the restarted daemon had used when it first answered, and
+ *     its RSS then: for jobs submitted with one spec, and for jobs whose specs all differ
+ *     (a name and args of their own).  BENCH_E2E_DURABLE=recovery runs only these.
  *
  * BENCH_E2E_DURABLE=submitters runs only the submitter rows (1, 8 and 64 and the flush
  * cycle), for trying a change.
@@ -366,6 +368,82 @@ static void on_off(struct e2e *e, const char *name, const char *bytes_name, cons
 	bench_row(e->rep, bytes_name, "bytes", "always", bytes, NULL, 0);
 }
 
+/* What a restart with n retained jobs took: the recovery time it reports and the CPU time
+ * it had used when it first answered (s per million jobs), and its RSS then (per job). */
+struct recovered {
+	double s_per_million, cpu_per_million, rss_per_job;
+};
+
+/* fill_distinct: n noop calls, each with a name and args of its own ("job-N", {"i": N}),
+ * in batches of 1,000, waited for until final. */
+static void fill_distinct(struct e2e_daemon *d, size_t n)
+{
+	struct jsched_conn *c = e2e_connect(d, "distinct");
+	uint64_t *ids = malloc(n * sizeof(*ids));
+	struct jsched_spec *specs[1000];
+
+	if (!ids)
+		e2e_die("out of memory");
+	for (size_t at = 0; at < n; at += 1000) {
+		size_t k = n - at < 1000 ? n - at : 1000;
+		char args[64], name[64];
+		int rc;
+
+		for (size_t i = 0; i < k; i++) {
+			snprintf(args, sizeof(args), "{\"i\": %zu}", at + i);
+			snprintf(name, sizeof(name), "job-%zu", at + i);
+			if (jsched_spec_call("noop", args, &specs[i]) != 0 ||
+			    jsched_spec_set_name(specs[i], name) != 0)
+				e2e_die("spec");
+		}
+		rc = jsched_submit_batch(c, (const struct jsched_spec *const *)specs, k, ids + at);
+		if (rc != 0)
+			e2e_die("submit: %s (%s)", jsched_strerror(rc), jsched_error_message(c));
+		for (size_t i = 0; i < k; i++)
+			jsched_spec_free(specs[i]);
+	}
+	e2e_wait_ids(c, ids, n);
+	free(ids);
+	jsched_close(c);
+}
+
+/* recovery: a daemon holding n final jobs (of one spec, or distinct), killed with SIGKILL
+ * and started again on its journal. */
+static void recovery(struct e2e *e, const struct jsched_spec *spec, size_t n, bool distinct,
+		     struct recovered *out)
+{
+	char members[512];
+	struct e2e_daemon d;
+	struct counts c1;
+	struct jsched_conn *c;
+
+	(void)e;
+	e2e_daemon_start(&d, journal_off);
+	if (takes_retention_bytes(d.dir))
+		snprintf(members, sizeof(members), journal_on_big, d.dir);
+	else
+		snprintf(members, sizeof(members), journal_on, d.dir);
+	e2e_daemon_restart(&d, members);
+	if (distinct)
+		fill_distinct(&d, n);
+	else
+		tiny(&d, spec, n);
+	kill(d.pid, SIGKILL);
+	waitpid(d.pid, NULL, 0);
+	e2e_untrack(d.pid);
+	e2e_daemon_respawn(&d, members);
+	counts_take(&d, &c1);
+	out->cpu_per_million = c1.cpu_s * (1e6 / (double)n);
+	out->rss_per_job = (double)e2e_rss_kib(d.pid) * 1024.0 / (double)n;
+	c = e2e_connect(&d, "m");
+	out->s_per_million = e2e_metrics_number(c, "journal/recover_ms") / 1e3 * (1e6 / (double)n);
+	if ((size_t)e2e_metrics_number(c, "journal/recovered_jobs") < n)
+		e2e_die("recovery found %.0f jobs of %zu",
+			e2e_metrics_number(c, "journal/recovered_jobs"), n);
+	jsched_close(c);
+	e2e_daemon_stop(&d);
+}
+
 void e2e_durable(struct e2e *e)
 {
 	struct jsched_spec *spec = NULL;
@@ -382,6 +460,8 @@ void e2e_durable(struct e2e *e)
 
 	if (jsched_spec_call("noop", NULL, &spec) != 0)
 		e2e_die("spec");
+	if (only && strcmp(only, "recovery") == 0)
+		goto recovery_rows;
 	for (size_t ki = 0; ki < 3; ki++) {
 		int k = ks[ki];
 		char name[96];
@@ -479,10 +559,9 @@ void e2e_durable(struct e2e *e)
 				  "beanstalkd -b -f 0", lat_bs[1]);
 		}
 	}
-	if (only && strcmp(only, "submitters") == 0) {
-		jsched_spec_free(spec);
-		return;
-	}
+	if (only && strcmp(only, "submitters") == 0)
+		goto out;
+
 	/* batches of 1,000, and tiny jobs end to end; bytes per job */
 	{
 		size_t n = e->quick ? 20000 : 200000;
@@ -494,47 +573,36 @@ void e2e_durable(struct e2e *e)
 		       "journal bytes per job (run to the end)",
 		       "daemon CPU per job, tiny jobs end to end", tiny, spec, n);
 	}
+recovery_rows:
 	/* recovery: kill -9 holding n finished jobs, restart, the time it reports (one run
-	 * of a million: filling it takes about 10 s) */
+	 * of a million each: filling it takes about 10 s), for jobs of one spec and for jobs
+	 * whose specs all differ */
 	{
 		size_t n = e->quick ? 20000 : 1000000;
-		char members[512];
-		struct counts c1;
+		struct recovered one, distinct;
 
-		runs = 1;
-		for (int r = 0; r < runs; r++) {
-			struct jsched_conn *c;
-
-			e2e_daemon_start(&d, journal_off);
-			if (takes_retention_bytes(d.dir))
-				snprintf(members, sizeof(members), journal_on_big, d.dir);
-			else
-				snprintf(members, sizeof(members), journal_on, d.dir);
-			e2e_daemon_restart(&d, members);
-			tiny(&d, spec, n);
-			kill(d.pid, SIGKILL);
-			waitpid(d.pid, NULL, 0);
-			e2e_untrack(d.pid);
-			e2e_daemon_respawn(&d, members);
-			counts_take(&d, &c1);
-			b0[r] = c1.cpu_s * (1e6 / (double)n);
-			c = e2e_connect(&d, "m");
-			v[r] = e2e_metrics_number(c, "journal/recover_ms") / 1e3 * (1e6 / (double)n);
-			if ((size_t)e2e_metrics_number(c, "journal/recovered_jobs") < n)
-				e2e_die("recovery found %.0f jobs of %zu",
-					e2e_metrics_number(c, "journal/recovered_jobs"), n);
-			jsched_close(c);
-			e2e_daemon_stop(&d);
-		}
+		recovery(e, spec, n, false, &one);
+		recovery(e, spec, n, true, &distinct);
 		bench_row(e->rep, "recovery after kill -9, per million retained jobs", "s", "always",
-			  e2e_median_of(v, (size_t)runs), "target", 1.0);
+			  one.s_per_million, "target", 1.0);
 		/* The CPU time (user + system) the restarted daemon had used when it first
 		 * answered: the recovery's, which a busy machine does not stretch. */
 		bench_row(e->rep, "daemon CPU to recover, per million retained jobs", "s", "always",
-			  e2e_median_of(b0, (size_t)runs), "target (its time)", 1.0);
-		bench_note(e->rep, "recovery row: %zu retained jobs (submitted, run, final), one run",
-			   n);
+			  one.cpu_per_million, "target (its time)", 1.0);
+		bench_row(e->rep, "recovery after kill -9, per million retained jobs, distinct specs",
+			  "s", "always", distinct.s_per_million, "jobs of one spec", one.s_per_million);
+		bench_row(e->rep, "daemon CPU to recover, per million retained jobs, distinct specs",
+			  "s", "always", distinct.cpu_per_million, "jobs of one spec",
+			  one.cpu_per_million);
+		bench_row(e->rep, "daemon RSS after recovery, per retained job", "bytes", "always",
+			  one.rss_per_job, NULL, 0);
+		bench_row(e->rep, "daemon RSS after recovery, per retained job, distinct specs",
+			  "bytes", "always", distinct.rss_per_job, "jobs of one spec", one.rss_per_job);
+		bench_note(e->rep, "recovery rows: %zu retained jobs (submitted, run, final), one run "
+			   "each; distinct specs: noop calls each with its own name and args "
+			   "({\"i\": N}), submitted in batches of 1,000", n);
 	}
+out:
 	jsched_spec_free(spec);
 	bench_note(e->rep, "durable part: \"always\" replies once the journal has the job on disk "
 		   "(fdatasync); beanstalkd -f 0 fsyncs each put; -f 50 and \"off\" keep less");

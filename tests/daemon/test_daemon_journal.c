@@ -18,6 +18,14 @@
  * goes out before its records are written) must lose acknowledged ids, and the same
  * check must say so.
  *
+ * restart_scanned: call jobs whose specs all differ (names, priorities, costs, deps,
+ * deadlines, and args of every shape, strings with braces, quotes and escapes in them)
+ * are recovered by a scan of their spec text, not a parse (the metric
+ * journal.recovered_scanned counts them): the final ones show what they showed, and the
+ * queued ones run after the restart with exactly the args they were submitted with
+ * (echo returns them).  Specs the scan does not read (an escaped name, a retry policy)
+ * come back through the parse as before.
+ *
  * journal_unavailable: the daemon runs with fault_shim.so preloaded, which fails every
  * write and sync of its journal segments with ENOSPC while a flag file exists: submits
  * are refused with journal_unavailable (a new connection's hello and the metrics still
@@ -194,6 +202,98 @@ static void test_restart(void **state)
 		assert_true(sound);
 	}
 	jdt_restart(&t);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+static const char *const scan_args[] = {
+	"{\"i\": 1}", "[1, 2, {\"a\": [3, {}]}]", "\"x}]\\\"{[\"", "{\"s\": \"a}\\\"b]\", \"n\": -1.5e3}",
+	"17", "true", "{\"u\": \"\\u00e9\\n\", \"e\": [] , \"z\":{ } }", "null",
+};
+enum { N_SCAN = sizeof(scan_args) / sizeof(scan_args[0]) };
+
+static void test_restart_scanned(void **state)
+{
+	struct jsched_conn *c;
+	uint64_t fin[N_SCAN], q[N_SCAN], running, noargs, parsed, retried;
+	char spec[512];
+	json_t *r, *m;
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 1");
+	c = jdt_connect(&t, "bob");
+	for (size_t i = 0; i < N_SCAN; i++) {
+		snprintf(spec, sizeof(spec), "{\"kind\": \"call\", \"fn\": \"echo\", \"name\": \"f%zu\", "
+			 "\"priority\": \"%s\", \"cost\": %zu, \"args\": %s}", i,
+			 i % 2 ? "high" : "low", i + 1, scan_args[i]);
+		fin[i] = submit_spec(c, spec);
+		assert_string_equal(jdt_wait_final(c, fin[i], NULL), "succeeded");
+	}
+	running = jdt_submit_call(c, "sleep", "{\"ms\": 600000}");
+	jdt_until_state(c, running, "running");
+	/* Paused: what comes now stays queued until after the restart. */
+	json_decref(jdt_ok(c, "{\"op\": \"pause\"}"));
+	for (size_t i = 0; i < N_SCAN; i++) {
+		/* member order and spacing as a client may write them */
+		snprintf(spec, sizeof(spec), "{ \"args\" :%s,\"name\":\"q%zu\",\"fn\":\"echo\", "
+			 "\"deadline_in_ms\": 3600000, \"after\": [%llu], \"kind\":\"call\" }",
+			 scan_args[i], i, (unsigned long long)fin[i]);
+		q[i] = submit_spec(c, spec);
+	}
+	noargs = submit_spec(c, "{\"kind\": \"call\", \"fn\": \"echo\", \"name\": \"none\"}");
+	parsed = submit_spec(c, "{\"kind\": \"call\", \"fn\": \"echo\", \"name\": \"p\\u0071\", "
+			     "\"args\": {\"p\": 1}}");
+	retried = submit_spec(c, "{\"kind\": \"call\", \"fn\": \"echo\", \"args\": {\"r\": 2}, "
+			      "\"retry\": {\"max_attempts\": 2}}");
+	for (size_t i = 0; i < N_SCAN; i++)
+		assert_string_equal(jdt_state(c, q[i]), "queued");
+	jsched_close(c);
+	jdt_kill9(&t);
+
+	jdt_restart(&t);
+	c = jdt_connect(&t, "bob");
+	json_decref(jdt_ok(c, "{\"op\": \"resume\"}")); /* if the pause outlived it */
+	m = jdt_metrics(c);
+	/* the finished echoes, the sleep, the queued ones and the one without args */
+	assert_true(json_integer_value(json_object_get(json_object_get(m, "journal"),
+						       "recovered_scanned")) >= 2 * N_SCAN + 1);
+	json_decref(m);
+	for (size_t i = 0; i < N_SCAN; i++) {
+		json_t *job, *want = json_loads(scan_args[i], JSON_DECODE_ANY, NULL);
+
+		assert_non_null(want);
+		r = jdt_ok(c, "{\"op\": \"status\", \"job\": %llu}", (unsigned long long)fin[i]);
+		job = json_object_get(r, "job");
+		snprintf(spec, sizeof(spec), "f%zu", i);
+		assert_string_equal(json_string_value(json_object_get(job, "name")), spec);
+		assert_string_equal(json_string_value(json_object_get(job, "fn")), "echo");
+		assert_string_equal(json_string_value(json_object_get(job, "priority")),
+				    i % 2 ? "high" : "low");
+		assert_true(json_equal(json_object_get(job, "value"), want));
+		json_decref(r);
+		r = NULL;
+		assert_string_equal(jdt_wait_final(c, q[i], &r), "succeeded");
+		if (!json_equal(json_object_get(r, "value"), want))
+			fail_msg("job %zu ran with %s, submitted with %s", i,
+				 json_dumps(json_object_get(r, "value"), JSON_ENCODE_ANY), scan_args[i]);
+		snprintf(spec, sizeof(spec), "q%zu", i);
+		assert_string_equal(json_string_value(json_object_get(r, "name")), spec);
+		json_decref(r);
+		json_decref(want);
+	}
+	r = NULL;
+	assert_string_equal(jdt_wait_final(c, noargs, &r), "succeeded");
+	assert_true(json_is_null(json_object_get(r, "value")));
+	json_decref(r);
+	r = NULL;
+	assert_string_equal(jdt_wait_final(c, parsed, &r), "succeeded");
+	assert_string_equal(json_string_value(json_object_get(r, "name")), "pq");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "value"), "p")), 1);
+	json_decref(r);
+	r = NULL;
+	assert_string_equal(jdt_wait_final(c, retried, &r), "succeeded");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "value"), "r")), 2);
+	json_decref(r);
+	jsched_close(c);
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 }
 
@@ -678,6 +778,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_restart),
+		cmocka_unit_test(test_restart_scanned),
 		cmocka_unit_test(test_restart_command),
 		cmocka_unit_test(test_compaction),
 		cmocka_unit_test(test_kill9_rounds),
