@@ -47,6 +47,7 @@ void e2e_hot(struct e2e *e);	/* 8. the hot path: the targets' rows, counts */
 void e2e_array(struct e2e *e);	/* 9. job arrays */
 void e2e_hostile(struct e2e *e);	/* 10. one client's large or repeated requests */
 void e2e_output(struct e2e *e);	/* 11. output files */
+void e2e_connect_rate(struct e2e *e); /* 12. connect + hello + close */
 
 /* ---- a jschedd of our own (daemon.c) -------------------------------------------------- */
 

@@ -1,6 +1,6 @@
 /* bench/e2e/main.c: bench_e2e, jschedd end to end beside what users would pick instead.
  *
- *   bench_e2e [--part rtt,tput,exec,fair,scale,cgroup,durable,hot,array,hostile,output] [--json FILE] [--runs N] [--quick]
+ *   bench_e2e [--part rtt,tput,exec,fair,scale,cgroup,durable,hot,array,hostile,output,connect] [--json FILE] [--runs N] [--quick]
  *
  * Runs the chosen parts (all by default) in order; each starts its own daemons (jschedd in
  * a temporary folder, beanstalkd on a free loopback port) and stops them before the next
@@ -29,6 +29,7 @@ static const struct {
 	{"array", e2e_array},
 	{"hostile", e2e_hostile},
 	{"output", e2e_output},
+	{"connect", e2e_connect_rate},
 };
 enum { NPARTS = sizeof(parts) / sizeof(parts[0]) };
 
@@ -58,7 +59,7 @@ static void take_parts(int *argc, char **argv, bool want[NPARTS])
 			while (k < NPARTS && strcmp(parts[k].name, tok) != 0)
 				k++;
 			if (k == NPARTS) {
-				fprintf(stderr, "bench-e2e: unknown part '%s' (rtt, tput, exec, fair, scale, cgroup, durable, hot, array, hostile, output)\n", tok);
+				fprintf(stderr, "bench-e2e: unknown part '%s' (rtt, tput, exec, fair, scale, cgroup, durable, hot, array, hostile, output, connect)\n", tok);
 				exit(2);
 			}
 			want[k] = any = true;
