@@ -1070,12 +1070,14 @@ static bool complete_locked(struct jd_fair *f, struct jd_fair_job *const *jobs, 
 		if (f->policy == JD_FAIR_POLICY_FAIR)
 			jd_fp_correct(f, c, run * h->factor / (double)c->weight - job->charge);
 		job->charge = 0;
-		/* The estimate: a running mean over about the last 8 completions. */
-		if (c->est_known) {
-			c->est_ns += (run - c->est_ns) / 8;
+		/* The estimate of the client's jobs of this class: a running mean over about
+		 * their last 8 completions. */
+		struct jd_fair_flow *fl = jd_fair_flow_of(c, job->cls);
+		if (fl->est_known) {
+			fl->est_ns += (run - fl->est_ns) / 8;
 		} else {
-			c->est_ns = run;
-			c->est_known = true;
+			fl->est_ns = run;
+			fl->est_known = true;
 		}
 		/* Back under a limit: its flows may be served again. */
 		if (c->max_running != 0 || h->rmask != 0) {

@@ -84,7 +84,7 @@ enum jd_fair_prio {
 /* The policy choosing which client's job goes next.  A zeroed config selects `fair`. */
 enum jd_fair_policy {
 	/* Weighted fair sharing of measured run time.  A job is charged at dispatch an
-	 * estimate (the client's recent mean run time), corrected at completion to its
+	 * estimate (the recent mean run time of the client's jobs of its class), corrected at completion to its
 	 * measured run time, divided by the client's weight; the backlogged client with the
 	 * least charged service goes next (a heap of clients: O(log clients)).  A client
 	 * that was idle re-enters at the current minimum, so it cannot bank credit. */

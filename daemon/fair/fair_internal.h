@@ -55,6 +55,10 @@ struct jd_fair_flow {
 	uint8_t nonempty;	/* bit p set: pq[p] has jobs (so the head is one lookup) */
 	uint8_t cls;
 	bool in;		/* in its class's policy structure */
+	bool est_known;		/* est_ns comes from at least one completion */
+	double est_ns;		/* fair: the run-time estimate of this client's jobs of this
+				 * class, a mean of their recent completions (per class: a
+				 * client's short calls say nothing of its long commands) */
 	struct jd_fair_pq pq[JD_FAIR_NPRIO];
 };
 
@@ -66,7 +70,6 @@ struct jd_fair_client {
 	/* Hot: every admission, dispatch and completion (the first cache line). */
 	uint64_t queued;	/* in its flows (held jobs not counted) */
 	double vtime;		/* fair: charged service / weight */
-	double est_ns;		/* fair: the run-time estimate, mean of recent completions */
 	union {
 		uint64_t deficit;	/* drr */
 		uint64_t left;		/* wrr: jobs left in this turn */
@@ -80,13 +83,12 @@ struct jd_fair_client {
 	bool res_limits;	/* some cfg.max_res[] is set */
 	uint16_t fmask;		/* bit k set: flow k has queued jobs */
 	uint16_t inmask;	/* bit k set: flow k is in its class's policy structure */
-	bool est_known;		/* est_ns comes from at least one completion */
 	bool visited;		/* wrr/drr: the current turn has started */
 	uint8_t blocked;	/* JD_FAIR_BLK_* bits (strategy block) */
 	bool paused;
 
 	/* Counters (lines two and three). */
-	struct jd_fair_counters ctr;
+	_Alignas(64) struct jd_fair_counters ctr;
 	struct jd_fair_flow *xflow;	/* flows of classes 1 .. JD_FAIR_MAX_CLASSES-1 */
 
 	/* Class 0's flow: the queues, one line each. */

@@ -371,9 +371,12 @@ static void vtime_moved(struct jd_fair *f, struct jd_fair_client *c, bool up, un
 		heap_update(&f->cls[__builtin_ctz(m)], c, up);
 }
 
-static double charge(struct jd_fair *f, struct jd_fair_client *c, double factor)
+/* charge: add the estimate of a job of flow fl (its client c's, of its class) to c's
+ * vtime; returns the charge. */
+static double charge(struct jd_fair *f, struct jd_fair_client *c, const struct jd_fair_flow *fl,
+		     double factor)
 {
-	double est = c->est_known ? c->est_ns : (double)f->fair_estimate_ns;
+	double est = fl->est_known ? fl->est_ns : (double)f->fair_estimate_ns;
 	double charged = est * factor / (double)c->weight;
 
 	if (c->vtime > f->vnow)
@@ -718,12 +721,13 @@ double jd_fp_served(struct jd_fair *f, struct jd_fair_client *c, const struct jd
 {
 	if (f->policy == JD_FAIR_POLICY_FAIR) {
 		unsigned k = job->cls;
+		const struct jd_fair_flow *fl = jd_fair_cflow_of(c, k);
 		/* A job with per-job needs is charged its own share after (per_job_taken). */
-		double charged = charge(f, c, f->cls[k].factor);
+		double charged = charge(f, c, fl, f->cls[k].factor);
 		if (f->scan_select)
 			return charged;
 		/* A flow about to empty leaves its heap at the next jd_fp_sync: not sifted. */
-		unsigned skip = jd_fair_cflow_of(c, k)->queued == 1 ? 1u << k : 0;
+		unsigned skip = fl->queued == 1 ? 1u << k : 0;
 		vtime_moved(f, c, false, skip);
 		return charged;
 	}

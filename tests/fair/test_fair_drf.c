@@ -13,6 +13,8 @@
  *   backfill_max 4 it starts after at most a few of theirs, and plain calls are still
  *   served while the GPUs drain for it; with reservations off it never starts in 200
  *   completions (what the reservation is for).
+ * - The run-time estimate a dispatch is charged is per class: a client's short calls do
+ *   not make its long commands look short.
  */
 #include <stdio.h>
 #include <string.h>
@@ -466,6 +468,54 @@ static void test_big_job_not_starved(void **state)
 	assert_true(calls > 0);
 }
 
+/* test_estimate_per_class: a dispatch is charged the estimate of the client's jobs of the
+ * job's class, not of all its jobs: A's many 10 us calls do not make its 1 s commands
+ * look short.  With one estimate per client, A's commands were charged about 5 ms each,
+ * and A took three of the four slots. */
+static void test_estimate_per_class(void **state)
+{
+	(void)state;
+	struct jd_fair *f = drf_new(0, UINT32_MAX);
+	int slot = jd_fair_resource_add(f, "slot", 4);
+	struct jd_fair_client *c[2] = {client_new(f, "A", 1, 0, JD_FAIR_REJECT),
+				       client_new(f, "B", 1, 0, JD_FAIR_REJECT)};
+	uint8_t k = class_of(f, slot, 1, -1, 0);
+	struct jd_fair_job *out[8];
+	struct tjob *run[64];
+	int got[2] = {0, 0};
+	size_t n;
+
+	/* Both learn that their commands take 1 s. */
+	queue(f, c[0], 0, k, 2);
+	queue(f, c[1], 1, k, 2);
+	n = fill(f, got, run, 0);
+	assert_int_equal(n, 4);
+	vclock_advance(SEC);
+	complete_all(f, run, n, SEC);
+	/* A alone runs 40 calls of 10 us, one at a time. */
+	queue(f, c[0], 0, 0, 40);
+	for (int i = 0; i < 40; i++) {
+		assert_int_equal(jd_fair_take(f, out, 1), 1);
+		vclock_advance(10000);
+		complete1(f, TJOB(out[0]), 10000);
+	}
+	/* Then both queue commands: the four slots go two and two. */
+	queue(f, c[0], 0, k, 8);
+	queue(f, c[1], 1, k, 8);
+	got[0] = got[1] = 0;
+	n = fill(f, got, run, 0);
+	assert_int_equal(n, 4);
+	if (got[0] != 2 || got[1] != 2)
+		fail_msg("the four slots went %d to A and %d to B", got[0], got[1]);
+	vclock_advance(SEC);
+	complete_all(f, run, n, SEC);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(jd_fair_drain(f, c[i]), 6);
+		assert_int_equal(jd_fair_client_remove(f, c[i]), 0);
+	}
+	jd_fair_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -475,6 +525,7 @@ int main(void)
 		cmocka_unit_test(test_paper_example_per_job),
 		cmocka_unit_test(test_per_job_amounts),
 		cmocka_unit_test(test_per_job_drf_factor),
+		cmocka_unit_test(test_estimate_per_class),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
