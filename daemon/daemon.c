@@ -108,11 +108,12 @@ void jd_daemon_give_back(struct jd_daemon *d, bool drained)
 			return;
 	}
 	d->trim_seen = d->jobs.releases;
+	jd_jobs_shrink(&d->jobs);
 	malloc_trim(0);
 	d->trim_next_ns = t0 + 100 * (jd_now_ns() - t0);
 #else
-	(void)d;
 	(void)drained;
+	jd_jobs_shrink(&d->jobs);
 #endif
 }
 

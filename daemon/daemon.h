@@ -85,8 +85,9 @@ int jd_daemon_reload(struct jd_daemon *d, json_t **applied, json_t **restart_nee
 		     size_t errlen);
 
 /* jd_daemon_give_back: hand the heap's free pages back to the kernel (glibc's malloc_trim:
- * the heap's free top, and whole free pages inside it madvised), at the two moments the
- * job table's memory comes free.  Freed memory otherwise stays in the process: a 1 MiB
+ * the heap's free top, and whole free pages inside it madvised), after shrinking the job
+ * table's indexes to the jobs left (jd_jobs_shrink), at the two moments the job table's
+ * memory comes free.  Freed memory otherwise stays in the process: a 1 MiB
  * args array is a tree of 20 MiB, and 1,000,000 queued noops left 550 MiB resident after
  * they had ended and been forgotten.
  *   - drained false, from the 1 s tick: if the table has released memory since the last

@@ -134,7 +134,7 @@ int jd_jobs_init(struct jd_jobs *t, uv_loop_t *loop, const struct jd_jobs_hooks 
 {
 	memset(t, 0, sizeof(*t));
 	t->all.pos_off = offsetof(struct jd_job, ipos_all);
-	t->n_buckets = 1024;
+	t->n_buckets = JD_JOBS_BUCKETS;
 	t->buckets = calloc(t->n_buckets, sizeof(*t->buckets));
 	t->next_id = 1;
 	t->loop = loop;
@@ -307,13 +307,14 @@ void jd_job_discard(struct jd_job *j)
 	job_free(j);
 }
 
-static void grow(struct jd_jobs *t)
+/* rehash: the id index with n buckets (a power of two).  Returns false without memory
+ * (the index keeps its size: longer chains, still correct). */
+static bool rehash(struct jd_jobs *t, size_t n)
 {
-	size_t n = t->n_buckets * 2;
 	struct jd_job **b = calloc(n, sizeof(*b));
 
 	if (!b)
-		return; /* longer chains, still correct */
+		return false;
 	for (size_t i = 0; i < t->n_buckets; i++)
 		while (t->buckets[i]) {
 			struct jd_job *j = t->buckets[i];
@@ -325,6 +326,12 @@ static void grow(struct jd_jobs *t)
 	free(t->buckets);
 	t->buckets = b;
 	t->n_buckets = n;
+	return true;
+}
+
+static void grow(struct jd_jobs *t)
+{
+	(void)rehash(t, t->n_buckets * 2);
 }
 
 /* key_hash: FNV-1a of the key's bytes, then the uid's. */
@@ -339,15 +346,14 @@ static uint64_t key_hash(uid_t uid, const char *key)
 	return h;
 }
 
-/* key_grow: double the key index (at least 64 buckets).  Returns false on ENOMEM (the
- * index keeps its size: longer chains, still correct, unless it had none). */
-static bool key_grow(struct jd_jobs *t)
+/* key_rehash: the key index with n buckets (a power of two).  Returns false without
+ * memory (the index keeps its size). */
+static bool key_rehash(struct jd_jobs *t, size_t n)
 {
-	size_t n = t->n_kbuckets ? t->n_kbuckets * 2 : 64;
 	struct jd_job **b = calloc(n, sizeof(*b));
 
 	if (!b)
-		return t->n_kbuckets > 0;
+		return false;
 	for (size_t i = 0; i < t->n_kbuckets; i++)
 		while (t->kbuckets[i]) {
 			struct jd_job *j = t->kbuckets[i];
@@ -361,6 +367,40 @@ static bool key_grow(struct jd_jobs *t)
 	t->kbuckets = b;
 	t->n_kbuckets = n;
 	return true;
+}
+
+/* key_grow: double the key index (at least 64 buckets).  Returns false on ENOMEM (the
+ * index keeps its size: longer chains, still correct, unless it had none). */
+static bool key_grow(struct jd_jobs *t)
+{
+	return key_rehash(t, t->n_kbuckets ? t->n_kbuckets * 2 : 64) || t->n_kbuckets > 0;
+}
+
+/* shrunk: the bucket count for `count` entries in an index of n buckets, grown by
+ * doubling from `least`: n itself while it holds an eighth of n or more, else the least
+ * power of two from `least` up that is at least twice the count (so the next growth is
+ * a doubling of the count away, and a table that shrinks and fills again does not
+ * rehash back and forth). */
+static size_t shrunk(size_t n, size_t count, size_t least)
+{
+	size_t m = least;
+
+	if (n <= least || count >= n / 8)
+		return n;
+	while (m < 2 * count)
+		m *= 2;
+	return m;
+}
+
+void jd_jobs_shrink(struct jd_jobs *t)
+{
+	size_t n = shrunk(t->n_buckets, t->count, JD_JOBS_BUCKETS);
+
+	if (n < t->n_buckets && rehash(t, n))
+		t->shrinks++;
+	n = shrunk(t->n_kbuckets, t->n_keyed, 64);
+	if (n < t->n_kbuckets && key_rehash(t, n))
+		t->shrinks++;
 }
 
 /* key_add: index j by (uid, key).  Without memory for a first bucket array the job is

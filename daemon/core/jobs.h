@@ -289,12 +289,16 @@ struct jd_jobs_hooks {
  * (retention.jobs), their bytes (retention.bytes). */
 enum jd_forget_why { JD_FORGET_AGE, JD_FORGET_JOBS, JD_FORGET_BYTES, JD_FORGET_NWHY };
 
+/* The id index's buckets at start, and the least it shrinks to (jd_jobs_shrink). */
+#define JD_JOBS_BUCKETS 1024
+
 /* The table.  Loop thread. */
 struct jd_jobs {
 	struct jd_job **buckets;
 	size_t n_buckets, count;
 	struct jd_job **kbuckets;	/* jobs with a key, by (uid, key); NULL until the first */
 	size_t n_kbuckets, n_keyed;
+	uint64_t shrinks;		/* jd_jobs_shrink's rehashes to fewer buckets */
 	struct jd_idx all;		/* every job in id order (jd_jobs_walk) */
 	struct jd_uid_jobs *uids[64];	/* each uid's jobs in id order, hashed by uid */
 	uint64_t next_id;
@@ -543,6 +547,14 @@ void jd_jobs_settle(struct jd_jobs *t);
  * trimmed by the next jd_jobs_trim if it is already past the limits. */
 void jd_job_pin(struct jd_jobs *t, struct jd_job *j);
 void jd_job_unpin(struct jd_jobs *t, struct jd_job *j);
+
+/* jd_jobs_shrink: give back what the id and key indexes grew to for jobs that have gone:
+ * each grows by doubling, to one bucket per job (1,000,000 queued jobs: 8 MiB of
+ * buckets), and keeps that size; one holding under an eighth of its buckets is rehashed
+ * to twice its count (at least JD_JOBS_BUCKETS).  O(buckets) when it does, so called
+ * where the loop can afford it: the 1 s tick and the moment a flood has drained
+ * (jd_daemon_give_back).  No jd_jobs_iter may be open across it. */
+void jd_jobs_shrink(struct jd_jobs *t);
 
 /* jd_jobs_trim: forget final jobs older than the retention age, then, while the retained
  * ones are over the retention count or bytes, the oldest of a client over its share

@@ -288,6 +288,8 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 	json_object_set_new(jobs, "retained_bytes", json_integer((json_int_t)d->jobs->retained_bytes));
 	json_object_set_new(jobs, "queued_bytes", json_integer((json_int_t)d->jobs->live_bytes));
 	json_object_set_new(jobs, "walked", json_integer((json_int_t)d->jobs->walked));
+	json_object_set_new(jobs, "index_buckets", json_integer((json_int_t)d->jobs->n_buckets));
+	json_object_set_new(jobs, "index_shrinks", json_integer((json_int_t)d->jobs->shrinks));
 	json_object_set_new(jobs, "forgotten_by",
 			    json_pack("{s:I, s:I, s:I}", "age",
 				      (json_int_t)d->jobs->forgotten_by[JD_FORGET_AGE], "jobs",

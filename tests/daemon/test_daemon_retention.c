@@ -11,6 +11,8 @@
  *   under a 4 MiB bound) forgets only its own jobs, never another client's.
  * - retention.min_seconds: with an hour, 20 jobs stay under retention.jobs 5 (the count
  *   waits), while retention.bytes still holds; a reload to 0 forgets down to 5 at once.
+ * - The job table's id index, grown for 5,000 queued jobs, shrinks back once they have
+ *   gone (metrics index_buckets).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -228,6 +230,46 @@ static void test_min_seconds(void **state)
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 }
 
+/* test_index_shrinks: the job table's id index grows to a bucket per job while 5,000 are
+ * queued, and once they have ended and all but 100 are forgotten it goes back to its
+ * least size (1,024 buckets) at the next give-back: the tick's, or the drained flood's. */
+static void test_index_shrinks(void **state)
+{
+	enum { N = 5000, BATCH = 1000 };
+	struct jsched_spec *specs[BATCH];
+	struct jdt t;
+	struct jsched_conn *c;
+	uint64_t *ids = malloc(N * sizeof(*ids));
+	json_int_t buckets = 0;
+
+	(void)state;
+	assert_non_null(ids);
+	jdt_start(&t, "\"workers\": 2, \"journal\": {\"sync\": \"off\"}, "
+		      "\"retention\": {\"jobs\": 100, \"min_seconds\": 0}");
+	c = jdt_connect(&t, "flood");
+	assert_int_equal(metric(c, NULL, "index_buckets"), 1024);
+	for (int i = 0; i < BATCH; i++)
+		assert_int_equal(jsched_spec_call("noop", NULL, &specs[i]), 0);
+	assert_int_equal(jsched_pause(c, NULL, false), 0); /* all queued at once */
+	for (int at = 0; at < N; at += BATCH)
+		assert_int_equal(jsched_submit_batch(c, (const struct jsched_spec *const *)specs,
+						     BATCH, ids + at), 0);
+	assert_true(metric(c, NULL, "index_buckets") >= N);
+	assert_int_equal(jsched_resume(c, NULL, false), 0);
+	assert_string_equal(jdt_wait_final(c, ids[N - 1], NULL), "succeeded");
+	for (int i = 0; i < 1000 && (buckets = metric(c, NULL, "index_buckets")) > 1024; i++)
+		jdt_sleep_ms(10);
+	if (buckets != 1024)
+		fail_msg("the id index still has %lld buckets for %lld jobs", (long long)buckets,
+			 (long long)metric(c, NULL, "retained"));
+	assert_true(metric(c, NULL, "index_shrinks") >= 1);
+	for (int i = 0; i < BATCH; i++)
+		jsched_spec_free(specs[i]);
+	free(ids);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -235,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_args_dropped),
 		cmocka_unit_test(test_shares),
 		cmocka_unit_test(test_min_seconds),
+		cmocka_unit_test(test_index_shrinks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
