@@ -190,6 +190,9 @@ int main(int argc, char **argv)
 	char err[1024];
 	int opt;
 
+	/* Fresh state on every call: the in-process fuzz target (tests/fuzz/fuzz_daemon.c)
+	 * starts the daemon again in the same process. */
+	memset(d, 0, sizeof(*d));
 	cloexec_inherited();
 	jd_log_init();
 	while ((opt = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {

@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/fuzz/campaign.sh FUZZER RUNS WORKDIR: a long campaign of one libFuzzer target (the
-# ASan+UBSan build under build/fuzz/), at nice 19, in one process (-jobs=1 -workers=1), for
+# ASan+UBSan build under build/fuzz/), at nice 19 (FUZZ_NICE: another niceness, 0 for the
+# normal priority), in one process (-jobs=1 -workers=1), for
 # RUNS executions, from a corpus in WORKDIR/corpus-<name> seeded from tests/fuzz/corpus/<name>
 # (the repository's seeds are read, never written).  libFuzzer's log (runs, exec/s, coverage,
 # new inputs, each line timestamped by its run count) is WORKDIR/fuzz-<name>.log; a crash
@@ -27,7 +28,7 @@ fi
 start=$(date +%s)
 cd "$work"
 status=0
-nice -n 19 "$t" -runs="$runs" -jobs=1 -workers=1 -seed="${FUZZ_SEED:-0}" $extra \
+nice -n "${FUZZ_NICE:-19}" "$t" -runs="$runs" -jobs=1 -workers=1 -seed="${FUZZ_SEED:-0}" $extra \
 	-max_len=65536 -artifact_prefix="$PWD/" -print_final_stats=1 $dict "corpus-$name" \
 	>"fuzz-$name.out" 2>&1 || status=$?
 mv -f fuzz-0.log "fuzz-$name.log" 2>/dev/null || true

@@ -1,17 +1,23 @@
 /* tests/fuzz/fuzz_daemon.c: fuzz target of the daemon's request handling, in process.
  *
  * The whole of jschedd (main.c compiled as jschedd_main) runs in a thread of the fuzzing
- * process, started once for every input, on a socket in a temp dir, so libFuzzer sees the
+ * process, started once for hundreds of inputs, on a socket in a temp dir, so libFuzzer sees the
  * coverage of the server, the sessions and every operation, not only the codec's.  Input:
  * lines, each one frame payload (at most 64 lines), sent in one write on the harness's
  * session (kept from input to input while it lasts; a new one's hello goes in the same
  * write), or on a fresh connection if the first line is itself a hello (sent alone: it may
  * be refused).  Lines are skipped (not sent) that would stop the daemon (`shutdown`), start
- * commands (an `exec` spec: processes are not for fuzzing), or reuse an id already used in
- * the same input or reserved by the harness (replies are matched by id).  Between inputs the
- * daemon is brought back to rest, without sleeping: every job that is not final is
- * cancelled and the harness waits (a `wait`) for those that were running; the daemon and the
- * harness's client are resumed if the input paused them.  Invariants:
+ * commands (an `exec` spec: processes are not for fuzzing), reuse an id already used in
+ * the same input or reserved by the harness (replies are matched by id), or ask for a
+ * second `metrics` document in one input (the costliest reply, whatever the request).
+ * Between inputs the daemon is brought back to rest, without sleeping: the jobs the
+ * input's replies named (made, found by key, retried) are cancelled and the harness waits
+ * (a `wait`) for those that were running; where a job may exist that no reply named (a
+ * submit left unanswered, a cancel refused), every job that is not final is listed and
+ * cancelled instead; the daemon and the harness's client are resumed if the input paused
+ * them; and every 512th input the daemon is shut down and started afresh, which bounds
+ * what no settle undoes (client names with settings, retained jobs, counters).  The
+ * daemon is up when it says READY=1 on $NOTIFY_SOCKET.  Invariants:
  *   - every frame the daemon sends is valid JSON (UTF-8 included, no duplicate members), an
  *     object, at most reply_frame_bytes, and a reply or an event as the client library reads
  *     them (jp_incoming_parse); an error carries a known code and a message, and is not
@@ -25,15 +31,18 @@
  *   - a connection the daemon closes was closed right after a reply whose code says it
  *     closes (bad_frame, frame_too_large, handshake_required, version_mismatch,
  *     shutting_down), and nothing after that request was answered.
- * At exit the daemon is shut down and its thread joined.
+ * At exit the daemon is shut down and its thread joined.  (main.c clears its state at
+ * the start of each call, so jschedd_main runs again in the same process.)
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ftw.h>
+#include <getopt.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,11 +63,72 @@ int jschedd_main(int argc, char **argv);
 #define UNWATCH_ID 9007199254740990LL
 #define HELLO_ID 9007199254740989LL
 #define SETTLE_MS 10000
+#define STR_(x) #x
+#define STR(x) STR_(x)
+/* STALL_MS: how long the input's session may go without a frame before the harness
+ * makes room (a submit held by `block`); only a cost when it fires, never a verdict. */
+#define STALL_MS 20
+/* RESTART_EVERY: inputs between two restarts of the daemon (an immediate shutdown, its
+ * thread joined, a new one started: about 3 ms), which bound what inputs leave behind that
+ * no settle undoes: client names with settings of their own, paused clients, retained
+ * jobs and events, counters, histograms.  Between restarts `limits.clients` bounds the
+ * names, and with them the metrics document (every client has its section). */
+#define RESTART_EVERY 512
+/* MADE_MAX: ids named by one input's replies past which the settle lists instead. */
+#define MADE_MAX 1000
 
 static char dir[64], sock_path[128], conf_path[128];
 static pthread_t daemon_thread;
-static int control = -1;
-static bool started;
+static bool started, registered;
+
+/* A connection to the daemon and the bytes read from it but not yet taken as frames. */
+struct conn {
+	int fd;
+	uint8_t *buf;
+	size_t off, len, cap;
+};
+
+static struct conn control = {.fd = -1}, session = {.fd = -1}, own = {.fd = -1};
+
+/* The harness's own JSON (the lines it classifies, the replies it checks) is not under
+ * test, and under ASan each of its many small allocations costs more than reading the
+ * reply: the values the harness thread makes come from an arena emptied at each input
+ * (none lives longer), the daemon's threads keep the checked malloc.  jansson's
+ * allocator is the process's; the thread decides. */
+#define ARENA_BYTES (8u << 20)
+static _Thread_local bool harness_thread;
+static uint8_t *arena;
+static size_t arena_used;
+
+static void *arena_alloc(size_t n)
+{
+	size_t size = (n + 15) & ~(size_t)15;
+
+	if (!harness_thread || !arena || size > ARENA_BYTES - arena_used)
+		return malloc(n);
+	arena_used += size;
+	return arena + arena_used - size;
+}
+
+static void arena_free(void *p)
+{
+	if ((uint8_t *)p >= arena && (uint8_t *)p < arena + ARENA_BYTES)
+		return;
+	free(p);
+}
+
+/* arena_start: the arena for this thread's values, empty (none of the last input's is
+ * left: every one was released before its input ended). */
+static void arena_start(void)
+{
+	if (!arena) {
+		arena = malloc(ARENA_BYTES);
+		check(arena != NULL);
+		json_set_alloc_funcs(arena_alloc, arena_free);
+	}
+	harness_thread = true;
+	arena_used = 0;
+}
 
 static uint64_t now_ms(void)
 {
@@ -73,6 +143,7 @@ static void *daemon_run(void *arg)
 	char *argv[] = {"jschedd", "-c", conf_path, NULL};
 
 	(void)arg;
+	optind = 0; /* getopt starts afresh: the daemon may be started again */
 	jschedd_main(3, argv);
 	return NULL;
 }
@@ -91,6 +162,21 @@ static int dial(void)
 	return fd;
 }
 
+/* conn_open: c reading from fd, with nothing buffered. */
+static void conn_open(struct conn *c, int fd)
+{
+	c->fd = fd;
+	c->off = c->len = 0;
+}
+
+static void conn_close(struct conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	c->off = c->len = 0;
+}
+
 static void send_bytes(int fd, const void *p, size_t n)
 {
 	const char *b = p;
@@ -107,15 +193,7 @@ static void send_bytes(int fd, const void *p, size_t n)
 	}
 }
 
-static void send_payload(int fd, const void *p, size_t n)
-{
-	uint32_t len = htonl((uint32_t)n);
-
-	send_bytes(fd, &len, 4);
-	send_bytes(fd, p, n);
-}
-
-/* The frames of one input, sent in one write (as a client that pipelines would). */
+/* The frames of one batch, sent in one write (as a client that pipelines would). */
 static uint8_t *outq;
 static size_t outq_n, outq_cap;
 
@@ -139,53 +217,70 @@ static void send_queued(int fd)
 	outq_n = 0;
 }
 
-/* read_exact: n bytes, waiting at most until `deadline` (now_ms); 1, 0 at end of stream,
- * -1 when the time ran out. */
-static int read_exact(int fd, void *p, size_t n, uint64_t deadline)
+/* conn_fill: read what the daemon has sent into c's buffer, which has room for at least
+ * `want` bytes after its unread ones, waiting at most until `deadline` (now_ms).  Returns
+ * 1 when bytes came, 0 at end of stream, -1 when the time ran out. */
+static int conn_fill(struct conn *c, size_t want, uint64_t deadline)
 {
-	char *b = p;
+	if (c->off > 0) {
+		memmove(c->buf, c->buf + c->off, c->len - c->off);
+		c->len -= c->off;
+		c->off = 0;
+	}
+	if (c->cap - c->len < want || c->cap - c->len < 65536) {
+		size_t cap = c->len + (want > 65536 ? want : 65536);
 
-	while (n > 0) {
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		uint64_t now = now_ms();
-		ssize_t r;
+		c->buf = realloc(c->buf, cap);
+		check(c->buf != NULL);
+		c->cap = cap;
+	}
+	for (;;) {
+		ssize_t r = recv(c->fd, c->buf + c->len, c->cap - c->len, MSG_DONTWAIT);
+		struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+		uint64_t now;
 
+		if (r > 0) {
+			c->len += (size_t)r;
+			return 1;
+		}
+		if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+			return 0;
+		if (errno == EINTR)
+			continue;
+		now = now_ms();
 		if (now >= deadline || poll(&pfd, 1, (int)(deadline - now)) == 0)
 			return -1;
-		r = recv(fd, b, n, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return 0;
-		b += r;
-		n -= (size_t)r;
 	}
-	return 1;
 }
 
 /* read_msg: the next frame, checked (valid JSON object within the reply limit that the
  * client library reads as a reply or an event).  1 with *msg set, 0 at end of stream, -1
  * when the time ran out. */
-static int read_msg(int fd, json_t **msg, struct jp_incoming *in, uint64_t deadline)
+static int read_msg(struct conn *c, json_t **msg, struct jp_incoming *in, uint64_t deadline)
 {
 	json_error_t jerr;
 	uint32_t len;
-	char *buf;
-	int rc = read_exact(fd, &len, 4, deadline);
+	const char *body;
+	int rc;
 
 	*msg = NULL;
-	if (rc <= 0)
-		return rc;
+	while (c->len - c->off < 4) {
+		rc = conn_fill(c, 4, deadline);
+		if (rc == 0)
+			check(c->len == c->off); /* a length is never cut short */
+		if (rc <= 0)
+			return rc;
+	}
+	memcpy(&len, c->buf + c->off, 4);
 	len = ntohl(len);
 	check(len > 0 && len <= REPLY_FRAME_MAX);
-	buf = malloc(len);
-	check(buf != NULL);
-	rc = read_exact(fd, buf, len, deadline + 10000);
-	check(rc == 1); /* a frame is never cut short */
-	*msg = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	while (c->len - c->off < 4 + (size_t)len)
+		check(conn_fill(c, 4 + (size_t)len, now_ms() + SETTLE_MS) == 1); /* nor a frame */
+	body = (const char *)c->buf + c->off + 4;
+	c->off += 4 + (size_t)len;
+	*msg = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!*msg)
-		fprintf(stderr, "invalid JSON from the daemon (%s): %.300s\n", jerr.text, buf);
-	free(buf);
+		fprintf(stderr, "invalid JSON from the daemon (%s): %.300s\n", jerr.text, body);
 	check(*msg != NULL && json_is_object(*msg));
 	check(jp_incoming_parse(*msg, in, NULL) == 0);
 	if (!in->is_event && !in->ok) {
@@ -203,19 +298,32 @@ static int read_msg(int fd, json_t **msg, struct jp_incoming *in, uint64_t deadl
 	return 1;
 }
 
-/* ask: a request on the control connection, its reply (new reference). */
-static json_t *ask(const char *req)
+/* ask_queued: send the requests queued (queue_payload) on the control connection, n of
+ * them, in one write; their replies in order in replies[] (new references). */
+static void ask_queued(json_t **replies, size_t n)
 {
 	struct jp_incoming in;
 	json_t *msg;
 
-	send_payload(control, req, strlen(req));
-	for (;;) {
-		check(read_msg(control, &msg, &in, now_ms() + SETTLE_MS) == 1);
-		if (!in.is_event)
-			return msg;
-		json_decref(msg);
+	send_queued(control.fd);
+	for (size_t i = 0; i < n;) {
+		check(read_msg(&control, &msg, &in, now_ms() + SETTLE_MS) == 1);
+		if (in.is_event) {
+			json_decref(msg);
+			continue;
+		}
+		replies[i++] = msg;
 	}
+}
+
+/* ask: a request on the control connection, its reply (new reference). */
+static json_t *ask(const char *req)
+{
+	json_t *reply;
+
+	queue_payload(req, strlen(req));
+	ask_queued(&reply, 1);
+	return reply;
 }
 
 static int remove_cb(const char *path, const struct stat *st, int type, struct FTW *ftw)
@@ -232,15 +340,37 @@ static void stop_daemon(void)
 		return;
 	json_decref(ask("{\"op\":\"shutdown\",\"id\":1,\"mode\":\"immediate\"}"));
 	pthread_join(daemon_thread, NULL);
-	close(control);
+	conn_close(&control);
+	conn_close(&session);
 	nftw(dir, remove_cb, 16, FTW_DEPTH | FTW_PHYS);
 	started = false;
 }
 
+/* wait_ready: wait for the daemon's READY=1 (sd_notify, daemon/service.c) on `ready`. */
+static void wait_ready(int ready)
+{
+	uint64_t deadline = now_ms() + SETTLE_MS;
+	char msg[512];
+
+	for (;;) {
+		struct pollfd pfd = {.fd = ready, .events = POLLIN};
+		uint64_t now = now_ms();
+		ssize_t n;
+
+		check(now < deadline && poll(&pfd, 1, (int)(deadline - now)) == 1);
+		n = recv(ready, msg, sizeof(msg) - 1, 0);
+		if (n > 0 && strncmp(msg, "READY=1", 7) == 0)
+			return;
+	}
+}
+
 static void start_daemon(void)
 {
+	static char notify[64];
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	FILE *f;
 	json_t *r;
+	int ready;
 
 	snprintf(dir, sizeof(dir), "/tmp/jsched-fuzz-XXXXXX");
 	check(mkdtemp(dir) != NULL);
@@ -248,25 +378,37 @@ static void start_daemon(void)
 	snprintf(conf_path, sizeof(conf_path), "%s/jschedd.json", dir);
 	f = fopen(conf_path, "w");
 	check(f != NULL);
-	/* Small: one worker, few fibers, bounded queues and retention, so that what one
-	 * input leaves behind cannot grow without bound over millions of inputs; no journal
-	 * (it would be the default directory, shared by every run). */
+	/* Small: one worker, few fibers, bounded queues, clients and retention, so that
+	 * what one input leaves behind stays small until the next restart; no journal (it
+	 * would be the default directory, shared by every run). */
 	fprintf(f, "{\"socket\": \"%s\", \"workers\": 1, \"fibers\": 16, "
-		   "\"limits\": {\"queued_jobs\": 4000, \"handshake_ms\": 5000}, "
-		   "\"retention\": {\"jobs\": 200, \"events\": 16}, "
+		   "\"limits\": {\"queued_jobs\": 4000, \"handshake_ms\": 5000, \"clients\": 32}, "
+		   "\"retention\": {\"jobs\": 50, \"events\": 16}, "
 		   "\"journal\": {\"sync\": \"off\"}}\n", sock_path);
 	fclose(f);
-	setenv("JSCHED_LOG", "error", 0);
-	signal(SIGPIPE, SIG_IGN);
-	check(pthread_create(&daemon_thread, NULL, daemon_run, NULL) == 0);
-	for (int i = 0; i < 1000 && control < 0; i++) {
-		control = dial();
-		if (control < 0)
-			usleep(10000);
+	/* The daemon is up when it says so (READY=1 on $NOTIFY_SOCKET, a name of this
+	 * process's in the abstract namespace, set once before any daemon thread reads the
+	 * environment); the socket is closed after it, so later notices fail at once. */
+	if (!notify[0]) {
+		snprintf(notify, sizeof(notify), "@jsched-fuzz-%ld", (long)getpid());
+		setenv("NOTIFY_SOCKET", notify, 1);
+		setenv("JSCHED_LOG", "error", 0);
+		signal(SIGPIPE, SIG_IGN);
 	}
-	check(control >= 0);
+	ready = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	check(ready >= 0);
+	memcpy(sa.sun_path + 1, notify + 1, strlen(notify) - 1);
+	check(bind(ready, (struct sockaddr *)&sa,
+		   (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(notify))) == 0);
+	check(pthread_create(&daemon_thread, NULL, daemon_run, NULL) == 0);
+	wait_ready(ready);
+	close(ready);
+	conn_open(&control, dial());
+	check(control.fd >= 0);
 	started = true;
-	atexit(stop_daemon);
+	if (!registered)
+		atexit(stop_daemon);
+	registered = true;
 	r = ask("{\"op\":\"hello\",\"id\":0,\"version\":1,\"client\":\"fuzz-control\"}");
 	check(json_is_true(json_object_get(r, "ok")));
 	json_decref(r);
@@ -345,51 +487,150 @@ static bool closing_code(int code)
 	       code == JSCHED_ESHUTTING_DOWN;
 }
 
-/* settle_jobs: cancel every job that is not final, as admin, and wait (a `wait` request,
- * no sleep) until those that were running have ended.  Returns how many were not final
- * (0: nothing left to wait for). */
+/* A list of job ids. */
+struct ids {
+	int64_t *v;
+	size_t n, cap;
+};
+
+static void ids_add(struct ids *l, int64_t id)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 64;
+		l->v = realloc(l->v, l->cap * sizeof(*l->v));
+		check(l->v != NULL);
+	}
+	l->v[l->n++] = id;
+}
+
+/* The ids of the jobs the input's replies named, which the settle cancels; `unnamed`
+ * when a job may exist that no reply named, and the settle lists them all. */
+static struct ids made;
+static bool unnamed;
+
+/* note_made: the job ids a reply to a submit or a retry names, into `made`. */
+static void note_made(int op, const json_t *reply)
+{
+	const json_t *job = json_object_get(reply, "job"), *jobs = json_object_get(reply, "jobs");
+	const json_t *v;
+	size_t i;
+
+	if (op == JP_OP_SUBMIT && json_is_integer(job)) {
+		ids_add(&made, json_integer_value(job));
+	} else if (json_is_array(jobs)) {
+		json_array_foreach(jobs, i, v) {
+			const json_t *id = op == JP_OP_SUBMIT ? v : json_object_get(v, "job");
+
+			if (json_is_integer(id))
+				ids_add(&made, json_integer_value(id));
+			else
+				unnamed = true;
+		}
+	} else {
+		unnamed = true;
+	}
+	if (made.n > MADE_MAX)
+		unnamed = true;
+}
+
+/* ask_ids: the request `head` (an object's text up to its jobs member) with the ids of
+ * l as `jobs` and `tail` after them, asked on the control connection; its reply (new
+ * reference). */
+static json_t *ask_ids(const char *head, const struct ids *l, const char *tail)
+{
+	size_t cap = strlen(head) + strlen(tail) + 24 * l->n + 4, n;
+	char *text = malloc(cap);
+	json_t *reply;
+
+	check(text != NULL);
+	n = (size_t)snprintf(text, cap, "%s[", head);
+	for (size_t i = 0; i < l->n; i++)
+		n += (size_t)snprintf(text + n, cap - n, "%s%lld", i ? "," : "", (long long)l->v[i]);
+	n += (size_t)snprintf(text + n, cap - n, "]%s", tail);
+	check(n < cap);
+	reply = ask(text);
+	free(text);
+	return reply;
+}
+
+/* stop_cancelled: wait (a `wait` request, no sleep) until the jobs a cancel reply says
+ * are stopping have ended: a running job ends when its worker has stopped it (a wait pins
+ * what it names, so none is forgotten meanwhile). */
+static void stop_cancelled(const json_t *cancel_reply)
+{
+	static struct ids stopping;
+	const json_t *rec;
+	json_t *reply;
+	size_t i;
+
+	stopping.n = 0;
+	json_array_foreach(json_object_get(cancel_reply, "jobs"), i, rec)
+		if (json_is_true(json_object_get(rec, "cancelling")))
+			ids_add(&stopping, json_integer_value(json_object_get(rec, "job")));
+	if (stopping.n == 0)
+		return;
+	reply = ask_ids("{\"op\":\"wait\",\"id\":6,\"timeout_ms\":" STR(SETTLE_MS) ",\"jobs\":", &stopping, "}");
+	if (!json_is_true(json_object_get(reply, "ok")))
+		fprintf(stderr, "%zu cancelled jobs not final within %d s\n", stopping.n,
+			SETTLE_MS / 1000);
+	check(json_is_true(json_object_get(reply, "ok")));
+	json_decref(reply);
+}
+
+/* settle_jobs: cancel every job that is not final, as admin, and wait until those that
+ * were running have ended.  Returns how many were not final (0: nothing left to wait
+ * for). */
 static size_t settle_jobs(void)
 {
+	static struct ids all;
 	json_t *r = ask("{\"op\":\"list\",\"id\":2,\"all\":true,\"limit\":10000,"
-			"\"states\":[\"waiting\",\"queued\",\"running\"]}");
-	json_t *jobs = json_object_get(r, "jobs"), *rec;
-	size_t n = json_array_size(jobs), i;
+			"\"states\":[\"waiting\",\"scheduled\",\"retrying\",\"queued\",\"running\"]}");
+	const json_t *rec;
+	size_t i;
 
 	check(json_is_true(json_object_get(r, "ok")));
-	if (n > 0) {
-		json_t *ids = json_array(), *req, *reply, *stopping = json_array();
-		char *text;
-
-		json_array_foreach(jobs, i, rec)
-			json_array_append(ids, json_object_get(rec, "job"));
-		req = json_pack("{s:s, s:i, s:o}", "op", "cancel", "id", 3, "jobs", ids);
-		text = json_dumps(req, JSON_COMPACT);
-		reply = ask(text);
-		free(text);
-		json_decref(req);
-		json_array_foreach(json_object_get(reply, "jobs"), i, rec)
-			if (json_is_true(json_object_get(rec, "cancelling")))
-				json_array_append(stopping, json_object_get(rec, "job"));
-		json_decref(reply);
-		/* A running job ends when its worker has stopped it: the wait's reply then
-		 * (a wait pins what it names, so none is forgotten meanwhile). */
-		if (json_array_size(stopping) > 0) {
-			req = json_pack("{s:s, s:i, s:O, s:i}", "op", "wait", "id", 6, "jobs",
-					stopping, "timeout_ms", SETTLE_MS);
-			text = json_dumps(req, JSON_COMPACT);
-			reply = ask(text);
-			if (!json_is_true(json_object_get(reply, "ok")))
-				fprintf(stderr, "cancelled jobs not final within %d s: %.300s\n",
-					SETTLE_MS / 1000, text);
-			check(json_is_true(json_object_get(reply, "ok")));
-			json_decref(reply);
-			free(text);
-			json_decref(req);
-		}
-		json_decref(stopping);
-	}
+	all.n = 0;
+	json_array_foreach(json_object_get(r, "jobs"), i, rec)
+		ids_add(&all, json_integer_value(json_object_get(rec, "job")));
 	json_decref(r);
-	return n;
+	if (all.n > 0) {
+		json_t *reply = ask_ids("{\"op\":\"cancel\",\"id\":3,\"jobs\":", &all, "}");
+
+		stop_cancelled(reply);
+		json_decref(reply);
+	}
+	return all.n;
+}
+
+/* settle_all: settle_jobs until no job is left that is not final. */
+static void settle_all(void)
+{
+	for (int i = 0; settle_jobs() > 0; i++)
+		check(i < 1000);
+	made.n = 0;
+	unnamed = false;
+}
+
+/* settle_made: end the jobs the input's replies named (cancelled, those running waited
+ * for), or every job not final where that is not known to be all. */
+static void settle_made(void)
+{
+	json_t *reply;
+
+	if (unnamed) {
+		settle_all();
+		return;
+	}
+	if (made.n == 0)
+		return;
+	reply = ask_ids("{\"op\":\"cancel\",\"id\":7,\"jobs\":", &made, "}");
+	made.n = 0;
+	/* Refused (a job forgotten meanwhile: nothing was cancelled): every job instead. */
+	if (json_is_true(json_object_get(reply, "ok")))
+		stop_cancelled(reply);
+	else
+		settle_all();
+	json_decref(reply);
 }
 
 /* deferred: may a request with this op be answered after later ones? */
@@ -408,49 +649,50 @@ static struct sent *take(struct sent *sent, size_t n, int64_t id)
 	return NULL;
 }
 
-/* hello_line: does line parse as a hello request? */
-static bool hello_line(const uint8_t *line, size_t len)
-{
-	struct jp_request r;
-	json_t *msg;
-	bool yes;
-
-	if (jp_frame_parse(line, len, &msg, NULL) < 0)
-		return false;
-	yes = jp_request_parse(msg, NULL, &r, NULL) == 0 && r.op == JP_OP_HELLO;
-	json_decref(msg);
-	return yes;
-}
-
 /* input_hello: the hello of an input whose first line is one, on a connection of its
  * own.  Sent alone, so that what follows is sent knowing it took.  Returns whether it
  * did (the daemon may also have closed: a version it does not speak). */
-static bool input_hello(int fd, const uint8_t *line, size_t len)
+static bool input_hello(struct conn *c, const struct sent *h, const uint8_t *line, size_t len)
 {
-	struct sent h = {.id = 0, .op = JP_OP_HELLO};
 	struct jp_incoming in;
 	json_t *msg;
 	bool ok;
 
-	classify(line, len, NULL, 0, &h);
-	send_payload(fd, line, len);
-	check(read_msg(fd, &msg, &in, now_ms() + SETTLE_MS) == 1);
-	check(!in.is_event && !h.null_id && in.id == h.id);
+	queue_payload(line, len);
+	send_queued(c->fd);
+	check(read_msg(c, &msg, &in, now_ms() + SETTLE_MS) == 1);
+	check(!in.is_event && !h->null_id && in.id == h->id);
 	ok = in.ok;
 	json_decref(msg);
 	return ok;
 }
 
 /* rest: bring the daemon back to rest after an input: resumed if the input paused
- * anything (the whole daemon or the harness's client), and no job left that is not final. */
-static void rest(bool paused, bool jobs)
+ * anything (the whole daemon or the harness's client, in one write), and no job left that
+ * is not final. */
+static void rest(bool paused)
 {
+	static unsigned inputs;
+
 	if (paused) {
-		json_decref(ask("{\"op\":\"resume\",\"id\":4,\"all\":true}"));
-		json_decref(ask("{\"op\":\"resume\",\"id\":5,\"client\":\"fuzz\"}"));
+		static const char all[] = "{\"op\":\"resume\",\"id\":4,\"all\":true}";
+		static const char mine[] = "{\"op\":\"resume\",\"id\":5,\"client\":\"fuzz\"}";
+		json_t *r[2];
+
+		queue_payload(all, strlen(all));
+		queue_payload(mine, strlen(mine));
+		ask_queued(r, 2);
+		json_decref(r[0]);
+		json_decref(r[1]);
 	}
-	for (int i = 0; jobs && settle_jobs() > 0; i++)
-		check(i < 1000);
+	if (++inputs % RESTART_EVERY == 0) {
+		stop_daemon();
+		made.n = 0;
+		unnamed = false;
+		start_daemon();
+		return;
+	}
+	settle_made();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -459,15 +701,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const char unwatch[] = "{\"op\":\"unwatch\",\"id\":9007199254740990}";
 	static const char hello[] =
 		"{\"op\":\"hello\",\"id\":9007199254740989,\"version\":1,\"client\":\"fuzz\"}";
-	static int session = -1;
-	bool jobs = false, watching = false, paused = false, greeting = false;
+	bool watching = false, paused = false, greeting = false, metrics = false;
 	const uint8_t *line[MAX_LINES];
 	size_t len[MAX_LINES], n_lines = 0, n = 0, first = 0;
-	struct sent sent[MAX_LINES];
-	bool sentinel_seen = false, eof = false;
-	uint64_t deadline;
-	int fd;
+	struct sent sent[MAX_LINES], h;
+	bool sentinel_seen = false, eof = false, settled = false;
+	uint64_t deadline, last_frame;
+	struct conn *c;
 
+	arena_start();
 	if (!started)
 		start_daemon();
 	for (size_t i = 0; i < size && n_lines < MAX_LINES;) {
@@ -481,35 +723,39 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The harness's session carries over from input to input while the daemon keeps it
 	 * open; a new one's hello (always accepted) goes ahead of the input's lines.  An
 	 * input that says hello itself gets a connection of its own. */
-	first = n_lines > 0 && hello_line(line[0], len[0]) ? 1 : 0;
+	first = n_lines > 0 && classify(line[0], len[0], NULL, 0, &h) && h.op == JP_OP_HELLO;
 	if (first) {
-		fd = dial();
-		check(fd >= 0);
-		if (!input_hello(fd, line[0], len[0]))
+		c = &own;
+		conn_open(c, dial());
+		check(c->fd >= 0);
+		if (!input_hello(c, &h, line[0], len[0]))
 			goto out; /* refused: the rest would only meet handshake_required */
-	} else if (session < 0) {
-		fd = session = dial();
-		check(fd >= 0);
-		queue_payload(hello, strlen(hello));
-		greeting = true;
 	} else {
-		fd = session;
+		c = &session;
+		if (c->fd < 0) {
+			conn_open(c, dial());
+			check(c->fd >= 0);
+			queue_payload(hello, strlen(hello));
+			greeting = true;
+		}
 	}
 	for (size_t i = first; i < n_lines; i++)
-		if (classify(line[i], len[i], sent, n, &sent[n])) {
+		if (classify(line[i], len[i], sent, n, &sent[n]) &&
+		    !(sent[n].op == JP_OP_METRICS && metrics)) {
 			queue_payload(line[i], len[i]);
-			jobs |= sent[n].op == JP_OP_SUBMIT;
 			watching |= sent[n].op == JP_OP_WATCH;
 			paused |= sent[n].op == JP_OP_PAUSE;
+			metrics |= sent[n].op == JP_OP_METRICS;
 			n++;
 		}
 	/* Events of a watch left on would pile up between inputs. */
 	if (watching)
 		queue_payload(unwatch, strlen(unwatch));
 	queue_payload(sentinel, strlen(sentinel));
-	send_queued(fd);
+	send_queued(c->fd);
 
 	deadline = now_ms() + SETTLE_MS;
+	last_frame = now_ms();
 	while (!eof) {
 		struct jp_incoming in;
 		struct sent *s;
@@ -521,10 +767,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			all &= sent[i].answered;
 		if (sentinel_seen && all)
 			break;
-		/* Past the ping only waits and held submits are left: end their jobs. */
-		if (sentinel_seen)
-			settle_jobs();
-		rc = read_msg(fd, &msg, &in, now_ms() + 5);
+		/* Past the ping only waits and held submits are left: end the jobs the
+		 * replies named, then, if that was not enough, every job. */
+		if (sentinel_seen && !settled) {
+			settle_made();
+			settled = true;
+		}
+		rc = read_msg(c, &msg, &in, last_frame + STALL_MS);
 		if (rc == 0) {
 			eof = true;
 			break;
@@ -535,12 +784,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					SETTLE_MS / 1000);
 				check(false);
 			}
-			/* A submit held by `block` stops the reading: make room.  (Also
-			 * after 5 ms of a slow reply: cancelling then changes nothing the
-			 * invariants need.) */
-			settle_jobs();
+			/* A submit held by `block` stops the reading, and a wait on a job no
+			 * reply named stays: make room.  (Also after a slow reply: cancelling
+			 * then changes nothing the invariants need.) */
+			settle_all();
+			last_frame = now_ms();
 			continue;
 		}
+		last_frame = now_ms();
 		if (in.is_event) {
 			json_decref(msg);
 			continue;
@@ -567,6 +818,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check(s != NULL);
 			s->answered = true;
 			s->closes = !in.ok && closing_code(in.error.code);
+			if (in.ok && (s->op == JP_OP_SUBMIT || s->op == JP_OP_RETRY)) {
+				note_made(s->op, msg);
+				settled = false;
+			}
 		}
 		json_decref(msg);
 	}
@@ -587,15 +842,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				check(sent[i].answered || deferred(sent[i].op));
 			if (i > last)
 				check(!sent[i].answered);
+			/* A submit dropped unanswered may have made jobs. */
+			if (sent[i].op == JP_OP_SUBMIT && !sent[i].answered)
+				unnamed = true;
 		}
 	}
 out:
-	if (fd != session || eof) {
-		close(fd);
-		if (fd == session)
-			session = -1;
-	}
+	if (c != &session || eof)
+		conn_close(c);
 	/* The next input starts with no job of this one left running. */
-	rest(paused, jobs);
+	rest(paused);
 	return 0;
 }
