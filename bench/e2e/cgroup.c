@@ -118,7 +118,7 @@ static double create_remove_us(struct jd_cg *cg, const struct jd_cg_limits *l, i
 	uint64_t t0 = bench_now_ns();
 
 	for (int i = 0; i < n; i++) {
-		if (jd_cg_job_create(cg, "bench", (uint64_t)i + 1, 0, l, &g) < 0 ||
+		if (jd_cg_job_create(cg, "bench", (uint64_t)i + 1, 0, l, 0, &g) < 0 ||
 		    jd_cg_job_remove(cg, &g) < 0)
 			e2e_die("job group %d: %s", i, cg->error);
 	}
