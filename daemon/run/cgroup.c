@@ -975,6 +975,11 @@ void jd_cg_place(const struct jd_cg_job *g, const char **dirs, size_t *n)
 			dirs[(*n)++] = g->dir[i];
 }
 
+const char *jd_cg_enter_file(const struct jd_cg *cg)
+{
+	return cg->mode == JD_CG_V1 ? "tasks" : "cgroup.procs";
+}
+
 int jd_cg_enter(const char *const *dirs, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -984,9 +989,14 @@ int jd_cg_enter(const char *const *dirs, size_t n)
 
 		if (dl + sizeof("/cgroup.procs") > sizeof(path))
 			return -ENAMETOOLONG;
+		/* v1's tasks first (cgroup.h: no global lock for the calling thread). */
 		memcpy(path, dirs[i], dl);
-		memcpy(path + dl, "/cgroup.procs", sizeof("/cgroup.procs"));
-		if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+		memcpy(path + dl, "/tasks", sizeof("/tasks"));
+		if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0 && errno == ENOENT) {
+			memcpy(path + dl, "/cgroup.procs", sizeof("/cgroup.procs"));
+			fd = open(path, O_WRONLY | O_CLOEXEC);
+		}
+		if (fd < 0)
 			return -errno;
 		if (write(fd, "0", 1) != 1) {
 			int e = errno;

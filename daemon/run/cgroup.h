@@ -46,10 +46,20 @@
  * or a quick double fork escapes.  glibc's posix_spawn (what exec.c uses) cannot place a
  * child (posix_spawnattr_setcgroup_np, clone3 with CLONE_INTO_CGROUP, arrives in glibc
  * 2.41; these machines have 2.36).  So the child places itself: the loop thread's directly
- * started child writes the group's cgroup.procs files before its exec (daemon/run/
- * process.c, raw system calls), and the helper that starts a command as another user
- * (jschedd-runas) calls jd_cg_enter with the job's directories before it drops
- * privileges and execs.  The alternatives: moving the loop thread's own task into
+ * started child writes the group's files before its exec (daemon/run/process.c, raw
+ * system calls), and the helper that starts a command as another user (jschedd-runas)
+ * calls jd_cg_enter with the job's directories before it drops privileges and execs.
+ * On v1 the file is `tasks`, not `cgroup.procs`: "0" written to `tasks` moves the calling
+ * thread alone, and the kernel (since 5.17) moves the current thread without its global
+ * threadgroup lock, whose write side waits for an RCU grace period whenever no writer
+ * came within the last one.  Here that wait was most of a command's start: an attach
+ * through cgroup.procs after 20 ms without one took 20 ms at the median (p90 57 ms; the
+ * machine loaded), through tasks 52 us (back to back: 18 and 22 us).  The child is a
+ * process of one thread (clone without CLONE_THREAD; the helper has one too), so moving
+ * its thread moves the process, with its memory (its mm's owner is that thread), its
+ * pids charge and its freezer state.  v2 has no tasks file (cgroup.threads works only
+ * in threaded subtrees): cgroup.procs there, where CLONE_INTO_CGROUP is the better
+ * answer.  The alternatives: moving the loop thread's own task into
  * the group around posix_spawn (v1 only, the group's pids limit would count the loop
  * thread, and the loop would wait on each attach, which takes the kernel's global
  * threadgroup lock); writing the pid from the parent after posix_spawn returns (too late:
@@ -202,9 +212,14 @@ int jd_cg_job_create(struct jd_cg *cg, const char *client, uint64_t id, uint64_t
 /* jd_cg_place: the directories a child must enter (jd_cg_enter), in dirs[0..*n). */
 void jd_cg_place(const struct jd_cg_job *g, const char **dirs, size_t *n);
 
-/* jd_cg_enter: move the calling process into each of dirs[0..n) (writes "0" to their
- * cgroup.procs).  open/write/close only: safe between fork and exec.  Returns 0 or a
- * negative errno (the first failure). */
+/* jd_cg_enter_file: the file of a group's directory that a process of one thread writes
+ * "0" to, to enter it: "tasks" on v1, "cgroup.procs" on v2 (see "Placing a command"). */
+const char *jd_cg_enter_file(const struct jd_cg *cg);
+
+/* jd_cg_enter: move the calling process, which has one thread, into each of dirs[0..n)
+ * (writes "0" to their tasks file, or where there is none (v2) cgroup.procs).
+ * open/write/close only: safe between fork and exec.  Returns 0 or a negative errno
+ * (the first failure). */
 int jd_cg_enter(const char *const *dirs, size_t n);
 
 /* jd_cg_populated: true when a process is still in g (or it cannot be read). */

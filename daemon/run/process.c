@@ -168,7 +168,8 @@ static void wake_synced(struct jd_proc *p)
  * A command that needs no identity change starts without jschedd-runas, also when it
  * has a control group: the loop thread clones a child that shares its memory (CLONE_VM,
  * like posix_spawn's) but not its waiting (no CLONE_VFORK), on a stack of its own in
- * struct jd_direct; the child enters the job's group (a write to each cgroup.procs),
+ * struct jd_direct; the child enters the job's group (a write to each of its tasks files
+ * on v1, cgroup.procs on v2: cgroup.h, jd_cg_enter_file),
  * starts a session, sets every signal to its default, puts the pipes at 0-2, enters the
  * working directory, unblocks the signals (blocked across the clone) and execs.  So the
  * command's first instruction runs in its group, as with the helper, without the helper's
@@ -214,7 +215,7 @@ struct jd_direct {
 	int fds[3];		/* the command's 0, 1, 2 (-1: /dev/null) */
 	int report;		/* the report pipe's write end (close-on-exec) */
 	size_t ngroups;
-	const char *procs[JD_CG_MAX_HIER];	/* the job group's cgroup.procs files */
+	const char *procs[JD_CG_MAX_HIER];	/* the job group's files to write "0" to */
 	char paths[];
 };
 
@@ -318,7 +319,7 @@ static pid_t spawn_direct(struct jd_proc *p, const char *file, char *const *argv
 	if (p->cgj)
 		jd_cg_place(p->cgj, dirs, &ndir);
 	for (size_t i = 0; i < ndir; i++)
-		need += strlen(dirs[i]) + sizeof("/cgroup.procs");
+		need += strlen(dirs[i]) + sizeof("/cgroup.procs"); /* the longer of the two */
 	if (!(d = malloc(sizeof(*d) + need)))
 		return -ENOMEM;
 	memcpy(d->paths, file, strlen(file) + 1);
@@ -331,7 +332,7 @@ static pid_t spawn_direct(struct jd_proc *p, const char *file, char *const *argv
 	d->report = report;
 	d->ngroups = ndir;
 	for (size_t i = 0; i < ndir; i++) {
-		int n = sprintf(d->paths + at, "%s/cgroup.procs", dirs[i]);
+		int n = sprintf(d->paths + at, "%s/%s", dirs[i], jd_cg_enter_file(p->x->cg));
 
 		d->procs[i] = d->paths + at;
 		at += (size_t)n + 1;

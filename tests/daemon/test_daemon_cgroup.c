@@ -665,9 +665,13 @@ static pid_t child_of(pid_t pid)
 	return 0;
 }
 
+/* The file of its freezer group the child was found writing (child_fds). */
+static const char *entered_by = "";
+
 /* child_fds: how many descriptors process pid has; in what, one of them that is the
  * daemon's own (a socket, the journal, an epoll or eventfd), "" if none; *attaching
- * whether one is a freezer group's cgroup.procs.  -1 if pid's table cannot be read. */
+ * whether one is a freezer group's tasks or cgroup.procs (which: entered_by).  -1 if
+ * pid's table cannot be read. */
 static int child_fds(pid_t pid, char *what, size_t len, bool *attaching)
 {
 	char fddir[64], path[400], link[512];
@@ -693,8 +697,10 @@ static int child_fds(pid_t pid, char *what, size_t len, bool *attaching)
 		if (strncmp(link, "socket:", 7) == 0 || strstr(link, "/journal") ||
 		    strncmp(link, "anon_inode:", 11) == 0)
 			snprintf(what, len, "fd %s -> %s", e->d_name, link);
-		if (strstr(link, "/freezer/") && strstr(link, "/cgroup.procs"))
+		if (strstr(link, "/freezer/") && (strstr(link, "/tasks") || strstr(link, "/cgroup.procs"))) {
 			*attaching = true;
+			entered_by = strstr(link, "/tasks") ? "tasks" : "cgroup.procs";
+		}
 	}
 	closedir(d);
 	return fds;
@@ -748,10 +754,13 @@ static void test_child_holds_nothing_before_exec(void **state)
 	jsched_close(c);
 	if (!attaching)
 		fail_msg("the child (pid %d) never reached its freezer group's attach", (int)child);
+	/* v1: through the tasks file, which the kernel serves without its global threadgroup
+	 * lock (cgroup.h, "Placing a command"). */
+	assert_string_equal(entered_by, "tasks");
 	if (what[0])
 		fail_msg("the child (pid %d, %d descriptors) held the daemon's %s", (int)child, fds, what);
 	/* Bounded: started directly, the daemon's 0-2, the stdout and stderr pipes, the
-	 * report pipe and the cgroup.procs file it is writing (7; a stdin pipe would be
+	 * report pipe and the tasks file it is writing (7; a stdin pipe would be
 	 * 8); under TSan the child is jschedd-runas, with 0-3 and that file (5).  Nothing
 	 * else: what the test's caller left open reaches the daemon but is close-on-exec
 	 * there (main.c), so not the helper; without that, the helper had 8 more in CI. */
