@@ -84,10 +84,18 @@ $(JSCHED_PC): libclient/jsched.pc.in FORCE
 	$(Q)sed $(jsched_pc_subst) $< > $@.tmp
 	$(Q)cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
+# The tool maps no shared library but libc at start: jansson is linked in from its static
+# library where one is installed (Debian's libjansson-dev has it; else the shared one), and
+# --as-needed leaves out libm and libdl, which it does not use.  Each shared library costs
+# every call its mapping and relocation (tool/README.md has the figures).  libjsched.so
+# itself keeps jansson shared.
+JANSSON_A := $(wildcard $(shell $(PKG_CONFIG) --variable=libdir jansson 2>/dev/null)/libjansson.a)
+
 $(JSCHED_BIN): $(JSCHED_CLI_OBJS) $(LIBJSCHED_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) -ldl $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -Wl,--as-needed $(if $(JANSSON_A),$(JANSSON_A),$(JANSSON_LIBS)) \
+		-ldl $(LDLIBS)
 
 # ---- tests/libclient ---------------------------------------------------------------------
 # One program per tests/libclient/test_*.c, linked with the static library (and the tool's
@@ -108,7 +116,8 @@ TESTS += $(B)/tests/libclient/test_dashboard
 $(B)/obj/tests/libclient/%.o: CFLAGS += $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) \
 	-DLIBJSCHED_SO='"$(CURDIR)/$(LIBJSCHED_SO)"' -DJSCHED_SRCDIR='"$(CURDIR)"' \
 	-DJSCHED_TEST_CC='"$(CC)"' -DJSCHED_BUILD_DIR='"$(CURDIR)/$(B)"' \
-	-DJSCHED_TEST_SANFLAGS='"$(if $(SAN),-fsanitize=$(SAN))"'
+	-DJSCHED_TEST_SANFLAGS='"$(if $(SAN),-fsanitize=$(SAN))"' \
+	-DJSCHED_TOOL_JANSSON_STATIC=$(if $(JANSSON_A),1,0)
 
 $(B)/tests/libclient/test_args: $(B)/obj/libclient/tool/args.o
 $(B)/tests/libclient/test_exports: $(LIBJSCHED_SO) $(B)/lib/$(JSCHED_SONAME) $(B)/lib/libjsched.so $(JSCHED_PC)

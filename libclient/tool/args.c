@@ -611,7 +611,7 @@ int cli_parse_duration(const char *s, int64_t *ms)
 			double r = v * units[i].ms;
 			if (r > 9.0e15) /* about 285,000 years: surely a mistake */
 				return -1;
-			*ms = (int64_t)llround(r);
+			*ms = (int64_t)(r + 0.5); /* r >= 0: llround, without libm */
 			return 0;
 		}
 	}
