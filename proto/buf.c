@@ -34,20 +34,6 @@ int jp_buf_reserve(struct jp_buf *b, size_t extra)
 	return 0;
 }
 
-int jp_buf_append(struct jp_buf *b, const void *p, size_t n)
-{
-	int rc;
-
-	if (n == 0)
-		return 0;
-	rc = jp_buf_reserve(b, n);
-	if (rc < 0)
-		return rc;
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
-	return 0;
-}
-
 void jp_buf_consume(struct jp_buf *b, size_t n)
 {
 	if (n >= b->len) {

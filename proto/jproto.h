@@ -31,6 +31,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -156,8 +157,20 @@ struct jp_buf {
 void jp_buf_init(struct jp_buf *b);
 /* jp_buf_reserve makes room for `extra` more bytes.  0 or JSCHED_ENOMEM. */
 int jp_buf_reserve(struct jp_buf *b, size_t extra);
-/* jp_buf_append copies n bytes to the end.  0 or JSCHED_ENOMEM (b unchanged). */
-int jp_buf_append(struct jp_buf *b, const void *p, size_t n);
+/* jp_buf_append copies n bytes to the end.  0 or JSCHED_ENOMEM (b unchanged).  Inline:
+ * the record and reply writers append a few bytes at a time, and the room is nearly
+ * always there (measured: a record's appends through a call and jp_buf_reserve each
+ * cost a sixth of a one-request round trip's instructions). */
+static inline int jp_buf_append(struct jp_buf *b, const void *p, size_t n)
+{
+	if (n == 0)
+		return 0;
+	if (n > b->cap - b->len && jp_buf_reserve(b, n) < 0)
+		return JSCHED_ENOMEM;
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	return 0;
+}
 /* jp_buf_append_int appends v in decimal (as jansson writes an integer).  0 or
  * JSCHED_ENOMEM. */
 int jp_buf_append_int(struct jp_buf *b, int64_t v);

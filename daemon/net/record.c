@@ -40,10 +40,17 @@ int jd_json_text_stringn(struct jp_buf *out, const char *s, size_t len)
 		const unsigned char *run = p;
 		size_t n;
 
-		/* Copy the longest run that needs no escaping in one append. */
-		while (p < end && *p >= 0x20 && *p != '"' && *p != '\\' &&
-		       (n = jp_utf8_seq((const char *)p)) > 0 && n <= (size_t)(end - p))
-			p += n;
+		/* Copy the longest run that needs no escaping in one append (plain ASCII
+		 * without a call per byte). */
+		for (;;) {
+			while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+				p++;
+			if (p < end && *p >= 0x80 && (n = jp_utf8_seq((const char *)p)) > 0 &&
+			    n <= (size_t)(end - p))
+				p += n;
+			else
+				break;
+		}
 		if (p > run)
 			rc = jp_buf_append(out, run, (size_t)(p - run));
 		if (rc || p == end)
@@ -68,9 +75,19 @@ int jd_json_text_stringn(struct jp_buf *out, const char *s, size_t len)
  * it itself). */
 static int member(struct jp_buf *b, const char *key)
 {
-	return jp_buf_append(b, ",\"", 2) || put(b, key) || jp_buf_append(b, "\":", 2)
-		       ? JSCHED_ENOMEM
-		       : 0;
+	size_t n = strlen(key);
+	unsigned char *p;
+
+	if (jp_buf_reserve(b, n + 4) < 0)
+		return JSCHED_ENOMEM;
+	p = b->data + b->len;
+	p[0] = ',';
+	p[1] = '"';
+	memcpy(p + 2, key, n);
+	p[n + 2] = '"';
+	p[n + 3] = ':';
+	b->len += n + 4;
+	return 0;
 }
 
 /* json_text: v as compact JSON text (null for NULL). */
