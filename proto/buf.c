@@ -52,13 +52,27 @@ void jp_buf_free(struct jp_buf *b)
 
 int jp_buf_append_int(struct jp_buf *b, int64_t v)
 {
+	/* Two digits per division: a record's times have 13. */
+	static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
+				       "25262728293031323334353637383940414243444546474849"
+				       "50515253545556575859606162636465666768697071727374"
+				       "75767778798081828384858687888990919293949596979899";
 	char t[24], *p = t + sizeof(t);
 	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
 
-	do {
-		*--p = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
+	while (u >= 100) {
+		unsigned k = (unsigned)(u % 100) * 2;
+
+		u /= 100;
+		*--p = pairs[k + 1];
+		*--p = pairs[k];
+	}
+	if (u >= 10) {
+		*--p = pairs[u * 2 + 1];
+		*--p = pairs[u * 2];
+	} else {
+		*--p = (char)('0' + u);
+	}
 	if (v < 0)
 		*--p = '-';
 	return jp_buf_append(b, p, (size_t)(t + sizeof(t) - p));

@@ -23,8 +23,9 @@
  *    jobspec.c says, for the members the hot specs use (kind, name, ref, key, priority,
  *    cost, deadlines, not_before, after, any_of, fn, args, argv, env, cwd, timeout_ms,
  *    backend); a spec with any other member is declined;
- *  - a call's args are handed to jansson (json_loadb of their own bytes, duplicates
- *    refused, every integer within +-(2^53 - 1)): the handler API takes them as a json_t.
+ *  - a call's args become a json_t (the handler API takes them so): built here when they
+ *    are a scalar or an object of scalars, else handed to jansson (json_loadb of their own
+ *    bytes, duplicates refused, every integer within +-(2^53 - 1)).
  * tests/proto/test_fastreq.c runs a table of edge cases through both ways, and
  * tests/fuzz/fuzz_fastreq.c any bytes: whenever this accepts, the tree's way accepts with
  * the same values.
@@ -334,19 +335,68 @@ static bool skip(struct sc *s)
 	return true;
 }
 
-/* args: a call's args, any JSON value, made a json_t by jansson (kept in f->args until
- * jp_fast_free) after the same frame rules: no duplicate, integers within 2^53 - 1. */
+/* scalar: a string, a non-negative integer, true, false or null, as a json_t (new
+ * reference), or NULL for anything else (the scanner then anywhere). */
+static json_t *scalar(struct sc *s)
+{
+	unsigned char c = peek(s);
+	const char *t;
+	size_t len;
+	int64_t n;
+
+	if (c >= '0' && c <= '9')
+		return num(s, 0, JP_MAX_INT, &n) ? json_integer(n) : NULL;
+	if (c == '"')
+		return str(s, &t, &len) ? json_stringn_nocheck(t, len) : NULL;
+	if (c == 't' && lit(s, "true", 4))
+		return json_true();
+	if (c == 'f' && lit(s, "false", 5))
+		return json_false();
+	if (c == 'n' && lit(s, "null", 4))
+		return json_null();
+	return NULL;
+}
+
+/* flat: args that are a scalar or an object of scalars (the usual shape: {"us": 10}),
+ * built here; NULL for any other shape or any doubt (a duplicate member included), and
+ * then jansson reads them.  What this builds is what json_loadb would (the differential
+ * tests compare them). */
+static json_t *flat(struct sc *s)
+{
+	json_t *o, *v;
+	bool more = true;
+
+	if (peek(s) != '{')
+		return scalar(s);
+	s->p++;
+	if (!(o = json_object()))
+		return NULL;
+	if (eat(s, '}'))
+		return o;
+	while (more) {
+		const char *k;
+		size_t kl;
+
+		if (!key(s, &k, &kl) || json_object_get(o, k) || !(v = scalar(s)) ||
+		    json_object_set_new_nocheck(o, k, v) < 0 || !next(s, '}', &more)) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+/* args: a call's args, any JSON value, kept in f->args until jp_fast_free: built here
+ * when flat (above), else made by jansson after the same frame rules: no duplicate,
+ * integers within 2^53 - 1. */
 static bool args(struct sc *s, json_t **out)
 {
 	const unsigned char *from;
+	char *arena = s->out;
 	json_error_t jerr;
 	json_t *v;
 	struct jp_fast *f = s->f;
 
-	ws(s);
-	from = s->p;
-	if (!skip(s))
-		return false;
 	if (f->n_args == f->cap_args) {
 		size_t cap = f->cap_args ? 2 * f->cap_args : 4;
 		json_t **a = realloc(f->args, cap * sizeof(*a));
@@ -356,6 +406,17 @@ static bool args(struct sc *s, json_t **out)
 		f->args = a;
 		f->cap_args = cap;
 	}
+	ws(s);
+	from = s->p;
+	if ((v = flat(s))) {
+		f->args[f->n_args++] = v;
+		*out = v;
+		return true;
+	}
+	s->p = from;
+	s->out = arena;
+	if (!skip(s))
+		return false;
 	v = json_loadb((const char *)from, (size_t)(s->p - from),
 		       JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
 	if (!v)

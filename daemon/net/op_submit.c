@@ -764,11 +764,14 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 		jd_reply_error_obj(c, r->id, jp_error_new_from(&err));
 		return;
 	}
-	handlers = calloc(s.n, sizeof(*handlers));
-	made = calloc(s.n, sizeof(*made));
-	ids = calloc(s.n, sizeof(*ids));
-	existing = calloc(s.n, sizeof(*existing));
-	if (!handlers || !made || !ids || !existing) {
+	/* The four per-spec arrays in one allocation (ids first: the widest alignment). */
+	ids = calloc(s.n, sizeof(*ids) + sizeof(*handlers) + sizeof(*made) + sizeof(*existing));
+	if (ids) {
+		handlers = (const struct jsched_handler **)(void *)(ids + s.n);
+		made = (struct jd_job **)(void *)(handlers + s.n);
+		existing = (bool *)(void *)(made + s.n);
+	}
+	if (!ids) {
 		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		goto out;
 	}
@@ -865,10 +868,7 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 out:
 	if (w)
 		jd__wait_discard(w);
-	free(handlers);
-	free(made);
-	free(ids);
-	free(existing);
+	free(ids);	/* and handlers, made, existing */
 	free(spans);
 	jp_submit_clear(&s);
 }

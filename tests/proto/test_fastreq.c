@@ -85,7 +85,20 @@ static const struct row rows[] = {
 	T("{\"op\":\"submit\",\"id\":5,\"job\":{\"kind\":\"call\",\"fn\":\"f\",\"args\":[1,\"}\\\"]\",{\"a\":[{}]},true,null,-3,2.5e3]}}"),
 	T("{\"op\":\"submit\",\"id\":5,\"job\":{\"kind\":\"call\",\"fn\":\"f\",\"args\":\"x\" }}"),
 	T("{\"op\":\"submit\",\"id\":5,\"job\":{\"kind\":\"call\",\"fn\":\"f\",\"args\":-12 }}"),
+	/* args of the flat shapes (built without jansson) and of the others (jansson's) */
+	T("{\"op\":\"submit\",\"id\":5,\"job\":{\"kind\":\"call\",\"fn\":\"f\",\"args\":{\"a\":1,\"b\":\"x\",\"c\":true,\"d\":false,\"e\":null}}}"),
+	T("{\"op\":\"submit\",\"id\":5,\"job\":{\"kind\":\"call\",\"fn\":\"f\",\"args\":{ } }}"),
+	T("{\"op\":\"submit\",\"id\":5,\"job\":{\"kind\":\"call\",\"fn\":\"f\",\"args\":{\"\":0,\"\\u00e9\":\"\\ud83d\\ude00\"}}}"),
+	T("{\"op\":\"submit\",\"id\":5,\"job\":{\"kind\":\"call\",\"fn\":\"f\",\"args\":{\"a\":1.5,\"b\":-1,\"c\":[]}}}"),
+	T("{\"op\":\"submit\",\"id\":5,\"job\":{\"kind\":\"call\",\"fn\":\"f\",\"args\":{\"a\":1,\"b\":{\"a\":1}}}}"),
+	T("{\"op\":\"submit\",\"id\":5,\"job\":{\"kind\":\"call\",\"fn\":\"f\",\"args\":true}}"),
 	N("{\"op\":\"submit\",\"id\":5,\"job\":{\"kind\":\"call\",\"fn\":\"f\",\"args\":{\"a\":1,\"a\":2}}}"),
+	N("{\"op\":\"submit\",\"id\":5,\"job\":{\"kind\":\"call\",\"fn\":\"f\",\"args\":{\"a\":1,\"\\u0061\":2}}}"),
+	N("{\"op\":\"submit\",\"id\":5,\"job\":{\"kind\":\"call\",\"fn\":\"f\",\"args\":{\"a\":{},\"a\":[]}}}"),
+	N("{\"op\":\"submit\",\"id\":5,\"job\":{\"kind\":\"call\",\"fn\":\"f\",\"args\":{\"a\":tru}}}"),
+	N("{\"op\":\"submit\",\"id\":5,\"job\":{\"kind\":\"call\",\"fn\":\"f\",\"args\":{\"a\":nulll}}}"),
+	N("{\"op\":\"submit\",\"id\":5,\"job\":{\"kind\":\"call\",\"fn\":\"f\",\"args\":{\"a\":1,}}}"),
+	N("{\"op\":\"submit\",\"id\":5,\"job\":{\"kind\":\"call\",\"fn\":\"f\",\"args\":{\"a\"}}}"),
 	N("{\"op\":\"submit\",\"id\":5,\"job\":{\"kind\":\"call\",\"fn\":\"f\",\"args\":{\"a\":9007199254740992}}}"),
 	N("{\"op\":\"submit\",\"id\":5,\"job\":{\"kind\":\"call\",\"fn\":\"f\",\"args\":[-9007199254740992]}}"),
 	N("{\"op\":\"submit\",\"id\":5,\"job\":{\"kind\":\"call\",\"fn\":\"f\",\"args\":\"\\u0000\"}}"),
@@ -264,12 +277,33 @@ static void test_big_batch(void **state)
 	jp_buf_free(&b);
 }
 
+/* test_append_int: the reply writers' integers are what printf (and jansson) write. */
+static void test_append_int(void **state)
+{
+	static const int64_t v[] = {0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 65535, 1764460800123,
+				    9007199254740991, -1, -10, -100, -9007199254740991, INT64_MAX,
+				    INT64_MIN};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		struct jp_buf b = {0};
+		char want[32];
+
+		snprintf(want, sizeof(want), "%lld", (long long)v[i]);
+		assert_int_equal(jp_buf_append_int(&b, v[i]), 0);
+		assert_int_equal(b.len, strlen(want));
+		assert_memory_equal(b.data, want, b.len);
+		jp_buf_free(&b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_big_batch),
+		cmocka_unit_test(test_append_int),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
