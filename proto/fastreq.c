@@ -79,6 +79,23 @@ static bool eat(struct sc *s, unsigned char c)
 	return false;
 }
 
+/* grow: the array a (of *cap elements of size bytes) with room for n elements, its room
+ * doubled from first: a itself when it has the room, else the array moved (*cap updated),
+ * or NULL when out of memory (a still valid, *cap unchanged). */
+static void *grow(void *a, size_t *cap, size_t n, size_t size, size_t first)
+{
+	size_t c = *cap ? *cap : first;
+
+	if (n <= *cap)
+		return a;
+	while (c < n)
+		c *= 2;
+	if (!(a = realloc(a, c * size)))
+		return NULL;
+	*cap = c;
+	return a;
+}
+
 static int hex4(const unsigned char *p)
 {
 	int v = 0;
@@ -391,21 +408,16 @@ static json_t *flat(struct sc *s)
  * integers within 2^53 - 1. */
 static bool args(struct sc *s, json_t **out)
 {
+	void *t;
 	const unsigned char *from;
 	char *arena = s->out;
 	json_error_t jerr;
 	json_t *v;
 	struct jp_fast *f = s->f;
 
-	if (f->n_args == f->cap_args) {
-		size_t cap = f->cap_args ? 2 * f->cap_args : 4;
-		json_t **a = realloc(f->args, cap * sizeof(*a));
-
-		if (!a)
-			return false;
-		f->args = a;
-		f->cap_args = cap;
-	}
+	if (!(t = grow(f->args, &f->cap_args, f->n_args + 1, sizeof(*f->args), 4)))
+		return false;
+	f->args = t;
 	ws(s);
 	from = s->p;
 	if ((v = flat(s))) {
@@ -498,6 +510,7 @@ static bool dep(struct sc *s, struct jp_dep *d)
 /* deps: an after / any_of array (at most deps_per_job). */
 static bool deps(struct sc *s, struct jp_dep **out, size_t *n)
 {
+	void *t;
 	size_t cap = 0;
 	bool more = true;
 
@@ -508,15 +521,9 @@ static bool deps(struct sc *s, struct jp_dep **out, size_t *n)
 	while (more) {
 		if (*n == s->lim->deps_per_job)
 			return false;
-		if (*n == cap) {
-			size_t c2 = cap ? 2 * cap : 4;
-			struct jp_dep *a = realloc(*out, c2 * sizeof(*a));
-
-			if (!a)
-				return false;
-			*out = a;
-			cap = c2;
-		}
+		if (!(t = grow(*out, &cap, *n + 1, sizeof(**out), 4)))
+			return false;
+		*out = t;
 		(*out)[*n] = (struct jp_dep){0};
 		if (!dep(s, &(*out)[*n]))
 			return false;
@@ -529,6 +536,7 @@ static bool deps(struct sc *s, struct jp_dep **out, size_t *n)
 
 static bool argv_of(struct sc *s, struct jp_job_spec *sp)
 {
+	void *t;
 	size_t cap = 0, len;
 	bool more = true;
 
@@ -537,15 +545,9 @@ static bool argv_of(struct sc *s, struct jp_job_spec *sp)
 	while (more) {
 		if (sp->argc == s->lim->argv_items)
 			return false;
-		if (sp->argc + 1 >= cap) {
-			size_t c2 = cap ? 2 * cap : 8;
-			const char **a = realloc(sp->argv, c2 * sizeof(*a));
-
-			if (!a)
-				return false;
-			sp->argv = a;
-			cap = c2;
-		}
+		if (!(t = grow(sp->argv, &cap, sp->argc + 2, sizeof(*sp->argv), 8)))	/* and its NULL */
+			return false;
+		sp->argv = t;
 		if (!str(s, &sp->argv[sp->argc], &len) || strlen(sp->argv[sp->argc]) != len ||
 		    (sp->argc == 0 && len == 0))
 			return false;
@@ -558,6 +560,7 @@ static bool argv_of(struct sc *s, struct jp_job_spec *sp)
 
 static bool env_of(struct sc *s, struct jp_job_spec *sp)
 {
+	void *t;
 	size_t cap = 0, len;
 	bool more = true;
 
@@ -570,15 +573,9 @@ static bool env_of(struct sc *s, struct jp_job_spec *sp)
 
 		if (sp->n_env == s->lim->env_items || sp->n_env == ENV_PAIRWISE_MAX)
 			return false;
-		if (sp->n_env == cap) {
-			size_t c2 = cap ? 2 * cap : 8;
-			struct jp_env *a = realloc(sp->env, c2 * sizeof(*a));
-
-			if (!a)
-				return false;
-			sp->env = a;
-			cap = c2;
-		}
+		if (!(t = grow(sp->env, &cap, sp->n_env + 1, sizeof(*sp->env), 8)))
+			return false;
+		sp->env = t;
 		v = &sp->env[sp->n_env];
 		if (!key(s, &v->name, &len) || len == 0 || strlen(v->name) != len ||
 		    strchr(v->name, '='))
@@ -705,24 +702,18 @@ static bool spec(struct sc *s, struct jp_job_spec *sp)
 /* one_spec: a spec at the scanner into f->submit's next slot, its text's place kept. */
 static bool one_spec(struct sc *s, size_t *cap)
 {
+	void *t;
 	struct jp_submit *sub = &s->f->submit;
 	struct jp_job_spec *sp;
 
 	if (sub->n == s->lim->jobs_per_submit)
 		return false;
-	if (sub->n == *cap) {
-		size_t c2 = *cap ? 2 * *cap : 1;
-		struct jp_job_spec *a = realloc(sub->specs, c2 * sizeof(*a));
-		struct jp_fast_span *b;
-
-		if (!a)
-			return false;
-		sub->specs = a;
-		if (!(b = realloc(s->f->spans, c2 * sizeof(*b))))
-			return false;
-		s->f->spans = b;
-		*cap = c2;
-	}
+	if (!(t = grow(sub->specs, cap, sub->n + 1, sizeof(*sub->specs), 1)))
+		return false;
+	sub->specs = t;
+	if (!(t = grow(s->f->spans, &s->f->cap_spans, sub->n + 1, sizeof(*s->f->spans), 1)))
+		return false;
+	s->f->spans = t;
 	sp = &sub->specs[sub->n++];
 	jp_job_spec_init(sp);
 	ws(s);
@@ -736,6 +727,7 @@ static bool one_spec(struct sc *s, size_t *cap)
 /* ids: a non-empty array of job ids, at most jobs_per_submit. */
 static bool ids(struct sc *s)
 {
+	void *t;
 	struct jp_fast *f = s->f;
 	size_t cap = 0;
 	bool more = true;
@@ -745,15 +737,9 @@ static bool ids(struct sc *s)
 	while (more) {
 		if (f->n_ids == s->lim->jobs_per_submit)
 			return false;
-		if (f->n_ids == cap) {
-			size_t c2 = cap ? 2 * cap : 8;
-			int64_t *a = realloc(f->ids, c2 * sizeof(*a));
-
-			if (!a)
-				return false;
-			f->ids = a;
-			cap = c2;
-		}
+		if (!(t = grow(f->ids, &cap, f->n_ids + 1, sizeof(*f->ids), 8)))
+			return false;
+		f->ids = t;
 		if (!num(s, 1, JP_MAX_INT, &f->ids[f->n_ids++]) || !next(s, ']', &more))
 			return false;
 	}
@@ -901,14 +887,14 @@ static bool op_ok(const struct jp_fast *f)
 	case JP_OP_CANCEL:
 		return ids && (ids & (ids - 1)) == 0 && m == ids;
 	case JP_OP_STATUS:
-		return ids && (ids & (ids - 1)) == 0 && (m & ~(F_JOB | F_JOBS | F_DETAIL)) == 0;
+		return ids && (ids & (ids - 1)) == 0 && (m & ~(unsigned)(F_JOB | F_JOBS | F_DETAIL)) == 0;
 	case JP_OP_WAIT:
 		return ids && (ids & (ids - 1)) == 0 &&
-		       (m & ~(F_JOB | F_JOBS | F_MODE | F_TIMEOUT)) == 0;
+		       (m & ~(unsigned)(F_JOB | F_JOBS | F_MODE | F_TIMEOUT)) == 0;
 	case JP_OP_SUBMIT:
 		if ((m & (F_SPEC | F_SPECS)) != F_SPEC && (m & (F_SPEC | F_SPECS)) != F_SPECS)
 			return false;
-		if (m & ~(F_SPEC | F_SPECS | F_WAIT))
+		if (m & ~(unsigned)(F_SPEC | F_SPECS | F_WAIT))
 			return false;
 		return !(f->submit.wait_output && !f->submit.single);
 	default:

@@ -710,6 +710,7 @@ struct jp_fast {
 	const char *mode;	/* wait's `mode`, "all" or "any" */
 	struct jp_submit submit;	/* a submit: whole (refs resolved, ordered) */
 	struct jp_fast_span *spans;	/* a submit: each spec's text, in spec order */
+	size_t cap_spans;
 	json_t **args;		/* the specs' args (owned: decref'd by jp_fast_free) */
 	size_t n_args, cap_args;
 	char *arena;		/* the decoded strings: small, or malloc'd */
