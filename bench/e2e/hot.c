@@ -282,11 +282,35 @@ static __attribute__((noreturn)) void flood(struct e2e_daemon *d, int ready, int
 	_exit(0);
 }
 
+/* loop_sched: the daemon's loop thread (its main thread) as the kernel counts it: the time it
+ * waited on a run queue (schedstat, ns) and its involuntary context switches. */
+static void loop_sched(pid_t pid, double *wait_ns, double *invol)
+{
+	char path[64], line[128];
+	unsigned long long run, wait;
+	FILE *f;
+
+	*wait_ns = *invol = NAN;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)pid);
+	if ((f = fopen(path, "r"))) {
+		if (fscanf(f, "%llu %llu", &run, &wait) == 2)
+			*wait_ns = (double)wait;
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)pid);
+	if ((f = fopen(path, "r"))) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &run) == 1)
+				*invol = (double)run;
+		fclose(f);
+	}
+}
+
 static void flood_rows(struct e2e *e, double *lat)
 {
 	size_t n = e->quick ? 200 : 2000;
 	int runs = e->runs_long;
-	double i50[64], i99[64], f50[64], f99[64], over = 0, iters = 0;
+	double i50[64], i99[64], f50[64], f99[64], over = 0, iters = 0, qwait = 0, invol = 0;
 	struct jsched_spec *spec;
 	struct e2e_daemon d;
 
@@ -322,7 +346,12 @@ static void flood_rows(struct e2e *e, double *lat)
 			e2e_die("the flood client died before its jobs were queued");
 		close(ready[0]);
 		double o0 = e2e_metrics_number(c, "loop/over_bound"), i0 = e2e_metrics_number(c, "loop/iterations");
+		double w0, v0, w1, v1;
+		loop_sched(d.pid, &w0, &v0);
 		e2e_rtt_wait(c, spec, n, lat);
+		loop_sched(d.pid, &w1, &v1);
+		qwait += w1 - w0;
+		invol += v1 - v0;
 		f50[run] = e2e_percentile(lat, n, 0.50);
 		f99[run] = e2e_percentile(lat, n, 0.99);
 		over += e2e_metrics_number(c, "loop/over_bound") - o0;
@@ -345,6 +374,9 @@ static void flood_rows(struct e2e *e, double *lat)
 	bench_note(e->rep, "hot: flood: the daemon's loop iterations busier than 200 us while the light client ran "
 			   "under the flood (metrics loop.over_bound): %.0f of %.0f, %d runs",
 		   over, iters, runs);
+	bench_note(e->rep, "hot: flood: the loop thread per light round trip under the flood: %.1f us waiting on a run "
+			   "queue (schedstat), %.2f involuntary switches",
+		   qwait / 1000.0 / (double)(n * (size_t)runs), invol / (double)(n * (size_t)runs));
 }
 
 /* ---- 3b. a light client beside CPU burners ---------------------------------------------- */

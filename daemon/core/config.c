@@ -74,6 +74,7 @@ void jd_config_defaults(struct jd_config *c)
 	c->client_idle_seconds = 3600;
 	c->queued_bytes = 4ull << 30;
 	c->client_queued_bytes = 1ull << 30;
+	c->worker_sched = 2; /* "low": the loop thread ahead of the workers */
 	c->retain_jobs = 10000;
 	c->retain_seconds = 3600;
 	c->retain_bytes = 256ull << 20;
@@ -343,6 +344,7 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 {
 	static const char *const keys[] = {
 		"socket", "socket_mode", "socket_group", "workers", "fibers", "idle_policy",
+		"worker_scheduling",
 		"fairness", "clients", "admins", "limits", "retention", "modules", "exec",
 		"client_names", "metrics", "cgroups", "backends", "journal", "resources", NULL};
 	static const char *const journal_keys[] = {"dir", "sync", "batch_ms", "compact_bytes",
@@ -361,6 +363,7 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 	static const char *const ret_keys[] = {"jobs", "seconds", "bytes", "min_seconds", "events",
 					       NULL};
 	static const char *const idle_names[] = {"sleep", "spin"};
+	static const char *const sched_names[] = {"normal", "batch", "low", "idle"};
 	unsigned u;
 	json_t *v, *w;
 	int rc;
@@ -383,6 +386,10 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 	if ((rc = get_enum(r, root, "idle_policy", idle_names, 2, &u)))
 		return rc;
 	c->idle_spin = u == 1;
+	u = c->worker_sched;
+	if ((rc = get_enum(r, root, "worker_scheduling", sched_names, 4, &u)))
+		return rc;
+	c->worker_sched = u;
 
 	if ((v = json_object_get(root, "fairness"))) {
 		snprintf(r->prefix, sizeof(r->prefix), "fairness.");
@@ -591,6 +598,7 @@ const char *jd_config_diff_static(const struct jd_config *old, const struct jd_c
 	DIFF(strcmp(old->socket_group, neu->socket_group), "socket_group");
 	DIFF(old->workers != neu->workers, "workers");
 	DIFF(old->fibers != neu->fibers, "fibers");
+	DIFF(old->worker_sched != neu->worker_sched, "worker_scheduling");
 	DIFF(old->fair_window_ms != neu->fair_window_ms, "fairness.window_ms");
 	DIFF(old->retain_events != neu->retain_events, "retention.events");
 	DIFF(mods, "modules");

@@ -342,8 +342,9 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 					      (json_int_t)d->cfg->max_clients));
 		/* The loop thread's iterations and how long each kept it busy (server.c). */
 		json_object_set_new(doc, "loop",
-				    json_pack("{s:I, s:I, s:I, s:o}", "iterations",
-					      (json_int_t)d->srv.iterations, "over_bound",
+				    json_pack("{s:s, s:I, s:I, s:I, s:o}", "priority",
+					      d->runner->priority ? d->runner->priority : "none",
+					      "iterations", (json_int_t)d->srv.iterations, "over_bound",
 					      (json_int_t)d->srv.busy_over, "bound_us",
 					      (json_int_t)(JD_LOOP_BUSY_BOUND_NS / 1000), "busy_us",
 					      percentiles(&d->srv.busy)));

@@ -321,6 +321,7 @@ struct jd_pool {
 	_Atomic(struct jd_feeder *) feeder;
 	unsigned feed_batch;		/* 1 ... 64 */
 	bool pin;
+	enum jd_worker_sched sched;	/* each worker applies it as it starts */
 	uint64_t park_after_ns;		/* SLEEP: keep searching this long before parking */
 
 	/* A thread outside the pool is runnable and waits for a CPU (jd_pool_want_cpu):

@@ -109,6 +109,7 @@ int jd_pool_create(struct jd_pool **out, const struct jd_pool_config *cfg_in)
 	atomic_init(&p->idle_policy, cfg.idle);
 	p->feed_batch = cfg.feed_batch ? (cfg.feed_batch > 64 ? 64 : cfg.feed_batch) : 8;
 	p->pin = cfg.pin;
+	p->sched = cfg.sched;
 	p->park_after_ns = cfg.park_after_ns < 0 ? 10000 : (uint64_t)cfg.park_after_ns;
 	jd_tasks_init(p);
 	int rc = JSCHED_ENOMEM;

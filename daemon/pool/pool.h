@@ -87,6 +87,13 @@ enum jd_shutdown {
  * must not block.  Returning `max` means "there may be more": the worker will ask again. */
 typedef size_t (*jd_feeder_fn)(void *ctx, struct jd_task_spec *out, size_t max);
 
+/* How the worker threads are scheduled (set by each worker as it starts).  NORMAL leaves
+ * them as the creating thread was; BATCH is SCHED_BATCH (a woken worker does not preempt
+ * a running thread); LOW is nice 10 above the creator's (what an unprivileged process may
+ * always do); IDLE is SCHED_IDLE (a worker runs only when no normal thread of its group
+ * wants the CPU). */
+enum jd_worker_sched { JD_WORKER_NORMAL, JD_WORKER_BATCH, JD_WORKER_LOW, JD_WORKER_IDLE };
+
 struct jd_pool_config {
 	unsigned workers;		/* worker threads; 0: the CPUs this process may use */
 	enum jd_idle idle;		/* initial idle policy */
@@ -113,6 +120,9 @@ struct jd_pool_config {
 					 * before it sleeps; -1: 20 µs.  Process-wide: the
 					 * last created pool's value applies */
 	const char *name;		/* worker thread name prefix (<= 10 chars); NULL: "jd-pool" */
+	enum jd_worker_sched sched;	/* how the kernel schedules the workers against the
+					 * process's other threads (README "Worker threads'
+					 * priority"); 0: as created */
 };
 
 /* jd_pool_config_init: fill `cfg` with the defaults (all zero; park_after_ns and

@@ -21,8 +21,10 @@
  * again and parks again, which is harmless.  A publisher that finds nidle == 0 pays one
  * fence and one load, which is the common case under load and always the case under SPIN.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -491,11 +493,38 @@ static void note_idle(struct jd_worker *w)
 	}
 }
 
+/* apply_sched: schedule the calling worker thread as `how` says (pool.h enum
+ * jd_worker_sched; on Linux the nice value and the policy are per thread).  A worker the
+ * kernel refuses stays as it was. */
+static void apply_sched(enum jd_worker_sched how)
+{
+	struct sched_param none = {0};
+	int nice;
+
+	switch (how) {
+	case JD_WORKER_NORMAL:
+		break;
+	case JD_WORKER_BATCH:
+		(void)sched_setscheduler(0, SCHED_BATCH, &none);
+		break;
+	case JD_WORKER_LOW:
+		errno = 0;
+		nice = getpriority(PRIO_PROCESS, 0);
+		if (errno == 0)
+			(void)setpriority(PRIO_PROCESS, 0, nice + 10 > 19 ? 19 : nice + 10);
+		break;
+	case JD_WORKER_IDLE:
+		(void)sched_setscheduler(0, SCHED_IDLE, &none);
+		break;
+	}
+}
+
 void *jd_worker_main(void *arg)
 {
 	struct jd_worker *w = arg;
 	struct jd_pool *p = w->pool;
 	tls_self = w;
+	apply_sched(p->sched);
 	if (p->pin)
 		jd_topo_pin(w);
 	jd_altstack_init(&w->altstack);

@@ -26,10 +26,15 @@
  */
 #include "daemon/run/runner.h"
 
+#include <errno.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "daemon/core/clock.h"
 #include "daemon/core/log.h"
@@ -393,6 +398,70 @@ void jd_runner_arm_deadline(struct jd_runner *r)
 		       0);
 }
 
+/* struct sched_attr_v1: the kernel's struct sched_attr (<linux/sched/types.h> cannot be
+ * included beside <sched.h>), for sched_setattr(2). */
+struct sched_attr_v1 {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+};
+
+#define SCHED_RESET_ON_FORK_FLAG 0x01u
+
+/* LOOP_AHEAD: how many nice levels the loop thread is put ahead of the workers by
+ * `worker_scheduling` "low" (a weight ratio of about 9: daemon/README.md "The loop
+ * thread's CPU"). */
+#define LOOP_AHEAD 10
+
+/* loop_ahead: put the calling thread (the loop's, before the pool exists) LOOP_AHEAD nice
+ * levels below its nice of 0, with reset-on-fork so that the threads and processes it
+ * starts afterwards (workers, commands) get nice 0 back.  Only from nice 0 (reset-on-fork
+ * would give any other nice's children 0) and where the kernel allows a lower nice
+ * (CAP_SYS_NICE or RLIMIT_NICE).  Returns whether it did. */
+static bool loop_ahead(void)
+{
+	struct sched_attr_v1 a = {.size = sizeof(a)};
+	int policy = sched_getscheduler(0);
+
+	errno = 0;
+	if (policy != SCHED_OTHER || getpriority(PRIO_PROCESS, 0) != 0 || errno)
+		return false;
+	a.policy = SCHED_OTHER;
+	a.flags = SCHED_RESET_ON_FORK_FLAG;
+	a.nice = -LOOP_AHEAD;
+	return syscall(SYS_sched_setattr, 0, &a, 0) == 0;
+}
+
+/* worker_priority: what `worker_scheduling` (config.h) makes of the workers and the loop
+ * thread (the caller); *how gets the pool's setting, r->priority the words for it. */
+static void worker_priority(struct jd_runner *r, unsigned conf, enum jd_worker_sched *how)
+{
+	switch (conf) {
+	case JD_WORKER_LOW:
+		if (loop_ahead()) {
+			*how = JD_WORKER_NORMAL;
+			r->priority = "loop thread at nice -10";
+		} else {
+			*how = JD_WORKER_LOW;
+			r->priority = "workers at nice +10";
+		}
+		return;
+	case JD_WORKER_BATCH:
+		*how = JD_WORKER_BATCH;
+		r->priority = "workers SCHED_BATCH";
+		return;
+	case JD_WORKER_IDLE:
+		*how = JD_WORKER_IDLE;
+		r->priority = "workers SCHED_IDLE";
+		return;
+	default:
+		*how = JD_WORKER_NORMAL;
+		r->priority = "none";
+	}
+}
+
 int jd_runner_start(struct jd_runner *r, const struct jd_runner_env *env, char *err,
 		    size_t errlen)
 {
@@ -429,6 +498,7 @@ int jd_runner_start(struct jd_runner *r, const struct jd_runner_env *env, char *
 	 * a worker is about to run it, so weights act on what actually runs. */
 	pc.feed_batch = JD_FEED_BATCH;
 	pc.name = "jd-work";
+	worker_priority(r, cfg->worker_sched, &pc.sched);
 	/* Not fibers_dontfork.  While exec jobs were started with libuv's uv_spawn (fork),
 	 * each spawn copied the page tables of every mapping, 544 of 591 of them fiber
 	 * stacks, and leaving the arena out of children raised 2,000 /bin/true jobs from 590

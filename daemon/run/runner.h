@@ -71,6 +71,8 @@ struct jd_runner {
 	bool inlining;			/* loop thread: run_inline is on the stack */
 	bool ended_here;		/* loop thread: a job ended in a fair hook meanwhile */
 	uint64_t inlined;		/* loop thread: jobs it ran itself (metrics) */
+	const char *priority;		/* how the loop thread was put ahead of the workers
+					 * (worker_scheduling; metrics loop.priority) */
 	struct jd_backends *backends;	/* exec jobs elsewhere: Slurm (backend.h) */
 	struct jd_resources resources;	/* named resources (resources.h) */
 };

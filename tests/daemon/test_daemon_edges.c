@@ -20,10 +20,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "tests/daemon/harness.h"
@@ -455,6 +458,84 @@ static void test_loop_iterations_timed(void **state)
 	close(fd);
 }
 
+/* thread_nice: the nice value of thread tid of process pid (/proc stat field 19), or 99
+ * when it cannot be read; *worker whether its name is a worker's (jd-work/N). */
+static int thread_nice(pid_t pid, const char *tid, bool *worker)
+{
+	char path[96], buf[512], *p;
+	int nice = 99;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, tid);
+	if (!(f = fopen(path, "r")))
+		return 99;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')'))) {
+		*worker = strncmp(strchr(buf, '(') + 1, "jd-work/", 8) == 0;
+		/* after ") ": state is field 3; nice is field 19 */
+		p += 2;
+		for (int field = 3; field < 19 && p; field++)
+			p = strchr(p + 1, ' ');
+		if (p)
+			nice = atoi(p + 1);
+	}
+	fclose(f);
+	return nice;
+}
+
+/* test_loop_ahead_of_workers: the loop thread runs ten nice levels ahead of the workers
+ * (worker_scheduling "low", the default): lowered itself to -10 from 0 where the kernel
+ * allows it (the workers then at 0), else the workers at +10 (at most 19); and a command
+ * it starts gets the daemon's own nice back. */
+static void test_loop_ahead_of_workers(void **state)
+{
+	int fd = jdt_raw_hello(&t, "edges");
+	json_t *r = jdt_raw_ask(fd, "{\"op\": \"metrics\", \"id\": 97}");
+	const char *how = json_string_value(json_object_get(json_object_get(json_object_get(r, "metrics"), "loop"),
+							    "priority"));
+	int base, loop, workers = 0;
+	char path[64], out[64], pid[16];
+	struct dirent *e;
+	DIR *dir;
+
+	(void)state;
+	errno = 0;
+	base = getpriority(PRIO_PROCESS, 0); /* the daemon's, which it inherited */
+	assert_int_equal(errno, 0);
+	assert_non_null(how);
+	snprintf(pid, sizeof(pid), "%d", (int)t.pid);
+	bool w;
+	loop = thread_nice(t.pid, pid, &w);
+	if (strcmp(how, "loop thread at nice -10") == 0)
+		assert_int_equal(loop, base - 10);
+	else
+		assert_string_equal(how, "workers at nice +10");
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)t.pid);
+	dir = opendir(path);
+	assert_non_null(dir);
+	while ((e = readdir(dir))) {
+		int n;
+
+		if (e->d_name[0] == '.')
+			continue;
+		w = false;
+		n = thread_nice(t.pid, e->d_name, &w);
+		if (!w)
+			continue;
+		workers++;
+		if (loop == base - 10)
+			assert_int_equal(n, base);
+		else
+			assert_int_equal(n, base + 10 > 19 ? 19 : base + 10);
+	}
+	closedir(dir);
+	assert_true(workers >= 1);
+	assert_int_equal(jdt_tool(&t, "edges", out, sizeof(out),
+				  "submit --wait -- sh -c 'cut -d\" \" -f19 /proc/self/stat'"), 0);
+	assert_int_equal(atoi(out), base);
+	json_decref(r);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -466,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_close_keeps_replies_held_for_the_journal),
 		cmocka_unit_test(test_pipelined_replies_one_write),
 		cmocka_unit_test(test_loop_iterations_timed),
+		cmocka_unit_test(test_loop_ahead_of_workers),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -63,6 +63,7 @@ static void test_bad_values_named(void **state)
 	refused("{\"workers\": -1}", "workers");
 	refused("{\"workers\": \"two\"}", "workers");
 	refused("{\"idle_policy\": \"nap\"}", "idle_policy");
+	refused("{\"worker_scheduling\": \"fast\"}", "worker_scheduling");
 	refused("{\"socket_mode\": \"0999\"}", "socket_mode");
 	refused("{\"socket_group\": \"no-such-group-here\"}", "socket_group");
 	refused("{\"limits\": {\"frame_bytes\": 10}}", "limits.frame_bytes");
@@ -201,6 +202,14 @@ static void test_static_diff(void **state)
 			      err, sizeof(err)), 0);
 	/* idle_policy is live; workers and socket_mode need a restart. */
 	assert_string_equal(jd_config_diff_static(&a, &b, buf, sizeof(buf)), "socket_mode,workers");
+	jd_config_free(&a);
+	jd_config_free(&b);
+	/* The workers' scheduling: "low" unless set; decided at start. */
+	assert_int_equal(load(&a, "{}", err, sizeof(err)), 0);
+	assert_int_equal(a.worker_sched, 2);
+	assert_int_equal(load(&b, "{\"worker_scheduling\": \"idle\"}", err, sizeof(err)), 0);
+	assert_int_equal(b.worker_sched, 3);
+	assert_string_equal(jd_config_diff_static(&a, &b, buf, sizeof(buf)), "worker_scheduling");
 	jd_config_free(&a);
 	jd_config_free(&b);
 	/* Client limits, inherited from the default like the rest. */
