@@ -564,6 +564,24 @@ json_t *jdt_metrics(struct jsched_conn *c)
 	return j;
 }
 
+json_int_t jdt_metric_int(struct jsched_conn *c, const char *path)
+{
+	json_t *doc = jdt_metrics(c), *v = doc;
+	json_int_t n;
+
+	for (const char *p = path; v && *p;) {
+		char key[64];
+		size_t len = strcspn(p, "/");
+
+		snprintf(key, sizeof(key), "%.*s", (int)len, p);
+		v = json_object_get(v, key);
+		p += len + (p[len] == '/');
+	}
+	n = json_integer_value(v);
+	json_decref(doc);
+	return n;
+}
+
 json_t *jdt_client_metrics(json_t *doc, const char *name)
 {
 	size_t i;

@@ -131,6 +131,10 @@ json_int_t jdt_jobs_submitted(struct jsched_conn *c);
 /* jdt_metrics: the metrics document (new reference). */
 json_t *jdt_metrics(struct jsched_conn *c);
 
+/* jdt_metric_int: the integer at `path` in the metrics document, members separated by
+ * '/' ("exec/direct", "resources/gpu/used"); 0 if there is none. */
+json_int_t jdt_metric_int(struct jsched_conn *c, const char *path);
+
 /* jdt_client_metrics: the metrics entry of client `name` in doc (borrowed), or NULL. */
 json_t *jdt_client_metrics(json_t *doc, const char *name);
 

@@ -97,36 +97,40 @@ static void test_before_hello(void **state)
 	bystander_ok();
 }
 
+/* ask: send req on fd and read its reply: its error code is `code` ("": ok) and, if field
+ * is not NULL, the error names that field; the reply (new reference) if keep, else NULL. */
+static json_t *ask(int fd, const char *req, const char *code, const char *field, bool keep)
+{
+	json_t *r;
+
+	jdt_send_frame(fd, req);
+	r = jdt_read_frame(fd);
+	assert_non_null(r);
+	assert_string_equal(jdt_err_code(r), code);
+	if (field)
+		assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"), "field")),
+				    field);
+	if (keep)
+		return r;
+	json_decref(r);
+	return NULL;
+}
+
 static void test_bad_requests_answered(void **state)
 {
 	int fd = hello();
 	json_t *r;
 
 	(void)state;
-	jdt_send_frame(fd, "{\"op\": \"status\", \"id\": 1, \"job\": \"seven\"}");
-	r = jdt_read_frame(fd);
-	assert_string_equal(jdt_err_code(r), "bad_request");
-	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"), "field")), "job");
+	r = ask(fd, "{\"op\": \"status\", \"id\": 1, \"job\": \"seven\"}", "bad_request", "job", true);
 	assert_int_equal(json_integer_value(json_object_get(r, "id")), 1);
 	json_decref(r);
-	jdt_send_frame(fd, "{\"op\": \"launch_missiles\", \"id\": 2}");
-	r = jdt_read_frame(fd);
-	assert_string_equal(jdt_err_code(r), "unknown_op");
-	json_decref(r);
-	jdt_send_frame(fd, "{\"op\": \"submit\", \"id\": 3, \"job\": {\"kind\": \"call\", \"fn\": \"noop\", \"retries\": 3}}");
-	r = jdt_read_frame(fd);
-	assert_string_equal(jdt_err_code(r), "bad_request");
-	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"), "field")), "job.retries");
-	json_decref(r);
-	jdt_send_frame(fd, "{\"op\": \"hello\", \"id\": 4, \"version\": 1}");
-	r = jdt_read_frame(fd);
-	assert_string_equal(jdt_err_code(r), "protocol_error");
-	json_decref(r);
+	ask(fd, "{\"op\": \"launch_missiles\", \"id\": 2}", "unknown_op", NULL, false);
+	ask(fd, "{\"op\": \"submit\", \"id\": 3, \"job\": {\"kind\": \"call\", \"fn\": \"noop\", \"retries\": 3}}",
+	    "bad_request", "job.retries", false);
+	ask(fd, "{\"op\": \"hello\", \"id\": 4, \"version\": 1}", "protocol_error", NULL, false);
 	/* The connection is still good after all that. */
-	jdt_send_frame(fd, "{\"op\": \"ping\", \"id\": 5}");
-	r = jdt_read_frame(fd);
-	assert_true(json_is_true(json_object_get(r, "ok")));
-	json_decref(r);
+	ask(fd, "{\"op\": \"ping\", \"id\": 5}", "", NULL, false);
 	close(fd);
 	/* A version the daemon does not speak: one past the newest, and one before the oldest. */
 	fd = jdt_raw(&t);
@@ -137,15 +141,10 @@ static void test_bad_requests_answered(void **state)
 	expect_error_then_close(fd, "version_mismatch");
 	/* Version 1 is still answered, in version 1, and its requests work as before. */
 	fd = jdt_raw(&t);
-	jdt_send_frame(fd, "{\"op\": \"hello\", \"id\": 0, \"version\": 1}");
-	r = jdt_read_frame(fd);
-	assert_true(json_is_true(json_object_get(r, "ok")));
+	r = ask(fd, "{\"op\": \"hello\", \"id\": 0, \"version\": 1}", "", NULL, true);
 	assert_int_equal(json_integer_value(json_object_get(r, "version")), 1);
 	json_decref(r);
-	jdt_send_frame(fd, "{\"op\": \"ping\", \"id\": 1}");
-	r = jdt_read_frame(fd);
-	assert_true(json_is_true(json_object_get(r, "ok")));
-	json_decref(r);
+	ask(fd, "{\"op\": \"ping\", \"id\": 1}", "", NULL, false);
 	close(fd);
 	bystander_ok();
 }

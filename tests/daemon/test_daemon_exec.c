@@ -291,16 +291,6 @@ static void file_in_dir(char *path, size_t len, const char *name, const char *te
 	assert_int_equal(chmod(path, mode), 0);
 }
 
-/* direct_starts: the daemon's count of commands started without jschedd-runas. */
-static json_int_t direct_starts(struct jsched_conn *c)
-{
-	json_t *m = jdt_metrics(c);
-	json_int_t n = json_integer_value(json_object_get(json_object_get(m, "exec"), "direct"));
-
-	json_decref(m);
-	return n;
-}
-
 /* A build without the direct start (TSan's, or a CPU without arch/rawsys.h) starts every
  * command through jschedd-runas or posix_spawn; what only the direct start does is
  * skipped there, saying so. */
@@ -370,7 +360,7 @@ static void test_started_directly(void **state)
 			     "grep -q job- /proc/self/cgroup && echo group; echo end\"]}");
 	expect_final(c, id, "succeeded", NULL, &rec);
 	json_decref(rec);
-	if (direct_starts(c) == direct0) {
+	if (jdt_metric_int(c, "exec/direct") == direct0) {
 		jsched_close(c);
 		fprintf(stderr, "skipped: %s\n", NO_DIRECT_START);
 		skip();
@@ -410,16 +400,6 @@ static void test_handler_child_process(void **state)
 	jsched_close(c);
 }
 
-/* exec_metric: metrics.exec.<key>. */
-static json_int_t exec_metric(struct jsched_conn *c, const char *key)
-{
-	json_t *m = jdt_metrics(c);
-	json_int_t v = json_integer_value(json_object_get(json_object_get(m, "exec"), key));
-
-	json_decref(m);
-	return v;
-}
-
 static void test_process_cap(void **state)
 {
 	struct jdt t2;
@@ -434,10 +414,11 @@ static void test_process_cap(void **state)
 	for (int i = 0; i < 5; i++)
 		ids[i] = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
 	/* Two run; three wait for a slot, still queued, holding no fiber or worker. */
-	for (int i = 0; i < 3000 && !(exec_metric(c, "running") == 2 && exec_metric(c, "queued") == 3); i++)
+	for (int i = 0; i < 3000 && !(jdt_metric_int(c, "exec/running") == 2 &&
+				      jdt_metric_int(c, "exec/queued") == 3); i++)
 		jdt_sleep_ms(10);
-	assert_int_equal(exec_metric(c, "running"), 2);
-	assert_int_equal(exec_metric(c, "queued"), 3);
+	assert_int_equal(jdt_metric_int(c, "exec/running"), 2);
+	assert_int_equal(jdt_metric_int(c, "exec/queued"), 3);
 	for (int i = 0; i < 5; i++) {
 		const char *s = jdt_state(c, ids[i]);
 
@@ -453,9 +434,9 @@ static void test_process_cap(void **state)
 	r = jdt_ok(c, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)ids[0]);
 	json_decref(r);
 	expect_final(c, ids[0], "cancelled", "cancel", NULL);
-	for (int i = 0; i < 3000 && exec_metric(c, "queued") != 2; i++)
+	for (int i = 0; i < 3000 && jdt_metric_int(c, "exec/queued") != 2; i++)
 		jdt_sleep_ms(10);
-	assert_int_equal(exec_metric(c, "queued"), 2);
+	assert_int_equal(jdt_metric_int(c, "exec/queued"), 2);
 	/* Cancel the rest: queued ones end at once, running ones when their group is gone. */
 	r = jdt_ok(c, "{\"op\": \"cancel\", \"jobs\": [%llu, %llu, %llu, %llu]}",
 		   (unsigned long long)ids[1], (unsigned long long)ids[2], (unsigned long long)ids[3],
@@ -463,7 +444,7 @@ static void test_process_cap(void **state)
 	json_decref(r);
 	for (int i = 1; i < 5; i++)
 		expect_final(c, ids[i], "cancelled", "cancel", NULL);
-	assert_true(exec_metric(c, "peak_running") <= 2);
+	assert_true(jdt_metric_int(c, "exec/peak_running") <= 2);
 	/* A queued job whose deadline passes before it gets a slot ends expired, unrun. */
 	{
 		uint64_t hog = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
@@ -487,8 +468,8 @@ static void test_process_cap(void **state)
 		expect_final(c, hog, "cancelled", "cancel", NULL);
 		expect_final(c, hog2, "cancelled", "cancel", NULL);
 	}
-	assert_int_equal(exec_metric(c, "running"), 0);
-	assert_int_equal(exec_metric(c, "slots_used"), 0);
+	assert_int_equal(jdt_metric_int(c, "exec/running"), 0);
+	assert_int_equal(jdt_metric_int(c, "exec/slots_used"), 0);
 	jsched_close(c);
 	assert_int_equal(jdt_stop(&t2, SIGTERM), 0);
 }
@@ -505,21 +486,21 @@ static void test_cap_lowered_by_reload(void **state)
 	c = jdt_connect(&t2, NULL);
 	for (int i = 0; i < 3; i++)
 		ids[i] = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
-	for (int i = 0; i < 3000 && !(exec_metric(c, "running") == 2 && exec_metric(c, "queued") == 1); i++)
+	for (int i = 0; i < 3000 && !(jdt_metric_int(c, "exec/running") == 2 && jdt_metric_int(c, "exec/queued") == 1); i++)
 		jdt_sleep_ms(10);
-	assert_int_equal(exec_metric(c, "queued"), 1);
+	assert_int_equal(jdt_metric_int(c, "exec/queued"), 1);
 	/* The cap drops to 1 on reload: nothing running is touched... */
 	jdt_write_config(&t2, "\"workers\": 2, \"exec\": {\"max_processes\": 1}");
 	kill(t2.pid, SIGHUP);
-	for (int i = 0; i < 3000 && exec_metric(c, "max_processes") != 1; i++)
+	for (int i = 0; i < 3000 && jdt_metric_int(c, "exec/max_processes") != 1; i++)
 		jdt_sleep_ms(10);
-	assert_int_equal(exec_metric(c, "running"), 2);
+	assert_int_equal(jdt_metric_int(c, "exec/running"), 2);
 	/* ...but the first slot freed is taken back, not handed to the queued job... */
 	r = jdt_ok(c, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)ids[0]);
 	json_decref(r);
 	expect_final(c, ids[0], "cancelled", "cancel", NULL);
-	assert_int_equal(exec_metric(c, "slots_used"), 1);
-	assert_int_equal(exec_metric(c, "queued"), 1);
+	assert_int_equal(jdt_metric_int(c, "exec/slots_used"), 1);
+	assert_int_equal(jdt_metric_int(c, "exec/queued"), 1);
 	/* ...and the next one goes to it. */
 	r = jdt_ok(c, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)ids[1]);
 	json_decref(r);
@@ -527,7 +508,7 @@ static void test_cap_lowered_by_reload(void **state)
 	r = jdt_ok(c, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)ids[2]);
 	json_decref(r);
 	expect_final(c, ids[2], "cancelled", "cancel", NULL);
-	assert_int_equal(exec_metric(c, "slots_used"), 0);
+	assert_int_equal(jdt_metric_int(c, "exec/slots_used"), 0);
 	jsched_close(c);
 	assert_int_equal(jdt_stop(&t2, SIGTERM), 0);
 }
@@ -546,12 +527,12 @@ static void test_clients_take_turns_for_a_slot(void **state)
 	for (int i = 0; i < 3; i++)
 		ja[i] = jdt_submit_spec(a, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
 	jdt_until_state(a, ja[0], "running");
-	for (int i = 0; i < 3000 && exec_metric(a, "queued") != 2; i++)
+	for (int i = 0; i < 3000 && jdt_metric_int(a, "exec/queued") != 2; i++)
 		jdt_sleep_ms(10);
 	jb = jdt_submit_spec(b, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
-	for (int i = 0; i < 3000 && exec_metric(a, "queued") != 3; i++)
+	for (int i = 0; i < 3000 && jdt_metric_int(a, "exec/queued") != 3; i++)
 		jdt_sleep_ms(10);
-	assert_int_equal(exec_metric(a, "queued"), 3);
+	assert_int_equal(jdt_metric_int(a, "exec/queued"), 3);
 	/* A's first command ends: the slot goes to B, whose job came last but whose client
 	 * has not been served, not to A's next job. */
 	r = jdt_ok(a, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)ja[0]);
@@ -731,7 +712,7 @@ static void test_socket_mode_and_cap_defaults(void **state)
 	 * configured ones. */
 	jdt_start(&t2, "\"workers\": 1, \"fibers\": 4, \"exec\": {\"max_processes\": 100}");
 	c = jdt_connect(&t2, NULL);
-	assert_int_equal(exec_metric(c, "max_processes"), 100);
+	assert_int_equal(jdt_metric_int(c, "exec/max_processes"), 100);
 	{
 		json_t *m = jdt_metrics(c);
 		assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "fibers"),
@@ -741,10 +722,10 @@ static void test_socket_mode_and_cap_defaults(void **state)
 	uint64_t ids[5];
 	for (int i = 0; i < 5; i++)
 		ids[i] = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sleep\", \"300\"]}");
-	for (int i = 0; i < 3000 && !(exec_metric(c, "running") == 4 && exec_metric(c, "queued") == 1); i++)
+	for (int i = 0; i < 3000 && !(jdt_metric_int(c, "exec/running") == 4 && jdt_metric_int(c, "exec/queued") == 1); i++)
 		jdt_sleep_ms(10);
-	assert_int_equal(exec_metric(c, "running"), 4);
-	assert_int_equal(exec_metric(c, "queued"), 1);
+	assert_int_equal(jdt_metric_int(c, "exec/running"), 4);
+	assert_int_equal(jdt_metric_int(c, "exec/queued"), 1);
 	/* A plain call still runs on the one worker. */
 	assert_string_equal(jdt_wait_final(c, jdt_submit_call(c, "noop", NULL), NULL), "succeeded");
 	json_decref(jdt_ok(c, "{\"op\": \"cancel\", \"jobs\": [%llu, %llu, %llu, %llu, %llu]}",

@@ -700,16 +700,6 @@ static json_int_t queued_bytes(struct jsched_conn *c, const char *client)
  * scheduled jobs with 500 KB of args each are refused limit_exceeded once its jobs would
  * pass 4 MiB, another client's are taken until the daemon's would pass 6 MiB, and once
  * the first client's jobs end (drained: their args dropped) there is room again. */
-/* security_count: the metrics' security.<key>. */
-static json_int_t security_count(struct jsched_conn *c, const char *key)
-{
-	json_t *doc = jdt_metrics(c);
-	json_int_t n = json_integer_value(json_object_get(json_object_get(doc, "security"), key));
-
-	json_decref(doc);
-	return n;
-}
-
 /* test_login_names_cached: a hello without a client name reads the uid's login name from
  * the passwd database once a minute, not once per connection (security.h). */
 static void test_login_names_cached(void **state)
@@ -721,18 +711,18 @@ static void test_login_names_cached(void **state)
 	(void)state;
 	jdt_start_clocked(&u, "");
 	adm = jdt_connect(&u, "adm");
-	lookups = security_count(adm, "login_name_lookups");
-	hits = security_count(adm, "login_name_hits");
+	lookups = jdt_metric_int(adm, "security/login_name_lookups");
+	hits = jdt_metric_int(adm, "security/login_name_hits");
 	assert_true(lookups >= 1); /* the start-up check's hello */
 	for (int i = 0; i < 20; i++)
 		jsched_close(jdt_connect(&u, NULL));
-	assert_int_equal(security_count(adm, "login_name_lookups"), lookups);
-	assert_int_equal(security_count(adm, "login_name_hits"), hits + 20);
+	assert_int_equal(jdt_metric_int(adm, "security/login_name_lookups"), lookups);
+	assert_int_equal(jdt_metric_int(adm, "security/login_name_hits"), hits + 20);
 	jdt_clock_advance(adm, 60000);
 	jsched_close(jdt_connect(&u, NULL));
 	jsched_close(jdt_connect(&u, NULL));
-	assert_int_equal(security_count(adm, "login_name_lookups"), lookups + 1);
-	assert_int_equal(security_count(adm, "login_name_hits"), hits + 21);
+	assert_int_equal(jdt_metric_int(adm, "security/login_name_lookups"), lookups + 1);
+	assert_int_equal(jdt_metric_int(adm, "security/login_name_hits"), hits + 21);
 	jsched_close(adm);
 	assert_int_equal(jdt_stop(&u, SIGTERM), 0);
 }

@@ -44,6 +44,25 @@ static char *output(struct jsched_conn *c, uint64_t id, const char *stream, size
 	return (char *)data;
 }
 
+/* expect_output: job id's stream `stream` is exactly `want`. */
+static void expect_output(struct jsched_conn *c, uint64_t id, const char *stream, const char *want)
+{
+	char *o = output(c, id, stream, NULL, NULL);
+
+	assert_string_equal(o, want);
+	free(o);
+}
+
+/* crash_restart: close *c, kill -9 the daemon d, start it again on its journal and
+ * connect *c anew. */
+static void crash_restart(struct jdt *d, struct jsched_conn **c)
+{
+	jsched_close(*c);
+	jdt_kill9(d);
+	jdt_restart(d);
+	*c = jdt_connect(d, NULL);
+}
+
 /* until_output: poll (bounded, 30 s) until job id's stdout holds `want`. */
 static void until_output(struct jsched_conn *c, uint64_t id, const char *want)
 {
@@ -125,7 +144,6 @@ static void test_kill9_keeps_output(void **state)
 	uint64_t run = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
 			       "\"echo first; echo err1 >&2; echo second; exec sleep 60\"]}");
 	json_t *rec;
-	char *o;
 
 	(void)state;
 	assert_string_equal(jdt_wait_final(c, done, NULL), "succeeded");
@@ -134,34 +152,18 @@ static void test_kill9_keeps_output(void **state)
 	assert_true(exists(done, "err"));
 	/* Synced before its end was recorded: both files of the finished job at least. */
 	assert_true(out_metric(c, "syncs") >= 2);
-	jsched_close(c);
-	jdt_kill9(&t);
-	jdt_restart(&t);
-	c = jdt_connect(&t, NULL);
-	o = output(c, done, "stdout", NULL, NULL);
-	assert_string_equal(o, "done-out\n");
-	free(o);
-	o = output(c, done, "stderr", NULL, NULL);
-	assert_string_equal(o, "done-err\n");
-	free(o);
+	crash_restart(&t, &c);
+	expect_output(c, done, "stdout", "done-out\n");
+	expect_output(c, done, "stderr", "done-err\n");
 	/* The running one ended daemon_restart, with what it wrote before the crash. */
 	assert_string_equal(jdt_wait_final(c, run, &rec), "failed");
 	assert_string_equal(json_string_value(json_object_get(rec, "cause")), "daemon_restart");
 	json_decref(rec);
-	o = output(c, run, "stdout", NULL, NULL);
-	assert_string_equal(o, "first\nsecond\n");
-	free(o);
-	o = output(c, run, "stderr", NULL, NULL);
-	assert_string_equal(o, "err1\n");
-	free(o);
+	expect_output(c, run, "stdout", "first\nsecond\n");
+	expect_output(c, run, "stderr", "err1\n");
 	/* And once more: its final record says "in the files", which still hold it. */
-	jsched_close(c);
-	jdt_kill9(&t);
-	jdt_restart(&t);
-	c = jdt_connect(&t, NULL);
-	o = output(c, run, "stdout", NULL, NULL);
-	assert_string_equal(o, "first\nsecond\n");
-	free(o);
+	crash_restart(&t, &c);
+	expect_output(c, run, "stdout", "first\nsecond\n");
 	jsched_close(c);
 }
 
@@ -233,10 +235,7 @@ static void test_truncation_keeps_begin_and_end(void **state)
 	assert_true(disk_bytes(run, "out") <= (long long)(lim * 3 / 2 * 3));
 	assert_true(disk_bytes(fin, "out") >= (long long)lim);
 	assert_true(out_metric(c, "tails_dropped") >= 2 * 20);
-	jsched_close(c);
-	jdt_kill9(&t);
-	jdt_restart(&t);
-	c = jdt_connect(&t, NULL);
+	crash_restart(&t, &c);
 	o = output(c, fin, "stdout", &len, &trunc);
 	assert_true(trunc);
 	expect_truncated(o, len, want, total, lim);
@@ -261,7 +260,6 @@ static void test_retry_files_start_over(void **state)
 	struct jsched_conn *c = jdt_connect(&t, NULL);
 	char spec[1024];
 	uint64_t id;
-	char *o;
 
 	(void)state;
 	snprintf(spec, sizeof(spec), "{\"kind\": \"exec\", \"argv\": [\"sh\", \"-c\", "
@@ -269,16 +267,9 @@ static void test_retry_files_start_over(void **state)
 		 "\"retry\": {\"max_attempts\": 2, \"backoff_ms\": 10}}", t.dir, t.dir);
 	id = jdt_submit_spec(c, "%s", spec);
 	assert_string_equal(jdt_wait_final(c, id, NULL), "succeeded");
-	o = output(c, id, "stdout", NULL, NULL);
-	assert_string_equal(o, "second\n");
-	free(o);
-	jsched_close(c);
-	jdt_kill9(&t);
-	jdt_restart(&t);
-	c = jdt_connect(&t, NULL);
-	o = output(c, id, "stdout", NULL, NULL);
-	assert_string_equal(o, "second\n");
-	free(o);
+	expect_output(c, id, "stdout", "second\n");
+	crash_restart(&t, &c);
+	expect_output(c, id, "stdout", "second\n");
 	jsched_close(c);
 }
 
@@ -320,17 +311,9 @@ static void test_retention_removes_files(void **state)
 	snprintf(stray, sizeof(stray), "%s/journal/output/%llu.out", r.dir, 999999ull);
 	assert_non_null(f = fopen(stray, "w"));
 	fclose(f);
-	jsched_close(c);
-	jdt_kill9(&r);
-	jdt_restart(&r);
+	crash_restart(&r, &c);
 	assert_int_not_equal(access(stray, F_OK), 0);
-	c = jdt_connect(&r, NULL);
-	{
-		char *o = output(c, ids[3], "stdout", NULL, NULL);
-
-		assert_string_equal(o, "job\n");
-		free(o);
-	}
+	expect_output(c, ids[3], "stdout", "job\n");
 	jsched_close(c);
 	jdt_stop(&r, SIGTERM);
 }
@@ -348,12 +331,7 @@ static void test_journal_off_no_files(void **state)
 	c = jdt_connect(&r, NULL);
 	id = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"echo\", \"mem\"]}");
 	assert_string_equal(jdt_wait_final(c, id, NULL), "succeeded");
-	{
-		char *o = output(c, id, "stdout", NULL, NULL);
-
-		assert_string_equal(o, "mem\n");
-		free(o);
-	}
+	expect_output(c, id, "stdout", "mem\n");
 	snprintf(p, sizeof(p), "%s/journal/output", r.dir);
 	assert_int_not_equal(access(p, F_OK), 0);
 	jsched_close(c);

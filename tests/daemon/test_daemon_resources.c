@@ -329,84 +329,6 @@ static void test_restart(void **state)
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 }
 
-/* A command that needs both GPUs is not starved by two clients' stream of one-GPU
- * commands: once one of theirs has gone past it (fairness.backfill_max 1), a freed GPU is
- * held for it, and it starts when the other is free too. */
-static void test_big_job_reservation(void **state)
-{
-	struct jdt t;
-	struct jsched_conn *a, *b, *cc;
-	uint64_t big, small[16];
-	int n = 0, first = 0;
-	bool held = false;
-
-	(void)state;
-	jdt_start(&t, "\"workers\": 2, \"fairness\": {\"backfill_max\": 1}, "
-		      "\"resources\": {\"gpu\": {\"count\": 2}}");
-	a = jdt_connect(&t, "big");
-	b = jdt_connect(&t, "small-b");
-	cc = jdt_connect(&t, "small-c");
-	small[n] = hold(b, &t, n, "{\"gpu\": 1}");
-	n++;
-	small[n] = hold(cc, &t, n, "{\"gpu\": 1}");
-	n++;
-	started(b, small[0], "gpu");
-	started(cc, small[1], "gpu");
-	big = hold(a, &t, 100, "{\"gpu\": 2}");
-	/* The stream: two more queued for each small client at any time. */
-	for (int i = 0; i < 4; i++, n++)
-		small[n] = hold(i % 2 ? cc : b, &t, n, "{\"gpu\": 1}");
-	/* End the running small ones one at a time: each freed GPU goes to a small one or is
-	 * held for the big one; within a few, it is held, and the big one then starts. */
-	for (int round = 0; round < 8 && !held; round++) {
-		json_int_t resv = metric(a, "fairness", "reservations", NULL);
-
-		go(&t, first);
-		assert_string_equal(jdt_wait_final(a, small[first], NULL), "succeeded");
-		first++;
-		for (int i = 0; i < 3000; i++) {
-			if (metric(a, "fairness", "reservations", NULL) > resv) {
-				held = true;
-				break;
-			}
-			if (res_metric(a, "gpu", "used") == 2)
-				break;
-			jdt_sleep_ms(10);
-		}
-		if (!held) /* a small one took it: keep two of theirs queued */
-			small[n] = hold(n % 2 ? cc : b, &t, n, "{\"gpu\": 1}"), n++;
-		assert_true(n < 16);
-	}
-	assert_true(held);
-	/* Held: one GPU stays free while small ones are queued. */
-	assert_int_equal(res_metric(a, "gpu", "used"), 1);
-	assert_string_equal(jdt_state(a, big), "queued");
-	/* The last small one running ends: the big one gets both. */
-	for (int k = first; k < n; k++)
-		if (strcmp(jdt_state(a, small[k]), "running") == 0) {
-			go(&t, k);
-			assert_string_equal(jdt_wait_final(a, small[k], NULL), "succeeded");
-		}
-	started(a, big, "gpu");
-	{
-		json_t *r = jdt_ok(a, "{\"op\": \"status\", \"job\": %llu}", (unsigned long long)big);
-		json_t *g = json_object_get(json_object_get(json_object_get(r, "job"), "assigned"), "gpu");
-
-		assert_int_equal(json_array_size(g), 2);
-		json_decref(r);
-	}
-	go(&t, 100);
-	assert_string_equal(jdt_wait_final(a, big, NULL), "succeeded");
-	for (int k = 0; k < n; k++)
-		go(&t, k);
-	for (int k = 0; k < n; k++)
-		assert_string_equal(jdt_wait_final(a, small[k], NULL), "succeeded");
-	jsched_close(a);
-	jsched_close(b);
-	jsched_close(cc);
-	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
-}
-
 /* ---- CPUs and memory ------------------------------------------------------------ */
 
 /* cm_skip: why commands with limits cannot run here (NULL: they can). */
@@ -448,17 +370,176 @@ static int running_of(struct jsched_conn *c, const uint64_t *ids, int n)
 	return k;
 }
 
-/* settle: wait until the daemon's CPUs in use are `cpus` thousandths and `jobs` of the
- * commands ids[0..n) run (their fibers have started them). */
-static void settle(struct jsched_conn *c, const uint64_t *ids, int n, json_int_t cpus, int jobs)
+/* settle_res: wait until the daemon's units of resource `res` in use are `used` and
+ * `jobs` of the commands ids[0..n) run (their fibers have started them).  settle: the same
+ * for the CPUs, in thousandths. */
+static void settle_res(struct jsched_conn *c, const char *res, const uint64_t *ids, int n,
+		       json_int_t used, int jobs)
 {
 	for (int i = 0; i < 3000; i++) {
-		if (res_metric(c, "cpus", "used") == cpus && running_of(c, ids, n) == jobs)
+		if (res_metric(c, res, "used") == used && running_of(c, ids, n) == jobs)
 			return;
 		jdt_sleep_ms(10);
 	}
-	fail_msg("cpus used %lld (want %lld), %d running (want %d)",
-		 (long long)res_metric(c, "cpus", "used"), (long long)cpus, running_of(c, ids, n), jobs);
+	fail_msg("%s used %lld (want %lld), %d running (want %d)", res,
+		 (long long)res_metric(c, res, "used"), (long long)used, running_of(c, ids, n), jobs);
+}
+
+static void settle(struct jsched_conn *c, const uint64_t *ids, int n, json_int_t cpus, int jobs)
+{
+	settle_res(c, "cpus", ids, n, cpus, jobs);
+}
+
+/* ---- a big command beside a stream of small ones ----------------------------------- */
+
+/* What the two big-command tests differ in: the resource (two GPUs, named units; or two
+ * CPUs, counted in thousandths), how a command holding `units` of it is submitted, and how
+ * the daemon shows that a freed unit is kept for the big command. */
+struct big_kind {
+	const char *config;
+	const char *res;	/* its name in metrics.resources */
+	json_int_t unit;	/* one unit there */
+	bool indices;		/* named units: the big one is assigned both indices */
+	bool limits;		/* cgroup limits: skipped where they cannot be set (cm_skip) */
+	uint64_t (*submit)(struct jsched_conn *c, const struct jdt *t, int n, int units);
+	/* kept: the unit the last end freed is held for the big one (resv: the metrics'
+	 * fairness.reservations before that end). */
+	bool (*kept)(struct jsched_conn *c, json_int_t resv);
+};
+
+/* big_job: two clients keep commands of one unit running and two more queued, a third's
+ * command needs both units: the running small ones are ended one at a time; within a few
+ * ends a freed unit is kept for the big one (one unit free while small ones are queued),
+ * and once the last small one running ends the big one starts on both. */
+static void big_job(const struct big_kind *k)
+{
+	struct jdt t;
+	struct jsched_conn *a, *b, *cc;
+	uint64_t big, small[16];
+	int n = 0, first = 0;
+	bool kept = false;
+	const char *why;
+
+	jdt_start(&t, k->config);
+	a = jdt_connect(&t, "big");
+	if (k->limits && (why = cm_skip(a))) {
+		fprintf(stderr, "skipped: %s\n", why);
+		jsched_close(a);
+		assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+		skip();
+	}
+	b = jdt_connect(&t, "small-b");
+	cc = jdt_connect(&t, "small-c");
+	small[n] = k->submit(b, &t, n, 1);
+	n++;
+	small[n] = k->submit(cc, &t, n, 1);
+	n++;
+	settle_res(a, k->res, small, n, 2 * k->unit, 2);
+	big = k->submit(a, &t, 100, 2);
+	/* The stream: two more queued for each small client at any time. */
+	for (int i = 0; i < 4; i++, n++)
+		small[n] = k->submit(i % 2 ? cc : b, &t, n, 1);
+	for (int round = 0; round < 8 && !kept; round++) {
+		json_int_t resv = metric(a, "fairness", "reservations", NULL);
+
+		go(&t, first);
+		assert_string_equal(jdt_wait_final(b, small[first], NULL), "succeeded");
+		first++;
+		for (int i = 0; i < 3000; i++) {
+			if ((kept = k->kept(a, resv)))
+				break;
+			if (res_metric(a, k->res, "used") == 2 * k->unit)
+				break;
+			jdt_sleep_ms(10);
+		}
+		if (!kept) /* a small one took it: keep two of theirs queued */
+			small[n] = k->submit(n % 2 ? cc : b, &t, n, 1), n++;
+		assert_true(n < 16);
+	}
+	assert_true(kept);
+	assert_int_equal(res_metric(a, k->res, "used"), k->unit);
+	assert_string_equal(jdt_state(a, big), "queued");
+	for (int j = first; j < n; j++)
+		if (strcmp(jdt_state(a, small[j]), "running") == 0) {
+			go(&t, j);
+			assert_string_equal(jdt_wait_final(a, small[j], NULL), "succeeded");
+		}
+	settle_res(a, k->res, &big, 1, 2 * k->unit, 1);
+	if (k->indices) {
+		json_t *r = jdt_ok(a, "{\"op\": \"status\", \"job\": %llu}", (unsigned long long)big);
+		json_t *g = json_object_get(json_object_get(json_object_get(r, "job"), "assigned"), k->res);
+
+		assert_int_equal(json_array_size(g), 2);
+		json_decref(r);
+	}
+	go(&t, 100);
+	assert_string_equal(jdt_wait_final(a, big, NULL), "succeeded");
+	for (int j = 0; j < n; j++)
+		go(&t, j);
+	for (int j = 0; j < n; j++)
+		assert_string_equal(jdt_wait_final(a, small[j], NULL), "succeeded");
+	jsched_close(a);
+	jsched_close(b);
+	jsched_close(cc);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+static uint64_t gpus(struct jsched_conn *c, const struct jdt *t, int n, int units)
+{
+	char needs[32];
+
+	snprintf(needs, sizeof(needs), "{\"gpu\": %d}", units);
+	return hold(c, t, n, needs);
+}
+
+/* gpu_kept: a reservation was counted (metrics fairness.reservations). */
+static bool gpu_kept(struct jsched_conn *c, json_int_t resv)
+{
+	return metric(c, "fairness", "reservations", NULL) > resv;
+}
+
+/* A command that needs both GPUs is not starved by two clients' stream of one-GPU
+ * commands: once one of theirs has gone past it (fairness.backfill_max 1), a freed GPU is
+ * held for it, and it starts when the other is free too. */
+static void test_big_job_reservation(void **state)
+{
+	static const struct big_kind k = {
+		.config = "\"workers\": 2, \"fairness\": {\"backfill_max\": 1}, "
+			  "\"resources\": {\"gpu\": {\"count\": 2}}",
+		.res = "gpu", .unit = 1, .indices = true, .submit = gpus, .kept = gpu_kept};
+
+	(void)state;
+	big_job(&k);
+}
+
+static uint64_t cpus(struct jsched_conn *c, const struct jdt *t, int n, int units)
+{
+	return hold_cm(c, t, n, units == 1 ? "1" : "2", "1M");
+}
+
+/* cpu_kept: nothing is ready to start (metrics fairness.ready 0, read before the CPUs in
+ * use: a small one taken in between would show there) while one CPU is free. */
+static bool cpu_kept(struct jsched_conn *c, json_int_t resv)
+{
+	json_int_t ready = metric(c, "fairness", "ready", NULL);
+
+	(void)resv;
+	return ready == 0 && res_metric(c, "cpus", "used") == 1000;
+}
+
+/* A command wanting both CPUs is not starved by a stream of one-CPU commands: once its
+ * client's turn comes, the free CPU is left idle while one-CPU commands are queued, and it
+ * starts when the other CPU comes back.  (One class: the job whose turn it is is not
+ * passed by a smaller one of the same class.) */
+static void test_cpus_big_job(void **state)
+{
+	static const struct big_kind k = {
+		.config = "\"workers\": 2, \"exec\": {\"max_processes\": 16}, "
+			  "\"resources\": {\"cpus\": {\"count\": 2}}",
+		.res = "cpus", .unit = 1000, .limits = true, .submit = cpus, .kept = cpu_kept};
+
+	(void)state;
+	big_job(&k);
 }
 
 /* The DRF paper's example with real --cpus and --mem: <9 CPU, 18 GB> configured; A's
@@ -515,82 +596,6 @@ static void test_cpus_memory_drf(void **state)
 	jsched_close(a);
 	jsched_close(b);
 	jsched_close(adm);
-	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
-}
-
-/* A command wanting both CPUs is not starved by a stream of one-CPU commands: once its
- * client's turn comes, the free CPU is left idle while one-CPU commands are queued, and it
- * starts when the other CPU comes back.  (One class: the job whose turn it is is not
- * passed by a smaller one of the same class.) */
-static void test_cpus_big_job(void **state)
-{
-	struct jdt t;
-	struct jsched_conn *a, *b, *cc;
-	uint64_t big, small[16];
-	int n = 0, first = 0;
-	bool idle = false;
-	const char *why;
-
-	(void)state;
-	jdt_start(&t, "\"workers\": 2, \"exec\": {\"max_processes\": 16}, "
-		      "\"resources\": {\"cpus\": {\"count\": 2}}");
-	a = jdt_connect(&t, "big");
-	if ((why = cm_skip(a))) {
-		fprintf(stderr, "skipped: %s\n", why);
-		jsched_close(a);
-		assert_int_equal(jdt_stop(&t, SIGTERM), 0);
-		skip();
-	}
-	b = jdt_connect(&t, "small-b");
-	cc = jdt_connect(&t, "small-c");
-	small[n] = hold_cm(b, &t, n, "1", "1M");
-	n++;
-	small[n] = hold_cm(cc, &t, n, "1", "1M");
-	n++;
-	settle(a, small, n, 2000, 2);
-	big = hold_cm(a, &t, 100, "2", "1M");
-	for (int i = 0; i < 4; i++, n++)
-		small[n] = hold_cm(i % 2 ? cc : b, &t, n, "1", "1M");
-	/* End the running small ones one at a time: each freed CPU goes to a small one, or
-	 * is kept for the big one: then nothing is ready to start (metrics fairness.ready 0,
-	 * read before the CPUs in use: a small one taken in between would show there) while
-	 * one CPU is free and small ones are queued. */
-	for (int round = 0; round < 8 && !idle; round++) {
-		go(&t, first);
-		assert_string_equal(jdt_wait_final(b, small[first], NULL), "succeeded");
-		first++;
-		for (int i = 0; i < 3000; i++) {
-			json_int_t ready = metric(a, "fairness", "ready", NULL);
-			json_int_t used = res_metric(a, "cpus", "used");
-
-			if (used == 2000)
-				break;
-			if ((idle = ready == 0 && used == 1000))
-				break;
-			jdt_sleep_ms(10);
-		}
-		if (!idle) /* a small one took it: keep two of theirs queued */
-			small[n] = hold_cm(n % 2 ? cc : b, &t, n, "1", "1M"), n++;
-		assert_true(n < 16);
-	}
-	assert_true(idle);
-	assert_string_equal(jdt_state(a, big), "queued");
-	for (int k = first; k < n; k++)
-		if (strcmp(jdt_state(a, small[k]), "running") == 0) {
-			go(&t, k);
-			assert_string_equal(jdt_wait_final(a, small[k], NULL), "succeeded");
-		}
-	jdt_until_state(a, big, "running");
-	settle(a, &big, 1, 2000, 1);
-	go(&t, 100);
-	assert_string_equal(jdt_wait_final(a, big, NULL), "succeeded");
-	for (int k = 0; k < n; k++)
-		go(&t, k);
-	for (int k = 0; k < n; k++)
-		assert_string_equal(jdt_wait_final(a, small[k], NULL), "succeeded");
-	jsched_close(a);
-	jsched_close(b);
-	jsched_close(cc);
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 }
 

@@ -46,15 +46,6 @@ static struct path paths[] = {
 
 static char inherited[64];	/* the open file each daemon inherited, /proc/self/fd's text */
 
-static json_int_t direct_count(struct jsched_conn *c)
-{
-	json_t *m = jdt_metrics(c);
-	json_int_t n = json_integer_value(json_object_get(json_object_get(m, "exec"), "direct"));
-
-	json_decref(m);
-	return n;
-}
-
 static int setup(void **state)
 {
 	char name[] = "/tmp/jdt-inherited-XXXXXX";
@@ -73,7 +64,7 @@ static int setup(void **state)
 	for (size_t i = 0; i < NPATHS; i++) {
 		jdt_start(&paths[i].t, paths[i].members);
 		paths[i].c = jdt_connect(&paths[i].t, NULL);
-		paths[i].direct0 = direct_count(paths[i].c);
+		paths[i].direct0 = jdt_metric_int(paths[i].c, "exec/direct");
 	}
 	unlink(name);
 	close(fd);
@@ -208,8 +199,8 @@ static void test_exec_format_error(void **state)
  * and the second never did. */
 static void test_paths_taken(void **state)
 {
-	json_int_t d0 = direct_count(paths[0].c) - paths[0].direct0;
-	json_int_t d1 = direct_count(paths[1].c) - paths[1].direct0;
+	json_int_t d0 = jdt_metric_int(paths[0].c, "exec/direct") - paths[0].direct0;
+	json_int_t d1 = jdt_metric_int(paths[1].c, "exec/direct") - paths[1].direct0;
 
 	(void)state;
 	assert_int_equal(d1, 0);

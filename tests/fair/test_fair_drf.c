@@ -70,6 +70,72 @@ static struct jd_fair *drf_new(double base, uint32_t backfill_max)
 	return fair_new_or_die(&cfg);
 }
 
+/* clients_new: n clients named A, B, ... (at most 4), weight 1, into c[]. */
+static void clients_new(struct jd_fair *f, struct jd_fair_client **c, int n)
+{
+	static const char *const names[] = {"A", "B", "C", "D"};
+
+	assert_true(n <= 4);
+	for (int i = 0; i < n; i++)
+		c[i] = client_new(f, names[i], 1, 0, JD_FAIR_REJECT);
+}
+
+/* finish: drain and remove the n clients c[], then free f. */
+static void finish(struct jd_fair *f, struct jd_fair_client **c, int n)
+{
+	for (int i = 0; i < n; i++) {
+		jd_fair_drain(f, c[i]);
+		assert_int_equal(jd_fair_client_remove(f, c[i]), 0);
+	}
+	jd_fair_free(f);
+}
+
+/* rounds: n rounds of 1 s for clients 0 and 1: take all that fits (then nothing is said
+ * to be ready: no taker is woken for nothing), count each client's into total[], call
+ * check(f, got) if not NULL, and complete every job after 1 s (then no unit is held). */
+static void rounds(struct jd_fair *f, int n, int total[2], void (*check)(struct jd_fair *f, const int got[2]))
+{
+	struct jd_fair_stats st;
+	struct tjob *run[64];
+
+	for (int round = 0; round < n; round++) {
+		int got[2] = {0, 0};
+		size_t k = fill(f, got, run, 0);
+
+		assert_int_equal(jd_fair_ready(f), 0);
+		if (check)
+			check(f, got);
+		total[0] += got[0];
+		total[1] += got[1];
+		vclock_advance(SEC);
+		complete_all(f, run, k, SEC);
+		jd_fair_stats(f, JD_FAIR_METRIC_TIME, &st);
+		for (int r = 0; r < JD_FAIR_MAX_RES; r++)
+			assert_int_equal(st.res_used[r], 0);
+	}
+}
+
+/* nothing_fits: a take finds nothing to dispatch. */
+static void nothing_fits(struct jd_fair *f)
+{
+	struct jd_fair_job *out[4];
+
+	assert_int_equal(jd_fair_take(f, out, 4), 0);
+}
+
+/* paper_round: the allocation of DRF's example every round: A 3 tasks, B 2, holding
+ * <9 CPU, 14 GB> (cpu and mem are resources 0 and 1). */
+static void paper_round(struct jd_fair *f, const int got[2])
+{
+	struct jd_fair_stats st;
+
+	assert_int_equal(got[0], 3);
+	assert_int_equal(got[1], 2);
+	jd_fair_stats(f, JD_FAIR_METRIC_TIME, &st);
+	assert_int_equal(st.res_used[0], 9);
+	assert_int_equal(st.res_used[1], 14);
+}
+
 static uint8_t class_of(struct jd_fair *f, int r0, uint32_t n0, int r1, uint32_t n1)
 {
 	uint32_t need[JD_FAIR_MAX_RES] = {0};
@@ -88,12 +154,13 @@ static void test_paper_example(void **state)
 	(void)state;
 	struct jd_fair *f = drf_new(1.0 / 18, UINT32_MAX);
 	int cpu = jd_fair_resource_add(f, "cpu", 9), mem = jd_fair_resource_add(f, "mem", 18);
-	struct jd_fair_client *c[2] = {client_new(f, "A", 1, 0, JD_FAIR_REJECT),
-				       client_new(f, "B", 1, 0, JD_FAIR_REJECT)};
+	struct jd_fair_client *c[2];
 	struct jd_fair_stats st;
-	struct tjob *run[64];
 	int total[2] = {0, 0};
 
+	clients_new(f, c, 2);
+	assert_int_equal(cpu, 0);
+	assert_int_equal(mem, 1);
 	assert_int_equal(jd_fair_resource_share(f, cpu, true), 0);
 	assert_int_equal(jd_fair_resource_share(f, mem, true), 0);
 	assert_int_equal(jd_fair_resource_share(f, 7, true), JSCHED_EINVAL);
@@ -105,28 +172,13 @@ static void test_paper_example(void **state)
 	assert_true(st.cls_factor[0] == 1);
 	queue(f, c[0], 0, ka, 120);
 	queue(f, c[1], 1, kb, 120);
-	for (int round = 0; round < 30; round++) {
-		int got[2] = {0, 0};
-		size_t n = fill(f, got, run, 0);
-
-		/* The DRF allocation, every round: <3 CPU, 12 GB> and <6 CPU, 2 GB>. */
-		assert_int_equal(got[0], 3);
-		assert_int_equal(got[1], 2);
-		jd_fair_stats(f, JD_FAIR_METRIC_TIME, &st);
-		assert_int_equal(st.res_used[cpu], 9);
-		assert_int_equal(st.res_used[mem], 14);
-		total[0] += got[0];
-		total[1] += got[1];
-		vclock_advance(SEC);
-		complete_all(f, run, n, SEC);
-	}
+	/* The DRF allocation, every round: <3 CPU, 12 GB> and <6 CPU, 2 GB>. */
+	rounds(f, 30, total, paper_round);
 	assert_int_equal(total[0], 90);
 	assert_int_equal(total[1], 60);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(jd_fair_drain(f, c[i]), 120 - (size_t)total[i]);
-	for (int i = 0; i < 2; i++)
-		assert_int_equal(jd_fair_client_remove(f, c[i]), 0);
-	jd_fair_free(f);
+	finish(f, c, 2);
 }
 
 /* queue_amounts: n jobs of class cls that each hold <a0, a1> of the class's per-job
@@ -173,12 +225,10 @@ static void test_paper_example_per_job(void **state)
 	(void)state;
 	struct jd_fair *f = drf_new(1.0 / 18, UINT32_MAX);
 	int cpu = jd_fair_resource_add(f, "cpu", 9), mem = jd_fair_resource_add(f, "mem", 18);
-	struct jd_fair_client *c[2] = {client_new(f, "A", 1, 0, JD_FAIR_REJECT),
-				       client_new(f, "B", 1, 0, JD_FAIR_REJECT)};
-	struct jd_fair_stats st;
-	struct tjob *run[64];
+	struct jd_fair_client *c[2];
 	int total[2] = {0, 0};
 
+	clients_new(f, c, 2);
 	jd_fair_resource_share(f, cpu, true);
 	jd_fair_resource_share(f, mem, true);
 	uint8_t k = per_job_class(f, cpu, mem, -1, 0);
@@ -187,32 +237,10 @@ static void test_paper_example_per_job(void **state)
 	assert_int_not_equal(class_of(f, cpu, 1, mem, 4), k);
 	queue_amounts(f, c[0], 0, k, 120, 1, 4);
 	queue_amounts(f, c[1], 1, k, 120, 3, 1);
-	for (int round = 0; round < 30; round++) {
-		int got[2] = {0, 0};
-		size_t n = fill(f, got, run, 0);
-
-		assert_int_equal(got[0], 3);
-		assert_int_equal(got[1], 2);
-		jd_fair_stats(f, JD_FAIR_METRIC_TIME, &st);
-		assert_int_equal(st.res_used[cpu], 9);
-		assert_int_equal(st.res_used[mem], 14);
-		/* Nothing fits: nothing is said to be ready (no taker woken for nothing). */
-		assert_int_equal(jd_fair_ready(f), 0);
-		total[0] += got[0];
-		total[1] += got[1];
-		vclock_advance(SEC);
-		complete_all(f, run, n, SEC);
-		jd_fair_stats(f, JD_FAIR_METRIC_TIME, &st);
-		assert_int_equal(st.res_used[cpu], 0);
-		assert_int_equal(st.res_used[mem], 0);
-	}
+	rounds(f, 30, total, paper_round);
 	assert_int_equal(total[0], 90);
 	assert_int_equal(total[1], 60);
-	for (int i = 0; i < 2; i++) {
-		jd_fair_drain(f, c[i]);
-		assert_int_equal(jd_fair_client_remove(f, c[i]), 0);
-	}
-	jd_fair_free(f);
+	finish(f, c, 2);
 }
 
 /* Per-job amounts: 0 holds nothing; a class has at most JD_FAIR_AMOUNTS per-job
@@ -258,18 +286,12 @@ static void test_per_job_amounts(void **state)
 	t = take1(f);
 	assert_int_equal(t->client, 2);
 	complete1(f, t, 1000);
-	{
-		struct jd_fair_job *out[4];
-		assert_int_equal(jd_fair_take(f, out, 4), 0);
-	}
+	nothing_fits(f);
 	/* B's running job ends: A's goes, then (all 4 CPUs held) nothing. */
 	complete1(f, held, 1000);
 	t = take1(f);
 	assert_ptr_equal(t, big);
-	{
-		struct jd_fair_job *out[4];
-		assert_int_equal(jd_fair_take(f, out, 4), 0);
-	}
+	nothing_fits(f);
 	/* Lowered below what is held: nothing recalled, nothing more dispatched. */
 	jd_fair_resource_set(f, cpu, 2);
 	complete1(f, big, 1000);
@@ -277,10 +299,7 @@ static void test_per_job_amounts(void **state)
 	assert_int_equal(st.res_used[cpu], 0);
 	/* Now 2 CPUs: B's three 1-CPU, 1-unit jobs go two at a time. */
 	struct tjob *r1 = take1(f), *r2 = take1(f);
-	{
-		struct jd_fair_job *out[4];
-		assert_int_equal(jd_fair_take(f, out, 4), 0);
-	}
+	nothing_fits(f);
 	jd_fair_stats(f, JD_FAIR_METRIC_JOBS, &st);
 	assert_int_equal(st.res_used[cpu], 2);
 	assert_int_equal(st.res_used[mem], 2);
@@ -303,32 +322,19 @@ static void test_per_job_drf_factor(void **state)
 	(void)state;
 	struct jd_fair *f = drf_new(1.0 / 10, UINT32_MAX);
 	int cpu = jd_fair_resource_add(f, "cpu", 10), mem = jd_fair_resource_add(f, "mem", 10);
-	struct jd_fair_client *c[2] = {client_new(f, "A", 1, 0, JD_FAIR_REJECT),
-				       client_new(f, "B", 1, 0, JD_FAIR_REJECT)};
-	struct tjob *run[64];
+	struct jd_fair_client *c[2];
 	int total[2] = {0, 0};
 
+	clients_new(f, c, 2);
 	jd_fair_resource_share(f, cpu, true);
 	jd_fair_resource_share(f, mem, true);
 	uint8_t k = per_job_class(f, cpu, mem, -1, 0);
 	queue_amounts(f, c[0], 0, k, 400, 1, 0);
 	queue_amounts(f, c[1], 1, k, 400, 5, 0);
-	for (int round = 0; round < 20; round++) {
-		int got[2] = {0, 0};
-		size_t n = fill(f, got, run, 0);
-
-		total[0] += got[0];
-		total[1] += got[1];
-		vclock_advance(SEC);
-		complete_all(f, run, n, SEC);
-	}
+	rounds(f, 20, total, NULL);
 	if (total[0] != 5 * total[1] || total[1] != 20)
 		fail_msg("A %d tasks, B %d (DRF: 100 and 20)", total[0], total[1]);
-	for (int i = 0; i < 2; i++) {
-		jd_fair_drain(f, c[i]);
-		assert_int_equal(jd_fair_client_remove(f, c[i]), 0);
-	}
-	jd_fair_free(f);
+	finish(f, c, 2);
 }
 
 /* One resource of 10; A's tasks take 1, B's 5; 20 rounds of 1 s.  Returns A's tasks / B's. */
@@ -336,29 +342,16 @@ static double share_run(double base, int *ta, int *tb)
 {
 	struct jd_fair *f = drf_new(base, UINT32_MAX);
 	int slot = jd_fair_resource_add(f, "slot", 10);
-	struct jd_fair_client *c[2] = {client_new(f, "A", 1, 0, JD_FAIR_REJECT),
-				       client_new(f, "B", 1, 0, JD_FAIR_REJECT)};
-	struct tjob *run[64];
+	struct jd_fair_client *c[2];
 	int total[2] = {0, 0};
 
+	clients_new(f, c, 2);
 	assert_int_equal(jd_fair_resource_share(f, slot, true), 0);
 	uint8_t ka = class_of(f, slot, 1, -1, 0), kb = class_of(f, slot, 5, -1, 0);
 	queue(f, c[0], 0, ka, 400);
 	queue(f, c[1], 1, kb, 400);
-	for (int round = 0; round < 20; round++) {
-		int got[2] = {0, 0};
-		size_t n = fill(f, got, run, 0);
-
-		total[0] += got[0];
-		total[1] += got[1];
-		vclock_advance(SEC);
-		complete_all(f, run, n, SEC);
-	}
-	for (int i = 0; i < 2; i++) {
-		jd_fair_drain(f, c[i]);
-		assert_int_equal(jd_fair_client_remove(f, c[i]), 0);
-	}
-	jd_fair_free(f);
+	rounds(f, 20, total, NULL);
+	finish(f, c, 2);
 	*ta = total[0];
 	*tb = total[1];
 	return (double)total[0] / total[1];
@@ -386,10 +379,7 @@ static int big_job(uint32_t backfill_max, int steps, int *passed, int *calls)
 {
 	struct jd_fair *f = drf_new(0, backfill_max);
 	int gpu = jd_fair_resource_add(f, "gpu", 2);
-	struct jd_fair_client *c[4] = {client_new(f, "A", 1, 0, JD_FAIR_REJECT),
-				       client_new(f, "B", 1, 0, JD_FAIR_REJECT),
-				       client_new(f, "C", 1, 0, JD_FAIR_REJECT),
-				       client_new(f, "D", 1, 0, JD_FAIR_REJECT)};
+	struct jd_fair_client *c[4];
 	uint8_t g1 = class_of(f, gpu, 1, -1, 0), g2 = class_of(f, gpu, 2, -1, 0);
 	struct tjob *run[8], *big = NULL;
 	size_t nrun = 0;
@@ -397,6 +387,7 @@ static int big_job(uint32_t backfill_max, int steps, int *passed, int *calls)
 	struct jd_fair_stats st;
 
 	*passed = *calls = 0;
+	clients_new(f, c, 4);
 	queue(f, c[1], 1, g1, 2);
 	queue(f, c[2], 2, g1, 2);
 	{
@@ -442,11 +433,7 @@ static int big_job(uint32_t backfill_max, int steps, int *passed, int *calls)
 		assert_true(st.res_used[gpu] <= 2);
 	}
 	complete_all(f, run, nrun, 1000);
-	for (int i = 0; i < 4; i++) {
-		jd_fair_drain(f, c[i]);
-		assert_int_equal(jd_fair_client_remove(f, c[i]), 0);
-	}
-	jd_fair_free(f);
+	finish(f, c, 4);
 	return started;
 }
 
@@ -477,14 +464,15 @@ static void test_estimate_per_class(void **state)
 	(void)state;
 	struct jd_fair *f = drf_new(0, UINT32_MAX);
 	int slot = jd_fair_resource_add(f, "slot", 4);
-	struct jd_fair_client *c[2] = {client_new(f, "A", 1, 0, JD_FAIR_REJECT),
-				       client_new(f, "B", 1, 0, JD_FAIR_REJECT)};
-	uint8_t k = class_of(f, slot, 1, -1, 0);
+	struct jd_fair_client *c[2];
+	uint8_t k;
 	struct jd_fair_job *out[8];
 	struct tjob *run[64];
 	int got[2] = {0, 0};
 	size_t n;
 
+	clients_new(f, c, 2);
+	k = class_of(f, slot, 1, -1, 0);
 	/* Both learn that their commands take 1 s. */
 	queue(f, c[0], 0, k, 2);
 	queue(f, c[1], 1, k, 2);
@@ -509,11 +497,9 @@ static void test_estimate_per_class(void **state)
 		fail_msg("the four slots went %d to A and %d to B", got[0], got[1]);
 	vclock_advance(SEC);
 	complete_all(f, run, n, SEC);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 2; i++)
 		assert_int_equal(jd_fair_drain(f, c[i]), 6);
-		assert_int_equal(jd_fair_client_remove(f, c[i]), 0);
-	}
-	jd_fair_free(f);
+	finish(f, c, 2);
 }
 
 int main(void)
