@@ -9,6 +9,8 @@
  *   - one client submitting batches of 1,000 (4 in flight), durable jobs/s, and the
  *     daemon's CPU time per job beside the journal off;
  * beside, in the same run: jschedd with journal.sync "off" (nothing kept: the same rows),
+ * jschedd with journal.io "fdatasync" (the page cache and an fdatasync per flush, beside
+ * the default O_DIRECT writes; builds that have journal.io),
  * and beanstalkd with its binlog, `-b DIR -f 0` (fsync after every write) and `-f 50`
  * (at most every 50 ms: a crash can lose up to 50 ms of acknowledged puts), each
  * submitter putting one job at a time over its own connection;
@@ -296,7 +298,7 @@ static const char *const journal_off = "\"journal\": {\"sync\": \"off\"}, " ROOM
 	"\"limits\": {\"queued_jobs\": 2000000}, \"clients\": {\"default\": {\"max_queued\": 2000000}}"
 static const char *const journal_on_big = "\"journal\": {\"dir\": \"%s/journal\"}, " ROOM_BIG;
 
-static bool takes_retention_bytes(const char *dir)
+static bool takes_config(const char *dir, const char *doc)
 {
 	const char *bin = getenv("BENCH_E2E_JSCHEDD");
 	char path[256], cmd[1024];
@@ -305,15 +307,26 @@ static bool takes_retention_bytes(const char *dir)
 	snprintf(path, sizeof(path), "%s/check.json", dir);
 	if (!(f = fopen(path, "w")))
 		return false;
-	fprintf(f, "{\"retention\": {\"bytes\": \"64G\"}, \"journal\": {\"sync\": \"off\"}}\n");
+	fprintf(f, "%s\n", doc);
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "'%s' --check-config -c '%s' >/dev/null 2>&1",
 		 bin && bin[0] ? bin : JSCHEDD_BIN, path);
 	return system(cmd) == 0;
 }
 
-/* start: a daemon with the journal in its own folder (on) or none. */
-static void start(struct e2e_daemon *d, bool on)
+static bool takes_retention_bytes(const char *dir)
+{
+	return takes_config(dir, "{\"retention\": {\"bytes\": \"64G\"}, \"journal\": {\"sync\": \"off\"}}");
+}
+
+/* The journal written through the page cache and fdatasync (journal.io), beside the
+ * default: for builds that have the choice. */
+static const char *const journal_fdatasync =
+	"\"journal\": {\"dir\": \"%s/journal\", \"io\": \"fdatasync\"}, " ROOM;
+
+/* start_with: a daemon with the journal in its own folder (on) or none; written through
+ * the page cache and fdatasync if `fdatasync` (else the build's default). */
+static void start_with(struct e2e_daemon *d, bool on, bool fdatasync)
 {
 	char members[512];
 
@@ -324,8 +337,16 @@ static void start(struct e2e_daemon *d, bool on)
 	/* The folder is made by e2e_daemon_start; the journal dir goes inside it, so
 	 * start once to learn it, then again with the dir set. */
 	e2e_daemon_start(d, journal_off);
-	snprintf(members, sizeof(members), journal_on, d->dir);
+	if (fdatasync)
+		snprintf(members, sizeof(members), journal_fdatasync, d->dir);
+	else
+		snprintf(members, sizeof(members), journal_on, d->dir);
 	e2e_daemon_restart(d, members);
+}
+
+static void start(struct e2e_daemon *d, bool on)
+{
+	start_with(d, on, false);
 }
 
 /* on_off: the row `name` of fn (jobs/s) with the journal beside without it, in the same
@@ -451,7 +472,8 @@ void e2e_durable(struct e2e *e)
 	double secs = e->quick ? 0.3 : 1.5;
 	int runs = e->runs_long;
 	double v[16], b0[16], b1[16], b2[16];
-	double sy[16], cs_on[16], cs_off[16], cpu_on[16], cpu_off[16], parts[NPARTS][16];
+	double sy[16], cs_on[16], cs_off[16], cpu_on[16], cpu_off[16], parts[NPARTS][16], b3[16];
+	int has_io = -1;
 	const char *only = getenv("BENCH_E2E_DURABLE");
 	double lat_on[2] = {0}, lat_off[2] = {0}, lat_bs[2] = {0};
 	struct e2e_daemon d;
@@ -495,7 +517,16 @@ void e2e_durable(struct e2e *e)
 			counts_per_submit(&c0, &c1, &per);
 			cs_off[r] = per.csw;
 			cpu_off[r] = per.cpu_s * 1e6;
+			if (has_io < 0)
+				has_io = takes_config(d.dir, "{\"journal\": {\"io\": \"fdatasync\", "
+						      "\"sync\": \"off\"}}");
 			e2e_daemon_stop(&d);
+			b3[r] = NAN;
+			if (has_io) {
+				start_with(&d, true, true);
+				b3[r] = submitters(&d, 0, spec, k, secs, NULL);
+				e2e_daemon_stop(&d);
+			}
 			snprintf(bsdir, sizeof(bsdir), "/tmp/bench-bs-XXXXXX");
 			if (!mkdtemp(bsdir))
 				e2e_die("mkdtemp: %s", strerror(errno));
@@ -519,6 +550,9 @@ void e2e_durable(struct e2e *e)
 			  "beanstalkd -b -f 50 (not durable)", e2e_median_of(b2, (size_t)runs));
 		bench_row(e->rep, name, "jobs/s", "always", e2e_median_of(v, (size_t)runs),
 			  "jschedd journal off", e2e_median_of(b0, (size_t)runs));
+		if (has_io > 0)
+			bench_row(e->rep, name, "jobs/s", "always", e2e_median_of(v, (size_t)runs),
+				  "jschedd journal.io fdatasync", e2e_median_of(b3, (size_t)runs));
 		{
 			double bs_put[16];
 
