@@ -480,6 +480,24 @@ static void fall_back(struct jd_journal *j)
 	atomic_store_explicit(&j->io_used, JD_JOURNAL_IO_FDATASYNC, memory_order_relaxed);
 }
 
+/* reopen_plain: O_DIRECT opened but refused at the write (EINVAL): fall back, and the
+ * segment of `index`, open as *fd, opened again for the page cache.  Returns 0 or -errno
+ * (*fd is then left as it was). */
+static int reopen_plain(struct jd_journal *j, uint64_t index, int *fd)
+{
+	char name[64];
+	int nfd;
+
+	fall_back(j);
+	seg_name(name, sizeof(name), index, false);
+	nfd = open_in(j, name, open_flags(j), 0);
+	if (nfd < 0)
+		return -errno;
+	close(*fd);
+	*fd = nfd;
+	return 0;
+}
+
 /* reopen_sync: segment `name`, open as fd without its sync flags, opened again with
  * them (IO_DSYNC, IO_DIRECT; an O_DIRECT the filesystem refuses falls back).  Returns
  * the descriptor to use from now on (fd itself when nothing changed) or -1 (errno set;
@@ -608,17 +626,8 @@ static int switch_segment(struct jd_journal *j)
 		memcpy(j->stage, h, sizeof(h));
 		rc = write_all(j->next_fd, j->stage, JD_JOURNAL_SEG_HDR, 0);
 		if (rc == -EINVAL) {
-			char fin[64];
-			int fd;
-
-			/* Opened, but refused at the write: through the page cache then. */
-			fall_back(j);
-			seg_name(fin, sizeof(fin), j->next_index, false);
-			fd = open_in(j, fin, open_flags(j), 0);
-			if (fd < 0)
-				return -errno;
-			close(j->next_fd);
-			j->next_fd = fd;
+			if ((rc = reopen_plain(j, j->next_index, &j->next_fd)) < 0)
+				return rc;
 			rc = write_all(j->next_fd, h, sizeof(h), 0);
 		}
 		memset(j->tailblk, 0, JD_JOURNAL_BLOCK);
@@ -717,23 +726,10 @@ static int flush_chunk(struct jd_journal *j, struct chunk *c)
 	}
 	if (j->o.io == JD_JOURNAL_IO_DIRECT) {
 		rc = write_direct(j, c);
-		if (rc == -EINVAL) {
-			/* Opened, but refused at the write: through the page cache then. */
-			char name[64];
-			int fd;
-
-			fall_back(j);
-			seg_name(name, sizeof(name), j->seg_index, false);
-			fd = open_in(j, name, open_flags(j), 0);
-			if (fd < 0) {
-				rc = -errno;
-				goto failed;
-			}
-			close(j->fd);
-			j->fd = fd;
-		} else if (rc < 0) {
+		if (rc == -EINVAL)
+			rc = reopen_plain(j, j->seg_index, &j->fd);
+		if (rc < 0)
 			goto failed;
-		}
 	}
 	if (j->o.io != JD_JOURNAL_IO_DIRECT) {
 		rc = write_all(j->fd, c->buf, c->len, j->seg_off);

@@ -8,12 +8,19 @@
  * the harder case (records that fail in the middle of a segment).  Each intercepted call
  * costs an access() and a readlink() of /proc/self/fd/N: a test's daemon only.
  *
+ * A filesystem that refuses O_DIRECT: with $JSCHED_FAULT_NO_DIRECT "open", an open of a
+ * path containing $JSCHED_FAULT_MATCH with O_DIRECT fails with EINVAL (as tmpfs did
+ * before Linux 6.6); with "write", the open works and every write on such a descriptor
+ * fails with EINVAL (as some filesystems refuse only the I/O).
+ *
  * Built without sanitizers: it sits under their interceptors (TSan's, in the executable,
  * find it as the next definition; ASan's runtime wants to come first, so the test sets
  * ASAN_OPTIONS=verify_asan_link_order=0 for the daemon).
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +50,75 @@ static int faulty(int fd)
 
 #define NEXT(type, name) ((type)dlsym(RTLD_NEXT, name))
 
+/* no_direct: "open" or "write" if $JSCHED_FAULT_NO_DIRECT says so, else NULL. */
+static const char *no_direct(void)
+{
+	const char *v = getenv("JSCHED_FAULT_NO_DIRECT");
+
+	return v && v[0] ? v : NULL;
+}
+
+/* direct_refused: true if a write on fd must fail with EINVAL (O_DIRECT refused). */
+static int direct_refused(int fd)
+{
+	const char *how = no_direct(), *match = getenv("JSCHED_FAULT_MATCH");
+	char link[64], path[4096];
+	ssize_t n;
+	int fl;
+
+	if (!how || strcmp(how, "write") != 0 || !match || (fl = fcntl(fd, F_GETFL)) < 0 ||
+	    !(fl & O_DIRECT))
+		return 0;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0)
+		return 0;
+	path[n] = 0;
+	return strstr(path, match) != NULL;
+}
+
+typedef int (*open_fn)(const char *, int, ...);
+
+static int open_as(const char *name, const char *path, int flags, va_list ap)
+{
+	const char *how = no_direct(), *match = getenv("JSCHED_FAULT_MATCH");
+	mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
+
+	if ((flags & O_DIRECT) && how && strcmp(how, "open") == 0 && match && strstr(path, match)) {
+		errno = EINVAL;
+		return -1;
+	}
+	return NEXT(open_fn, name)(path, flags, mode);
+}
+
+int open(const char *path, int flags, ...)
+{
+	va_list ap;
+	int fd;
+
+	va_start(ap, flags);
+	fd = open_as("open", path, flags, ap);
+	va_end(ap);
+	return fd;
+}
+
+int open64(const char *path, int flags, ...)
+{
+	va_list ap;
+	int fd;
+
+	va_start(ap, flags);
+	fd = open_as("open64", path, flags, ap);
+	va_end(ap);
+	return fd;
+}
+
 ssize_t pwrite(int fd, const void *p, size_t n, off_t off)
 {
+	if (direct_refused(fd)) {
+		errno = EINVAL;
+		return -1;
+	}
 	if (faulty(fd)) {
 		errno = ENOSPC;
 		return -1;
@@ -54,6 +128,10 @@ ssize_t pwrite(int fd, const void *p, size_t n, off_t off)
 
 ssize_t pwrite64(int fd, const void *p, size_t n, off_t off)
 {
+	if (direct_refused(fd)) {
+		errno = EINVAL;
+		return -1;
+	}
 	if (faulty(fd)) {
 		errno = ENOSPC;
 		return -1;

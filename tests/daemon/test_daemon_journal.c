@@ -26,6 +26,10 @@
  * (echo returns them).  Specs the scan does not read (an escaped name, a retry policy)
  * come back through the parse as before.
  *
+ * no_direct: where the filesystem refuses O_DIRECT (fault_shim.so refusing it at the
+ * open, then at the write), the journal writes through the page cache instead: the
+ * metrics say "fdatasync", and what was acknowledged survives kill -9.
+ *
  * journal_unavailable: the daemon runs with fault_shim.so preloaded, which fails every
  * write and sync of its journal segments with ENOSPC while a flag file exists: submits
  * are refused with journal_unavailable (a new connection's hello and the metrics still
@@ -366,6 +370,54 @@ static const char *metric_fault(struct jsched_conn *c)
 	snprintf(buf, sizeof(buf), "%s", f ? f : "");
 	json_decref(m);
 	return buf;
+}
+
+static void test_no_direct(void **state)
+{
+	static const char *const hows[] = {"open", "write"};
+	char shim[700], asan[700];
+	const char *old_asan = getenv("ASAN_OPTIONS");
+
+	(void)state;
+	snprintf(shim, sizeof(shim), "%s/tests/daemon/fault_shim.so", jtc_build_dir());
+	snprintf(asan, sizeof(asan), "%s%sverify_asan_link_order=0", old_asan ? old_asan : "",
+		 old_asan ? ":" : "");
+	for (int h = 0; h < 2; h++) {
+		struct jsched_conn *c;
+		uint64_t ids[5];
+		json_t *m;
+
+		setenv("LD_PRELOAD", shim, 1);
+		setenv("ASAN_OPTIONS", asan, 1);
+		setenv("JSCHED_FAULT_MATCH", "/journal/seg-", 1);
+		setenv("JSCHED_FAULT_NO_DIRECT", hows[h], 1);
+		jdt_start(&t, "");
+		unsetenv("LD_PRELOAD");
+		unsetenv("JSCHED_FAULT_NO_DIRECT");
+		if (old_asan)
+			setenv("ASAN_OPTIONS", old_asan, 1);
+		else
+			unsetenv("ASAN_OPTIONS");
+		c = jdt_connect(&t, NULL);
+		for (int i = 0; i < 5; i++)
+			ids[i] = jdt_submit_call(c, "echo", "{\"n\": 1}");
+		m = jdt_metrics(c);
+		assert_string_equal(json_string_value(json_object_get(json_object_get(m, "journal"), "io")),
+				    "fdatasync");
+		json_decref(m);
+		jsched_close(c);
+		jdt_kill9(&t);
+		jdt_restart(&t); /* without the shim: O_DIRECT again, on the same journal */
+		c = jdt_connect(&t, NULL);
+		for (int i = 0; i < 5; i++)
+			assert_string_equal(jdt_wait_final(c, ids[i], NULL), "succeeded");
+		m = jdt_metrics(c);
+		assert_string_equal(json_string_value(json_object_get(json_object_get(m, "journal"), "io")),
+				    "direct");
+		json_decref(m);
+		jsched_close(c);
+		assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+	}
 }
 
 static void test_journal_unavailable(void **state)
@@ -785,6 +837,7 @@ int main(void)
 		cmocka_unit_test(test_kill9_rounds_compacting),
 		cmocka_unit_test(test_negative_control),
 		cmocka_unit_test(test_journal_unavailable),
+		cmocka_unit_test(test_no_direct),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
