@@ -6,12 +6,15 @@
  * chunk, which is therefore everything that arrived during one flush: the group.  A chunk
  * that fails to become durable goes back to the front of the FIFO.
  *
- * Disk.  The flusher owns the segment files: the current one (fd, seg_off) and the next
- * one, which it prepares (creates as seg-N.tmp, zeroes, fsyncs, renames, fsyncs the
- * directory) a megabyte at a time whenever it has nothing to flush, so a rollover rarely
- * waits for it; each megabyte's writeback is started at once (sync_file_range), so the
- * fdatasync that completes the file is short and a flush asked for meanwhile waits
- * little.  The chain of segments is kept in j->segs (under j->mu) for the snapshot
+ * Disk.  The flusher owns the current segment file (fd, seg_off).  The next one is made
+ * by a thread of its own, the preparer (creates it as seg-N.tmp, zeroes it, fsyncs it,
+ * renames it, fsyncs the directory), a megabyte at a time with a pause between (so the
+ * zeros do not crowd the disk's queue ahead of the flushes), each megabyte's writeback
+ * started at once (sync_file_range) so that the fdatasync that completes the file is
+ * short; the next segment's fields are under prep_mu.  A rollover takes the prepared
+ * segment, or, when the preparer is behind, finishes it itself.  Before, the flusher
+ * zeroed the next segment whenever it had nothing to flush, and a flush asked for during
+ * a step waited for that step (a megabyte through the page cache).  The chain of segments is kept in j->segs (under j->mu) for the snapshot
  * thread, which deletes the ones a durable snapshot covers.
  *
  * Direct writes (IO_DIRECT).  The flusher copies a chunk into an aligned staging buffer
@@ -66,6 +69,7 @@
 #define SNAP_MAGIC "JSCHDSNP"
 #define FORMAT_VERSION 1u
 #define PREP_STEP (1u << 20)
+#define PREP_PACE_MS 5u	/* between the preparer's steps: at most 200 MB/s of zeros */
 #define CHUNK_MIN (64u << 10)
 
 _Static_assert(JD_JOURNAL_SEG_HDR == JD_JOURNAL_BLOCK, "a segment's header is one block");
@@ -121,6 +125,12 @@ struct jd_journal {
 	uint64_t seg_index, seg_off, seg_first;
 	bool need_new;			/* the current segment failed: never write it again */
 	uint64_t good_index, good_end;	/* the last segment with durable data, and its end */
+	/* the next segment (under prep_mu: the preparer's, and the flusher's at a rollover) */
+	pthread_mutex_t prep_mu;
+	pthread_cond_t cv_prep;		/* to the preparer: a segment was taken, or stop */
+	pthread_t preparer;
+	bool prep_stop, prep_started;
+	uint64_t prep_base;		/* the current segment's index: the next is one up */
 	int next_fd;
 	uint64_t next_index, next_zeroed;
 	bool next_ready;
@@ -529,7 +539,7 @@ static int prepare_step(struct jd_journal *j, bool whole)
 	int rc = 0;
 
 	if (j->next_fd < 0)
-		j->next_index = j->seg_index + 1;
+		j->next_index = j->prep_base + 1;
 	seg_name(tmp, sizeof(tmp), j->next_index, true);
 	if (j->next_fd < 0) {
 		j->next_fd = open_in(j, tmp, O_RDWR | O_CLOEXEC | O_CREAT | O_TRUNC, 0600);
@@ -586,9 +596,8 @@ fail_closed:
 	return rc;
 }
 
-/* switch_segment: make the prepared next segment current, writing its header (which
- * names the last segment with durable data).  Returns 0 or -errno. */
-static int switch_segment(struct jd_journal *j)
+/* switch_locked: switch_segment, under prep_mu. */
+static int switch_locked(struct jd_journal *j)
 {
 	unsigned char h[64];
 	int rc;
@@ -669,6 +678,58 @@ static int switch_segment(struct jd_journal *j)
 		j->segs[j->nsegs++] = (struct seg){j->seg_index, j->seg_first, 0, JD_JOURNAL_SEG_HDR};
 	pthread_mutex_unlock(&j->mu);
 	return 0;
+}
+
+/* switch_segment: make the prepared next segment current (finishing it first if the
+ * preparer has not), writing its header (which names the last segment with durable
+ * data), and have the preparer make the one after.  Returns 0 or -errno. */
+static int switch_segment(struct jd_journal *j)
+{
+	int rc;
+
+	pthread_mutex_lock(&j->prep_mu);
+	rc = switch_locked(j);
+	j->prep_base = j->seg_index;
+	pthread_mutex_unlock(&j->prep_mu);
+	pthread_cond_signal(&j->cv_prep);
+	return rc;
+}
+
+static void timed_wait_on(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t until_ns)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)(until_ns / 1000000000ull);
+	ts.tv_nsec = (long)(until_ns % 1000000000ull);
+	pthread_cond_timedwait(cv, mu, &ts); /* both conds run on CLOCK_MONOTONIC */
+}
+
+/* preparer_main: the next segment, made a step at a time (PREP_PACE_MS apart) while
+ * none is ready; a failure (no room yet) is tried again after a pause: it is not a
+ * fault until a rollover needs the segment (the flusher then tries itself). */
+static void *preparer_main(void *arg)
+{
+	struct jd_journal *j = arg;
+
+	pthread_mutex_lock(&j->prep_mu);
+	while (!j->prep_stop) {
+		int rc;
+
+		if (j->next_ready) {
+			pthread_cond_wait(&j->cv_prep, &j->prep_mu);
+			continue;
+		}
+		rc = prepare_step(j, false);
+		if (j->prep_stop)
+			break;
+		if (rc < 0)
+			timed_wait_on(&j->cv_prep, &j->prep_mu,
+				      now_ns() + 10 * JD_JOURNAL_RETRY_MS * 1000000ull);
+		else if (!j->next_ready)
+			timed_wait_on(&j->cv_prep, &j->prep_mu, now_ns() + PREP_PACE_MS * 1000000ull);
+	}
+	pthread_mutex_unlock(&j->prep_mu);
+	return NULL;
 }
 
 /* write_direct: IO_DIRECT: chunk c (sealed) written at seg_off behind the log's last
@@ -773,11 +834,7 @@ failed:
 
 static void timed_wait(struct jd_journal *j, uint64_t until_ns)
 {
-	struct timespec ts;
-
-	ts.tv_sec = (time_t)(until_ns / 1000000000ull);
-	ts.tv_nsec = (long)(until_ns % 1000000000ull);
-	pthread_cond_timedwait(&j->cv, &j->mu, &ts); /* cv runs on CLOCK_MONOTONIC */
+	timed_wait_on(&j->cv, &j->mu, until_ns);
 }
 
 static void *flusher_main(void *arg)
@@ -797,17 +854,6 @@ static void *flusher_main(void *arg)
 		if (!j->head || (j->o.on_demand && j->o.sync == JD_JOURNAL_SYNC_ALWAYS &&
 				 j->head == j->tail && j->want < j->head->first_seq && !j->kick &&
 				 !j->stop)) {
-			if (!j->next_ready && !e && !j->stop) {
-				pthread_mutex_unlock(&j->mu);
-				rc = prepare_step(j, false);
-				pthread_mutex_lock(&j->mu);
-				if (rc == 0)
-					continue;
-				/* No room for the next segment yet: not a fault until it is
-				 * needed; try again after a pause. */
-				timed_wait(j, now_ns() + 10 * JD_JOURNAL_RETRY_MS * 1000000ull);
-				continue;
-			}
 			j->flusher_waiting = true;
 			pthread_cond_wait(&j->cv, &j->mu);
 			j->flusher_waiting = false;
@@ -1449,8 +1495,10 @@ int jd_journal_open(struct jd_journal **out, const struct jd_journal_opts *opts,
 		pthread_condattr_init(&ca);
 		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 		pthread_cond_init(&j->cv, &ca);
+		pthread_cond_init(&j->cv_prep, &ca);
 		pthread_condattr_destroy(&ca);
 	}
+	pthread_mutex_init(&j->prep_mu, NULL);
 	pthread_cond_init(&j->cv_durable, NULL);
 	pthread_cond_init(&j->cv_snap, NULL);
 	if (!opts->read_only && (rc = mkdirs(j->dir)) < 0) {
@@ -1498,6 +1546,7 @@ int jd_journal_open(struct jd_journal **out, const struct jd_journal_opts *opts,
 	rc = recover(j, info, err, errlen);
 	if (rc < 0)
 		goto fail;
+	j->prep_base = j->seg_index;
 	if (opts->read_only) {
 		*out = j;
 		return 0;
@@ -1513,6 +1562,12 @@ int jd_journal_open(struct jd_journal **out, const struct jd_journal_opts *opts,
 		goto fail;
 	}
 	j->started = true;
+	rc = pthread_create(&j->preparer, NULL, preparer_main, j);
+	if (rc) {
+		rc = fail(err, errlen, "journal: cannot start its thread: %s", strerror(rc));
+		goto fail;
+	}
+	j->prep_started = true;
 	*out = j;
 	return 0;
 fail:
@@ -1534,6 +1589,13 @@ int jd_journal_close(struct jd_journal *j)
 		pthread_mutex_unlock(&j->mu);
 		pthread_cond_signal(&j->cv);
 		pthread_join(j->flusher, NULL);
+	}
+	if (j->prep_started) {
+		pthread_mutex_lock(&j->prep_mu);
+		j->prep_stop = true;
+		pthread_mutex_unlock(&j->prep_mu);
+		pthread_cond_signal(&j->cv_prep);
+		pthread_join(j->preparer, NULL);
 	}
 	rc = j->head ? (atomic_load(&j->err) ? atomic_load(&j->err) : JSCHED_EJOURNAL) : 0;
 	while (j->head) {
@@ -1566,6 +1628,8 @@ int jd_journal_close(struct jd_journal *j)
 	if (j->dirfd >= 0)
 		close(j->dirfd);
 	pthread_cond_destroy(&j->cv);
+	pthread_cond_destroy(&j->cv_prep);
+	pthread_mutex_destroy(&j->prep_mu);
 	pthread_cond_destroy(&j->cv_durable);
 	pthread_cond_destroy(&j->cv_snap);
 	pthread_mutex_destroy(&j->mu);
