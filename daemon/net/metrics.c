@@ -340,6 +340,9 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 				    json_pack("{s:I, s:I, s:I}", "known", (json_int_t)d->clients->count,
 					      "forgotten", (json_int_t)d->clients->forgotten, "limit",
 					      (json_int_t)d->cfg->max_clients));
+		/* Times a connection's read budget for an iteration ran out (server.c). */
+		json_object_set_new(json_object_get(doc, "connections"), "read_yields",
+				    json_integer((json_int_t)d->srv.read_yields));
 		/* The loop thread's iterations and how long each kept it busy (server.c). */
 		json_object_set_new(doc, "loop",
 				    json_pack("{s:s, s:I, s:I, s:I, s:o}", "priority",

@@ -22,6 +22,13 @@
  * (the daemon lives on).  The alternative, writing each frame as it is made, cost a write(2) per
  * frame; holding frames longer (a timer) would add latency for nothing.
  *
+ * Read budget: one connection gets at most READ_BUDGET_FRAMES frames, or the frame that takes
+ * it past READ_BUDGET_BYTES, per loop iteration; then its reading stops and an idle handle
+ * hands it the rest at the next iteration (before that iteration's poll, which serves every
+ * other connection), so a client that pipelines many requests, or sends them faster than
+ * they are answered, cannot hold the loop from the others.  The alternative, a budget in
+ * time, would need a clock read per frame and cut at a place nobody can test.
+ *
  * Busy time: a prepare handle, always active, reads the clock before each poll; with
  * libuv's idle-time metric (the time blocked in the poll) that gives each iteration's busy
  * time, the longest a request that arrived during the poll before can wait to be read
@@ -147,6 +154,7 @@ static void linger_timeout_cb(uv_timer_t *t)
 }
 
 static void jh_free(struct jd_conn *c);
+static void more_drop(struct jd_conn *c);
 
 /* jh_drop: take c off the server's list of connections with held replies, and free them. */
 static void jh_drop(struct jd_conn *c)
@@ -252,6 +260,7 @@ void jd_conn_close(struct jd_conn *c, const char *why)
 	       (unsigned long long)c->serial, (unsigned)c->uid, (int)c->pid, why);
 	uv_read_stop((uv_stream_t *)&c->pipe);
 	uv_timer_stop(&c->hs_timer);
+	more_drop(c);
 	c->close_next = s->to_close;
 	s->to_close = c;
 	uv_idle_start(&s->reaper, reap_cb);
@@ -578,7 +587,7 @@ static void account_input(struct jd_conn *c)
 	held = jp_decoder_held(&c->dec);
 	s->held_bytes = s->held_bytes - c->held + held;
 	c->held = held;
-	partial = jp_decoder_buffered(&c->dec) > 0 && !c->read_paused;
+	partial = jp_decoder_buffered(&c->dec) > 0 && !c->read_paused && !c->on_more;
 	if (partial && s->held_bytes > c->d->cfg->partial_frame_bytes) {
 		jd_session_fatal(c, JSCHED_ELIMIT_EXCEEDED,
 				 "the frames in progress on all connections together pass "
@@ -594,20 +603,67 @@ static void account_input(struct jd_conn *c)
 		uv_timer_stop(&c->hs_timer);
 }
 
-/* drain_frames: hand every whole frame in the decoder to the session, until the
- * connection pauses or closes.  A decoding error is answered and ends the connection
- * (the stream can no longer be trusted to be in sync). */
+/* READ_BUDGET_FRAMES, READ_BUDGET_BYTES: what one connection may have handled per loop
+ * iteration ("Read budget" above). */
+#define READ_BUDGET_FRAMES 64u
+#define READ_BUDGET_BYTES (64u * 1024u)
+
+static void more_cb(uv_idle_t *h);
+
+/* defer_rest: c's budget ran out with whole frames perhaps left: stop reading it and hand
+ * it the rest at the next iteration. */
+static void defer_rest(struct jd_conn *c)
+{
+	struct jd_server *s = &c->d->srv;
+
+	s->read_yields++;
+	uv_read_stop((uv_stream_t *)&c->pipe);
+	if (c->on_more)
+		return;
+	c->on_more = true;
+	c->more_next = s->more;
+	s->more = c;
+	uv_idle_start(&s->more_idle, more_cb);
+}
+
+/* more_drop: take c off the list of connections with frames left (it is closing). */
+static void more_drop(struct jd_conn *c)
+{
+	struct jd_conn **pc = &c->d->srv.more;
+
+	if (!c->on_more)
+		return;
+	while (*pc != c)
+		pc = &(*pc)->more_next;
+	*pc = c->more_next;
+	c->on_more = false;
+}
+
+/* drain_frames: hand the whole frames in the decoder to the session, until the connection
+ * pauses or closes, or its budget for this iteration runs out (then the rest waits for the
+ * next, defer_rest).  A decoding error is answered and ends the connection (the stream can
+ * no longer be trusted to be in sync). */
 static void drain_frames(struct jd_conn *c)
 {
+	unsigned frames = 0;
+	size_t bytes = 0;
+
 	while (!c->closing && !c->read_paused) {
 		const unsigned char *text;
 		size_t len;
 		json_t *msg = NULL;
-		int rc = jp_decoder_next_frame(&c->dec, &text, &len);
+		int rc;
 
+		if (frames >= READ_BUDGET_FRAMES || bytes >= READ_BUDGET_BYTES) {
+			defer_rest(c);
+			return;
+		}
+		rc = jp_decoder_next_frame(&c->dec, &text, &len);
 		if (rc == 0)
 			return;
 		if (rc > 0) {
+			frames++;
+			bytes += len;
 			/* The hot requests are read without a tree, the others with one. */
 			c->frame.msg = NULL;
 			c->frame.text = (const char *)text;
@@ -645,7 +701,7 @@ static bool peer_gone(const struct jd_conn *c, short events)
 
 void jd_conn_maybe_done(struct jd_conn *c)
 {
-	if (c->read_eof && !c->closing && !c->waits && !c->read_paused && !c->jh_head)
+	if (c->read_eof && !c->closing && !c->waits && !c->read_paused && !c->on_more && !c->jh_head)
 		jd_conn_close(c, "end of stream, every answer sent");
 }
 
@@ -736,12 +792,40 @@ void jd_conn_resume(struct jd_conn *c)
 	}
 	drain_frames(c);
 	account_input(c);
-	if (c->closing || c->read_paused)
+	if (c->closing || c->read_paused || c->on_more)
 		return;
 	if (c->read_eof)
 		jd_conn_maybe_done(c);
 	else
 		uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb);
+}
+
+/* more_cb: the idle handle's callback, at the top of the next iteration: hand each
+ * connection whose budget ran out its next frames, and read it again once it has none
+ * left. */
+static void more_cb(uv_idle_t *h)
+{
+	struct jd_server *s = h->data;
+	struct jd_conn *list = s->more;
+
+	s->more = NULL;
+	uv_idle_stop(h);
+	while (list) {
+		struct jd_conn *c = list;
+
+		list = c->more_next;
+		c->on_more = false;
+		if (c->closing)
+			continue;
+		drain_frames(c); /* may put it on s->more again (and start the handle) */
+		account_input(c);
+		if (c->closing || c->read_paused || c->on_more)
+			continue;
+		if (c->read_eof)
+			jd_conn_maybe_done(c);
+		else
+			uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb);
+	}
 }
 
 void jd_conn_set_frame_limit(struct jd_conn *c, size_t bytes)
@@ -939,6 +1023,8 @@ int jd_server_listen(struct jd_net *d, int activated_fd, char *err, size_t errle
 	raise_fd_limit();
 	uv_idle_init(d->loop, &s->reaper);
 	s->reaper.data = d;
+	uv_idle_init(d->loop, &s->more_idle);
+	s->more_idle.data = s;
 	uv_check_init(d->loop, &s->flush_check);
 	uv_prepare_init(d->loop, &s->flush_prepare);
 	s->flush_check.data = s->flush_prepare.data = s;
@@ -1062,6 +1148,8 @@ void jd_server_free(struct jd_net *d)
 {
 	if (!uv_is_closing((uv_handle_t *)&d->srv.reaper))
 		uv_close((uv_handle_t *)&d->srv.reaper, NULL);
+	if (!uv_is_closing((uv_handle_t *)&d->srv.more_idle))
+		uv_close((uv_handle_t *)&d->srv.more_idle, NULL);
 	if (!uv_is_closing((uv_handle_t *)&d->srv.flush_check))
 		uv_close((uv_handle_t *)&d->srv.flush_check, NULL);
 	if (!uv_is_closing((uv_handle_t *)&d->srv.flush_prepare))

@@ -53,6 +53,9 @@ struct jd_conn {
 	bool read_eof;		/* the peer shut its write side: no more requests; open while
 				 * waits are pending (jd_conn_maybe_done) */
 	bool read_paused;	/* backpressure `block`: a submit waits for queue room */
+	bool on_more;		/* its read budget ran out: whole frames wait for the next
+				 * iteration (server.c "Read budget"), reading stopped */
+	struct jd_conn *more_next;	/* on the server's list of such connections */
 	int open_handles;	/* pipe + timer; freed when both close callbacks ran */
 
 	struct jp_decoder dec;	/* bytes in, frames out */
@@ -121,6 +124,9 @@ struct jd_outbuf {
 struct jd_server {
 	uv_pipe_t listener;
 	uv_idle_t reaper;	/* drains the pending-close list */
+	uv_idle_t more_idle;	/* reads on for connections whose read budget ran out */
+	struct jd_conn *more;	/* those connections */
+	uint64_t read_yields;	/* times a connection's budget ran out (metrics) */
 	/* The flush of the connections' batches: check runs after the poll phase's
 	 * callbacks (replies to what was read), prepare before the next poll (what timers
 	 * and the reaper queued); both active only while a batch is waiting. */

@@ -536,6 +536,72 @@ static void test_loop_ahead_of_workers(void **state)
 	close(fd);
 }
 
+/* conn_member: the metrics' connections.<name>, asked on fd. */
+static json_int_t conn_member(int fd, const char *name)
+{
+	json_t *r = jdt_raw_ask(fd, "{\"op\": \"metrics\", \"id\": 96}");
+	json_t *v = json_object_get(json_object_get(json_object_get(r, "metrics"), "connections"), name);
+	json_int_t n;
+
+	assert_true(json_is_integer(v));
+	n = json_integer_value(v);
+	json_decref(r);
+	return n;
+}
+
+/* test_pipelining_client_yields: one client's 2,000 pipelined pings do not hold the loop
+ * from another client.  With the daemon stopped (SIGSTOP) the first writes 2,000 pings,
+ * then the second asks for the metrics; continued, the daemon finds both readable in one
+ * poll, the first first (epoll reports them in the order they became readable), and the
+ * metrics reply counts fewer than the 2,000 pings read before it, because the first
+ * connection's budget for the iteration ran out (read_yields).  All 2,000 replies still
+ * come, in order. */
+static void test_pipelining_client_yields(void **state)
+{
+	enum { N = 2000 };
+	static char buf[N * 48];
+	int a = jdt_raw_hello(&t, "edges"), b = jdt_raw_hello(&t, "edges");
+	json_int_t req0 = conn_member(b, "requests"), yields0 = conn_member(b, "read_yields");
+	json_int_t req1, yields1;
+	json_t *r, *conns;
+	size_t len = 0;
+
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		char req[48];
+		int n = snprintf(req, sizeof(req), "{\"op\": \"ping\", \"id\": %d}", i + 1);
+
+		buf[len] = buf[len + 1] = 0;
+		buf[len + 2] = (char)(n >> 8);
+		buf[len + 3] = (char)n;
+		memcpy(buf + len + 4, req, (size_t)n);
+		len += 4 + (size_t)n;
+	}
+	assert_int_equal(kill(t.pid, SIGSTOP), 0);
+	jdt_send_all(a, buf, len);
+	jdt_send_frame(b, "{\"op\": \"metrics\", \"id\": 2}");
+	assert_int_equal(kill(t.pid, SIGCONT), 0);
+	r = jdt_read_frame(b);
+	assert_non_null(r);
+	conns = json_object_get(json_object_get(r, "metrics"), "connections");
+	req1 = json_integer_value(json_object_get(conns, "requests"));
+	yields1 = json_integer_value(json_object_get(conns, "read_yields"));
+	json_decref(r);
+	/* req1 - req0: this metrics request and the pings read before it */
+	if (req1 - req0 - 1 >= N)
+		fail_msg("all %d pipelined pings were read before another client's request", N);
+	assert_true(yields1 > yields0);
+	for (int i = 0; i < N; i++) {
+		r = jdt_read_frame(a);
+		assert_non_null(r);
+		assert_int_equal(json_integer_value(json_object_get(r, "id")), i + 1);
+		assert_true(json_is_true(json_object_get(r, "ok")));
+		json_decref(r);
+	}
+	close(a);
+	close(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -548,6 +614,7 @@ int main(void)
 		cmocka_unit_test(test_pipelined_replies_one_write),
 		cmocka_unit_test(test_loop_iterations_timed),
 		cmocka_unit_test(test_loop_ahead_of_workers),
+		cmocka_unit_test(test_pipelining_client_yields),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
