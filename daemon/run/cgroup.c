@@ -871,7 +871,7 @@ static int slot_dirs(struct jd_cg *cg, const char *client, struct jd_cg_job *out
 		out->dir[h][0] = '\0';
 		if (!(cg->hier[h].ctls & ~out->skip))
 			continue;
-		if (first)
+		if (first && !cg->unnamed)
 			n = snprintf(out->dir[h], PATH_MAX, "%s/%s/%s+g-%llu", cg->hier[h].base, rel, job,
 				     (unsigned long long)out->slot);
 		else
@@ -1262,7 +1262,7 @@ int jd_cg_job_park(struct jd_cg *cg, struct jd_cg_job *g, const struct jd_cg_usa
 		    put_noted(cg, g->dir[h], "memory.max_usage_in_bytes", "0") < 0)
 			return JSCHED_EIO;
 	snprintf(name, sizeof(name), "g-%llu", (unsigned long long)g->slot);
-	if (rename_first(cg, g, name) < 0)
+	if (!cg->unnamed && rename_first(cg, g, name) < 0)
 		return JSCHED_EIO;
 	g->base = *now;
 	g->id = 0;
@@ -1277,7 +1277,7 @@ int jd_cg_job_reuse(struct jd_cg *cg, struct jd_cg_job *g, uint64_t id, uint64_t
 
 	job_name(id, seq, job);
 	snprintf(name, sizeof(name), "%s+g-%llu", job, (unsigned long long)g->slot);
-	if (rename_first(cg, g, name) < 0)
+	if (!cg->unnamed && rename_first(cg, g, name) < 0)
 		return JSCHED_EIO;
 	g->id = id;
 	g->seq = seq;

@@ -152,6 +152,9 @@ struct jd_cg {
 	bool has_kill;		/* v2 cgroup.kill */
 	bool plain;		/* not cgroupfs: a test's directory tree */
 	bool base_made;		/* the subtree's directories exist (made again on demand) */
+	bool unnamed;		/* set by the caller: reusable groups never carry their job's
+				 * name (nothing to settle after a crash: no journal), so
+				 * parking and reusing one renames nothing */
 	uint64_t slots;		/* the last g-N name given to a reusable job group */
 	size_t nhier;		/* v1: hierarchies in use; v2: 1 */
 	struct {
@@ -204,7 +207,8 @@ int jd_cg_client(struct jd_cg *cg, const char *name, uint32_t weight, const stru
  * job-ID, or job-ID-SEQ when seq is not 0 (a call handler's processes, one group each),
  * in every hierarchy; a group that can be reused (jd_cg_can_reuse, no limits) has the
  * job's name only in the first hierarchy it is in, job-ID[-SEQ]+g-N, and g-N in the
- * others, so that parking and reusing it renames one directory.  Returns 0 or a
+ * others, so that parking and reusing it renames one directory (cg->unnamed: g-N in
+ * every hierarchy, and nothing is renamed).  Returns 0 or a
  * JSCHED_E* code; on failure nothing is left behind. */
 int jd_cg_job_create(struct jd_cg *cg, const char *client, uint64_t id, uint64_t seq,
 		     const struct jd_cg_limits *l, unsigned skip, struct jd_cg_job *out);

@@ -134,6 +134,9 @@ int jd_exec_cgroups_open(struct jd_exec *x, char *err, size_t errlen)
 		snprintf(err, errlen, "cgroups.mode %s: %s", conf.mode, x->cg->reason);
 		return rc;
 	}
+	/* Without a journal no job outlives the process, so a restart has nothing to settle
+	 * by a group's job id: reusable groups keep their neutral name (cgroup.h). */
+	x->cg->unnamed = x->cfg->journal_sync == JD_JOURNAL_OFF;
 	if (x->cg->mode != JD_CG_NONE && !x->helper[0]) {
 		/* A command places itself in its group through the helper (cgroup.h). */
 		jd_cg_close(x->cg);

@@ -610,6 +610,42 @@ static void test_v1_tree_reuse(void **state)
 }
 
 
+/* Unnamed groups (no journal: nothing to settle after a crash): a reusable group is g-N in
+ * every hierarchy, and parking and reusing it rename nothing; a crash's sweep removes it
+ * without reporting a job. */
+static void test_v1_tree_unnamed(void **state)
+{
+	struct jd_cg_conf conf;
+	struct jd_cg_job g;
+	struct jd_cg_usage u = {0};
+	uint64_t ids[4];
+	size_t n, total;
+	struct jd_cg *cg = calloc(1, sizeof(*cg));
+	const char *cpu = "v1/cpu,cpuacct/jt/client-bob", *frz = "v1/freezer/jt/client-bob";
+
+	(void)state;
+	v1_tree();
+	conf = conf_for("jt", true);
+	assert_int_equal(jd_cg_open(cg, &conf), 0);
+	cg->unnamed = true;
+	assert_int_equal(jd_cg_job_create(cg, "bob", 70, 0, NULL, 0, &g), 0);
+	assert_true(exists("%s/%s/g-1", tmp, cpu));
+	assert_false(exists("%s/%s/job-70+g-1", tmp, cpu));
+	assert_int_equal(jd_cg_job_park(cg, &g, &u), 0);
+	assert_int_equal(jd_cg_job_reuse(cg, &g, 71, 0), 0);
+	assert_int_equal(g.id, 71);
+	assert_true(exists("%s/%s/g-1", tmp, cpu));
+	assert_true(exists("%s/%s/g-1", tmp, frz));
+	assert_int_equal(cg->stats.parked, 1);
+	assert_int_equal(cg->stats.reused, 1);
+	assert_int_equal(cg->stats.errors, 0);
+	assert_int_equal(jd_cg_recover(cg, ids, NULL, 4, &n, &total), 0);
+	assert_int_equal(total, 0);
+	assert_false(exists("%s/%s", tmp, cpu));
+	jd_cg_close(cg);
+	free(cg);
+}
+
 static void test_v1_tree_recover(void **state)
 {
 	struct jd_cg_conf conf;
@@ -1052,6 +1088,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_v1_tree, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_v1_tree_recover, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_v1_tree_reuse, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(test_v1_tree_unnamed, tree_setup, tree_teardown),
 	};
 	const struct CMUnitTest live[] = {
 		cmocka_unit_test(test_real_setsid_double_fork),
