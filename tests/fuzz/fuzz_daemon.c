@@ -63,6 +63,7 @@ int jschedd_main(int argc, char **argv);
 #define UNWATCH_ID 9007199254740990LL
 #define HELLO_ID 9007199254740989LL
 #define SETTLE_MS 10000
+#define START_MS 25000
 #define STR_(x) #x
 #define STR(x) STR_(x)
 /* STALL_MS: how long the input's session may go without a frame before the harness
@@ -138,13 +139,16 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* daemon_exit: jschedd_main's status once it has returned, -1 while it runs. */
+static _Atomic int daemon_exit = -1;
+
 static void *daemon_run(void *arg)
 {
 	char *argv[] = {"jschedd", "-c", conf_path, NULL};
 
 	(void)arg;
 	optind = 0; /* getopt starts afresh: the daemon may be started again */
-	jschedd_main(3, argv);
+	daemon_exit = jschedd_main(3, argv);
 	return NULL;
 }
 
@@ -346,18 +350,35 @@ static void stop_daemon(void)
 	started = false;
 }
 
-/* wait_ready: wait for the daemon's READY=1 (sd_notify, daemon/service.c) on `ready`. */
+/* wait_ready: wait for the daemon's READY=1 (sd_notify, daemon/service.c) on `ready`:
+ * a daemon that exits first failed to start; one not ready within START_MS (a start takes
+ * milliseconds; a loaded machine has been seen to hold one for over 10 s, in the kernel's
+ * cgroup operations beside others' tests) is reported as such, before libFuzzer's own
+ * 30 s timeout would report the input. */
 static void wait_ready(int ready)
 {
-	uint64_t deadline = now_ms() + SETTLE_MS;
+	uint64_t start = now_ms();
+	bool told = false;
 	char msg[512];
 
 	for (;;) {
 		struct pollfd pfd = {.fd = ready, .events = POLLIN};
-		uint64_t now = now_ms();
+		uint64_t waited = now_ms() - start;
 		ssize_t n;
 
-		check(now < deadline && poll(&pfd, 1, (int)(deadline - now)) == 1);
+		if (daemon_exit >= 0)
+			fprintf(stderr, "the daemon exited (status %d) before it was ready\n",
+				daemon_exit);
+		check(daemon_exit < 0);
+		if (waited >= START_MS)
+			fprintf(stderr, "the daemon was not ready within %d s\n", START_MS / 1000);
+		check(waited < START_MS);
+		if (waited >= 5000 && !told) {
+			fprintf(stderr, "still waiting for the daemon's start after 5 s\n");
+			told = true;
+		}
+		if (poll(&pfd, 1, 1000) != 1)
+			continue;
 		n = recv(ready, msg, sizeof(msg) - 1, 0);
 		if (n > 0 && strncmp(msg, "READY=1", 7) == 0)
 			return;
@@ -400,6 +421,7 @@ static void start_daemon(void)
 	memcpy(sa.sun_path + 1, notify + 1, strlen(notify) - 1);
 	check(bind(ready, (struct sockaddr *)&sa,
 		   (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(notify))) == 0);
+	daemon_exit = -1;
 	check(pthread_create(&daemon_thread, NULL, daemon_run, NULL) == 0);
 	wait_ready(ready);
 	close(ready);
