@@ -1575,6 +1575,16 @@ fail:
 	return rc;
 }
 
+/* stop_join: tell thread th to stop (*stop, under mu; cv wakes it) and wait for it. */
+static void stop_join(pthread_mutex_t *mu, bool *stop, pthread_cond_t *cv, pthread_t th)
+{
+	pthread_mutex_lock(mu);
+	*stop = true;
+	pthread_mutex_unlock(mu);
+	pthread_cond_signal(cv);
+	pthread_join(th, NULL);
+}
+
 int jd_journal_close(struct jd_journal *j)
 {
 	int rc;
@@ -1583,20 +1593,10 @@ int jd_journal_close(struct jd_journal *j)
 		return 0;
 	if (j->snap)
 		jd_journal_snap_finish(j);
-	if (j->started) {
-		pthread_mutex_lock(&j->mu);
-		j->stop = true;
-		pthread_mutex_unlock(&j->mu);
-		pthread_cond_signal(&j->cv);
-		pthread_join(j->flusher, NULL);
-	}
-	if (j->prep_started) {
-		pthread_mutex_lock(&j->prep_mu);
-		j->prep_stop = true;
-		pthread_mutex_unlock(&j->prep_mu);
-		pthread_cond_signal(&j->cv_prep);
-		pthread_join(j->preparer, NULL);
-	}
+	if (j->started)
+		stop_join(&j->mu, &j->stop, &j->cv, j->flusher);
+	if (j->prep_started)
+		stop_join(&j->prep_mu, &j->prep_stop, &j->cv_prep, j->preparer);
 	rc = j->head ? (atomic_load(&j->err) ? atomic_load(&j->err) : JSCHED_EJOURNAL) : 0;
 	while (j->head) {
 		struct chunk *c = j->head;

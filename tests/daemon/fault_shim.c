@@ -31,14 +31,14 @@ typedef ssize_t (*pwrite_fn)(int, const void *, size_t, off_t);
 typedef ssize_t (*write_fn)(int, const void *, size_t);
 typedef int (*sync_fn)(int);
 
-/* faulty: true if a call on fd must fail now. */
-static int faulty(int fd)
+/* fd_matches: true if fd's path contains $JSCHED_FAULT_MATCH. */
+static int fd_matches(int fd)
 {
-	const char *flag = getenv("JSCHED_FAULT_FLAG"), *match = getenv("JSCHED_FAULT_MATCH");
+	const char *match = getenv("JSCHED_FAULT_MATCH");
 	char link[64], path[4096];
 	ssize_t n;
 
-	if (!flag || !match || access(flag, F_OK) != 0)
+	if (!match)
 		return 0;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	n = readlink(link, path, sizeof(path) - 1);
@@ -46,6 +46,14 @@ static int faulty(int fd)
 		return 0;
 	path[n] = 0;
 	return strstr(path, match) != NULL;
+}
+
+/* faulty: true if a call on fd must fail now. */
+static int faulty(int fd)
+{
+	const char *flag = getenv("JSCHED_FAULT_FLAG");
+
+	return flag && access(flag, F_OK) == 0 && fd_matches(fd);
 }
 
 #define NEXT(type, name) ((type)dlsym(RTLD_NEXT, name))
@@ -61,20 +69,11 @@ static const char *no_direct(void)
 /* direct_refused: true if a write on fd must fail with EINVAL (O_DIRECT refused). */
 static int direct_refused(int fd)
 {
-	const char *how = no_direct(), *match = getenv("JSCHED_FAULT_MATCH");
-	char link[64], path[4096];
-	ssize_t n;
+	const char *how = no_direct();
 	int fl;
 
-	if (!how || strcmp(how, "write") != 0 || !match || (fl = fcntl(fd, F_GETFL)) < 0 ||
-	    !(fl & O_DIRECT))
-		return 0;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, path, sizeof(path) - 1);
-	if (n <= 0)
-		return 0;
-	path[n] = 0;
-	return strstr(path, match) != NULL;
+	return how && strcmp(how, "write") == 0 && (fl = fcntl(fd, F_GETFL)) >= 0 &&
+	       (fl & O_DIRECT) && fd_matches(fd);
 }
 
 typedef int (*open_fn)(const char *, int, ...);
@@ -91,27 +90,20 @@ static int open_as(const char *name, const char *path, int flags, va_list ap)
 	return NEXT(open_fn, name)(path, flags, mode);
 }
 
-int open(const char *path, int flags, ...)
-{
-	va_list ap;
-	int fd;
-
-	va_start(ap, flags);
-	fd = open_as("open", path, flags, ap);
-	va_end(ap);
-	return fd;
-}
-
-int open64(const char *path, int flags, ...)
-{
-	va_list ap;
-	int fd;
-
-	va_start(ap, flags);
-	fd = open_as("open64", path, flags, ap);
-	va_end(ap);
-	return fd;
-}
+/* open and open64: the same wrapper, each calling its own next definition. */
+#define OPEN_WRAPPER(name)                                                                 \
+	int name(const char *path, int flags, ...)                                         \
+	{                                                                                   \
+		va_list ap;                                                                 \
+		int fd;                                                                     \
+                                                                                            \
+		va_start(ap, flags);                                                        \
+		fd = open_as(#name, path, flags, ap);                                       \
+		va_end(ap);                                                                 \
+		return fd;                                                                  \
+	}
+OPEN_WRAPPER(open)
+OPEN_WRAPPER(open64)
 
 ssize_t pwrite(int fd, const void *p, size_t n, off_t off)
 {
