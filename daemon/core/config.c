@@ -74,7 +74,6 @@ void jd_config_defaults(struct jd_config *c)
 	c->client_idle_seconds = 3600;
 	c->queued_bytes = 4ull << 30;
 	c->client_queued_bytes = 1ull << 30;
-	c->worker_sched = 2; /* "low": the loop thread ahead of the workers */
 	c->retain_jobs = 10000;
 	c->retain_seconds = 3600;
 	c->retain_bytes = 256ull << 20;

@@ -36,7 +36,8 @@ static struct jdt t;
 static int setup(void **state)
 {
 	(void)state;
-	jdt_start(&t, "\"workers\": 2, \"limits\": {\"output_buffer_bytes\": 67108864}");
+	jdt_start(&t, "\"workers\": 2, \"worker_scheduling\": \"low\", "
+		  "\"limits\": {\"output_buffer_bytes\": 67108864}");
 	return 0;
 }
 
@@ -483,7 +484,7 @@ static int thread_nice(pid_t pid, const char *tid, bool *worker)
 }
 
 /* test_loop_ahead_of_workers: the loop thread runs ten nice levels ahead of the workers
- * (worker_scheduling "low", the default): lowered itself to -10 from 0 where the kernel
+ * (worker_scheduling "low", this group's daemon's): lowered itself to -10 from 0 where the kernel
  * allows it (the workers then at 0), else the workers at +10 (at most 19); and a command
  * it starts gets the daemon's own nice back. */
 static void test_loop_ahead_of_workers(void **state)
