@@ -776,6 +776,21 @@ void jd_conn_pause(struct jd_conn *c)
 	uv_read_stop((uv_stream_t *)&c->pipe);
 }
 
+/* drain_and_read: hand c the frames its decoder holds (as its budget allows), then read
+ * it again unless it closed, paused or has frames left for the next iteration; at the end
+ * of its stream, close it if nothing is left to answer. */
+static void drain_and_read(struct jd_conn *c)
+{
+	drain_frames(c);
+	account_input(c);
+	if (c->closing || c->read_paused || c->on_more)
+		return;
+	if (c->read_eof)
+		jd_conn_maybe_done(c);
+	else
+		uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb);
+}
+
 void jd_conn_resume(struct jd_conn *c)
 {
 	json_t *held = c->blocked;
@@ -790,14 +805,7 @@ void jd_conn_resume(struct jd_conn *c)
 		jd_session_message(c, held);
 		json_decref(held);
 	}
-	drain_frames(c);
-	account_input(c);
-	if (c->closing || c->read_paused || c->on_more)
-		return;
-	if (c->read_eof)
-		jd_conn_maybe_done(c);
-	else
-		uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb);
+	drain_and_read(c);
 }
 
 /* more_cb: the idle handle's callback, at the top of the next iteration: hand each
@@ -817,14 +825,7 @@ static void more_cb(uv_idle_t *h)
 		c->on_more = false;
 		if (c->closing)
 			continue;
-		drain_frames(c); /* may put it on s->more again (and start the handle) */
-		account_input(c);
-		if (c->closing || c->read_paused || c->on_more)
-			continue;
-		if (c->read_eof)
-			jd_conn_maybe_done(c);
-		else
-			uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb);
+		drain_and_read(c); /* may put it on s->more again (and start the handle) */
 	}
 }
 

@@ -372,6 +372,25 @@ static void test_close_keeps_replies_held_for_the_journal(void **state)
 	close(fd);
 }
 
+/* pings: n ping frames (ids 1 to n, each under 48 bytes) one after another in buf, as a
+ * client that pipelines them would write them; returns their bytes. */
+static size_t pings(char *buf, int n)
+{
+	size_t len = 0;
+
+	for (int i = 0; i < n; i++) {
+		char req[44];
+		int k = snprintf(req, sizeof(req), "{\"op\": \"ping\", \"id\": %d}", i + 1);
+
+		buf[len] = buf[len + 1] = 0;
+		buf[len + 2] = (char)(k >> 8);
+		buf[len + 3] = (char)k;
+		memcpy(buf + len + 4, req, (size_t)k);
+		len += 4 + (size_t)k;
+	}
+	return len;
+}
+
 /* conn_counts: the metrics' connections.writes and frames_written, asked on fd. */
 static void conn_counts(int fd, json_int_t *writes, json_int_t *frames)
 {
@@ -397,16 +416,7 @@ static void test_pipelined_replies_one_write(void **state)
 
 	(void)state;
 	conn_counts(fd, &w0, &f0);
-	for (int i = 0; i < N; i++) {
-		char req[48];
-		int n = snprintf(req, sizeof(req), "{\"op\": \"ping\", \"id\": %d}", i + 1);
-
-		buf[len] = buf[len + 1] = 0;
-		buf[len + 2] = (char)(n >> 8);
-		buf[len + 3] = (char)n;
-		memcpy(buf + len + 4, req, (size_t)n);
-		len += 4 + (size_t)n;
-	}
+	len = pings(buf, N);
 	jdt_send_all(fd, buf, len);
 	for (int i = 0; i < N; i++) {
 		json_t *r = jdt_read_frame(fd);
@@ -568,16 +578,7 @@ static void test_pipelining_client_yields(void **state)
 	size_t len = 0;
 
 	(void)state;
-	for (int i = 0; i < N; i++) {
-		char req[48];
-		int n = snprintf(req, sizeof(req), "{\"op\": \"ping\", \"id\": %d}", i + 1);
-
-		buf[len] = buf[len + 1] = 0;
-		buf[len + 2] = (char)(n >> 8);
-		buf[len + 3] = (char)n;
-		memcpy(buf + len + 4, req, (size_t)n);
-		len += 4 + (size_t)n;
-	}
+	len = pings(buf, N);
 	assert_int_equal(kill(t.pid, SIGSTOP), 0);
 	jdt_send_all(a, buf, len);
 	jdt_send_frame(b, "{\"op\": \"metrics\", \"id\": 2}");
