@@ -357,6 +357,16 @@ static pid_t spawn_direct(struct jd_proc *p, const char *file, char *const *argv
 }
 #endif
 
+/* reason_of: errno e worded as jschedd-runas words it (strerror with a lower-case first
+ * letter: "no such file or directory"), into buf; returns buf.  The same words on every
+ * start path, for every errno (libuv's uv_strerror has no name for some, ENOEXEC's). */
+static const char *reason_of(int e, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", e > 0 ? strerror(e) : "unknown error");
+	buf[0] = (char)tolower((unsigned char)buf[0]);
+	return buf;
+}
+
 /* direct_reason: why a directly started child failed (its report: step, errno). */
 static void direct_reason(const struct jd_proc *p, char *out, size_t len)
 {
@@ -365,9 +375,7 @@ static void direct_reason(const struct jd_proc *p, char *out, size_t len)
 
 	if (p->stat_len >= sizeof(rep))
 		memcpy(rep, p->stat_buf, sizeof(rep));
-	/* As jschedd-runas words it: strerror with a lower-case first letter. */
-	snprintf(why, sizeof(why), "%s", rep[1] > 0 ? strerror(rep[1]) : "unknown error");
-	why[0] = (char)tolower((unsigned char)why[0]);
+	reason_of(rep[1], why, sizeof(why));
 	switch (rep[0]) {
 	case STEP_GROUP:
 		snprintf(out, len, "cannot enter the job's control group: %s", why);
@@ -845,13 +853,13 @@ void jd__proc_spawn(struct jd_proc *p)
 	}
 	if (!p->helper) {
 		struct stat st;
-
+		char buf[128];
 		const char *why = NULL;
 
 		/* The working directory, checked here for a clear reason (a failed chdir
 		 * and a failed exec look alike from posix_spawn). */
 		if (stat(s->cwd, &st) < 0 || (S_ISDIR(st.st_mode) && access(s->cwd, X_OK) < 0))
-			why = uv_strerror(-errno);
+			why = reason_of(errno, buf, sizeof(buf));
 		else if (!S_ISDIR(st.st_mode))
 			why = "not a directory";
 		if (why) {
@@ -862,7 +870,7 @@ void jd__proc_spawn(struct jd_proc *p)
 			snprintf(exe, sizeof(exe), "%s", s->argv[0]);
 		} else if ((rc = lookup(s->argv[0], env_path(s->env) ? env_path(s->env) : DEFAULT_PATH,
 					exe, sizeof(exe))) < 0) {
-			spawn_failed(p, "%s: %s", uv_strerror(rc), s->argv[0]);
+			spawn_failed(p, "%s: %s", reason_of(-rc, buf, sizeof(buf)), s->argv[0]);
 			goto fail_early;
 		}
 		file = exe;
@@ -951,7 +959,9 @@ void jd__proc_spawn(struct jd_proc *p)
 		}
 	}
 	if (pid < 0) {
-		spawn_failed(p, "%s: %s", uv_strerror((int)pid), s->argv[0]);
+		char why[128];
+
+		spawn_failed(p, "%s: %s", reason_of(-(int)pid, why, sizeof(why)), s->argv[0]);
 		/* No process: close the pipes now; finish closes the rest. */
 		p->exited = true;
 		close_handle((uv_handle_t *)&p->pin, &p->in_open);
