@@ -391,15 +391,18 @@ static size_t pings(char *buf, int n)
 	return len;
 }
 
-/* conn_counts: the metrics' connections.writes and frames_written, asked on fd. */
-static void conn_counts(int fd, json_int_t *writes, json_int_t *frames)
+/* conn_counts: the metrics' connections.<n1> and connections.<n2> into *v1 and *v2, from
+ * one metrics request asked on fd (one, so that a count of requests covers every request
+ * before the next one and nothing after). */
+static void conn_counts(int fd, const char *n1, json_int_t *v1, const char *n2, json_int_t *v2)
 {
 	json_t *r = jdt_raw_ask(fd, "{\"op\": \"metrics\", \"id\": 99}");
 	json_t *conns = json_object_get(json_object_get(r, "metrics"), "connections");
+	json_t *j1 = json_object_get(conns, n1), *j2 = json_object_get(conns, n2);
 
-	assert_true(json_is_integer(json_object_get(conns, "writes")));
-	*writes = json_integer_value(json_object_get(conns, "writes"));
-	*frames = json_integer_value(json_object_get(conns, "frames_written"));
+	assert_true(json_is_integer(j1) && json_is_integer(j2));
+	*v1 = json_integer_value(j1);
+	*v2 = json_integer_value(j2);
 	json_decref(r);
 }
 
@@ -415,7 +418,7 @@ static void test_pipelined_replies_one_write(void **state)
 	size_t len = 0;
 
 	(void)state;
-	conn_counts(fd, &w0, &f0);
+	conn_counts(fd, "writes", &w0, "frames_written", &f0);
 	len = pings(buf, N);
 	jdt_send_all(fd, buf, len);
 	for (int i = 0; i < N; i++) {
@@ -426,7 +429,7 @@ static void test_pipelined_replies_one_write(void **state)
 		assert_true(json_is_true(json_object_get(r, "ok")));
 		json_decref(r);
 	}
-	conn_counts(fd, &w1, &f1);
+	conn_counts(fd, "writes", &w1, "frames_written", &f1);
 	/* The first metrics reply and the 50 pongs: 51 frames; 2 writes, or 3 if the kernel
 	 * handed the daemon the 50 requests in two reads. */
 	assert_int_equal(f1 - f0, N + 1);
@@ -547,19 +550,6 @@ static void test_loop_ahead_of_workers(void **state)
 	close(fd);
 }
 
-/* conn_member: the metrics' connections.<name>, asked on fd. */
-static json_int_t conn_member(int fd, const char *name)
-{
-	json_t *r = jdt_raw_ask(fd, "{\"op\": \"metrics\", \"id\": 96}");
-	json_t *v = json_object_get(json_object_get(json_object_get(r, "metrics"), "connections"), name);
-	json_int_t n;
-
-	assert_true(json_is_integer(v));
-	n = json_integer_value(v);
-	json_decref(r);
-	return n;
-}
-
 /* test_pipelining_client_yields: one client's 2,000 pipelined pings do not hold the loop
  * from another client.  With the daemon stopped (SIGSTOP) the first writes 2,000 pings,
  * then the second asks for the metrics; continued, the daemon finds both readable in one
@@ -579,10 +569,10 @@ static void test_pipelining_client_yields(void **state)
 	(void)state;
 	len = pings(buf, N);
 	for (try = 0; try < TRIES; try++) {
-		json_int_t req0 = conn_member(b, "requests"), yields0 = conn_member(b, "read_yields");
-		json_int_t before, yields1;
+		json_int_t req0, yields0, before, yields1;
 		json_t *r, *conns;
 
+		conn_counts(b, "requests", &req0, "read_yields", &yields0);
 		assert_int_equal(kill(t.pid, SIGSTOP), 0);
 		jdt_send_all(a, buf, len);
 		jdt_send_frame(b, "{\"op\": \"metrics\", \"id\": 2}");
