@@ -372,32 +372,44 @@ static const char *metric_fault(struct jsched_conn *c)
 	return buf;
 }
 
-static void test_no_direct(void **state)
+/* start_under_shim: start t's daemon with config under tests/daemon/fault_shim.so
+ * (LD_PRELOAD, and ASAN_OPTIONS letting the shim sit under ASan's runtime, which wants to
+ * come first), then restore both for what the test runs next; the JSCHED_FAULT_* variables
+ * are the caller's. */
+static void start_under_shim(const char *config)
 {
-	static const char *const hows[] = {"open", "write"};
 	char shim[700], asan[700];
-	const char *old_asan = getenv("ASAN_OPTIONS");
+	const char *old = getenv("ASAN_OPTIONS");
+	char *old_asan = old ? strdup(old) : NULL;
 
-	(void)state;
 	snprintf(shim, sizeof(shim), "%s/tests/daemon/fault_shim.so", jtc_build_dir());
 	snprintf(asan, sizeof(asan), "%s%sverify_asan_link_order=0", old_asan ? old_asan : "",
 		 old_asan ? ":" : "");
+	setenv("LD_PRELOAD", shim, 1);
+	setenv("ASAN_OPTIONS", asan, 1);
+	jdt_start(&t, config);
+	unsetenv("LD_PRELOAD");
+	if (old_asan)
+		setenv("ASAN_OPTIONS", old_asan, 1);
+	else
+		unsetenv("ASAN_OPTIONS");
+	free(old_asan);
+}
+
+static void test_no_direct(void **state)
+{
+	static const char *const hows[] = {"open", "write"};
+
+	(void)state;
 	for (int h = 0; h < 2; h++) {
 		struct jsched_conn *c;
 		uint64_t ids[5];
 		json_t *m;
 
-		setenv("LD_PRELOAD", shim, 1);
-		setenv("ASAN_OPTIONS", asan, 1);
 		setenv("JSCHED_FAULT_MATCH", "/journal/seg-", 1);
 		setenv("JSCHED_FAULT_NO_DIRECT", hows[h], 1);
-		jdt_start(&t, "");
-		unsetenv("LD_PRELOAD");
+		start_under_shim("");
 		unsetenv("JSCHED_FAULT_NO_DIRECT");
-		if (old_asan)
-			setenv("ASAN_OPTIONS", old_asan, 1);
-		else
-			unsetenv("ASAN_OPTIONS");
 		c = jdt_connect(&t, NULL);
 		for (int i = 0; i < 5; i++)
 			ids[i] = jdt_submit_call(c, "echo", "{\"n\": 1}");
@@ -422,8 +434,7 @@ static void test_no_direct(void **state)
 
 static void test_journal_unavailable(void **state)
 {
-	char flagdir[] = "/tmp/jsched-fault-XXXXXX", flag[64], shim[700], asan[700];
-	const char *old_asan = getenv("ASAN_OPTIONS");
+	char flagdir[] = "/tmp/jsched-fault-XXXXXX", flag[64];
 	struct jsched_conn *c, *c2;
 	uint64_t before, through, after;
 	json_t *r;
@@ -433,20 +444,9 @@ static void test_journal_unavailable(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(flagdir));
 	snprintf(flag, sizeof(flag), "%s/full", flagdir);
-	snprintf(shim, sizeof(shim), "%s/tests/daemon/fault_shim.so", jtc_build_dir());
-	/* ASan's runtime wants to come first; the shim sits under it all the same. */
-	snprintf(asan, sizeof(asan), "%s%sverify_asan_link_order=0", old_asan ? old_asan : "",
-		 old_asan ? ":" : "");
-	setenv("LD_PRELOAD", shim, 1);
-	setenv("ASAN_OPTIONS", asan, 1);
 	setenv("JSCHED_FAULT_FLAG", flag, 1);
 	setenv("JSCHED_FAULT_MATCH", "/journal/seg-", 1);
-	jdt_start(&t, "\"workers\": 2");
-	unsetenv("LD_PRELOAD");
-	if (old_asan)
-		setenv("ASAN_OPTIONS", old_asan, 1);
-	else
-		unsetenv("ASAN_OPTIONS");
+	start_under_shim("\"workers\": 2");
 	c = jdt_connect(&t, NULL);
 	before = jdt_submit_call(c, "noop", NULL);
 	assert_string_equal(jdt_wait_final(c, before, NULL), "succeeded");
