@@ -8,7 +8,13 @@
  *     context switches and CPU time per submit, beside the same with the journal off;
  *   - one client submitting batches of 1,000 (4 in flight), durable jobs/s, and the
  *     daemon's CPU time per job beside the journal off;
- * beside, in the same run: jschedd with journal.sync "off" (nothing kept: the same rows),
+ * beside, in the same run: the floor, a bare group-commit log in this process (one
+ * flusher thread, k submitter threads each with one 256-byte record outstanding: the
+ * issue's own measurement of what the disk allows), through O_DIRECT | O_DSYNC and
+ * through pwrite + fdatasync, flushing as soon as the last flush ended, and through
+ * O_DIRECT | O_DSYNC with each flush waiting until all k records are in (the most a flush
+ * of closed-loop submitters can carry), with its records per flush and its write + sync
+ * per flush beside jschedd's; jschedd with journal.sync "off" (nothing kept: the same rows),
  * jschedd with journal.io "fdatasync" (the page cache and an fdatasync per flush, beside
  * the default O_DIRECT writes; builds that have journal.io),
  * and beanstalkd with its binlog, `-b DIR -f 0` (fsync after every write) and `-f 50`
@@ -38,6 +44,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -286,6 +293,219 @@ static double tiny(struct e2e_daemon *d, const struct jsched_spec *spec, size_t 
 	return r;
 }
 
+/* ---- the floor: a bare group-commit log in this process ----------------------------- *
+ *
+ * What the disk allows, measured beside jschedd in the same run: one flusher thread and
+ * k submitter threads, each with one 256-byte record outstanding (append it under the
+ * log's mutex, wait until it is durable, again).  The flusher takes everything appended
+ * since its last flush (two buffers, swapped) and writes it with one pwrite + fdatasync
+ * into a file written with zeros beforehand (never grown under a flush), or with one
+ * pwrite of whole blocks through O_DIRECT | O_DSYNC; the next flush starts as soon as the
+ * last one ends, with whatever has arrived (no gathering).  A submitter waits on the
+ * condition variable of its flush's parity, so a flush's end wakes only its own
+ * submitters.  No checksums, no framing, no sockets: the records are copied and written.
+ * The file is BARE_FILE bytes, and a flush that would run past its end starts again at
+ * offset 0 (its blocks are written already, as a preallocated segment's are: a log would
+ * go on in the next such segment).  */
+enum { BARE_REC = 256, BARE_BLOCK = 4096, BARE_BUF = 1 << 20 };
+#define BARE_FILE (32u << 20)
+
+struct bare {
+	pthread_mutex_t mu;
+	pthread_cond_t cv_work, cv_done[2];
+	unsigned char *buf[2];	/* aligned, BARE_BUF each */
+	size_t len;		/* of buf[cur] */
+	int cur;
+	uint64_t appended, durable, started, flushes;
+	bool stop, waiting;
+	bool gather;		/* wait until every running submitter has a record in */
+	int active;		/* submitters still running (under mu) */
+	int fd;
+	bool direct;
+	uint64_t off;
+	uint64_t until_ns;
+	uint64_t sync_ns;	/* the flusher's time in pwrite (+ fdatasync) */
+	pthread_barrier_t go;
+};
+
+/* The floor's variants, in the order they run. */
+enum { NBARE = 3 };
+static const struct {
+	const char *name;
+	bool direct, gather;
+} bare_modes[NBARE] = {
+	{"O_DIRECT|O_DSYNC", true, false},
+	{"pwrite+fdatasync", false, false},
+	{"O_DIRECT|O_DSYNC, each flush waiting for all k", true, true},
+};
+
+static void *bare_flusher(void *arg)
+{
+	struct bare *b = arg;
+
+	pthread_mutex_lock(&b->mu);
+	for (;;) {
+		unsigned char *p;
+		size_t n, w;
+		uint64_t last, k, t0;
+
+		while ((!b->len || (b->gather && b->len < (size_t)b->active * BARE_REC)) &&
+		       !b->stop) {
+			b->waiting = true;
+			pthread_cond_wait(&b->cv_work, &b->mu);
+			b->waiting = false;
+		}
+		if (!b->len)
+			break;
+		p = b->buf[b->cur];
+		n = b->len;
+		b->cur ^= 1;
+		b->len = 0;
+		k = ++b->started;
+		last = b->appended;
+		pthread_mutex_unlock(&b->mu);
+		w = b->direct ? (n + BARE_BLOCK - 1) & ~(size_t)(BARE_BLOCK - 1) : n;
+		memset(p + n, 0, w - n);
+		if (b->off + w > BARE_FILE)
+			b->off = 0;
+		t0 = bench_now_ns();
+		if (pwrite(b->fd, p, w, (off_t)b->off) != (ssize_t)w)
+			e2e_die("bare log: pwrite: %s", strerror(errno));
+		if (!b->direct && fdatasync(b->fd) < 0)
+			e2e_die("bare log: fdatasync: %s", strerror(errno));
+		b->sync_ns += bench_now_ns() - t0;
+		b->off += w;
+		pthread_mutex_lock(&b->mu);
+		b->durable = last;
+		b->flushes++;
+		pthread_cond_broadcast(&b->cv_done[k & 1]);
+	}
+	pthread_mutex_unlock(&b->mu);
+	return NULL;
+}
+
+struct bare_sub {
+	pthread_t th;
+	struct bare *b;
+	uint64_t n;
+};
+
+static void *bare_submitter(void *arg)
+{
+	struct bare_sub *s = arg;
+	struct bare *b = s->b;
+	unsigned char rec[BARE_REC];
+
+	memset(rec, 'r', sizeof(rec));
+	pthread_barrier_wait(&b->go);
+	while (bench_now_ns() < b->until_ns) {
+		uint64_t seq, k;
+
+		pthread_mutex_lock(&b->mu);
+		seq = ++b->appended;
+		memcpy(rec, &seq, sizeof(seq));
+		memcpy(b->buf[b->cur] + b->len, rec, sizeof(rec));
+		b->len += sizeof(rec);
+		k = b->started + 1; /* the flush that will carry it */
+		if (b->waiting) {
+			b->waiting = false;
+			pthread_cond_signal(&b->cv_work);
+		}
+		while (b->durable < seq)
+			pthread_cond_wait(&b->cv_done[k & 1], &b->mu);
+		pthread_mutex_unlock(&b->mu);
+		s->n++;
+	}
+	pthread_mutex_lock(&b->mu);
+	b->active--; /* a gathering flusher waits for one record fewer */
+	b->waiting = false;
+	pthread_cond_signal(&b->cv_work);
+	pthread_mutex_unlock(&b->mu);
+	return NULL;
+}
+
+/* bare_file: the floor's file in dir, BARE_FILE bytes of zeros on disk. */
+static void bare_file(const char *dir, char *path, size_t len)
+{
+	static unsigned char zeros[1 << 20];
+	int fd;
+
+	snprintf(path, len, "%s/log", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		e2e_die("bare log: %s: %s", path, strerror(errno));
+	for (uint64_t off = 0; off < BARE_FILE; off += sizeof(zeros))
+		if (pwrite(fd, zeros, sizeof(zeros), (off_t)off) != (ssize_t)sizeof(zeros))
+			e2e_die("bare log: zeroing %s: %s", path, strerror(errno));
+	if (fsync(fd) < 0)
+		e2e_die("bare log: fsync %s: %s", path, strerror(errno));
+	close(fd);
+}
+
+/* bare_run: k submitters for secs on the floor's file at path, through O_DIRECT |
+ * O_DSYNC if direct, else pwrite + fdatasync; each flush waiting until all k have a
+ * record in if gather (what no server can know: the most a flush of closed-loop
+ * submitters can carry); returns records/s, and the records per flush and the flusher's
+ * time in the write (+ sync) per flush (us). */
+static double bare_run(const char *path, bool direct, bool gather, int k, double secs,
+		       double *per_flush, double *sync_us)
+{
+	struct bare b;
+	struct bare_sub s[MAX_SUBMITTERS];
+	pthread_t fl;
+	uint64_t t0, total = 0;
+	double rate;
+	void *p0, *p1;
+
+	memset(&b, 0, sizeof(b));
+	pthread_mutex_init(&b.mu, NULL);
+	pthread_cond_init(&b.cv_work, NULL);
+	pthread_cond_init(&b.cv_done[0], NULL);
+	pthread_cond_init(&b.cv_done[1], NULL);
+	pthread_barrier_init(&b.go, NULL, (unsigned)k + 1);
+	if (posix_memalign(&p0, BARE_BLOCK, BARE_BUF) || posix_memalign(&p1, BARE_BLOCK, BARE_BUF))
+		e2e_die("out of memory");
+	b.buf[0] = p0;
+	b.buf[1] = p1;
+	b.direct = direct;
+	b.gather = gather;
+	b.active = k;
+	b.fd = open(path, O_RDWR | O_CLOEXEC | (direct ? O_DIRECT | O_DSYNC : 0));
+	if (b.fd < 0)
+		e2e_die("bare log: %s: %s", path, strerror(errno));
+	b.until_ns = UINT64_MAX;
+	memset(s, 0, sizeof(s));
+	pthread_create(&fl, NULL, bare_flusher, &b);
+	for (int i = 0; i < k; i++) {
+		s[i].b = &b;
+		pthread_create(&s[i].th, NULL, bare_submitter, &s[i]);
+	}
+	b.until_ns = bench_now_ns() + (uint64_t)(secs * 1e9);
+	pthread_barrier_wait(&b.go);
+	t0 = bench_now_ns();
+	for (int i = 0; i < k; i++) {
+		pthread_join(s[i].th, NULL);
+		total += s[i].n;
+	}
+	rate = (double)total / ((double)(bench_now_ns() - t0) / 1e9);
+	pthread_mutex_lock(&b.mu);
+	b.stop = true;
+	pthread_cond_signal(&b.cv_work);
+	pthread_mutex_unlock(&b.mu);
+	pthread_join(fl, NULL);
+	*per_flush = b.flushes ? (double)total / (double)b.flushes : NAN;
+	*sync_us = b.flushes ? (double)b.sync_ns / 1e3 / (double)b.flushes : NAN;
+	close(b.fd);
+	free(p0);
+	free(p1);
+	pthread_barrier_destroy(&b.go);
+	pthread_cond_destroy(&b.cv_done[1]);
+	pthread_cond_destroy(&b.cv_done[0]);
+	pthread_cond_destroy(&b.cv_work);
+	pthread_mutex_destroy(&b.mu);
+	return rate;
+}
+
 #define ROOM "\"retention\": {\"jobs\": 2000000}, \"limits\": {\"queued_jobs\": 2000000}, " \
 	"\"clients\": {\"default\": {\"max_queued\": 2000000}}"
 static const char *const journal_on = "\"journal\": {\"dir\": \"%s/journal\"}, " ROOM;
@@ -472,6 +692,9 @@ void e2e_durable(struct e2e *e)
 	double secs = e->quick ? 0.3 : 1.5;
 	int runs = e->runs_long;
 	double v[16], b0[16], b1[16], b2[16];
+	/* the floor, per bare_modes: records/s, records per flush, write + sync per flush */
+	double bare_rate[NBARE][16], bare_per[NBARE][16], bare_sync[NBARE][16];
+	char bare_dir[64] = "", bare_path[128];
 	double sy[16], cs_on[16], cs_off[16], cpu_on[16], cpu_off[16], parts[NPARTS][16], b3[16];
 	int has_io = -1;
 	const char *only = getenv("BENCH_E2E_DURABLE");
@@ -484,6 +707,11 @@ void e2e_durable(struct e2e *e)
 		e2e_die("spec");
 	if (only && strcmp(only, "recovery") == 0)
 		goto recovery_rows;
+	snprintf(bare_dir, sizeof(bare_dir), "/tmp/bench-bare-XXXXXX");
+	if (!mkdtemp(bare_dir))
+		e2e_die("mkdtemp: %s", strerror(errno));
+	e2e_track_dir(bare_dir, true);
+	bare_file(bare_dir, bare_path, sizeof(bare_path));
 	for (size_t ki = 0; ki < 3; ki++) {
 		int k = ks[ki];
 		char name[96];
@@ -494,6 +722,11 @@ void e2e_durable(struct e2e *e)
 
 			struct counts c0, c1, per;
 
+			/* The floor first, then jschedd, then the baselines, in every run. */
+			for (int m = 0; m < NBARE; m++)
+				bare_rate[m][r] = bare_run(bare_path, bare_modes[m].direct,
+							   bare_modes[m].gather, k, secs,
+							   &bare_per[m][r], &bare_sync[m][r]);
 			start(&d, true);
 			counts_take(&d, &c0);
 			v[r] = submitters(&d, 0, spec, k, secs, lon);
@@ -544,6 +777,13 @@ void e2e_durable(struct e2e *e)
 			e2e_track_dir(bsdir, false);
 		}
 		snprintf(name, sizeof(name), "durable submits, %d submitter%s", k, k > 1 ? "s" : "");
+		for (int m = 0; m < NBARE; m++) {
+			char base[96];
+
+			snprintf(base, sizeof(base), "bare group-commit log, %s", bare_modes[m].name);
+			bench_row(e->rep, name, "jobs/s", "always", e2e_median_of(v, (size_t)runs),
+				  base, e2e_median_of(bare_rate[m], (size_t)runs));
+		}
 		bench_row(e->rep, name, "jobs/s", "always", e2e_median_of(v, (size_t)runs),
 			  "beanstalkd -b -f 0", e2e_median_of(b1, (size_t)runs));
 		bench_row(e->rep, name, "jobs/s", "always", e2e_median_of(v, (size_t)runs),
@@ -570,6 +810,23 @@ void e2e_durable(struct e2e *e)
 					  q == P_CYCLE ? e2e_median_of(bs_put, (size_t)runs) : 0);
 			}
 		}
+		for (int m = 0; m < NBARE; m++) {
+			snprintf(name, sizeof(name), "bare group-commit log, %s, %d submitter%s",
+				 bare_modes[m].name, k, k > 1 ? "s" : "");
+			bench_row(e->rep, name, "records/s", NULL,
+				  e2e_median_of(bare_rate[m], (size_t)runs), "beanstalkd -b -f 0",
+				  e2e_median_of(b1, (size_t)runs));
+			snprintf(name, sizeof(name), "bare log, %s, records per flush, %d submitter%s",
+				 bare_modes[m].name, k, k > 1 ? "s" : "");
+			bench_row(e->rep, name, "records", NULL,
+				  e2e_median_of(bare_per[m], (size_t)runs), "jschedd",
+				  1 / e2e_median_of(sy, (size_t)runs));
+			snprintf(name, sizeof(name),
+				 "bare log, %s, write + sync per flush, %d submitter%s",
+				 bare_modes[m].name, k, k > 1 ? "s" : "");
+			bench_row(e->rep, name, "us", NULL, e2e_median_of(bare_sync[m], (size_t)runs),
+				  "jschedd", e2e_median_of(parts[P_IO], (size_t)runs));
+		}
 		snprintf(name, sizeof(name), "fdatasyncs per durable submit, %d submitter%s", k,
 			 k > 1 ? "s" : "");
 		bench_row(e->rep, name, "syncs", "always", e2e_median_of(sy, (size_t)runs),
@@ -593,6 +850,12 @@ void e2e_durable(struct e2e *e)
 				  "beanstalkd -b -f 0", lat_bs[1]);
 		}
 	}
+	e2e_rm_rf(bare_dir);
+	e2e_track_dir(bare_dir, false);
+	bench_note(e->rep, "bare group-commit log: one flusher thread, k submitter threads of "
+		   "this process each with one %d-byte record outstanding, the next flush as soon "
+		   "as the last ends; a %u MiB file zeroed beforehand, in the part's /tmp",
+		   BARE_REC, BARE_FILE >> 20);
 	if (only && strcmp(only, "submitters") == 0)
 		goto out;
 
