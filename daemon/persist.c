@@ -438,25 +438,25 @@ static void encode_hook(struct wbuf *b, const struct jd_job *j)
 	w_str(b, h->reason, h->reason ? strlen(h->reason) : 0);
 }
 
-static void encode_client(struct wbuf *b, const struct jd_client *c)
+/* encode_client: a CLIENT record's payload: name's settings conf, then 0 when they are
+ * its own (set_client's) or 1 when they are its config entry's again (no settings of its
+ * own: recovery drops what earlier records set). */
+static void encode_client(struct wbuf *b, const char *name, const struct jd_client_conf *conf,
+			  bool own)
 {
-	w_str(b, c->name, strlen(c->name));
-	w_u32(b, c->conf.weight);
-	w_u32(b, c->conf.max_queued);
-	w_u8(b, c->conf.overflow);
+	w_str(b, name, strlen(name));
+	w_u32(b, conf->weight);
+	w_u32(b, conf->max_queued);
+	w_u8(b, conf->overflow);
 	/* the rest of what set_client sets (a record without it ends above) */
-	w_u32(b, c->conf.max_running);
-	w_u32(b, c->conf.max_processes);
-	w_u64(b, c->conf.memory_max);
-	w_u64(b, c->conf.pids_max);
-	w_u32(b, c->conf.cpu_milli);
-	w_u8(b, c->conf.backend);
-}
-
-static void rec_client(struct jd_daemon *d, struct wbuf *b, const struct jd_client *c)
-{
-	encode_client(b, c);
-	append(d, R_CLIENT, 0, b);
+	w_u32(b, conf->max_running);
+	w_u32(b, conf->max_processes);
+	w_u64(b, conf->memory_max);
+	w_u64(b, conf->pids_max);
+	w_u32(b, conf->cpu_milli);
+	w_u8(b, conf->backend);
+	/* then whether they are its own (a record without it: they are) */
+	w_u8(b, own ? 0 : 1);
 }
 
 /* want_now: ask for everything appended so far at the end of this loop iteration, with
@@ -517,11 +517,12 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 			jd_outfiles_remove_value(d->jobs.outfiles, ch->job->id);
 		break;
 	case JD_CHANGE_CLIENT:
-		rec_client(d, &b, ch->client);
+		encode_client(&b, ch->name, ch->conf, ch->own);
+		append(d, R_CLIENT, 0, &b);
 		break;
 	case JD_CHANGE_CLIENT_FORGOTTEN:
-		/* Nothing to undo: an idle client has no job and no set_client record (one
-		 * with settings of its own is never forgotten, core/clients.h). */
+		/* Nothing to undo: an idle client has no job, and its settings of its own,
+		 * if any, stay in force for the name (its pin, core/clients.h). */
 		break;
 	case JD_CHANGE_NEXT_ID:
 		/* The SUBMIT and FORGOTTEN records carry every id issued (persist.h). */
@@ -1300,7 +1301,7 @@ static int replay_client(struct rec_state *st, const struct jd_journal_rec *r)
 	size_t nlen;
 	const char *n = r_str(&b, &nlen);
 	struct jd_client_conf conf;
-	struct jd_client *c;
+	bool own = true;
 	char name[65];
 
 	memset(&conf, 0, sizeof(conf));
@@ -1315,14 +1316,16 @@ static int replay_client(struct rec_state *st, const struct jd_journal_rec *r)
 		conf.cpu_milli = r_u32(&b);
 		conf.backend = (uint8_t)r_u8(&b);
 	}
+	if (!b.bad && b.off < b.len)
+		own = r_u8(&b) == 0;
 	if (b.bad || nlen >= sizeof(conf.name) || conf.weight == 0 ||
 	    conf.overflow > JD_OVERFLOW_BLOCK || conf.backend > JD_BACKEND_AUTO)
 		return JSCHED_EIO;
 	memcpy(name, n, nlen);
 	name[nlen] = 0;
 	memcpy(conf.name, name, nlen + 1);
-	c = jd_client_get(&st->d->clients, name);
-	return c ? jd_client_set(&st->d->clients, c, &conf) : JSCHED_ENOMEM;
+	return own ? jd_client_set(&st->d->clients, name, &conf)
+		   : jd_client_reset(&st->d->clients, name);
 }
 
 /* replay_process: a PROCESS record: a command's process group, kept for the restore
@@ -2210,11 +2213,10 @@ static void slice_cb(uv_timer_t *tm)
 			rc = snap_job(d, j, &b);
 	}
 	if (rc == 0 && p->snap_pos == p->snap_n) {
-		for (struct jd_client *c = d->clients.head; c && rc == 0; c = c->next)
-			if (c->conf_pinned) {
-				encode_client(&b, c);
-				rc = snap_add(d, R_CLIENT, 0, &b);
-			}
+		for (const struct jd_client_pin *c = d->clients.pins; c && rc == 0; c = c->next) {
+			encode_client(&b, c->name, &c->conf, true);
+			rc = snap_add(d, R_CLIENT, 0, &b);
+		}
 		if (rc == 0) {
 			w_u64(&b, d->jobs.next_id);
 			rc = snap_add(d, R_NEXT_ID, 0, &b);

@@ -25,8 +25,10 @@
  *             control group, 1 and its usage (CPU total, user, system, peak memory,
  *             memory limit, OOM kills, pids hits)
  *   FORGOTTEN (nothing): retention forgot the job
- *   CLIENT    a client's settings set at run time (set_client): name, weight,
- *             max_queued, overflow
+ *   CLIENT    a client name's settings set at run time (set_client): name, weight,
+ *             max_queued, overflow, max_running, max_processes, memory_max, pids_max,
+ *             cpu_milli, backend, then 0 (its own) or 1 (its config entry's again: no
+ *             settings of its own); older records end after overflow or after backend
  *   PROCESS   a running command's process group: pid, its start time, the boot id
  *   REMOTE    Slurm took the job: backend (1), Slurm job id, the tag naming its files
  *   NEXT_ID   (snapshots only) the id counter
@@ -44,9 +46,9 @@
  *
  * Compaction (jd_persist_tick): when the log is over journal.compact_bytes (64 MiB) and
  * over twice the live data, the table is written as a snapshot (per job its SUBMIT, with
- * the spec rebuilt from the job, then QUEUED, RUNNING or FINAL; the pinned clients; the
- * id counter) in slices between the loop's other work; the journal makes it durable
- * and drops the segments it covers.  Replaying the records after the snapshot over it
+ * the spec rebuilt from the job, then QUEUED, RUNNING or FINAL; the names' settings of
+ * their own, core/clients.h; the id counter) in slices between the loop's other work;
+ * the journal makes it durable and drops the segments it covers.  Replaying the records after the snapshot over it
  * is idempotent (a submit of a known id is skipped, a state only moves forward).
  *
  * Recovery (jd_persist_start, before the socket accepts): every record is replayed into

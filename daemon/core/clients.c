@@ -8,6 +8,7 @@
 
 #include "daemon/core/clock.h"
 #include "daemon/core/log.h"
+#include "jsched/error.h"
 
 /* fair_conf: the fair layer's view of a client's settings.  max_processes is a maximum
  * of the fair layer's "process" resource (the runner registers it before any client). */
@@ -43,9 +44,40 @@ struct jd_client *jd_client_find(const struct jd_clients *cs, const char *name)
 	return NULL;
 }
 
+/* pin_link: the link that holds `name`'s pin, or the list's end (*link NULL) if none. */
+static struct jd_client_pin **pin_link(struct jd_clients *cs, const char *name)
+{
+	struct jd_client_pin **pp = &cs->pins;
+
+	while (*pp && strcmp((*pp)->name, name) != 0)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+/* pin_find: `name`'s pin, or NULL. */
+static const struct jd_client_pin *pin_find(const struct jd_clients *cs, const char *name)
+{
+	for (const struct jd_client_pin *p = cs->pins; p; p = p->next)
+		if (strcmp(p->name, name) == 0)
+			return p;
+	return NULL;
+}
+
+const struct jd_client_conf *jd_client_conf_of(const struct jd_clients *cs, const char *name)
+{
+	const struct jd_client_pin *p = pin_find(cs, name);
+
+	return p ? &p->conf : jd_config_client(cs->cfg, name);
+}
+
+bool jd_client_pin_room(const struct jd_clients *cs, const char *name)
+{
+	return cs->n_pins < cs->cfg->max_clients || pin_find(cs, name) != NULL;
+}
+
 bool jd_client_idle(const struct jd_client *c)
 {
-	if (c->conns || c->conf_pinned || c->paused || c->n_retained)
+	if (c->conns || c->paused || c->n_retained)
 		return false;
 	for (int s = 0; s < JD_NSTATES; s++)
 		if (c->by_state[s])
@@ -144,7 +176,8 @@ struct jd_client *jd_client_get(struct jd_clients *cs, const char *name)
 		return NULL;
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->idx.pos_off = offsetof(struct jd_job, ipos_client);
-	c->conf = *jd_config_client(cs->cfg, name);
+	c->conf = *jd_client_conf_of(cs, name);
+	c->conf_pinned = pin_find(cs, name) != NULL;
 	fair_conf(cs->fair, &c->conf, &fc);
 	if (jd_fair_client_add(cs->fair, c->name, &fc, c, &c->fc) < 0) {
 		free(c);
@@ -168,18 +201,72 @@ static int apply(struct jd_clients *cs, struct jd_client *c)
 	return jd_fair_client_set(cs->fair, c->fc, &fc);
 }
 
-int jd_client_set(struct jd_clients *cs, struct jd_client *c, const struct jd_client_conf *conf)
+/* same_conf: whether a and b are the same settings (their names aside). */
+static bool same_conf(const struct jd_client_conf *a, const struct jd_client_conf *b)
 {
-	struct jd_change ch = {.kind = JD_CHANGE_CLIENT, .client = c};
+	return a->weight == b->weight && a->max_queued == b->max_queued &&
+	       a->overflow == b->overflow && a->max_running == b->max_running &&
+	       a->max_processes == b->max_processes && a->memory_max == b->memory_max &&
+	       a->pids_max == b->pids_max && a->cpu_milli == b->cpu_milli &&
+	       a->backend == b->backend;
+}
+
+/* set_conf: put conf in force for `name`: as its pin (own) or as its config entry's (no
+ * pin), in its registry entry if it is in use; then report it.  Returns 0 or a JSCHED_E*
+ * code from the fair layer or ENOMEM, with nothing changed. */
+static int set_conf(struct jd_clients *cs, const char *name, const struct jd_client_conf *conf,
+		    bool own)
+{
+	struct jd_change ch = {.kind = JD_CHANGE_CLIENT, .name = name, .conf = conf, .own = own};
+	struct jd_client *c = jd_client_find(cs, name);
+	struct jd_client_pin **pp = pin_link(cs, name), *p = *pp;
+	struct jd_client_conf was;
 	int rc;
 
-	c->conf = *conf;
-	c->conf_pinned = true;
-	if ((rc = apply(cs, c)) < 0)
-		return rc;
+	if (own && !p) {
+		if (!(p = calloc(1, sizeof(*p))))
+			return JSCHED_ENOMEM;
+		snprintf(p->name, sizeof(p->name), "%s", name);
+	}
+	if (c) {
+		was = c->conf;
+		c->conf = *conf;
+		if ((rc = apply(cs, c)) < 0) {
+			c->conf = was;
+			if (own && !*pp)
+				free(p);
+			return rc;
+		}
+		c->conf_pinned = own;
+	}
+	if (own) {
+		p->conf = *conf;
+		if (!*pp) {
+			*pp = p;
+			cs->n_pins++;
+		}
+	} else if (p) {
+		*pp = p->next;
+		cs->n_pins--;
+		free(p);
+	}
 	if (cs->hooks && cs->hooks->change)
 		cs->hooks->change(cs->hooks->ctx, &ch);
 	return 0;
+}
+
+int jd_client_set(struct jd_clients *cs, const char *name, const struct jd_client_conf *conf)
+{
+	const struct jd_client_conf *entry = jd_config_client(cs->cfg, name);
+
+	if (same_conf(conf, entry))
+		return set_conf(cs, name, entry, false);
+	return set_conf(cs, name, conf, true);
+}
+
+int jd_client_reset(struct jd_clients *cs, const char *name)
+{
+	return set_conf(cs, name, jd_config_client(cs->cfg, name), false);
 }
 
 void jd_clients_reconfigure(struct jd_clients *cs)
@@ -205,4 +292,11 @@ void jd_clients_free(struct jd_clients *cs)
 		free(c);
 	}
 	cs->count = 0;
+	while (cs->pins) {
+		struct jd_client_pin *p = cs->pins;
+
+		cs->pins = p->next;
+		free(p);
+	}
+	cs->n_pins = 0;
 }

@@ -1,18 +1,31 @@
 /* daemon/core/clients.h: the clients (tenants) jobs are charged to.
  *
  * A client is a name: by default the login name of the connecting uid, or what hello
- * asks for.  The daemon keeps one struct jd_client per name (names are few: users and
- * services), with its fair-admission handle, its settings from the config, and its
- * counters and latency histograms for metrics, while the name is in use: a client with
- * no connection, no job in the table (waiting, queued, running or retained), no settings
- * of its own (set_client's, which the journal keeps, or a pause) is idle, and an idle
- * client is forgotten once it has been idle limits.client_idle_seconds (the 1 s tick and
- * the test clock's advance sweep the registry), or at once when a new name would pass
+ * asks for.  The daemon keeps one struct jd_client per name in use (names are few: users
+ * and services), with its fair-admission handle, its settings, and its counters and
+ * latency histograms for metrics: a client with no connection, no job in the table
+ * (waiting, queued, running or retained) and no pause is idle, and an idle client is
+ * forgotten once it has been idle limits.client_idle_seconds (the 1 s tick and the test
+ * clock's advance sweep the registry), or at once when a new name would pass
  * limits.clients: so the cap refuses a name only when that many are really in use.  A
- * name forgotten and seen again starts afresh (its config entry applies again; its
- * counters start at zero).  Lookups are a linear scan: with tens of clients that is
- * faster than hashing and simpler; a daemon with thousands of client names would want a
- * hash here.  Loop thread only.
+ * name forgotten and seen again starts afresh (its counters start at zero).
+ *
+ * Settings an admin gave a name at run time (set_client) are kept apart from the
+ * registry, in the name's struct jd_client_pin, until set_client gives the name its
+ * config entry's settings again (a pin equal to the entry is dropped): they are in force
+ * whenever the name is in use, and the journal keeps them (a CLIENT record per change,
+ * the pins in a snapshot).  So a client with settings of its own is forgotten like any
+ * other when idle and nothing about forgetting it needs a record; its settings are what
+ * it gets back.  The alternative, keeping such a client in the registry, made every name
+ * set_client ever named hold a place under limits.clients for good (a long-lived daemon
+ * fed new names then refused every new hello) and a 1.3 KB entry in every metrics
+ * document; forgetting the settings too (journaled) would lose what an admin set for a
+ * name that connects once a day.  The pins have a cap of their own, limits.clients
+ * names, against which only set_client of a new name is refused.
+ *
+ * Lookups are a linear scan: with tens of clients that is faster than hashing and
+ * simpler; a daemon with thousands of client names would want a hash here.  Loop thread
+ * only.
  */
 #ifndef JD_CLIENTS_H
 #define JD_CLIENTS_H
@@ -29,8 +42,8 @@ struct jd_client {
 	char name[65];
 	struct jd_client *next;
 	struct jd_fair_client *fc;
-	struct jd_client_conf conf;	/* in force (config, or set_client since) */
-	bool conf_pinned;		/* set_client changed it: a reload keeps it */
+	struct jd_client_conf conf;	/* in force (config, or its pin's) */
+	bool conf_pinned;		/* conf is its pin's: a reload keeps it */
 	bool blocked;			/* overflow `block`: queue full, reading paused */
 	bool paused;			/* paused by the `pause` operation (not forgotten) */
 	uint32_t conns;			/* connections whose hello named it */
@@ -49,9 +62,18 @@ struct jd_client {
 	struct jd_latency *lat;		/* allocated at its first finished job (23 KiB) */
 };
 
+/* A name's settings of its own (set_client), kept whether or not the name is in use. */
+struct jd_client_pin {
+	struct jd_client_pin *next;
+	char name[65];
+	struct jd_client_conf conf;
+};
+
 struct jd_clients {
 	struct jd_client *head;
 	size_t count;
+	struct jd_client_pin *pins;	/* in the order they were first set */
+	size_t n_pins;
 	uint64_t forgotten;		/* idle names forgotten (jd_clients_forget_idle) */
 	const struct jd_config *cfg;	/* the config in force (its client entries) */
 	struct jd_fair *fair;		/* where clients are registered */
@@ -73,8 +95,7 @@ struct jd_client *jd_client_get(struct jd_clients *cs, const char *name);
  * be forgotten for it (the one idle longest is).  */
 bool jd_client_room(struct jd_clients *cs, const char *name);
 
-/* jd_client_idle: whether c is idle: no connection, no job in the table, no settings
- * of its own (set_client's, a pause). */
+/* jd_client_idle: whether c is idle: no connection, no job in the table, no pause. */
 bool jd_client_idle(const struct jd_client *c);
 
 /* jd_client_attach / jd_client_detach: a connection took c's name (hello) / closed;
@@ -90,16 +111,31 @@ size_t jd_clients_forget_idle(struct jd_clients *cs, uint64_t now_ms);
 /* jd_client_find: the client named `name`, or NULL. */
 struct jd_client *jd_client_find(const struct jd_clients *cs, const char *name);
 
-/* jd_client_set: change c's settings at run time (set_client): they are pinned (a reload
- * keeps them), pushed to the fair layer and reported (JD_CHANGE_CLIENT).  Returns 0 or a
- * JSCHED_E* code. */
-int jd_client_set(struct jd_clients *cs, struct jd_client *c, const struct jd_client_conf *conf);
+/* jd_client_conf_of: the settings in force for the name `name`, whether or not it is in
+ * use: its pin's, else its config entry's (borrowed: valid until the next change of the
+ * pins or the config). */
+const struct jd_client_conf *jd_client_conf_of(const struct jd_clients *cs, const char *name);
 
-/* jd_clients_reconfigure: after a reload, give every client not pinned by set_client its
- * entry from the new config. */
+/* jd_client_pin_room: whether set_client may give `name` settings of its own: it has a
+ * pin already, or fewer than cfg->max_clients names have one. */
+bool jd_client_pin_room(const struct jd_clients *cs, const char *name);
+
+/* jd_client_set: give the name `name` the settings conf at run time (set_client): its
+ * pin, or no pin when conf equals its config entry (then it follows the config again);
+ * pushed to the fair layer if the name is in use, and reported (JD_CHANGE_CLIENT).
+ * The pins' cap is the caller's to check (recovery replays past it).  Returns 0 or a
+ * JSCHED_E* code (nothing changed). */
+int jd_client_set(struct jd_clients *cs, const char *name, const struct jd_client_conf *conf);
+
+/* jd_client_reset: drop `name`'s pin whatever it holds: its config entry's settings are
+ * in force again (recovery's replay of a CLIENT record saying so).  As jd_client_set. */
+int jd_client_reset(struct jd_clients *cs, const char *name);
+
+/* jd_clients_reconfigure: after a reload, give every client without a pin its entry
+ * from the new config. */
 void jd_clients_reconfigure(struct jd_clients *cs);
 
-/* jd_clients_free: release every client (the fair instance must still exist). */
+/* jd_clients_free: release every client and pin (the fair instance must still exist). */
 void jd_clients_free(struct jd_clients *cs);
 
 #endif /* JD_CLIENTS_H */

@@ -44,6 +44,7 @@
 
 struct jd_client;
 struct jd_clients;
+struct jd_client_conf;
 struct jd_wait_link;
 struct jd_wait_deadline;
 struct jsched_handler;
@@ -241,9 +242,10 @@ enum jd_change_kind {
 	JD_CHANGE_FINAL,	/* job reached its final state: state, cause, reason, finished
 				 * time, and its result (value, or the exec part's) are set */
 	JD_CHANGE_FORGOTTEN,	/* retention forgot job (freed after the call) */
-	JD_CHANGE_CLIENT,	/* client's settings were changed at run time (set_client) */
+	JD_CHANGE_CLIENT,	/* a client name's settings were changed at run time
+				 * (set_client): name, conf, own */
 	JD_CHANGE_CLIENT_FORGOTTEN,	/* idle client is forgotten (freed after the call;
-					 * clients.h): it had no job and no settings */
+					 * clients.h): it had no job; its pin stays */
 	JD_CHANGE_NEXT_ID,	/* the id counter moved to next_id (ids are never reused) */
 	JD_CHANGE_PROCESS,	/* running job's command started as process (group) pid */
 	JD_CHANGE_ARRAY_STOP,	/* array parent job's elements not yet made ended in state
@@ -261,7 +263,11 @@ enum jd_change_kind {
 struct jd_change {
 	enum jd_change_kind kind;
 	const struct jd_job *job;	/* SUBMITTED ... FORGOTTEN, else NULL */
-	const struct jd_client *client;	/* CLIENT, CLIENT_FORGOTTEN, else NULL */
+	const struct jd_client *client;	/* CLIENT_FORGOTTEN, else NULL */
+	const char *name;		/* CLIENT: the client name */
+	const struct jd_client_conf *conf;	/* CLIENT: its settings now */
+	bool own;			/* CLIENT: conf is its pin (false: its config entry's
+					 * again, no pin) */
 	uint64_t next_id;		/* NEXT_ID */
 	pid_t pid;			/* PROCESS */
 	uint8_t state, cause;		/* ARRAY_STOP: enum jd_state, enum jp_cause */

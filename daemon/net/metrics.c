@@ -335,10 +335,13 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 		/* Queued jobs the fair layer could start now (their needs fit). */
 		json_object_set_new(json_object_get(doc, "fairness"), "ready",
 				    json_integer((json_int_t)jd_fair_ready(d->runner->fair)));
-		/* Client names known, and idle ones forgotten (core/clients.h). */
+		/* Client names known, idle ones forgotten, and names with settings of
+		 * their own, in use or not (core/clients.h). */
 		json_object_set_new(doc, "client_names",
-				    json_pack("{s:I, s:I, s:I}", "known", (json_int_t)d->clients->count,
-					      "forgotten", (json_int_t)d->clients->forgotten, "limit",
+				    json_pack("{s:I, s:I, s:I, s:I}", "known",
+					      (json_int_t)d->clients->count, "forgotten",
+					      (json_int_t)d->clients->forgotten, "with_settings",
+					      (json_int_t)d->clients->n_pins, "limit",
 					      (json_int_t)d->cfg->max_clients));
 		/* Times a connection's read budget for an iteration ran out (server.c). */
 		json_object_set_new(json_object_get(doc, "connections"), "read_yields",

@@ -36,7 +36,6 @@ void jd__op_set_client(struct jd_conn *c, const struct jp_request *r)
 {
 	struct jd_net *d = c->d;
 	const char *name = jp_req_str(r, "client", "");
-	struct jd_client *cl = jd_client_find(d->clients, name);
 	const char *ov = jp_req_str(r, "overflow", NULL);
 	const char *be = jp_req_str(r, "backend", NULL);
 	struct jd_client_conf conf;
@@ -44,19 +43,16 @@ void jd__op_set_client(struct jd_conn *c, const struct jp_request *r)
 	const json_t *cpu;
 	int rc;
 
-	/* A client that has not connected yet (nor is in the config) is made now, with these
-	 * settings pinned: they are in force when it connects. */
-	if (!cl && !jd_client_room(d->clients, name)) {
+	/* The settings are the name's, kept whether or not it is in use (core/clients.h):
+	 * a name not in use now is not made, and has them when it connects. */
+	if (!jd_client_pin_room(d->clients, name)) {
 		jd__reply_error(c, r->id, JSCHED_ELIMIT_EXCEEDED, "client",
-				"the daemon knows %u client names, its limit (limits.clients)",
-				d->cfg->max_clients);
+				"the daemon keeps settings of their own for %u client names, its "
+				"limit (limits.clients): set one back to its config entry's to make "
+				"room", d->cfg->max_clients);
 		return;
 	}
-	if (!cl && !(cl = jd_client_get(d->clients, name))) {
-		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
-		return;
-	}
-	conf = cl->conf;
+	conf = *jd_client_conf_of(d->clients, name);
 	conf.weight = (uint32_t)jp_req_int(r, "weight", conf.weight);
 	conf.max_queued = (uint32_t)jp_req_int(r, "max_queued", conf.max_queued);
 	conf.max_running = (uint32_t)jp_req_int(r, "max_running", conf.max_running);
@@ -82,22 +78,21 @@ void jd__op_set_client(struct jd_conn *c, const struct jp_request *r)
 	}
 	if (be)
 		conf.backend = (uint8_t)jd_backend_parse(be);
-	if ((rc = jd_client_set(d->clients, cl, &conf)) < 0) {
+	if ((rc = jd_client_set(d->clients, name, &conf)) < 0) {
 		jd__reply_error(c, r->id, rc, NULL, "cannot apply the client settings");
 		return;
 	}
 	jd_runner_wake(d->runner);	/* a raised limit: its jobs may start now */
 	jd_reply_ok(c, r->id,
 		    json_pack("{s:{s:s, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:f, s:s}}", "client", "name",
-			      cl->name, "weight", (json_int_t)cl->conf.weight, "max_queued",
-			      (json_int_t)cl->conf.max_queued, "overflow",
-			      jd_overflow_name(cl->conf.overflow), "max_running",
-			      (json_int_t)cl->conf.max_running, "max_processes",
-			      (json_int_t)cl->conf.max_processes, "memory_max",
-			      (json_int_t)cl->conf.memory_max, "pids_max", (json_int_t)cl->conf.pids_max,
-			      "cpu_max", cl->conf.cpu_milli / 1000.0, "backend",
-			      cl->conf.backend ? jd_backend_name(cl->conf.backend)
-					       : jd_backend_name(d->cfg->backends.default_backend)));
+			      name, "weight", (json_int_t)conf.weight, "max_queued",
+			      (json_int_t)conf.max_queued, "overflow", jd_overflow_name(conf.overflow),
+			      "max_running", (json_int_t)conf.max_running, "max_processes",
+			      (json_int_t)conf.max_processes, "memory_max", (json_int_t)conf.memory_max,
+			      "pids_max", (json_int_t)conf.pids_max, "cpu_max",
+			      conf.cpu_milli / 1000.0, "backend",
+			      conf.backend ? jd_backend_name(conf.backend)
+					   : jd_backend_name(d->cfg->backends.default_backend)));
 }
 
 void jd__op_shutdown(struct jd_conn *c, const struct jp_request *r)

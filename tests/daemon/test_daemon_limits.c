@@ -527,12 +527,12 @@ static void test_fiber_hungry_client_stalls_no_other(void **state)
 /* test_client_names_capped: limits.clients 3 bounds the names in use.  The name the
  * start-up check connected under is idle, so a third name takes its place; with three
  * names connected a fourth is refused with limit_exceeded (field client) and the
- * connection stays usable, known names still connect, and set_client of a new name is
- * refused the same way. */
+ * connection stays usable, known names still connect, and set_client of a new name
+ * takes no place among them. */
 static void test_client_names_capped(void **state)
 {
 	struct jdt u;
-	struct jsched_conn *a, *b, *c, *d;
+	struct jsched_conn *a, *b, *c, *d, *e;
 	char msg[256];
 	int fd;
 	json_t *r;
@@ -557,9 +557,10 @@ static void test_client_names_capped(void **state)
 	json_decref(r);
 	close(fd);
 	d = jdt_connect(&u, "second");
-	r = jdt_req(a, "{\"op\": \"set_client\", \"client\": \"fifth\", \"weight\": 2}");
-	assert_string_equal(jdt_err_code(r), "limit_exceeded");
-	json_decref(r);
+	/* Settings for a name not in use take no place among the names in use. */
+	json_decref(jdt_ok(a, "{\"op\": \"set_client\", \"client\": \"fifth\", \"weight\": 2}"));
+	assert_int_equal(jsched_connect_error(u.sock, "fourth", &e, msg, sizeof(msg)),
+			 JSCHED_ELIMIT_EXCEEDED);
 	json_decref(jdt_ok(a, "{\"op\": \"set_client\", \"client\": \"second\", \"weight\": 2}"));
 	jsched_close(a);
 	jsched_close(b);
@@ -581,19 +582,41 @@ static bool known(struct jsched_conn *c, const char *name, json_int_t *count)
 	return k;
 }
 
+/* weight_of: the weight the metrics give client `name` (which is in use). */
+static json_int_t weight_of(struct jsched_conn *c, const char *name)
+{
+	json_t *doc = jdt_metrics(c), *cm = jdt_client_metrics(doc, name);
+	json_int_t w;
+
+	assert_non_null(cm);
+	w = json_integer_value(json_object_get(cm, "weight"));
+	json_decref(doc);
+	return w;
+}
+
+/* names_count: the metrics' client_names member `what`. */
+static json_int_t names_count(struct jsched_conn *c, const char *what)
+{
+	json_t *doc = jdt_metrics(c);
+	json_int_t n = json_integer_value(json_object_get(json_object_get(doc, "client_names"), what));
+
+	json_decref(doc);
+	return n;
+}
+
 /* test_idle_client_names_forgotten: on the test clock, with limits.clients 5 and
- * client_idle_seconds 60.  A name with no connection, no job and no settings of its own
- * is forgotten once idle 60 s (not at 30 s); one with a retained job, one with
- * set_client's settings, and one paused are kept; at the cap the name idle longest
- * makes room at once, and only names really in use refuse a new one.  Through a restart
- * with the journal the names with jobs or settings come back, and forgetting goes on. */
+ * client_idle_seconds 60.  A name with no connection, no job and no pause is forgotten
+ * once idle 60 s (not at 30 s), also one with set_client's settings, which it has again
+ * when it comes back; one with a retained job and one paused are kept; at the cap the
+ * name idle longest makes room at once, and only names really in use refuse a new one.
+ * Through a restart with the journal the names with jobs come back, the settings stay
+ * the name's, and forgetting goes on. */
 static void test_idle_client_names_forgotten(void **state)
 {
 	struct jdt u;
-	struct jsched_conn *adm, *w, *x1, *x2, *x3, *x4;
-	json_int_t count, forgotten;
+	struct jsched_conn *adm, *w, *p, *x1, *x2, *x3, *x4;
+	json_int_t count;
 	char msg[256];
-	json_t *doc;
 
 	(void)state;
 	jdt_start_clocked(&u, "\"limits\": {\"clients\": 5, \"client_idle_seconds\": 60}");
@@ -603,6 +626,10 @@ static void test_idle_client_names_forgotten(void **state)
 	jsched_close(w);
 	jsched_close(jdt_connect(&u, "idle"));
 	json_decref(jdt_ok(adm, "{\"op\": \"set_client\", \"client\": \"pinned\", \"weight\": 3}"));
+	assert_false(known(adm, "pinned", NULL)); /* settings alone make no name in use */
+	p = jdt_connect(&u, "pinned");
+	assert_int_equal(weight_of(adm, "pinned"), 3);
+	jsched_close(p);
 	/* Five names: the start-up check's, adm, worker, idle, pinned. */
 	assert_true(known(adm, "idle", &count));
 	assert_int_equal(count, 5);
@@ -611,16 +638,16 @@ static void test_idle_client_names_forgotten(void **state)
 	assert_int_equal(count, 5);
 	jdt_clock_advance(adm, 30001);
 	assert_false(known(adm, "idle", &count));
-	assert_int_equal(count, 3);
+	assert_int_equal(count, 2);
 	assert_true(known(adm, "worker", NULL)); /* its job is retained */
-	assert_true(known(adm, "pinned", NULL)); /* set_client's settings */
-	doc = jdt_metrics(adm);
-	forgotten = json_integer_value(json_object_get(json_object_get(doc, "client_names"), "forgotten"));
-	assert_int_equal(forgotten, 2);
-	json_decref(doc);
+	assert_false(known(adm, "pinned", NULL)); /* idle: its settings stay the name's */
+	assert_int_equal(names_count(adm, "forgotten"), 3);
+	assert_int_equal(names_count(adm, "with_settings"), 1);
 	jdt_clock_advance(adm, 3600 * 1000);
-	assert_true(known(adm, "worker", &count) && known(adm, "pinned", NULL));
-	assert_int_equal(count, 3);
+	assert_true(known(adm, "worker", &count));
+	assert_int_equal(count, 2);
+	p = jdt_connect(&u, "pinned"); /* back, with its settings */
+	assert_int_equal(weight_of(adm, "pinned"), 3);
 
 	/* At the cap an idle name makes room at once; names in use do not. */
 	x1 = jdt_connect(&u, "x1");
@@ -643,21 +670,109 @@ static void test_idle_client_names_forgotten(void **state)
 	assert_false(known(adm, "x2", NULL));
 	jsched_close(x3);
 	jsched_close(x4);
+	jsched_close(p);
 	jsched_close(adm);
 
-	/* Through a crash and a restart: the job's name and the settings' name come back
-	 * from the journal. */
+	/* Through a crash and a restart: the job's name comes back from the journal, and
+	 * the settings' name has them when it connects. */
 	jdt_kill9(&u);
 	jdt_restart(&u);
 	adm = jdt_connect(&u, "adm");
 	assert_true(known(adm, "worker", NULL));
-	assert_true(known(adm, "pinned", NULL));
+	assert_false(known(adm, "pinned", NULL));
 	assert_false(known(adm, "x3", NULL));
+	p = jdt_connect(&u, "pinned");
+	assert_int_equal(weight_of(adm, "pinned"), 3);
+	jsched_close(p);
 	jsched_close(jdt_connect(&u, "idle2"));
 	jdt_clock_advance(adm, 0); /* the sweep sees idle2 idle now */
 	jdt_clock_advance(adm, 60000);
 	assert_false(known(adm, "idle2", NULL));
-	assert_true(known(adm, "pinned", NULL) && known(adm, "worker", NULL));
+	assert_false(known(adm, "pinned", NULL));
+	assert_true(known(adm, "worker", NULL));
+	jsched_close(adm);
+	assert_int_equal(jdt_stop(&u, SIGTERM), 0);
+}
+
+/* set_one: set_client `name`'s weight through adm; returns the reply's error code ("":
+ * ok). */
+static const char *set_one(struct jsched_conn *adm, const char *name, int weight)
+{
+	static char code[64];
+	json_t *r = jdt_req(adm, "{\"op\": \"set_client\", \"client\": \"%s\", \"weight\": %d}",
+			    name, weight);
+
+	snprintf(code, sizeof(code), "%s", jdt_err_code(r));
+	json_decref(r);
+	return code;
+}
+
+/* test_set_client_names_forgotten: limits.clients 3, client_idle_seconds 60, the test
+ * clock, a config entry for "cfgd" (weight 4).  Names given settings by set_client and
+ * then idle are forgotten like any other, so new names keep connecting: three names each
+ * given a weight, connected and closed, then forgotten, leave room for a hello of new
+ * names (before, each such name held its place for good and the third set_client and
+ * every later hello were refused), and the metrics list only the names in use.  The
+ * settings stay the name's, at most limits.clients of them: a fourth name's set_client is
+ * refused until one is set back to its config entry's, which drops it.  Through kill -9
+ * and a restart each name has the settings it had, and the dropped one follows the
+ * config again. */
+static void test_set_client_names_forgotten(void **state)
+{
+	struct jdt u;
+	struct jsched_conn *adm, *c;
+	static const char *const names[] = {"n0", "n1", "n2"};
+	json_t *doc;
+
+	(void)state;
+	jdt_start_clocked(&u, "\"limits\": {\"clients\": 3, \"client_idle_seconds\": 60}, "
+			      "\"clients\": {\"cfgd\": {\"weight\": 4}}");
+	adm = jdt_connect(&u, "adm");
+	for (int i = 0; i < 3; i++) {
+		assert_string_equal(set_one(adm, names[i], 2 + i), "");
+		c = jdt_connect(&u, names[i]);
+		assert_int_equal(weight_of(adm, names[i]), 2 + i);
+		jsched_close(c);
+		jdt_clock_advance(adm, 0);
+		jdt_clock_advance(adm, 60001);
+		assert_false(known(adm, names[i], NULL));
+	}
+	assert_int_equal(names_count(adm, "with_settings"), 3);
+	c = jdt_connect(&u, "fresh1");
+	jsched_close(jdt_connect(&u, "fresh2"));
+	doc = jdt_metrics(adm);
+	assert_true(json_array_size(json_object_get(doc, "clients")) <= 3);
+	json_decref(doc);
+	jsched_close(c);
+
+	/* The settings' own cap: a fourth name waits until one is set back. */
+	assert_string_equal(set_one(adm, "cfgd", 9), "limit_exceeded");
+	assert_string_equal(set_one(adm, "n1", 1), ""); /* the default entry's weight */
+	assert_int_equal(names_count(adm, "with_settings"), 2);
+	assert_string_equal(set_one(adm, "cfgd", 9), "");
+	assert_string_equal(set_one(adm, "cfgd", 4), ""); /* its entry's: dropped */
+	assert_int_equal(names_count(adm, "with_settings"), 2);
+	assert_string_equal(set_one(adm, "n1", 6), "");
+	assert_string_equal(set_one(adm, "n1", 1), "");
+	assert_string_equal(set_one(adm, "n0", 7), "");
+	jsched_close(adm);
+
+	jdt_kill9(&u);
+	jdt_restart(&u);
+	adm = jdt_connect(&u, "adm");
+	assert_int_equal(names_count(adm, "with_settings"), 2);
+	c = jdt_connect(&u, "n0");
+	assert_int_equal(weight_of(adm, "n0"), 7);
+	jsched_close(c);
+	c = jdt_connect(&u, "n1");
+	assert_int_equal(weight_of(adm, "n1"), 1);
+	jsched_close(c);
+	c = jdt_connect(&u, "n2");
+	assert_int_equal(weight_of(adm, "n2"), 4);
+	jsched_close(c);
+	c = jdt_connect(&u, "cfgd");
+	assert_int_equal(weight_of(adm, "cfgd"), 4);
+	jsched_close(c);
 	jsched_close(adm);
 	assert_int_equal(jdt_stop(&u, SIGTERM), 0);
 }
@@ -780,6 +895,7 @@ int main(void)
 		cmocka_unit_test(test_fiber_hungry_client_stalls_no_other),
 		cmocka_unit_test(test_client_names_capped),
 		cmocka_unit_test(test_idle_client_names_forgotten),
+		cmocka_unit_test(test_set_client_names_forgotten),
 		cmocka_unit_test(test_login_names_cached),
 		cmocka_unit_test(test_queued_bytes_bounded),
 	};
