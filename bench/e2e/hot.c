@@ -24,7 +24,10 @@
  *      machine loaded the way other work loads it.
  *   4. efficiency of short call jobs: 20,000 spin jobs of 10 µs and 100 µs (2,000 of
  *      1 ms), batches of 1,000 with 4 in flight, waited for, with the CPUs' worker
- *      count; jobs/s beside the ideal, workers / job length.
+ *      count; jobs/s beside the ideal, workers / job length.  And where their CPU went,
+ *      per job over the timed runs: the daemon's workers (the job's own time included),
+ *      its loop thread (schedstat) and this client (getrusage): the three share the
+ *      CPUs, so the rate is at most the CPUs over their sum per job.
  *   5. resident memory after 1,000,000 queued noop jobs drained (100,000 with --quick):
  *      the client pauses itself while they are submitted, so that all are queued at
  *      once, then resumes, and the queue drains (seen in the metrics' succeeded
@@ -40,8 +43,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -447,8 +452,69 @@ static void burner_rows(struct e2e *e, double *lat)
 
 /* ---- 4. efficiency of short call jobs ------------------------------------------------------ */
 
-static double spin_rate(struct e2e_daemon *d, unsigned us, size_t n)
+/* Where the CPU of short jobs goes: the daemon's loop thread, its workers (the jobs' own
+ * time included) and this client, in ns, from the kernel's schedstat and getrusage. */
+struct eff_cpu {
+	double loop, workers, client;
+};
+
+/* eff_cpu_now: the CPU time so far of pid's loop thread (its main thread), of its threads
+ * named jd-work/N, and of this process. */
+static void eff_cpu_now(pid_t pid, struct eff_cpu *c)
 {
+	char path[384], comm[32];
+	struct dirent *de;
+	struct rusage ru;
+	DIR *dir;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if ((dir = opendir(path))) {
+		while ((de = readdir(dir))) {
+			unsigned long long run = 0;
+			FILE *f;
+
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", (int)pid, de->d_name);
+			comm[0] = '\0';
+			if ((f = fopen(path, "r"))) {
+				if (!fgets(comm, sizeof(comm), f))
+					comm[0] = '\0';
+				fclose(f);
+			}
+			snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat", (int)pid, de->d_name);
+			if ((f = fopen(path, "r"))) {
+				if (fscanf(f, "%llu", &run) != 1)
+					run = 0;
+				fclose(f);
+			}
+			if (atoi(de->d_name) == (int)pid)
+				c->loop += (double)run;
+			else if (strncmp(comm, "jd-work/", 8) == 0)
+				c->workers += (double)run;
+		}
+		closedir(dir);
+	}
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		c->client = ((double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec) * 1e9 +
+			    ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e3;
+}
+
+/* eff_cpu_add: add what was used since `then` to *sum. */
+static void eff_cpu_add(pid_t pid, const struct eff_cpu *then, struct eff_cpu *sum)
+{
+	struct eff_cpu now;
+
+	eff_cpu_now(pid, &now);
+	sum->loop += now.loop - then->loop;
+	sum->workers += now.workers - then->workers;
+	sum->client += now.client - then->client;
+}
+
+static double spin_rate(struct e2e_daemon *d, unsigned us, size_t n, struct eff_cpu *cpu)
+{
+	struct eff_cpu then;
 	struct jsched_spec *spec;
 	char args[32];
 	uint64_t *ids = malloc(n * sizeof(*ids));
@@ -457,10 +523,13 @@ static double spin_rate(struct e2e_daemon *d, unsigned us, size_t n)
 	if (!ids || jsched_spec_call("spin", args, &spec) < 0)
 		e2e_die("out of memory");
 	struct jsched_conn *c = e2e_connect(d, "eff");
+	eff_cpu_now(d->pid, &then);
 	uint64_t t0 = bench_now_ns();
 	e2e_submit_pipelined(c, spec, n, 1000, 4, ids);
 	e2e_wait_ids(c, ids, n);
 	double rate = (double)n / ((double)(bench_now_ns() - t0) / 1e9);
+	if (cpu)
+		eff_cpu_add(d->pid, &then, cpu);
 	jsched_close(c);
 	jsched_spec_free(spec);
 	free(ids);
@@ -473,16 +542,23 @@ static void efficiency_rows(struct e2e *e)
 	struct e2e_daemon d;
 	int runs = e->runs_long;
 
+	const char *only = getenv("BENCH_HOT_EFF_US"); /* profiling one length: "10" */
+
 	start(e, &d, false, "\"retention\": {\"jobs\": 1000000}");
 	for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
 		size_t n = lens[l] >= 1000 ? 2000 : 20000;
+
+		if (only && *only && strtoul(only, NULL, 10) != lens[l])
+			continue;
 		double v[64], ideal = (double)e->cpus * 1e6 / lens[l];
 		char name[96], base[64];
 
 		if (e->quick)
 			n /= 10;
+		struct eff_cpu cpu = {0};
+
 		for (int run = 0; run < runs; run++)
-			v[run] = spin_rate(&d, lens[l], n);
+			v[run] = spin_rate(&d, lens[l], n, &cpu);
 		if (l == 0) { /* and counted: the daemon's system calls and switches per job */
 			struct e2e_counter ctr;
 			struct e2e_counts k;
@@ -490,7 +566,7 @@ static void efficiency_rows(struct e2e *e)
 
 			if (e2e_counter_start(&ctr, d.pid)) {
 				e2e_counter_enable(&ctr);
-				spin_rate(&d, lens[l], n);
+				spin_rate(&d, lens[l], n, NULL);
 				if (e2e_counter_stop(&ctr, &k)) {
 					snprintf(name, sizeof(name), "hot: system calls per %u us call job, daemon", lens[l]);
 					bench_row(e->rep, name, "calls", "sleep, journal off", k.syscalls / (double)n, NULL, 0);
@@ -505,6 +581,15 @@ static void efficiency_rows(struct e2e *e)
 		snprintf(base, sizeof(base), "ideal: %u workers / %u us", e->cpus, lens[l]);
 		bench_row(e->rep, name, "jobs/s", "sleep, journal off", e2e_median_of(v, (size_t)runs), base,
 			  ideal);
+		/* CPU per job, all runs: counts of a kind that hold under load better than the
+		 * rate (the workers' row includes the job's own us). */
+		double per = 1000.0 * (double)n * (double)runs;
+		snprintf(name, sizeof(name), "hot: CPU per %u us call job, the daemon's workers", lens[l]);
+		bench_row(e->rep, name, "us", "sleep, journal off", cpu.workers / per, "the job's own", lens[l]);
+		snprintf(name, sizeof(name), "hot: CPU per %u us call job, the daemon's loop thread", lens[l]);
+		bench_row(e->rep, name, "us", "sleep, journal off", cpu.loop / per, NULL, 0);
+		snprintf(name, sizeof(name), "hot: CPU per %u us call job, the client", lens[l]);
+		bench_row(e->rep, name, "us", "sleep, journal off", cpu.client / per, NULL, 0);
 	}
 	e2e_daemon_stop(&d);
 }
