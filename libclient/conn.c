@@ -61,7 +61,7 @@ struct sync_slot {
 	bool want_text; /* jc_call_text: copy the payload too */
 	char *text;	/* malloc'd; NULL when not wanted, absent or out of memory */
 	size_t len;
-	struct jsched_results *results; /* jc_call_text: the records, read by read_records */
+	struct jc_fast *fast; /* what read_fast may read straight from the reply's text */
 };
 
 /* A connection is used by one thread at a time (jsched.h); nothing here is shared. */
@@ -81,8 +81,8 @@ struct jsched_conn {
 	void *event_arg;
 	int in_callback;	  /* > 0 while a callback runs: synchronous calls refused */
 	int64_t reply_timeout;	  /* jsched_set_timeout: ms a synchronous call waits; < 0: no limit */
-	int64_t records_id;	  /* > 0: the synchronous call in flight whose reply's records
-				     read_records may read straight from its text */
+	int64_t fast_id;	  /* > 0: the synchronous call in flight whose reply read_fast
+				     may read straight from its text */
 
 	json_t *hello;		  /* the hello reply */
 	char *hello_text;
@@ -322,31 +322,33 @@ static int dispatch(struct jsched_conn *c, const json_t *msg, struct jc_text tex
 
 static void sync_cb(struct jsched_conn *c, int status, const struct jsched_reply *reply, void *arg);
 
-/* The reply to the synchronous call c->records_id, if it is {"id", "ok": true, "jobs": [...]}
- * with plain records, read straight from its text into the call's slot with no jansson
- * tree (jc_results_from_text says which replies qualify; the rest go through jansson as
- * every other message does).  True when it was. */
-static bool read_records(struct jsched_conn *c, const unsigned char *payload, size_t len)
+/* The reply to the synchronous call c->fast_id, if it has the shape its slot's jc_fast asks
+ * for ({"id", "ok": true, "jobs": [...]}, a submit's id and record, ...), read straight from
+ * its text into the slot with no jansson tree (jc_fast_from_text says which replies
+ * qualify; the rest go through jansson as every other message does).  True when it was. */
+static bool read_fast(struct jsched_conn *c, const unsigned char *payload, size_t len)
 {
-	struct jsched_results *l;
 	int64_t id;
-	if (c->records_id <= 0 || jc_results_from_text((const char *)payload, len, &id, &l) != 1)
+	if (c->fast_id <= 0)
 		return false;
 	struct pending **pp = &c->inflight;
-	while (*pp != NULL && (*pp)->id != id)
+	while (*pp != NULL && (*pp)->id != c->fast_id)
 		pp = &(*pp)->next;
-	if (id != c->records_id || *pp == NULL || (*pp)->cb != sync_cb) {
-		jsched_results_free(l);
+	if (*pp == NULL || (*pp)->cb != sync_cb)
+		return false;
+	struct sync_slot *slot = (*pp)->arg;
+	if (jc_fast_from_text((const char *)payload, len, &id, slot->fast) != 1)
+		return false;
+	if (id != c->fast_id) {
+		jc_fast_free(slot->fast);
 		return false;
 	}
 	struct pending *p = *pp;
 	*pp = p->next;
 	if (*pp == NULL)
 		c->inflight_tail = pp;
-	struct sync_slot *slot = p->arg;
 	slot->done = true; /* status 0, no reply, no text */
-	slot->results = l;
-	c->records_id = 0;
+	c->fast_id = 0;
 	free(p);
 	return true;
 }
@@ -410,7 +412,7 @@ static int read_in(struct jsched_conn *c)
 				jp_err_set(&err, r, NULL, "empty frame");
 			if (r == 0)
 				break;
-			if (r > 0 && read_records(c, payload, len))
+			if (r > 0 && read_fast(c, payload, len))
 				continue;
 			if (r > 0)
 				r = jp_frame_parse(payload, len, &msg, &err);
@@ -523,6 +525,45 @@ int jc_send(struct jsched_conn *c, json_t *req, jsched_reply_cb cb, void *arg)
 	return (int)id;
 }
 
+/* jc_send_text: see internal.h.  The frame is the body, then ,"id":N} (what jc_send's tree
+ * would have been written as: the id last), so the two give the same bytes. */
+int jc_send_text(struct jsched_conn *c, enum jp_op op, const char *body, size_t blen, jsched_reply_cb cb,
+		 void *arg)
+{
+	if (c == NULL || cb == NULL || body == NULL || blen < 2 || body[0] != '{')
+		return JSCHED_EINVAL;
+	if (c->dead != 0)
+		return jc_set_error(c, c->dead, "%s", c->dead_msg);
+	struct pending *p = malloc(sizeof *p);
+	int64_t id = c->next_id;
+	size_t start = c->out.len;
+	if (p == NULL || jp_buf_reserve(&c->out, JP_HEADER_BYTES + blen + 32) < 0) {
+		free(p);
+		return jc_set_error(c, JSCHED_ENOMEM, "out of memory building a request");
+	}
+	c->out.len += JP_HEADER_BYTES;
+	jp_buf_append(&c->out, body, blen); /* room reserved: these cannot fail */
+	jp_buf_append(&c->out, ",\"id\":", 6);
+	jp_buf_append_int(&c->out, id);
+	jp_buf_append(&c->out, "}", 1);
+	size_t n = c->out.len - start - JP_HEADER_BYTES;
+	if (n > c->frame_limit || n > UINT32_MAX) {
+		c->out.len = start;
+		free(p);
+		return jc_set_error(c, JSCHED_EFRAME_TOO_LARGE, "request larger than jschedd's frame limit (%zu bytes)",
+				    c->frame_limit);
+	}
+	c->out.data[start] = (unsigned char)(n >> 24);
+	c->out.data[start + 1] = (unsigned char)(n >> 16);
+	c->out.data[start + 2] = (unsigned char)(n >> 8);
+	c->out.data[start + 3] = (unsigned char)n;
+	c->next_id = c->next_id == INT_MAX ? 1 : c->next_id + 1;
+	*p = (struct pending){ .id = id, .op = op, .cb = cb, .arg = arg };
+	*c->inflight_tail = p;
+	c->inflight_tail = &p->next;
+	flush_out(c, false); /* a failure here reaches the callback later, as jc_send's does */
+	return (int)id;
+}
 
 /* The callback of a request whose caller stopped waiting: its reply goes nowhere. */
 static void drop_cb(struct jsched_conn *c, int status, const struct jsched_reply *reply, void *arg)
@@ -550,10 +591,54 @@ int jc_call(struct jsched_conn *c, json_t *req, json_t **reply, int64_t wait_ms)
 	return jc_call_text(c, req, reply, wait_ms, NULL, NULL, NULL);
 }
 
+/* sync_wait: wait for the reply of request id (sent with sync_cb and slot), then hand it
+ * out as jc_call_text says. */
+static int sync_wait(struct jsched_conn *c, int id, struct sync_slot *slot, int64_t wait_ms, json_t **reply,
+		     char **text, size_t *len)
+{
+	c->fast_id = slot->fast != NULL ? id : 0;
+	int64_t limit = c->reply_timeout < 0 || wait_ms < 0 ? -1 : c->reply_timeout + wait_ms;
+	int64_t end = limit < 0 ? -1 : now_ms() + limit;
+	while (!slot->done) { /* the slot is filled even when the connection dies */
+		int64_t left = end < 0 ? -1 : end - now_ms();
+		if (end >= 0 && left <= 0) {
+			/* Stop waiting; the request stays in flight with a callback that drops its
+			 * reply, so the connection stays in step and usable. */
+			for (struct pending *p = c->inflight; p != NULL; p = p->next)
+				if (p->id == id) {
+					p->cb = drop_cb;
+					p->arg = NULL;
+				}
+			c->fast_id = 0;
+			return jc_set_error(c, JSCHED_ETIMEOUT, "no reply from jschedd within %lld ms",
+					    (long long)limit);
+		}
+		pump(c, left);
+	}
+	/* Later replies processed in the same pump may have set other errors: ours is the one
+	 * the caller asks about. */
+	const json_t *err = slot->reply != NULL ? json_object_get(slot->reply, "error") : NULL;
+	if (slot->status != 0 && err != NULL)
+		jc_set_error_obj(c, err);
+	else if (slot->status == 0)
+		clear_error(c);
+	if (reply != NULL)
+		*reply = slot->reply;
+	else
+		json_decref(slot->reply);
+	c->fast_id = 0;
+	if (slot->want_text) {
+		*text = slot->text;
+		*len = slot->len;
+	}
+	return slot->status;
+}
+
 /* jc_call_text: see internal.h. */
 int jc_call_text(struct jsched_conn *c, json_t *req, json_t **reply, int64_t wait_ms, char **text,
 		 size_t *len, struct jsched_results **results)
 {
+	struct jc_fast fast = { .kind = JC_FAST_RECORDS };
 	if (results != NULL)
 		*results = NULL;
 	if (reply != NULL)
@@ -566,48 +651,34 @@ int jc_call_text(struct jsched_conn *c, json_t *req, json_t **reply, int64_t wai
 		json_decref(req);
 		return jc_set_error(c, JSCHED_EINVAL, "synchronous call from a callback (use the _async calls)");
 	}
-	struct sync_slot slot = { .want_text = text != NULL && len != NULL };
+	struct sync_slot slot = { .want_text = text != NULL && len != NULL, .fast = results != NULL ? &fast : NULL };
 	int id = jc_send(c, req, sync_cb, &slot);
 	if (id < 0)
 		return id;
-	c->records_id = results != NULL ? id : 0;
-	int64_t limit = c->reply_timeout < 0 || wait_ms < 0 ? -1 : c->reply_timeout + wait_ms;
-	int64_t end = limit < 0 ? -1 : now_ms() + limit;
-	while (!slot.done) { /* the slot is filled even when the connection dies */
-		int64_t left = end < 0 ? -1 : end - now_ms();
-		if (end >= 0 && left <= 0) {
-			/* Stop waiting; the request stays in flight with a callback that drops its
-			 * reply, so the connection stays in step and usable. */
-			for (struct pending *p = c->inflight; p != NULL; p = p->next)
-				if (p->id == id) {
-					p->cb = drop_cb;
-					p->arg = NULL;
-				}
-			c->records_id = 0;
-			return jc_set_error(c, JSCHED_ETIMEOUT, "no reply from jschedd within %lld ms",
-					    (long long)limit);
-		}
-		pump(c, left);
-	}
-	/* Later replies processed in the same pump may have set other errors: ours is the one
-	 * the caller asks about. */
-	const json_t *err = slot.reply != NULL ? json_object_get(slot.reply, "error") : NULL;
-	if (slot.status != 0 && err != NULL)
-		jc_set_error_obj(c, err);
-	else if (slot.status == 0)
-		clear_error(c);
-	if (reply != NULL)
-		*reply = slot.reply;
-	else
-		json_decref(slot.reply);
-	c->records_id = 0;
-	if (slot.want_text) {
-		*text = slot.text;
-		*len = slot.len;
-	}
+	int r = sync_wait(c, id, &slot, wait_ms, reply, text, len);
 	if (results != NULL)
-		*results = slot.results;
-	return slot.status;
+		*results = fast.results;
+	return r;
+}
+
+/* jc_call_fast: see internal.h. */
+int jc_call_fast(struct jsched_conn *c, enum jp_op op, const char *body, size_t blen, int64_t wait_ms,
+		 struct jc_fast *fast, json_t **reply, char **text, size_t *len)
+{
+	if (reply != NULL)
+		*reply = NULL;
+	if (text != NULL)
+		*text = NULL;
+	if (len != NULL)
+		*len = 0;
+	jc_fast_free(fast);
+	if (c != NULL && c->in_callback > 0)
+		return jc_set_error(c, JSCHED_EINVAL, "synchronous call from a callback (use the _async calls)");
+	struct sync_slot slot = { .want_text = text != NULL && len != NULL, .fast = fast };
+	int id = jc_send_text(c, op, body, blen, sync_cb, &slot);
+	if (id < 0)
+		return id;
+	return sync_wait(c, id, &slot, wait_ms, reply, text, len);
 }
 
 /* ---- events --------------------------------------------------------------------------------- */

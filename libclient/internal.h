@@ -9,6 +9,7 @@
 #include <jsched/jsched.h>
 
 #include <jansson.h>
+#include <stdatomic.h>
 
 #include "proto/jproto.h"
 
@@ -16,10 +17,23 @@
  * so loops over every state run to here). */
 #define JC_STATE_LAST JSCHED_STATE_RETRYING
 
-/* A spec is its JSON object, built member by member (spec.c). */
-struct jsched_spec {
-	json_t *obj; /* owned */
+/* A spec's JSON text, as jansson writes its object compactly: len bytes at s (and a NUL). */
+struct jc_spec_text {
+	size_t len;
+	char s[];
 };
+
+/* A spec is its JSON object, built member by member (spec.c), and the text of it that the
+ * requests written as text (ops.c) copy, made at the first submit after a change: a
+ * program that submits one spec many times writes it out once, not per request. */
+struct jsched_spec {
+	json_t *obj;			  /* owned */
+	_Atomic(struct jc_spec_text *) text; /* owned; NULL until jc_spec_text, and after a change */
+};
+
+/* jc_spec_text returns spec's text (borrowed from the spec, until it changes or is freed),
+ * or NULL when memory ran out. */
+const struct jc_spec_text *jc_spec_text(const struct jsched_spec *spec);
 
 /* A value's JSON text as the daemon sent it: len bytes at p, inside a reply's payload (not
  * NUL-terminated).  p == NULL: not known (the text is then made with json_dumps). */
@@ -52,11 +66,34 @@ struct jc_text *jc_texts_of(const json_t *arr, struct jc_text text);
  * text (p NULL: unknown). */
 int jc_results_from_json(const json_t *arr, struct jc_text text, struct jsched_results **out);
 
-/* jc_results_from_text reads a reply {"id", "ok": true, "jobs": [records]} (len bytes of
- * text) without jansson, when its records are plain (record.c says what that is).  Returns 1
- * with *id and *out (the caller's) set, or 0 when the reply is not one of those or memory
- * ran out (nothing is kept: jansson reads it then). */
-int jc_results_from_text(const char *text, size_t len, int64_t *id, struct jsched_results **out);
+/* The replies a synchronous call may read straight from their text, without jansson
+ * (record.c: jc_fast_from_text), and what it keeps of one.  The kind says which shape the
+ * call expects:
+ * - JC_FAST_RECORDS: {"id", "ok": true, "jobs": [plain records]} (wait and status of many);
+ * - JC_FAST_RECORD: {"id", "ok": true, "job": plain record} (wait of one);
+ * - JC_FAST_SUBMIT: {"id", "ok": true, "job": id} with "record": plain record (required
+ *   when want_record: a submit with wait) and "existing": true/false (both optional).
+ * A reply of any other shape (an error, "timed_out", "output", a member not listed, a
+ * record that is not plain) goes through jansson, as every other message does. */
+enum jc_fast_kind { JC_FAST_NONE, JC_FAST_RECORDS, JC_FAST_RECORD, JC_FAST_SUBMIT };
+
+struct jc_fast {
+	enum jc_fast_kind kind;		/* what the call expects (JC_FAST_NONE: nothing read so) */
+	bool want_record;		/* JC_FAST_SUBMIT: "record" must be there */
+	bool done;			/* the reply was read so: the members below are set */
+	struct jsched_results *results; /* JC_FAST_RECORDS (the caller's) */
+	struct jsched_result *record;	/* JC_FAST_RECORD, JC_FAST_SUBMIT's "record" (the caller's) */
+	uint64_t job;			/* JC_FAST_SUBMIT: the id (> 0) */
+	bool existing;			/* JC_FAST_SUBMIT: "existing": true */
+};
+
+/* jc_fast_from_text reads a reply (len bytes of text) of f->kind's shape without jansson.
+ * Returns 1 with *id and f's results set (f->done), or 0 when the reply is not of that shape
+ * or memory ran out (nothing is kept: jansson reads it then). */
+int jc_fast_from_text(const char *text, size_t len, int64_t *id, struct jc_fast *f);
+
+/* jc_fast_free frees what f holds and empties it (its kind stays). */
+void jc_fast_free(struct jc_fast *f);
 
 /* jc_event_from_json makes an event from an event message (borrowed) whose text is text. */
 struct jsched_event *jc_event_from_json(const json_t *msg, struct jc_text text);
@@ -85,6 +122,19 @@ int jc_call(struct jsched_conn *conn, json_t *req, json_t **reply, int64_t wait_
  * caller's) and *reply and *text NULL; else *results is NULL and the rest as jc_call. */
 int jc_call_text(struct jsched_conn *conn, json_t *req, json_t **reply, int64_t wait_ms, char **text,
 		 size_t *len, struct jsched_results **results);
+
+/* jc_call_fast is jc_call_text for a request already written as text: body (blen bytes) is
+ * the request's JSON object without its closing brace and without "id" ({"op": "submit",
+ * ...), which jc_send_text appends; its reply is read straight from its text when it has
+ * fast->kind's shape (then fast->done, *reply and *text NULL), else as jc_call_text does
+ * (fast->done false).  The thread that owns conn. */
+int jc_call_fast(struct jsched_conn *conn, enum jp_op op, const char *body, size_t blen, int64_t wait_ms,
+		 struct jc_fast *fast, json_t **reply, char **text, size_t *len);
+
+/* jc_send_text queues a request written as text (body as for jc_call_fast) with its
+ * callback; returns the request id (> 0) or an error (then cb never runs). */
+int jc_send_text(struct jsched_conn *conn, enum jp_op op, const char *body, size_t blen, jsched_reply_cb cb,
+		 void *arg);
 
 /* jc_send queues req (steals it) with its callback; returns the request id (> 0) or an
  * error (then cb never runs).  op is kept so the reply can be read by type. */

@@ -407,61 +407,102 @@ static bool plain_record(struct cursor *c, struct jsched_result **out)
 	return true;
 }
 
-/* jc_results_from_text: see internal.h. */
-int jc_results_from_text(const char *text, size_t len, int64_t *id, struct jsched_results **out)
+/* plain_records: an array of plain records at the cursor into a new list (*out, NULL when
+ * memory ran out); false when it is not one. */
+static bool plain_records(struct cursor *c, struct jsched_results **out)
+{
+	size_t cap = 0;
+	struct jsched_results *l = calloc(1, sizeof *l);
+	*out = NULL;
+	if (!lit(c, '[') || l == NULL) {
+		free(l);
+		return l == NULL;
+	}
+	ws(c);
+	if (c->p < c->end && *c->p == ']') {
+		c->p++;
+		*out = l;
+		return true;
+	}
+	bool ok = true;
+	do {
+		if (l->count == cap) {
+			size_t ncap = cap > 0 ? 2 * cap : 64;
+			struct jsched_result **items = realloc(l->items, ncap * sizeof *items);
+			if (items == NULL) {
+				ok = false;
+				break;
+			}
+			l->items = items;
+			cap = ncap;
+		}
+		struct jsched_result *r = NULL;
+		if (!plain_record(c, &r) || r == NULL) {
+			ok = false;
+			break;
+		}
+		l->items[l->count++] = r;
+	} while (lit(c, ','));
+	if (!ok || !lit(c, ']')) {
+		jsched_results_free(l);
+		return false;
+	}
+	*out = l;
+	return true;
+}
+
+/* jc_fast_free: see internal.h. */
+void jc_fast_free(struct jc_fast *f)
+{
+	jsched_results_free(f->results);
+	jsched_result_free(f->record);
+	*f = (struct jc_fast){ .kind = f->kind, .want_record = f->want_record };
+}
+
+/* jc_fast_from_text: see internal.h.  Every member is known and seen once; a record or a
+ * list that is not plain, or memory that runs out, gives up with nothing kept. */
+int jc_fast_from_text(const char *text, size_t len, int64_t *id, struct jc_fast *f)
 {
 	struct cursor c = { text, text + len };
-	struct jsched_results *l = NULL;
-	bool seen_id = false, seen_ok = false, seen_jobs = false;
-	int rc = 0;
-	*out = NULL;
-	if (!lit(&c, '{'))
+	bool seen_id = false, seen_ok = false, seen_job = false, seen_existing = false;
+	struct jc_fast got = { .kind = f->kind, .want_record = f->want_record };
+	if (f->kind == JC_FAST_NONE || !lit(&c, '{'))
 		return 0;
 	do {
 		struct jc_text k;
+		struct value v;
 		ws(&c);
 		if (!plain_string(&c, &k) || !lit(&c, ':'))
 			goto out;
 		if (key_is(k, "id") && !seen_id) {
-			struct value v;
 			if (!plain_value(&c, &v) || v.type != V_INT)
 				goto out;
 			*id = v.i;
 			seen_id = true;
 		} else if (key_is(k, "ok") && !seen_ok) {
-			struct value v;
 			if (!plain_value(&c, &v) || v.type != V_TRUE)
 				goto out;
 			seen_ok = true;
-		} else if (key_is(k, "jobs") && !seen_jobs) {
-			seen_jobs = true;
-			if (!lit(&c, '['))
+		} else if (key_is(k, "jobs") && got.kind == JC_FAST_RECORDS && got.results == NULL) {
+			if (!plain_records(&c, &got.results) || got.results == NULL)
 				goto out;
-			size_t cap = 0;
-			l = calloc(1, sizeof *l);
-			if (l == NULL)
+		} else if (key_is(k, "job") && got.kind == JC_FAST_RECORD && !seen_job) {
+			seen_job = true;
+			if (!plain_record(&c, &got.record) || got.record == NULL)
 				goto out;
-			ws(&c);
-			if (c.p < c.end && *c.p == ']') {
-				c.p++;
-				continue;
-			}
-			do {
-				if (l->count == cap) {
-					size_t ncap = cap > 0 ? 2 * cap : 64;
-					struct jsched_result **items = realloc(l->items, ncap * sizeof *items);
-					if (items == NULL)
-						goto out;
-					l->items = items;
-					cap = ncap;
-				}
-				struct jsched_result *r = NULL;
-				if (!plain_record(&c, &r) || r == NULL)
-					goto out;
-				l->items[l->count++] = r;
-			} while (lit(&c, ','));
-			if (!lit(&c, ']'))
+		} else if (key_is(k, "job") && got.kind == JC_FAST_SUBMIT && !seen_job) {
+			seen_job = true;
+			if (!plain_value(&c, &v) || v.type != V_INT || v.i <= 0)
 				goto out;
+			got.job = (uint64_t)v.i;
+		} else if (key_is(k, "record") && got.kind == JC_FAST_SUBMIT && got.record == NULL) {
+			if (!plain_record(&c, &got.record) || got.record == NULL)
+				goto out;
+		} else if (key_is(k, "existing") && got.kind == JC_FAST_SUBMIT && !seen_existing) {
+			seen_existing = true;
+			if (!plain_value(&c, &v) || (v.type != V_TRUE && v.type != V_FALSE))
+				goto out;
+			got.existing = v.type == V_TRUE;
 		} else {
 			goto out; /* a member this reader does not know: jansson reads the reply */
 		}
@@ -469,14 +510,18 @@ int jc_results_from_text(const char *text, size_t len, int64_t *id, struct jsche
 	if (!lit(&c, '}'))
 		goto out;
 	ws(&c);
-	if (c.p != c.end || !seen_id || !seen_ok || !seen_jobs || l->items == NULL)
+	if (c.p != c.end || !seen_id || !seen_ok)
 		goto out;
-	*out = l;
-	l = NULL;
-	rc = 1;
+	/* An empty "jobs" goes through jansson too (its list has an items array). */
+	if ((got.kind == JC_FAST_RECORDS && (got.results == NULL || got.results->items == NULL)) || (got.kind == JC_FAST_RECORD && got.record == NULL) ||
+	    (got.kind == JC_FAST_SUBMIT && (got.job == 0 || (got.want_record && got.record == NULL))))
+		goto out;
+	got.done = true;
+	*f = got;
+	return 1;
 out:
-	jsched_results_free(l);
-	return rc;
+	jc_fast_free(&got);
+	return 0;
 }
 
 /* jsched_result_free: see jsched.h.  The strings live in the record's own allocation. */

@@ -27,6 +27,7 @@ static int new_spec(json_t *obj, struct jsched_spec **out)
 		return JSCHED_ENOMEM;
 	}
 	spec->obj = obj;
+	atomic_init(&spec->text, NULL);
 	*out = spec;
 	return 0;
 }
@@ -101,7 +102,7 @@ int jsched_spec_to_json(const struct jsched_spec *spec, char **out)
 {
 	if (spec == NULL || out == NULL)
 		return JSCHED_EINVAL;
-	*out = jc_dup_json(spec->obj);
+	*out = jc_dup_json(spec->obj); /* const: no change */
 	return *out != NULL ? 0 : JSCHED_ENOMEM;
 }
 
@@ -111,7 +112,40 @@ void jsched_spec_free(struct jsched_spec *spec)
 	if (spec == NULL)
 		return;
 	json_decref(spec->obj);
+	free(atomic_load(&spec->text));
 	free(spec);
+}
+
+/* mut: spec's object, about to change: the text jc_spec_text wrote of it is dropped.
+ * Every change to a spec goes through here (spec.c is the only writer). */
+static json_t *mut(struct jsched_spec *spec)
+{
+	free(atomic_exchange(&spec->text, NULL));
+	return spec->obj;
+}
+
+/* jc_spec_text: see internal.h. */
+const struct jc_spec_text *jc_spec_text(const struct jsched_spec *spec)
+{
+	struct jsched_spec *s = (struct jsched_spec *)(uintptr_t)spec; /* a cache of its text */
+	struct jc_spec_text *t = atomic_load_explicit(&s->text, memory_order_acquire), *none = NULL;
+	if (t != NULL)
+		return t;
+	char *d = jc_dup_json(spec->obj);
+	size_t n = d != NULL ? strlen(d) : 0;
+	if (d == NULL || (t = malloc(sizeof *t + n + 1)) == NULL) {
+		free(d);
+		return NULL;
+	}
+	t->len = n;
+	memcpy(t->s, d, n + 1);
+	free(d);
+	/* Two threads that write it at once (not allowed, but harmless): the first wins. */
+	if (!atomic_compare_exchange_strong_explicit(&s->text, &none, t, memory_order_acq_rel, memory_order_acquire)) {
+		free(t);
+		t = none;
+	}
+	return t;
 }
 
 /* Set member key to v (stolen); JSCHED_EINVAL if v is NULL (json_string refuses bad UTF-8). */
@@ -119,12 +153,12 @@ static int set(struct jsched_spec *spec, const char *key, json_t *v)
 {
 	if (v == NULL)
 		return JSCHED_EINVAL;
-	return json_object_set_new(spec->obj, key, v) == 0 ? 0 : JSCHED_ENOMEM;
+	return json_object_set_new(mut(spec), key, v) == 0 ? 0 : JSCHED_ENOMEM;
 }
 
 static bool is_exec(const struct jsched_spec *spec)
 {
-	const char *kind = json_string_value(json_object_get(spec->obj, "kind"));
+	const char *kind = json_string_value(json_object_get(spec->obj, "kind")); /* const */
 	return kind != NULL && strcmp(kind, "exec") == 0;
 }
 
@@ -165,7 +199,7 @@ static int set_flag(struct jsched_spec *spec, const char *name, bool on)
 	if (spec == NULL)
 		return JSCHED_EINVAL;
 	if (!on) {
-		json_object_del(spec->obj, name);
+		json_object_del(mut(spec), name);
 		return 0;
 	}
 	return set(spec, name, json_true());
@@ -183,7 +217,7 @@ int jsched_spec_set_on_exit(struct jsched_spec *spec, const char *command)
 	if (spec == NULL || (command != NULL && (command[0] == '\0' || strlen(command) > JP_ON_EXIT_MAX)))
 		return JSCHED_EINVAL;
 	if (command == NULL) {
-		json_object_del(spec->obj, "on_exit");
+		json_object_del(mut(spec), "on_exit");
 		return 0;
 	}
 	return set(spec, "on_exit", json_string(command));
@@ -226,7 +260,7 @@ static int set_deadline(struct jsched_spec *spec, const char *key, const char *o
 		return JSCHED_EINVAL;
 	int r = set(spec, key, json_integer(ms));
 	if (r == 0)
-		json_object_del(spec->obj, other);
+		json_object_del(mut(spec), other);
 	return r;
 }
 
@@ -248,7 +282,7 @@ int jsched_spec_set_not_before(struct jsched_spec *spec, int64_t at_ms)
 	if (spec == NULL || at_ms < 0 || at_ms > JP_MAX_INT)
 		return JSCHED_EINVAL;
 	if (at_ms == 0) {
-		json_object_del(spec->obj, "not_before");
+		json_object_del(mut(spec), "not_before");
 		return 0;
 	}
 	return set(spec, "not_before", json_integer(at_ms));
@@ -265,7 +299,7 @@ int jsched_spec_set_retry(struct jsched_spec *spec, uint32_t max_attempts, int64
 	    ((on & JSCHED_RETRY_ON_CODES) != 0) != (n_codes > 0))
 		return JSCHED_EINVAL;
 	if (max_attempts == 1) {
-		json_object_del(spec->obj, "retry");
+		json_object_del(mut(spec), "retry");
 		return 0;
 	}
 	json_t *r = json_pack("{s:I, s:I, s:f, s:I, s:[]}", "max_attempts", (json_int_t)max_attempts,
@@ -325,7 +359,7 @@ int jsched_spec_setenv(struct jsched_spec *spec, const char *name, const char *v
 	if (spec == NULL || !is_exec(spec) || name == NULL || name[0] == '\0' || strchr(name, '=') != NULL ||
 	    value == NULL)
 		return JSCHED_EINVAL;
-	json_t *env = json_object_get(spec->obj, "env");
+	json_t *env = json_object_get(mut(spec), "env");
 	if (env == NULL) {
 		env = json_object();
 		if (set(spec, "env", env) < 0)
@@ -381,7 +415,7 @@ int jsched_spec_set_stdin(struct jsched_spec *spec, const void *data, size_t len
 	if (spec == NULL || !is_exec(spec) || (data == NULL && len > 0))
 		return JSCHED_EINVAL;
 	if (len == 0) {
-		json_object_del(spec->obj, "stdin");
+		json_object_del(mut(spec), "stdin");
 		return 0;
 	}
 	json_t *b64 = jp_base64_json(data, len);
@@ -408,7 +442,7 @@ int jsched_spec_set_resources(struct jsched_spec *spec, uint64_t memory_bytes, u
 	    pids > 4194304 || !(cpus == 0 || (cpus >= 0.001 && cpus <= 4096)))
 		return JSCHED_EINVAL;
 	if (!memory_bytes && !pids && cpus == 0) {
-		json_object_del(spec->obj, "resources");
+		json_object_del(mut(spec), "resources");
 		return 0;
 	}
 	if ((r = json_object()) == NULL)
@@ -429,12 +463,12 @@ int jsched_spec_set_need(struct jsched_spec *spec, const char *name, uint32_t co
 
 	if (spec == NULL || !is_exec(spec) || !jp_need_name_ok(name) || count > JP_NEED_COUNT_MAX)
 		return JSCHED_EINVAL;
-	n = json_object_get(spec->obj, "needs");
+	n = json_object_get(mut(spec), "needs");
 	if (count == 0) {
 		if (n != NULL) {
 			json_object_del(n, name);
 			if (json_object_size(n) == 0)
-				json_object_del(spec->obj, "needs");
+				json_object_del(mut(spec), "needs");
 		}
 		return 0;
 	}
@@ -471,7 +505,7 @@ static int add_dep(struct jsched_spec *spec, enum jsched_gate gate, json_t *dep,
 		return JSCHED_ENOMEM;
 	}
 	const char *key = gate == JSCHED_GATE_AFTER ? "after" : "any_of";
-	json_t *arr = json_object_get(spec->obj, key);
+	json_t *arr = json_object_get(mut(spec), key);
 	if (arr == NULL) {
 		arr = json_array();
 		if (set(spec, key, arr) < 0) {

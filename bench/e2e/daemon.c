@@ -4,6 +4,7 @@
  * Each part starts the daemon with the config it needs (workers, idle policy, limits,
  * client weights) in a fresh temporary folder, so no part's state leaks into the next and
  * a user's own jschedd is never touched. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -156,6 +157,38 @@ long e2e_rss_kib(pid_t pid)
 			break;
 	fclose(f);
 	return kib;
+}
+
+bool e2e_sched(pid_t pid, double *run_ns, double *wait_ns)
+{
+	char path[64];
+	struct dirent *t;
+	DIR *dir;
+	bool any = false;
+
+	*run_ns = *wait_ns = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(dir = opendir(path)))
+		return false;
+	while ((t = readdir(dir))) {
+		char file[384];
+		unsigned long long run, wait;
+		FILE *f;
+
+		if (t->d_name[0] == '.')
+			continue;
+		snprintf(file, sizeof(file), "%s/%s/schedstat", path, t->d_name);
+		if (!(f = fopen(file, "r")))
+			continue;
+		if (fscanf(f, "%llu %llu", &run, &wait) == 2) {
+			*run_ns += (double)run;
+			*wait_ns += (double)wait;
+			any = true;
+		}
+		fclose(f);
+	}
+	closedir(dir);
+	return any;
 }
 
 json_t *e2e_metrics_doc(struct jsched_conn *c)

@@ -80,6 +80,11 @@ struct jsched_conn *e2e_connect(struct e2e_daemon *d, const char *client);
 /* e2e_rss_kib: the VmRSS of process pid in KiB (from /proc), or -1. */
 long e2e_rss_kib(pid_t pid);
 
+/* e2e_sched: the kernel's schedstat of every thread of process pid, summed: the time they
+ * ran (*run_ns) and waited on a run queue to run (*wait_ns, from a wake-up to running);
+ * false when /proc has none. */
+bool e2e_sched(pid_t pid, double *run_ns, double *wait_ns);
+
 /* e2e_metrics_number: the number at the slash-separated path in the daemon's metrics
  * (e.g. "jobs/succeeded"); NAN if it is absent. */
 double e2e_metrics_number(struct jsched_conn *c, const char *path);

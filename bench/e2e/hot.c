@@ -9,7 +9,10 @@
  *      figures before the journal measured) and with journal.sync "always" (the
  *      default: every reply waits for its records' flush), the latter with n / 10.
  *      When the daemon takes submit's `wait` flag, the same with one request per job
- *      (jsched_submit_wait), beside the same ping-pong and beside the two requests.
+ *      (jsched_submit_wait), beside the same ping-pong and beside the two requests; and
+ *      its breakdown per round trip from the kernel's schedstat: the client's CPU (this
+ *      process), the daemon's (every thread), the run-queue waits of both and the mean,
+ *      beside the same of the ping-pong and its echo peer.
  *   2. counts per round trip, in the daemon: system calls and context switches, counted
  *      by perf over K round trips exactly (counts.c), journal off; beside the echo peer
  *      of a ping-pong counted the same way (one read and one write, one sleep, per
@@ -82,6 +85,12 @@ static void rtt_rows(struct e2e *e, double *lat, bool journal)
 {
 	size_t n = e->quick ? 500 : 10000;
 	double r50[64], r99[64], f50[64], f99[64], j50[64], j99[64], w50[64], w99[64], wr50[64];
+	/* The breakdown per round trip (us), per run: the CPU time of the client (this
+	 * process) and of the daemon (every thread) or the echo peer, the time both waited on
+	 * a run queue, and the mean round trip; for the one-request round trip and the
+	 * ping-pong beside it (schedstat, counted by the kernel). */
+	double wc[64], wd[64], wq[64], wm[64], pc[64], pd[64], pq[64], pm[64];
+	bool sched = true;
 	struct jsched_spec *spec;
 	struct e2e_daemon d;
 	int runs = e->runs < 64 ? e->runs : 64;
@@ -98,8 +107,17 @@ static void rtt_rows(struct e2e *e, double *lat, bool journal)
 	for (int run = 0; run < runs; run++) {
 		pid_t peer;
 		int fd = e2e_echo_start(&peer);
+		double c0 = 0, cq0 = 0, d0 = 0, dq0 = 0, c1 = 0, cq1 = 0, d1 = 0, dq1 = 0;
 
+		e2e_pingpong(fd, n / 10, NULL); /* the peer's first touches */
+		sched = e2e_sched(getpid(), &c0, &cq0) && e2e_sched(peer, &d0, &dq0) && sched;
+		uint64_t t0 = bench_now_ns();
 		e2e_pingpong(fd, n, lat);
+		pm[run] = (double)(bench_now_ns() - t0) / 1e3 / (double)n;
+		sched = e2e_sched(getpid(), &c1, &cq1) && e2e_sched(peer, &d1, &dq1) && sched;
+		pc[run] = (c1 - c0) / 1e3 / (double)n;
+		pd[run] = (d1 - d0) / 1e3 / (double)n;
+		pq[run] = (cq1 - cq0 + dq1 - dq0) / 1e3 / (double)n;
 		e2e_echo_stop(fd, peer);
 		f50[run] = e2e_percentile(lat, n, 0.50);
 		f99[run] = e2e_percentile(lat, n, 0.99);
@@ -109,7 +127,14 @@ static void rtt_rows(struct e2e *e, double *lat, bool journal)
 		r50[run] = j50[run] / f50[run];
 		r99[run] = j99[run] / f99[run];
 		if (flag) {
+			sched = e2e_sched(getpid(), &c0, &cq0) && e2e_sched(d.pid, &d0, &dq0) && sched;
+			t0 = bench_now_ns();
 			e2e_rtt_submit_wait(c, spec, n, lat);
+			wm[run] = (double)(bench_now_ns() - t0) / 1e3 / (double)n;
+			sched = e2e_sched(getpid(), &c1, &cq1) && e2e_sched(d.pid, &d1, &dq1) && sched;
+			wc[run] = (c1 - c0) / 1e3 / (double)n;
+			wd[run] = (d1 - d0) / 1e3 / (double)n;
+			wq[run] = (cq1 - cq0 + dq1 - dq0) / 1e3 / (double)n;
 			w50[run] = e2e_percentile(lat, n, 0.50);
 			w99[run] = e2e_percentile(lat, n, 0.99);
 			wr50[run] = w50[run] / f50[run];
@@ -154,6 +179,30 @@ static void rtt_rows(struct e2e *e, double *lat, bool journal)
 	for (int run = 0; run < runs; run++)
 		len += (size_t)snprintf(per + len, sizeof(per) - len, "%s%.2fx", run ? ", " : "", wr50[run]);
 	bench_note(e->rep, "hot: one-request round trip (%s): p50 ratio to the ping-pong per run %s", pol, per);
+	if (!sched) {
+		bench_note(e->rep, "hot: MISSING: the round trip's breakdown (no /proc/PID/task/*/schedstat)");
+		jsched_spec_free(spec);
+		return;
+	}
+	/* Where a round trip's time goes: CPU on each side and the run-queue waits, counted by
+	 * the kernel, beside the ping-pong's.  They are not a sum of the round trip: each side
+	 * goes on running after its write (the daemon's flush and next poll, the client's
+	 * free) while the other wakes, and under load the waits include the other side's
+	 * runs.  What they say is how much work each side does per round trip against the
+	 * bare read and write of the ping-pong. */
+	bench_row(e->rep, "hot: one-request round trip, client CPU (libjsched + kernel) per round trip", "us", pol,
+		  e2e_median_of(wc, k), "ping-pong client CPU per round trip", e2e_median_of(pc, k));
+	bench_row(e->rep, "hot: one-request round trip, daemon CPU (every thread) per round trip", "us", pol,
+		  e2e_median_of(wd, k), "ping-pong echo peer CPU per round trip", e2e_median_of(pd, k));
+	bench_row(e->rep, "hot: one-request round trip, run-queue waits (both sides) per round trip", "us", pol,
+		  e2e_median_of(wq, k), "the ping-pong's, both peers", e2e_median_of(pq, k));
+	bench_row(e->rep, "hot: one-request round trip, mean", "us", pol, e2e_median_of(wm, k), "ping-pong mean",
+		  e2e_median_of(pm, k));
+	bench_note(e->rep, "hot: one-request round trip (%s), per round trip (schedstat, medians of %d runs): client "
+			   "CPU %.2f us, daemon CPU %.2f us, run-queue waits %.2f us, mean %.2f us; the ping-pong: "
+			   "%.2f, %.2f, %.2f, %.2f us",
+		   pol, runs, e2e_median_of(wc, k), e2e_median_of(wd, k), e2e_median_of(wq, k), e2e_median_of(wm, k),
+		   e2e_median_of(pc, k), e2e_median_of(pd, k), e2e_median_of(pq, k), e2e_median_of(pm, k));
 	jsched_spec_free(spec);
 }
 
