@@ -91,6 +91,8 @@ static void signal_cb(uv_signal_t *h, int signum)
 	json_t *applied = NULL, *restart = NULL;
 	char err[512];
 
+	jd_loop_woke();
+
 	switch (signum) {
 	case SIGHUP:
 		if (jd_daemon_reload(d, &applied, &restart, err, sizeof(err)) < 0)

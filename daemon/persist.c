@@ -7,6 +7,7 @@
  * no payload at all.
  */
 #include "daemon/persist.h"
+#include "daemon/core/clock.h"
 
 #include <inttypes.h>
 #include <signal.h>
@@ -666,9 +667,10 @@ static void async_cb(uv_async_t *h)
 	struct jd_daemon *d = h->data;
 	char why[600];
 	int st;
-
 	struct jd_journal_stats js;
 	uint64_t t0;
+
+	jd_loop_woke();
 
 	if (!d->persist.j)
 		return;

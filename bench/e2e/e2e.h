@@ -121,6 +121,15 @@ int e2e_echo_start(pid_t *pid);
 void e2e_pingpong(int fd, size_t n, double *lat);
 void e2e_echo_stop(int fd, pid_t pid);
 
+/* e2e_minimal_start: fork the floor of a job server's round trip: a process that answers
+ * libjsched on a Unix socket pair with one blocking read and one write per request, the
+ * hello with hello_json (the daemon's own hello reply, id 1: jsched_hello_json) and every
+ * other request with a noop's submit-with-wait reply of the daemon's shape and size (a
+ * plain record, the job id counting up); of a request it reads only the frame header and
+ * the id at its end.  Returns our end, for jsched_connect_fd; stop it with jsched_close
+ * and e2e_wait_ok. */
+int e2e_minimal_start(const char *hello_json, pid_t *pid);
+
 /* e2e_rtt_wait: n times jsched_submit(spec) then jsched_wait, lat[i] in µs (may be NULL);
  * exits unless every job succeeded. */
 void e2e_rtt_wait(struct jsched_conn *c, const struct jsched_spec *spec, size_t n, double *lat);

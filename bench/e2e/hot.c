@@ -16,7 +16,8 @@
  *   2. counts per round trip, in the daemon: system calls and context switches, counted
  *      by perf over K round trips exactly (counts.c), journal off; beside the echo peer
  *      of a ping-pong counted the same way (one read and one write, one sleep, per
- *      round trip); the noop's also in one request (submit's `wait` flag).  The note lists
+ *      round trip); the noop's also in one request (submit's `wait` flag), back to back
+ *      and with the client pausing 100 µs between round trips.  The note lists
  *      the calls one by one.
  *   3. a light client's noop round trip (p50, p99 over n_light) while another client
  *      process keeps 10,000 spin(100 µs) jobs queued (it submits 10 batches of 1,000,
@@ -51,6 +52,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench/e2e/e2e.h"
@@ -90,7 +92,10 @@ static void rtt_rows(struct e2e *e, double *lat, bool journal)
 	 * a run queue, and the mean round trip; for the one-request round trip and the
 	 * ping-pong beside it (schedstat, counted by the kernel). */
 	double wc[64], wd[64], wq[64], wm[64], pc[64], pd[64], pq[64], pm[64];
-	bool sched = true;
+	/* The same job against the floor of a job server's work (e2e_minimal_start: libjsched
+	 * against a process that only finds the id and writes the reply), journal off only. */
+	double m50[64], m99[64], mc[64], md[64], mr50[64];
+	bool sched = true, minimal = !journal;
 	struct jsched_spec *spec;
 	struct e2e_daemon d;
 	int runs = e->runs < 64 ? e->runs : 64;
@@ -136,8 +141,28 @@ static void rtt_rows(struct e2e *e, double *lat, bool journal)
 			wd[run] = (d1 - d0) / 1e3 / (double)n;
 			wq[run] = (cq1 - cq0 + dq1 - dq0) / 1e3 / (double)n;
 			w50[run] = e2e_percentile(lat, n, 0.50);
+			if (minimal) {
+				pid_t mp;
+				struct jsched_conn *mcn;
+				int mfd = e2e_minimal_start(jsched_hello_json(c), &mp);
+
+				if (jsched_connect_fd(mfd, "hot", &mcn) < 0)
+					e2e_die("the minimal server's hello failed");
+				e2e_rtt_submit_wait(mcn, spec, n / 10, NULL);
+				sched = e2e_sched(getpid(), &c0, &cq0) && e2e_sched(mp, &d0, &dq0) && sched;
+				e2e_rtt_submit_wait(mcn, spec, n, lat);
+				sched = e2e_sched(getpid(), &c1, &cq1) && e2e_sched(mp, &d1, &dq1) && sched;
+				mc[run] = (c1 - c0) / 1e3 / (double)n;
+				md[run] = (d1 - d0) / 1e3 / (double)n;
+				jsched_close(mcn);
+				e2e_wait_ok(mp, "minimal server");
+				m50[run] = e2e_percentile(lat, n, 0.50);
+				m99[run] = e2e_percentile(lat, n, 0.99);
+			}
 			w99[run] = e2e_percentile(lat, n, 0.99);
 			wr50[run] = w50[run] / f50[run];
+			if (minimal)
+				mr50[run] = m50[run] / f50[run];
 		}
 	}
 	jsched_close(c);
@@ -179,6 +204,21 @@ static void rtt_rows(struct e2e *e, double *lat, bool journal)
 	for (int run = 0; run < runs; run++)
 		len += (size_t)snprintf(per + len, sizeof(per) - len, "%s%.2fx", run ? ", " : "", wr50[run]);
 	bench_note(e->rep, "hot: one-request round trip (%s): p50 ratio to the ping-pong per run %s", pol, per);
+	if (minimal) {
+		bench_row(e->rep, "hot: noop submit with wait against a minimal server (the work's floor), p50", "us", pol,
+			  e2e_median_of(m50, k), "unix ping-pong p50, same runs", e2e_median_of(f50, k));
+		bench_row(e->rep, "hot: noop submit with wait against a minimal server (the work's floor), p99", "us", pol,
+			  e2e_median_of(m99, k), "unix ping-pong p99, same runs", e2e_median_of(f99, k));
+		bench_row(e->rep, "hot: noop submit with wait (one request) vs the minimal server, p50", "us", pol,
+			  e2e_median_of(w50, k), "minimal server p50, same runs", e2e_median_of(m50, k));
+		len = 0;
+		for (int run = 0; run < runs; run++)
+			len += (size_t)snprintf(per + len, sizeof(per) - len, "%s%.2fx", run ? ", " : "", mr50[run]);
+		bench_note(e->rep, "hot: the minimal server (libjsched's submit with wait against a process that reads the "
+				   "frame, finds its id and writes a noop's reply of the daemon's size): p50 ratio to the "
+				   "ping-pong per run %s; per round trip, client CPU %.2f us, server CPU %.2f us",
+			   per, e2e_median_of(mc, k), e2e_median_of(md, k));
+	}
 	if (!sched) {
 		bench_note(e->rep, "hot: MISSING: the round trip's breakdown (no /proc/PID/task/*/schedstat)");
 		jsched_spec_free(spec);
@@ -232,11 +272,15 @@ static void count_rows(struct e2e *e)
 	e2e_echo_stop(fd, peer);
 
 	/* The noop's (the loop thread runs it), spin 0 us's (a worker runs it), and the noop's
-	 * in one request (the submit's wait flag), when the daemon has it. */
-	static const char *const fns[3][2] = {{"noop", NULL}, {"spin", "{\"us\": 0}"}, {"noop", NULL}};
-	struct e2e_counts dc[3];
+	 * in one request (the submit's wait flag), when the daemon has it; the last also with
+	 * the client pausing GAP_US between round trips, as a client that does anything
+	 * between its requests: then every request finds the loop asleep in its poll (back to
+	 * back, a fast client's next request can be there before the loop polls again). */
+	enum { GAP_US = 100 };
+	static const char *const fns[4][2] = {{"noop", NULL}, {"spin", "{\"us\": 0}"}, {"noop", NULL}, {"noop", NULL}};
+	struct e2e_counts dc[4];
 	bool flag = true;
-	for (int f = 0; f < 3 && ok && flag; f++) {
+	for (int f = 0; f < 4 && ok && flag; f++) {
 		if (jsched_spec_call(fns[f][0], fns[f][1], &spec) < 0)
 			e2e_die("out of memory");
 		start(e, &d, false, NULL);
@@ -251,8 +295,14 @@ static void count_rows(struct e2e *e)
 			e2e_counter_enable(&ctr);
 			if (f < 2)
 				e2e_rtt_wait(c, spec, k, NULL);
-			else
+			else if (f == 2)
 				e2e_rtt_submit_wait(c, spec, k, NULL);
+			for (size_t i = 0; f == 3 && i < k; i++) {
+				struct timespec gap = {.tv_nsec = GAP_US * 1000L};
+
+				e2e_rtt_submit_wait(c, spec, 1, NULL);
+				nanosleep(&gap, NULL);
+			}
 			ok = e2e_counter_stop(&ctr, &dc[f]) && ok;
 		}
 		jsched_close(c);
@@ -277,14 +327,16 @@ static void count_rows(struct e2e *e)
 			  "sleep, journal off", dc[2].syscalls / kk, "ping-pong echo peer", peer_c.syscalls / kk);
 		bench_row(e->rep, "hot: context switches per round trip, daemon (submit with wait, one request)",
 			  "switches", "sleep, journal off", dc[2].ctxsw / kk, "ping-pong echo peer", peer_c.ctxsw / kk);
+		bench_row(e->rep, "hot: system calls per round trip, daemon (one request, 100 us between)", "calls",
+			  "sleep, journal off", dc[3].syscalls / kk, "ping-pong echo peer", peer_c.syscalls / kk);
 	} else {
 		bench_note(e->rep, "hot: MISSING: the one-request counts (this jschedd has no wait flag on submit)");
 	}
-	for (int f = 0; f < (flag ? 3 : 2); f++) {
+	for (int f = 0; f < (flag ? 4 : 2); f++) {
 		e2e_counts_breakdown(&dc[f], kk, br, sizeof(br));
 		bench_note(e->rep, "hot: counts over %zu round trips (perf stat, every thread): the daemon's calls per "
 				   "round trip, %s%s: %s",
-			   k, fns[f][0], f == 2 ? " in one request" : "", br);
+			   k, fns[f][0], f == 2 ? " in one request" : f == 3 ? " in one request, 100 us between" : "", br);
 	}
 }
 

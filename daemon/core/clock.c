@@ -15,6 +15,23 @@ uint64_t jd_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The loop thread's stamp (jd_loop_woke): touched by that thread only. */
+static uint64_t loop_woke_ns;
+
+void jd_loop_woke(void)
+{
+	if (!loop_woke_ns)
+		loop_woke_ns = jd_now_ns();
+}
+
+uint64_t jd_loop_woke_take(void)
+{
+	uint64_t t = loop_woke_ns;
+
+	loop_woke_ns = 0;
+	return t;
+}
+
 static uint64_t real_ms(void)
 {
 	struct timespec ts;

@@ -23,6 +23,16 @@ uint64_t jd_now_ns(void);
 /* jd_now_ms: CLOCK_REALTIME, in ms since the epoch (the test clock's time when it is on). */
 uint64_t jd_now_ms(void);
 
+/* jd_loop_woke: called at the top of the loop thread's callbacks that run after a poll
+ * (a request read, a connection, the workers' notices, the journal's, a process's exit or
+ * output, a signal): the first one of an iteration stamps the time (one clock read), the
+ * others cost a test.  jd_loop_woke_take returns the stamp (0: none since the last take)
+ * and clears it.  They time the loop's busy stretch per iteration without libuv's
+ * idle-time metric, which made every poll that would block poll twice (daemon/net/server.c,
+ * "Busy time").  The loop thread only. */
+void jd_loop_woke(void);
+uint64_t jd_loop_woke_take(void);
+
 /* jd_clock_test_start: stop the wall clock at the current time (the test clock; once per
  * process, at start: a second call changes nothing). */
 void jd_clock_test_start(void);

@@ -9,6 +9,7 @@
  * daemon with a thousand clients renders in well under a millisecond.
  */
 #include "daemon/net/prom_export.h"
+#include "daemon/core/clock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -51,6 +52,8 @@ static void async_cb(uv_async_t *a)
 	uint64_t upto;
 	size_t len = 0;
 	char *text;
+
+	jd_loop_woke();
 
 	pthread_mutex_lock(&h->mu);
 	upto = h->asked;

@@ -134,10 +134,11 @@ struct jd_server {
 	uv_prepare_t flush_prepare;
 	struct jd_conn *to_flush;	/* connections with a batch waiting */
 	uint64_t flushes, flushed_frames;	/* batches written, frames in them */
-	/* The loop's busy time per iteration (server.c "Busy time"), measured from one
-	 * prepare phase to the next less the time blocked in the poll. */
+	/* The loop's busy time per iteration (server.c "Busy time"), measured from the
+	 * first callback after a poll (jd_loop_woke; the check handle when none ran) to the
+	 * prepare phase before the next poll. */
 	uv_prepare_t busy_prepare;
-	uint64_t busy_at_ns, busy_idle_ns;	/* the last prepare's clock and idle time */
+	uv_check_t busy_check;
 	uint64_t iterations, busy_over;	/* iterations; those busier than JD_LOOP_BUSY_BOUND_NS */
 	struct jd_hist busy;			/* the iterations' busy times (ns), lifetime */
 	char path[108];

@@ -318,6 +318,8 @@ static void handoff_cb(uv_async_t *h)
 	struct jd_backends *b = h->data;
 	struct jd_job *j, *next;
 
+	jd_loop_woke();
+
 	pthread_mutex_lock(&b->lock);
 	j = b->head;
 	b->head = b->tail = NULL;

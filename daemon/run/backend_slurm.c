@@ -8,6 +8,7 @@
  * in struct msg, on two lists under one mutex.
  */
 #include "daemon/run/backend_slurm.h"
+#include "daemon/core/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1005,6 +1006,8 @@ static void async_cb(uv_async_t *h)
 {
 	struct jd_slurm *s = h->data;
 	struct msg *m, *next;
+
+	jd_loop_woke();
 
 	pthread_mutex_lock(&s->lock);
 	m = s->res_head;

@@ -569,6 +569,8 @@ static void exit_cb(uv_poll_t *h, int status, int events)
 	siginfo_t si;
 	int sig = 0;
 
+	jd_loop_woke();
+
 	(void)events;
 	memset(&si, 0, sizeof(si));
 	if (p->exited)
@@ -638,6 +640,8 @@ static void capture(struct jd_proc *p, unsigned s, const char *data, size_t n)
 static void read_cb(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
 	struct jd_proc *p = st->data;
+
+	jd_loop_woke();
 
 	if (nread == 0)
 		return;
@@ -1033,6 +1037,8 @@ void jd__requests_cb(uv_async_t *h)
 	struct jd_exec *x = h->data;
 	struct jd_proc *p = atomic_exchange_explicit(&x->requests, NULL, memory_order_acquire);
 	struct jd_proc *fifo = NULL;
+
+	jd_loop_woke();
 
 	while (p) {
 		struct jd_proc *next = p->req_next;

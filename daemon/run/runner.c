@@ -324,6 +324,8 @@ static void notices_cb(uv_async_t *h)
 	struct jd_fair_client *unblocked[32];
 	size_t nu;
 
+	jd_loop_woke();
+
 	if (r->pool)
 		jd_pool_got_cpu(r->pool);
 	/* The list is newest first; reverse it so each job's START precedes its DONE. */
