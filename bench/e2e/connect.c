@@ -12,10 +12,14 @@
  *     login-name lookups per connection (security.login_name_lookups: a getpwuid_r each).
  * No client name is given, so each hello asks for the uid's login name (its default
  * client name), as the jsched tool does.  BENCH_E2E_JSCHEDD names an older build for an
- * A/B (bench/e2e/ab.sh OLD connect).  Not a floor of bare connect + close without a
- * hello: a loop of those outruns the daemon's reading of their ends, and past the per-uid
- * connection limit each accept then looks at every open connection (server.c's
- * uid_hung_up), so it measures that, not a connection.
+ * A/B (bench/e2e/ab.sh OLD connect).
+ *   - bare connect + close, no hello, N in a row, and the daemon's system calls per one
+ *     (perf stat): not a floor of a connection (no request is read), but a loop of them
+ *     outruns the daemon's reading of their ends, so the daemon accepts them past
+ *     limits.connections_per_uid and looks for connections their peers have left
+ *     (server.c hung_up).  It looked at every open one at every such accept, a poll
+ *     each, and the loop slowed with the square of the connections it left open
+ *     (1.4-3.2 ms per connect past ~1,000); now each is looked at once.
  */
 #include <errno.h>
 #include <math.h>
@@ -58,10 +62,29 @@ static double hellos(const struct e2e_daemon *d, size_t n)
 	return (double)(bench_now_ns() - t0) / 1e3 / (double)n;
 }
 
+/* bares: n bare connect + close (a socket, no hello); µs per connection. */
+static double bares(const struct e2e_daemon *d, size_t n)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	uint64_t t0 = bench_now_ns();
+
+	if (strlen(d->sock) >= sizeof(sa.sun_path))
+		e2e_die("socket path too long: %s", d->sock);
+	memcpy(sa.sun_path, d->sock, strlen(d->sock) + 1);
+	for (size_t i = 0; i < n; i++) {
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+			e2e_die("bare connect: %s", strerror(errno));
+		close(fd);
+	}
+	return (double)(bench_now_ns() - t0) / 1e3 / (double)n;
+}
+
 void e2e_connect_rate(struct e2e *e)
 {
 	size_t n = e->quick ? 500 : 5000;
-	double png[64], hel[64];
+	double png[64], hel[64], bar[64];
 	int runs = e->runs < 64 ? e->runs : 64;
 	struct e2e_counter ctr;
 	struct e2e_counts dc;
@@ -105,6 +128,21 @@ void e2e_connect_rate(struct e2e *e)
 			  (look1 - look0) / (double)n, NULL, 0);
 	else
 		bench_note(e->rep, "connect: this jschedd does not count its login-name lookups");
+	/* Bare connects last: the daemon's reading of their ends lags behind them. */
+	for (int run = 0; run < runs; run++)
+		bar[run] = bares(&d, n);
+	double bar50 = e2e_median_of(bar, (size_t)runs);
+	bench_row(e->rep, "connect: bare connect + close (no hello), per connection", "us", NULL,
+		  bar50, "connect + hello + close", hel50);
+	if (e2e_counter_start(&ctr, d.pid)) {
+		e2e_counter_enable(&ctr);
+		bares(&d, n);
+		pings(adm, 2); /* the accepts done: the loop has come round twice since */
+		if (e2e_counter_stop(&ctr, &dc))
+			bench_row(e->rep, "connect: daemon system calls per bare connect + close",
+				  "calls", NULL, dc.syscalls / (double)n, NULL, 0);
+	}
+
 	jsched_close(adm);
 	e2e_daemon_stop(&d);
 }

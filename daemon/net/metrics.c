@@ -346,6 +346,8 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 		/* Times a connection's read budget for an iteration ran out (server.c). */
 		json_object_set_new(json_object_get(doc, "connections"), "read_yields",
 				    json_integer((json_int_t)d->srv.read_yields));
+		json_object_set_new(json_object_get(doc, "connections"), "limit_polls",
+				    json_integer((json_int_t)d->srv.limit_polls));
 		/* The loop thread's iterations and how long each kept it busy (server.c). */
 		json_object_set_new(doc, "loop",
 				    json_pack("{s:s, s:I, s:I, s:I, s:o}", "priority",

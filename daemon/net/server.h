@@ -47,6 +47,8 @@ struct jd_conn {
 	bool hello_done;
 	bool refused;		/* over a connection limit: told so, closed at its first read */
 	bool closing;		/* jd_conn_close called: no more reads, writes dropped */
+	bool peer_left;		/* seen half-closed (or closed with requests unread) at a
+				 * connection limit: counts against none (server.c hung_up) */
 	bool abort;		/* closed for not reading (or a write failed): drop the queue
 				 * instead of lingering to flush it */
 	bool jh_linger;		/* closed, its held replies still to release and flush */
@@ -127,6 +129,7 @@ struct jd_server {
 	uv_idle_t more_idle;	/* reads on for connections whose read budget ran out */
 	struct jd_conn *more;	/* those connections */
 	uint64_t read_yields;	/* times a connection's budget ran out (metrics) */
+	uint64_t limit_polls;	/* connections polled for a peer gone at a limit (metrics) */
 	/* The flush of the connections' batches: check runs after the poll phase's
 	 * callbacks (replies to what was read), prepare before the next poll (what timers
 	 * and the reaper queued); both active only while a batch is waiting. */

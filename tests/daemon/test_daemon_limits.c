@@ -118,6 +118,53 @@ static void test_reconnect_loop_never_refused(void **state)
 	}
 }
 
+/* limit_polls: the metrics' connections.limit_polls, asked on the bystander's
+ * connection. */
+static json_int_t limit_polls(void)
+{
+	json_t *r = jdt_raw_ask(bystander, "{\"op\": \"metrics\", \"id\": 5}");
+	json_int_t n = json_integer_value(json_object_get(
+		json_object_get(json_object_get(r, "metrics"), "connections"), "limit_polls"));
+
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	json_decref(r);
+	return n;
+}
+
+/* test_bare_connects_looked_at_once: BARE connections made and closed while the daemon
+ * is stopped (SIGSTOP), so that it accepts them in one batch with none of their ends
+ * read: past limits.connections_per_uid (2, one of them the bystander's) an accept looks
+ * for connections the peer has left.  Each is looked at once (the one found closed is
+ * closed, and counts off), so the polls grow with the connections, not with their square
+ * (before: every earlier connection at every accept, 4,900 polls for 100), none is
+ * refused, and the next hello is taken. */
+#define BARE 100
+static void test_bare_connects_looked_at_once(void **state)
+{
+	json_int_t before, after;
+	int fd;
+	json_t *r;
+
+	(void)state;
+	before = limit_polls();
+	assert_int_equal(kill(t.pid, SIGSTOP), 0);
+	for (int i = 0; i < BARE; i++) /* under the listener's backlog of 128 */
+		close(jdt_raw(&t));
+	assert_int_equal(kill(t.pid, SIGCONT), 0);
+	fd = jdt_raw(&t);
+	jdt_send_frame(fd, "{\"op\": \"hello\", \"id\": 0, \"version\": 1, \"client\": \"after\"}");
+	r = jdt_read_frame(fd);
+	assert_non_null(r);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	json_decref(r);
+	close(fd);
+	after = limit_polls();
+	if (after - before > 3 * BARE)
+		fail_msg("%lld connections polled at the limit for %d bare connections",
+			 (long long)(after - before), BARE);
+	assert_true(after - before >= BARE / 2); /* the limit was reached: they were seen */
+}
+
 /* send_hello: a hello on fd.  A refused connection may be closed already (the refusal
  * comes before any read): the send may fail; the refusal is still there to read. */
 static void send_hello(int fd)
@@ -887,6 +934,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_half_closed_keeps_its_waits),
 		cmocka_unit_test(test_reconnect_loop_never_refused),
+		cmocka_unit_test(test_bare_connects_looked_at_once),
 		cmocka_unit_test(test_refusals_say_why),
 		cmocka_unit_test(test_block_refuses_a_batch_larger_than_the_queue),
 		cmocka_unit_test(test_pending_waits_capped),
