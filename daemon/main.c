@@ -85,6 +85,17 @@ static void cloexec_inherited(void)
 	closedir(dir);
 }
 
+/* JD_OWN_SIGNALS: whether jschedd takes SIGTERM, SIGINT and SIGHUP (1, the daemon's
+ * build).  The fuzz target's builds, where this file is the daemon in a thread of the
+ * fuzzing process (tests/fuzz/build.mk), pass 0: there the signals are the fuzzer's
+ * (libFuzzer's ^C ends a campaign with its statistics), and the harness stops the daemon
+ * with the shutdown operation.  When the daemon took them, a ^C shut it down under the
+ * harness, whose next request went unanswered: a campaign stopped so wrote two false
+ * crash inputs. */
+#ifndef JD_OWN_SIGNALS
+#define JD_OWN_SIGNALS 1
+#endif
+
 static void signal_cb(uv_signal_t *h, int signum)
 {
 	struct jd_daemon *d = h->data;
@@ -146,9 +157,11 @@ static int finish(struct jd_daemon *d)
 	jd_server_stop_accepting(&d->net);
 	jd_persist_stop(d); /* durable, then the replies held for it */
 	jd_server_flush_all(&d->net);
-	uv_close((uv_handle_t *)&d->sig_term, NULL);
-	uv_close((uv_handle_t *)&d->sig_int, NULL);
-	uv_close((uv_handle_t *)&d->sig_hup, NULL);
+	if (JD_OWN_SIGNALS) {
+		uv_close((uv_handle_t *)&d->sig_term, NULL);
+		uv_close((uv_handle_t *)&d->sig_int, NULL);
+		uv_close((uv_handle_t *)&d->sig_hup, NULL);
+	}
 	uv_close((uv_handle_t *)&d->tick, NULL);
 	jd_metrics_exports_stop(&d->net);
 	jd_runner_stop(&d->runner);
@@ -266,13 +279,15 @@ int main(int argc, char **argv)
 		uv_loop_close(&d->loop);
 		return JD_EXIT_FAILURE;
 	}
-	uv_signal_init(&d->loop, &d->sig_term);
-	uv_signal_init(&d->loop, &d->sig_int);
-	uv_signal_init(&d->loop, &d->sig_hup);
-	d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
-	uv_signal_start(&d->sig_term, signal_cb, SIGTERM);
-	uv_signal_start(&d->sig_int, signal_cb, SIGINT);
-	uv_signal_start(&d->sig_hup, signal_cb, SIGHUP);
+	if (JD_OWN_SIGNALS) {
+		uv_signal_init(&d->loop, &d->sig_term);
+		uv_signal_init(&d->loop, &d->sig_int);
+		uv_signal_init(&d->loop, &d->sig_hup);
+		d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
+		uv_signal_start(&d->sig_term, signal_cb, SIGTERM);
+		uv_signal_start(&d->sig_int, signal_cb, SIGINT);
+		uv_signal_start(&d->sig_hup, signal_cb, SIGHUP);
+	}
 	uv_timer_init(&d->loop, &d->tick);
 	d->tick.data = d;
 	d->watchdog_ms = jd_sd_watchdog_usec() / 2000;

@@ -6,7 +6,8 @@
 #                                   jschedd in a thread of the test, whole inputs only
 #   build/fuzz/fuzz_daemon          the libFuzzer build (fuzz-smoke runs it with the others)
 #
-# main.c is compiled a second time as jschedd_main(), which the target runs in a thread.
+# main.c is compiled a second time as jschedd_main(), which the target runs in a thread,
+# with JD_OWN_SIGNALS=0: the process's signals stay the fuzzer's (main.c).
 # Both link what $(JSCHEDD) links (daemon/build.mk): a part linked there must be here too.
 
 FUZZ_DAEMON_SRCS := $(filter-out daemon/main.c,$(JSCHEDD_SRCS)) $(JD_FAIR_SRCS) $(POOL_SRCS) \
@@ -19,7 +20,7 @@ $(B)/obj/tests/fuzz/jschedd_main.o: daemon/main.c | $(B)/gen/jsched_version.h
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $< (as jschedd_main)")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(UV_CFLAGS) $(JANSSON_CFLAGS) $(MHD_CFLAGS) \
-		-Dmain=jschedd_main -Wno-missing-prototypes -c $< -o $@
+		-Dmain=jschedd_main -DJD_OWN_SIGNALS=0 -Wno-missing-prototypes -c $< -o $@
 $(B)/obj/tests/fuzz/replay_daemon.o: CFLAGS += -DREPLAY_WHOLE_FILES=1
 $(REPLAY_DAEMON): $(B)/obj/tests/fuzz/replay_daemon.o $(B)/obj/tests/fuzz/fuzz_daemon.o \
 		$(B)/obj/tests/fuzz/jschedd_main.o $(filter-out %/main.o,$(JSCHEDD_OBJS)) \
@@ -44,7 +45,7 @@ $(FUZZ_DIR)/obj/%.o: %.S
 $(FUZZ_DIR)/obj/tests/fuzz/jschedd_main.o: daemon/main.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  FUZZCC  $< (as jschedd_main)")
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -Dmain=jschedd_main -c $< -o $@
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -Dmain=jschedd_main -DJD_OWN_SIGNALS=0 -c $< -o $@
 $(FUZZ_DAEMON): $(FUZZ_DIR)/obj/tests/fuzz/fuzz_daemon.o $(FUZZ_DIR)/obj/tests/fuzz/jschedd_main.o \
 		$(FUZZ_DAEMON_OBJS)
 	@$(if $(Q),echo "  LD      $@")

@@ -31,6 +31,8 @@
  *   - a connection the daemon closes was closed right after a reply whose code says it
  *     closes (bad_frame, frame_too_large, handshake_required, version_mismatch,
  *     shutting_down), and nothing after that request was answered.
+ * The daemon leaves the process's signals alone (built with JD_OWN_SIGNALS=0): their
+ * handlers are the same before its start and once it is ready.
  * At exit the daemon is shut down and its thread joined.  (main.c clears its state at
  * the start of each call, so jschedd_main runs again in the same process.)
  */
@@ -385,8 +387,22 @@ static void wait_ready(int ready)
 	}
 }
 
+/* signals_note: the handlers of SIGINT, SIGTERM and SIGHUP now, into h. */
+static void signals_note(void (*h[3])(int))
+{
+	static const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+
+	for (int i = 0; i < 3; i++) {
+		struct sigaction sa;
+
+		check(sigaction(sigs[i], NULL, &sa) == 0);
+		h[i] = sa.sa_handler;
+	}
+}
+
 static void start_daemon(void)
 {
+	void (*before[3])(int), (*after[3])(int);
 	static char notify[64];
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	FILE *f;
@@ -422,9 +438,13 @@ static void start_daemon(void)
 	check(bind(ready, (struct sockaddr *)&sa,
 		   (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(notify))) == 0);
 	daemon_exit = -1;
+	signals_note(before);
 	check(pthread_create(&daemon_thread, NULL, daemon_run, NULL) == 0);
 	wait_ready(ready);
 	close(ready);
+	/* The signals stay the process's (main.c's JD_OWN_SIGNALS): a ^C is libFuzzer's. */
+	signals_note(after);
+	check(memcmp(before, after, sizeof(before)) == 0);
 	conn_open(&control, dial());
 	check(control.fd >= 0);
 	started = true;
