@@ -1976,8 +1976,9 @@ json_t *jd_persist_metrics(const struct jd_daemon *d)
 							   : st.io == JD_JOURNAL_IO_DSYNC ? "dsync"
 											  : "fdatasync"));
 	if (doc)
-		json_object_set_new(doc, "cycle", json_pack("{s:f, s:f, s:f, s:I, s:f, s:I, s:f, s:f}",
+		json_object_set_new(doc, "cycle", json_pack("{s:f, s:f, s:I, s:I, s:f, s:I, s:f, s:I, s:f, s:f}",
 			"io_us", (double)st.io_ns / 1e3, "gather_us", (double)st.gather_ns / 1e3,
+			"gathers", (json_int_t)st.gathers, "gathers_late", (json_int_t)st.gathers_late,
 			"gap_us", (double)st.cycle_gap_ns / 1e3, "wakes", (json_int_t)st.wakes,
 			"wake_us", (double)st.wake_ns / 1e3, "handoffs", (json_int_t)p->handoffs,
 			"handoff_us", (double)p->handoff_ns / 1e3, "release_us",

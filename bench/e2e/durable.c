@@ -116,6 +116,7 @@ struct counts {
 	double submitted, syncs, records, csw, cpu_s;
 	double flushes, io_us, gather_us, gap_us, wakes, wake_us, handoffs, handoff_us,
 		release_us; /* journal.cycle (NAN where a build has none) */
+	double gathers, gathers_late; /* journal.cycle, newer builds */
 	uint64_t t_ns;
 };
 
@@ -140,6 +141,8 @@ static void counts_take(struct e2e_daemon *d, struct counts *out)
 	out->handoffs = e2e_metrics_number(c, "journal/cycle/handoffs");
 	out->handoff_us = e2e_metrics_number(c, "journal/cycle/handoff_us");
 	out->release_us = e2e_metrics_number(c, "journal/cycle/release_us");
+	out->gathers = e2e_metrics_number(c, "journal/cycle/gathers");
+	out->gathers_late = e2e_metrics_number(c, "journal/cycle/gathers_late");
 	out->t_ns = bench_now_ns();
 	jsched_close(c);
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)d->pid);
@@ -189,13 +192,19 @@ static void counts_per_submit(const struct counts *a, const struct counts *b, st
 }
 
 /* The flush cycle's parts, per flush, between two counts (us). */
-enum { P_CYCLE, P_IO, P_GATHER, P_WAKE, P_HANDOFF, P_RELEASE, P_REST, NPARTS };
+enum { P_CYCLE, P_IO, P_GATHER, P_WAKE, P_HANDOFF, P_RELEASE, P_REST, P_GATHERS, P_LATE,
+       NPARTS };
 static const char *const part_names[NPARTS] = {
 	"flush cycle (run time per flush)", "cycle part: write + sync",
 	"of which the flusher gathered waiters", "cycle part: flusher woken by a demand",
 	"cycle part: hand-off to the loop (notify to uv_async callback)",
 	"cycle part: releasing the held replies",
-	"cycle part: the rest (replies to next demand: submitters, loop)"};
+	"cycle part: the rest (replies to next demand: submitters, loop)",
+	"flushes after which the flusher gathered (share)",
+	"gathers that ran out of time (share of flushes)"};
+/* The unit of each part's row. */
+static const char *const part_units[NPARTS] = {"us", "us", "us", "us", "us", "us", "us",
+					       "share", "share"};
 
 static void cycle_parts(const struct counts *a, const struct counts *b, double out[NPARTS])
 {
@@ -213,6 +222,8 @@ static void cycle_parts(const struct counts *a, const struct counts *b, double o
 	/* The gathering overlaps the loop's side (the flusher waits while the replies go and
 	 * the next demands come), so the rest is what the chain leaves. */
 	out[P_REST] = out[P_CYCLE] - out[P_IO] - out[P_WAKE] - out[P_HANDOFF] - out[P_RELEASE];
+	out[P_GATHERS] = (b->gathers - a->gathers) / fl;
+	out[P_LATE] = (b->gathers_late - a->gathers_late) / fl;
 }
 
 /* submitters: k threads submitting for secs; returns submits/s, and the p50/p99 latency
@@ -803,7 +814,7 @@ void e2e_durable(struct e2e *e)
 					 k > 1 ? "s" : "");
 				if (isnan(e2e_median_of(parts[q], (size_t)runs)))
 					continue; /* a build without journal.cycle */
-				bench_row(e->rep, name, "us", "always",
+				bench_row(e->rep, name, part_units[q], "always",
 					  e2e_median_of(parts[q], (size_t)runs),
 					  q == P_CYCLE ? "beanstalkd -f 0, time per put (its fsync)"
 						       : NULL,

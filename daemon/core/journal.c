@@ -151,6 +151,7 @@ struct jd_journal {
 	_Atomic uint64_t n_appended, n_flushes, n_bytes, n_syncs, n_failures, n_created,
 		n_removed, n_snapshots, flush_ns_max, log_bytes;
 	_Atomic uint64_t n_io_ns, n_gather_ns, n_gap_ns, n_notified_ns, n_wake_ns, n_wakes;
+	_Atomic uint64_t n_gathers, n_gathers_late;
 	_Atomic int io_used;		/* enum jd_journal_io, as in effect */
 };
 
@@ -877,6 +878,8 @@ static void *flusher_main(void *arg)
 			add_stat(&j->n_gather_ns, now_ns() - now);
 			continue;
 		}
+		if (j->gather_until && j->want_n < j->gather_target && now >= j->gather_until)
+			add_stat(&j->n_gathers_late, 1); /* out of time, not everyone back */
 		j->gather_until = 0;
 		if (j->wake_ns) {
 			add_stat(&j->n_wake_ns, now - j->wake_ns);
@@ -901,13 +904,15 @@ static void *flusher_main(void *arg)
 		j->last_end_ns = rc == 0 ? now_ns() : 0;
 		if (rc == 0 && j->o.on_demand && gathered) {
 			/* The waiters of this flush come back now, beside those that asked
-			 * during it: wait for them all, up to half a flush. */
-			uint64_t end = now_ns(), half = (end - now) / 2;
+			 * during it: wait for them all, up to one flush's time (past it, a
+			 * second flush for the late ones would have cost less). */
+			uint64_t end = now_ns(), bound = end - now;
 
-			if (half > JD_JOURNAL_GATHER_MAX_US * 1000ull)
-				half = JD_JOURNAL_GATHER_MAX_US * 1000ull;
+			if (bound > JD_JOURNAL_GATHER_MAX_US * 1000ull)
+				bound = JD_JOURNAL_GATHER_MAX_US * 1000ull;
 			j->gather_target = gathered + j->want_n;
-			j->gather_until = end + half;
+			j->gather_until = end + bound;
+			add_stat(&j->n_gathers, 1);
 		}
 		if (rc == 0) {
 			atomic_store_explicit(&j->durable, c->last_seq, memory_order_release);
@@ -1669,6 +1674,8 @@ void jd_journal_stats(struct jd_journal *j, struct jd_journal_stats *st)
 	st->notified_ns = LD(n_notified_ns);
 	st->wake_ns = LD(n_wake_ns);
 	st->wakes = LD(n_wakes);
+	st->gathers = LD(n_gathers);
+	st->gathers_late = LD(n_gathers_late);
 	st->io = (enum jd_journal_io)LD(io_used);
 #undef LD
 	pthread_mutex_lock(&j->mu);

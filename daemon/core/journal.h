@@ -193,8 +193,9 @@ int jd_journal_status(struct jd_journal *j, char *why, size_t whylen);
  * they are flushed anyway).  With on_demand the flusher also gathers: right after a
  * flush, while fewer waiters asked than there were in that flush and in its wake (they
  * are likely to come back at once: submitters waiting on their replies), it waits for
- * them up to half the last flush's time (at most JD_JOURNAL_GATHER_MAX_US), so that
- * one flush carries them all instead of two flushes taking turns.  Caller's thread; a
+ * them up to the last flush's time (at most JD_JOURNAL_GATHER_MAX_US: past it, flushing
+ * the late ones in the next flush costs less than waiting), so that one flush carries
+ * them all instead of two flushes taking turns.  Caller's thread; a
  * mutex and, if the flusher sleeps and is due, one wake-up. */
 void jd_journal_want(struct jd_journal *j, uint64_t seq, unsigned waiters);
 
@@ -220,6 +221,9 @@ struct jd_journal_stats {
 	/* The flusher's wake-ups by a demand (jd_journal_want): how many, and the time from
 	 * the demand to the flusher taking the chunk, summed. */
 	uint64_t wakes, wake_ns;
+	/* Gathers begun (gathers), and those that ran out of time before every waiter
+	 * came back (gathers_late): see jd_journal_want. */
+	uint64_t gathers, gathers_late;
 	uint64_t notified_ns;		/* CLOCK_MONOTONIC of the last notify_cb (0: none) */
 	enum jd_journal_io io;		/* the way of writing in use (IO_DIRECT may have
 					 * fallen back to IO_FDATASYNC) */
