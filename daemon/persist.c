@@ -483,6 +483,7 @@ static void encode_attempt(struct wbuf *b, const struct jd_attempt *a, uint64_t 
 void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 {
 	struct wbuf b;
+	uint64_t before;
 
 	if (!d->persist.j || d->persist.replaying)
 		return;
@@ -493,6 +494,7 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 	    (ch->job->elem_view || ch->kind == JD_CHANGE_SUBMITTED || ch->kind == JD_CHANGE_QUEUED ||
 	     ch->kind == JD_CHANGE_FORGOTTEN))
 		return;
+	before = jd_journal_last(d->persist.j);
 	b = w_take(d);
 	switch (ch->kind) {
 	case JD_CHANGE_SUBMITTED:
@@ -570,6 +572,9 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 		break;
 	}
 	w_give(d, &b);
+	/* What a reply about this job waits for (jd_job.jseq): the hook's one write. */
+	if (ch->job && jd_journal_last(d->persist.j) > before)
+		((struct jd_job *)(uintptr_t)ch->job)->jseq = jd_journal_last(d->persist.j);
 }
 
 void jd_persist_remote_tag(const struct jd_daemon *d, char *out, size_t len)
@@ -606,6 +611,20 @@ static uint64_t hold_hook(void *ctx)
 	d->persist.want_held = last; /* asked for before the loop next sleeps (prepare_cb) */
 	d->persist.want_n++;
 	return last;
+}
+
+/* hold_upto_hook: the net layer's journal_hold_upto: with sync "always", seq while it
+ * is not durable yet. */
+static uint64_t hold_upto_hook(void *ctx, uint64_t seq)
+{
+	struct jd_daemon *d = ctx;
+
+	if (!d->persist.j || !d->persist.hold || seq <= jd_journal_durable(d->persist.j))
+		return 0;
+	if (seq > d->persist.want_held)
+		d->persist.want_held = seq; /* asked for before the loop next sleeps */
+	d->persist.want_n++;
+	return seq;
 }
 
 /* lazy_cb: records nobody waited on for journal.batch_ms: ask for them now. */
@@ -1839,6 +1858,7 @@ int jd_persist_start(struct jd_daemon *d, char *err, size_t errlen)
 		return 0;
 	}
 	d->net.hooks.journal_hold = hold_hook;
+	d->net.hooks.journal_hold_upto = hold_upto_hook;
 	d->net.hooks.journal_refuse = refuse_hook;
 	d->net.journal_specs = true;
 	if ((rc = jd_config_journal_dir(&d->cfg, p->dir, sizeof(p->dir))) < 0) {

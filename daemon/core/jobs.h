@@ -227,6 +227,11 @@ struct jd_job {
 	uint64_t elem_pos;		/* an element's position in its array */
 	bool elem_view;			/* a compacted element shown again (array.h) */
 	bool cancel_requested;		/* loop: cancel asked while running */
+	/* the journal's sequence number of the last record about this job (0: none since
+	 * this start: a recovered job's records are all durable).  The one field the change
+	 * hook writes: the journal's glue (persist.c) as it appends the record.  A reply that
+	 * tells of this job only waits for the journal up to here (net/server.h jh_upto). */
+	uint64_t jseq;
 	bool value_file;	/* the result is in the output directory's "<id>.value"
 				 * (jd_job_value_spill), not in memory: value is NULL, value_len
 				 * its size (here, with the other small fields, rather than

@@ -49,6 +49,9 @@ struct jd_net_hooks {
 	 * (every record appended so far), or 0 when it may go at once: nothing a client
 	 * hears is ahead of the journal (daemon/persist.h).  NULL: no journal. */
 	uint64_t (*journal_hold)(void *ctx);
+	/* journal_hold_upto: as journal_hold for a frame that tells only of records up to
+	 * seq: seq while it is not durable (the journal is asked for it), else 0. */
+	uint64_t (*journal_hold_upto)(void *ctx, uint64_t seq);
 	/* journal_refuse: 0, or the code (journal_unavailable) that new jobs are refused
 	 * with because they cannot be made durable now, with the reason in why. */
 	int (*journal_refuse)(void *ctx, char *why, size_t len);

@@ -25,7 +25,6 @@ static void status_detail(struct jd_conn *c, const struct jp_request *r, struct 
 
 		ok = rec && json_array_append_new(arr, rec) == 0;
 	}
-	free(jobs);
 	if (!ok) {
 		json_decref(arr);
 		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
@@ -33,10 +32,15 @@ static void status_detail(struct jd_conn *c, const struct jp_request *r, struct 
 		json_t *one = json_incref(json_array_get(arr, 0));
 
 		json_decref(arr);
+		jd__about_jobs(c, jobs, n);
 		jd_reply_ok(c, r->id, json_pack("{s:o}", "job", one));
+		jd__about_end(c);
 	} else {
+		jd__about_jobs(c, jobs, n);
 		jd_reply_ok(c, r->id, json_pack("{s:o}", "jobs", arr));
+		jd__about_end(c);
 	}
+	free(jobs);
 }
 
 void jd__op_status(struct jd_conn *c, const struct jp_request *r)
@@ -66,7 +70,9 @@ void jd__op_status(struct jd_conn *c, const struct jp_request *r)
 		jp_buf_free(&b);
 		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 	} else {
+		jd__about_jobs(c, jobs, recs.n);
 		jd_conn_send_frame(c, &b);
+		jd__about_end(c);
 	}
 	free(jobs);
 }

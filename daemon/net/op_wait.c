@@ -164,7 +164,11 @@ static void reply(struct jd_net *d, struct jd_wait_req *w, bool timed_out)
 		jp_buf_free(&b);
 		jd_reply_error_obj(c, w->id, jp_error_new(JSCHED_ENOMEM, NULL, "out of memory"));
 	} else {
+		/* A wait's answer tells of its jobs only (a submit's also of the submit) */
+		if (!w->head)
+			jd__about_jobs(c, w->jobs, w->n);
 		jd_conn_send_frame(c, &b);
+		jd__about_end(c);
 	}
 	wait_end(w);
 	jd_conn_maybe_done(c); /* a half-closed connection ends with its last answer */

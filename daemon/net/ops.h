@@ -33,6 +33,14 @@ struct jd_job *jd__find_owned(struct jd_conn *c, int64_t req_id, int64_t id, con
 int jd__find_all_owned(struct jd_conn *c, const struct jp_request *r, struct jd_job ***out,
 		       size_t *n, bool *single);
 
+/* jd__about_jobs: the frame c sends next tells only of jobs[0..n) (a status or a wait):
+ * it waits for the journal up to the last record of any of them (jd_job.jseq), not for
+ * every record appended before it (server.h, jh_upto), unless one of them belongs to an
+ * array (a parent's record counts its elements, whose records are their own: then it
+ * waits for every record, as any frame).  jd__about_end after the send.  Loop thread. */
+void jd__about_jobs(struct jd_conn *c, struct jd_job *const *jobs, size_t n);
+void jd__about_end(struct jd_conn *c);
+
 /* jd__op_submit (op_submit.c), jd__op_wait (op_wait.c): the two operations that may
  * answer later.  msg is the whole request (borrowed), kept if the submit must wait for
  * room. */

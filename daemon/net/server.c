@@ -507,7 +507,9 @@ static int hold(struct jd_conn *c, char *bytes, size_t len, uint64_t seq)
 static int queue(struct jd_conn *c, char *bytes, size_t len)
 {
 	const struct jd_net_hooks *h = &c->d->hooks;
-	uint64_t need = h->journal_hold && !c->jh_bypass ? h->journal_hold(h->ctx) : 0;
+	uint64_t need = !h->journal_hold || c->jh_bypass ? 0
+			: c->jh_upto_set ? h->journal_hold_upto(h->ctx, c->jh_upto)
+					 : h->journal_hold(h->ctx);
 
 	return need || c->jh_head ? hold(c, bytes, len, need) : queue_now(c, bytes, len);
 }

@@ -91,6 +91,13 @@ struct jd_conn {
 	 * (a refusal for want of the journal, the metrics' counts): it goes out at once
 	 * unless frames are held before it.  Set by the sender around one send. */
 	bool jh_bypass;
+	/* jh_upto_set: the frame being sent now tells only of what records up to jh_upto
+	 * established (a status or a wait: the jobs it names, jd_jobs_jseq in ops.h), so it
+	 * waits for the journal up to there, not for every record appended before it: with
+	 * a record stuck in memory (a full disk) a status of jobs that are durable goes out
+	 * at once.  Set by the sender around one send. */
+	bool jh_upto_set;
+	uint64_t jh_upto;
 
 	uint32_t n_follows;		/* jobs whose output it follows (follow.h) */
 

@@ -142,6 +142,25 @@ struct jd_job *jd__find_owned(struct jd_conn *c, int64_t req_id, int64_t id, con
 	return j;
 }
 
+void jd__about_jobs(struct jd_conn *c, struct jd_job *const *jobs, size_t n)
+{
+	uint64_t upto = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (jobs[i]->arr || jobs[i]->array_id)
+			return;
+		if (jobs[i]->jseq > upto)
+			upto = jobs[i]->jseq;
+	}
+	c->jh_upto_set = true;
+	c->jh_upto = upto;
+}
+
+void jd__about_end(struct jd_conn *c)
+{
+	c->jh_upto_set = false;
+}
+
 int jd__find_all_owned(struct jd_conn *c, const struct jp_request *r, struct jd_job ***out,
 		       size_t *n, bool *single)
 {

@@ -33,8 +33,9 @@
  * journal_unavailable: the daemon runs with fault_shim.so preloaded, which fails every
  * write and sync of its journal segments with ENOSPC while a flag file exists: submits
  * are refused with journal_unavailable (a new connection's hello and the metrics still
- * answer, the fault in them), a job running through the fault ends, and once the flag
- * is gone it all goes on, through a kill -9 too.
+ * answer, the fault in them; so do a status and a wait of a job whose records are on disk,
+ * while one of the job whose end is stuck in memory is held), a job running through the
+ * fault ends, and once the flag is gone it all goes on, through a kill -9 too.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -434,12 +435,12 @@ static void test_no_direct(void **state)
 
 static void test_journal_unavailable(void **state)
 {
-	char flagdir[] = "/tmp/jsched-fault-XXXXXX", flag[64];
+	char flagdir[] = "/tmp/jsched-fault-XXXXXX", flag[64], req[128];
 	struct jsched_conn *c, *c2;
 	uint64_t before, through, after;
 	json_t *r;
 	FILE *f;
-	int i;
+	int i, fd;
 
 	(void)state;
 	assert_non_null(mkdtemp(flagdir));
@@ -466,12 +467,38 @@ static void test_journal_unavailable(void **state)
 	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(r, "error"),
 								 "message")), "No space left"));
 	json_decref(r);
+	/* A status or a wait of a job whose records are all on disk answers at once (it
+	 * tells nothing the journal could lose); one of the sleeper, whose end is stuck in
+	 * memory, is held until the disk takes it. */
+	fd = jdt_raw_hello(&t, NULL);
+	snprintf(req, sizeof(req), "{\"op\": \"status\", \"id\": 1, \"job\": %llu}",
+		 (unsigned long long)before);
+	r = jdt_raw_ask(fd, req);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "job"), "state")),
+			    "succeeded");
+	json_decref(r);
+	snprintf(req, sizeof(req), "{\"op\": \"wait\", \"id\": 2, \"job\": %llu}",
+		 (unsigned long long)before);
+	r = jdt_raw_ask(fd, req);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	json_decref(r);
+	snprintf(req, sizeof(req), "{\"op\": \"status\", \"id\": 3, \"job\": %llu}",
+		 (unsigned long long)through);
+	jdt_send_frame(fd, req);
 	/* Space again: the fault clears (the flusher retries into a fresh segment), the
 	 * sleeper's end is durable and told, submits are accepted. */
 	assert_int_equal(unlink(flag), 0);
 	for (i = 0; i < 3000 && metric_fault(c)[0]; i++)
 		jdt_sleep_ms(10);
 	assert_string_equal(metric_fault(c), "");
+	r = jdt_read_frame(fd); /* the sleeper's status, held until now */
+	assert_non_null(r);
+	assert_int_equal(json_integer_value(json_object_get(r, "id")), 3);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "job"), "state")),
+			    "succeeded");
+	json_decref(r);
+	close(fd);
 	assert_string_equal(jdt_wait_final(c, through, NULL), "succeeded");
 	after = jdt_submit_call(c2, "noop", NULL);
 	assert_true(after > through);
