@@ -929,13 +929,14 @@ static void test_real_pids_limit(void **state)
 	/* The forker and 3 children fit in 4: 7 of 10 forks were refused, and the group
 	 * counted each refusal.  Under a sanitizer its runtime's threads take places too,
 	 * some of the time: then at least 7 were refused, and the hits count its refused
-	 * threads as well. */
+	 * threads as well.  How many places they held while the forks ran is not what they
+	 * number at the end (TSan's background thread comes and goes), so the thread count
+	 * read afterwards bounds nothing more. */
 	refused = WEXITSTATUS(st);
-	if (threads == 1) {
+	if (threads == 1)
 		assert_int_equal(refused, 7);
-	} else {
-		assert_true(refused >= 10 - (4 - threads) && refused <= 9);
-	}
+	else
+		assert_true(refused >= 7 && refused <= 10);
 	assert_int_equal(jd_cg_usage(real, &g, &u, true), 0);
 	assert_true(u.has_pids);
 	if (threads == 1)
@@ -952,21 +953,26 @@ static void test_real_pids_limit(void **state)
 	assert_int_equal(jd_cg_job_remove(real, &g), 0);
 }
 
-/* burn: spin until this process has used 50 ms of CPU. */
 /* quick: end at once. */
 static void quick(int fd)
 {
 	close(fd);
 }
 
+/* burn: 50 ms of CPU time from here, inside the group: counted from the child's own
+ * start it would include what it used before it entered the group (under TSan a forked
+ * child's runtime takes milliseconds there), which the group does not hold. */
 static void burn(int fd)
 {
-	struct timespec ts;
+	struct timespec t0, ts;
+	long long used;
 
 	close(fd);
-	do
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+	do {
 		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	while (ts.tv_sec == 0 && ts.tv_nsec < 50000000L);
+		used = (long long)(ts.tv_sec - t0.tv_sec) * 1000000000LL + (ts.tv_nsec - t0.tv_nsec);
+	} while (used < 50000000LL);
 }
 
 /* run_to_end: fn in g until it has exited and g is empty; what g used into *u. */
@@ -1001,8 +1007,8 @@ static void test_real_cpu_and_weight(void **state)
 	run_to_end(&g, burn, &u);
 	assert_true(u.has_cpu);
 	/* The group's total is exact and holds the command's CPU time from the moment it
-	 * entered the group (the few microseconds between fork and jd_cg_enter are the
-	 * old group's: hence 49 ms, not 50); its user/system split is sampled at ticks. */
+	 * entered the group, which burn's 50 ms are part of (49 ms: the margin of the
+	 * clocks' granularity); its user/system split is sampled at ticks. */
 	assert_true(u.cpu_us >= 49000);
 	assert_int_equal(jd_cg_job_remove(real, &g), 0);
 }
