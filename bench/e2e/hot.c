@@ -412,77 +412,130 @@ static void loop_sched(pid_t pid, double *wait_ns, double *invol)
 	}
 }
 
-static void flood_rows(struct e2e *e, double *lat)
+/* ---- a light client's round trips beside a load ------------------------------------------- */
+
+/* A load the light client's noop round trips are measured beside: `begin` starts it after
+ * a run's idle round trips, `end` stops it after the loaded ones (both get the light
+ * client's connection and the daemon); `what` ends the rows' names ("under a flood"). */
+struct light_load {
+	const char *what;
+	const char *members;	/* the daemon's config members, or NULL */
+	void (*begin)(void *ctx, struct jsched_conn *c, struct e2e_daemon *d);
+	void (*end)(void *ctx, struct jsched_conn *c, struct e2e_daemon *d);
+	void *ctx;
+};
+
+/* light_rows: per run (e->runs_long), n light round trips idle, then n beside the load,
+ * on one daemon; the p50 and p99 rows of the loaded ones beside the idle ones.  Returns
+ * n, the round trips per run. */
+static size_t light_rows(struct e2e *e, double *lat, const struct light_load *ld)
 {
 	size_t n = e->quick ? 200 : 2000;
 	int runs = e->runs_long;
-	double i50[64], i99[64], f50[64], f99[64], over = 0, iters = 0, qwait = 0, invol = 0;
+	double i50[64], i99[64], l50[64], l99[64];
 	struct jsched_spec *spec;
 	struct e2e_daemon d;
+	char name[160];
 
 	if (jsched_spec_call("noop", NULL, &spec) < 0)
 		e2e_die("out of memory");
-	/* Retention room for the flood's jobs: its first wait, after 10 batches, finds jobs of
-	 * batch 0 that ended meanwhile, which the default 10,000 retained jobs (the light
-	 * client's noops among them) may have forgotten (job_forgotten), the sooner the faster
-	 * the light client goes. */
-	start(e, &d, false, "\"retention\": {\"jobs\": 1000000}");
+	start(e, &d, false, ld->members);
 	struct jsched_conn *c = e2e_connect(&d, "light");
 	e2e_rtt_wait(c, spec, n / 4, NULL);
 	for (int run = 0; run < runs; run++) {
-		int ready[2], stop[2];
-		char byte;
-
 		e2e_rtt_wait(c, spec, n, lat);
 		i50[run] = e2e_percentile(lat, n, 0.50);
 		i99[run] = e2e_percentile(lat, n, 0.99);
-		if (pipe(ready) < 0 || pipe(stop) < 0)
-			e2e_die("pipe: %s", strerror(errno));
-		pid_t pid = fork();
-		if (pid < 0)
-			e2e_die("fork: %s", strerror(errno));
-		if (pid == 0) {
-			close(ready[0]);
-			close(stop[1]);
-			flood(&d, ready[1], stop[0]);
-		}
-		close(ready[1]);
-		close(stop[0]);
-		if (read(ready[0], &byte, 1) != 1)
-			e2e_die("the flood client died before its jobs were queued");
-		close(ready[0]);
-		double o0 = e2e_metrics_number(c, "loop/over_bound"), i0 = e2e_metrics_number(c, "loop/iterations");
-		double w0, v0, w1, v1;
-		loop_sched(d.pid, &w0, &v0);
+		ld->begin(ld->ctx, c, &d);
 		e2e_rtt_wait(c, spec, n, lat);
-		loop_sched(d.pid, &w1, &v1);
-		qwait += w1 - w0;
-		invol += v1 - v0;
-		f50[run] = e2e_percentile(lat, n, 0.50);
-		f99[run] = e2e_percentile(lat, n, 0.99);
-		over += e2e_metrics_number(c, "loop/over_bound") - o0;
-		iters += e2e_metrics_number(c, "loop/iterations") - i0;
-		close(stop[1]);
-		e2e_wait_ok(pid, "flood client");
+		ld->end(ld->ctx, c, &d);
+		l50[run] = e2e_percentile(lat, n, 0.50);
+		l99[run] = e2e_percentile(lat, n, 0.99);
 	}
 	jsched_close(c);
 	e2e_daemon_stop(&d);
 	jsched_spec_free(spec);
 	size_t k = (size_t)runs;
-	bench_row(e->rep, "hot: light client's noop round trip under a flood, p50", "us", "sleep, journal off",
-		  e2e_median_of(f50, k), "the same client idle, p50", e2e_median_of(i50, k));
-	bench_row(e->rep, "hot: light client's noop round trip under a flood, p99", "us", "sleep, journal off",
-		  e2e_median_of(f99, k), "the same client idle, p99", e2e_median_of(i99, k));
+	snprintf(name, sizeof(name), "hot: light client's noop round trip %s, p50", ld->what);
+	bench_row(e->rep, name, "us", "sleep, journal off", e2e_median_of(l50, k),
+		  "the same client idle, p50", e2e_median_of(i50, k));
+	snprintf(name, sizeof(name), "hot: light client's noop round trip %s, p99", ld->what);
+	bench_row(e->rep, name, "us", "sleep, journal off", e2e_median_of(l99, k),
+		  "the same client idle, p99", e2e_median_of(i99, k));
+	return n;
+}
+
+/* A flood under way, and the loop's figures counted around the light round trips. */
+struct flood_run {
+	pid_t pid;
+	int stop;
+	double o0, i0, w0, v0;
+	double over, iters, qwait, invol;	/* summed over the runs */
+};
+
+static void flood_begin(void *ctx, struct jsched_conn *c, struct e2e_daemon *d)
+{
+	struct flood_run *f = ctx;
+	int ready[2], stop[2];
+	char byte;
+
+	if (pipe(ready) < 0 || pipe(stop) < 0)
+		e2e_die("pipe: %s", strerror(errno));
+	f->pid = fork();
+	if (f->pid < 0)
+		e2e_die("fork: %s", strerror(errno));
+	if (f->pid == 0) {
+		close(ready[0]);
+		close(stop[1]);
+		flood(d, ready[1], stop[0]);
+	}
+	close(ready[1]);
+	close(stop[0]);
+	if (read(ready[0], &byte, 1) != 1)
+		e2e_die("the flood client died before its jobs were queued");
+	close(ready[0]);
+	f->stop = stop[1];
+	f->o0 = e2e_metrics_number(c, "loop/over_bound");
+	f->i0 = e2e_metrics_number(c, "loop/iterations");
+	loop_sched(d->pid, &f->w0, &f->v0);
+}
+
+static void flood_end(void *ctx, struct jsched_conn *c, struct e2e_daemon *d)
+{
+	struct flood_run *f = ctx;
+	double w1, v1;
+
+	loop_sched(d->pid, &w1, &v1);
+	f->qwait += w1 - f->w0;
+	f->invol += v1 - f->v0;
+	f->over += e2e_metrics_number(c, "loop/over_bound") - f->o0;
+	f->iters += e2e_metrics_number(c, "loop/iterations") - f->i0;
+	close(f->stop);
+	e2e_wait_ok(f->pid, "flood client");
+}
+
+static void flood_rows(struct e2e *e, double *lat)
+{
+	struct flood_run f = {0};
+	/* Retention room for the flood's jobs: its first wait, after 10 batches, finds jobs of
+	 * batch 0 that ended meanwhile, which the default 10,000 retained jobs (the light
+	 * client's noops among them) may have forgotten (job_forgotten), the sooner the faster
+	 * the light client goes. */
+	struct light_load ld = {"under a flood", "\"retention\": {\"jobs\": 1000000}", flood_begin,
+				flood_end, &f};
+	int runs = e->runs_long;
+	size_t n = light_rows(e, lat, &ld);
+
 	bench_note(e->rep, "hot: flood: another client process keeps %d spin(100 us) jobs queued "
 			   "(batches of %d); %zu light round trips per run, %d runs",
 		   FLOOD_BATCH * FLOOD_BATCHES, FLOOD_BATCH, n, runs);
 	/* NaN for a daemon without the loop's metrics (an older build). */
 	bench_note(e->rep, "hot: flood: the daemon's loop iterations busier than 200 us while the light client ran "
 			   "under the flood (metrics loop.over_bound): %.0f of %.0f, %d runs",
-		   over, iters, runs);
+		   f.over, f.iters, runs);
 	bench_note(e->rep, "hot: flood: the loop thread per light round trip under the flood: %.1f us waiting on a run "
 			   "queue (schedstat), %.2f involuntary switches",
-		   qwait / 1000.0 / (double)(n * (size_t)runs), invol / (double)(n * (size_t)runs));
+		   f.qwait / 1000.0 / (double)(n * (size_t)runs), f.invol / (double)(n * (size_t)runs));
 }
 
 /* ---- 3b. a light client beside CPU burners ---------------------------------------------- */
@@ -499,56 +552,54 @@ static __attribute__((noreturn)) void burn(void)
 	_exit(0);
 }
 
+/* The burners of one run. */
+struct burners {
+	pid_t kids[64];
+	unsigned nk;
+};
+
+static void burners_begin(void *ctx, struct jsched_conn *c, struct e2e_daemon *d)
+{
+	struct burners *b = ctx;
+
+	(void)c;
+	(void)d;
+	for (unsigned k = 0; k < b->nk; k++) {
+		b->kids[k] = fork();
+		if (b->kids[k] < 0)
+			e2e_die("fork: %s", strerror(errno));
+		if (b->kids[k] == 0)
+			burn();
+		e2e_track(b->kids[k]);
+	}
+}
+
+static void burners_end(void *ctx, struct jsched_conn *c, struct e2e_daemon *d)
+{
+	struct burners *b = ctx;
+
+	(void)c;
+	(void)d;
+	for (unsigned k = 0; k < b->nk; k++) {
+		kill(b->kids[k], SIGKILL);
+		waitpid(b->kids[k], NULL, 0);
+		e2e_untrack(b->kids[k]);
+	}
+}
+
 /* burner_rows: the light client's noop round trip with one CPU burner per core (processes
  * of this benchmark, nice 0: load the machine the way other work would), beside its idle
  * figure on the same daemon just before, per run. */
 static void burner_rows(struct e2e *e, double *lat)
 {
-	size_t n = e->quick ? 200 : 2000;
-	int runs = e->runs_long;
-	double i50[64], i99[64], b50[64], b99[64];
-	pid_t kids[64];
-	unsigned nk = e->cpus < 64 ? e->cpus : 64;
-	struct jsched_spec *spec;
-	struct e2e_daemon d;
+	struct burners b = {.nk = e->cpus < 64 ? e->cpus : 64};
+	struct light_load ld = {"beside a CPU burner per core", NULL, burners_begin, burners_end,
+				&b};
+	size_t n = light_rows(e, lat, &ld);
 
-	if (jsched_spec_call("noop", NULL, &spec) < 0)
-		e2e_die("out of memory");
-	start(e, &d, false, NULL);
-	struct jsched_conn *c = e2e_connect(&d, "light");
-	e2e_rtt_wait(c, spec, n / 4, NULL);
-	for (int run = 0; run < runs; run++) {
-		e2e_rtt_wait(c, spec, n, lat);
-		i50[run] = e2e_percentile(lat, n, 0.50);
-		i99[run] = e2e_percentile(lat, n, 0.99);
-		for (unsigned k = 0; k < nk; k++) {
-			kids[k] = fork();
-			if (kids[k] < 0)
-				e2e_die("fork: %s", strerror(errno));
-			if (kids[k] == 0)
-				burn();
-			e2e_track(kids[k]);
-		}
-		e2e_rtt_wait(c, spec, n, lat);
-		b50[run] = e2e_percentile(lat, n, 0.50);
-		b99[run] = e2e_percentile(lat, n, 0.99);
-		for (unsigned k = 0; k < nk; k++) {
-			kill(kids[k], SIGKILL);
-			waitpid(kids[k], NULL, 0);
-			e2e_untrack(kids[k]);
-		}
-	}
-	jsched_close(c);
-	e2e_daemon_stop(&d);
-	jsched_spec_free(spec);
-	size_t k = (size_t)runs;
-	bench_row(e->rep, "hot: light client's noop round trip beside a CPU burner per core, p50", "us",
-		  "sleep, journal off", e2e_median_of(b50, k), "the same client idle, p50", e2e_median_of(i50, k));
-	bench_row(e->rep, "hot: light client's noop round trip beside a CPU burner per core, p99", "us",
-		  "sleep, journal off", e2e_median_of(b99, k), "the same client idle, p99", e2e_median_of(i99, k));
 	bench_note(e->rep, "hot: burners: %u busy-loop processes at nice 0 (this benchmark's own); %zu light round "
 			   "trips per run, %d runs",
-		   nk, n, runs);
+		   b.nk, n, e->runs_long);
 }
 
 /* ---- 4. efficiency of short call jobs ------------------------------------------------------ */
