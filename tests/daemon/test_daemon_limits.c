@@ -808,18 +808,17 @@ static void test_set_client_names_forgotten(void **state)
 	jdt_restart(&u);
 	adm = jdt_connect(&u, "adm");
 	assert_int_equal(names_count(adm, "with_settings"), 2);
-	c = jdt_connect(&u, "n0");
-	assert_int_equal(weight_of(adm, "n0"), 7);
-	jsched_close(c);
-	c = jdt_connect(&u, "n1");
-	assert_int_equal(weight_of(adm, "n1"), 1);
-	jsched_close(c);
-	c = jdt_connect(&u, "n2");
-	assert_int_equal(weight_of(adm, "n2"), 4);
-	jsched_close(c);
-	c = jdt_connect(&u, "cfgd");
-	assert_int_equal(weight_of(adm, "cfgd"), 4);
-	jsched_close(c);
+	/* n0 and n2 their own, n1 the default entry's, cfgd its entry's */
+	for (int i = 0; i < 4; i++) {
+		static const struct {
+			const char *name;
+			int weight;
+		} want[] = {{"n0", 7}, {"n1", 1}, {"n2", 4}, {"cfgd", 4}};
+
+		c = jdt_connect(&u, want[i].name);
+		assert_int_equal(weight_of(adm, want[i].name), want[i].weight);
+		jsched_close(c);
+	}
 	jsched_close(adm);
 	assert_int_equal(jdt_stop(&u, SIGTERM), 0);
 }
