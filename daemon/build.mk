@@ -38,7 +38,7 @@ JSCHEDD_CORE_SRCS := daemon/core/jobs.c daemon/core/array.c daemon/core/jobs_ind
 	daemon/core/config.c daemon/core/config_exec.c daemon/core/config_names.c \
 	daemon/core/config_backends.c daemon/core/config_resources.c \
 	daemon/core/security.c daemon/core/hist.c daemon/core/log.c daemon/core/clock.c \
-	daemon/core/timeheap.c
+	daemon/core/timeheap.c daemon/core/wake.c
 JSCHEDD_RUN_SRCS := daemon/run/runner.c daemon/run/exec.c daemon/run/slots.c daemon/run/process.c daemon/run/handler.c \
 	daemon/run/builtins.c daemon/run/modules.c daemon/run/cgroup.c daemon/run/exec_cgroup.c \
 	daemon/run/backend.c daemon/run/backend_slurm.c daemon/run/slurm_script.c daemon/run/resources.c
@@ -87,7 +87,8 @@ $(JSCHEDD_MODULE) $(JSCHEDD_BADMODULE): $(B)/tests/daemon/%.so: $(B)/obj/tests/d
 JSCHEDD_UNIT := $(B)/tests/daemon/unit_config $(B)/tests/daemon/unit_hist \
 	$(B)/tests/daemon/unit_whist $(B)/tests/daemon/unit_prometheus $(B)/tests/daemon/unit_cgroup \
 	$(B)/tests/daemon/unit_log $(B)/tests/daemon/unit_timeheap \
-	$(B)/tests/daemon/unit_outlog $(B)/tests/daemon/unit_index $(B)/tests/daemon/unit_security
+	$(B)/tests/daemon/unit_outlog $(B)/tests/daemon/unit_index $(B)/tests/daemon/unit_security \
+	$(B)/tests/daemon/unit_wake
 # The config reader is core/config*.c alone (plain data, jansson): the unit test links
 # only those.
 JSCHEDD_CONFIG_OBJS := $(patsubst %.c,$(B)/obj/%.o,daemon/core/config.c daemon/core/config_exec.c \
@@ -141,6 +142,12 @@ $(B)/tests/daemon/unit_security: $(B)/obj/tests/daemon/unit_security.o \
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(JANSSON_LIBS) $(CMOCKA_LIBS) $(LDLIBS)
+# unit_wake: the loop's wake-up (daemon/core/wake.c) under three sending threads.
+$(B)/obj/tests/daemon/unit_wake.o: CFLAGS += $(UV_CFLAGS)
+$(B)/tests/daemon/unit_wake: $(B)/obj/tests/daemon/unit_wake.o $(B)/obj/daemon/core/wake.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(UV_LIBS) $(CMOCKA_LIBS) $(LDLIBS) -lpthread
 # unit_index: the job table's id index (daemon/core/jobs_index.c) against a plain scan.
 $(B)/tests/daemon/unit_index: $(B)/obj/tests/daemon/unit_index.o $(B)/obj/daemon/core/jobs_index.o
 	@mkdir -p $(@D)

@@ -38,6 +38,7 @@
 
 #include "daemon/core/clock.h"
 #include "daemon/core/log.h"
+#include "daemon/core/wake.h"
 #include "daemon/run/backend.h"
 #include "daemon/run/handler.h"
 #include "jsched/error.h"
@@ -64,7 +65,7 @@ static void push_notice(struct jd_runner *r, struct jd_notice *n, uint8_t what)
 	 * whole list, so later pushes ride on the same wake-up. */
 	if (!old) {
 		atomic_fetch_add_explicit(&r->wakeups, 1, memory_order_relaxed);
-		uv_async_send(&r->async);
+		jd_wake_send(&r->wake);
 		/* The loop thread is runnable now: a worker that finds nothing to do yields
 		 * to it once instead of spinning its grace on a CPU the loop may wait for. */
 		jd_pool_want_cpu(r->pool);
@@ -284,7 +285,7 @@ static void wake_cb(void *udata)
 {
 	struct jd_runner *r = udata;
 
-	uv_async_send(&r->async);
+	jd_wake_send(&r->wake);
 }
 
 /* done: a DONE notice: the job's final state from its handler's return. */
@@ -316,9 +317,9 @@ static void done(struct jd_runner *r, struct jd_job *j)
 }
 
 /* notices_cb: the loop thread takes every notice pushed since the last wake-up. */
-static void notices_cb(uv_async_t *h)
+static void notices_cb(struct jd_wake *w)
 {
-	struct jd_runner *r = h->data;
+	struct jd_runner *r = w->data;
 	struct jd_notice *n = atomic_exchange_explicit(&r->notices, NULL, memory_order_acquire);
 	struct jd_notice *fifo = NULL;
 	struct jd_fair_client *unblocked[32];
@@ -477,10 +478,14 @@ int jd_runner_start(struct jd_runner *r, const struct jd_runner_env *env, char *
 	r->loop_thread = pthread_self();
 	atomic_init(&r->notices, NULL);
 	atomic_init(&r->wakeups, 0);
-	uv_async_init(env->loop, &r->async, notices_cb);
-	r->async.data = r;
 	uv_timer_init(env->loop, &r->deadline);
 	r->deadline.data = r;
+	r->wake.data = r;
+	if ((rc = jd_wake_init(env->loop, &r->wake, notices_cb)) < 0) {
+		snprintf(err, errlen, "cannot make the workers' wake-up of the loop: %s",
+			 uv_strerror(rc));
+		return rc;
+	}
 	fair_config(cfg, &fc);
 	fc.final_cb = final_cb;
 	fc.wake_cb = wake_cb;
@@ -543,7 +548,7 @@ void jd_runner_stop(struct jd_runner *r)
 	jd_exec_stop(&r->exec);
 	/* Notices pushed by the last tasks are about jobs already final (or freed with
 	 * the table); they need no processing. */
-	uv_close((uv_handle_t *)&r->async, NULL);
+	jd_wake_close(&r->wake);
 	uv_close((uv_handle_t *)&r->deadline, NULL);
 	if (r->fair)
 		jd_fair_free(r->fair);

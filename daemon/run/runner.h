@@ -9,7 +9,8 @@
  * join does not hold a place in it (nor a worker).
  *
  * Workers talk back to the loop thread through one lock-free notice list and a
- * uv_async: a job's start and its end are each one push; the loop thread takes the
+ * wake-up by an eventfd of its own (core/wake.h, not libuv's uv_async, whose loop waits
+ * for a sender to finish): a job's start and its end are each one push; the loop thread takes the
  * whole list at once, so a burst of completions costs one wake-up, not one per job.
  */
 #ifndef JD_RUNNER_H
@@ -25,6 +26,7 @@
 #include "daemon/core/clients.h"
 #include "daemon/core/config.h"
 #include "daemon/core/jobs.h"
+#include "daemon/core/wake.h"
 #include "daemon/core/security.h"
 #include "daemon/fair/fair.h"
 #include "daemon/pool/pool.h"
@@ -56,7 +58,8 @@ struct jd_runner {
 	struct jd_pool *pool;	/* thread-safe */
 	struct jd_exec exec;	/* commands: slots, processes (exec.h) */
 	uv_timer_t deadline;	/* the earliest queued deadline (the fair layer's) */
-	uv_async_t async;	/* loop thread's handle; uv_async_send from any thread */
+	struct jd_wake wake;	/* loop thread's handle; jd_wake_send from any thread: the
+				 * notices' wake-up, never waiting for a sender (core/wake.h) */
 	pthread_t loop_thread;	/* to tell the fair hook's caller */
 	_Atomic(struct jd_notice *) notices;	/* any thread pushes, loop thread takes all */
 	atomic_uint_fast64_t wakeups;	/* async sends (metrics: batching) */
