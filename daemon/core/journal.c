@@ -261,9 +261,14 @@ static void encode(unsigned char *p, unsigned type, uint64_t seq, uint64_t id, c
 enum rec_check { REC_OK, REC_ZERO, REC_BAD };
 
 /* decode: the record at p (avail bytes readable).  Returns REC_OK with *r filled and
- * *size its size, REC_ZERO for an all-zero header, else REC_BAD with the reason. */
-static enum rec_check decode(const unsigned char *p, size_t avail, struct jd_journal_rec *r,
-			     size_t *size, const char **why)
+ * *size its size, REC_ZERO for an all-zero header, else REC_BAD with the reason.  With
+ * `covered` the record's own CRC is not computed: it lies inside a flush whose CRC, over
+ * every byte of its records, matched (scan_segment), so it cannot fail where that passed
+ * but by a collision of the same odds; checking both read every byte of a segment twice
+ * (callgrind, restart with 100,000 retained noops: CRC32C 392 -> 200 instructions a job).
+ * A snapshot's records have no flush around them and are checked one by one. */
+static enum rec_check decode(const unsigned char *p, size_t avail, bool covered,
+			     struct jd_journal_rec *r, size_t *size, const char **why)
 {
 	static const unsigned char zero[JD_JOURNAL_HDR];
 	uint32_t len;
@@ -287,7 +292,7 @@ static enum rec_check decode(const unsigned char *p, size_t avail, struct jd_jou
 		*why = "a record's length runs past the end";
 		return REC_BAD;
 	}
-	if (jd_get32(p) != jd_crc32c(0, p + 4, JD_JOURNAL_HDR - 4 + len)) {
+	if (!covered && jd_get32(p) != jd_crc32c(0, p + 4, JD_JOURNAL_HDR - 4 + len)) {
 		*why = "checksum mismatch";
 		return REC_BAD;
 	}
@@ -1053,7 +1058,7 @@ static int load_snapshot(struct jd_journal *j, const char *name, uint64_t covers
 		struct jd_journal_rec r;
 		size_t sz;
 		const char *why = "unexpected end";
-		enum rec_check k = off < size ? decode(p + off, size - off, &r, &sz, &why) : REC_ZERO;
+		enum rec_check k = off < size ? decode(p + off, size - off, false, &r, &sz, &why) : REC_ZERO;
 
 		if (k != REC_OK || r.seq != n + 1) {
 			if (k == REC_OK)
@@ -1167,7 +1172,8 @@ static int scan_segment(struct jd_journal *j, const struct found *f, uint64_t en
 		for (roff = off + FLUSH_HDR; roff < off + FLUSH_HDR + len;) {
 			struct jd_journal_rec r;
 			size_t sz;
-			enum rec_check k = decode(p + roff, off + FLUSH_HDR + len - roff, &r, &sz, &why);
+			enum rec_check k = decode(p + roff, off + FLUSH_HDR + len - roff, true, &r,
+							  &sz, &why);
 
 			if (k != REC_OK || r.seq != expect) {
 				if (k == REC_OK)
