@@ -52,6 +52,17 @@ static struct jd_job *job_of(struct jd_fair_job *fj)
 	return (struct jd_job *)((char *)fj - offsetof(struct jd_job, fj));
 }
 
+/* send_wake: wake the loop for the notices: by the runner's own eventfd where the
+ * loop is put ahead of the workers, else by libuv's uv_async (runner.h: own_wake says
+ * why).  Any thread. */
+static void send_wake(struct jd_runner *r)
+{
+	if (r->own_wake)
+		jd_wake_send(&r->wake);
+	else
+		uv_async_send(&r->async);
+}
+
 static void push_notice(struct jd_runner *r, struct jd_notice *n, uint8_t what)
 {
 	struct jd_notice *old = atomic_load_explicit(&r->notices, memory_order_relaxed);
@@ -65,7 +76,7 @@ static void push_notice(struct jd_runner *r, struct jd_notice *n, uint8_t what)
 	 * whole list, so later pushes ride on the same wake-up. */
 	if (!old) {
 		atomic_fetch_add_explicit(&r->wakeups, 1, memory_order_relaxed);
-		jd_wake_send(&r->wake);
+		send_wake(r);
 		/* The loop thread is runnable now: a worker that finds nothing to do yields
 		 * to it once instead of spinning its grace on a CPU the loop may wait for. */
 		jd_pool_want_cpu(r->pool);
@@ -283,9 +294,7 @@ static void final_cb(struct jd_fair_job *fj, enum jd_fair_final state, void *uda
 
 static void wake_cb(void *udata)
 {
-	struct jd_runner *r = udata;
-
-	jd_wake_send(&r->wake);
+	send_wake(udata);
 }
 
 /* done: a DONE notice: the job's final state from its handler's return. */
@@ -317,9 +326,8 @@ static void done(struct jd_runner *r, struct jd_job *j)
 }
 
 /* notices_cb: the loop thread takes every notice pushed since the last wake-up. */
-static void notices_cb(struct jd_wake *w)
+static void notices_cb(struct jd_runner *r)
 {
-	struct jd_runner *r = w->data;
 	struct jd_notice *n = atomic_exchange_explicit(&r->notices, NULL, memory_order_acquire);
 	struct jd_notice *fifo = NULL;
 	struct jd_fair_client *unblocked[32];
@@ -361,6 +369,16 @@ static void notices_cb(struct jd_wake *w)
 		for (size_t i = 0; i < nu; i++)
 			r->env.unblocked(r->env.ctx, jd_fair_client_udata(unblocked[i]));
 	jd_jobs_settle(r->env.jobs);
+}
+
+static void own_wake_cb(struct jd_wake *w)
+{
+	notices_cb(w->data);
+}
+
+static void async_cb(uv_async_t *h)
+{
+	notices_cb(h->data);
 }
 
 static void fair_config(const struct jd_config *c, struct jd_fair_config *fc)
@@ -480,8 +498,13 @@ int jd_runner_start(struct jd_runner *r, const struct jd_runner_env *env, char *
 	atomic_init(&r->wakeups, 0);
 	uv_timer_init(env->loop, &r->deadline);
 	r->deadline.data = r;
+	/* The wake-up's kind follows worker_scheduling (runner.h, own_wake). */
+	r->own_wake = cfg->worker_sched != JD_WORKER_NORMAL;
+	r->wake.fd = -1;
 	r->wake.data = r;
-	if ((rc = jd_wake_init(env->loop, &r->wake, notices_cb)) < 0) {
+	r->async.data = r;
+	if ((rc = r->own_wake ? jd_wake_init(env->loop, &r->wake, own_wake_cb)
+			      : uv_async_init(env->loop, &r->async, async_cb)) < 0) {
 		snprintf(err, errlen, "cannot make the workers' wake-up of the loop: %s",
 			 uv_strerror(rc));
 		return rc;
@@ -548,7 +571,10 @@ void jd_runner_stop(struct jd_runner *r)
 	jd_exec_stop(&r->exec);
 	/* Notices pushed by the last tasks are about jobs already final (or freed with
 	 * the table); they need no processing. */
-	jd_wake_close(&r->wake);
+	if (r->own_wake)
+		jd_wake_close(&r->wake);
+	else
+		uv_close((uv_handle_t *)&r->async, NULL);
 	uv_close((uv_handle_t *)&r->deadline, NULL);
 	if (r->fair)
 		jd_fair_free(r->fair);

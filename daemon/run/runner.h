@@ -9,8 +9,8 @@
  * join does not hold a place in it (nor a worker).
  *
  * Workers talk back to the loop thread through one lock-free notice list and a
- * wake-up by an eventfd of its own (core/wake.h, not libuv's uv_async, whose loop waits
- * for a sender to finish): a job's start and its end are each one push; the loop thread takes the
+ * wake-up (libuv's uv_async, or with the loop ahead of the workers an eventfd of the
+ * runner's own, core/wake.h: own_wake below): a job's start and its end are each one push; the loop thread takes the
  * whole list at once, so a burst of completions costs one wake-up, not one per job.
  */
 #ifndef JD_RUNNER_H
@@ -58,8 +58,19 @@ struct jd_runner {
 	struct jd_pool *pool;	/* thread-safe */
 	struct jd_exec exec;	/* commands: slots, processes (exec.h) */
 	uv_timer_t deadline;	/* the earliest queued deadline (the fair layer's) */
-	struct jd_wake wake;	/* loop thread's handle; jd_wake_send from any thread: the
-				 * notices' wake-up, never waiting for a sender (core/wake.h) */
+	/* The notices' wake-up of the loop, one of two (own_wake says which): the loop
+	 * thread's handles; any thread sends. */
+	struct jd_wake wake;	/* an eventfd of its own: never waits for a sender (core/wake.h) */
+	uv_async_t async;	/* libuv's: its loop spins while a sender is inside uv_async_send */
+	/* own_wake: the eventfd, for worker_scheduling other than "normal", where a worker
+	 * preempted inside uv_async_send (by the loop itself, ahead of it) held the loop
+	 * spinning for the rest of its time off the CPU (1 ms jobs: loop CPU 81-106 -> 15-16
+	 * µs per job, 0.45-0.48 -> 0.75-0.80 of the ideal).  libuv's under "normal", where a
+	 * sender is rarely preempted there and the loop's short spin gathers the notices that
+	 * come meanwhile: the eventfd there cost 100 µs jobs 5.4-5.6 -> 10.7-10.9 µs of loop
+	 * CPU and 104 -> 109 µs of the workers' per job (daemon/README.md, "The loop thread's
+	 * CPU"). */
+	bool own_wake;
 	pthread_t loop_thread;	/* to tell the fair hook's caller */
 	_Atomic(struct jd_notice *) notices;	/* any thread pushes, loop thread takes all */
 	atomic_uint_fast64_t wakeups;	/* async sends (metrics: batching) */
