@@ -145,10 +145,18 @@ struct jd_job {
 	enum jd_state state;
 	enum jp_cause cause;		/* final and not succeeded; else JP_CAUSE_NONE */
 	uint8_t prio;			/* enum jd_fair_prio */
-	bool on_settle;			/* on the to-settle list */
+	/* Loop-thread flags, one bit each in one byte (beside prio): so that jseq below
+	 * fits without the struct passing 704 bytes (a 720-byte malloc chunk; 712 would
+	 * take the next, 736).  Never written from a worker. */
+	bool on_settle : 1;		/* on the to-settle list */
+	bool shutdown_cancel : 1;	/* loop: cancelled by immediate shutdown */
+	bool elem_view : 1;		/* a compacted element shown again (array.h) */
+	bool cancel_requested : 1;	/* loop: cancel asked while running */
+	bool value_file : 1;	/* the result is in the output directory's "<id>.value"
+				 * (jd_job_value_spill), not in memory: value is NULL, value_len
+				 * its size */
 	bool held;		/* loop: held in the fair layer (jd_fair_hold) while queued;
 				 * while scheduled: to be held when it comes due */
-	bool shutdown_cancel;	/* loop: cancelled by immediate shutdown */
 	char *reason;			/* malloc'd, or NULL */
 	/* a call's result (or a failed handler's detail) as compact JSON text, made on the
 	 * worker (runner.c): malloc'd, or NULL */
@@ -225,17 +233,11 @@ struct jd_job {
 	uint64_t array_id;		/* an element (live or view): the parent's id; else 0 */
 	int64_t array_index;		/* an element's index */
 	uint64_t elem_pos;		/* an element's position in its array */
-	bool elem_view;			/* a compacted element shown again (array.h) */
-	bool cancel_requested;		/* loop: cancel asked while running */
 	/* the journal's sequence number of the last record about this job (0: none since
 	 * this start: a recovered job's records are all durable).  The one field the change
 	 * hook writes: the journal's glue (persist.c) as it appends the record.  A reply that
 	 * tells of this job only waits for the journal up to here (net/server.h jh_upto). */
 	uint64_t jseq;
-	bool value_file;	/* the result is in the output directory's "<id>.value"
-				 * (jd_job_value_spill), not in memory: value is NULL, value_len
-				 * its size (here, with the other small fields, rather than
-				 * beside value: padding between pointers costs 8 bytes a job) */
 };
 
 /* What the table reports (installed by the daemon).  ch and the job are valid during the
