@@ -40,6 +40,20 @@ static void submit_spins(struct jsched_conn *c)
 	free(req);
 }
 
+/* request_ok: send req on c and require an ok reply. */
+static void request_ok(struct jsched_conn *c, const char *req)
+{
+	char *reply = NULL;
+	json_t *r;
+
+	assert_int_equal(jsched_request(c, req, &reply), 0);
+	r = json_loads(reply, 0, NULL);
+	if (!r || !json_is_true(json_object_get(r, "ok")))
+		fail_msg("%s: %s", req, reply);
+	json_decref(r);
+	jsched_free(reply);
+}
+
 struct snap {
 	double service[3];
 	json_int_t queued[3];
@@ -81,8 +95,16 @@ static void test_weights_1_2_3(void **state)
 	for (int i = 0; i < 3; i++)
 		c[i] = jdt_connect(&t, names[i]);
 	obs = jdt_connect(&t, "observer");
-	for (int i = 0; i < 3; i++)
+	/* Each client paused while the three submit, and resumed together: a client that ran
+	 * alone while the next ones' batches were still read (2,000 jobs of 200 us drain in
+	 * 0.2 s on two workers; under TSan a batch takes longer than that to read) could run
+	 * out of jobs before the measurement. */
+	for (int i = 0; i < 3; i++) {
+		request_ok(c[i], "{\"op\": \"pause\"}");
 		submit_spins(c[i]);
+	}
+	for (int i = 0; i < 3; i++)
+		request_ok(c[i], "{\"op\": \"resume\"}");
 	/* Warm up: let the fair layer settle into the steady state with all three
 	 * backlogged (a few hundred dispatches), then measure over 1,500 more. */
 	snapshot(obs, &a);
