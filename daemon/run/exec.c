@@ -158,6 +158,63 @@ void jsched_process_result_free(struct jsched_process_result *r)
 	r->out = r->err = NULL;
 }
 
+/* ---- exec jobs without a fiber ---------------------------------------------------------
+ *
+ * An exec job of the plain commands' class (no declared needs) runs without a fiber: the
+ * loop thread takes it from the fair layer itself when a slot is free (the runner's
+ * flush, right after a command ended or a job was queued) or gets it from a worker's
+ * feeder (jd_exec_hand_over), starts it, and ends it when the process has: no thread
+ * hand-off between a command's end and the next one's start, where the fiber's way
+ * crossed threads three times per command (a request from the fiber to the loop, the
+ * wake-up of the fiber at the end, its DONE notice back to the loop) and woke a parked
+ * worker each time.  Commands with declared needs, and handlers' processes, keep the
+ * fiber's way (run_wait above). */
+
+/* proc_for: a request of exec job j without a fiber, or NULL (no memory). */
+static struct jd_proc *proc_for(struct jd_exec *x, struct jd_job *j)
+{
+	struct jd_proc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pidfd = -1;
+	p->x = x;
+	p->job = j;
+	p->spec = &j->exec->spec;
+	p->res = &j->exec->res;
+	p->job_slot = true;
+	p->on_loop = true;
+	return p;
+}
+
+int jd_exec_start_job(struct jd_exec *x, struct jd_job *j)
+{
+	struct jd_proc *p = proc_for(x, j);
+
+	if (!p)
+		return JSCHED_ENOMEM;
+	jd__proc_start(p);
+	return 0;
+}
+
+bool jd_exec_hand_over(struct jd_exec *x, struct jd_job *j)
+{
+	struct jd_proc *p = proc_for(x, j);
+	struct jd_proc *old;
+
+	if (!p)
+		return false;
+	p->handed = true;
+	old = atomic_load_explicit(&x->requests, memory_order_relaxed);
+	do {
+		p->req_next = old;
+	} while (!atomic_compare_exchange_weak_explicit(&x->requests, &old, p, memory_order_release,
+							memory_order_relaxed));
+	if (!old)
+		uv_async_send(&x->async);
+	return true;
+}
+
 /* ---- the loop thread's side ------------------------------------------------------------ */
 
 int jd_exec_init(struct jd_exec *x, const struct jd_exec_env *env)
@@ -173,9 +230,11 @@ int jd_exec_init(struct jd_exec *x, const struct jd_exec_env *env)
 	x->cls_exec = env->cls_exec;
 	x->wake = env->wake;
 	x->wake_ctx = env->wake_ctx;
+	x->ended = env->ended;
 	x->resources = env->resources;
 	snprintf(x->socket_path, sizeof(x->socket_path), "%s", env->socket_path ? env->socket_path : "");
 	atomic_init(&x->requests, NULL);
+	atomic_init(&x->synced, NULL);
 	jd_security_helper_path(x->helper, sizeof(x->helper));
 	if ((rc = uv_async_init(x->loop, &x->async, jd__requests_cb)) < 0)
 		return JSCHED_EINTERNAL;
@@ -281,7 +340,7 @@ json_t *jd_exec_metrics(struct jd_exec *x)
 	struct jd_fair_stats st;
 
 	jd_fair_stats(x->fair, JD_FAIR_METRIC_JOBS, &st);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s?, s:o}", "max_processes",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:s?, s:o}", "max_processes",
 			 (json_int_t)st.res_cap[x->res_proc], "running", (json_int_t)x->running,
 			 "slots_used", (json_int_t)st.res_used[x->res_proc], "queued",
 			 (json_int_t)st.cls_queued[x->cls_exec], "peak_running",
@@ -289,7 +348,8 @@ json_t *jd_exec_metrics(struct jd_exec *x)
 			 "spawn_failed", (json_int_t)x->spawn_failed, "timed_out",
 			 (json_int_t)x->timed_out, "stopped", (json_int_t)x->stopped,
 			 "run_as_helper", (json_int_t)x->helper_spawns, "direct",
-			 (json_int_t)x->direct_spawns, "helper",
+			 (json_int_t)x->direct_spawns, "without_fiber", (json_int_t)x->on_loop,
+			 "handed_over", (json_int_t)x->from_workers, "helper",
 			 x->helper[0] ? x->helper : NULL, "cgroups", jd_exec_cgroups_metrics(x));
 }
 

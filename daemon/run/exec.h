@@ -1,10 +1,13 @@
 /* daemon/run/exec.h: running commands: exec jobs, and child processes of call-job handlers.
  *
- * A command always runs on behalf of a fiber.  For an exec job that fiber is the job's
- * own (the job's handler is jd_exec_handler, run by runner.c like any suspending call
- * handler); for a handler it is the handler's, through jsched_task_run (module.h).  The
- * fiber posts a spawn request to the loop thread (a lock-free list and a uv_async) and
- * suspends on an event; the loop thread owns everything about the process (posix_spawn
+ * A plain exec job (no declared needs) runs without a fiber: the loop thread takes it
+ * from the fair layer (runner.c's flush) or gets it from a worker's feeder
+ * (jd_exec_hand_over), starts it, and reports its end through jd_exec_env.ended.  Every
+ * other command runs on behalf of a fiber: an exec job with declared needs on the job's
+ * own (its handler is jd_exec_handler, run by runner.c like any suspending call
+ * handler), a handler's process on the handler's, through jsched_task_run (module.h).
+ * The fiber posts a spawn request to the loop thread (a lock-free list and a uv_async)
+ * and suspends on an event; the loop thread owns everything about the process (posix_spawn
  * and a pidfd, the pipes, the time limit, the signals) and sets the event when the
  * process has exited and its output pipes are drained.  No worker thread is held while a command runs.
  *
@@ -83,6 +86,7 @@ struct jp_job_spec;
 struct cg_client;
 struct cg_pending;
 struct cg_spare;
+struct jd_proc_end;
 
 /* What the process machinery works with (borrowed, kept; jd_exec_init). */
 struct jd_exec_env {
@@ -97,6 +101,10 @@ struct jd_exec_env {
 	 * runner's). */
 	void (*wake)(void *ctx);
 	void *wake_ctx;
+	/* ended: an exec job started by jd_exec_start_job or jd_exec_hand_over has ended
+	 * (its result in j->exec->res; it still holds its fair units): the runner's, with
+	 * wake_ctx.  Loop thread. */
+	void (*ended)(void *ctx, struct jd_job *j);
 	const char *socket_path;	/* names the cgroup subtree (exec_cgroup.c) */
 	struct jd_resources *resources;	/* named resources: indices at spawn (resources.h) */
 };
@@ -112,16 +120,21 @@ struct jd_exec {
 	uint8_t cls_exec;
 	void (*wake)(void *ctx);
 	void *wake_ctx;
+	void (*ended)(void *ctx, struct jd_job *j);
 	struct jd_resources *resources;
 
 	uv_async_t async;		/* loop thread's; fibers uv_async_send it */
 	bool started;
-	_Atomic(struct jd_proc *) requests;	/* fibers push, the loop takes all */
+	_Atomic(struct jd_proc *) requests;	/* fibers (and feeders) push, the loop takes all */
+	_Atomic(struct jd_proc_end *) synced;	/* loop-started commands whose output files
+						 * are durable: the files' thread pushes */
 	/* loop thread: */
 	struct jd_proc *live;		/* processes alive or closing */
 	struct jd_proc *slot_waiters, *slot_waiters_tail;	/* handler spawns waiting */
 	uint32_t running;		/* processes alive now */
 	uint64_t spawned, spawn_failed, timed_out, stopped, helper_spawns, direct_spawns;
+	uint64_t on_loop, from_workers;	/* exec jobs started without a fiber (exec.c), and
+					 * of them those a worker's feeder handed over */
 	uint64_t peak_running;
 	char helper[4096];		/* path of jschedd-runas, "" if not found */
 	/* control groups (exec_cgroup.c), loop thread: */
@@ -163,6 +176,17 @@ void jd_exec_apply_config(struct jd_exec *x);
 /* jd_exec_cancel: stop j's processes (SIGTERM to each group, SIGKILL after the grace);
  * its handler's processes still waiting for a slot end unrun.  Loop thread. */
 void jd_exec_cancel(struct jd_exec *x, struct jd_job *j, enum jp_cause cause);
+
+/* jd_exec_start_job: start exec job j's command from the loop thread, without a fiber:
+ * j was dispatched by the fair layer (it holds its process slot) and is marked running
+ * here; its end comes through jd_exec_env.ended, on the loop thread, after which the
+ * runner completes it in the fair layer and calls jd_exec_job_done.  Returns 0, or
+ * JSCHED_ENOMEM (nothing started; the caller ends the job).  Loop thread.
+ * jd_exec_hand_over: the same from a worker's feeder: the job goes to the loop thread
+ * (the requests list and its uv_async), which starts it as above.  Returns false when
+ * there is no memory for it (then the caller runs it on a fiber).  Any thread. */
+int jd_exec_start_job(struct jd_exec *x, struct jd_job *j);
+bool jd_exec_hand_over(struct jd_exec *x, struct jd_job *j);
 
 /* jd_exec_job_done: an exec job's DONE notice: its final state from its result.  Loop
  * thread. */

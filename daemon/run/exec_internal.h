@@ -27,8 +27,11 @@ struct jd_proc {
 	struct jd_job *job;			/* on whose behalf; NULL after finish */
 	const struct jd_exec_spec *spec;	/* borrowed until finish */
 	struct jd_exec_result *res;		/* the owner's, written until finish */
-	struct jd_event *done;			/* the fiber's, set at finish */
+	struct jd_event *done;			/* the fiber's, set at finish (NULL: on_loop) */
 	bool job_slot, has_slot, helper, spawned, exited, finished;
+	bool on_loop;				/* no fiber: the end goes to jd_exec.ended, and
+						 * the loop marks the job running at its start */
+	bool handed;				/* on_loop, from a worker's feeder */
 	bool direct;				/* started by spawn_direct: pstat says why it failed */
 	struct jd_direct *dir;			/* what that child reads, freed with p */
 	bool in_open, out_open, err_open, stat_open;
@@ -59,6 +62,9 @@ void jd__requests_cb(uv_async_t *h);
  * request's stop cause.  jd__proc_stop: SIGTERM to p's group, SIGKILL after the grace.
  * (process.c) */
 void jd__proc_spawn(struct jd_proc *p);
+/* jd__proc_start: a request taken by the loop thread (a fiber's, or an on_loop job's,
+ * whose job is marked running first): spawn it, or queue it for a slot (a handler's). */
+void jd__proc_start(struct jd_proc *p);
 void jd__proc_not_run(struct jd_proc *p, enum jp_cause cause);
 void jd__proc_stop(struct jd_proc *p);
 

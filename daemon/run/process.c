@@ -95,17 +95,22 @@ static void live_add(struct jd_exec *x, struct jd_proc *p)
 	x->live = p;
 }
 
-/* wake: hand the result to the fiber; after this the fiber's memory is not ours. */
+/* wake: hand the result to the fiber (or, for an on_loop command, to the runner's ended
+ * hook); after this the job's memory is not ours. */
 static void wake(struct jd_proc *p)
 {
 	struct jd_event *ev = p->done;
+	struct jd_job *j = p->job;
 
 	p->finished = true;
 	p->job = NULL;
 	p->spec = NULL;
 	p->res = NULL;
 	p->done = NULL;
-	jd_event_set(ev);
+	if (p->on_loop)
+		p->x->ended(p->x->wake_ctx, j);
+	else
+		jd_event_set(ev);
 }
 
 /* needs_done: the command's named resources are free again (before its fiber completes
@@ -120,22 +125,38 @@ static void needs_done(struct jd_proc *p)
 	p->envp = NULL;
 }
 
-/* A command's end waiting for its output files to be durable. */
-struct synced {
+/* A command's end waiting for its output files to be durable: a fiber's event, or (an
+ * on_loop command, ev NULL) its job, which goes back to the loop thread on x->synced. */
+struct jd_proc_end {
 	struct jd_event *ev;
 	struct jd_exec_result *res;
+	struct jd_exec *x;
+	struct jd_job *job;
+	struct jd_proc_end *next;
 };
 
 /* synced_cb: the output files' thread: the files are durable (rc 0), or not (then the
- * final record carries the output from memory): wake the fiber. */
+ * final record carries the output from memory): wake the fiber, or hand the job's end
+ * to the loop thread (jd__requests_cb takes it). */
 static void synced_cb(void *arg, int rc)
 {
-	struct synced *w = arg;
+	struct jd_proc_end *w = arg;
+	struct jd_proc_end *old;
 
 	if (rc < 0)
 		w->res->files = false;
-	jd_event_set(w->ev);
-	free(w);
+	if (w->ev) {
+		jd_event_set(w->ev);
+		free(w);
+		return;
+	}
+	old = atomic_load_explicit(&w->x->synced, memory_order_relaxed);
+	do {
+		w->next = old;
+	} while (!atomic_compare_exchange_weak_explicit(&w->x->synced, &old, w, memory_order_release,
+							memory_order_relaxed));
+	if (!old)
+		uv_async_send(&w->x->async);
 }
 
 /* wake_synced: as wake, once the output files are durable (outfile.h: before the
@@ -143,7 +164,7 @@ static void synced_cb(void *arg, int rc)
 static void wake_synced(struct jd_proc *p)
 {
 	struct jd_outfile *of = p->of;
-	struct synced *w = malloc(sizeof(*w));
+	struct jd_proc_end *w = malloc(sizeof(*w));
 
 	p->of = NULL;
 	p->res->files = jd_outfile_wrote(of) && !jd_outfile_failed(of);
@@ -155,6 +176,8 @@ static void wake_synced(struct jd_proc *p)
 	}
 	w->ev = p->done;
 	w->res = p->res;
+	w->x = p->x;
+	w->job = p->on_loop ? p->job : NULL;
 	p->finished = true;
 	p->job = NULL;
 	p->spec = NULL;
@@ -1019,9 +1042,18 @@ fail_early:
 	free(p);
 }
 
-/* start: a request taken from a fiber. */
-static void start(struct jd_exec *x, struct jd_proc *p)
+void jd__proc_start(struct jd_proc *p)
 {
+	struct jd_exec *x = p->x;
+
+	if (p->on_loop) {
+		/* What a worker's START notice does for a job run on a fiber. */
+		x->on_loop++;
+		x->from_workers += p->handed;
+		p->job->run_started_ns = jd_now_ns();
+		p->job->run_started_ms = jd_now_ms();
+		jd_job_set_running(x->jobs, p->job);
+	}
 	if (jd_cancel_fired(&p->job->ctok)) {
 		jd__proc_not_run(p, jd_job_stop_cause(x->jobs, p->job));
 		return;
@@ -1036,10 +1068,19 @@ void jd__requests_cb(uv_async_t *h)
 {
 	struct jd_exec *x = h->data;
 	struct jd_proc *p = atomic_exchange_explicit(&x->requests, NULL, memory_order_acquire);
+	struct jd_proc_end *e = atomic_exchange_explicit(&x->synced, NULL, memory_order_acquire);
 	struct jd_proc *fifo = NULL;
 
 	jd_loop_woke();
 
+	/* Loop-started commands whose output files are durable now: their ends. */
+	while (e) {
+		struct jd_proc_end *next = e->next;
+
+		x->ended(x->wake_ctx, e->job);
+		free(e);
+		e = next;
+	}
 	while (p) {
 		struct jd_proc *next = p->req_next;
 
@@ -1050,7 +1091,7 @@ void jd__requests_cb(uv_async_t *h)
 	while (fifo) {
 		struct jd_proc *next = fifo->req_next;
 
-		start(x, fifo);
+		jd__proc_start(fifo);
 		fifo = next;
 	}
 	jd_jobs_settle(x->jobs);

@@ -10,9 +10,13 @@
  * of the push and the acquire of the take hand them over.  After pushing DONE the worker
  * never touches the job again (the loop thread may free it).
  *
- * Exec jobs slot in at run_job: their handler, jd_exec_handler, runs on a fiber that asks
- * the loop thread to start the command (a request the other way, through the process
- * machinery's own uv_async, exec.c) and suspends on an event set when it has ended.
+ * Plain commands (class cls_exec) skip the workers: the loop thread takes them in
+ * jd_runner_flush_kicks (start_commands) and starts them itself, and command_ended
+ * completes them there; a feeder that takes one hands it over (exec.c).  Commands with
+ * declared needs slot in at run_job: their handler, jd_exec_handler, runs on a fiber that
+ * asks the loop thread to start the command (a request the other way, through the
+ * process machinery's own uv_async, exec.c) and suspends on an event set when it has
+ * ended.
  *
  * What a job needs while it runs is the fair layer's to count, so that a job that cannot
  * run yet stays in its client's queue under priorities, deadlines and the policy: three
@@ -151,6 +155,8 @@ static size_t feeder(void *ctx, struct jd_task_spec *out, size_t max)
 
 			if (jd_backend_take(r, j))
 				continue; /* handed to the loop thread (backend.h): no worker */
+			if (j->exec && j->fj.cls == r->cls_exec && jd_exec_hand_over(&r->exec, j))
+				continue; /* a command, started by the loop thread (exec.c) */
 			j->runner = r;
 			out[k++] = (struct jd_task_spec){
 				.fn = run_job,
@@ -202,7 +208,27 @@ void jd_runner_wake(struct jd_runner *r)
 
 static void wake_hook(void *ctx)
 {
-	jd_runner_wake(ctx);
+	struct jd_runner *r = ctx;
+
+	r->kicks++; /* a command may fit now: the loop thread's flush takes it */
+	jd_runner_wake(r);
+}
+
+/* command_ended: the process machinery's hook: a command started without a fiber
+ * (start_commands, or handed over by a feeder) has ended: its units go back to the fair
+ * layer, then its final state, as a fiber's completion and DONE notice would do; the
+ * kick makes the flush after this settle take the next command.  Loop thread. */
+static void command_ended(void *ctx, struct jd_job *j)
+{
+	struct jd_runner *r = ctx;
+	struct jd_fair_job *fjp = &j->fj;
+
+	j->run_finished_ns = jd_now_ns();
+	/* Charged its wall time, as jd_task_end charges a fiber's command. */
+	j->fj.run_ns = j->exec->res.run_ns;
+	(void)jd_fair_complete(r->fair, &fjp, 1);
+	jd_exec_job_done(&r->exec, j);
+	r->kicks++;
 }
 
 /* The pool's standard fibers: what a fiber-needing job may count on. */
@@ -551,7 +577,8 @@ int jd_runner_start(struct jd_runner *r, const struct jd_runner_env *env, char *
 		return rc;
 	xe = (struct jd_exec_env){.loop = env->loop, .jobs = env->jobs, .fair = r->fair, .cfg = cfg,
 				  .sec = env->sec, .res_proc = r->res_proc, .cls_exec = r->cls_exec,
-				  .wake = wake_hook, .wake_ctx = r, .socket_path = env->socket_path,
+				  .wake = wake_hook, .wake_ctx = r, .ended = command_ended,
+				  .socket_path = env->socket_path,
 				  .resources = &r->resources};
 	if ((rc = jd_exec_init(&r->exec, &xe)) < 0) {
 		snprintf(err, errlen, "cannot set up process handling");
@@ -630,17 +657,47 @@ static size_t run_inline(struct jd_runner *r)
 	return ran;
 }
 
+/* start_commands: take plain commands (the class cls_exec: no declared needs) in fair
+ * order among them and start them here, without a fiber (exec.c, "exec jobs without a
+ * fiber"), while process slots are free.  Returns the number taken.  Loop thread. */
+static size_t start_commands(struct jd_runner *r)
+{
+	struct jd_fair_job *fjs[16];
+	size_t taken = 0, n;
+
+	do {
+		n = jd_fair_take_classes(r->fair, fjs, 16, 1u << r->cls_exec);
+		for (size_t i = 0; i < n; i++) {
+			struct jd_job *j = job_of(fjs[i]);
+
+			j->runner = r;
+			if (jd_backend_take(r, j))
+				continue;
+			if (jd_exec_start_job(&r->exec, j) < 0)
+				command_ended(r, j); /* no memory: it ends failed (spawn) */
+		}
+		taken += n;
+	} while (n != 0); /* a command that failed at once gave its slot back */
+	return taken;
+}
+
 void jd_runner_flush_kicks(struct jd_runner *r)
 {
 	unsigned n = r->kicks, w = jd_pool_workers(r->pool);
 
 	r->kicks = 0;
 	/* The jobs the loop thread runs itself first; their settling (a nested settle,
-	 * whose own flush comes back here and only kicks) answers the waits on them. */
-	if (n && !r->inlining) {
+	 * whose own flush comes back here and only kicks) answers the waits on them.
+	 * Commands too when any job is ready (a slot may have come back through a worker's
+	 * completion, a resume or a raised cap, which kick nothing here). */
+	if ((n || jd_fair_ready(r->fair)) && !r->inlining) {
+		size_t ran;
+
 		r->inlining = true;
 		r->ended_here = false;
-		if (run_inline(r) || r->ended_here)
+		ran = n ? run_inline(r) : 0;
+		ran += start_commands(r);
+		if (ran || r->ended_here)
 			jd_jobs_settle(r->env.jobs);
 		r->inlining = false;
 		if (jd_fair_ready(r->fair) == 0)

@@ -474,6 +474,41 @@ static void test_process_cap(void **state)
 	assert_int_equal(jdt_stop(&t2, SIGTERM), 0);
 }
 
+/* test_commands_need_no_worker: with the only worker busy in a spin job, commands still
+ * start and end: the loop thread takes them from the fair layer and starts them itself,
+ * no fiber and no worker involved (exec.c, "exec jobs without a fiber"); a command that
+ * ends frees its slot for the next at once.  Before, an exec job's handler had to run on
+ * a worker (its fiber asked the loop for the process), so these waited for the spin. */
+static void test_commands_need_no_worker(void **state)
+{
+	struct jdt t2;
+	struct jsched_conn *c;
+	uint64_t spin, ids[4];
+	json_int_t before;
+	json_t *r;
+
+	(void)state;
+	jdt_start(&t2, "\"workers\": 1, \"exec\": {\"max_processes\": 1}");
+	c = jdt_connect(&t2, NULL);
+	before = jdt_metric_int(c, "exec/without_fiber");
+	spin = jdt_submit_call(c, "spin", "{\"us\": 60000000}");
+	jdt_until_state(c, spin, "running");
+	/* Four commands through one slot, one after the other. */
+	for (int i = 0; i < 4; i++)
+		ids[i] = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"/bin/sh\", \"-c\", \"exit %d\"]}", i);
+	for (int i = 0; i < 4; i++)
+		assert_string_equal(jdt_wait_final(c, ids[i], NULL), i == 0 ? "succeeded" : "failed");
+	/* The worker is still in its spin: it took no part. */
+	assert_string_equal(jdt_state(c, spin), "running");
+	assert_int_equal(jdt_metric_int(c, "exec/without_fiber") - before, 4);
+	assert_true(jdt_metric_int(c, "exec/peak_running") <= 1);
+	r = jdt_ok(c, "{\"op\": \"cancel\", \"job\": %llu}", (unsigned long long)spin);
+	json_decref(r);
+	assert_string_equal(jdt_wait_final(c, spin, NULL), "cancelled");
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t2, SIGTERM), 0);
+}
+
 static void test_cap_lowered_by_reload(void **state)
 {
 	struct jdt t2;
@@ -755,6 +790,7 @@ int main(void)
 	};
 	const struct CMUnitTest own_daemon[] = {
 		cmocka_unit_test(test_process_cap),
+		cmocka_unit_test(test_commands_need_no_worker),
 		cmocka_unit_test(test_cap_lowered_by_reload),
 		cmocka_unit_test(test_clients_take_turns_for_a_slot),
 		cmocka_unit_test(test_immediate_shutdown_leaves_nothing),
