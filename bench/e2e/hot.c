@@ -83,6 +83,16 @@ static void start(struct e2e *e, struct e2e_daemon *d, bool journal, const char 
 
 /* ---- 1. the round trip beside the floor, per run --------------------------------------- */
 
+/* ratios_text: "1.23x, 1.31x, ..." of r[0..n) into buf (cut at its size). */
+static void ratios_text(char *buf, size_t size, const double *r, int n)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < n && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%.2fx", i ? ", " : "", r[i]);
+}
+
 static void rtt_rows(struct e2e *e, double *lat, bool journal)
 {
 	size_t n = e->quick ? 500 : 10000;
@@ -183,9 +193,7 @@ static void rtt_rows(struct e2e *e, double *lat, bool journal)
 	bench_row(e->rep, "hot: noop submit + wait, p50, the worst run", "us", pol, worst_j,
 		  "unix ping-pong p50 of that run", worst_f);
 	char per[512];
-	size_t len = 0;
-	for (int run = 0; run < runs; run++)
-		len += (size_t)snprintf(per + len, sizeof(per) - len, "%s%.2fx", run ? ", " : "", r50[run]);
+	ratios_text(per, sizeof(per), r50, runs);
 	bench_note(e->rep, "hot: round trip (%s): %zu per run, %d runs; p50 ratio per run %s (p99: median %.2fx)",
 		   pol, n, runs, per, e2e_median_of(r99, k));
 	if (!flag) {
@@ -200,9 +208,7 @@ static void rtt_rows(struct e2e *e, double *lat, bool journal)
 		  "unix ping-pong p99, same runs", e2e_median_of(f99, k));
 	bench_row(e->rep, "hot: noop submit with wait vs submit + wait, p50", "us", pol, e2e_median_of(w50, k),
 		  "submit + wait p50, same runs", e2e_median_of(j50, k));
-	len = 0;
-	for (int run = 0; run < runs; run++)
-		len += (size_t)snprintf(per + len, sizeof(per) - len, "%s%.2fx", run ? ", " : "", wr50[run]);
+	ratios_text(per, sizeof(per), wr50, runs);
 	bench_note(e->rep, "hot: one-request round trip (%s): p50 ratio to the ping-pong per run %s", pol, per);
 	if (minimal) {
 		bench_row(e->rep, "hot: noop submit with wait against a minimal server (the work's floor), p50", "us", pol,
@@ -211,9 +217,7 @@ static void rtt_rows(struct e2e *e, double *lat, bool journal)
 			  e2e_median_of(m99, k), "unix ping-pong p99, same runs", e2e_median_of(f99, k));
 		bench_row(e->rep, "hot: noop submit with wait (one request) vs the minimal server, p50", "us", pol,
 			  e2e_median_of(w50, k), "minimal server p50, same runs", e2e_median_of(m50, k));
-		len = 0;
-		for (int run = 0; run < runs; run++)
-			len += (size_t)snprintf(per + len, sizeof(per) - len, "%s%.2fx", run ? ", " : "", mr50[run]);
+		ratios_text(per, sizeof(per), mr50, runs);
 		bench_note(e->rep, "hot: the minimal server (libjsched's submit with wait against a process that reads the "
 				   "frame, finds its id and writes a noop's reply of the daemon's size): p50 ratio to the "
 				   "ping-pong per run %s; per round trip, client CPU %.2f us, server CPU %.2f us",

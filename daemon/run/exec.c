@@ -16,6 +16,20 @@
 
 /* ---- the fiber's side ------------------------------------------------------------------ */
 
+/* request_push: put p on the loop thread's request list (lock-free, from any thread) and
+ * wake the loop if the list was empty; the loop takes the whole list in jd__requests_cb. */
+static void request_push(struct jd_exec *x, struct jd_proc *p)
+{
+	struct jd_proc *old = atomic_load_explicit(&x->requests, memory_order_relaxed);
+
+	do {
+		p->req_next = old;
+	} while (!atomic_compare_exchange_weak_explicit(&x->requests, &old, p, memory_order_release,
+							memory_order_relaxed));
+	if (!old)
+		uv_async_send(&x->async);
+}
+
 /* run_wait: ask the loop thread to run spec for job j and suspend until it has ended.
  * job_slot: the job already holds a process slot (an exec job).  Returns 0 or
  * JSCHED_ENOMEM (then nothing ran).  On the job's fiber (or any worker). */
@@ -24,7 +38,6 @@ static int run_wait(struct jsched_task *t, const struct jd_exec_spec *spec,
 {
 	struct jd_exec *x = t->exec;
 	struct jd_proc *p = calloc(1, sizeof(*p));
-	struct jd_proc *old;
 	struct jd_event done;
 
 	if (!p)
@@ -37,13 +50,7 @@ static int run_wait(struct jsched_task *t, const struct jd_exec_spec *spec,
 	p->res = res;
 	p->done = &done;
 	p->job_slot = job_slot;
-	old = atomic_load_explicit(&x->requests, memory_order_relaxed);
-	do {
-		p->req_next = old;
-	} while (!atomic_compare_exchange_weak_explicit(&x->requests, &old, p, memory_order_release,
-							memory_order_relaxed));
-	if (!old)
-		uv_async_send(&x->async);
+	request_push(x, p);
 	jd_event_wait(&done);
 	t->child_ns += res->run_ns;
 	return 0;
@@ -200,18 +207,11 @@ int jd_exec_start_job(struct jd_exec *x, struct jd_job *j)
 bool jd_exec_hand_over(struct jd_exec *x, struct jd_job *j)
 {
 	struct jd_proc *p = proc_for(x, j);
-	struct jd_proc *old;
 
 	if (!p)
 		return false;
 	p->handed = true;
-	old = atomic_load_explicit(&x->requests, memory_order_relaxed);
-	do {
-		p->req_next = old;
-	} while (!atomic_compare_exchange_weak_explicit(&x->requests, &old, p, memory_order_release,
-							memory_order_relaxed));
-	if (!old)
-		uv_async_send(&x->async);
+	request_push(x, p);
 	return true;
 }
 
