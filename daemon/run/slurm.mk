@@ -34,7 +34,7 @@ $(B)/obj/tests/slurm/%.o: CFLAGS += $(CMOCKA_CFLAGS) $(UV_CFLAGS) $(JANSSON_CFLA
 $(B)/tests/slurm/test_slurm_backend: $(B)/obj/tests/slurm/test_slurm_backend.o $(SLURM_BACKEND_OBJS) \
 		$(B)/obj/daemon/core/exec_job.o $(B)/obj/daemon/core/outlog.o \
 		$(B)/obj/daemon/core/outfile.o $(B)/obj/daemon/core/log.o \
-		$(B)/obj/daemon/core/crc32c.o $(JPROTO_LIB)
+		$(B)/obj/daemon/core/crc32c.o $(B)/obj/daemon/core/clock.o $(JPROTO_LIB)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(UV_LIBS) $(JANSSON_LIBS) $(CMOCKA_LIBS) $(SLURM_LIBS) $(LDLIBS)
