@@ -433,9 +433,30 @@ static void test_no_direct(void **state)
 	}
 }
 
+/* The fault flag of test_journal_unavailable, kept where its teardown can find it: a
+ * failed assertion leaves the test at once, and a flag file (or the variables naming it)
+ * left behind would make the disk "full" for every daemon the next tests start. */
+static char fault_flagdir[] = "/tmp/jsched-fault-XXXXXX";
+static char fault_flag[64];
+
+static int fault_teardown(void **state)
+{
+	(void)state;
+	unsetenv("JSCHED_FAULT_FLAG");
+	unsetenv("JSCHED_FAULT_MATCH");
+	if (fault_flag[0]) {
+		unlink(fault_flag);
+		rmdir(fault_flagdir);
+	}
+	if (t.pid > 0)
+		(void)jdt_stop(&t, SIGKILL); /* and its directory */
+	return 0;
+}
+
 static void test_journal_unavailable(void **state)
 {
-	char flagdir[] = "/tmp/jsched-fault-XXXXXX", flag[64], req[128];
+	char *const flagdir = fault_flagdir, *const flag = fault_flag;
+	char req[128];
 	struct jsched_conn *c, *c2;
 	uint64_t before, through, after;
 	json_t *r;
@@ -444,7 +465,7 @@ static void test_journal_unavailable(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(flagdir));
-	snprintf(flag, sizeof(flag), "%s/full", flagdir);
+	snprintf(flag, sizeof(fault_flag), "%s/full", flagdir);
 	setenv("JSCHED_FAULT_FLAG", flag, 1);
 	setenv("JSCHED_FAULT_MATCH", "/journal/seg-", 1);
 	start_under_shim("\"workers\": 2");
@@ -517,7 +538,6 @@ static void test_journal_unavailable(void **state)
 	assert_true(jdt_submit_call(c, "noop", NULL) > after);
 	jsched_close(c);
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
-	rmdir(flagdir);
 }
 
 /* compaction: with a small journal.compact_bytes the daemon writes a snapshot while
@@ -863,7 +883,7 @@ int main(void)
 		cmocka_unit_test(test_kill9_rounds),
 		cmocka_unit_test(test_kill9_rounds_compacting),
 		cmocka_unit_test(test_negative_control),
-		cmocka_unit_test(test_journal_unavailable),
+		cmocka_unit_test_teardown(test_journal_unavailable, fault_teardown),
 		cmocka_unit_test(test_no_direct),
 	};
 
