@@ -119,16 +119,38 @@ static void put_int(struct jp_buf *b, int64_t v, bool *ok)
 		*ok = false;
 }
 
-/* submit_text: {"op":"submit","job":SPEC into b (the caller's, empty), then the wait
- * member when wait: as submit_wait_request's tree is written.  0 or JSCHED_ENOMEM. */
-static int submit_text(struct jp_buf *b, const struct jsched_spec *spec, bool wait, enum jsched_wait_mode mode,
-		       int64_t timeout_ms, bool output)
+/* submit_text: {"op":"submit","job":SPEC (single: one spec) or "jobs":[SPEC,...] into b
+ * (the caller's, empty), then the wait member when wait: as the trees of submit_request and
+ * submit_wait_request in the library before were written (the members in that order, each
+ * spec's text as jansson writes its object: jc_spec_text).  0, or an error with c's last
+ * error set (no spec, a NULL spec, a bad wait mode, out of memory). */
+static int submit_text(struct jsched_conn *c, struct jp_buf *b, const struct jsched_spec *const *specs, size_t n,
+		       bool single, bool wait, enum jsched_wait_mode mode, int64_t timeout_ms, bool output)
 {
 	bool ok = true;
-	const struct jc_spec_text *t = jc_spec_text(spec);
-	put(b, "{\"op\":\"submit\",\"job\":", &ok);
-	if (t == NULL || jp_buf_append(b, t->s, t->len) < 0)
-		ok = false;
+	size_t need = 64;
+	if (specs == NULL || n == 0)
+		return jc_set_error(c, JSCHED_EINVAL, "no job spec");
+	if (wait && (unsigned)mode > JSCHED_WAIT_ANY)
+		return jc_set_error(c, JSCHED_EINVAL, "bad wait mode");
+	for (size_t i = 0; i < n; i++) {
+		if (specs[i] == NULL)
+			return jc_set_error(c, JSCHED_EINVAL, "spec %zu is NULL", i);
+		const struct jc_spec_text *t = jc_spec_text(specs[i]);
+		if (t == NULL)
+			return jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+		need += t->len + 1;
+	}
+	if (jp_buf_reserve(b, need) < 0)
+		return jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+	put(b, single ? "{\"op\":\"submit\",\"job\":" : "{\"op\":\"submit\",\"jobs\":[", &ok);
+	for (size_t i = 0; i < n; i++) {
+		const struct jc_spec_text *t = jc_spec_text(specs[i]); /* kept in the spec: no copy */
+		if ((i > 0 && jp_buf_append(b, ",", 1) < 0) || jp_buf_append(b, t->s, t->len) < 0)
+			ok = false;
+	}
+	if (!single)
+		put(b, "]", &ok);
 	if (wait) {
 		const char *sep = "";
 		put(b, ",\"wait\":{", &ok);
@@ -144,45 +166,79 @@ static int submit_text(struct jp_buf *b, const struct jsched_spec *spec, bool wa
 			put(b, sep, &ok), put(b, "\"output\":true", &ok);
 		put(b, "}", &ok);
 	}
-	return ok ? 0 : JSCHED_ENOMEM;
+	return ok ? 0 : jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+}
+
+/* ids_text: {"op":OP,"job":ID (single and n == 1) or "jobs":[ID,...] into b (the caller's,
+ * empty), as jc_put_ids's tree is written.  0, or an error with c's last error set (an id
+ * out of range, out of memory). */
+static int ids_text(struct jsched_conn *c, struct jp_buf *b, enum jp_op op, const uint64_t *ids, size_t n,
+		    bool single)
+{
+	bool ok = true;
+	if (!ids_ok(ids, n))
+		return jc_set_error(c, JSCHED_EINVAL, "job ids must be between 1 and 2^53-1");
+	if (jp_buf_reserve(b, 32 + 17 * n) < 0)
+		return jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+	put(b, "{\"op\":\"", &ok);
+	put(b, jp_op_name(op), &ok);
+	put(b, single && n == 1 ? "\",\"job\":" : "\",\"jobs\":[", &ok);
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			put(b, ",", &ok);
+		put_int(b, (int64_t)ids[i], &ok);
+	}
+	if (!(single && n == 1))
+		put(b, "]", &ok);
+	return ok ? 0 : jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+}
+
+/* wait_text: ids_text for a wait, then its mode and timeout_ms as wait_request's tree had
+ * them.  0, or an error with c's last error set. */
+static int wait_text(struct jsched_conn *c, struct jp_buf *b, const uint64_t *ids, size_t n, bool single,
+		     enum jsched_wait_mode mode, int64_t timeout_ms)
+{
+	bool ok = true;
+	if ((unsigned)mode > JSCHED_WAIT_ANY)
+		return jc_set_error(c, JSCHED_EINVAL, "bad wait mode");
+	int r = ids_text(c, b, JP_OP_WAIT, ids, n, single);
+	if (r < 0)
+		return r;
+	if (mode == JSCHED_WAIT_ANY)
+		put(b, ",\"mode\":\"any\"", &ok);
+	if (timeout_ms >= 0) {
+		put(b, ",\"timeout_ms\":", &ok);
+		put_int(b, timeout_ms, &ok);
+	}
+	return ok ? 0 : jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+}
+
+/* ids_send: the request of ids_text (wait: of wait_text, with mode and timeout_ms), queued
+ * with its callback (jc_send_text). */
+static int ids_send(struct jsched_conn *c, enum jp_op op, const uint64_t *ids, size_t n, bool single,
+		    enum jsched_wait_mode mode, int64_t timeout_ms, jsched_reply_cb cb, void *arg)
+{
+	struct jp_buf b = { 0 };
+	int r = op == JP_OP_WAIT ? wait_text(c, &b, ids, n, single, mode, timeout_ms)
+				 : ids_text(c, &b, op, ids, n, single);
+	if (r == 0)
+		r = jc_send_text(c, op, (const char *)b.data, b.len, cb, arg);
+	jp_buf_free(&b);
+	return r;
 }
 
 /* ---- submit ----------------------------------------------------------------------------- */
 
-static json_t *submit_request(struct jsched_conn *c, const struct jsched_spec *const *specs, size_t n,
-			      bool single, int *err)
+/* submit_send: the request of submit_text, queued with its callback (jc_send_text). */
+static int submit_send(struct jsched_conn *c, const struct jsched_spec *const *specs, size_t n, bool single,
+		       bool wait, enum jsched_wait_mode mode, int64_t timeout_ms, jsched_reply_cb cb, void *arg)
 {
-	*err = 0;
-	if (specs == NULL || n == 0) {
-		*err = jc_set_error(c, JSCHED_EINVAL, "no job spec");
-		return NULL;
-	}
-	json_t *req = request(JP_OP_SUBMIT);
-	json_t *arr = single ? NULL : json_array();
-	for (size_t i = 0; req != NULL && i < n; i++) {
-		if (specs[i] == NULL) {
-			json_decref(req);
-			json_decref(arr);
-			*err = jc_set_error(c, JSCHED_EINVAL, "spec %zu is NULL", i);
-			return NULL;
-		}
-		/* A deep copy, so that the caller's spec stays its own (and may be reused). */
-		json_t *copy = json_deep_copy(specs[i]->obj);
-		if (copy == NULL || (single ? json_object_set_new(req, "job", copy)
-					    : json_array_append_new(arr, copy)) < 0) {
-			json_decref(req);
-			req = NULL;
-		}
-	}
-	if (req != NULL && !single && json_object_set_new(req, "jobs", arr) < 0) {
-		json_decref(req);
-		req = NULL;
-	} else if (req == NULL) {
-		json_decref(arr);
-	}
-	if (req == NULL)
-		*err = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
-	return req;
+	struct jp_buf b = { 0 };
+	int r = submit_text(c, &b, specs, n, single, wait, mode, timeout_ms, false);
+	if (r == 0)
+		r = jc_send_text(c, JP_OP_SUBMIT, (const char *)b.data, b.len, cb, arg);
+	jp_buf_free(&b);
+	return r;
 }
 
 /* jsched_submit: see jsched.h. */
@@ -201,10 +257,10 @@ int jsched_submit_ex(struct jsched_conn *c, const struct jsched_spec *spec, uint
 	struct jp_buf b = { 0 };
 	struct jc_fast fast = { .kind = JC_FAST_SUBMIT };
 	json_t *reply;
-	int r = submit_text(&b, spec, false, JSCHED_WAIT_ALL, -1, false);
+	int r = submit_text(c, &b, &spec, 1, true, false, JSCHED_WAIT_ALL, -1, false);
 	if (r < 0) {
 		jp_buf_free(&b);
-		return jc_set_error(c, r, "out of memory");
+		return r;
 	}
 	r = jc_call_fast(c, JP_OP_SUBMIT, (const char *)b.data, b.len, 0, &fast, &reply, NULL, NULL);
 	jp_buf_free(&b);
@@ -228,11 +284,24 @@ int jsched_submit_batch(struct jsched_conn *c, const struct jsched_spec *const *
 {
 	if (c == NULL || ids == NULL)
 		return JSCHED_EINVAL;
-	int r;
-	json_t *req = submit_request(c, specs, n, false, &r), *reply;
-	if (req == NULL)
+	struct jp_buf b = { 0 };
+	struct jc_fast fast = { .kind = JC_FAST_IDS };
+	json_t *reply;
+	int r = submit_text(c, &b, specs, n, false, false, JSCHED_WAIT_ALL, -1, false);
+	if (r < 0) {
+		jp_buf_free(&b);
 		return r;
-	r = jc_call(c, req, &reply, 0);
+	}
+	r = jc_call_fast(c, JP_OP_SUBMIT, (const char *)b.data, b.len, 0, &fast, &reply, NULL, NULL);
+	jp_buf_free(&b);
+	if (fast.done) {
+		if (fast.n_ids == n)
+			memcpy(ids, fast.ids, n * sizeof *ids);
+		else
+			r = jc_set_error(c, JSCHED_EPROTOCOL, "submit reply with %zu ids for %zu specs", fast.n_ids, n);
+		jc_fast_free(&fast);
+		return r;
+	}
 	const json_t *arr = json_object_get(reply, "jobs");
 	if (r == 0 && json_array_size(arr) != n)
 		r = jc_set_error(c, JSCHED_EPROTOCOL, "submit reply with %zu ids for %zu specs", json_array_size(arr), n);
@@ -251,9 +320,7 @@ int jsched_submit_async(struct jsched_conn *c, const struct jsched_spec *spec, j
 {
 	if (c == NULL)
 		return JSCHED_EINVAL;
-	int r;
-	json_t *req = submit_request(c, &spec, 1, true, &r);
-	return req != NULL ? jc_send(c, req, cb, arg) : r;
+	return submit_send(c, &spec, 1, true, false, JSCHED_WAIT_ALL, -1, cb, arg);
 }
 
 /* jsched_submit_batch_async: see jsched.h. */
@@ -262,9 +329,7 @@ int jsched_submit_batch_async(struct jsched_conn *c, const struct jsched_spec *c
 {
 	if (c == NULL)
 		return JSCHED_EINVAL;
-	int r;
-	json_t *req = submit_request(c, specs, n, false, &r);
-	return req != NULL ? jc_send(c, req, cb, arg) : r;
+	return submit_send(c, specs, n, false, false, JSCHED_WAIT_ALL, -1, cb, arg);
 }
 
 /* output_from: *out from an `output` reply body (borrowed: the reply, or a submit's
@@ -333,32 +398,6 @@ static int fetch_rest(struct jsched_conn *c, const uint64_t *ids, size_t n, stru
 
 /* ---- submit with wait: one round trip ------------------------------------------------------ */
 
-/* submit_wait_request: a submit of n specs with its `wait` member (PROTOCOL.md 6.2,
- * "Waiting in the submit"), or NULL (*err set). */
-static json_t *submit_wait_request(struct jsched_conn *c, const struct jsched_spec *const *specs, size_t n,
-				   bool single, enum jsched_wait_mode mode, int64_t timeout_ms, bool output,
-				   int *err)
-{
-	if ((unsigned)mode > JSCHED_WAIT_ANY) {
-		*err = jc_set_error(c, JSCHED_EINVAL, "bad wait mode");
-		return NULL;
-	}
-	json_t *req = submit_request(c, specs, n, single, err);
-	if (req == NULL)
-		return NULL;
-	json_t *w = json_object();
-	if (w != NULL && mode == JSCHED_WAIT_ANY && json_object_set_new(w, "mode", json_string("any")) < 0)
-		json_decref(w), w = NULL;
-	if (w != NULL && timeout_ms >= 0 && json_object_set_new(w, "timeout_ms", json_integer(timeout_ms)) < 0)
-		json_decref(w), w = NULL;
-	if (w != NULL && output && json_object_set_new(w, "output", json_true()) < 0)
-		json_decref(w), w = NULL;
-	add(&req, "wait", w);
-	if (req == NULL)
-		*err = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
-	return req;
-}
-
 /* jsched_submit_wait: see jsched.h. */
 int jsched_submit_wait(struct jsched_conn *c, const struct jsched_spec *spec, int64_t timeout_ms, uint64_t *id,
 		       bool *existing, struct jsched_result **out, struct jsched_output **output)
@@ -375,10 +414,10 @@ int jsched_submit_wait(struct jsched_conn *c, const struct jsched_spec *spec, in
 	struct jp_buf b = { 0 };
 	/* With output asked for, the reply carries it: jansson reads that one. */
 	struct jc_fast fast = { .kind = output != NULL ? JC_FAST_NONE : JC_FAST_SUBMIT, .want_record = true };
-	int r = submit_text(&b, spec, true, JSCHED_WAIT_ALL, timeout_ms, output != NULL);
+	int r = submit_text(c, &b, &spec, 1, true, true, JSCHED_WAIT_ALL, timeout_ms, output != NULL);
 	if (r < 0) {
 		jp_buf_free(&b);
-		return jc_set_error(c, r, "out of memory");
+		return r;
 	}
 	json_t *reply;
 	char *text;
@@ -426,13 +465,18 @@ int jsched_submit_batch_wait(struct jsched_conn *c, const struct jsched_spec *co
 		*out = NULL;
 	if (c == NULL || ids == NULL || out == NULL)
 		return JSCHED_EINVAL;
-	int r;
-	json_t *req = submit_wait_request(c, specs, n, false, mode, timeout_ms, false, &r), *reply;
-	if (req == NULL)
+	struct jp_buf b = { 0 };
+	struct jc_fast none = { .kind = JC_FAST_NONE };
+	json_t *reply;
+	int r = submit_text(c, &b, specs, n, false, true, mode, timeout_ms, false);
+	if (r < 0) {
+		jp_buf_free(&b);
 		return r;
+	}
 	char *text;
 	size_t len;
-	r = jc_call_text(c, req, &reply, timeout_ms, &text, &len, NULL);
+	r = jc_call_fast(c, JP_OP_SUBMIT, (const char *)b.data, b.len, timeout_ms, &none, &reply, &text, &len);
+	jp_buf_free(&b);
 	bool answered = r == 0 || (r == JSCHED_ETIMEOUT && reply != NULL);
 	const json_t *arr = json_object_get(reply, "jobs");
 	if (answered && json_array_size(arr) != n)
@@ -470,9 +514,7 @@ int jsched_submit_wait_async(struct jsched_conn *c, const struct jsched_spec *co
 {
 	if (c == NULL)
 		return JSCHED_EINVAL;
-	int r;
-	json_t *req = submit_wait_request(c, specs, n, false, mode, timeout_ms, false, &r);
-	return req != NULL ? jc_send(c, req, cb, arg) : r;
+	return submit_send(c, specs, n, false, true, mode, timeout_ms, cb, arg);
 }
 
 /* ---- status, wait, cancel ----------------------------------------------------------------- */
@@ -510,13 +552,20 @@ int jsched_status_many(struct jsched_conn *c, const uint64_t *ids, size_t n, str
 	/* The daemon answers for a prefix of the ids when their records pass its reply budget
 	 * ("more": true): ask again for the rest, from the id after the last record. */
 	for (size_t done = 0; r == 0 && (done < n || all == NULL);) {
-		json_t *req = ids_request(c, JP_OP_STATUS, ids + done, n - done, false, &r), *reply;
+		struct jp_buf b = { 0 };
+		struct jc_fast fast = { .kind = JC_FAST_RECORDS };
 		struct jsched_results *page = NULL;
-		if (req == NULL)
+		json_t *reply;
+		if ((r = ids_text(c, &b, JP_OP_STATUS, ids + done, n - done, false)) < 0) {
+			jp_buf_free(&b);
 			break;
+		}
 		char *text;
 		size_t len;
-		r = jc_call_text(c, req, &reply, 0, &text, &len, &page);
+		r = jc_call_fast(c, JP_OP_STATUS, (const char *)b.data, b.len, 0, &fast, &reply, &text, &len);
+		jp_buf_free(&b);
+		if (fast.done)
+			page = fast.results;
 		if (r == 0 && page == NULL &&
 		    (r = jc_results_from_json(json_object_get(reply, "jobs"), member_text(text, len, false, "jobs"),
 					      &page)) < 0)
@@ -562,28 +611,7 @@ int jsched_status_async(struct jsched_conn *c, const uint64_t *ids, size_t n, js
 {
 	if (c == NULL)
 		return JSCHED_EINVAL;
-	int r;
-	json_t *req = ids_request(c, JP_OP_STATUS, ids, n, false, &r);
-	return req != NULL ? jc_send(c, req, cb, arg) : r;
-}
-
-static json_t *wait_request(struct jsched_conn *c, const uint64_t *ids, size_t n, bool single,
-			    enum jsched_wait_mode mode, int64_t timeout_ms, int *err)
-{
-	if ((unsigned)mode > JSCHED_WAIT_ANY) {
-		*err = jc_set_error(c, JSCHED_EINVAL, "bad wait mode");
-		return NULL;
-	}
-	json_t *req = ids_request(c, JP_OP_WAIT, ids, n, single, err);
-	if (req == NULL)
-		return NULL;
-	if (mode == JSCHED_WAIT_ANY)
-		add(&req, "mode", json_string("any"));
-	if (timeout_ms >= 0)
-		add(&req, "timeout_ms", json_integer(timeout_ms));
-	if (req == NULL)
-		*err = jc_set_error(c, JSCHED_ENOMEM, "out of memory");
-	return req;
+	return ids_send(c, JP_OP_STATUS, ids, n, false, JSCHED_WAIT_ALL, -1, cb, arg);
 }
 
 /* jsched_wait: see jsched.h. */
@@ -595,24 +623,18 @@ int jsched_wait(struct jsched_conn *c, uint64_t id, int64_t timeout_ms, struct j
 		return JSCHED_EINVAL;
 	if (!ids_ok(&id, 1))
 		return jc_set_error(c, JSCHED_EINVAL, "job ids must be between 1 and 2^53-1");
-	/* As wait_request's tree is written: {"op":"wait","job":ID[,"timeout_ms":T]. */
+	/* {"op":"wait","job":ID[,"timeout_ms":T]. */
 	struct jp_buf b = { 0 };
 	struct jc_fast fast = { .kind = JC_FAST_RECORD };
-	bool ok = true;
-	put(&b, "{\"op\":\"wait\",\"job\":", &ok);
-	put_int(&b, (int64_t)id, &ok);
-	if (timeout_ms >= 0) {
-		put(&b, ",\"timeout_ms\":", &ok);
-		put_int(&b, timeout_ms, &ok);
-	}
-	if (!ok) {
+	int r = wait_text(c, &b, &id, 1, true, JSCHED_WAIT_ALL, timeout_ms);
+	if (r < 0) {
 		jp_buf_free(&b);
-		return jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+		return r;
 	}
 	json_t *reply;
 	char *text;
 	size_t len;
-	int r = jc_call_fast(c, JP_OP_WAIT, (const char *)b.data, b.len, timeout_ms, &fast, &reply, &text, &len);
+	r = jc_call_fast(c, JP_OP_WAIT, (const char *)b.data, b.len, timeout_ms, &fast, &reply, &text, &len);
 	jp_buf_free(&b);
 	if (fast.done) {
 		*out = fast.record;
@@ -645,13 +667,20 @@ int jsched_wait_many(struct jsched_conn *c, const uint64_t *ids, size_t n, enum 
 		*out = NULL;
 	if (c == NULL || out == NULL)
 		return JSCHED_EINVAL;
-	int r;
-	json_t *req = wait_request(c, ids, n, false, mode, timeout_ms, &r), *reply;
-	if (req == NULL)
+	struct jp_buf b = { 0 };
+	struct jc_fast fast = { .kind = JC_FAST_RECORDS };
+	json_t *reply;
+	int r = wait_text(c, &b, ids, n, false, mode, timeout_ms);
+	if (r < 0) {
+		jp_buf_free(&b);
 		return r;
+	}
 	char *text;
 	size_t len;
-	r = jc_call_text(c, req, &reply, timeout_ms, &text, &len, out);
+	r = jc_call_fast(c, JP_OP_WAIT, (const char *)b.data, b.len, timeout_ms, &fast, &reply, &text, &len);
+	jp_buf_free(&b);
+	if (fast.done)
+		*out = fast.results;
 	if (*out == NULL && (r == 0 || (r == JSCHED_ETIMEOUT && reply != NULL))) {
 		const json_t *from = r == 0 ? reply : json_object_get(reply, "error");
 		int rr = jc_results_from_json(json_object_get(from, "jobs"), member_text(text, len, r != 0, "jobs"),
@@ -683,9 +712,7 @@ int jsched_wait_async(struct jsched_conn *c, const uint64_t *ids, size_t n, enum
 {
 	if (c == NULL)
 		return JSCHED_EINVAL;
-	int r;
-	json_t *req = wait_request(c, ids, n, false, mode, timeout_ms, &r);
-	return req != NULL ? jc_send(c, req, cb, arg) : r;
+	return ids_send(c, JP_OP_WAIT, ids, n, false, mode, timeout_ms, cb, arg);
 }
 
 /* jsched_cancel_many: see jsched.h. */

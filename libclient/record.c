@@ -451,11 +451,44 @@ static bool plain_records(struct cursor *c, struct jsched_results **out)
 	return true;
 }
 
+/* plain_ids: an array of ids (integers > 0) at the cursor into *ids (malloc'd) and *n;
+ * false when it is not one, is empty, or memory ran out (nothing kept). */
+static bool plain_ids(struct cursor *c, uint64_t **ids, size_t *n)
+{
+	size_t cap = 0, k = 0;
+	uint64_t *v = NULL;
+	if (!lit(c, '['))
+		return false;
+	do {
+		struct value x;
+		if (!plain_value(c, &x) || x.type != V_INT || x.i <= 0)
+			goto fail;
+		if (k == cap) {
+			size_t ncap = cap > 0 ? 2 * cap : 16;
+			uint64_t *nv = realloc(v, ncap * sizeof *nv);
+			if (nv == NULL)
+				goto fail;
+			v = nv;
+			cap = ncap;
+		}
+		v[k++] = (uint64_t)x.i;
+	} while (lit(c, ','));
+	if (!lit(c, ']'))
+		goto fail;
+	*ids = v;
+	*n = k;
+	return true;
+fail:
+	free(v);
+	return false;
+}
+
 /* jc_fast_free: see internal.h. */
 void jc_fast_free(struct jc_fast *f)
 {
 	jsched_results_free(f->results);
 	jsched_result_free(f->record);
+	free(f->ids);
 	*f = (struct jc_fast){ .kind = f->kind, .want_record = f->want_record };
 }
 
@@ -498,6 +531,16 @@ int jc_fast_from_text(const char *text, size_t len, int64_t *id, struct jc_fast 
 		} else if (key_is(k, "record") && got.kind == JC_FAST_SUBMIT && got.record == NULL) {
 			if (!plain_record(&c, &got.record) || got.record == NULL)
 				goto out;
+		} else if (key_is(k, "jobs") && got.kind == JC_FAST_IDS && !seen_job) {
+			seen_job = true;
+			if (!plain_ids(&c, &got.ids, &got.n_ids))
+				goto out;
+		} else if (key_is(k, "job") && got.kind == JC_FAST_IDS && !seen_job) {
+			seen_job = true;
+			if (!plain_value(&c, &v) || v.type != V_INT || v.i <= 0 || (got.ids = malloc(sizeof *got.ids)) == NULL)
+				goto out;
+			got.ids[0] = (uint64_t)v.i;
+			got.n_ids = 1;
 		} else if (key_is(k, "existing") && got.kind == JC_FAST_SUBMIT && !seen_existing) {
 			seen_existing = true;
 			if (!plain_value(&c, &v) || (v.type != V_TRUE && v.type != V_FALSE))
@@ -514,7 +557,8 @@ int jc_fast_from_text(const char *text, size_t len, int64_t *id, struct jc_fast 
 		goto out;
 	/* An empty "jobs" goes through jansson too (its list has an items array). */
 	if ((got.kind == JC_FAST_RECORDS && (got.results == NULL || got.results->items == NULL)) || (got.kind == JC_FAST_RECORD && got.record == NULL) ||
-	    (got.kind == JC_FAST_SUBMIT && (got.job == 0 || (got.want_record && got.record == NULL))))
+	    (got.kind == JC_FAST_SUBMIT && (got.job == 0 || (got.want_record && got.record == NULL))) ||
+	    (got.kind == JC_FAST_IDS && got.ids == NULL))
 		goto out;
 	got.done = true;
 	*f = got;

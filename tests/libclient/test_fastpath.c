@@ -17,6 +17,14 @@
  * (and the library before) wrote, a spec changed after a submit is sent changed, and a
  * round trip of each whose reply is plain makes no jansson allocation at all (counted
  * through json_set_alloc_funcs).
+ *
+ * Every request the library writes as text (submits of one spec or a batch, with or without
+ * their wait; waits and statuses of one id or many) is checked against the tree the library
+ * built before, written by jansson, over specs that include the unusual (escapes, UTF-8,
+ * nested values, reals, the largest integers, every setter); and the reply to an
+ * asynchronous submit, whose ids are read straight from its text, gives its callback what
+ * the same reply read by jansson gives (a reply the reader does not take goes to jansson),
+ * with no jansson allocation for a plain one.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,6 +41,7 @@
 
 #include <jsched/jsched.h>
 
+#include "libclient/internal.h" /* a spec's object: the trees the library built before */
 #include "tests/libclient/peer.h"
 
 static struct peer P;
@@ -511,6 +520,289 @@ static void test_no_tree(void **state)
 	jsched_spec_free(noop);
 }
 
+/* ---- requests written as text, against the trees the library built before ---------------- */
+
+/* old_submit: the tree of a submit of n specs as the library built it before (a deep copy of
+ * each spec's object under "job" or "jobs"), with its wait member when wait, and "id". */
+static char *old_submit(struct jsched_spec *const *specs, size_t n, bool single, bool wait,
+			enum jsched_wait_mode mode, int64_t timeout_ms, int id)
+{
+	json_t *req = json_pack("{s:s}", "op", "submit"), *arr = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		if (single)
+			json_object_set_new(req, "job", json_deep_copy(specs[i]->obj));
+		else
+			json_array_append_new(arr, json_deep_copy(specs[i]->obj));
+	if (!single)
+		json_object_set_new(req, "jobs", arr);
+	else
+		json_decref(arr);
+	if (wait) {
+		json_t *w = json_object();
+		if (mode == JSCHED_WAIT_ANY)
+			json_object_set_new(w, "mode", json_string("any"));
+		if (timeout_ms >= 0)
+			json_object_set_new(w, "timeout_ms", json_integer(timeout_ms));
+		json_object_set_new(req, "wait", w);
+	}
+	json_object_set_new(req, "id", json_integer(id));
+	char *s = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	return s;
+}
+
+/* old_ids: the same for a request of ids (wait: with mode and timeout_ms). */
+static char *old_ids(const char *op, const uint64_t *ids, size_t n, enum jsched_wait_mode mode, int64_t timeout_ms,
+		     int id)
+{
+	json_t *req = json_pack("{s:s}", "op", op), *arr = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, json_integer((json_int_t)ids[i]));
+	json_object_set_new(req, "jobs", arr);
+	if (mode == JSCHED_WAIT_ANY)
+		json_object_set_new(req, "mode", json_string("any"));
+	if (timeout_ms >= 0)
+		json_object_set_new(req, "timeout_ms", json_integer(timeout_ms));
+	json_object_set_new(req, "id", json_integer(id));
+	char *s = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	return s;
+}
+
+static void ignore_cb(struct jsched_conn *c, int status, const struct jsched_reply *r, void *arg)
+{
+	(void)c, (void)status, (void)r, (void)arg;
+}
+
+/* expect_old: the next request's bytes are old's (freed here). */
+static void expect_old(char *old)
+{
+	const char *got = recv_text();
+
+	assert_non_null(got);
+	assert_string_equal(got, old);
+	free(old);
+}
+
+#define NSPECS 9
+
+/* make_specs: specs of every kind the builder and from_json make, the unusual included. */
+static void make_specs(struct jsched_spec **s)
+{
+	static const char *const argv[] = {"printf", "caf\xc3\xa9 \xf0\x9f\x98\x80", "a\"b\\c\n\t\x01/", "", NULL};
+
+	assert_int_equal(jsched_spec_call("noop", NULL, &s[0]), 0);
+	assert_int_equal(jsched_spec_call("spin", "{\"us\": 10}", &s[1]), 0);
+	assert_int_equal(jsched_spec_exec(argv, &s[2]), 0);
+	assert_int_equal(jsched_spec_setenv(s[2], "K\xe2\x82\xac", "v\"\x1f"), 0);
+	assert_int_equal(jsched_spec_set_priority(s[2], JSCHED_PRIORITY_HIGH), 0);
+	assert_int_equal(jsched_spec_call("echo",
+					  "{\"r\": 1.5, \"e\": 1e300, \"z\": -0.0, \"big\": 9007199254740991, "
+					  "\"neg\": -9007199254740991, \"n\": [[], {}, [null, true, false]], "
+					  "\"u\": \"\\u00e9\\ud83d\\ude00\\u001f\\\"\\\\\\/\"}",
+					  &s[3]),
+			 0);
+	assert_int_equal(jsched_spec_call("noop", NULL, &s[4]), 0);
+	assert_int_equal(jsched_spec_set_name(s[4], "name with \"quotes\" and \xc3\xa9"), 0);
+	assert_int_equal(jsched_spec_set_key(s[4], "k/1"), 0);
+	assert_int_equal(jsched_spec_set_deadline_in(s[4], 5000), 0);
+	static const int codes[] = {1, 75};
+	assert_int_equal(jsched_spec_set_retry(s[4], 3, 100, 2.5, 1000, JSCHED_RETRY_ON_CODES, codes, 2), 0);
+	assert_int_equal(jsched_spec_set_cost(s[4], 7), 0);
+	assert_int_equal(jsched_spec_from_json("{\"kind\":\"call\",\"fn\":\"noop\",\"name\":\"\\u0041\\t\"}", &s[5]), 0);
+	assert_int_equal(jsched_spec_from_json("{\"fn\":\"noop\",\"kind\":\"call\"}", &s[6]), 0); /* order kept */
+	assert_int_equal(jsched_spec_from_json("{\"kind\":\"exec\",\"argv\":[\"/bin/true\"],\"env\":{}}", &s[7]), 0);
+	assert_int_equal(jsched_spec_call("spin", "{\"us\": 100}", &s[8]), 0);
+	assert_int_equal(jsched_spec_set_on_exit(s[8], "echo done"), 0);
+}
+
+/* The requests written as text (submits of one spec or batches, with and without wait;
+ * waits and statuses of ids) are the bytes of the trees the library built before. */
+static void test_request_text_batches(void **state)
+{
+	struct jsched_spec *s[NSPECS];
+	static const uint64_t ids[] = {1, 9, 10, 12345678901234, 9007199254740991, 2};
+	static const int64_t timeouts[] = {-1, 0, 5, 1234567};
+	int id;
+
+	(void)state;
+	make_specs(s);
+	const struct jsched_spec *const *cs = (const struct jsched_spec *const *)s;
+	for (size_t i = 0; i < NSPECS; i++) { /* one spec: async, and each batch prefix */
+		id = jsched_submit_async(C, s[i], ignore_cb, NULL);
+		assert_true(id > 0);
+		expect_old(old_submit(&s[i], 1, true, false, JSCHED_WAIT_ALL, -1, id));
+		id = jsched_submit_batch_async(C, cs, i + 1, ignore_cb, NULL);
+		assert_true(id > 0);
+		expect_old(old_submit(s, i + 1, false, false, JSCHED_WAIT_ALL, -1, id));
+		id = jsched_submit_batch_async(C, cs + i, NSPECS - i, ignore_cb, NULL);
+		assert_true(id > 0);
+		expect_old(old_submit(s + i, NSPECS - i, false, false, JSCHED_WAIT_ALL, -1, id));
+	}
+	for (size_t t = 0; t < sizeof(timeouts) / sizeof(timeouts[0]); t++)
+		for (int m = 0; m < 2; m++) {
+			enum jsched_wait_mode mode = m ? JSCHED_WAIT_ANY : JSCHED_WAIT_ALL;
+			size_t n = 1 + t * 2 % NSPECS;
+			id = jsched_submit_wait_async(C, cs, n, mode, timeouts[t], ignore_cb, NULL);
+			assert_true(id > 0);
+			expect_old(old_submit(s, n, false, true, mode, timeouts[t], id));
+			for (size_t k = 1; k <= sizeof(ids) / sizeof(ids[0]); k++) {
+				id = jsched_wait_async(C, ids, k, mode, timeouts[t], ignore_cb, NULL);
+				assert_true(id > 0);
+				expect_old(old_ids("wait", ids, k, mode, timeouts[t], id));
+				id = jsched_status_async(C, ids + 6 - k, k, ignore_cb, NULL);
+				assert_true(id > 0);
+				expect_old(old_ids("status", ids + 6 - k, k, JSCHED_WAIT_ALL, -1, id));
+			}
+		}
+	/* What the trees refused is refused, and nothing is sent. */
+	const struct jsched_spec *with_null[] = {s[0], NULL};
+	static const uint64_t bad[] = {3, 0}, big[] = {9007199254740992};
+	assert_int_equal(jsched_submit_batch_async(C, with_null, 2, ignore_cb, NULL), JSCHED_EINVAL);
+	assert_int_equal(jsched_submit_batch_async(C, cs, 0, ignore_cb, NULL), JSCHED_EINVAL);
+	assert_int_equal(jsched_submit_wait_async(C, cs, 1, (enum jsched_wait_mode)7, -1, ignore_cb, NULL),
+			 JSCHED_EINVAL);
+	assert_int_equal(jsched_wait_async(C, bad, 2, JSCHED_WAIT_ALL, -1, ignore_cb, NULL), JSCHED_EINVAL);
+	assert_int_equal(jsched_status_async(C, big, 1, ignore_cb, NULL), JSCHED_EINVAL);
+	/* The synchronous batch: the same bytes. */
+	char buf[256];
+	uint64_t got[2];
+	snprintf(buf, sizeof(buf), "{\"id\":%d,\"ok\":true,\"jobs\":[7,8]}", (int)id + 1);
+	raw(buf);
+	assert_int_equal(jsched_submit_batch(C, cs + 2, 2, got), 0);
+	assert_int_equal(got[0], 7);
+	assert_int_equal(got[1], 8);
+	expect_old(old_submit(s + 2, 2, false, false, JSCHED_WAIT_ALL, -1, id + 1));
+	for (size_t i = 0; i < NSPECS; i++)
+		jsched_spec_free(s[i]);
+}
+
+/* What an asynchronous submit's callback got. */
+struct got_ids {
+	int calls, status, results_rc;
+	size_t n;
+	uint64_t ids[8];
+	char json[512];
+};
+
+static void ids_cb(struct jsched_conn *c, int status, const struct jsched_reply *r, void *arg)
+{
+	struct got_ids *g = arg;
+	const uint64_t *ids = NULL;
+	struct jsched_results *res = NULL;
+
+	(void)c;
+	g->calls++;
+	g->status = status;
+	g->n = 0;
+	if (jsched_reply_ids(r, &ids, &g->n) == 0)
+		memcpy(g->ids, ids, (g->n < 8 ? g->n : 8) * sizeof(*ids));
+	g->results_rc = jsched_reply_results(r, &res);
+	jsched_results_free(res);
+	const char *j = jsched_reply_json(r);
+	snprintf(g->json, sizeof(g->json), "%s", j ? j : "(null)");
+}
+
+static void ids_cb_plain(struct jsched_conn *c, int status, const struct jsched_reply *r, void *arg)
+{
+	struct got_ids *g = arg;
+	const uint64_t *ids = NULL;
+
+	(void)c;
+	g->calls++;
+	g->status = status;
+	if (jsched_reply_ids(r, &ids, &g->n) == 0)
+		memcpy(g->ids, ids, (g->n < 8 ? g->n : 8) * sizeof(*ids));
+}
+
+/* submit_reply: answer an asynchronous batch of two with `reply` (%d: its id). */
+static struct got_ids submit_reply(const char *reply)
+{
+	struct jsched_spec *noop;
+	struct got_ids g = {0};
+	char buf[512];
+	int rounds = 0;
+
+	assert_int_equal(jsched_spec_call("noop", NULL, &noop), 0);
+	const struct jsched_spec *two[] = {noop, noop};
+	int id = jsched_submit_batch_async(C, two, 2, ids_cb, &g);
+	assert_true(id > 0);
+	assert_non_null(recv_text());
+	const char *at = strstr(reply, "%d"); /* the reply's id goes there */
+	assert_non_null(at);
+	snprintf(buf, sizeof(buf), "%.*s%d%s", (int)(at - reply), reply, id, at + 2);
+	raw(buf);
+	while (g.calls == 0 && rounds++ < 1000)
+		assert_true(jsched_process(C) >= 0);
+	assert_int_equal(g.calls, 1);
+	jsched_spec_free(noop);
+	return g;
+}
+
+/* The reply to an asynchronous submit read straight from its text gives its callback what
+ * the same reply read by jansson gives (the member order moved so the fast reader leaves
+ * it to jansson); the replies it does not take still work. */
+static void test_async_submit_reply(void **state)
+{
+	static const char *const pairs[][2] = {
+		{"{\"id\":%d,\"ok\":true,\"jobs\":[7,8]}", "{\"ok\":true,\"id\":%d,\"jobs\":[7,8]}"},
+		{"{\"id\":%d,\"ok\":true,\"jobs\":[7, 900719925474099]}", "{\"ok\":true,\"jobs\":[7,900719925474099],\"id\":%d}"},
+		{"{\"id\":%d,\"ok\":true,\"job\":5}", "{\"job\":5,\"ok\":true,\"id\":%d}"},
+		/* not taken by the fast reader: each goes to jansson both times */
+		{"{\"id\":%d,\"ok\":true,\"existing\":[1],\"jobs\":[7,8]}", "{\"ok\":true,\"existing\":[1],\"jobs\":[7,8],\"id\":%d}"},
+		{"{\"id\":%d,\"ok\":true,\"jobs\":[7,0]}", "{\"ok\":true,\"jobs\":[7,0],\"id\":%d}"},
+		{"{\"id\":%d,\"ok\":true,\"jobs\":[]}", "{\"ok\":true,\"jobs\":[],\"id\":%d}"},
+		{"{\"id\":%d,\"ok\":true,\"jobs\":[7,8.0]}", "{\"ok\":true,\"jobs\":[7,8.0],\"id\":%d}"},
+		{"{\"id\":%d,\"ok\":false,\"error\":{\"code\":\"queue_full\",\"message\":\"m\"}}",
+		 "{\"ok\":false,\"error\":{\"code\":\"queue_full\",\"message\":\"m\"},\"id\":%d}"},
+		{"{\"id\":%d,\"ok\":true,\"jobs\":[7,8],\"timed_out\":true,\"records\":[]}",
+		 "{\"ok\":true,\"jobs\":[7,8],\"timed_out\":true,\"records\":[],\"id\":%d}"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		struct got_ids a = submit_reply(pairs[i][0]), b = submit_reply(pairs[i][1]);
+
+		assert_int_equal(a.status, b.status);
+		assert_int_equal(a.n, b.n);
+		for (size_t k = 0; k < a.n && k < 8; k++)
+			assert_int_equal(a.ids[k], b.ids[k]);
+		assert_int_equal(a.results_rc, b.results_rc);
+		assert_string_not_equal(a.json, "(null)");
+	}
+	/* A plain reply to an asynchronous batch builds no tree. */
+	struct jsched_spec *noop;
+	struct got_ids g = {0};
+	char buf[256];
+	int rounds = 0;
+	assert_int_equal(jsched_spec_call("noop", NULL, &noop), 0);
+	const struct jsched_spec *two[] = {noop, noop};
+	int id = jsched_submit_batch_async(C, two, 2, ignore_cb, NULL); /* writes the spec's text */
+	assert_non_null(recv_text());
+	snprintf(buf, sizeof(buf), "{\"id\":%d,\"ok\":true,\"jobs\":[1,2]}", id);
+	raw(buf);
+	jansson_allocs = 0;
+	json_set_alloc_funcs(count_malloc, free);
+	id = jsched_submit_batch_async(C, two, 2, ids_cb_plain, &g);
+	json_set_alloc_funcs(malloc, free);
+	assert_true(id > 0);
+	snprintf(buf, sizeof(buf), "{\"id\":%d,\"ok\":true,\"jobs\":[3,4]}", id);
+	raw(buf);
+	json_set_alloc_funcs(count_malloc, free);
+	while (g.calls == 0 && rounds++ < 1000)
+		if (jsched_process(C) < 0)
+			break;
+	json_set_alloc_funcs(malloc, free);
+	assert_int_equal(g.calls, 1);
+	assert_int_equal(g.n, 2);
+	assert_int_equal(g.ids[1], 4);
+	assert_int_equal(jansson_allocs, 0);
+	assert_non_null(recv_text());
+	jsched_spec_free(noop);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -521,6 +813,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_request_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_submit_and_wait_replies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_tree, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_request_text_batches, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_async_submit_reply, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
