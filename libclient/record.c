@@ -308,6 +308,53 @@ static bool key_is(struct jc_text k, const char *name)
 
 #define MAX_PLAIN_MEMBERS 32
 
+/* The members of a record that plain_record reads, by number (a bit each in its mask of
+ * the members seen). */
+enum plain_key {
+	K_JOB, K_NAME, K_CLIENT, K_KIND, K_PRIORITY, K_STATE, K_CAUSE, K_REASON, K_FN, K_COMMAND, K_UID,
+	K_SUBMITTED, K_STARTED, K_FINISHED, K_EXIT_CODE, K_SIGNAL, K_CANCELLING, K_HELD, K_ARRAY_ID,
+	K_ARRAY_INDEX, K_NOT_BEFORE, K_ATTEMPT, K_NEXT_ATTEMPT, K_RESULT_BYTES, K_RESULT_OMITTED, K_VALUE,
+	K_UNKNOWN
+};
+
+static const char *const plain_keys[K_UNKNOWN] = {
+	[K_JOB] = "job", [K_NAME] = "name", [K_CLIENT] = "client", [K_KIND] = "kind",
+	[K_PRIORITY] = "priority", [K_STATE] = "state", [K_CAUSE] = "cause", [K_REASON] = "reason",
+	[K_FN] = "fn", [K_COMMAND] = "command", [K_UID] = "uid", [K_SUBMITTED] = "submitted_ms",
+	[K_STARTED] = "started_ms", [K_FINISHED] = "finished_ms", [K_EXIT_CODE] = "exit_code",
+	[K_SIGNAL] = "signal", [K_CANCELLING] = "cancelling", [K_HELD] = "held", [K_ARRAY_ID] = "array_id",
+	[K_ARRAY_INDEX] = "array_index", [K_NOT_BEFORE] = "not_before", [K_ATTEMPT] = "attempt",
+	[K_NEXT_ATTEMPT] = "next_attempt_ms", [K_RESULT_BYTES] = "result_bytes",
+	[K_RESULT_OMITTED] = "result_omitted", [K_VALUE] = "value",
+};
+
+/* plain_key_of: which member k names.  The candidates are picked by length and first
+ * letter, so a name costs one memcmp, not a comparison with each of the 26 (that chain of
+ * key_is was a fifth of the client's instructions per record: 1,250 of 6,300). */
+static enum plain_key plain_key_of(struct jc_text k)
+{
+	enum plain_key c = K_UNKNOWN;
+	if (k.len < 2)
+		return K_UNKNOWN;
+	switch (k.len) {
+	case 2: c = K_FN; break;
+	case 3: c = k.p[0] == 'j' ? K_JOB : K_UID; break;
+	case 4: c = k.p[0] == 'n' ? K_NAME : k.p[0] == 'k' ? K_KIND : K_HELD; break;
+	case 5: c = k.p[0] == 's' ? K_STATE : k.p[0] == 'c' ? K_CAUSE : K_VALUE; break;
+	case 6: c = k.p[0] == 'c' ? K_CLIENT : k.p[0] == 'r' ? K_REASON : K_SIGNAL; break;
+	case 7: c = k.p[0] == 'c' ? K_COMMAND : K_ATTEMPT; break;
+	case 8: c = k.p[0] == 'p' ? K_PRIORITY : K_ARRAY_ID; break;
+	case 9: c = K_EXIT_CODE; break;
+	case 10: c = k.p[0] == 's' ? K_STARTED : k.p[0] == 'c' ? K_CANCELLING : K_NOT_BEFORE; break;
+	case 11: c = k.p[0] == 'f' ? K_FINISHED : K_ARRAY_INDEX; break;
+	case 12: c = k.p[0] == 's' ? K_SUBMITTED : K_RESULT_BYTES; break;
+	case 14: c = K_RESULT_OMITTED; break;
+	case 15: c = K_NEXT_ATTEMPT; break;
+	default: return K_UNKNOWN;
+	}
+	return memcmp(k.p, plain_keys[c], k.len) == 0 && plain_keys[c][k.len] == '\0' ? c : K_UNKNOWN;
+}
+
 /* One record at the cursor: true with *out set (NULL when memory ran out), false when it
  * is not plain. */
 static bool plain_record(struct cursor *c, struct jsched_result **out)
@@ -316,11 +363,11 @@ static bool plain_record(struct cursor *c, struct jsched_result **out)
 	const char *start = c->p;
 	if (!lit(c, '{'))
 		return false;
-	struct jc_text keys[MAX_PLAIN_MEMBERS];
-	size_t nkeys = 0;
+	struct jc_text others[MAX_PLAIN_MEMBERS]; /* the members not read, to find repeats */
+	size_t nkeys = 0, nothers = 0;
+	uint32_t seen = 0;
 	struct piece pc[NPIECES] = { 0 };
 	struct jsched_result tmpl = { .exit_code = -1 };
-	bool have_id = false;
 	ws(c);
 	if (c->p < c->end && *c->p == '}') {
 		return false; /* no "job": jc_result_from_json says what that is */
@@ -331,76 +378,63 @@ static bool plain_record(struct cursor *c, struct jsched_result **out)
 		ws(c);
 		if (nkeys == MAX_PLAIN_MEMBERS || !plain_string(c, &k) || !lit(c, ':') || !plain_value(c, &v))
 			return false;
-		for (size_t i = 0; i < nkeys; i++)
-			if (keys[i].len == k.len && memcmp(keys[i].p, k.p, k.len) == 0)
-				return false; /* repeated: jansson refuses the frame */
-		keys[nkeys++] = k;
+		nkeys++;
+		enum plain_key key = plain_key_of(k);
+		if (key == K_UNKNOWN) {
+			for (size_t i = 0; i < nothers; i++)
+				if (others[i].len == k.len && memcmp(others[i].p, k.p, k.len) == 0)
+					return false; /* repeated: jansson refuses the frame */
+			others[nothers++] = k;
+		} else if (seen & (UINT32_C(1) << key)) {
+			return false; /* repeated */
+		}
+		if (key != K_UNKNOWN)
+			seen |= UINT32_C(1) << key;
 		struct piece str = { v.type == V_STRING ? v.text.p : NULL, v.text.len, NULL };
 		bool nonneg = v.type == V_INT && v.i >= 0;
-		if (key_is(k, "job")) {
+		switch (key) {
+		case K_JOB:
 			if (!nonneg || v.i == 0)
 				return false;
 			tmpl.id = (uint64_t)v.i;
-			have_id = true;
-		} else if (key_is(k, "name")) {
-			pc[NAME] = str;
-		} else if (key_is(k, "client")) {
-			pc[CLIENT] = str;
-		} else if (key_is(k, "kind")) {
-			pc[KIND] = str;
-		} else if (key_is(k, "priority")) {
-			pc[PRIORITY] = str;
-		} else if (key_is(k, "state")) {
-			pc[STATE] = str;
-		} else if (key_is(k, "cause")) {
-			pc[CAUSE] = str;
-		} else if (key_is(k, "reason")) {
-			pc[REASON] = str;
-		} else if (key_is(k, "fn")) {
-			pc[FN] = str;
-		} else if (key_is(k, "command")) {
-			pc[COMMAND] = str;
-		} else if (key_is(k, "uid")) {
-			tmpl.uid = nonneg ? (uint32_t)v.i : 0;
-		} else if (key_is(k, "submitted_ms")) {
-			tmpl.submitted_ms = nonneg ? v.i : 0;
-		} else if (key_is(k, "started_ms")) {
-			tmpl.started_ms = nonneg ? v.i : 0;
-		} else if (key_is(k, "finished_ms")) {
-			tmpl.finished_ms = nonneg ? v.i : 0;
-		} else if (key_is(k, "exit_code")) {
-			tmpl.exit_code = v.type == V_INT ? (int)v.i : -1;
-		} else if (key_is(k, "signal")) {
-			tmpl.signal = v.type == V_INT ? (int)v.i : 0;
-		} else if (key_is(k, "cancelling")) {
-			tmpl.cancelling = v.type == V_TRUE;
-		} else if (key_is(k, "held")) {
-			tmpl.held = v.type == V_TRUE;
-		} else if (key_is(k, "array_id")) {
-			tmpl.array_id = nonneg ? (uint64_t)v.i : 0;
-		} else if (key_is(k, "array_index")) {
-			tmpl.array_index = nonneg ? v.i : 0;
-		} else if (key_is(k, "not_before")) {
-			tmpl.not_before_ms = nonneg ? v.i : 0;
-		} else if (key_is(k, "attempt")) {
-			tmpl.attempt = nonneg ? (uint32_t)v.i : 0;
-		} else if (key_is(k, "next_attempt_ms")) {
-			tmpl.next_attempt_ms = nonneg ? v.i : 0;
-		} else if (key_is(k, "result_bytes")) {
-			tmpl.result_bytes = nonneg ? (uint64_t)v.i : 0;
-		} else if (key_is(k, "result_omitted")) {
-			tmpl.result_omitted = v.type == V_TRUE;
-		} else if (key_is(k, "value")) {
+			break;
+		case K_NAME: pc[NAME] = str; break;
+		case K_CLIENT: pc[CLIENT] = str; break;
+		case K_KIND: pc[KIND] = str; break;
+		case K_PRIORITY: pc[PRIORITY] = str; break;
+		case K_STATE: pc[STATE] = str; break;
+		case K_CAUSE: pc[CAUSE] = str; break;
+		case K_REASON: pc[REASON] = str; break;
+		case K_FN: pc[FN] = str; break;
+		case K_COMMAND: pc[COMMAND] = str; break;
+		case K_UID: tmpl.uid = nonneg ? (uint32_t)v.i : 0; break;
+		case K_SUBMITTED: tmpl.submitted_ms = nonneg ? v.i : 0; break;
+		case K_STARTED: tmpl.started_ms = nonneg ? v.i : 0; break;
+		case K_FINISHED: tmpl.finished_ms = nonneg ? v.i : 0; break;
+		case K_EXIT_CODE: tmpl.exit_code = v.type == V_INT ? (int)v.i : -1; break;
+		case K_SIGNAL: tmpl.signal = v.type == V_INT ? (int)v.i : 0; break;
+		case K_CANCELLING: tmpl.cancelling = v.type == V_TRUE; break;
+		case K_HELD: tmpl.held = v.type == V_TRUE; break;
+		case K_ARRAY_ID: tmpl.array_id = nonneg ? (uint64_t)v.i : 0; break;
+		case K_ARRAY_INDEX: tmpl.array_index = nonneg ? v.i : 0; break;
+		case K_NOT_BEFORE: tmpl.not_before_ms = nonneg ? v.i : 0; break;
+		case K_ATTEMPT: tmpl.attempt = nonneg ? (uint32_t)v.i : 0; break;
+		case K_NEXT_ATTEMPT: tmpl.next_attempt_ms = nonneg ? v.i : 0; break;
+		case K_RESULT_BYTES: tmpl.result_bytes = nonneg ? (uint64_t)v.i : 0; break;
+		case K_RESULT_OMITTED: tmpl.result_omitted = v.type == V_TRUE; break;
+		case K_VALUE:
 			/* As jc_dup_json would write it: a string with its quotes. */
 			pc[VALUE] = v.type == V_STRING ? (struct piece){ v.text.p - 1, v.text.len + 2, NULL }
 						      : (struct piece){ v.text.p, v.text.len, NULL };
+			break;
+		case K_UNKNOWN: break;
 		}
 		if (lit(c, '}'))
 			break;
 		if (!lit(c, ','))
 			return false;
 	}
-	if (!have_id)
+	if (!(seen & (UINT32_C(1) << K_JOB)))
 		return false;
 	pc[JSON] = (struct piece){ start, (size_t)(c->p - start), NULL };
 	*out = assemble(&tmpl, pc);

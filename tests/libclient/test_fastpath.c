@@ -107,6 +107,13 @@ static void same(const struct jsched_result *a, const struct jsched_result *b)
 	assert_string_equal(S(a->json), S(b->json));
 	assert_string_equal(S(a->fn), S(b->fn));
 	assert_string_equal(S(a->command), S(b->command));
+	assert_int_equal(a->array_id, b->array_id);
+	assert_int_equal(a->array_index, b->array_index);
+	assert_int_equal(a->not_before_ms, b->not_before_ms);
+	assert_int_equal(a->attempt, b->attempt);
+	assert_int_equal(a->next_attempt_ms, b->next_attempt_ms);
+	assert_int_equal(a->result_bytes, b->result_bytes);
+	assert_int_equal(a->result_omitted, b->result_omitted);
 }
 
 static struct jsched_results *async_results;
@@ -168,6 +175,16 @@ static void test_odd_members_and_numbers(void **state)
 		  "\"uid\":4294967297}]",
 		  3);
 	both_ways("[{\"job\":5,\"value\":-0,\"state\":7}]", 1);
+	/* every member the reader knows, and names one letter away from them */
+	both_ways("[{\"job\":8,\"name\":\"n\",\"client\":\"c\",\"kind\":\"exec\",\"priority\":\"low\","
+		  "\"state\":\"failed\",\"cause\":\"exit\",\"reason\":\"r\",\"fn\":\"f\",\"command\":\"x\",\"uid\":3,"
+		  "\"submitted_ms\":1,\"started_ms\":2,\"finished_ms\":3,\"exit_code\":4,\"signal\":5,"
+		  "\"cancelling\":true,\"held\":true,\"array_id\":6,\"array_index\":7,\"not_before\":8,"
+		  "\"attempt\":9,\"next_attempt_ms\":10,\"result_bytes\":11,\"result_omitted\":true,"
+		  "\"value\":1},"
+		  "{\"job\":9,\"jobs\":1,\"nam\":\"a\",\"Name\":\"b\",\"fx\":\"c\",\"uix\":4,\"submitted_mx\":5,"
+		  "\"result_omitteD\":true,\"next_attempt_mss\":6,\"helt\":true,\"valuE\":1,\"a\":2,\"\":3}]",
+		  2);
 	both_ways("[{\"job\":6,\"exit_code\":-1e0,\"submitted_ms\":12345678901234567,\"state\":\"queued\"}]", 1);
 }
 
