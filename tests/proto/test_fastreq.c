@@ -187,6 +187,20 @@ static const struct row rows[] = {
 	N("{\"op\":\"submit\",\"id\":8,\"jobs\":[{\"kind\":\"call\",\"fn\":\"a\",\"after\":[{\"job\":1,\"x\":1}]}]}"),
 	N("{\"op\":\"submit\",\"id\":8,\"jobs\":[{\"kind\":\"call\",\"fn\":\"a\"},5]}"),
 	N("{\"op\":\"submit\",\"id\":8,\"jobs\":[{\"kind\":\"call\",\"fn\":\"a\"},]}"),
+	/* one spec repeated (read once, then copied), and specs one byte away from the last */
+	T("{\"op\":\"submit\",\"id\":8,\"jobs\":[{\"kind\":\"call\",\"fn\":\"spin\",\"args\":{\"us\":10}},{\"kind\":\"call\",\"fn\":\"spin\",\"args\":{\"us\":10}},"
+	  "{\"kind\":\"call\",\"fn\":\"spin\",\"args\":{\"us\":10}},{\"kind\":\"call\",\"fn\":\"spin\",\"args\":{\"us\":100}},{\"kind\":\"call\",\"fn\":\"spin\",\"args\":{\"us\":10}},"
+	  "{\"kind\":\"call\",\"fn\":\"spin\",\"args\":{\"us\":1}},{\"kind\":\"call\",\"fn\":\"spin\",\"args\":{\"us\":1}} ,{\"kind\":\"call\",\"fn\":\"spin\",\"args\":{\"us\": 1}}]}"),
+	T("{\"op\":\"submit\",\"id\":8,\"jobs\":[{\"kind\":\"call\",\"fn\":\"a\"},{\"kind\":\"call\",\"fn\":\"a\"},{\"kind\":\"call\",\"fn\":\"ab\"},{\"kind\":\"call\",\"fn\":\"a\",\"name\":\"n\"}]}"),
+	T("{\"op\":\"submit\",\"id\":8,\"jobs\":[{\"kind\":\"call\",\"fn\":\"e\",\"args\":{\"a\":[1,{\"b\":null}],\"c\":\"\\u00e9\"}},{\"kind\":\"call\",\"fn\":\"e\",\"args\":{\"a\":[1,{\"b\":null}],\"c\":\"\\u00e9\"}}]}"),
+	T("{\"op\":\"submit\",\"id\":8,\"jobs\":[{\"kind\":\"call\",\"fn\":\"a\",\"args\":7,\"name\":\"x\",\"priority\":\"high\",\"cost\":3,\"deadline_in_ms\":5},{\"kind\":\"call\",\"fn\":\"a\",\"args\":7,\"name\":\"x\",\"priority\":\"high\",\"cost\":3,\"deadline_in_ms\":5}]}"),
+	T("{\"op\":\"submit\",\"id\":8,\"jobs\":[{\"kind\":\"call\",\"fn\":\"a\",\"after\":[1]},{\"kind\":\"call\",\"fn\":\"a\",\"after\":[1]}]}"),
+	T("{\"op\":\"submit\",\"id\":8,\"jobs\":[{\"kind\":\"exec\",\"argv\":[\"a\",\"b\"],\"env\":{\"K\":\"v\"}},{\"kind\":\"exec\",\"argv\":[\"a\",\"b\"],\"env\":{\"K\":\"v\"}}]}"),
+	T("{\"op\":\"submit\",\"id\":8,\"jobs\":[{\"kind\":\"call\",\"fn\":\"a\",\"key\":\"k\"},{\"kind\":\"call\",\"fn\":\"a\",\"key\":\"k\"}],\"wait\":{\"mode\":\"any\"}}"),
+	N("{\"op\":\"submit\",\"id\":8,\"jobs\":[{\"kind\":\"call\",\"fn\":\"a\"},{\"kind\":\"call\",\"fn\":\"a\"}x]}"),
+	N("{\"op\":\"submit\",\"id\":8,\"jobs\":[{\"kind\":\"call\",\"fn\":\"a\"},{\"kind\":\"call\",\"fn\":\"a\"}"),
+	N("{\"op\":\"submit\",\"id\":8,\"jobs\":[{\"kind\":\"call\",\"fn\":\"a\"},{\"kind\":\"call\",\"fn\":\"a\"}{\"kind\":\"call\",\"fn\":\"a\"}]}"),
+	N("{\"op\":\"submit\",\"id\":8,\"jobs\":[{\"kind\":\"call\",\"fn\":\"a\",\"args\":{\"x\":1,\"x\":1}},{\"kind\":\"call\",\"fn\":\"a\",\"args\":{\"x\":1,\"x\":1}}]}"),
 	N("{\"op\":\"submit\",\"id\":8,\"jobs\":[]}"),
 	N("{\"op\":\"submit\",\"id\":8,\"jobs\":[{\"kind\":\"call\",\"fn\":\"a\"},{\"kind\":\"call\",\"fn\":\"a\"}],\"wait\":{\"output\":true}}"),
 };
@@ -277,6 +291,28 @@ static void test_big_batch(void **state)
 	jp_buf_free(&b);
 }
 
+/* test_big_batch_one_spec: 1,000 copies of one spec (the efficiency rows' batches: read
+ * once, then copied), every one read as the tree's way reads it. */
+static void test_big_batch_one_spec(void **state)
+{
+	struct jp_buf b = {0};
+	bool fast;
+	static const char head[] = "{\"op\":\"submit\",\"id\":42,\"jobs\":[", tail[] = "]}",
+			  spec[] = "{\"kind\":\"call\",\"fn\":\"spin\",\"args\":{\"us\":10}}";
+
+	(void)state;
+	jp_buf_append(&b, head, strlen(head));
+	for (int i = 0; i < 1000; i++) {
+		if (i)
+			jp_buf_append(&b, ",", 1);
+		jp_buf_append(&b, spec, strlen(spec));
+	}
+	jp_buf_append(&b, tail, strlen(tail));
+	assert_null(fastdiff(b.data, b.len, NULL, &fast));
+	assert_true(fast);
+	jp_buf_free(&b);
+}
+
 /* test_append_int: the reply writers' integers are what printf (and jansson) write. */
 static void test_append_int(void **state)
 {
@@ -303,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_big_batch),
+		cmocka_unit_test(test_big_batch_one_spec),
 		cmocka_unit_test(test_append_int),
 	};
 
