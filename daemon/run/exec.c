@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon/run/exec_internal.h"
 #include "daemon/run/handler.h"
@@ -235,6 +236,7 @@ int jd_exec_init(struct jd_exec *x, const struct jd_exec_env *env)
 	snprintf(x->socket_path, sizeof(x->socket_path), "%s", env->socket_path ? env->socket_path : "");
 	atomic_init(&x->requests, NULL);
 	atomic_init(&x->synced, NULL);
+	x->devnull = -1;
 	jd_security_helper_path(x->helper, sizeof(x->helper));
 	if ((rc = uv_async_init(x->loop, &x->async, jd__requests_cb)) < 0)
 		return JSCHED_EINTERNAL;
@@ -249,6 +251,9 @@ void jd_exec_stop(struct jd_exec *x)
 	if (!x->started)
 		return;
 	x->started = false;
+	if (x->devnull >= 0)
+		close(x->devnull);
+	x->devnull = -1;
 	jd_exec_cgroups_close(x);
 	uv_close((uv_handle_t *)&x->async, NULL);
 }

@@ -136,6 +136,8 @@ struct jd_exec {
 	uint64_t on_loop, from_workers;	/* exec jobs started without a fiber (exec.c), and
 					 * of them those a worker's feeder handed over */
 	uint64_t peak_running;
+	int devnull;			/* /dev/null (read-only, close-on-exec), opened at the
+					 * first direct start: its child's stdin; -1: not open */
 	char helper[4096];		/* path of jschedd-runas, "" if not found */
 	/* control groups (exec_cgroup.c), loop thread: */
 	char socket_path[108];		/* names the subtree */

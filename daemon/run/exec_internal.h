@@ -18,8 +18,7 @@ struct jd_direct;
 struct jd_proc {
 	uv_poll_t pexit;			/* readable on the pidfd: the leader exited */
 	int pidfd;				/* -1 until spawned */
-	uv_pipe_t pin, pout, perr, pstat;	/* pstat: the report pipe (jschedd-runas's fd 3,
-						 * or spawn_direct's child's) */
+	uv_pipe_t pin, pout, perr, pstat;	/* pstat: jschedd-runas's report pipe (its fd 3) */
 	uv_timer_t timer;			/* time limit, then the grace periods */
 	uv_write_t wreq;
 	int open_handles;
@@ -32,7 +31,8 @@ struct jd_proc {
 	bool on_loop;				/* no fiber: the end goes to jd_exec.ended, and
 						 * the loop marks the job running at its start */
 	bool handed;				/* on_loop, from a worker's feeder */
-	bool direct;				/* started by spawn_direct: pstat says why it failed */
+	bool direct;				/* started by spawn_direct: dir's report says why
+						 * it failed */
 	struct jd_direct *dir;			/* what that child reads, freed with p */
 	bool in_open, out_open, err_open, stat_open;
 	int stage;				/* 0 running, 1 SIGTERM sent, 2 SIGKILL sent */

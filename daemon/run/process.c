@@ -201,11 +201,15 @@ static void wake_synced(struct jd_proc *p)
  * execs the child shares the loop thread's memory and thread pointer, so it runs nothing
  * from libc: raw system calls only (arch/rawsys.h: no errno), no sanitizer
  * instrumentation, and nothing but its stack and jd_direct written.  A failure before the
- * exec is two numbers on the report pipe (which step, errno), the child exits 127, and the
- * job fails with cause spawn and the reason (direct_reason).  The struct lives until the
- * process is freed, after it was reaped, so the child never runs on freed memory.  The
- * alternative, a spawner thread doing the same with vfork and libc, would add two
- * hand-offs per command. */
+ * exec is two numbers written into jd_direct (which step, errno: the memory is shared until
+ * the exec), the child exits 127, and once the leader is reaped the job fails with cause
+ * spawn and the reason (direct_reason).  Until they went there, the numbers went through a
+ * report pipe, as jschedd-runas's still do: 8 of the loop thread's 66 system calls per
+ * command (the pipe, its two ends' closes, libuv's set-up, the read of its EOF), and one
+ * wake-up of the loop at every exec, when the pipe's close-on-exec end closed.  The struct
+ * lives until the process is freed, after it was reaped, so the child never runs on freed
+ * memory.  The alternative, a spawner thread doing the same with vfork and libc, would add
+ * two hand-offs per command. */
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)
 #define JD_TSAN_BUILD 1
@@ -236,7 +240,7 @@ struct jd_direct {
 	char *const *argv, *const *envp;
 	const char *cwd;
 	int fds[3];		/* the command's 0, 1, 2 (-1: /dev/null) */
-	int report;		/* the report pipe's write end (close-on-exec) */
+	int32_t report[2];	/* the child's: which step failed (0: none), its errno */
 	size_t ngroups;
 	const char *procs[JD_CG_MAX_HIER];	/* the job group's files to write "0" to */
 	char paths[];
@@ -253,24 +257,24 @@ static int direct_child(void *arg)
 	static const unsigned long dfl[4];
 	static const unsigned long no_signals;
 	const struct jd_direct *d = arg;
-	int32_t rep[2];
+	struct jd_direct *w = arg; /* the report's: the only member the child writes */
 	int step = STEP_GROUP;
 	long rc = 0;
-	long keep[4] = {d->fds[0], d->fds[1], d->fds[2], d->report}, from = 3;
+	long keep[3] = {d->fds[0], d->fds[1], d->fds[2]}, from = 3;
 
 	/* First, before anything that can wait (a group's attach can wait for an RCU grace
-	 * period), drop every descriptor but the four it keeps: the daemon's listening
+	 * period), drop every descriptor but the three it keeps: the daemon's listening
 	 * socket and its journal's lock are shared with this copy of its table, and a
 	 * daemon killed now must be able to start again at once, which it cannot while
-	 * they are open here.  (An insertion sort of four; -1s sort first.) */
-	for (int i = 1; i < 4; i++)
+	 * they are open here.  (An insertion sort of three; -1s sort first.) */
+	for (int i = 1; i < 3; i++)
 		for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
 			long x = keep[j];
 
 			keep[j] = keep[j - 1];
 			keep[j - 1] = x;
 		}
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 3; i++) {
 		if (keep[i] > from)
 			(void)SYS3(SYS_close_range, from, keep[i] - 1, 0);
 		if (keep[i] >= from)
@@ -315,19 +319,22 @@ static int direct_child(void *arg)
 	step = STEP_EXEC;
 	rc = SYS3(SYS_execve, d->file, d->argv, d->envp);
 fail:
-	rep[0] = step;
-	rep[1] = (int32_t)-rc;
-	(void)SYS3(SYS_write, d->report, rep, sizeof(rep));
+	/* Read by the loop once it has reaped the child (exit_cb): the kernel's exit and
+	 * wait order these stores before that read; the atomics say so to the compiler. */
+	__atomic_store_n(&w->report[1], (int32_t)-rc, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->report[0], step, __ATOMIC_RELEASE);
 	(void)SYS3(SYS_exit_group, 127, 0, 0);
 	return 127; /* not reached */
 }
 
 /* spawn_direct: start p's command as above: `file` (copied) with argv/env in `cwd` (those
  * three must live until p is freed: the spec's, or p's), child descriptors fds[0..3) (-1:
- * /dev/null), failures reported on `report`, in p's group if it has one.  Returns the
- * pid, with its pidfd in *pidfd, or a negative errno. */
+ * /dev/null: `devnull` if it is open, else the child opens it), failures reported in
+ * p->dir (direct_report), in p's group if it has one.
+ * Returns the pid, with its pidfd in *pidfd, or a negative errno. */
 static pid_t spawn_direct(struct jd_proc *p, const char *file, char *const *argv,
-			  char *const *env, const char *cwd, const int *fds, int report, int *pidfd)
+			  char *const *env, const char *cwd, const int *fds, int devnull,
+			  int *pidfd)
 {
 	const char *dirs[JD_CG_MAX_HIER];
 	size_t need = 0, at = 0, ndir = 0;
@@ -352,7 +359,9 @@ static pid_t spawn_direct(struct jd_proc *p, const char *file, char *const *argv
 	d->envp = env;
 	d->cwd = cwd;
 	memcpy(d->fds, fds, sizeof(d->fds));
-	d->report = report;
+	if (d->fds[0] < 0)
+		d->fds[0] = devnull; /* -1 still: the child opens it */
+	d->report[0] = d->report[1] = 0;
 	d->ngroups = ndir;
 	for (size_t i = 0; i < ndir; i++) {
 		int n = sprintf(d->paths + at, "%s/%s", dirs[i], jd_cg_enter_file(p->x->cg));
@@ -370,13 +379,33 @@ static pid_t spawn_direct(struct jd_proc *p, const char *file, char *const *argv
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return pid < 0 ? -e : pid;
 }
+
+/* direct_report: after the reap, a directly started child's report (step, errno) into
+ * p's stat_buf, as the helper's report pipe leaves its text there (finish: a failed
+ * start). */
+static void direct_report(struct jd_proc *p)
+{
+	int32_t rep[2];
+
+	if (!p->direct || !p->dir || !(rep[0] = __atomic_load_n(&p->dir->report[0], __ATOMIC_ACQUIRE)))
+		return;
+	rep[1] = __atomic_load_n(&p->dir->report[1], __ATOMIC_RELAXED);
+	memcpy(p->stat_buf, rep, sizeof(rep));
+	p->stat_len = sizeof(rep);
+}
 #else
 static pid_t spawn_direct(struct jd_proc *p, const char *file, char *const *argv,
-			  char *const *env, const char *cwd, const int *fds, int report, int *pidfd)
+			  char *const *env, const char *cwd, const int *fds, int devnull,
+			  int *pidfd)
 {
-	(void)p, (void)file, (void)argv, (void)env, (void)cwd, (void)fds, (void)report;
+	(void)p, (void)file, (void)argv, (void)env, (void)cwd, (void)fds, (void)devnull;
 	*pidfd = -1;
 	return -ENOSYS;
+}
+
+static void direct_report(struct jd_proc *p)
+{
+	(void)p;
 }
 #endif
 
@@ -611,6 +640,7 @@ static void exit_cb(uv_poll_t *h, int status, int events)
 	if (si.si_pid == 0)
 		return; /* not yet */
 	uv_poll_stop(&p->pexit);
+	direct_report(p);
 	if (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED)
 		sig = si.si_status;
 	p->exited = true;
@@ -878,14 +908,19 @@ void jd__proc_spawn(struct jd_proc *p)
 			goto fail_early;
 		}
 	}
+	p->direct = DIRECT && !p->helper && x->cfg->exec.direct;
 	if (!p->helper) {
 		struct stat st;
 		char buf[128];
 		const char *why = NULL;
 
 		/* The working directory, checked here for a clear reason (a failed chdir
-		 * and a failed exec look alike from posix_spawn). */
-		if (stat(s->cwd, &st) < 0 || (S_ISDIR(st.st_mode) && access(s->cwd, X_OK) < 0))
+		 * and a failed exec look alike from posix_spawn).  A direct child's chdir
+		 * reports its own errno (direct_reason: the same words), so its start
+		 * does without the stat and the access. */
+		if (p->direct)
+			;
+		else if (stat(s->cwd, &st) < 0 || (S_ISDIR(st.st_mode) && access(s->cwd, X_OK) < 0))
 			why = reason_of(errno, buf, sizeof(buf));
 		else if (!S_ISDIR(st.st_mode))
 			why = "not a directory";
@@ -904,7 +939,6 @@ void jd__proc_spawn(struct jd_proc *p)
 		args = s->argv;
 		cwd = s->cwd;
 	}
-	p->direct = DIRECT && !p->helper && x->cfg->exec.direct;
 	if (p->helper || (p->cgj && !p->direct)) {
 		/* jschedd-runas [-c DIR]... UID|- GID|- CWD -- ARGV: it enters the command's
 		 * group, then takes the owner's identity (runas.c). */
@@ -946,24 +980,28 @@ void jd__proc_spawn(struct jd_proc *p)
 	}
 
 	/* The pipes: stdin (only with stdin bytes; else /dev/null), stdout, stderr, and the
-	 * report pipe (the helper's descriptor 3; a direct child's stays where it is). */
+	 * helper's report pipe (its descriptor 3; a direct child reports in p->dir). */
 	uv_timer_init(x->loop, &p->timer);
 	p->timer.data = p;
 	p->open_handles++;
 	live_add(x, p);
 	nfds = p->helper ? 4 : 3;
 	rc = s->has_stdin ? pipe_open(p, &p->pin, &p->in_open, 1, &child[0]) : 0;
+	/* A direct child's /dev/null is the loop's, dup'd at 0 (an open and a close less
+	 * in every child); child[0] stays -1 so that it is not closed below. */
+	if (p->direct && !s->has_stdin && x->devnull < 0)
+		x->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (!rc)
 		rc = pipe_open(p, &p->pout, &p->out_open, 0, &child[1]);
 	if (!rc)
 		rc = pipe_open(p, &p->perr, &p->err_open, 0, &child[2]);
-	if (!rc && (p->helper || p->direct))
+	if (!rc && p->helper)
 		rc = pipe_open(p, &p->pstat, &p->stat_open, 0, &child[3]);
 	if (rc)
 		pid = rc;
 	else if (p->direct)
-		pid = spawn_direct(p, file, args, p->envp ? p->envp : s->env, cwd, child, child[3],
-				   &p->pidfd);
+		pid = spawn_direct(p, file, args, p->envp ? p->envp : s->env, cwd, child,
+				   s->has_stdin ? -1 : x->devnull, &p->pidfd);
 	else
 		pid = start_process(file, args, p->envp ? p->envp : s->env, cwd, child, nfds);
 	for (int i = 0; i < 4; i++)
@@ -1010,7 +1048,7 @@ void jd__proc_spawn(struct jd_proc *p)
 		x->peak_running = x->running;
 	uv_read_start((uv_stream_t *)&p->pout, alloc_cb, read_cb);
 	uv_read_start((uv_stream_t *)&p->perr, alloc_cb, read_cb);
-	if (p->helper || p->direct)
+	if (p->helper)
 		uv_read_start((uv_stream_t *)&p->pstat, alloc_cb, read_cb);
 	if (s->has_stdin) {
 		uv_buf_t b = uv_buf_init((char *)s->stdin_data, (unsigned)s->stdin_len);

@@ -759,9 +759,9 @@ static void test_child_holds_nothing_before_exec(void **state)
 	assert_string_equal(entered_by, "tasks");
 	if (what[0])
 		fail_msg("the child (pid %d, %d descriptors) held the daemon's %s", (int)child, fds, what);
-	/* Bounded: started directly, the daemon's 0-2, the stdout and stderr pipes, the
-	 * report pipe and the tasks file it is writing (7; a stdin pipe would be
-	 * 8); under TSan the child is jschedd-runas, with 0-3 and that file (5).  Nothing
+	/* Bounded: started directly, the daemon's 0-2, the daemon's /dev/null (its stdin
+	 * to be), the stdout and stderr pipes and the tasks file it is writing (7; a stdin
+	 * pipe in place of /dev/null, the same); under TSan the child is jschedd-runas, with 0-3 and that file (5).  Nothing
 	 * else: what the test's caller left open reaches the daemon but is close-on-exec
 	 * there (main.c), so not the helper; without that, the helper had 8 more in CI. */
 	if (fds < 5 || fds > 7)
