@@ -64,6 +64,7 @@
 #include "daemon/net/net.h"
 #include "daemon/core/log.h"
 #include "daemon/net/follow.h"
+#include "daemon/run/cgroup.h"
 #include "daemon/net/session.h"
 #include "jsched/error.h"
 
@@ -943,10 +944,11 @@ uint32_t jd_server_connection_cap(const struct jd_net *d)
 {
 	/* Of the open-file limit (read at each accept: it can change under a running
 	 * process), a reserve for all but connections: the listener, the loop's own,
-	 * the journal, exec jobs' pipes (three per process slot).  Past it a connection
-	 * is refused with a frame that says so; without it the kernel would refuse the
-	 * accept (EMFILE) and libuv drop the connection silently. */
-	uint64_t reserve = 64 + 3 * (uint64_t)d->cfg->exec.max_processes, budget;
+	 * the journal, exec jobs' pipes (three per process slot), the control files the
+	 * exec path keeps open (run/cgroup.h).  Past it a connection is refused with a
+	 * frame that says so; without it the kernel would refuse the accept (EMFILE) and
+	 * libuv drop the connection silently. */
+	uint64_t reserve = 64 + 3 * (uint64_t)d->cfg->exec.max_processes + JD_CG_HELD_FDS, budget;
 	uint32_t cap = d->cfg->max_connections;
 	struct rlimit rl;
 

@@ -121,6 +121,23 @@ static ssize_t get(const char *dir, const char *file, char *buf, size_t len)
 	return (ssize_t)have;
 }
 
+/* fetch: as get, from fd when it is open (a held group's file, jd_cg_job.fd): a control
+ * file other than cgroup.procs and tasks is one seq_file record, which one read at offset 0
+ * gives whole (the kernel starts a read at 0 afresh), so one pread is the whole file. */
+static ssize_t fetch(int fd, const char *dir, const char *file, char *buf, size_t len)
+{
+	ssize_t r;
+
+	if (fd < 0)
+		return get(dir, file, buf, len);
+	while ((r = pread(fd, buf, len - 1, 0)) < 0 && errno == EINTR)
+		;
+	if (r < 0)
+		return errno == ENODEV ? -ENOENT : -errno; /* ENODEV: the group was removed */
+	buf[r] = '\0';
+	return r;
+}
+
 /* key_u64: the number after "key " at the start of a line of text ("oom_kill 3").
  * Returns true when found. */
 static bool key_u64(const char *text, const char *key, uint64_t *v)
@@ -136,28 +153,29 @@ static bool key_u64(const char *text, const char *key, uint64_t *v)
 	return false;
 }
 
-/* get_u64: dir/file as one number ("max" and unreadable: false); counted in cg's
- * files_read. */
-static bool get_u64(struct jd_cg *cg, const char *dir, const char *file, uint64_t *v)
+/* get_u64: dir/file (or fd, when open: fetch) as one number ("max" and unreadable:
+ * false); counted in cg's files_read. */
+static bool get_u64(struct jd_cg *cg, int fd, const char *dir, const char *file, uint64_t *v)
 {
 	char buf[64];
 	char *end;
 
 	cg->stats.files_read++;
-	if (get(dir, file, buf, sizeof(buf)) <= 0 || !isdigit((unsigned char)buf[0]))
+	if (fetch(fd, dir, file, buf, sizeof(buf)) <= 0 || !isdigit((unsigned char)buf[0]))
 		return false;
 	*v = strtoull(buf, &end, 10);
 	return true;
 }
 
-/* get_key: the value of `key` in the key/value file dir/file; counted as get_u64. */
-static bool get_key(struct jd_cg *cg, const char *dir, const char *file, const char *key,
+/* get_key: the value of `key` in the key/value file dir/file (or fd: fetch); counted as
+ * get_u64. */
+static bool get_key(struct jd_cg *cg, int fd, const char *dir, const char *file, const char *key,
 		    uint64_t *v)
 {
 	char buf[4096];
 
 	cg->stats.files_read++;
-	return get(dir, file, buf, sizeof(buf)) > 0 && key_u64(buf, key, v);
+	return fetch(fd, dir, file, buf, sizeof(buf)) > 0 && key_u64(buf, key, v);
 }
 
 /* make_dir: mkdir, an existing one being fine.  Returns 0 or a negative errno. */
@@ -836,6 +854,73 @@ int jd_cg_client(struct jd_cg *cg, const char *name, uint32_t weight, const stru
 }
 
 /* job_name: "job-ID[-SEQ]" into out (48 bytes). */
+/* held_fd: g's open file f, or -1 (not held, or it could not be opened). */
+static int held_fd(const struct jd_cg_job *g, enum jd_cg_fd f)
+{
+	return g->held ? g->fd[f] : -1;
+}
+
+/* open_at: dir/file opened with flags (close-on-exec), or -1. */
+static int open_at(const char *dir, const char *file, int flags)
+{
+	char path[PATH_MAX];
+
+	return join(path, dir, file) < 0 ? -1 : open(path, flags | O_CLOEXEC);
+}
+
+/* hold: open reusable group g's files (jd_cg_job.held), unless JD_CG_HELD_MAX groups
+ * hold theirs already or g is on a test's plain tree (whose files come and go with
+ * writes).  What cannot be opened stays -1 and is read by path. */
+static void hold(struct jd_cg *cg, struct jd_cg_job *g)
+{
+	bool first = true;
+
+	if (g->held || cg->plain || cg->mode != JD_CG_V1 || cg->held >= JD_CG_HELD_MAX)
+		return;
+	for (int f = 0; f < JD_CG_NFD; f++)
+		g->fd[f] = -1;
+	for (size_t h = 0; h < JD_CG_MAX_HIER; h++)
+		g->enter[h] = -1;
+	for (size_t h = 0; h < g->ndir; h++) {
+		unsigned ctls = cg->hier[h].ctls;
+		const char *dir = g->dir[h];
+
+		if (!dir[0])
+			continue;
+		g->enter[h] = open_at(dir, "tasks", O_WRONLY);
+		if (first)
+			g->fd[JD_CG_FD_PROCS] = open_at(dir, "cgroup.procs", O_RDONLY);
+		first = false;
+		if (ctls & (1u << JD_CG_CPUACCT)) {
+			g->fd[JD_CG_FD_USAGE] = open_at(dir, "cpuacct.usage", O_RDONLY);
+			g->fd[JD_CG_FD_USAGE_ALL] = open_at(dir, "cpuacct.usage_all", O_RDONLY);
+		}
+		if (ctls & (1u << JD_CG_MEMORY)) {
+			g->fd[JD_CG_FD_PEAK] = open_at(dir, "memory.max_usage_in_bytes", O_RDWR);
+			g->fd[JD_CG_FD_OOM] = open_at(dir, "memory.oom_control", O_RDONLY);
+		}
+		if (ctls & (1u << JD_CG_PIDS))
+			g->fd[JD_CG_FD_PIDS] = open_at(dir, "pids.events", O_RDONLY);
+	}
+	g->held = true;
+	cg->held++;
+}
+
+/* release: close what hold opened. */
+static void release(struct jd_cg *cg, struct jd_cg_job *g)
+{
+	if (!g->held)
+		return;
+	for (int f = 0; f < JD_CG_NFD; f++)
+		if (g->fd[f] >= 0)
+			close(g->fd[f]);
+	for (size_t h = 0; h < JD_CG_MAX_HIER; h++)
+		if (g->enter[h] >= 0)
+			close(g->enter[h]);
+	g->held = false;
+	cg->held--;
+}
+
 static void job_name(uint64_t id, uint64_t seq, char *out)
 {
 	if (seq)
@@ -933,6 +1018,7 @@ int jd_cg_job_create(struct jd_cg *cg, const char *client, uint64_t id, uint64_t
 			out->slot = ++cg->slots;
 			if ((rc = slot_dirs(cg, client, out)) == 0) {
 				cg->stats.created++;
+				hold(cg, out);
 				return 0;
 			}
 			note_error(cg, -rc, "cannot create the group of job %llu (g-%llu)",
@@ -973,6 +1059,22 @@ void jd_cg_place(const struct jd_cg_job *g, const char **dirs, size_t *n)
 	for (size_t i = 0; i < g->ndir; i++)
 		if (g->dir[i][0])
 			dirs[(*n)++] = g->dir[i];
+}
+
+void jd_cg_enter_fds(const struct jd_cg_job *g, int *fds, size_t *n)
+{
+	*n = 0;
+	if (!g->held)
+		return;
+	for (size_t i = 0; i < g->ndir; i++) {
+		if (!g->dir[i][0])
+			continue;
+		if (g->enter[i] < 0) {
+			*n = 0; /* one missing: all by path */
+			return;
+		}
+		fds[(*n)++] = g->enter[i];
+	}
 }
 
 const char *jd_cg_enter_file(const struct jd_cg *cg)
@@ -1038,7 +1140,7 @@ static bool freeze(struct jd_cg *cg, const char *dir, bool on)
 		char buf[256];
 		uint64_t frozen = 0;
 
-		if (v2 ? get_key(cg, dir, "cgroup.events", "frozen", &frozen) && frozen
+		if (v2 ? get_key(cg, -1, dir, "cgroup.events", "frozen", &frozen) && frozen
 		       : get(dir, "freezer.state", buf, sizeof(buf)) > 0 &&
 				 strncmp(buf, "FROZEN", 6) == 0)
 			return true;
@@ -1119,7 +1221,9 @@ bool jd_cg_populated(struct jd_cg *cg, const struct jd_cg_job *g)
 
 		if (!g->dir[h][0])
 			continue;
-		r = get(g->dir[h], "cgroup.procs", buf, sizeof(buf));
+		/* Held: one pread says whether anything is listed (a read at 0 starts the
+		 * list afresh); all that is asked is whether it is empty. */
+		r = fetch(held_fd(g, JD_CG_FD_PROCS), g->dir[h], "cgroup.procs", buf, sizeof(buf));
 		cg->stats.files_read++;
 		if (r > 0 || (r < 0 && r != -ENOENT))
 			return true;
@@ -1131,14 +1235,14 @@ bool jd_cg_populated(struct jd_cg *cg, const struct jd_cg_job *g)
 
 
 /* usage_all: the user and system time (ns) summed over the CPUs of v1's
- * cpuacct.usage_all ("cpu user system" and a line per CPU): one file for what
+ * cpuacct.usage_all (by fd when open: fetch) ("cpu user system" and a line per CPU): one file for what
  * cpuacct.usage_user and cpuacct.usage_sys say in two.  Returns false when it cannot be
  * read (before Linux 4.7; a test's tree without it). */
-static bool usage_all(struct jd_cg *cg, const char *dir, uint64_t *user, uint64_t *sys)
+static bool usage_all(struct jd_cg *cg, int fd, const char *dir, uint64_t *user, uint64_t *sys)
 {
 	char buf[8192];
 	const char *l;
-	ssize_t n = get(dir, "cpuacct.usage_all", buf, sizeof(buf));
+	ssize_t n = fetch(fd, dir, "cpuacct.usage_all", buf, sizeof(buf));
 
 	cg->stats.files_read++;
 	if (n <= 0 || (size_t)n + 1 >= sizeof(buf) || strncmp(buf, "cpu user system\n", 16) != 0)
@@ -1179,9 +1283,9 @@ int jd_cg_usage(struct jd_cg *cg, const struct jd_cg_job *g, struct jd_cg_usage 
 			u->system_us = b;
 			u->has_cpu = true;
 		}
-		u->has_memory_peak = get_u64(cg, dir, "memory.peak", &u->memory_peak);
-		u->has_oom = get_key(cg, dir, "memory.events", "oom_kill", &u->oom_kills);
-		u->has_pids = get_key(cg, dir, "pids.events", "max", &u->pids_max_hits);
+		u->has_memory_peak = get_u64(cg, -1, dir, "memory.peak", &u->memory_peak);
+		u->has_oom = get_key(cg, -1, dir, "memory.events", "oom_kill", &u->oom_kills);
+		u->has_pids = get_key(cg, -1, dir, "pids.events", "max", &u->pids_max_hits);
 	} else {
 		for (size_t h = 0; h < g->ndir; h++) {
 			unsigned ctls = cg->hier[h].ctls;
@@ -1190,23 +1294,24 @@ int jd_cg_usage(struct jd_cg *cg, const struct jd_cg_job *g, struct jd_cg_usage 
 			if (!dir[0])
 				continue;
 			if ((ctls & (1u << JD_CG_CPUACCT)) &&
-			    get_u64(cg, dir, "cpuacct.usage", &u->cpu_us) &&
-			    (usage_all(cg, dir, &a, &b) ||
-			     (get_u64(cg, dir, "cpuacct.usage_user", &a) &&
-			      get_u64(cg, dir, "cpuacct.usage_sys", &b)))) {
+			    get_u64(cg, held_fd(g, JD_CG_FD_USAGE), dir, "cpuacct.usage", &u->cpu_us) &&
+			    (usage_all(cg, held_fd(g, JD_CG_FD_USAGE_ALL), dir, &a, &b) ||
+			     (get_u64(cg, -1, dir, "cpuacct.usage_user", &a) &&
+			      get_u64(cg, -1, dir, "cpuacct.usage_sys", &b)))) {
 				u->cpu_us /= 1000;
 				u->user_us = a / 1000;
 				u->system_us = b / 1000;
 				u->has_cpu = true;
 			}
 			if (ctls & (1u << JD_CG_MEMORY)) {
-				u->has_memory_peak = get_u64(cg, dir, "memory.max_usage_in_bytes",
-							     &u->memory_peak);
-				u->has_oom = get_key(cg, dir, "memory.oom_control", "oom_kill",
-						     &u->oom_kills);
+				u->has_memory_peak = get_u64(cg, held_fd(g, JD_CG_FD_PEAK), dir,
+							     "memory.max_usage_in_bytes", &u->memory_peak);
+				u->has_oom = get_key(cg, held_fd(g, JD_CG_FD_OOM), dir,
+						     "memory.oom_control", "oom_kill", &u->oom_kills);
 			}
 			if (ctls & (1u << JD_CG_PIDS))
-				u->has_pids = get_key(cg, dir, "pids.events", "max", &u->pids_max_hits);
+				u->has_pids = get_key(cg, held_fd(g, JD_CG_FD_PIDS), dir, "pids.events",
+						      "max", &u->pids_max_hits);
 		}
 	}
 	/* A reused group's counters began with its previous commands (jd_cg_job_park). */
@@ -1257,10 +1362,16 @@ int jd_cg_job_park(struct jd_cg *cg, struct jd_cg_job *g, const struct jd_cg_usa
 
 	if (!jd_cg_can_reuse(cg) || !g->slot || first_dir(g) >= g->ndir)
 		return JSCHED_ENOT_SUPPORTED;
-	for (size_t h = 0; h < g->ndir; h++)
-		if (g->dir[h][0] && (cg->hier[h].ctls & (1u << JD_CG_MEMORY)) &&
-		    put_noted(cg, g->dir[h], "memory.max_usage_in_bytes", "0") < 0)
+	for (size_t h = 0; h < g->ndir; h++) {
+		int fd = held_fd(g, JD_CG_FD_PEAK);
+
+		if (!g->dir[h][0] || !(cg->hier[h].ctls & (1u << JD_CG_MEMORY)))
+			continue;
+		if (fd >= 0 && pwrite(fd, "0", 1, 0) == 1)
+			continue;
+		if (put_noted(cg, g->dir[h], "memory.max_usage_in_bytes", "0") < 0)
 			return JSCHED_EIO;
+	}
 	snprintf(name, sizeof(name), "g-%llu", (unsigned long long)g->slot);
 	if (!cg->unnamed && rename_first(cg, g, name) < 0)
 		return JSCHED_EIO;
@@ -1309,7 +1420,10 @@ static int remove_dirs(struct jd_cg *cg, struct jd_cg_job *g)
 
 int jd_cg_job_remove(struct jd_cg *cg, struct jd_cg_job *g)
 {
-	int rc = remove_dirs(cg, g);
+	int rc;
+
+	release(cg, g);
+	rc = remove_dirs(cg, g);
 
 	if (rc < 0)
 		cg->stats.remove_busy++;

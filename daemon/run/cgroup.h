@@ -143,6 +143,26 @@ struct jd_cg_stats {
 
 #define JD_CG_MAX_HIER 5
 
+/* The control files of a reusable job group kept open (jd_cg_job.fd), so that a command's
+ * end reads them by pread instead of an open, a read to EOF and a close each: the open's
+ * walk down a path of nine components, through kernfs, was most of what the end cost the
+ * loop thread.  v1 only (the mode that reuses groups). */
+enum jd_cg_fd {
+	JD_CG_FD_PROCS,		/* cgroup.procs of its first hierarchy: emptiness */
+	JD_CG_FD_USAGE,		/* cpuacct.usage */
+	JD_CG_FD_USAGE_ALL,	/* cpuacct.usage_all */
+	JD_CG_FD_PEAK,		/* memory.max_usage_in_bytes, read and reset (read-write) */
+	JD_CG_FD_OOM,		/* memory.oom_control */
+	JD_CG_FD_PIDS,		/* pids.events */
+	JD_CG_NFD
+};
+
+/* At most this many job groups hold their files open (jd_cg.held), so the descriptors
+ * they take are bounded whatever exec.max_processes and the spares are: JD_CG_HELD_FDS
+ * (the server keeps them out of the connections' budget).  A group past it reads by path. */
+#define JD_CG_HELD_MAX 8
+#define JD_CG_HELD_FDS (JD_CG_HELD_MAX * (JD_CG_NFD + JD_CG_MAX_HIER))
+
 /* jschedd's subtree.  Filled by jd_cg_open; read-only to callers except `stats`. */
 struct jd_cg {
 	enum jd_cg_mode mode;
@@ -156,6 +176,7 @@ struct jd_cg {
 				 * name (nothing to settle after a crash: no journal), so
 				 * parking and reusing one renames nothing */
 	uint64_t slots;		/* the last g-N name given to a reusable job group */
+	unsigned held;		/* job groups whose files are open (jd_cg_job.held) */
 	size_t nhier;		/* v1: hierarchies in use; v2: 1 */
 	struct {
 		char base[PATH_MAX];	/* the subtree's directory */
@@ -181,6 +202,14 @@ struct jd_cg_job {
 	bool empty;
 	char client[72];
 	struct jd_cg_usage base;
+	/* held: a reusable group (v1, not a test's plain tree) made while fewer than
+	 * JD_CG_HELD_MAX were, whose files are open until jd_cg_job_remove: fd[] those its
+	 * end reads (enum jd_cg_fd), enter[h] the tasks file of dir[h], what its command
+	 * writes to enter it (jd_cg_enter_fds); -1 where one could not be opened (read by
+	 * path then).  Not held (a zeroed struct too): every file by path. */
+	bool held;
+	int fd[JD_CG_NFD];
+	int enter[JD_CG_MAX_HIER];
 };
 
 /* jd_cg_open: detect what applies, create the subtree, fill cg.  Returns 0 (mode may be
@@ -215,6 +244,11 @@ int jd_cg_job_create(struct jd_cg *cg, const char *client, uint64_t id, uint64_t
 
 /* jd_cg_place: the directories a child must enter (jd_cg_enter), in dirs[0..*n). */
 void jd_cg_place(const struct jd_cg_job *g, const char **dirs, size_t *n);
+
+/* jd_cg_enter_fds: when g holds its files, their descriptors a child writes "0" to, to
+ * enter g (one per directory jd_cg_place gives, in its order), into fds[0..*n); else
+ * *n = 0.  They are close-on-exec. */
+void jd_cg_enter_fds(const struct jd_cg_job *g, int *fds, size_t *n);
 
 /* jd_cg_enter_file: the file of a group's directory that a process of one thread writes
  * "0" to, to enter it: "tasks" on v1, "cgroup.procs" on v2 (see "Placing a command"). */

@@ -243,6 +243,9 @@ struct jd_direct {
 	int32_t report[2];	/* the child's: which step failed (0: none), its errno */
 	size_t ngroups;
 	const char *procs[JD_CG_MAX_HIER];	/* the job group's files to write "0" to */
+	int enter[JD_CG_MAX_HIER];	/* those files open already (a held group:
+					 * jd_cg_enter_fds), if nenter == ngroups */
+	size_t nenter;
 	char paths[];
 };
 
@@ -260,21 +263,25 @@ static int direct_child(void *arg)
 	struct jd_direct *w = arg; /* the report's: the only member the child writes */
 	int step = STEP_GROUP;
 	long rc = 0;
-	long keep[3] = {d->fds[0], d->fds[1], d->fds[2]}, from = 3;
+	long keep[3 + JD_CG_MAX_HIER] = {d->fds[0], d->fds[1], d->fds[2]}, from = 3;
+	int nkeep = 3;
 
 	/* First, before anything that can wait (a group's attach can wait for an RCU grace
-	 * period), drop every descriptor but the three it keeps: the daemon's listening
-	 * socket and its journal's lock are shared with this copy of its table, and a
-	 * daemon killed now must be able to start again at once, which it cannot while
-	 * they are open here.  (An insertion sort of three; -1s sort first.) */
-	for (int i = 1; i < 3; i++)
+	 * period), drop every descriptor but those it keeps (its three and a held group's
+	 * open tasks files, close-on-exec): the daemon's listening socket and its journal's
+	 * lock are shared with this copy of its table, and a daemon killed now must be able
+	 * to start again at once, which it cannot while they are open here.  (An insertion
+	 * sort of at most eight; -1s sort first.) */
+	for (size_t i = 0; i < d->nenter; i++)
+		keep[nkeep++] = d->enter[i];
+	for (int i = 1; i < nkeep; i++)
 		for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
 			long x = keep[j];
 
 			keep[j] = keep[j - 1];
 			keep[j - 1] = x;
 		}
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < nkeep; i++) {
 		if (keep[i] > from)
 			(void)SYS3(SYS_close_range, from, keep[i] - 1, 0);
 		if (keep[i] >= from)
@@ -283,14 +290,16 @@ static int direct_child(void *arg)
 	(void)SYS3(SYS_close_range, from, ~0U, 0);
 
 	for (size_t i = 0; i < d->ngroups; i++) {
-		long fd = SYS3(SYS_openat, AT_FDCWD, d->procs[i], O_WRONLY | O_CLOEXEC);
+		long fd = d->nenter ? d->enter[i]
+				    : SYS3(SYS_openat, AT_FDCWD, d->procs[i], O_WRONLY | O_CLOEXEC);
 
 		if (fd < 0) {
 			rc = fd;
 			goto fail;
 		}
 		rc = SYS3(SYS_write, fd, "0", 1);
-		(void)SYS3(SYS_close, fd, 0, 0);
+		if (!d->nenter)
+			(void)SYS3(SYS_close, fd, 0, 0);
 		if (rc < 0)
 			goto fail;
 	}
@@ -369,6 +378,11 @@ static pid_t spawn_direct(struct jd_proc *p, const char *file, char *const *argv
 		d->procs[i] = d->paths + at;
 		at += (size_t)n + 1;
 	}
+	d->nenter = 0;
+	if (p->cgj)
+		jd_cg_enter_fds(p->cgj, d->enter, &d->nenter);
+	if (d->nenter != ndir)
+		d->nenter = 0;
 	p->dir = d;
 	*pidfd = -1;
 	sigfillset(&all);

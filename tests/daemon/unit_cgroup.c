@@ -773,17 +773,24 @@ static bool wait_empty(struct jd_cg_job *g)
 static pid_t start_in(struct jd_cg_job *g, void (*fn)(int), int *rfd)
 {
 	const char *dirs[JD_CG_MAX_HIER];
-	size_t n;
+	int fds[JD_CG_MAX_HIER];
+	size_t n, nfd;
 	int p[2];
 	pid_t pid;
 
 	jd_cg_place(g, dirs, &n);
+	jd_cg_enter_fds(g, fds, &nfd);
 	assert_int_equal(pipe(p), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		close(p[0]);
-		if (jd_cg_enter(dirs, n) < 0)
+		/* As the daemon's directly started child: through the files a held group
+		 * keeps open, else by path. */
+		for (size_t i = 0; i < nfd; i++)
+			if (write(fds[i], "0", 1) != 1)
+				_exit(121);
+		if (nfd != n && jd_cg_enter(dirs, n) < 0)
 			_exit(120);
 		fn(p[1]);
 		_exit(0);
@@ -1013,7 +1020,23 @@ static void test_real_cpu_and_weight(void **state)
 	assert_int_equal(jd_cg_job_remove(real, &g), 0);
 }
 
-/* A real group reused: the second command's CPU time is its own, not the first's too. */
+/* burn_big: burn, with 64 MiB touched first. */
+static void burn_big(int fd)
+{
+	size_t n = 64u << 20;
+	volatile char *m = malloc(n);
+
+	if (!m)
+		_exit(1);
+	for (size_t i = 0; i < n; i += 4096)
+		m[i] = 1;
+	burn(fd);
+}
+
+/* A real group reused: the second command's CPU time and peak memory are its own, not
+ * the first's too.  The group holds its files open (cgroup.h, JD_CG_HELD_MAX: the
+ * only one here), so its command enters it, and its end reads it and resets the peak,
+ * through them. */
 static void test_real_reuse(void **state)
 {
 	struct jd_cg_usage u, now;
@@ -1022,8 +1045,11 @@ static void test_real_reuse(void **state)
 	(void)state;
 	need((1u << JD_CG_CPUACCT) | (1u << JD_CG_MEMORY));
 	assert_int_equal(jd_cg_job_create(real, "dave", 5, 0, NULL, 0, &g), 0);
-	run_to_end(&g, burn, &now);
+	assert_true(g.held);
+	assert_true(g.fd[JD_CG_FD_PEAK] >= 0 && g.fd[JD_CG_FD_USAGE] >= 0 && g.fd[JD_CG_FD_PROCS] >= 0);
+	run_to_end(&g, burn_big, &now);
 	assert_true(now.cpu_us >= 49000);
+	assert_true(now.has_memory_peak && now.memory_peak >= (64u << 20));
 	assert_int_equal(jd_cg_job_park(real, &g, &now), 0);
 	assert_int_equal(jd_cg_job_reuse(real, &g, 6, 0), 0);
 	assert_non_null(strstr(g.dir[0], "/job-6"));
@@ -1031,7 +1057,9 @@ static void test_real_reuse(void **state)
 	assert_true(u.has_cpu);
 	assert_true(u.cpu_us < 40000); /* without the base it would be >= 49 ms */
 	assert_true(u.has_memory_peak);
+	assert_true(u.memory_peak < (32u << 20)); /* without the reset: >= 64 MiB */
 	assert_int_equal(jd_cg_job_remove(real, &g), 0);
+	assert_false(g.held);
 }
 
 /* sleeper: report our pid and wait forever (in the group, in its own session). */
