@@ -5,7 +5,7 @@
  * thread (a memory copy; the journal's own thread writes and syncs).  With journal.sync
  * "always" every frame to a client (a submit's reply, a status, a wait's answer, an
  * event) is held while records appended before it are not yet durable (the net layer
- * asks through its journal_hold hook, net/net.h, which jd_persist_start installs), until the journal reports them durable through a uv_async that
+ * asks through its journal_hold hook, net/net.h, which jd_persist_start installs), until the journal reports them durable through a wake-up of the loop (core/wake.h) that
  * releases every held frame up to the durable position at once: no client hears of a
  * job or a state the journal could still lose; "batch" answers at once and the journal flushes at most every
  * journal.batch_ms (a crash can lose the last batch_ms of acknowledged submits and
@@ -69,6 +69,8 @@
 #include <jansson.h>
 #include <uv.h>
 
+#include "daemon/core/wake.h"
+
 struct jd_daemon;
 struct jd_conn;
 struct jd_change;
@@ -78,8 +80,8 @@ struct jd_persist {
 	struct jd_journal *j;		/* NULL: journal.sync "off" */
 	bool hold;			/* "always": submit replies wait for durability */
 	bool replaying;			/* recovery: changes are not recorded */
-	uv_async_t async;		/* the journal's notify: durable position, faults */
-	bool async_open;
+	struct jd_wake wake;		/* the journal's notify: durable position, faults */
+	bool async_open;		/* wake and the loop handles below are open */
 	/* Asking the journal to flush ("always", on demand): once per loop iteration, for
 	 * the replies held in it (want_held), and within journal.batch_ms for the records
 	 * nobody waits on (lazy_timer). */
@@ -105,7 +107,7 @@ struct jd_persist {
 	uint64_t snapshots;
 
 	/* The flush cycle's hand-off to the loop (metrics journal.cycle): from the journal's
-	 * notify to async_cb, and the release of the held replies there, summed. */
+	 * notify to wake_cb, and the release of the held replies there, summed. */
 	uint64_t handoffs, handoff_ns, release_ns;
 };
 
@@ -117,7 +119,7 @@ int jd_persist_start(struct jd_daemon *d, char *err, size_t errlen);
 
 /* jd_persist_stop: flush and close the journal (every record appended is durable when
  * it returns, unless the journal is failing), send the replies held for it, close the
- * async handle.  Loop thread, at exit. */
+ * wake-up's handle.  Loop thread, at exit. */
 void jd_persist_stop(struct jd_daemon *d);
 
 /* jd_persist_close_output: close the output files (core/outfile.h: their pending syncs

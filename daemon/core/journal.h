@@ -11,8 +11,8 @@
  * pwrite and makes it durable with one fdatasync (or writes it through O_DSYNC, or in
  * whole blocks through O_DIRECT | O_DSYNC: enum jd_journal_io), then
  * publishes the durable sequence number and calls opts.notify_cb (from the flusher
- * thread: the daemon wires it to a uv_async_send).  The next flush starts as soon as the
- * last one ends, so under load every flush carries all the records of the submitters
+ * thread: the daemon wires it to an eventfd write, core/wake.h).  The next flush
+ * starts as soon as the last one ends, so under load every flush carries all the records of the submitters
  * that waited on the previous one ("group commit").  The caller thread never fsyncs.
  *
  * On disk (DIR):
@@ -125,7 +125,7 @@ struct jd_journal_opts {
 					 * is sensible, at least SEG_HDR + 4096 is required */
 	/* notify_cb: the durable position, the error state or a snapshot's state changed.
 	 * Called from the journal's threads, never from jd_journal_append; it must only
-	 * wake the caller's thread (uv_async_send). */
+	 * wake the caller's thread (the daemon: jd_wake_send). */
 	void (*notify_cb)(void *arg);
 	void *notify_arg;
 	/* on_demand (SYNC_ALWAYS): flush only when a record is asked for (jd_journal_want),
