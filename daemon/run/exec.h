@@ -138,6 +138,10 @@ struct jd_exec {
 	uint64_t peak_running;
 	int devnull;			/* /dev/null (read-only, close-on-exec), opened at the
 					 * first direct start: its child's stdin; -1: not open */
+	uint8_t sig_set[64];		/* the signals not at SIG_DFL in the daemon (process.c,
+					 * signals_known), which a direct child resets */
+	uint8_t n_sig_set;
+	bool sig_known;			/* sig_set is read; cleared by a reload */
 	char helper[4096];		/* path of jschedd-runas, "" if not found */
 	/* control groups (exec_cgroup.c), loop thread: */
 	char socket_path[108];		/* names the subtree */

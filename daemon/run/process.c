@@ -192,9 +192,9 @@ static void wake_synced(struct jd_proc *p)
  * has a control group: the loop thread clones a child that shares its memory (CLONE_VM,
  * like posix_spawn's) but not its waiting (no CLONE_VFORK), on a stack of its own in
  * struct jd_direct; the child enters the job's group (a write to each of its tasks files
- * on v1, cgroup.procs on v2: cgroup.h, jd_cg_enter_file),
- * starts a session, sets every signal to its default, puts the pipes at 0-2, enters the
- * working directory, unblocks the signals (blocked across the clone) and execs.  So the
+ * on v1, cgroup.procs on v2: cgroup.h, jd_cg_enter_file), starts a session, sets every
+ * signal the daemon changed to its default (signals_known), puts the pipes at 0-2, enters
+ * the working directory, unblocks the signals (blocked across the clone) and execs.  So the
  * command's first instruction runs in its group, as with the helper, without the helper's
  * exec (its loader's start-up is most of what the helper cost) and without the loop
  * waiting for the attaches (which can wait for an RCU grace period: cgroup.h).  Until it
@@ -246,6 +246,8 @@ struct jd_direct {
 	int enter[JD_CG_MAX_HIER];	/* those files open already (a held group:
 					 * jd_cg_enter_fds), if nenter == ngroups */
 	size_t nenter;
+	uint8_t sigs[64];	/* the signals to set to SIG_DFL (signals_known) */
+	int nsigs;
 	char paths[];
 };
 
@@ -304,9 +306,8 @@ static int direct_child(void *arg)
 			goto fail;
 	}
 	(void)SYS3(SYS_setsid, 0, 0, 0);
-	for (long sig = 1; sig <= 64; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			(void)jd_rawsys6(SYS_rt_sigaction, sig, (long)dfl, 0, 8, 0, 0);
+	for (int i = 0; i < d->nsigs; i++)
+		(void)jd_rawsys6(SYS_rt_sigaction, d->sigs[i], (long)dfl, 0, 8, 0, 0);
 	step = STEP_FDS;
 	for (long i = 0; i < 3; i++) {
 		long fd = d->fds[i];
@@ -334,6 +335,34 @@ fail:
 	__atomic_store_n(&w->report[0], step, __ATOMIC_RELEASE);
 	(void)SYS3(SYS_exit_group, 127, 0, 0);
 	return 127; /* not reached */
+}
+
+/* signals_known: the signals whose disposition is not SIG_DFL in the daemon, into
+ * x->sig_set, once (and again after a reload: jd_exec_apply_config).  A direct child
+ * resets those alone, where it reset all 62 (62 of its 85 system calls before the exec):
+ * an ignored one because the exec keeps SIG_IGN, a handled one because until its exec
+ * the child runs on the daemon's memory, where that handler must not run (its signals
+ * are blocked until it has reset them; the others are at their default already, which
+ * the exec keeps).  Read with the raw call, which also sees glibc's two internal
+ * signals (32 and 33) that sigaction() refuses.  A handler installed after this read
+ * (none is: the daemon sets its signals at start) would be missed until the next reload:
+ * such a signal arriving in the instant between the child's unblock and its exec would
+ * run that handler in the child; exec would still reset it for the command. */
+static void signals_known(struct jd_exec *x)
+{
+	if (x->sig_known)
+		return;
+	x->n_sig_set = 0;
+	for (int sig = 1; sig <= 64; sig++) {
+		unsigned long ksa[4] = {0, 0, 0, 0}; /* handler, flags, restorer, mask */
+
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		if (syscall(SYS_rt_sigaction, sig, NULL, ksa, 8) == 0 && ksa[0] == (unsigned long)SIG_DFL)
+			continue;
+		x->sig_set[x->n_sig_set++] = (uint8_t)sig; /* not default, or unknown */
+	}
+	x->sig_known = true;
 }
 
 /* spawn_direct: start p's command as above: `file` (copied) with argv/env in `cwd` (those
@@ -383,6 +412,9 @@ static pid_t spawn_direct(struct jd_proc *p, const char *file, char *const *argv
 		jd_cg_enter_fds(p->cgj, d->enter, &d->nenter);
 	if (d->nenter != ndir)
 		d->nenter = 0;
+	signals_known(p->x);
+	memcpy(d->sigs, p->x->sig_set, p->x->n_sig_set);
+	d->nsigs = p->x->n_sig_set;
 	p->dir = d;
 	*pidfd = -1;
 	sigfillset(&all);

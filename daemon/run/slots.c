@@ -65,5 +65,6 @@ bool jd__slot_try(struct jd_exec *x, struct jd_proc *p)
 
 void jd_exec_apply_config(struct jd_exec *x)
 {
+	x->sig_known = false;	/* what a direct child resets: read again (process.c) */
 	jd__slots_retry(x);	/* the runner has set the new cap: waiters first */
 }
