@@ -263,17 +263,41 @@ static int direct_child(void *arg)
 	static const unsigned long no_signals;
 	const struct jd_direct *d = arg;
 	struct jd_direct *w = arg; /* the report's: the only member the child writes */
-	int step = STEP_GROUP;
+	int step = STEP_FDS;
 	long rc = 0;
-	long keep[3 + JD_CG_MAX_HIER] = {d->fds[0], d->fds[1], d->fds[2]}, from = 3;
-	int nkeep = 3;
+	long keep[JD_CG_MAX_HIER], src[3], from = 3;
+	int nkeep = 0;
 
-	/* First, before anything that can wait (a group's attach can wait for an RCU grace
-	 * period), drop every descriptor but those it keeps (its three and a held group's
-	 * open tasks files, close-on-exec): the daemon's listening socket and its journal's
-	 * lock are shared with this copy of its table, and a daemon killed now must be able
-	 * to start again at once, which it cannot while they are open here.  (An insertion
-	 * sort of at most eight; -1s sort first.) */
+	/* First its three descriptors to 0-2 (a source below 3 that is not its own target
+	 * is moved up first, so that no dup3 overwrites a source still to come), then,
+	 * before anything that can wait (a group's attach can wait for an RCU grace period),
+	 * every other descriptor closed but a held group's open tasks files (close-on-exec:
+	 * cgroup.h, jd_cg_enter_fds): the daemon's listening socket and its journal's lock
+	 * are shared with this copy of its table, and a daemon killed now must be able to
+	 * start again at once, which it cannot while they are open here.  Moving the pipes
+	 * first leaves one close_range above them, where keeping their numbers through the
+	 * closes took one per gap between kept descriptors (seven with a held group). */
+	for (int i = 0; i < 3; i++) {
+		src[i] = d->fds[i];
+		if (src[i] >= 0 && src[i] < 3 && src[i] != i &&
+		    (src[i] = SYS3(SYS_fcntl, d->fds[i], F_DUPFD_CLOEXEC, 3)) < 0) {
+			rc = src[i];
+			goto fail;
+		}
+	}
+	for (long i = 0; i < 3; i++) {
+		long fd = src[i];
+
+		if (fd < 0 && (fd = SYS3(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+			rc = fd;
+			goto fail;
+		}
+		rc = fd == i ? SYS3(SYS_fcntl, fd, F_SETFD, 0) : SYS3(SYS_dup3, fd, i, 0);
+		if (rc < 0)
+			goto fail;
+	}
+	/* The kept ones in order (an insertion sort of at most five; spawn_direct keeps
+	 * none below 3). */
 	for (size_t i = 0; i < d->nenter; i++)
 		keep[nkeep++] = d->enter[i];
 	for (int i = 1; i < nkeep; i++)
@@ -291,6 +315,7 @@ static int direct_child(void *arg)
 	}
 	(void)SYS3(SYS_close_range, from, ~0U, 0);
 
+	step = STEP_GROUP;
 	for (size_t i = 0; i < d->ngroups; i++) {
 		long fd = d->nenter ? d->enter[i]
 				    : SYS3(SYS_openat, AT_FDCWD, d->procs[i], O_WRONLY | O_CLOEXEC);
@@ -308,20 +333,6 @@ static int direct_child(void *arg)
 	(void)SYS3(SYS_setsid, 0, 0, 0);
 	for (int i = 0; i < d->nsigs; i++)
 		(void)jd_rawsys6(SYS_rt_sigaction, d->sigs[i], (long)dfl, 0, 8, 0, 0);
-	step = STEP_FDS;
-	for (long i = 0; i < 3; i++) {
-		long fd = d->fds[i];
-
-		if (fd < 0 && (fd = SYS3(SYS_openat, AT_FDCWD, "/dev/null", O_RDONLY)) < 0) {
-			rc = fd;
-			goto fail;
-		}
-		rc = fd == i ? SYS3(SYS_fcntl, fd, F_SETFD, 0) : SYS3(SYS_dup3, fd, i, 0);
-		if (d->fds[i] < 0 && fd != i)
-			(void)SYS3(SYS_close, fd, 0, 0);
-		if (rc < 0)
-			goto fail;
-	}
 	step = STEP_CWD;
 	if ((rc = SYS3(SYS_chdir, d->cwd, 0, 0)) < 0)
 		goto fail;
@@ -410,6 +421,9 @@ static pid_t spawn_direct(struct jd_proc *p, const char *file, char *const *argv
 	d->nenter = 0;
 	if (p->cgj)
 		jd_cg_enter_fds(p->cgj, d->enter, &d->nenter);
+	for (size_t i = 0; i < d->nenter; i++)
+		if (d->enter[i] < 3)
+			d->nenter = 0; /* the child's 0-2 come first: by path then */
 	if (d->nenter != ndir)
 		d->nenter = 0;
 	signals_known(p->x);
