@@ -331,6 +331,24 @@ static void test_append_int(void **state)
 		assert_memory_equal(b.data, want, b.len);
 		jp_buf_free(&b);
 	}
+	/* Every power of ten and its neighbours, both signs, appended after text already in
+	 * the buffer and past its first allocation (the digits go in place). */
+	struct jp_buf b = {0};
+	char want[8192];
+	size_t at = 0;
+	assert_int_equal(jp_buf_append(&b, "x", 1), 0);
+	at += (size_t)snprintf(want + at, sizeof(want) - at, "x");
+	for (uint64_t p = 1; p <= 1000000000000000000ull; p *= 10)
+		for (int d = -1; d <= 1; d++)
+			for (int sign = 1; sign >= -1; sign -= 2) {
+				int64_t x = sign * ((int64_t)p + d);
+				assert_int_equal(jp_buf_append_int(&b, x), 0);
+				assert_int_equal(jp_buf_append(&b, ",", 1), 0);
+				at += (size_t)snprintf(want + at, sizeof(want) - at, "%lld,", (long long)x);
+			}
+	assert_int_equal(b.len, at);
+	assert_memory_equal(b.data, want, at);
+	jp_buf_free(&b);
 }
 
 int main(void)
