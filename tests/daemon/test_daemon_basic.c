@@ -159,6 +159,16 @@ static void test_submit_errors(void **state)
 	r = jdt_req(c, "{\"op\": \"status\", \"job\": 999999}");
 	assert_string_equal(jdt_err_code(r), "no_such_job");
 	json_decref(r);
+	/* In a list, the error names the member of the id that failed. */
+	uint64_t known = jdt_submit_call(c, "noop", NULL);
+	static const char *const list_ops[] = {"status", "wait"};
+	for (int i = 0; i < 2; i++) {
+		r = jdt_req(c, "{\"op\": \"%s\", \"jobs\": [%llu, %llu, 999999]}", list_ops[i],
+			    (unsigned long long)known, (unsigned long long)known);
+		assert_string_equal(jdt_err_code(r), "no_such_job");
+		assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"), "field")), "jobs[2]");
+		json_decref(r);
+	}
 	r = jdt_req(c, "{\"op\": \"output\", \"job\": %llu}",
 		    (unsigned long long)jdt_submit_call(c, "noop", NULL));
 	assert_string_equal(jdt_err_code(r), "not_supported");
