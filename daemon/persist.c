@@ -1315,6 +1315,9 @@ static int replay_final(struct rec_state *st, struct jd_job *j, const struct jd_
 			x->usage = u;
 		}
 	}
+	/* Final: what only running needs goes now, and the next job's is made in its
+	 * place. */
+	jd_job_drop_run(j);
 	if (room_u64(&st->final_order, &st->cap_final, st->n_final, 4096) < 0)
 		return JSCHED_ENOMEM;
 	st->final_order[st->n_final++] = j->id;
@@ -1497,7 +1500,8 @@ static int replay_attempt(struct rec_state *st, struct jd_job *j, const struct j
 		return JSCHED_EIO;
 	}
 	a.state = (uint8_t)state;
-	if (jd_job_add_attempt(j, &a) < 0)
+	/* It runs again: it needs its run part (dropped if it was final). */
+	if (jd_job_add_attempt(j, &a) < 0 || jd_job_run_part(j) < 0)
 		return JSCHED_ENOMEM;
 	if (next) {
 		j->state = JD_RETRYING;
@@ -2134,9 +2138,9 @@ static int snap_running(struct jd_daemon *d, const struct jd_job *j, struct wbuf
 	int rc;
 
 	w_u64(b, j->started_ms);
-	if ((rc = snap_add(d, R_RUNNING, j->id, b)) < 0 || !j->proc_pid)
+	if ((rc = snap_add(d, R_RUNNING, j->id, b)) < 0 || !j->run->proc_pid)
 		return rc;
-	encode_process(b, j->proc_pid);
+	encode_process(b, j->run->proc_pid);
 	return snap_add(d, R_PROCESS, j->id, b);
 }
 

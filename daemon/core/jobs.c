@@ -169,7 +169,10 @@ static size_t str_mem(const char *s)
 size_t jd_job_mem_bytes(const struct jd_job *j)
 {
 	size_t n = sizeof(*j) + ALLOC_OVERHEAD + str_mem(j->name) + str_mem(j->key) +
-		   str_mem(j->reason) + str_mem(j->run_error);
+		   str_mem(j->reason);
+
+	if (j->run)
+		n += sizeof(*j->run) + ALLOC_OVERHEAD + str_mem(j->run->run_error);
 
 	if (j->value) /* in memory (not value_file) */
 		n += j->value_len + 1 + ALLOC_OVERHEAD;
@@ -214,6 +217,37 @@ static void report(struct jd_jobs *t, enum jd_change_kind kind, const struct jd_
 		t->hooks->change(t->hooks->ctx, &ch);
 }
 
+void jd_job_drop_run(struct jd_job *j)
+{
+	if (!j->run)
+		return;
+	free(j->run->run_error);
+	free(j->run->run_value);
+	free(j->run);
+	j->run = NULL;
+}
+
+/* run_alloc: j's run part, new (its notices pointing at j); 0 or JSCHED_ENOMEM. */
+static int run_alloc(struct jd_job *j)
+{
+	if (j->run)
+		return 0;
+	struct jd_job_run *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return JSCHED_ENOMEM;
+	r->n_start.job = j;
+	r->n_done.job = j;
+	jd_cancel_init(&r->ctok);
+	j->run = r;
+	return 0;
+}
+
+int jd_job_run_part(struct jd_job *j)
+{
+	return run_alloc(j);
+}
+
 static void job_free(struct jd_job *j)
 {
 	free(j->name);
@@ -221,9 +255,8 @@ static void job_free(struct jd_job *j)
 	free(j->reason);
 	free(j->deps);
 	free(j->dependents);
-	free(j->run_error);
+	jd_job_drop_run(j);
 	free(j->value);
-	free(j->run_value);
 	free(j->retry);
 	free(j->attempts);
 	json_decref(j->args);
@@ -269,13 +302,14 @@ static struct jd_job *job_alloc(uint64_t id)
 
 	if (!j)
 		return NULL;
+	if (run_alloc(j) < 0) {
+		free(j);
+		return NULL;
+	}
 	j->id = id;
 	j->fj.id = j->id;
 	j->state = JD_WAITING;
 	j->prio = JD_FAIR_NORMAL;
-	j->n_start.job = j;
-	j->n_done.job = j;
-	jd_cancel_init(&j->ctok);
 	return j;
 }
 
@@ -901,8 +935,8 @@ void jd_job_set_running(struct jd_jobs *t, struct jd_job *j)
 	if (j->state != JD_QUEUED)
 		return;
 	move_state(t, j, JD_RUNNING);
-	j->started_ms = j->run_started_ms;
-	j->started_ns = j->run_started_ns;
+	j->started_ms = j->run->run_started_ms;
+	j->started_ns = j->run->run_started_ns;
 	report(t, JD_CHANGE_RUNNING, j);
 	if (j->elem_of && j->elem_of->parent->state == JD_QUEUED) {
 		/* The first element to start: the array runs. */
@@ -961,7 +995,7 @@ void jd_job_process_started(struct jd_jobs *t, struct jd_job *j, pid_t pid)
 {
 	struct jd_change ch = {.kind = JD_CHANGE_PROCESS, .job = j, .pid = pid};
 
-	j->proc_pid = pid;
+	j->run->proc_pid = pid;
 
 	if (t->hooks && t->hooks->change)
 		t->hooks->change(t->hooks->ctx, &ch);
@@ -1007,7 +1041,7 @@ static struct jd_attempt attempt_of(const struct jd_job *j, enum jd_state s, enu
 }
 
 /* new_attempt: forget how j's last attempt ran (its result, its worker's fields), so that
- * it can run again. */
+ * it can run again.  j has its run part (a final job is given a new one first). */
 static void new_attempt(struct jd_job *j)
 {
 	jd_exec_job_reset(j->exec);
@@ -1015,17 +1049,13 @@ static void new_attempt(struct jd_job *j)
 	j->value = NULL;
 	j->value_len = 0;
 	j->value_file = false; /* a stale file is written over (O_TRUNC) if it spills again */
-	free(j->run_value);
-	j->run_value = NULL;
-	j->run_value_len = 0;
-	free(j->run_error);
-	j->run_error = NULL;
-	j->run_rc = 0;
+	free(j->run->run_value);
+	free(j->run->run_error);
+	*j->run = (struct jd_job_run){.n_start.job = j, .n_done.job = j};
+	jd_cancel_init(&j->run->ctok);
 	j->started_ms = 0;
 	j->started_ns = 0;
-	j->proc_pid = 0;
 	j->cancel_requested = false;
-	jd_cancel_init(&j->ctok);
 }
 
 /* retry_later: j's attempt failed with cause, and its policy wants another: record the
@@ -1081,6 +1111,8 @@ int jd_job_retry(struct jd_jobs *t, struct jd_job *j)
 	if (j->arr || j->elem_of || j->kind == JD_KIND_CALL ||
 	    (j->exec && j->exec->spec.has_stdin && j->exec->spec.stdin_len && !j->exec->spec.stdin_data))
 		return JSCHED_ENOT_SUPPORTED;
+	if (run_alloc(j) < 0)
+		return JSCHED_ENOMEM;
 	a = attempt_of(j, j->state, j->cause, j->finished_ms);
 	if (jd_job_add_attempt(j, &a) < 0)
 		return JSCHED_ENOMEM;
@@ -1235,6 +1267,7 @@ void jd_jobs_cancel_all(struct jd_jobs *t)
 static void shed(struct jd_jobs *t, struct jd_job *j)
 {
 	live_sub(t, j);
+	jd_job_drop_run(j);
 	if (j->args || (j->exec && j->exec->spec.stdin_data))
 		t->releases++;
 	json_decref(j->args);

@@ -129,14 +129,14 @@ static void finish_remote(struct jd_backends *b, struct jd_job *j, bool attached
 	uint64_t now = jd_now_ns(), seen;
 
 	atomic_fetch_sub_explicit(&b->remote_live, 1, memory_order_relaxed);
-	if (!j->run_started_ns) {
-		j->run_started_ns = now;
-		j->run_started_ms = jd_now_ms();
+	if (!j->run->run_started_ns) {
+		j->run->run_started_ns = now;
+		j->run->run_started_ms = jd_now_ms();
 	}
 	/* The fairness charge: the wall time it ran, as Slurm's whole seconds say or as
 	 * jschedd saw it (to the poll interval), whichever is longer, and at least 1 ms: a
 	 * charge of 0 would make every remote job free and the order arbitrary. */
-	seen = now - j->run_started_ns;
+	seen = now - j->run->run_started_ns;
 	j->fj.run_ns = j->exec->res.run_ns > seen ? j->exec->res.run_ns : seen;
 	if (j->fj.run_ns < 1000000)
 		j->fj.run_ns = 1000000;
@@ -174,8 +174,8 @@ static void on_slurm(void *ctx, struct jd_slurm_job *sj, enum jd_slurm_event ev)
 		rj->running = true;
 		if (j->state == JD_RUNNING)
 			break; /* re-attached: it was running before the restart */
-		j->run_started_ns = jd_now_ns();
-		j->run_started_ms = sj->start_ms ? sj->start_ms : jd_now_ms();
+		j->run->run_started_ns = jd_now_ns();
+		j->run->run_started_ms = sj->start_ms ? sj->start_ms : jd_now_ms();
 		jd_job_set_running(b->r->env.jobs, j);
 		break;
 	case JD_SLURM_EV_DONE:
@@ -304,7 +304,7 @@ int jd_backend_reattach(struct jd_runner *r, struct jd_job *j, uint32_t slurm_id
 	x->ran_on = JD_BACKEND_SLURM;
 	x->remote_id = slurm_id;
 	if (j->state == JD_RUNNING)
-		j->run_started_ns = j->started_ns;
+		j->run->run_started_ns = j->started_ns;
 	atomic_fetch_add_explicit(&b->remote_live, 1, memory_order_relaxed);
 	b->attached++;
 	remote_live(b, rj);

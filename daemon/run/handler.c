@@ -105,14 +105,14 @@ static void suspend_end(struct jsched_task *t, uint64_t began)
 
 bool jsched_task_cancelled(const struct jsched_task *t)
 {
-	return jd_cancel_fired(&t->job->ctok);
+	return jd_cancel_fired(&t->job->run->ctok);
 }
 
 int jsched_task_sleep(struct jsched_task *t, uint64_t ms)
 {
 	uint64_t began = suspend_begin(t);
 	int rc = jd_sleep((int64_t)(ms > INT64_MAX / 1000000 ? INT64_MAX : ms * 1000000),
-			  &t->job->ctok);
+			  &t->job->run->ctok);
 
 	suspend_end(t, began);
 	return rc;
@@ -144,8 +144,8 @@ int jsched_task_join(struct jsched_task *t)
 
 void jsched_task_set_error(struct jsched_task *t, const char *message)
 {
-	free(t->job->run_error);
-	t->job->run_error = message ? strdup(message) : NULL;
+	free(t->job->run->run_error);
+	t->job->run->run_error = message ? strdup(message) : NULL;
 }
 
 uint64_t jsched_task_id(const struct jsched_task *t)

@@ -920,7 +920,7 @@ void jd__proc_spawn(struct jd_proc *p)
 	pid_t pid;
 
 	p->pidfd = -1;
-	if (jd_cancel_fired(&p->job->ctok)) {
+	if (jd_cancel_fired(&p->job->run->ctok)) {
 		jd__proc_not_run(p, jd_job_stop_cause(x->jobs, p->job));
 		return;
 	}
@@ -1148,11 +1148,11 @@ void jd__proc_start(struct jd_proc *p)
 		/* What a worker's START notice does for a job run on a fiber. */
 		x->on_loop++;
 		x->from_workers += p->handed;
-		p->job->run_started_ns = jd_now_ns();
-		p->job->run_started_ms = jd_now_ms();
+		p->job->run->run_started_ns = jd_now_ns();
+		p->job->run->run_started_ms = jd_now_ms();
 		jd_job_set_running(x->jobs, p->job);
 	}
-	if (jd_cancel_fired(&p->job->ctok)) {
+	if (jd_cancel_fired(&p->job->run->ctok)) {
 		jd__proc_not_run(p, jd_job_stop_cause(x->jobs, p->job));
 		return;
 	}

@@ -87,7 +87,7 @@ static void push_notice(struct jd_runner *r, struct jd_notice *n, uint8_t what)
 	}
 }
 
-/* keep_result: keep a handler's result (stolen) as text in j->run_value (the record's, the
+/* keep_result: keep a handler's result (stolen) as text in j->run->run_value (the record's, the
  * journal's): made where the handler ran, and the handler's tree freed there too.  A tree
  * jansson cannot write (a string that is not UTF-8, made by a module with
  * json_stringn_nocheck) fails the job rather than leaving a record that cannot be sent.
@@ -96,13 +96,13 @@ static int keep_result(struct jd_job *j, int rc, json_t *value)
 {
 	if (!value)
 		return rc;
-	j->run_value = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
-	j->run_value_len = j->run_value ? strlen(j->run_value) : 0;
+	j->run->run_value = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
+	j->run->run_value_len = j->run->run_value ? strlen(j->run->run_value) : 0;
 	json_decref(value);
-	if (!j->run_value && rc == 0) {
+	if (!j->run->run_value && rc == 0) {
 		rc = JSCHED_EINVAL;
-		if (!j->run_error)
-			j->run_error = strdup("its result cannot be written as JSON text");
+		if (!j->run->run_error)
+			j->run->run_error = strdup("its result cannot be written as JSON text");
 	}
 	return rc;
 }
@@ -111,27 +111,27 @@ static int keep_result(struct jd_job *j, int rc, json_t *value)
 static void run_job(void *arg)
 {
 	struct jd_job *j = arg;
-	struct jd_runner *r = j->runner;
+	struct jd_runner *r = j->run->runner;
 	struct jsched_task t;
 	struct jd_fair_job *fjp = &j->fj;
 	json_t *value = NULL;
 	int rc;
 
-	j->run_started_ns = jd_now_ns();
-	j->run_started_ms = jd_now_ms();
-	push_notice(r, &j->n_start, JD_NOTICE_START);
-	jd_task_begin(&t, j, r->pool, &r->exec, j->run_started_ns);
-	if (jd_cancel_fired(&j->ctok))
+	j->run->run_started_ns = jd_now_ns();
+	j->run->run_started_ms = jd_now_ms();
+	push_notice(r, &j->run->n_start, JD_NOTICE_START);
+	jd_task_begin(&t, j, r->pool, &r->exec, j->run->run_started_ns);
+	if (jd_cancel_fired(&j->run->ctok))
 		rc = JSCHED_ECANCELLED;
 	else
 		rc = j->handler->fn(&t, j->args, &value);
-	j->fj.run_ns = jd_task_end(&t, &j->run_finished_ns);
-	j->run_rc = keep_result(j, rc, value);
+	j->fj.run_ns = jd_task_end(&t, &j->run->run_finished_ns);
+	j->run->run_rc = keep_result(j, rc, value);
 	/* A freed slot or fiber, or a client back under its limit: a worker that found
 	 * nothing to take must look again (the pool calls the feeder only when told). */
 	if (jd_fair_complete(r->fair, &fjp, 1))
 		jd_pool_notify(r->pool);
-	push_notice(r, &j->n_done, JD_NOTICE_DONE);
+	push_notice(r, &j->run->n_done, JD_NOTICE_DONE);
 }
 
 /* feeder: the pool's hook: hand an idle worker the next jobs in fair order (only jobs
@@ -157,7 +157,7 @@ static size_t feeder(void *ctx, struct jd_task_spec *out, size_t max)
 				continue; /* handed to the loop thread (backend.h): no worker */
 			if (j->exec && j->fj.cls == r->cls_exec && jd_exec_hand_over(&r->exec, j))
 				continue; /* a command, started by the loop thread (exec.c) */
-			j->runner = r;
+			j->run->runner = r;
 			out[k++] = (struct jd_task_spec){
 				.fn = run_job,
 				.arg = j,
@@ -223,7 +223,7 @@ static void command_ended(void *ctx, struct jd_job *j)
 	struct jd_runner *r = ctx;
 	struct jd_fair_job *fjp = &j->fj;
 
-	j->run_finished_ns = jd_now_ns();
+	j->run->run_finished_ns = jd_now_ns();
 	/* Charged its wall time, as jd_task_end charges a fiber's command. */
 	j->fj.run_ns = j->exec->res.run_ns;
 	(void)jd_fair_complete(r->fair, &fjp, 1);
@@ -298,7 +298,7 @@ static void final_cb(struct jd_fair_job *fj, enum jd_fair_final state, void *uda
 	if (state == JD_FAIR_DISPATCHED)
 		return;
 	if (!pthread_equal(pthread_self(), r->loop_thread)) {
-		push_notice(r, &j->n_done, JD_NOTICE_EXPIRED);
+		push_notice(r, &j->run->n_done, JD_NOTICE_EXPIRED);
 		return;
 	}
 	r->ended_here = true;
@@ -326,7 +326,7 @@ static void wake_cb(void *udata)
 /* done: a DONE notice: the job's final state from its handler's return. */
 static void done(struct jd_runner *r, struct jd_job *j)
 {
-	int rc = j->run_rc;
+	int rc = j->run->run_rc;
 	char why[160];
 
 	if (j->exec) {
@@ -334,16 +334,16 @@ static void done(struct jd_runner *r, struct jd_job *j)
 		return;
 	}
 	jd_job_set_running(r->env.jobs, j);
-	j->value = j->run_value;
-	j->value_len = j->run_value_len;
-	j->run_value = NULL;
+	j->value = j->run->run_value;
+	j->value_len = j->run->run_value_len;
+	j->run->run_value = NULL;
 	if (rc == 0) {
 		jd_job_finish(r->env.jobs, j, JD_SUCCEEDED, JP_CAUSE_NONE, NULL);
 	} else if (rc == JSCHED_ECANCELLED && jd_job_stop_asked(r->env.jobs, j)) {
 		jd_job_finish_stopped(r->env.jobs, j, true);
 	} else {
 		snprintf(why, sizeof(why), "handler %s failed: %s", j->handler->name,
-			 j->run_error ? j->run_error : jp_error_name(rc) ? jp_error_name(rc)
+			 j->run->run_error ? j->run->run_error : jp_error_name(rc) ? jp_error_name(rc)
 									 : "error");
 		jd_job_finish(r->env.jobs, j, JD_FAILED, JP_CAUSE_HANDLER, why);
 	}
@@ -620,13 +620,13 @@ static void run_here(struct jd_runner *r, struct jd_job *j)
 	struct jsched_task t;
 	json_t *value = NULL;
 
-	j->runner = r;
-	j->run_started_ns = jd_now_ns();
-	j->run_started_ms = jd_now_ms();
-	jd_task_begin(&t, j, r->pool, &r->exec, j->run_started_ns);
-	int rc = jd_cancel_fired(&j->ctok) ? JSCHED_ECANCELLED : j->handler->fn(&t, j->args, &value);
-	j->fj.run_ns = jd_task_end(&t, &j->run_finished_ns);
-	j->run_rc = keep_result(j, rc, value);
+	j->run->runner = r;
+	j->run->run_started_ns = jd_now_ns();
+	j->run->run_started_ms = jd_now_ms();
+	jd_task_begin(&t, j, r->pool, &r->exec, j->run->run_started_ns);
+	int rc = jd_cancel_fired(&j->run->ctok) ? JSCHED_ECANCELLED : j->handler->fn(&t, j->args, &value);
+	j->fj.run_ns = jd_task_end(&t, &j->run->run_finished_ns);
+	j->run->run_rc = keep_result(j, rc, value);
 	if (jd_fair_complete(r->fair, &fjp, 1))
 		jd_pool_notify(r->pool);
 	done(r, j); /* running, then final: what the START and DONE notices do */
@@ -670,7 +670,7 @@ static size_t start_commands(struct jd_runner *r)
 		for (size_t i = 0; i < n; i++) {
 			struct jd_job *j = job_of(fjs[i]);
 
-			j->runner = r;
+			j->run->runner = r;
 			if (jd_backend_take(r, j))
 				continue;
 			if (jd_exec_start_job(&r->exec, j) < 0)
@@ -709,7 +709,7 @@ void jd_runner_flush_kicks(struct jd_runner *r)
 
 void jd_runner_cancel(struct jd_runner *r, struct jd_job *j)
 {
-	jd_cancel_fire(&j->ctok);
+	jd_cancel_fire(&j->run->ctok);
 	/* Its commands (an exec job's, or a handler's): SIGTERM to each group. */
 	jd_exec_cancel(&r->exec, j, jd_job_stop_cause(r->env.jobs, j));
 	jd_backend_cancel(r, j, jd_job_stop_cause(r->env.jobs, j)); /* a remote job: slurm_kill_job */
