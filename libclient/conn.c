@@ -85,6 +85,9 @@ struct jsched_conn {
 	int64_t fast_id;	  /* > 0: the synchronous call in flight whose reply read_fast
 				     may read straight from its text */
 
+	bool hello_held;	  /* jsched_connect_deferred: the hello is queued, not written: it
+				     goes out with the first request, in the same write */
+	bool hello_pending;	  /* its reply has not been read yet (hello_cb) */
 	json_t *hello;		  /* the hello reply */
 	char *hello_text;
 	const char *version, *instance, *client; /* borrowed from hello */
@@ -420,6 +423,8 @@ static bool read_fast_submit(struct jsched_conn *c, const unsigned char *payload
  * flight; else leave that to the next jsched_process or pump). */
 static int flush_out(struct jsched_conn *c, bool kill)
 {
+	if (c->hello_held)
+		return 0; /* it waits for the first request (jsched_connect_deferred) */
 	while (c->out.len > 0) {
 		ssize_t n = send(c->fd, c->out.data, c->out.len, MSG_NOSIGNAL);
 		if (n < 0) {
@@ -552,6 +557,9 @@ static int pump(struct jsched_conn *c, int64_t timeout_ms)
 
 /* ---- requests --------------------------------------------------------------------------- */
 
+static void hello_cb(struct jsched_conn *c, int status, const struct jsched_reply *reply, void *arg);
+static int hello_finish(struct jsched_conn *c);
+
 /* jc_send: see internal.h. */
 int jc_send(struct jsched_conn *c, json_t *req, jsched_reply_cb cb, void *arg)
 {
@@ -574,7 +582,11 @@ int jc_send(struct jsched_conn *c, json_t *req, jsched_reply_cb cb, void *arg)
 		json_decref(req);
 		return jc_set_error(c, JSCHED_ENOMEM, "out of memory building a request");
 	}
+	if (cb != hello_cb)
+		c->hello_held = false; /* a deferred hello goes out with this request */
 	int r = jp_frame_append(&c->out, req, c->frame_limit);
+	if (r == JSCHED_EFRAME_TOO_LARGE && c->hello_pending && (r = hello_finish(c)) == 0)
+		r = jp_frame_append(&c->out, req, c->frame_limit); /* under the hello's limit now */
 	json_decref(req);
 	if (r < 0) {
 		free(p);
@@ -600,6 +612,10 @@ int jc_send_text(struct jsched_conn *c, enum jp_op op, const char *body, size_t 
 		return JSCHED_EINVAL;
 	if (c->dead != 0)
 		return jc_set_error(c, c->dead, "%s", c->dead_msg);
+	c->hello_held = false; /* a deferred hello goes out with this request */
+	int hr;
+	if (blen + 32 > c->frame_limit && c->hello_pending && (hr = hello_finish(c)) < 0)
+		return hr; /* over the limit before hello: the hello's answer first */
 	struct pending *p = malloc(sizeof *p);
 	int64_t id = c->next_id;
 	size_t start = c->out.len;
@@ -849,23 +865,43 @@ static int open_socket(const char *path, char *msg, size_t msglen)
 	return fd;
 }
 
+/* hello_req: the hello request, without its id (jc_send numbers it), or NULL. */
+static json_t *hello_req(const char *client_name)
+{
+	json_t *req = jp_hello_new(0, client_name);
+	if (req != NULL)
+		json_object_del(req, "id");
+	return req;
+}
+
+/* hello_failed: the code of a hello the daemon refused (or whose reply could not be read):
+ * r, or, PROTOCOL.md section 3, a version mismatch for a reply that cannot be read at all
+ * (a daemon of a very different version); its words into msg. */
+static int hello_failed(struct jsched_conn *c, int r, char *msg, size_t msglen)
+{
+	if (r == JSCHED_EPROTOCOL && c->err_code == NULL)
+		r = JSCHED_EVERSION_MISMATCH;
+	set_msg(msg, msglen, "%s", c->err_message != NULL ? c->err_message : jsched_strerror(r));
+	return r;
+}
+
+static int hello_accept(struct jsched_conn *c, json_t *reply, char *msg, size_t msglen);
+
 /* Say hello and read the answer; 0 or an error with msg set. */
 static int hello(struct jsched_conn *c, const char *client_name, char *msg, size_t msglen)
 {
 	json_t *reply;
-	json_t *req = jp_hello_new(0, client_name);
-	if (req != NULL)
-		json_object_del(req, "id"); /* jc_send numbers it */
-	int r = jc_call(c, req, &reply, 0);
+	int r = jc_call(c, hello_req(client_name), &reply, 0);
 	if (r < 0) {
-		/* PROTOCOL.md section 3: a hello reply that cannot be read at all is a version
-		 * mismatch too (a daemon of a very different version). */
-		if (r == JSCHED_EPROTOCOL && c->err_code == NULL)
-			r = JSCHED_EVERSION_MISMATCH;
-		set_msg(msg, msglen, "%s", c->err_message != NULL ? c->err_message : jsched_strerror(r));
 		json_decref(reply);
-		return r;
+		return hello_failed(c, r, msg, msglen);
 	}
+	return hello_accept(c, reply, msg, msglen);
+}
+
+/* hello_accept: the hello reply (taken) read into c; 0 or an error with msg set. */
+static int hello_accept(struct jsched_conn *c, json_t *reply, char *msg, size_t msglen)
+{
 	struct jp_hello_reply h;
 	struct jp_err err;
 	if (jp_hello_reply_parse(reply, &h, &err) < 0 || h.version != JP_PROTOCOL_VERSION) {
@@ -888,8 +924,41 @@ static int hello(struct jsched_conn *c, const char *client_name, char *msg, size
 	return 0;
 }
 
-/* Make a connection over fd (connected, owned from here on) and say hello. */
-static int connect_fd(int fd, const char *client_name, struct jsched_conn **out, char *msg, size_t msglen)
+/* hello_cb: the reply to a deferred hello (jsched_connect_deferred), read before the
+ * first request's.  A refusal ends the connection with the hello's code and words, so the
+ * request sent with it (which the daemon answers handshake_required, then closes) fails
+ * as jsched_connect would have. */
+static void hello_cb(struct jsched_conn *c, int status, const struct jsched_reply *reply, void *arg)
+{
+	char msg[sizeof c->dead_msg];
+	(void)arg;
+	c->hello_pending = false;
+	if (status == 0 && reply->msg != NULL)
+		status = hello_accept(c, json_incref((json_t *)(uintptr_t)reply->msg), msg, sizeof msg);
+	else
+		status = hello_failed(c, status < 0 ? status : JSCHED_EPROTOCOL, msg, sizeof msg);
+	if (status < 0)
+		kill_conn(c, status, "%s", msg);
+}
+
+/* hello_finish: a deferred hello's reply read now, before a request it cannot go with (one
+ * over the frame limit before hello).  0 or the connection's death. */
+static int hello_finish(struct jsched_conn *c)
+{
+	c->hello_held = false;
+	if (c->in_callback > 0)
+		return jc_set_error(c, JSCHED_EINVAL, "a request over %zu bytes before the hello's answer, "
+				    "from a callback", c->frame_limit);
+	flush_out(c, false);
+	while (c->hello_pending && c->dead == 0)
+		pump(c, c->reply_timeout);
+	return c->dead != 0 ? jc_set_error(c, c->dead, "%s", c->dead_msg) : 0;
+}
+
+/* Make a connection over fd (connected, owned from here on) and say hello (deferred: queue
+ * it for the first request's write instead of waiting for its answer). */
+static int connect_fd(int fd, const char *client_name, struct jsched_conn **out, char *msg, size_t msglen,
+		      bool deferred)
 {
 	int fl = fcntl(fd, F_GETFL);
 	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
@@ -910,7 +979,18 @@ static int connect_fd(int fd, const char *client_name, struct jsched_conn **out,
 	c->frame_limit = JP_HANDSHAKE_FRAME_BYTES;
 	c->reply_timeout = -1;
 	jp_decoder_init(&c->dec, JP_DEFAULT_REPLY_FRAME_BYTES);
-	int r = hello(c, client_name, msg, msglen);
+	int r;
+	if (deferred) {
+		c->hello_held = true; /* before jc_send, whose flush would write it */
+		c->hello_pending = true;
+		if ((r = jc_send(c, hello_req(client_name), hello_cb, NULL)) >= 0) {
+			*out = c;
+			return 0;
+		}
+		set_msg(msg, msglen, "%s", jsched_error_message(c));
+	} else {
+		r = hello(c, client_name, msg, msglen);
+	}
 	if (r < 0) {
 		jsched_close(c);
 		return r;
@@ -919,9 +999,9 @@ static int connect_fd(int fd, const char *client_name, struct jsched_conn **out,
 	return 0;
 }
 
-/* jsched_connect_error: see jsched.h. */
-int jsched_connect_error(const char *socket_path, const char *client_name, struct jsched_conn **out,
-			 char *msg, size_t msglen)
+/* connect_path: jsched_connect_error, its hello deferred or not (connect_fd). */
+static int connect_path(const char *socket_path, const char *client_name, struct jsched_conn **out,
+			char *msg, size_t msglen, bool deferred)
 {
 	set_msg(msg, msglen, "%s", "");
 	if (out == NULL)
@@ -940,7 +1020,21 @@ int jsched_connect_error(const char *socket_path, const char *client_name, struc
 	int fd = open_socket(socket_path, msg, msglen);
 	if (fd < 0)
 		return fd;
-	return connect_fd(fd, client_name, out, msg, msglen);
+	return connect_fd(fd, client_name, out, msg, msglen, deferred);
+}
+
+/* jsched_connect_error: see jsched.h. */
+int jsched_connect_error(const char *socket_path, const char *client_name, struct jsched_conn **out,
+			 char *msg, size_t msglen)
+{
+	return connect_path(socket_path, client_name, out, msg, msglen, false);
+}
+
+/* jsched_connect_deferred: see jsched.h. */
+int jsched_connect_deferred(const char *socket_path, const char *client_name, struct jsched_conn **out,
+			    char *msg, size_t msglen)
+{
+	return connect_path(socket_path, client_name, out, msg, msglen, true);
 }
 
 /* jsched_connect_fd: see jsched.h. */
@@ -952,7 +1046,7 @@ int jsched_connect_fd(int fd, const char *client_name, struct jsched_conn **out)
 		return JSCHED_EINVAL;
 	}
 	*out = NULL;
-	return connect_fd(fd, client_name, out, NULL, 0);
+	return connect_fd(fd, client_name, out, NULL, 0, false);
 }
 
 /* jsched_connect: see jsched.h. */

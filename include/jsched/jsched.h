@@ -98,6 +98,21 @@ JSCHED_API int jsched_connect(const char *socket_path, const char *client_name,
 JSCHED_API int jsched_connect_error(const char *socket_path, const char *client_name,
 				    struct jsched_conn **out, char *msg, size_t msglen);
 
+/* jsched_connect_deferred is jsched_connect_error whose hello does not wait: it is queued
+ * and goes out with the connection's first request, in the same write, and its answer is
+ * read before that request's.  A program that makes one request (the jsched tool's submit)
+ * saves a round trip to the daemon.  It fails here only as the connect itself can
+ * (JSCHED_ECONNECT, or JSCHED_ENOMEM).  A hello the daemon refuses fails the first request
+ * instead, with the code jsched_connect would have returned (JSCHED_EPERMISSION_DENIED,
+ * JSCHED_EVERSION_MISMATCH, ...) and the daemon's words in jsched_error_message; the
+ * connection is then unusable, as after any lost connection (the daemon did not run the
+ * request: it answers every request before a good hello with handshake_required).  Until
+ * the hello's answer has been read, jsched_server_version, jsched_server_instance,
+ * jsched_hello_json and jsched_client_name return NULL.  A first request larger than the
+ * handshake's frame limit (64 KiB) waits for the hello's answer first.  Any thread. */
+JSCHED_API int jsched_connect_deferred(const char *socket_path, const char *client_name,
+				       struct jsched_conn **out, char *msg, size_t msglen);
+
 /* jsched_connect_fd is jsched_connect over fd, a stream socket already connected to the
  * daemon (passed down by a parent, or one end of a socketpair in a test).  The connection
  * owns fd from the call on: it is closed by jsched_close, or at once if this fails. */

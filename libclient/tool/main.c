@@ -154,7 +154,14 @@ int main(int argc, char **argv)
 	}
 	struct jsched_conn *conn;
 	char msg[512];
-	rc = jsched_connect_error(parsed.socket, parsed.client_name, &conn, msg, sizeof msg);
+	/* submit's hello goes out with its request (one write, one round trip: the call
+	 * that waits for a /bin/true spent one of its two round trips on the hello); a
+	 * refused hello fails that request, with the words it had here.  The other verbs
+	 * read what the hello said (top, watch) or are not the one call a user waits on. */
+	if (parsed.verb == CLI_SUBMIT)
+		rc = jsched_connect_deferred(parsed.socket, parsed.client_name, &conn, msg, sizeof msg);
+	else
+		rc = jsched_connect_error(parsed.socket, parsed.client_name, &conn, msg, sizeof msg);
 	char path[4096];
 	if (rc == JSCHED_ECONNECT &&
 	    (parsed.socket != NULL ? snprintf(path, sizeof path, "%s", parsed.socket) : jsched_default_socket_path(path, sizeof path)) > 0 &&

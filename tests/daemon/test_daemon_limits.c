@@ -576,7 +576,8 @@ static void test_fiber_hungry_client_stalls_no_other(void **state)
 /* test_client_names_capped: limits.clients 3 bounds the names in use.  The name the
  * start-up check connected under is idle, so a third name takes its place; with three
  * names connected a fourth is refused with limit_exceeded (field client) and the
- * connection stays usable, known names still connect, and set_client of a new name
+ * connection stays usable (a deferred hello so refused fails the request sent with it,
+ * with the same code and words), known names still connect, and set_client of a new name
  * takes no place among them. */
 static void test_client_names_capped(void **state)
 {
@@ -594,6 +595,24 @@ static void test_client_names_capped(void **state)
 	assert_int_equal(jsched_connect_error(u.sock, "fourth", &d, msg, sizeof(msg)),
 			 JSCHED_ELIMIT_EXCEEDED);
 	assert_non_null(strstr(msg, "limits.clients"));
+	{
+		/* A deferred hello refused so (the connection left open): the request sent
+		 * with it fails with the hello's code and words, and is not run. */
+		const char *argv[] = {"true", NULL};
+		struct jsched_spec *sp = NULL;
+		char dmsg[256];
+		uint64_t id = 0;
+		json_int_t submitted = jdt_jobs_submitted(a);
+
+		assert_int_equal(jsched_spec_exec(argv, &sp), 0);
+		assert_int_equal(jsched_connect_deferred(u.sock, "fourth", &d, dmsg, sizeof(dmsg)), 0);
+		assert_int_equal(jsched_submit(d, sp, &id), JSCHED_ELIMIT_EXCEEDED);
+		assert_string_equal(jsched_error_message(d), msg);
+		assert_int_equal(jsched_ping(d), JSCHED_ELIMIT_EXCEEDED);
+		jsched_close(d);
+		jsched_spec_free(sp);
+		assert_int_equal(jdt_jobs_submitted(a), submitted);
+	}
 	fd = jdt_raw(&u);
 	r = jdt_raw_ask(fd, "{\"op\": \"hello\", \"id\": 1, \"version\": 1, \"client\": \"fourth\"}");
 	assert_string_equal(jdt_err_code(r), "limit_exceeded");

@@ -14,7 +14,11 @@
  *   jsched_submit_batch_wait fetches the rest;
  * - a closed connection only loses the reply: the job ends all the same;
  * - libjsched's jsched_submit_wait and `jsched submit --wait`, which make one request
- *   after their hello (counted by the daemon).
+ *   after their hello (counted by the daemon);
+ * - jsched_connect_deferred, whose hello goes out with the first request: the call works
+ *   and the hello's answer is read; a refused hello fails that call with the code and the
+ *   words jsched_connect_error gives, and no job is made; a first request over the
+ *   handshake's frame limit waits for the hello's answer and is taken.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -469,6 +473,61 @@ static void test_cli(void **state)
 	jsched_close(m);
 }
 
+static void test_deferred_hello(void **state)
+{
+	struct jsched_conn *m = jdt_connect(&t, NULL), *c, *d = NULL;
+	struct jsched_spec *sp = NULL, *big = NULL;
+	struct jsched_result *res = NULL;
+	char msg[256], msg2[256], *arg;
+	json_int_t submitted;
+	uint64_t id;
+	int code;
+
+	(void)state;
+	assert_int_equal(jsched_spec_call("echo", "[5]", &sp), 0);
+	/* Accepted: the call works; what the hello said is there once it has been read. */
+	assert_int_equal(jsched_connect_deferred(t.sock, "deferred", &c, msg, sizeof(msg)), 0);
+	assert_null(jsched_client_name(c));
+	assert_int_equal(jsched_submit_wait(c, sp, -1, &id, NULL, &res, NULL), 0);
+	assert_string_equal(res->value_json, "[5]");
+	assert_string_equal(jsched_client_name(c), "deferred");
+	assert_non_null(jsched_server_version(c));
+	jsched_result_free(res);
+	res = NULL;
+	assert_int_equal(jsched_ping(c), 0);
+	jsched_close(c);
+	/* Refused (a client name that is not one): the first call fails as the connect
+	 * would have, and the daemon made no job of it. */
+	code = jsched_connect_error(t.sock, "not a name", &d, msg2, sizeof(msg2));
+	assert_int_equal(code, JSCHED_EBAD_REQUEST);
+	assert_null(d);
+	submitted = jdt_jobs_submitted(m);
+	assert_int_equal(jsched_connect_deferred(t.sock, "not a name", &c, msg, sizeof(msg)), 0);
+	assert_int_equal(jsched_submit_wait(c, sp, -1, &id, NULL, &res, NULL), code);
+	assert_null(res);
+	assert_string_equal(jsched_error_message(c), msg2);
+	assert_int_equal(jsched_ping(c), code); /* and the connection is done */
+	jsched_close(c);
+	assert_int_equal(jdt_jobs_submitted(m), submitted);
+	/* A first request over the handshake's 64 KiB: sent once the hello is answered. */
+	arg = malloc(100002);
+	assert_non_null(arg);
+	memset(arg, 'x', 100002);
+	arg[0] = '"';
+	arg[100000] = '"';
+	arg[100001] = '\0';
+	assert_int_equal(jsched_spec_call("echo", arg, &big), 0);
+	assert_int_equal(jsched_connect_deferred(t.sock, "deferred", &c, msg, sizeof(msg)), 0);
+	assert_int_equal(jsched_submit_wait(c, big, -1, &id, NULL, &res, NULL), 0);
+	assert_int_equal(res->state, JSCHED_STATE_SUCCEEDED); /* its value past value_bytes */
+	jsched_result_free(res);
+	jsched_close(c);
+	free(arg);
+	jsched_spec_free(big);
+	jsched_spec_free(sp);
+	jsched_close(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -482,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_batch_pages),
 		cmocka_unit_test(test_disconnect),
 		cmocka_unit_test(test_cli),
+		cmocka_unit_test(test_deferred_hello),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
