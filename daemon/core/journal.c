@@ -71,6 +71,7 @@
 #define PREP_STEP (1u << 20)
 #define PREP_PACE_MS 5u	/* between the preparer's steps: at most 200 MB/s of zeros */
 #define CHUNK_MIN (64u << 10)
+#define STAGE_BYTES (JD_JOURNAL_FLUSH_MAX + 2 * JD_JOURNAL_BLOCK) /* IO_DIRECT's buffer */
 
 _Static_assert(JD_JOURNAL_SEG_HDR == JD_JOURNAL_BLOCK, "a segment's header is one block");
 
@@ -136,7 +137,10 @@ struct jd_journal {
 	bool next_ready;
 	uint64_t last_flush_ns;
 	uint64_t last_end_ns;		/* when the last flush ended (0: none yet) */
-	unsigned char *stage;		/* IO_DIRECT: aligned, FLUSH_MAX + 2 blocks */
+	unsigned char *stage;		/* IO_DIRECT: STAGE_BYTES, mapped (page-aligned) */
+	size_t stage_dirty;		/* IO_DIRECT: stage bytes from here on are zero */
+	bool stage_tail;		/* IO_DIRECT: the log's last block is at the stage's
+					 * start (tailblk is stale) */
 	unsigned char *tailblk;		/* IO_DIRECT: the log's last block (its valid part is
 					 * seg_off % JD_JOURNAL_BLOCK bytes, zeros after) */
 	uint64_t wake_ns;		/* under mu: when jd_journal_want woke the flusher */
@@ -637,8 +641,11 @@ static int switch_locked(struct jd_journal *j)
 	}
 	if (j->o.io == JD_JOURNAL_IO_DIRECT) {
 		/* The whole header block, from the aligned buffer. */
+		j->stage_tail = false; /* a new segment: its last block is zeros (below) */
 		memset(j->stage, 0, JD_JOURNAL_SEG_HDR);
 		memcpy(j->stage, h, sizeof(h));
+		if (j->stage_dirty < sizeof(h))
+			j->stage_dirty = sizeof(h);
 		rc = write_all(j->next_fd, j->stage, JD_JOURNAL_SEG_HDR, 0);
 		if (rc == -EINVAL) {
 			if ((rc = reopen_plain(j, j->next_index, &j->next_fd)) < 0)
@@ -740,7 +747,16 @@ static void *preparer_main(void *arg)
 
 /* write_direct: IO_DIRECT: chunk c (sealed) written at seg_off behind the log's last
  * block, whole blocks from the staging buffer; on success j->tailblk holds the new last
- * block.  Returns 0 or -errno (-EINVAL: the filesystem refuses O_DIRECT writes). */
+ * block (or the staging buffer does, at its start: stage_tail).  Returns 0 or -errno
+ * (-EINVAL: the filesystem refuses O_DIRECT writes).
+ *
+ * The staging buffer is not built from scratch each time: bytes after the data that are
+ * zero already (stage_dirty says up to where they may not be) are not zeroed again, and
+ * a flush that ended in the block it began in leaves that block, the new last one, at
+ * the buffer's start, where the next flush needs it.  With one submitter (a record per
+ * flush, a 4 KiB block each) zeroing the rest of the block and copying the log's last
+ * block into place were 1,700 of the 20,400 user instructions per durable submit
+ * (callgrind). */
 static int write_direct(struct jd_journal *j, const struct chunk *c)
 {
 	uint64_t off0 = j->seg_off & ~(uint64_t)(JD_JOURNAL_BLOCK - 1), end = j->seg_off + c->len,
@@ -749,9 +765,13 @@ static int write_direct(struct jd_journal *j, const struct chunk *c)
 	       padded = (total + JD_JOURNAL_BLOCK - 1) & ~(size_t)(JD_JOURNAL_BLOCK - 1);
 	int rc;
 
-	memcpy(j->stage, j->tailblk, pre);
+	if (!j->stage_tail)
+		memcpy(j->stage, j->tailblk, pre);
+	j->stage_tail = false;
 	memcpy(j->stage + pre, c->buf, c->len);
-	memset(j->stage + total, 0, padded - total);
+	if (j->stage_dirty > total) /* (past padded too: each byte is zeroed once) */
+		memset(j->stage + total, 0, j->stage_dirty - total);
+	j->stage_dirty = total;
 #ifdef JD_JOURNAL_ACK_EARLY
 	atomic_store_explicit(&j->durable, c->last_seq, memory_order_release);
 	notify(j);
@@ -759,7 +779,9 @@ static int write_direct(struct jd_journal *j, const struct chunk *c)
 	rc = write_all(j->fd, j->stage, padded, off0);
 	if (rc < 0)
 		return rc;
-	if (last < end)
+	if (last == off0 && last < end)
+		j->stage_tail = true; /* the new last block is the one at the start */
+	else if (last < end)
 		memcpy(j->tailblk, j->stage + (last - off0), JD_JOURNAL_BLOCK);
 	else
 		memset(j->tailblk, 0, JD_JOURNAL_BLOCK);
@@ -1549,15 +1571,20 @@ int jd_journal_open(struct jd_journal **out, const struct jd_journal_opts *opts,
 			signal(SIGXFSZ, SIG_IGN);
 	}
 	if (j->o.io == JD_JOURNAL_IO_DIRECT && !opts->read_only) {
-		void *st = NULL, *tb = NULL;
+		void *tb = NULL;
+		/* Mapped, not malloc'd: zeros that take no memory until a flush that large
+		 * uses them (stage_dirty 0). */
+		void *st = mmap(NULL, STAGE_BYTES, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-		if (posix_memalign(&st, JD_JOURNAL_BLOCK, JD_JOURNAL_FLUSH_MAX + 2 * JD_JOURNAL_BLOCK) ||
-		    posix_memalign(&tb, JD_JOURNAL_BLOCK, JD_JOURNAL_BLOCK)) {
-			free(st);
+		if (st == MAP_FAILED || posix_memalign(&tb, JD_JOURNAL_BLOCK, JD_JOURNAL_BLOCK)) {
+			if (st != MAP_FAILED)
+				munmap(st, STAGE_BYTES);
 			rc = JSCHED_ENOMEM;
 			goto fail;
 		}
 		j->stage = st;
+		j->stage_dirty = 0;
 		j->tailblk = tb;
 		memset(j->tailblk, 0, JD_JOURNAL_BLOCK);
 	} else if (j->o.io == JD_JOURNAL_IO_DIRECT) {
@@ -1655,7 +1682,8 @@ int jd_journal_close(struct jd_journal *j)
 	pthread_cond_destroy(&j->cv_snap);
 	pthread_mutex_destroy(&j->mu);
 	free(j->segs);
-	free(j->stage);
+	if (j->stage)
+		munmap(j->stage, STAGE_BYTES);
 	free(j->tailblk);
 	free(j);
 	return rc;
