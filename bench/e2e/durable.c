@@ -13,8 +13,9 @@
  * issue's own measurement of what the disk allows), through O_DIRECT | O_DSYNC and
  * through pwrite + fdatasync, flushing as soon as the last flush ended, and through
  * O_DIRECT | O_DSYNC with each flush waiting until all k records are in (the most a flush
- * of closed-loop submitters can carry), with its records per flush and its write + sync
- * per flush beside jschedd's; jschedd with journal.sync "off" (nothing kept: the same rows),
+ * of closed-loop submitters can carry), and with 2 and 4 flushes in flight (a flusher
+ * thread each, every flush in blocks of its own, durable in order), with its records per
+ * flush and its write + sync per flush beside jschedd's; jschedd with journal.sync "off" (nothing kept: the same rows),
  * jschedd with journal.io "fdatasync" (the page cache and an fdatasync per flush, beside
  * the default O_DIRECT writes; builds that have journal.io),
  * and beanstalkd with its binlog, `-b DIR -f 0` (fsync after every write) and `-f 50`
@@ -37,7 +38,8 @@
  *     (a name and args of their own).  BENCH_E2E_DURABLE=recovery runs only these.
  *
  * BENCH_E2E_DURABLE=submitters runs only the submitter rows (1, 8 and 64 and the flush
- * cycle), for trying a change.
+ * cycle), for trying a change; =bare only the floor's rows, its variants side by side
+ * (among them 2 and 4 flushes in flight: what that would give on this disk).
  *
  * The journal lives in the part's temporary folder, which is on the machine's disk
  * (/tmp here is ext4: a tmpfs would make every sync free and the rows meaningless).
@@ -318,78 +320,105 @@ static double tiny(struct e2e_daemon *d, const struct jsched_spec *spec, size_t 
  * The file is BARE_FILE bytes, and a flush that would run past its end starts again at
  * offset 0 (its blocks are written already, as a preallocated segment's are: a log would
  * go on in the next such segment).  */
-enum { BARE_REC = 256, BARE_BLOCK = 4096, BARE_BUF = 1 << 20 };
+enum { BARE_REC = 256, BARE_BLOCK = 4096, BARE_BUF = 1 << 20, BARE_FLIGHT_MAX = 4 };
 #define BARE_FILE (32u << 20)
 
 struct bare {
 	pthread_mutex_t mu;
-	pthread_cond_t cv_work, cv_done[2];
-	unsigned char *buf[2];	/* aligned, BARE_BUF each */
+	pthread_cond_t cv_work, cv_done[BARE_FLIGHT_MAX + 1];
+	unsigned char *buf[BARE_FLIGHT_MAX + 1];	/* aligned, BARE_BUF each */
 	size_t len;		/* of buf[cur] */
 	int cur;
+	int free_bufs[BARE_FLIGHT_MAX + 1], nfree;	/* buffers not in use */
 	uint64_t appended, durable, started, flushes;
-	bool stop, waiting;
+	/* flushes in flight ended out of order: the last record of flush k (started k)
+	 * when it ended and durable has not passed it yet, else 0 */
+	uint64_t ended_last[BARE_FLIGHT_MAX + 1];
+	uint64_t durable_flush;	/* every flush up to this one ended */
+	bool stop;
+	int waiting;		/* flushers asleep for want of records */
 	bool gather;		/* wait until every running submitter has a record in */
+	int flight;		/* flushes in flight at most (one flusher thread each) */
 	int active;		/* submitters still running (under mu) */
 	int fd;
 	bool direct;
 	uint64_t off;
 	uint64_t until_ns;
-	uint64_t sync_ns;	/* the flusher's time in pwrite (+ fdatasync) */
+	uint64_t sync_ns;	/* the flushers' time in pwrite (+ fdatasync), summed */
 	pthread_barrier_t go;
 };
 
 /* The floor's variants, in the order they run. */
-enum { NBARE = 3 };
+enum { NBARE = 5 };
 static const struct {
 	const char *name;
 	bool direct, gather;
+	int flight;
 } bare_modes[NBARE] = {
-	{"O_DIRECT|O_DSYNC", true, false},
-	{"pwrite+fdatasync", false, false},
-	{"O_DIRECT|O_DSYNC, each flush waiting for all k", true, true},
+	{"O_DIRECT|O_DSYNC", true, false, 1},
+	{"pwrite+fdatasync", false, false, 1},
+	{"O_DIRECT|O_DSYNC, each flush waiting for all k", true, true, 1},
+	{"O_DIRECT|O_DSYNC, 2 flushes in flight", true, false, 2},
+	{"O_DIRECT|O_DSYNC, 4 flushes in flight", true, false, 4},
 };
 
+/* bare_flusher: one of b->flight flusher threads.  Each takes everything appended since
+ * the last flush began (the current buffer, swapped for a free one) as soon as it is
+ * free and there is something, writes it at the next offset (whole blocks: no two
+ * flushes share one, so flushes in flight never write the same block), and marks its
+ * flush ended; the durable position advances in order, over every flush that ended
+ * with all those before it. */
 static void *bare_flusher(void *arg)
 {
 	struct bare *b = arg;
+	const int ncv = BARE_FLIGHT_MAX + 1;
 
 	pthread_mutex_lock(&b->mu);
 	for (;;) {
 		unsigned char *p;
 		size_t n, w;
-		uint64_t last, k, t0;
+		uint64_t last, k, t0, off;
+		int bi;
 
 		while ((!b->len || (b->gather && b->len < (size_t)b->active * BARE_REC)) &&
 		       !b->stop) {
-			b->waiting = true;
+			b->waiting++;
 			pthread_cond_wait(&b->cv_work, &b->mu);
-			b->waiting = false;
+			b->waiting--;
 		}
 		if (!b->len)
 			break;
-		p = b->buf[b->cur];
+		bi = b->cur;
+		p = b->buf[bi];
 		n = b->len;
-		b->cur ^= 1;
+		b->cur = b->free_bufs[--b->nfree];
 		b->len = 0;
 		k = ++b->started;
 		last = b->appended;
-		pthread_mutex_unlock(&b->mu);
 		w = b->direct ? (n + BARE_BLOCK - 1) & ~(size_t)(BARE_BLOCK - 1) : n;
-		memset(p + n, 0, w - n);
 		if (b->off + w > BARE_FILE)
 			b->off = 0;
+		off = b->off;
+		b->off += w;
+		pthread_mutex_unlock(&b->mu);
+		memset(p + n, 0, w - n);
 		t0 = bench_now_ns();
-		if (pwrite(b->fd, p, w, (off_t)b->off) != (ssize_t)w)
+		if (pwrite(b->fd, p, w, (off_t)off) != (ssize_t)w)
 			e2e_die("bare log: pwrite: %s", strerror(errno));
 		if (!b->direct && fdatasync(b->fd) < 0)
 			e2e_die("bare log: fdatasync: %s", strerror(errno));
-		b->sync_ns += bench_now_ns() - t0;
-		b->off += w;
 		pthread_mutex_lock(&b->mu);
-		b->durable = last;
+		b->sync_ns += bench_now_ns() - t0;
 		b->flushes++;
-		pthread_cond_broadcast(&b->cv_done[k & 1]);
+		b->free_bufs[b->nfree++] = bi;
+		b->ended_last[k % (uint64_t)ncv] = last;
+		while (b->ended_last[(b->durable_flush + 1) % (uint64_t)ncv]) {
+			uint64_t f = ++b->durable_flush;
+
+			b->durable = b->ended_last[f % (uint64_t)ncv];
+			b->ended_last[f % (uint64_t)ncv] = 0;
+			pthread_cond_broadcast(&b->cv_done[f % (uint64_t)ncv]);
+		}
 	}
 	pthread_mutex_unlock(&b->mu);
 	return NULL;
@@ -418,19 +447,16 @@ static void *bare_submitter(void *arg)
 		memcpy(b->buf[b->cur] + b->len, rec, sizeof(rec));
 		b->len += sizeof(rec);
 		k = b->started + 1; /* the flush that will carry it */
-		if (b->waiting) {
-			b->waiting = false;
+		if (b->waiting)
 			pthread_cond_signal(&b->cv_work);
-		}
 		while (b->durable < seq)
-			pthread_cond_wait(&b->cv_done[k & 1], &b->mu);
+			pthread_cond_wait(&b->cv_done[k % (BARE_FLIGHT_MAX + 1)], &b->mu);
 		pthread_mutex_unlock(&b->mu);
 		s->n++;
 	}
 	pthread_mutex_lock(&b->mu);
 	b->active--; /* a gathering flusher waits for one record fewer */
-	b->waiting = false;
-	pthread_cond_signal(&b->cv_work);
+	pthread_cond_broadcast(&b->cv_work);
 	pthread_mutex_unlock(&b->mu);
 	return NULL;
 }
@@ -456,37 +482,43 @@ static void bare_file(const char *dir, char *path, size_t len)
 /* bare_run: k submitters for secs on the floor's file at path, through O_DIRECT |
  * O_DSYNC if direct, else pwrite + fdatasync; each flush waiting until all k have a
  * record in if gather (what no server can know: the most a flush of closed-loop
- * submitters can carry); returns records/s, and the records per flush and the flusher's
- * time in the write (+ sync) per flush (us). */
-static double bare_run(const char *path, bool direct, bool gather, int k, double secs,
+ * submitters can carry); up to `flight` flushes in flight; returns records/s, and the
+ * records per flush and a flush's time in the write (+ sync) (us). */
+static double bare_run(const char *path, bool direct, bool gather, int flight, int k, double secs,
 		       double *per_flush, double *sync_us)
 {
 	struct bare b;
 	struct bare_sub s[MAX_SUBMITTERS];
-	pthread_t fl;
+	pthread_t fl[BARE_FLIGHT_MAX];
 	uint64_t t0, total = 0;
 	double rate;
-	void *p0, *p1;
 
 	memset(&b, 0, sizeof(b));
 	pthread_mutex_init(&b.mu, NULL);
 	pthread_cond_init(&b.cv_work, NULL);
-	pthread_cond_init(&b.cv_done[0], NULL);
-	pthread_cond_init(&b.cv_done[1], NULL);
+	for (int i = 0; i <= BARE_FLIGHT_MAX; i++)
+		pthread_cond_init(&b.cv_done[i], NULL);
 	pthread_barrier_init(&b.go, NULL, (unsigned)k + 1);
-	if (posix_memalign(&p0, BARE_BLOCK, BARE_BUF) || posix_memalign(&p1, BARE_BLOCK, BARE_BUF))
-		e2e_die("out of memory");
-	b.buf[0] = p0;
-	b.buf[1] = p1;
+	for (int i = 0; i <= flight; i++) {
+		void *p;
+
+		if (posix_memalign(&p, BARE_BLOCK, BARE_BUF))
+			e2e_die("out of memory");
+		b.buf[i] = p;
+		if (i)
+			b.free_bufs[b.nfree++] = i;
+	}
 	b.direct = direct;
 	b.gather = gather;
+	b.flight = flight;
 	b.active = k;
 	b.fd = open(path, O_RDWR | O_CLOEXEC | (direct ? O_DIRECT | O_DSYNC : 0));
 	if (b.fd < 0)
 		e2e_die("bare log: %s: %s", path, strerror(errno));
 	b.until_ns = UINT64_MAX;
 	memset(s, 0, sizeof(s));
-	pthread_create(&fl, NULL, bare_flusher, &b);
+	for (int i = 0; i < flight; i++)
+		pthread_create(&fl[i], NULL, bare_flusher, &b);
 	for (int i = 0; i < k; i++) {
 		s[i].b = &b;
 		pthread_create(&s[i].th, NULL, bare_submitter, &s[i]);
@@ -501,20 +533,58 @@ static double bare_run(const char *path, bool direct, bool gather, int k, double
 	rate = (double)total / ((double)(bench_now_ns() - t0) / 1e9);
 	pthread_mutex_lock(&b.mu);
 	b.stop = true;
-	pthread_cond_signal(&b.cv_work);
+	pthread_cond_broadcast(&b.cv_work);
 	pthread_mutex_unlock(&b.mu);
-	pthread_join(fl, NULL);
+	for (int i = 0; i < flight; i++)
+		pthread_join(fl[i], NULL);
 	*per_flush = b.flushes ? (double)total / (double)b.flushes : NAN;
 	*sync_us = b.flushes ? (double)b.sync_ns / 1e3 / (double)b.flushes : NAN;
 	close(b.fd);
-	free(p0);
-	free(p1);
+	for (int i = 0; i <= flight; i++)
+		free(b.buf[i]);
 	pthread_barrier_destroy(&b.go);
-	pthread_cond_destroy(&b.cv_done[1]);
-	pthread_cond_destroy(&b.cv_done[0]);
+	for (int i = 0; i <= BARE_FLIGHT_MAX; i++)
+		pthread_cond_destroy(&b.cv_done[i]);
 	pthread_cond_destroy(&b.cv_work);
 	pthread_mutex_destroy(&b.mu);
 	return rate;
+}
+
+/* bare_rows: the floor alone (BENCH_E2E_DURABLE=bare), each variant beside the first
+ * (O_DIRECT | O_DSYNC, one flush in flight), the variants alternated within every run:
+ * what several flushes in flight would give on this disk, without a daemon. */
+static void bare_rows(struct e2e *e, const char *path, const int *ks, size_t nk, double secs,
+		      int runs)
+{
+	double rate[NBARE][16], per[NBARE][16], sync[NBARE][16];
+
+	for (size_t ki = 0; ki < nk; ki++) {
+		int k = ks[ki];
+
+		for (int r = 0; r < runs; r++)
+			for (int m = 0; m < NBARE; m++)
+				rate[m][r] = bare_run(path, bare_modes[m].direct, bare_modes[m].gather,
+						      bare_modes[m].flight, k, secs, &per[m][r],
+						      &sync[m][r]);
+		for (int m = 0; m < NBARE; m++) {
+			char name[160], base[96];
+
+			snprintf(base, sizeof(base), "bare log, %s", bare_modes[0].name);
+			snprintf(name, sizeof(name), "bare group-commit log, %s, %d submitter%s",
+				 bare_modes[m].name, k, k > 1 ? "s" : "");
+			bench_row(e->rep, name, "records/s", NULL, e2e_median_of(rate[m], (size_t)runs),
+				  base, e2e_median_of(rate[0], (size_t)runs));
+			snprintf(name, sizeof(name), "bare log, %s, records per flush, %d submitter%s",
+				 bare_modes[m].name, k, k > 1 ? "s" : "");
+			bench_row(e->rep, name, "records", NULL, e2e_median_of(per[m], (size_t)runs),
+				  base, e2e_median_of(per[0], (size_t)runs));
+			snprintf(name, sizeof(name),
+				 "bare log, %s, write + sync per flush, %d submitter%s",
+				 bare_modes[m].name, k, k > 1 ? "s" : "");
+			bench_row(e->rep, name, "us", NULL, e2e_median_of(sync[m], (size_t)runs), base,
+				  e2e_median_of(sync[0], (size_t)runs));
+		}
+	}
 }
 
 #define ROOM "\"retention\": {\"jobs\": 2000000}, \"limits\": {\"queued_jobs\": 2000000}, " \
@@ -723,6 +793,12 @@ void e2e_durable(struct e2e *e)
 		e2e_die("mkdtemp: %s", strerror(errno));
 	e2e_track_dir(bare_dir, true);
 	bare_file(bare_dir, bare_path, sizeof(bare_path));
+	if (only && strcmp(only, "bare") == 0) {
+		bare_rows(e, bare_path, ks, 3, secs, runs);
+		e2e_rm_rf(bare_dir);
+		e2e_track_dir(bare_dir, false);
+		goto out;
+	}
 	for (size_t ki = 0; ki < 3; ki++) {
 		int k = ks[ki];
 		char name[96];
@@ -736,7 +812,8 @@ void e2e_durable(struct e2e *e)
 			/* The floor first, then jschedd, then the baselines, in every run. */
 			for (int m = 0; m < NBARE; m++)
 				bare_rate[m][r] = bare_run(bare_path, bare_modes[m].direct,
-							   bare_modes[m].gather, k, secs,
+							   bare_modes[m].gather,
+							   bare_modes[m].flight, k, secs,
 							   &bare_per[m][r], &bare_sync[m][r]);
 			start(&d, true);
 			counts_take(&d, &c0);
@@ -863,9 +940,10 @@ void e2e_durable(struct e2e *e)
 	}
 	e2e_rm_rf(bare_dir);
 	e2e_track_dir(bare_dir, false);
-	bench_note(e->rep, "bare group-commit log: one flusher thread, k submitter threads of "
-		   "this process each with one %d-byte record outstanding, the next flush as soon "
-		   "as the last ends; a %u MiB file zeroed beforehand, in the part's /tmp",
+	bench_note(e->rep, "bare group-commit log: one flusher thread (one per flush in flight), k "
+		   "submitter threads of this process each with one %d-byte record outstanding, the "
+		   "next flush as soon as a flusher is free; a %u MiB file zeroed beforehand, in the "
+		   "part's /tmp",
 		   BARE_REC, BARE_FILE >> 20);
 	if (only && strcmp(only, "submitters") == 0)
 		goto out;
