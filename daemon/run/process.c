@@ -412,12 +412,6 @@ static pid_t spawn_direct(struct jd_proc *p, const char *file, char *const *argv
 		d->fds[0] = devnull; /* -1 still: the child opens it */
 	d->report[0] = d->report[1] = 0;
 	d->ngroups = ndir;
-	for (size_t i = 0; i < ndir; i++) {
-		int n = sprintf(d->paths + at, "%s/%s", dirs[i], jd_cg_enter_file(p->x->cg));
-
-		d->procs[i] = d->paths + at;
-		at += (size_t)n + 1;
-	}
 	d->nenter = 0;
 	if (p->cgj)
 		jd_cg_enter_fds(p->cgj, d->enter, &d->nenter);
@@ -426,6 +420,12 @@ static pid_t spawn_direct(struct jd_proc *p, const char *file, char *const *argv
 			d->nenter = 0; /* the child's 0-2 come first: by path then */
 	if (d->nenter != ndir)
 		d->nenter = 0;
+	for (size_t i = 0; i < ndir && !d->nenter; i++) { /* the paths, when not held open */
+		int n = sprintf(d->paths + at, "%s/%s", dirs[i], jd_cg_enter_file(p->x->cg));
+
+		d->procs[i] = d->paths + at;
+		at += (size_t)n + 1;
+	}
 	signals_known(p->x);
 	memcpy(d->sigs, p->x->sig_set, p->x->n_sig_set);
 	d->nsigs = p->x->n_sig_set;
