@@ -141,6 +141,14 @@ static void on_stop(void *ctx, struct jd_job *j)
 	jd_runner_cancel(&d->runner, j);
 }
 
+/* on_want_end: the job table's hook: something (a dependent) waits for j's end. */
+static void on_want_end(void *ctx, struct jd_job *j)
+{
+	struct jd_daemon *d = ctx;
+
+	jd_runner_want_end(&d->runner, j);
+}
+
 /* on_unblocked: the runner's hook: a blocked client has room: retry its held submits. */
 static void on_unblocked(void *ctx, struct jd_client *c)
 {
@@ -202,6 +210,7 @@ int jd_daemon_init(struct jd_daemon *d)
 		.settled = on_settled,
 		.settle_done = on_settle_done,
 		.stop = on_stop,
+		.want_end = on_want_end,
 		.make_element = on_make_element,
 	};
 	jd_security_init(&d->sec, &d->cfg, d->self_uid);
@@ -240,6 +249,10 @@ void jd_daemon_shutdown(struct jd_daemon *d, bool immediate)
 	jd_log(JD_LOG_INFO, "%s shutdown: %llu jobs not final",
 	       immediate ? "immediate" : "graceful", (unsigned long long)d->jobs.n_live);
 	d->net.state = immediate ? JD_STOPPING : JD_DRAINING;
+	/* The exit waits for every job's end: each must wake the loop from now on. */
+	if (!d->eager)
+		jd_runner_eager(&d->runner, 1);
+	d->eager = true;
 	d->exit_status = immediate ? JD_EXIT_IMMEDIATE : JD_EXIT_OK;
 	jd_service_stopping(d); /* STOPPING=1 to systemd (service.c) */
 	/* Graceful: the socket stays, so status, wait, list and metrics keep working until the

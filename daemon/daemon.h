@@ -62,6 +62,7 @@ struct jd_daemon {
 	uint64_t trim_next_ns;	/* no give-back from the tick before then */
 
 	int exit_status;
+	bool eager;		/* shutting down: every job end wakes the loop (jd_runner_eager) */
 };
 
 /* jd_daemon_init: set up the core parts (job table, clients, security) and install the

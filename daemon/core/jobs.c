@@ -708,6 +708,13 @@ static int add_dependent(struct jd_job *target, struct jd_job *j)
 	return 0;
 }
 
+/* want_end: tell the runner that target's end is waited for (a dependent's gate). */
+static void want_end(struct jd_jobs *t, struct jd_job *target)
+{
+	if (t->hooks && t->hooks->want_end)
+		t->hooks->want_end(t->hooks->ctx, target);
+}
+
 static void remove_dependent(struct jd_job *target, struct jd_job *j)
 {
 	for (uint32_t i = 0; i < target->n_dependents; i++)
@@ -778,6 +785,8 @@ int jd_job_link_deps(struct jd_jobs *t, struct jd_job *j)
 			jd_job_finish(t, j, JD_FAILED, JP_CAUSE_HANDLER,
 				      "out of memory linking dependencies");
 			return 0;
+		} else {
+			want_end(t, target);
 		}
 	}
 	if (j->state == JD_WAITING && open != 1 && j->fj.deadline_ns)
@@ -1051,7 +1060,10 @@ static void new_attempt(struct jd_job *j)
 	j->value_file = false; /* a stale file is written over (O_TRUNC) if it spills again */
 	free(j->run->run_value);
 	free(j->run->run_error);
+	/* The notice's wake bit stays (runner.c): what waited for this end waits for the next. */
+	uint8_t wake_bits = atomic_load_explicit(&j->run->n_done.flags, memory_order_relaxed);
 	*j->run = (struct jd_job_run){.n_start.job = j, .n_done.job = j};
+	atomic_store_explicit(&j->run->n_done.flags, wake_bits, memory_order_relaxed);
 	jd_cancel_init(&j->run->ctok);
 	j->started_ms = 0;
 	j->started_ns = 0;

@@ -28,6 +28,7 @@
 #ifndef JD_JOBS_H
 #define JD_JOBS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -114,6 +115,10 @@ struct jd_notice {
 	struct jd_notice *next;
 	struct jd_job *job;
 	uint8_t what;		/* JD_NOTICE_* (runner.c) */
+	/* the job's DONE notice only: whether its end must wake the loop (JD_END_* bits,
+	 * runner.c "Which ends wake the loop"); the loop and the worker each change it with
+	 * one atomic fetch-or, so exactly one of them sees the other's bit */
+	_Atomic uint8_t flags;
 };
 
 /* A submitted job's spec, as the journal records it: the JSON text the client sent (its
@@ -301,6 +306,9 @@ struct jd_jobs_hooks {
 	 * settle_done: a jd_jobs_settle has settled everything (the table is trimmed). */
 	void (*settled)(void *ctx, struct jd_job *j);
 	void (*settle_done)(void *ctx);
+	/* want_end: j (not final) has something that waits for its end (a dependent): the
+	 * end must wake the loop when it comes from a worker (runner.h jd_runner_want_end). */
+	void (*want_end)(void *ctx, struct jd_job *j);
 	/* stop: running job j was asked to stop (its cancel_requested is set); it ends
 	 * when whoever runs it reports back. */
 	void (*stop)(void *ctx, struct jd_job *j);

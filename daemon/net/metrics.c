@@ -302,7 +302,7 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 				      (json_int_t)d->cfg->retain_seconds));
 	doc = json_pack(
 		"{s:s, s:s, s:I, s:o, s:{s:f, s:f, s:f}, s:o, s:o, s:{s:s, s:s, s:f, s:I, s:I, s:I},"
-		" s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}",
+		" s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I, s:I}}",
 		"version", JSCHED_VERSION_LINE, "instance", d->instance, "uptime_ms",
 		(json_int_t)(jd_now_ns() - d->start_ns) / 1000000, "jobs", jobs, "throughput", "1s",
 		rate(d, 1), "10s", rate(d, 10), "60s", rate(d, 60), "latency_us",
@@ -323,7 +323,8 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 		"notices", "wakeups",
 		(json_int_t)atomic_load_explicit(&d->runner->wakeups, memory_order_relaxed), "batches",
 		(json_int_t)d->runner->batches, "notices", (json_int_t)d->runner->noticed, "inline",
-		(json_int_t)d->runner->inlined);
+		(json_int_t)d->runner->inlined, "drained", (json_int_t)d->runner->drained, "swept",
+		(json_int_t)d->runner->swept);
 	if (doc) {
 		/* The whole daemon paused (pause with all): no job starts. */
 		json_object_set_new(json_object_get(doc, "fairness"), "paused",

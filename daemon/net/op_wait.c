@@ -43,6 +43,8 @@ struct jd_wait_req {
 	bool output;		/* a submit's wait.output: the one job's output too */
 	char *head;		/* a submit's reply members (NULL: a wait's reply) */
 	size_t n, pending;
+	size_t scan;		/* a wait of all: links[scan..n) have ended; links[scan - 1]
+				 * is the one whose end wakes the loop (want_next) */
 	uv_timer_t timer;
 	bool has_timer;
 	struct jd_job **jobs;	/* per id: the job, pinned until the wait ends */
@@ -62,6 +64,29 @@ static void unlink_link(struct jd_wait_link *l)
 	if (l->next)
 		l->next->prev = l->prev;
 	l->on_list = false;
+}
+
+/* want_next: a wait of all: ask the runner to wake the loop at the end of one job not yet
+ * ended, the last such one named (the one likely to end last: a batch runs in order), so
+ * that a wait of 1,000 jobs costs the loop one or two wake-ups, not 1,000; when that job
+ * ends with others still pending, the next one (jd_session_job_final).  A wait of any:
+ * every job's end.  Jobs that end on the loop thread (inline calls, plain commands, a
+ * cancel) settle without a wake-up; only a worker's end needs one. */
+static void want_next(struct jd_net *d, struct jd_wait_req *w)
+{
+	if (!d->runner)
+		return;
+	if (w->any) {
+		for (size_t i = 0; i < w->n; i++)
+			if (w->links[i].on_list)
+				jd_runner_want_end(d->runner, w->jobs[i]);
+		return;
+	}
+	while (w->scan > 0 && (!w->links[w->scan - 1].on_list ||
+			       jd_state_final(w->jobs[w->scan - 1]->state)))
+		w->scan--;
+	if (w->scan > 0)
+		jd_runner_want_end(d->runner, w->jobs[w->scan - 1]);
 }
 
 static void wait_free_cb(uv_handle_t *h)
@@ -177,8 +202,16 @@ static void reply(struct jd_net *d, struct jd_wait_req *w, bool timed_out)
 static void timeout_cb(uv_timer_t *t)
 {
 	struct jd_wait_req *w = t->data;
+	struct jd_net *d = w->c->d;
 
-	reply(w->c->d, w, true);
+	/* Ends that woke no one first: they may answer w (wait_end then closes its timer,
+	 * whose close frees w later). */
+	if (d->runner) {
+		jd_runner_drain(d->runner);
+		if (uv_is_closing((uv_handle_t *)t))
+			return;
+	}
+	reply(d, w, true);
 }
 
 /* over_limits: would a wait of n ids put c over its limits?  Replies the error (with
@@ -265,6 +298,8 @@ void jd__wait_begin(struct jd_wait_req *w, struct jd_job **jobs, const struct jd
 		reply(d, w, done < w->n && !(w->any && done > 0));
 		return;
 	}
+	w->scan = w->n;
+	want_next(d, w);
 	if (how->timeout_ms > 0) {
 		uv_timer_init(d->loop, &w->timer);
 		w->timer.data = w;
@@ -307,6 +342,8 @@ void jd_session_job_final(struct jd_net *d, struct jd_job *j)
 		w->pending--;
 		if (w->pending == 0 || w->any)
 			reply(d, w, false);
+		else if (w->scan > 0 && l == &w->links[w->scan - 1])
+			want_next(d, w); /* the one it asked for ended: the next */
 	}
 }
 

@@ -668,6 +668,11 @@ static void drain_frames(struct jd_conn *c)
 	unsigned frames = 0;
 	size_t bytes = 0;
 
+	/* The workers' notices first: an end that woke no one (nothing waited for it) is
+	 * in the jobs' states before any request reads them (runner.c, "Which ends wake
+	 * the loop"). */
+	if (c->d->runner)
+		jd_runner_drain(c->d->runner);
 	while (!c->closing && !c->read_paused) {
 		const unsigned char *text;
 		size_t len;

@@ -118,6 +118,8 @@ static void unlink_watcher(struct jd_net *d, struct jd_conn *c)
 	c->watch_next = c->watch_prev = NULL;
 	c->watching = false;
 	d->watch.n_watchers--;
+	if (d->runner)
+		jd_runner_eager(d->runner, -1);
 }
 
 int jd_watch_start(struct jd_net *d, struct jd_conn *c, int64_t id, bool has_from,
@@ -155,6 +157,10 @@ int jd_watch_start(struct jd_net *d, struct jd_conn *c, int64_t id, bool has_fro
 		d->watch.watchers->watch_prev = c;
 	d->watch.watchers = c;
 	d->watch.n_watchers++;
+	/* A watcher is told of every start and end as it happens: each notice wakes the
+	 * loop while one is open (runner.c, "Which ends wake the loop"). */
+	if (d->runner)
+		jd_runner_eager(d->runner, 1);
 	return 0;
 }
 

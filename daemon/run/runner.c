@@ -67,24 +67,126 @@ static void send_wake(struct jd_runner *r)
 		uv_async_send(&r->async);
 }
 
-static void push_notice(struct jd_runner *r, struct jd_notice *n, uint8_t what)
+/* Which ends wake the loop.  A worker's notice joins the list at once, but wakes the loop
+ * only when something waits for it; the rest ride the next wake-up, or the next request,
+ * whose handling takes the list first (jd_runner_drain from net/server.c), so no reply
+ * reads a state the workers have moved past.  A START never wakes the loop (its RUNNING
+ * state is only read by requests and watches).  An end wakes it when:
+ *   - the loop asked for it (jd_runner_want_end: the job's DONE notice carries the bit):
+ *     a wait on it (for a wait of all of many jobs, one of them at a time, net/op_wait.c),
+ *     a dependent's gate, a cancel;
+ *   - the completion made room for a job that had to wait (a slot, a fiber, a client's
+ *     max_running: the loop may start a command or an inline job in it);
+ *   - it is a command's (a fiber's) or an array element's (the parent releases the next);
+ *   - the loop asked for every notice (jd_runner_eager: a watch stream, a shutdown);
+ *   - an expiry found by a worker.
+ * Notices that wake no one are taken by the next request (every request's handling takes
+ * the list first), the next wake-up, or the sweep (runner.h): 10 ms after the list was
+ * last found non-empty, then at doubling delays up to 1 s while jobs are queued or
+ * running, so an end nobody waits for reaches its final state, the journal and retention
+ * within that.  (The journal's promise is about what a client was told: such an end was
+ * told to no one.)
+ * Why: with the loop ahead of the workers (worker_scheduling "low") every wake-up
+ * preempts a worker, and one per notice cost 10 us jobs 2.2-2.4 context switches and twice
+ * the loop's CPU per job (daemon/README.md, "The loop thread's CPU").
+ *
+ * The bit's handshake: the worker sets PUSHED with one fetch-or before it pushes the DONE
+ * (after the push the job may be freed), the loop sets WANT with one; whichever comes
+ * second sees the other.  A loop that finds PUSHED may be early: the push itself may not
+ * have happened yet, so it makes every push wake it until that DONE is taken (RACED, a
+ * unit of `eager`) and wakes itself if the list is not empty: the worker's push and its
+ * read of `eager`, the loop's raise of `eager` and its read of the list are sequentially
+ * consistent, so one of the two sees the other. */
+enum { JD_END_WANT = 1, JD_END_PUSHED = 2, JD_END_RACED = 4 };
+
+/* wake_loop: wake the loop unless a wake-up is already on its way (`woken`: set by the
+ * sender, cleared by the loop before it takes the list, so a push before the clear is in
+ * the list the loop takes).  Any thread. */
+static void wake_loop(struct jd_runner *r)
+{
+	if (atomic_exchange_explicit(&r->woken, true, memory_order_seq_cst))
+		return;
+	atomic_fetch_add_explicit(&r->wakeups, 1, memory_order_relaxed);
+	send_wake(r);
+	/* The loop thread is runnable now: a worker that finds nothing to do yields to it
+	 * once instead of spinning its grace on a CPU the loop may wait for. */
+	if (r->pool)
+		jd_pool_want_cpu(r->pool);
+}
+
+static void push(struct jd_runner *r, struct jd_notice *n, uint8_t what)
 {
 	struct jd_notice *old = atomic_load_explicit(&r->notices, memory_order_relaxed);
 
 	n->what = what;
 	do {
 		n->next = old;
-	} while (!atomic_compare_exchange_weak_explicit(&r->notices, &old, n, memory_order_release,
+	} while (!atomic_compare_exchange_weak_explicit(&r->notices, &old, n, memory_order_seq_cst,
 							memory_order_relaxed));
-	/* Only the push that makes the list non-empty wakes the loop: the loop takes the
-	 * whole list, so later pushes ride on the same wake-up. */
-	if (!old) {
-		atomic_fetch_add_explicit(&r->wakeups, 1, memory_order_relaxed);
-		send_wake(r);
-		/* The loop thread is runnable now: a worker that finds nothing to do yields
-		 * to it once instead of spinning its grace on a CPU the loop may wait for. */
-		jd_pool_want_cpu(r->pool);
+}
+
+static bool eager(struct jd_runner *r)
+{
+	return atomic_load_explicit(&r->eager, memory_order_seq_cst) != 0;
+}
+
+/* push_start: job j started on a worker.  Any thread. */
+static void push_start(struct jd_runner *r, struct jd_job *j)
+{
+	push(r, &j->run->n_start, JD_NOTICE_START);
+	if (eager(r))
+		wake_loop(r);
+}
+
+/* push_end: job j ended on a worker (DONE), or a worker found it expired (EXPIRED);
+ * `room`: its completion made room for a job that had to wait.  j is not touched after
+ * the push.  Any thread. */
+static void push_end(struct jd_runner *r, struct jd_job *j, uint8_t what, bool room)
+{
+	bool wake = room || what == JD_NOTICE_EXPIRED || j->exec || j->elem_of;
+	uint8_t f = atomic_fetch_or_explicit(&j->run->n_done.flags, JD_END_PUSHED, memory_order_seq_cst);
+
+	push(r, &j->run->n_done, what);
+	if (wake || (f & JD_END_WANT) || eager(r))
+		wake_loop(r);
+}
+
+void jd_runner_eager(struct jd_runner *r, int delta)
+{
+	if (delta < 0) {
+		atomic_fetch_sub_explicit(&r->eager, 1, memory_order_seq_cst);
+		return;
 	}
+	atomic_fetch_add_explicit(&r->eager, 1, memory_order_seq_cst);
+	/* Notices pushed before: taken at the next iteration. */
+	if (atomic_load_explicit(&r->notices, memory_order_seq_cst))
+		wake_loop(r);
+}
+
+void jd_runner_want_end(struct jd_runner *r, struct jd_job *j)
+{
+	if (!j->run)
+		return; /* ended and settled: nothing will come */
+	uint8_t f = atomic_fetch_or_explicit(&j->run->n_done.flags, JD_END_WANT, memory_order_seq_cst);
+
+	if (!(f & JD_END_PUSHED) || (f & JD_END_RACED))
+		return; /* the worker will see WANT; or this race is counted already */
+	atomic_fetch_or_explicit(&j->run->n_done.flags, JD_END_RACED, memory_order_relaxed);
+	r->raced++;
+	jd_runner_eager(r, 1);
+}
+
+/* end_taken: the loop took j's DONE (or EXPIRED): its PUSHED and RACED bits go (a retried
+ * job runs again), WANT stays (what waited for it may wait for the next attempt). */
+static void end_taken(struct jd_runner *r, struct jd_job *j)
+{
+	uint8_t f = atomic_load_explicit(&j->run->n_done.flags, memory_order_relaxed);
+
+	if (f & JD_END_RACED) {
+		r->raced--;
+		jd_runner_eager(r, -1);
+	}
+	atomic_store_explicit(&j->run->n_done.flags, (uint8_t)(f & JD_END_WANT), memory_order_relaxed);
 }
 
 /* keep_result: keep a handler's result (stolen) as text in j->run->run_value (the record's, the
@@ -119,7 +221,7 @@ static void run_job(void *arg)
 
 	j->run->run_started_ns = jd_now_ns();
 	j->run->run_started_ms = jd_now_ms();
-	push_notice(r, &j->run->n_start, JD_NOTICE_START);
+	push_start(r, j);
 	jd_task_begin(&t, j, r->pool, &r->exec, j->run->run_started_ns);
 	if (jd_cancel_fired(&j->run->ctok))
 		rc = JSCHED_ECANCELLED;
@@ -129,9 +231,11 @@ static void run_job(void *arg)
 	j->run->run_rc = keep_result(j, rc, value);
 	/* A freed slot or fiber, or a client back under its limit: a worker that found
 	 * nothing to take must look again (the pool calls the feeder only when told). */
-	if (jd_fair_complete(r->fair, &fjp, 1))
+	bool room = jd_fair_complete(r->fair, &fjp, 1);
+
+	if (room)
 		jd_pool_notify(r->pool);
-	push_notice(r, &j->run->n_done, JD_NOTICE_DONE);
+	push_end(r, j, JD_NOTICE_DONE, room);
 }
 
 /* feeder: the pool's hook: hand an idle worker the next jobs in fair order (only jobs
@@ -298,7 +402,7 @@ static void final_cb(struct jd_fair_job *fj, enum jd_fair_final state, void *uda
 	if (state == JD_FAIR_DISPATCHED)
 		return;
 	if (!pthread_equal(pthread_self(), r->loop_thread)) {
-		push_notice(r, &j->run->n_done, JD_NOTICE_EXPIRED);
+		push_end(r, j, JD_NOTICE_EXPIRED, false);
 		return;
 	}
 	r->ended_here = true;
@@ -318,9 +422,10 @@ static void final_cb(struct jd_fair_job *fj, enum jd_fair_final state, void *uda
 	}
 }
 
+/* wake_cb: the fair layer's: a blocked client has room (taken after the notices). */
 static void wake_cb(void *udata)
 {
-	send_wake(udata);
+	wake_loop(udata);
 }
 
 /* done: a DONE notice: the job's final state from its handler's return. */
@@ -351,18 +456,53 @@ static void done(struct jd_runner *r, struct jd_job *j)
 	jd_job_value_spill(r->env.jobs, j);
 }
 
-/* notices_cb: the loop thread takes every notice pushed since the last wake-up. */
-static void notices_cb(struct jd_runner *r)
+#define SWEEP_FIRST_MS 10
+#define SWEEP_MAX_MS 1000
+
+static void sweep_cb(uv_timer_t *t);
+
+/* sweep_arm: (re)arm the sweep for ms from now.  Loop thread. */
+static void sweep_arm(struct jd_runner *r, uint64_t ms)
 {
-	struct jd_notice *n = atomic_exchange_explicit(&r->notices, NULL, memory_order_acquire);
+	/* Not under the test clock: there a notice reaches the loop by a wake-up or a
+	 * request only, so a test sees a skipped wake-up (tests/daemon/test_daemon_wake.c). */
+	if (jd_clock_test_on())
+		return;
+	r->sweep_ms = ms;
+	uv_timer_start(&r->sweep, sweep_cb, ms, 0);
+}
+
+static void take_notices(struct jd_runner *r);
+
+/* sweep_cb: take what is in the list; with nothing there, look again later (twice as
+ * late) while jobs may still end on a worker, else stop until a job is queued. */
+static void sweep_cb(uv_timer_t *t)
+{
+	struct jd_runner *r = t->data;
+	const struct jd_jobs *jobs = r->env.jobs;
+
+	uint64_t last = r->sweep_ms;
+
+	jd_loop_woke();
+	r->sweep_ms = 0;
+	if (atomic_load_explicit(&r->notices, memory_order_relaxed) && !r->draining) {
+		r->swept++;
+		take_notices(r); /* re-arms */
+		return;
+	}
+	if (jobs->by_state[JD_QUEUED] + jobs->by_state[JD_RUNNING] > 0)
+		sweep_arm(r, 2 * last < SWEEP_MAX_MS ? 2 * last : SWEEP_MAX_MS);
+}
+
+/* take_notices: the loop thread takes every notice pushed so far, then settles. */
+static void take_notices(struct jd_runner *r)
+{
+	struct jd_notice *n = atomic_exchange_explicit(&r->notices, NULL, memory_order_seq_cst);
 	struct jd_notice *fifo = NULL;
 	struct jd_fair_client *unblocked[32];
 	size_t nu;
 
-	jd_loop_woke();
-
-	if (r->pool)
-		jd_pool_got_cpu(r->pool);
+	r->draining = true;
 	/* The list is newest first; reverse it so each job's START precedes its DONE. */
 	while (n) {
 		struct jd_notice *next = n->next;
@@ -371,8 +511,11 @@ static void notices_cb(struct jd_runner *r)
 		fifo = n;
 		n = next;
 	}
-	if (fifo)
+	if (fifo) {
 		r->batches++;
+		if (r->sweep_ms != SWEEP_FIRST_MS)
+			sweep_arm(r, SWEEP_FIRST_MS);
+	}
 	for (n = fifo; n;) {
 		struct jd_notice *next = n->next; /* read before the job can be settled */
 
@@ -382,9 +525,11 @@ static void notices_cb(struct jd_runner *r)
 			jd_job_set_running(r->env.jobs, n->job);
 			break;
 		case JD_NOTICE_DONE:
+			end_taken(r, n->job);
 			done(r, n->job);
 			break;
 		case JD_NOTICE_EXPIRED:
+			end_taken(r, n->job);
 			jd_job_finish(r->env.jobs, n->job, JD_EXPIRED, JP_CAUSE_DEADLINE,
 				      "not started before its deadline");
 			break;
@@ -395,6 +540,27 @@ static void notices_cb(struct jd_runner *r)
 		for (size_t i = 0; i < nu; i++)
 			r->env.unblocked(r->env.ctx, jd_fair_client_udata(unblocked[i]));
 	jd_jobs_settle(r->env.jobs);
+	r->draining = false;
+}
+
+/* notices_cb: a wake-up: the flag first (a push after this wakes the loop again), then
+ * the list. */
+static void notices_cb(struct jd_runner *r)
+{
+	jd_loop_woke();
+	atomic_store_explicit(&r->woken, false, memory_order_seq_cst);
+	if (r->pool)
+		jd_pool_got_cpu(r->pool);
+	if (!r->draining)
+		take_notices(r);
+}
+
+void jd_runner_drain(struct jd_runner *r)
+{
+	if (r->draining || !atomic_load_explicit(&r->notices, memory_order_relaxed))
+		return;
+	r->drained++;
+	take_notices(r);
 }
 
 static void own_wake_cb(struct jd_wake *w)
@@ -522,8 +688,13 @@ int jd_runner_start(struct jd_runner *r, const struct jd_runner_env *env, char *
 	r->loop_thread = pthread_self();
 	atomic_init(&r->notices, NULL);
 	atomic_init(&r->wakeups, 0);
+	atomic_init(&r->woken, false);
+	atomic_init(&r->eager, 0);
 	uv_timer_init(env->loop, &r->deadline);
 	r->deadline.data = r;
+	uv_timer_init(env->loop, &r->sweep);
+	r->sweep.data = r;
+	r->sweep_ms = 0;
 	/* The wake-up's kind follows worker_scheduling (runner.h, own_wake). */
 	r->own_wake = cfg->worker_sched != JD_WORKER_NORMAL;
 	r->wake.fd = -1;
@@ -603,6 +774,7 @@ void jd_runner_stop(struct jd_runner *r)
 	else
 		uv_close((uv_handle_t *)&r->async, NULL);
 	uv_close((uv_handle_t *)&r->deadline, NULL);
+	uv_close((uv_handle_t *)&r->sweep, NULL);
 	if (r->fair)
 		jd_fair_free(r->fair);
 	r->fair = NULL;
@@ -686,6 +858,8 @@ void jd_runner_flush_kicks(struct jd_runner *r)
 	unsigned n = r->kicks, w = jd_pool_workers(r->pool);
 
 	r->kicks = 0;
+	if (n && !r->sweep_ms)
+		sweep_arm(r, SWEEP_FIRST_MS); /* a worker may end it, waking no one */
 	/* The jobs the loop thread runs itself first; their settling (a nested settle,
 	 * whose own flush comes back here and only kicks) answers the waits on them.
 	 * Commands too when any job is ready (a slot may have come back through a worker's
@@ -709,6 +883,7 @@ void jd_runner_flush_kicks(struct jd_runner *r)
 
 void jd_runner_cancel(struct jd_runner *r, struct jd_job *j)
 {
+	jd_runner_want_end(r, j); /* the canceller is told when it has stopped */
 	jd_cancel_fire(&j->run->ctok);
 	/* Its commands (an exec job's, or a handler's): SIGTERM to each group. */
 	jd_exec_cancel(&r->exec, j, jd_job_stop_cause(r->env.jobs, j));

@@ -12,6 +12,10 @@
  * wake-up (libuv's uv_async, or with the loop ahead of the workers an eventfd of the
  * runner's own, core/wake.h: own_wake below): a job's start and its end are each one push; the loop thread takes the
  * whole list at once, so a burst of completions costs one wake-up, not one per job.
+ * A push wakes the loop only when something waits for it (runner.c, "Which ends wake
+ * the loop": a wait, a dependent, a watch, a freed slot, a command, a shutdown); the
+ * other notices wait in the list for the next wake-up or request, and every request is
+ * handled after the list is taken (jd_runner_drain), so no reply tells of stale state.
  */
 #ifndef JD_RUNNER_H
 #define JD_RUNNER_H
@@ -74,6 +78,19 @@ struct jd_runner {
 	pthread_t loop_thread;	/* to tell the fair hook's caller */
 	_Atomic(struct jd_notice *) notices;	/* any thread pushes, loop thread takes all */
 	atomic_uint_fast64_t wakeups;	/* async sends (metrics: batching) */
+	atomic_bool woken;	/* a wake-up is sent that the loop has not begun to take */
+	atomic_uint eager;	/* > 0: every push wakes the loop (jd_runner_eager) */
+	unsigned raced;		/* loop thread: wanted jobs whose end was already pushing
+				 * (jd_runner_want_end), each holding one unit of eager */
+	bool draining;		/* loop thread: the notices are being taken */
+	/* The sweep: a timer that takes the notices nobody woke the loop for, 10 ms after
+	 * the list was last found non-empty (or a job was queued), then at doubling delays up
+	 * to 1 s while jobs are queued or running, so that such an end reaches its state, the
+	 * journal and retention within that (runner.c, "Which ends wake the loop"). */
+	uv_timer_t sweep;
+	uint64_t sweep_ms;	/* its delay now (0: not armed) */
+	uint64_t swept;		/* loop thread: lists taken by the sweep */
+	uint64_t drained;	/* loop thread: lists taken by requests, not wake-ups */
 	uint64_t batches, noticed;	/* loop thread: batches taken, notices in them */
 	unsigned kicks;		/* loop thread: jobs queued since the last flush */
 	int res_proc, res_fiber;	/* the fair layer's resources "process" and "fiber" */
@@ -121,6 +138,22 @@ void jd_runner_job_class(struct jd_runner *r, struct jd_job *j);
 /* jd_runner_wake: wake every idle worker to feed (capacity came back, a client was
  * resumed, a job released: jobs may fit now).  Loop thread. */
 void jd_runner_wake(struct jd_runner *r);
+
+/* jd_runner_want_end: something waits for j's end (a wait, a dependent, a cancel): when
+ * a worker ends it, its DONE notice wakes the loop.  Where the worker had already passed
+ * that choice, every push wakes the loop until that DONE is taken (and the list is taken
+ * at the next iteration if it is already there).  Loop thread. */
+void jd_runner_want_end(struct jd_runner *r, struct jd_job *j);
+
+/* jd_runner_eager: delta +1: every notice wakes the loop from now on (a watch stream that
+ * tells every state, a shutdown that waits for every end), until as many -1.  Notices
+ * already in the list are taken at the next iteration.  Loop thread. */
+void jd_runner_eager(struct jd_runner *r, int delta);
+
+/* jd_runner_drain: take the notices pushed since the last wake-up (and settle), so
+ * that what follows reads the jobs' states as the workers left them.  Cheap when the list
+ * is empty (one load).  Not from inside the taking itself (ignored then).  Loop thread. */
+void jd_runner_drain(struct jd_runner *r);
 
 /* jd_runner_cancel: ask a running job to stop (its cancel token fires).  Loop thread. */
 void jd_runner_cancel(struct jd_runner *r, struct jd_job *j);
