@@ -712,9 +712,15 @@ static void efficiency_rows(struct e2e *e)
 		if (e->quick)
 			n /= 10;
 		struct eff_cpu cpu = {0};
+		/* The loop's wake-ups by the workers' notices (metrics notices.wakeups), a count
+		 * that says what the loop's CPU per job cannot: how often a worker woke it. */
+		struct jsched_conn *m = e2e_connect(&d, "eff-metrics");
+		double w0 = e2e_metrics_number(m, "notices/wakeups");
 
 		for (int run = 0; run < runs; run++)
 			v[run] = spin_rate(&d, lens[l], n, &cpu);
+		double wakes = e2e_metrics_number(m, "notices/wakeups") - w0;
+		jsched_close(m);
 		if (l == 0) { /* and counted: the daemon's system calls and switches per job */
 			struct e2e_counter ctr;
 			struct e2e_counts k;
@@ -746,6 +752,8 @@ static void efficiency_rows(struct e2e *e)
 		bench_row(e->rep, name, "us", "sleep, journal off", cpu.loop / per, NULL, 0);
 		snprintf(name, sizeof(name), "hot: CPU per %u us call job, the client", lens[l]);
 		bench_row(e->rep, name, "us", "sleep, journal off", cpu.client / per, NULL, 0);
+		snprintf(name, sizeof(name), "hot: loop wake-ups by the workers per %u us call job", lens[l]);
+		bench_row(e->rep, name, "wake-ups", "sleep, journal off", wakes / ((double)n * (double)runs), NULL, 0);
 	}
 	e2e_daemon_stop(&d);
 }

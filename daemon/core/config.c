@@ -44,6 +44,7 @@ void jd_config_defaults(struct jd_config *c)
 	c->workers = 0;
 	c->fibers = 256;
 	c->idle_spin = false;
+	c->worker_sched = 2; /* "low" (config.h; daemon/README.md "The loop thread's CPU") */
 	c->policy = JD_POLICY_FAIR;
 	c->quantum = 0;
 	c->fair_window_ms = 10000;

@@ -168,7 +168,7 @@ struct jd_config {
 
 	/* Changeable live. */
 	bool idle_spin;		/* idle policy: spin (true) or sleep */
-	unsigned worker_sched;	/* worker_scheduling: 0 normal (default), 1 batch, 2 low, 3 idle (the
+	unsigned worker_sched;	/* worker_scheduling: 0 normal, 1 batch, 2 low (default), 3 idle (the
 				 * pool's enum jd_worker_sched, in that order) */
 	enum jd_policy_conf policy;
 	uint32_t quantum;	/* drr quantum, in cost units (0: the largest cost seen) */

@@ -204,9 +204,9 @@ static void test_static_diff(void **state)
 	assert_string_equal(jd_config_diff_static(&a, &b, buf, sizeof(buf)), "socket_mode,workers");
 	jd_config_free(&a);
 	jd_config_free(&b);
-	/* The workers' scheduling: "normal" unless set; decided at start. */
+	/* The workers' scheduling: "low" unless set; decided at start. */
 	assert_int_equal(load(&a, "{}", err, sizeof(err)), 0);
-	assert_int_equal(a.worker_sched, 0);
+	assert_int_equal(a.worker_sched, 2);
 	assert_int_equal(load(&b, "{\"worker_scheduling\": \"idle\"}", err, sizeof(err)), 0);
 	assert_int_equal(b.worker_sched, 3);
 	assert_string_equal(jd_config_diff_static(&a, &b, buf, sizeof(buf)), "worker_scheduling");
