@@ -9,7 +9,8 @@
  * the end in the list for good: the client's own bound (20 s; the waits have no timeout
  * of the daemon's, whose expiry would take the list first) runs out and the test fails.  Each case fails so with its wake-up taken out of runner.c (checked
  * by hand: WANT ignored fails the waits and the stress; the re-pick of a wait of all
- * taken out fails test_wait_all_last_named_ends_first; no eager watch fails the watch; no
+ * taken out fails test_wait_all_last_named_ends_first; the wake bit not kept across a retry
+ * fails test_wait_on_retried; no eager watch fails the watch; no
  * dependent's want fails the dependency; no shutdown eager fails the shutdown).
  */
 #include <stdarg.h>
@@ -80,8 +81,10 @@ static void pump(struct jsched_conn *c, const bool *done)
 
 /* wait_bounded: a wait with no timeout of the daemon's (a daemon's timeout takes the
  * notices first, which would hide a skipped wake-up), bounded here; asserts that every
- * job it answers with (all: each named; any: at least one) succeeded. */
-static void wait_bounded(struct jsched_conn *c, const uint64_t *ids, size_t n, enum jsched_wait_mode mode)
+ * job it answers with (all: each named; any: at least one) ended in state want
+ * (wait_bounded: succeeded). */
+static void wait_ended(struct jsched_conn *c, const uint64_t *ids, size_t n, enum jsched_wait_mode mode,
+		       enum jsched_state want)
 {
 	struct answer a = {0};
 	size_t ok = 0;
@@ -92,12 +95,17 @@ static void wait_bounded(struct jsched_conn *c, const uint64_t *ids, size_t n, e
 	assert_non_null(a.res);
 	assert_int_equal(a.res->count, n);
 	for (size_t i = 0; i < n; i++)
-		ok += a.res->items[i]->state == JSCHED_STATE_SUCCEEDED;
+		ok += a.res->items[i]->state == want;
 	if (mode == JSCHED_WAIT_ALL)
 		assert_int_equal(ok, n);
 	else
 		assert_true(ok >= 1);
 	jsched_results_free(a.res);
+}
+
+static void wait_bounded(struct jsched_conn *c, const uint64_t *ids, size_t n, enum jsched_wait_mode mode)
+{
+	wait_ended(c, ids, n, mode, JSCHED_STATE_SUCCEEDED);
 }
 
 /* A wait on one job that a worker runs: its end wakes the loop. */
@@ -128,6 +136,19 @@ static void test_wait_all_last_named_ends_first(void **state)
 	ids[0] = submit(c, "spin", "{\"us\": 20000}");
 	ids[1] = submit(c, "spin", "{\"us\": 20000}");
 	wait_bounded(c, ids, 2, JSCHED_WAIT_ANY);
+	jsched_close(c);
+}
+
+/* A wait on a job that fails on a worker and is tried again: each attempt's end wakes the
+ * loop (what waited for the first waits for the last). */
+static void test_wait_on_retried(void **state)
+{
+	struct jsched_conn *c = conn("retry");
+	uint64_t id = jdt_submit_spec(c, "{\"kind\": \"call\", \"fn\": \"spin\", \"args\": {\"us\": -1}, "
+					 "\"retry\": {\"max_attempts\": 3, \"backoff_ms\": 0}}");
+
+	(void)state;
+	wait_ended(c, &id, 1, JSCHED_WAIT_ALL, JSCHED_STATE_FAILED);
 	jsched_close(c);
 }
 
@@ -255,6 +276,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wait_one),
 		cmocka_unit_test(test_wait_all_last_named_ends_first),
+		cmocka_unit_test(test_wait_on_retried),
 		cmocka_unit_test(test_watch_sees_start_and_end),
 		cmocka_unit_test(test_dependent_released),
 		cmocka_unit_test(test_blocked_client_resumed),
