@@ -380,7 +380,10 @@ static void *bare_flusher(void *arg)
 		uint64_t last, k, t0, off;
 		int bi;
 
-		while ((!b->len || (b->gather && b->len < (size_t)b->active * BARE_REC)) &&
+		/* (Not a flush more than `flight` past the durable one: the ring of ended
+		 * flushes has that many slots, and a slow flush holds the others' turn.) */
+		while ((!b->len || (b->gather && b->len < (size_t)b->active * BARE_REC) ||
+			b->started - b->durable_flush >= (uint64_t)b->flight) &&
 		       !b->stop) {
 			b->waiting++;
 			pthread_cond_wait(&b->cv_work, &b->mu);
@@ -418,6 +421,8 @@ static void *bare_flusher(void *arg)
 			b->durable = b->ended_last[f % (uint64_t)ncv];
 			b->ended_last[f % (uint64_t)ncv] = 0;
 			pthread_cond_broadcast(&b->cv_done[f % (uint64_t)ncv]);
+			if (b->waiting)
+				pthread_cond_broadcast(&b->cv_work); /* a turn came free */
 		}
 	}
 	pthread_mutex_unlock(&b->mu);
