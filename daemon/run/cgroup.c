@@ -873,8 +873,6 @@ static int open_at(const char *dir, const char *file, int flags)
  * writes).  What cannot be opened stays -1 and is read by path. */
 static void hold(struct jd_cg *cg, struct jd_cg_job *g)
 {
-	bool first = true;
-
 	if (g->held || cg->plain || cg->mode != JD_CG_V1 || cg->held >= JD_CG_HELD_MAX)
 		return;
 	for (int f = 0; f < JD_CG_NFD; f++)
@@ -890,9 +888,6 @@ static void hold(struct jd_cg *cg, struct jd_cg_job *g)
 
 		if (!dir[0])
 			continue;
-		if (first)
-			g->fd[JD_CG_FD_PROCS] = open_at(dir, "cgroup.procs", O_RDONLY);
-		first = false;
 		if (ctls & (1u << JD_CG_CPUACCT)) {
 			g->fd[JD_CG_FD_USAGE] = open_at(dir, "cpuacct.usage", O_RDONLY);
 			g->fd[JD_CG_FD_USAGE_ALL] = open_at(dir, "cpuacct.usage_all", O_RDONLY);
@@ -1223,9 +1218,9 @@ bool jd_cg_populated(struct jd_cg *cg, const struct jd_cg_job *g)
 
 		if (!g->dir[h][0])
 			continue;
-		/* Held: one pread says whether anything is listed (a read at 0 starts the
-		 * list afresh); all that is asked is whether it is empty. */
-		r = fetch(held_fd(g, JD_CG_FD_PROCS), g->dir[h], "cgroup.procs", buf, sizeof(buf));
+		/* By path even when g is held: a held cgroup.procs lists what it listed at its
+		 * first read (cgroup.h, enum jd_cg_fd). */
+		r = get(g->dir[h], "cgroup.procs", buf, sizeof(buf));
 		cg->stats.files_read++;
 		if (r > 0 || (r < 0 && r != -ENOENT))
 			return true;

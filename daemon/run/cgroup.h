@@ -146,9 +146,12 @@ struct jd_cg_stats {
 /* The control files of a reusable job group kept open (jd_cg_job.fd), so that a command's
  * end reads them by pread instead of an open, a read to EOF and a close each: the open's
  * walk down a path of nine components, through kernfs, was most of what the end cost the
- * loop thread.  v1 only (the mode that reuses groups). */
+ * loop thread.  v1 only (the mode that reuses groups).  Not cgroup.procs: v1 lists its
+ * pids from a list the kernel makes at an open file's first read and keeps for that file
+ * while it is read again within a second, so a held one goes on listing a process that has
+ * left (unit_cgroup test_real_setsid_double_fork waited in vain for its group to empty);
+ * the emptiness check opens it afresh. */
 enum jd_cg_fd {
-	JD_CG_FD_PROCS,		/* cgroup.procs of its first hierarchy: emptiness */
 	JD_CG_FD_USAGE,		/* cpuacct.usage */
 	JD_CG_FD_USAGE_ALL,	/* cpuacct.usage_all */
 	JD_CG_FD_PEAK,		/* memory.max_usage_in_bytes, read and reset (read-write) */
