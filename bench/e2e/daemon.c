@@ -271,8 +271,11 @@ static void submitted_cb(struct jsched_conn *c, int status, const struct jsched_
 	free(slot);
 }
 
-void e2e_submit_pipelined(struct jsched_conn *c, const struct jsched_spec *spec, size_t n, size_t batch,
-			  size_t window, uint64_t *ids)
+/* submit_pipelined: e2e_submit_pipelined's loop; job i's spec is each[i], or spec for all
+ * when each is NULL. */
+static void submit_pipelined(struct jsched_conn *c, const struct jsched_spec *spec,
+			     const struct jsched_spec *const *each, size_t n, size_t batch, size_t window,
+			     uint64_t *ids)
 {
 	struct pipe_state st = {.ids = ids};
 	const struct jsched_spec **specs = malloc(batch * sizeof(*specs));
@@ -291,8 +294,10 @@ void e2e_submit_pipelined(struct jsched_conn *c, const struct jsched_spec *spec,
 			if (!slot)
 				e2e_die("out of memory");
 			*slot = (struct pipe_slot){.st = &st, .at = sent, .n = k};
+			if (each && batch > 1)
+				memcpy(specs, each + sent, k * sizeof(*specs));
 			if (batch == 1)
-				r = jsched_submit_async(c, spec, submitted_cb, slot);
+				r = jsched_submit_async(c, each ? each[sent] : spec, submitted_cb, slot);
 			else
 				r = jsched_submit_batch_async(c, specs, k, submitted_cb, slot);
 			if (r < 0)
@@ -311,4 +316,16 @@ void e2e_submit_pipelined(struct jsched_conn *c, const struct jsched_spec *spec,
 	free(specs);
 	if (st.failed)
 		e2e_die("submission failed");
+}
+
+void e2e_submit_pipelined(struct jsched_conn *c, const struct jsched_spec *spec, size_t n, size_t batch,
+			  size_t window, uint64_t *ids)
+{
+	submit_pipelined(c, spec, NULL, n, batch, window, ids);
+}
+
+void e2e_submit_pipelined_each(struct jsched_conn *c, const struct jsched_spec *const *specs, size_t n,
+			       size_t batch, size_t window, uint64_t *ids)
+{
+	submit_pipelined(c, NULL, specs, n, batch, window, ids);
 }

@@ -102,6 +102,10 @@ void e2e_wait_ids(struct jsched_conn *c, const uint64_t *ids, size_t n);
 void e2e_submit_pipelined(struct jsched_conn *c, const struct jsched_spec *spec, size_t n, size_t batch,
 			  size_t window, uint64_t *ids);
 
+/* e2e_submit_pipelined_each: the same with job i's spec specs[i]. */
+void e2e_submit_pipelined_each(struct jsched_conn *c, const struct jsched_spec *const *specs, size_t n,
+			       size_t batch, size_t window, uint64_t *ids);
+
 /* e2e_exec_rate: n copies of the exec spec through d (batches of 500, 4 in flight, then
  * wait for all), in jobs/s (exec.c). */
 double e2e_exec_rate(struct e2e_daemon *d, const struct jsched_spec *spec, size_t n);

@@ -668,28 +668,57 @@ static void eff_cpu_add(pid_t pid, const struct eff_cpu *then, struct eff_cpu *s
 	sum->client += now.client - then->client;
 }
 
-static double spin_rate(struct e2e_daemon *d, unsigned us, size_t n, struct eff_cpu *cpu)
+/* spin_rate: n spin(us) jobs through d, timed, their CPU added to *cpu (if not NULL).  With
+ * `each`, job i's args are {"us": us, "i": i}, so no spec repeats the one before it (the
+ * daemon's reader copies a repeated spec instead of reading it: proto/fastreq.c); the specs
+ * are made before the clock starts. */
+static double spin_rate(struct e2e_daemon *d, unsigned us, size_t n, bool each, struct eff_cpu *cpu)
 {
 	struct eff_cpu then;
-	struct jsched_spec *spec;
-	char args[32];
+	struct jsched_spec *spec = NULL, **specs = each ? calloc(n, sizeof(*specs)) : NULL;
+	char args[64];
 	uint64_t *ids = malloc(n * sizeof(*ids));
 
 	snprintf(args, sizeof(args), "{\"us\": %u}", us);
-	if (!ids || jsched_spec_call("spin", args, &spec) < 0)
+	if (!ids || (each && !specs) || jsched_spec_call("spin", args, &spec) < 0)
 		e2e_die("out of memory");
+	for (size_t i = 0; each && i < n; i++) {
+		snprintf(args, sizeof(args), "{\"us\": %u, \"i\": %zu}", us, i);
+		if (jsched_spec_call("spin", args, &specs[i]) < 0)
+			e2e_die("out of memory");
+	}
 	struct jsched_conn *c = e2e_connect(d, "eff");
 	eff_cpu_now(d->pid, &then);
 	uint64_t t0 = bench_now_ns();
-	e2e_submit_pipelined(c, spec, n, 1000, 4, ids);
+	if (each)
+		e2e_submit_pipelined_each(c, (const struct jsched_spec *const *)specs, n, 1000, 4, ids);
+	else
+		e2e_submit_pipelined(c, spec, n, 1000, 4, ids);
 	e2e_wait_ids(c, ids, n);
 	double rate = (double)n / ((double)(bench_now_ns() - t0) / 1e9);
 	if (cpu)
 		eff_cpu_add(d->pid, &then, cpu);
 	jsched_close(c);
 	jsched_spec_free(spec);
+	for (size_t i = 0; each && i < n; i++)
+		jsched_spec_free(specs[i]);
+	free(specs);
 	free(ids);
 	return rate;
+}
+
+/* eff_cpu_rows: the CPU per job rows of one length, `what` naming the kind of args. */
+static void eff_cpu_rows(struct e2e *e, unsigned us, const char *what, const struct eff_cpu *cpu,
+			 double per)
+{
+	char name[160];
+
+	snprintf(name, sizeof(name), "hot: CPU per %u us call job%s, the daemon's workers", us, what);
+	bench_row(e->rep, name, "us", "sleep, journal off", cpu->workers / per, "the job's own", us);
+	snprintf(name, sizeof(name), "hot: CPU per %u us call job%s, the daemon's loop thread", us, what);
+	bench_row(e->rep, name, "us", "sleep, journal off", cpu->loop / per, NULL, 0);
+	snprintf(name, sizeof(name), "hot: CPU per %u us call job%s, the client", us, what);
+	bench_row(e->rep, name, "us", "sleep, journal off", cpu->client / per, NULL, 0);
 }
 
 static void efficiency_rows(struct e2e *e)
@@ -711,15 +740,29 @@ static void efficiency_rows(struct e2e *e)
 
 		if (e->quick)
 			n /= 10;
-		struct eff_cpu cpu = {0};
-		/* The loop's wake-ups by the workers' notices (metrics notices.wakeups), a count
-		 * that says what the loop's CPU per job cannot: how often a worker woke it. */
+		struct eff_cpu cpu = {0}, cpu_each = {0};
+		double v_each[64], wakes = 0;
+		/* The 10 us row again with args that differ per job, run for run beside the
+		 * repeated spec's ($BENCH_HOT_EFF_ARGS=each or same: only that one, for
+		 * profiling). */
+		const char *kind = getenv("BENCH_HOT_EFF_ARGS");
+		bool same = l > 0 || !kind || strcmp(kind, "each") != 0;
+		bool each = l == 0 && (!kind || strcmp(kind, "same") != 0);
+		/* The loop's wake-ups by the workers' notices (metrics notices.wakeups) over the
+		 * repeated spec's runs, a count that says what the loop's CPU per job cannot:
+		 * how often a worker woke it. */
 		struct jsched_conn *m = e2e_connect(&d, "eff-metrics");
-		double w0 = e2e_metrics_number(m, "notices/wakeups");
 
-		for (int run = 0; run < runs; run++)
-			v[run] = spin_rate(&d, lens[l], n, &cpu);
-		double wakes = e2e_metrics_number(m, "notices/wakeups") - w0;
+		for (int run = 0; run < runs; run++) {
+			if (same) {
+				double w0 = e2e_metrics_number(m, "notices/wakeups");
+
+				v[run] = spin_rate(&d, lens[l], n, false, &cpu);
+				wakes += e2e_metrics_number(m, "notices/wakeups") - w0;
+			}
+			if (each)
+				v_each[run] = spin_rate(&d, lens[l], n, true, &cpu_each);
+		}
 		jsched_close(m);
 		if (l == 0) { /* and counted: the daemon's system calls and switches per job */
 			struct e2e_counter ctr;
@@ -728,7 +771,7 @@ static void efficiency_rows(struct e2e *e)
 
 			if (e2e_counter_start(&ctr, d.pid)) {
 				e2e_counter_enable(&ctr);
-				spin_rate(&d, lens[l], n, NULL);
+				spin_rate(&d, lens[l], n, false, NULL);
 				if (e2e_counter_stop(&ctr, &k)) {
 					snprintf(name, sizeof(name), "hot: system calls per %u us call job, daemon", lens[l]);
 					bench_row(e->rep, name, "calls", "sleep, journal off", k.syscalls / (double)n, NULL, 0);
@@ -739,21 +782,26 @@ static void efficiency_rows(struct e2e *e)
 				}
 			}
 		}
-		snprintf(name, sizeof(name), "hot: %u us call jobs, %zu, %u workers", lens[l], n, e->cpus);
 		snprintf(base, sizeof(base), "ideal: %u workers / %u us", e->cpus, lens[l]);
-		bench_row(e->rep, name, "jobs/s", "sleep, journal off", e2e_median_of(v, (size_t)runs), base,
-			  ideal);
 		/* CPU per job, all runs: counts of a kind that hold under load better than the
 		 * rate (the workers' row includes the job's own us). */
 		double per = 1000.0 * (double)n * (double)runs;
-		snprintf(name, sizeof(name), "hot: CPU per %u us call job, the daemon's workers", lens[l]);
-		bench_row(e->rep, name, "us", "sleep, journal off", cpu.workers / per, "the job's own", lens[l]);
-		snprintf(name, sizeof(name), "hot: CPU per %u us call job, the daemon's loop thread", lens[l]);
-		bench_row(e->rep, name, "us", "sleep, journal off", cpu.loop / per, NULL, 0);
-		snprintf(name, sizeof(name), "hot: CPU per %u us call job, the client", lens[l]);
-		bench_row(e->rep, name, "us", "sleep, journal off", cpu.client / per, NULL, 0);
-		snprintf(name, sizeof(name), "hot: loop wake-ups by the workers per %u us call job", lens[l]);
-		bench_row(e->rep, name, "wake-ups", "sleep, journal off", wakes / ((double)n * (double)runs), NULL, 0);
+		if (same) {
+			snprintf(name, sizeof(name), "hot: %u us call jobs, %zu, %u workers", lens[l], n, e->cpus);
+			bench_row(e->rep, name, "jobs/s", "sleep, journal off", e2e_median_of(v, (size_t)runs),
+				  base, ideal);
+			eff_cpu_rows(e, lens[l], "", &cpu, per);
+			snprintf(name, sizeof(name), "hot: loop wake-ups by the workers per %u us call job", lens[l]);
+			bench_row(e->rep, name, "wake-ups", "sleep, journal off", wakes / ((double)n * (double)runs),
+				  NULL, 0);
+		}
+		if (each) {
+			snprintf(name, sizeof(name), "hot: %u us call jobs, args differing per job, %zu, %u workers",
+				 lens[l], n, e->cpus);
+			bench_row(e->rep, name, "jobs/s", "sleep, journal off",
+				  e2e_median_of(v_each, (size_t)runs), base, ideal);
+			eff_cpu_rows(e, lens[l], ", args differing per job", &cpu_each, per);
+		}
 	}
 	e2e_daemon_stop(&d);
 }
