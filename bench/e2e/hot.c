@@ -771,7 +771,7 @@ static void efficiency_rows(struct e2e *e)
 
 			if (e2e_counter_start(&ctr, d.pid)) {
 				e2e_counter_enable(&ctr);
-				spin_rate(&d, lens[l], n, false, NULL);
+				spin_rate(&d, lens[l], n, !same, NULL);
 				if (e2e_counter_stop(&ctr, &k)) {
 					snprintf(name, sizeof(name), "hot: system calls per %u us call job, daemon", lens[l]);
 					bench_row(e->rep, name, "calls", "sleep, journal off", k.syscalls / (double)n, NULL, 0);

@@ -11,14 +11,17 @@
  * Windows.  A lifetime histogram cannot tell a spike an hour ago from a healthy last
  * minute, so each latency is also kept in time slices that rotate: six slices of 10 s
  * for "the last minute" and five slices of 1 min for "the last five minutes".  A value is
- * counted in the current slice of each ring; reading a window merges its ring's slices
- * into a dense histogram.  A window so covers the current (partial) slice and the
+ * counted in the current 10 s slice only; when that slice is restarted for a later epoch
+ * or trimmed, its values are folded into the slice of their minute (one pass over its
+ * counters per 10 s, where counting each value in both rings cost ~45 instructions more
+ * per value, six values a finished job).  Reading a window merges its ring's slices into
+ * a dense histogram (for five minutes, also the 10 s slices not yet folded).  A window so covers the current (partial) slice and the
  * complete ones before it: between 50 and 60 s of the past for 1m, between 4 and 5 min
  * for 5m; jd_whist_read says exactly how much, so a rate is count / covered.
  *
- * A slice is dense, 976 32-bit counters (3.9 KiB), allocated at its first value and
- * released once it lies outside its window (jd_whist_trim), so recording a value is an
- * index and an increment, and memory goes to what was active in the last five minutes:
+ * A slice is dense, 976 32-bit counters (3.9 KiB), allocated at its first value (a
+ * minute's at its first fold) and released once it lies outside its window
+ * (jd_whist_trim), so recording a value is an index and an increment, and memory goes to what was active in the last five minutes:
  * at most 11 x 3.9 KiB = 43 KiB per latency, 129 KiB for a client's three, nothing for
  * an idle client.  Sparse slices (sorted (bucket, count) pairs, a few hundred bytes for
  * a steady latency) were tried first and removed: a value cost 540 ns against 47 ns for

@@ -1,6 +1,7 @@
 /* tests/daemon/unit_whist.c: the windowed histograms on a hand-driven clock: a window
  * holds what happened in its span and forgets what is older, agrees with the lifetime
- * histogram on the same values, says exactly how much time it covers, and holds memory
+ * histogram on the same values (over five minutes too, where 10 s slices are folded
+ * into their minute), says exactly how much time it covers, and holds memory
  * only for the slices its windows still cover. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,6 +77,45 @@ static void test_agrees_with_lifetime(void **state)
 	jd_whist_free(&w);
 }
 
+static void test_five_minutes_agree(void **state)
+{
+	static struct jd_hist life;
+	struct jd_whist w;
+	uint64_t v = 7;
+
+	(void)state;
+	memset(&w, 0, sizeof(w));
+	memset(&life, 0, sizeof(life));
+	/* Four minutes of values (60 .. 300 s), trimmed every second as the daemon does: each
+	 * 10 s slice reaches its minute by a fold (restarted or trimmed), once.  At 330 s the
+	 * five minutes from 60 s on hold them all, bucket for bucket, some folded, the last
+	 * ones not yet. */
+	for (uint64_t t = 60000; t < 300000; t += 50) {
+		v = v * 6364136223846793005ull + 1442695040888963407ull;
+		uint64_t x = (v >> 24) % 100000000ull;
+
+		jd_hist_record(&life, x);
+		jd_whist_record(&w, t, x);
+		if (t % 1000 == 0)
+			jd_whist_trim(&w, t);
+	}
+	for (uint64_t now = 300000; now <= 330000; now += 30000) {
+		jd_whist_trim(&w, now);
+		jd_whist_read(&w, now, JD_WINDOW_5M, &merged);
+		assert_int_equal(merged.count, life.count);
+		assert_int_equal(merged.sum, life.sum);
+		assert_int_equal(merged.min, life.min);
+		assert_int_equal(merged.max, life.max);
+		assert_memory_equal(merged.bucket, life.bucket, sizeof(life.bucket));
+	}
+	assert_int_equal(w.lost, 0);
+	/* At 400 s the minute of 60 .. 120 s has left the window: a fifth of the values. */
+	jd_whist_trim(&w, 400000);
+	jd_whist_read(&w, 400000, JD_WINDOW_5M, &merged);
+	assert_int_equal(merged.count, life.count - 60000 / 50);
+	jd_whist_free(&w);
+}
+
 static void test_covered(void **state)
 {
 	struct jd_whist w;
@@ -133,6 +173,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_window_forgets),
 		cmocka_unit_test(test_agrees_with_lifetime),
+		cmocka_unit_test(test_five_minutes_agree),
 		cmocka_unit_test(test_covered),
 		cmocka_unit_test(test_memory),
 	};
