@@ -65,10 +65,16 @@ static inline void sub(_Atomic uint64_t *a, uint64_t d)
 static __attribute__((noinline)) uint64_t ready_of_classes(struct jd_fair *f)
 {
 	uint64_t ready = 0;
+	unsigned queued = 0;
 
 	if (f->resv >= 0 && f->cls[f->resv].heap_n == 0 && f->cls[f->resv].ring_n == 0)
 		f->resv = -1;
-	for (unsigned m = jd_fp_fit(f); m != 0; m &= m - 1)
+	/* Only the classes with jobs queued are fitted: the others add nothing.  Fitting all
+	 * of them was ~130 instructions a call, two calls a job on each worker (callgrind of
+	 * the 10 us efficiency row, five classes, the jobs all in one). */
+	for (uint32_t k = 0; k < f->nclasses; k++)
+		queued |= (f->cls[k].queued_in != 0 ? 1u : 0u) << k;
+	for (unsigned m = queued ? jd_fp_fit_among(f, queued) : 0; m != 0; m &= m - 1)
 		ready += f->cls[__builtin_ctz(m)].queued_in;
 	return ready;
 }

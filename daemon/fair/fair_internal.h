@@ -230,6 +230,7 @@ bool jd_fq_expiry_less(const struct jd_fair_hnode *a, const struct jd_fair_hnode
 
 /* policy.c */
 unsigned jd_fp_fit(const struct jd_fair *f);
+unsigned jd_fp_fit_among(const struct jd_fair *f, unsigned among);
 void jd_fp_sync(struct jd_fair *f, struct jd_fair_client *c);
 struct jd_fair_client *jd_fp_pick(struct jd_fair *f, unsigned fit);
 struct jd_fair_job *jd_fp_head(const struct jd_fair *f, const struct jd_fair_client *c,

@@ -239,9 +239,17 @@ double jd_fp_job_factor(const struct jd_fair *f, const struct jd_fair_cls *h,
  * head job's do).  O(classes x resources). */
 unsigned jd_fp_fit(const struct jd_fair *f)
 {
+	return jd_fp_fit_among(f, ~0u);
+}
+
+/* jd_fp_fit_among: jd_fp_fit(f) & among, the classes outside among not looked at (each
+ * class's fit is its own: a reservation only takes classes out). */
+unsigned jd_fp_fit_among(const struct jd_fair *f, unsigned among)
+{
 	unsigned fit = 1;
 
-	for (uint32_t k = 1; k < f->nclasses; k++) {
+	for (uint32_t cm = among & ~1u & ((1u << f->nclasses) - 1u); cm != 0; cm &= cm - 1) {
+		uint32_t k = (uint32_t)__builtin_ctz(cm);
 		const struct jd_fair_cls *h = &f->cls[k];
 		bool ok = true;
 		for (uint32_t m = h->rmask & ~h->vmask; m != 0 && ok; m &= m - 1) {
@@ -274,7 +282,7 @@ unsigned jd_fp_fit(const struct jd_fair *f)
 				fit &= ~(1u << k);
 		}
 	}
-	return fit;
+	return fit & among;
 }
 
 /* jd_fp_factors: each class's charge per ns under dominant resource fairness: its
