@@ -509,9 +509,14 @@ static size_t json_bytes(json_t *v)
 	}
 }
 
+size_t jd_args_bytes(const json_t *args)
+{
+	return args ? json_bytes((json_t *)(uintptr_t)args) : 0;
+}
+
 size_t jd_job_live_bytes(const struct jd_job *j)
 {
-	return jd_job_mem_bytes(j) + (j->args ? json_bytes(j->args) : 0);
+	return jd_job_mem_bytes(j) + jd_args_bytes(j->args);
 }
 
 /* live_add / live_sub: j enters (or leaves, at its end) the count of what jobs not final

@@ -445,6 +445,10 @@ size_t jd_job_mem_bytes(const struct jd_job *j);
  * not counted (its parent holds the spec). */
 size_t jd_job_live_bytes(const struct jd_job *j);
 
+/* jd_args_bytes: the part of jd_job_live_bytes that a job's args count (0 for none); jobs
+ * that share one args tree (a repeated spec's, proto/fastreq.c) count it each. */
+size_t jd_args_bytes(const json_t *args);
+
 /* jd_jobs_iter_init / jd_jobs_iter_next: walk the table; next returns NULL at the end. */
 void jd_jobs_iter_init(const struct jd_jobs *t, struct jd_jobs_iter *it);
 struct jd_job *jd_jobs_iter_next(const struct jd_jobs *t, struct jd_jobs_iter *it);

@@ -272,11 +272,18 @@ static bool bytes_room(struct jd_conn *c, int64_t id, const struct jp_submit *s,
 {
 	struct jd_net *d = c->d;
 	uint64_t sum = 0;
+	const json_t *args = NULL;
+	size_t args_bytes = 0;
 	bool client_full;
 
+	/* Jobs of a repeated spec share its args: their bytes are counted once, not walked
+	 * again for each job (~200 instructions a job in the 10 us efficiency row). */
 	for (size_t i = 0; i < s->n; i++)
-		if (!existing[i] && !made[i]->array_id)
-			sum += (made[i]->mem = jd_job_live_bytes(made[i]));
+		if (!existing[i] && !made[i]->array_id) {
+			if (!args || made[i]->args != args)
+				args_bytes = jd_args_bytes(args = made[i]->args);
+			sum += (made[i]->mem = jd_job_mem_bytes(made[i]) + args_bytes);
+		}
 	client_full = c->client->live_bytes + sum > d->cfg->client_queued_bytes;
 	if (!client_full && d->jobs->live_bytes + sum <= d->cfg->queued_bytes)
 		return true;

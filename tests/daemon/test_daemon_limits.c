@@ -949,6 +949,46 @@ static void test_queued_bytes_bounded(void **state)
 	assert_int_equal(jdt_stop(&u, SIGTERM), 0);
 }
 
+/* test_repeated_specs_count_each: batches of one spec repeated (its jobs share one args
+ * tree in the daemon) count every job's args against limits.client_queued_bytes (1M):
+ * 15 jobs of 50 KB args are taken (750 KB), 10 more (500 KB) are refused whole, 4 more
+ * fit. */
+static void test_repeated_specs_count_each(void **state)
+{
+	const size_t bytes = 50000;
+	const struct jsched_spec *specs[15];
+	struct jsched_spec *sp;
+	struct jsched_conn *c;
+	uint64_t ids[15];
+	char *args = malloc(bytes + 3);
+	struct jdt u;
+
+	(void)state;
+	assert_non_null(args);
+	args[0] = '"';
+	memset(args + 1, 'q', bytes);
+	strcpy(args + 1 + bytes, "\"");
+	assert_int_equal(jsched_spec_call("echo", args, &sp), 0);
+	assert_int_equal(jsched_spec_set_not_before(sp, (int64_t)time(NULL) * 1000 + 3600000), 0);
+	for (size_t i = 0; i < 15; i++)
+		specs[i] = sp;
+	jdt_start(&u, "\"journal\": {\"sync\": \"off\"}, \"limits\": {\"client_queued_bytes\": \"1M\"}");
+	c = jdt_connect(&u, "rep");
+	assert_int_equal(jsched_submit_batch(c, specs, 15, ids), 0);
+	assert_true(queued_bytes(c, "rep") >= 15 * (json_int_t)bytes);
+	assert_int_equal(jsched_submit_batch(c, specs, 10, ids), JSCHED_ELIMIT_EXCEEDED);
+	assert_non_null(strstr(jsched_error_message(c), "limits.client_queued_bytes"));
+	assert_int_equal(jsched_submit_batch(c, specs, 4, ids), 0);
+	assert_true(queued_bytes(c, "rep") >= 19 * (json_int_t)bytes);
+	assert_true(queued_bytes(c, "rep") <= 1 << 20);
+	assert_int_equal(jsched_drain(c, NULL, false, NULL, NULL), 0);
+	assert_int_equal(queued_bytes(c, "rep"), 0);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&u, SIGTERM), 0);
+	jsched_spec_free(sp);
+	free(args);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -966,6 +1006,7 @@ int main(void)
 		cmocka_unit_test(test_set_client_names_forgotten),
 		cmocka_unit_test(test_login_names_cached),
 		cmocka_unit_test(test_queued_bytes_bounded),
+		cmocka_unit_test(test_repeated_specs_count_each),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
