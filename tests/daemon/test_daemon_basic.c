@@ -138,6 +138,30 @@ static void test_submit_errors(void **state)
 	assert_string_equal(jdt_err_code(r), "no_such_function");
 	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"), "field")), "job.fn");
 	json_decref(r);
+	/* In a batch, a call naming another function than the one before it is looked up
+	 * again (a run of one function shares its lookup). */
+	r = jdt_req(c, "{\"op\": \"submit\", \"jobs\": [{\"kind\": \"call\", \"fn\": \"noop\"},"
+		       "{\"kind\": \"call\", \"fn\": \"noop\"}, {\"kind\": \"call\", \"fn\": \"nope\"}]}");
+	assert_string_equal(jdt_err_code(r), "no_such_function");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"), "field")), "jobs[2].fn");
+	json_decref(r);
+	r = jdt_req(c, "{\"op\": \"submit\", \"jobs\": [{\"kind\": \"exec\", \"argv\": [\"true\"]},"
+		       "{\"kind\": \"call\", \"fn\": \"nope\"}]}");
+	assert_string_equal(jdt_err_code(r), "no_such_function");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(r, "error"), "field")), "jobs[1].fn");
+	json_decref(r);
+	{
+		/* ... and runs its own handler: noop's null, then echo's 5. */
+		json_t *rec;
+
+		r = jdt_ok(c, "{\"op\": \"submit\", \"jobs\": [{\"kind\": \"call\", \"fn\": \"noop\"},"
+			      "{\"kind\": \"call\", \"fn\": \"echo\", \"args\": 5}]}");
+		assert_string_equal(jdt_wait_final(c, (uint64_t)json_integer_value(json_array_get(
+						    json_object_get(r, "jobs"), 1)), &rec), "succeeded");
+		assert_int_equal(json_integer_value(json_object_get(rec, "value")), 5);
+		json_decref(rec);
+		json_decref(r);
+	}
 	/* Exec jobs are accepted (tests/daemon/test_daemon_exec.c covers them). */
 	r = jdt_ok(c, "{\"op\": \"submit\", \"job\": {\"kind\": \"exec\", \"argv\": [\"true\"]}}");
 	json_decref(r);
