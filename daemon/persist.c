@@ -537,7 +537,7 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 	case JD_CHANGE_RETRYING:
 	case JD_CHANGE_RETRIED:
 		encode_attempt(&b, &ch->job->attempts[ch->job->n_attempts - 1],
-			       ch->kind == JD_CHANGE_RETRYING ? ch->job->next_attempt_ms : 0);
+			       ch->kind == JD_CHANGE_RETRYING ? ch->job->run->next_attempt_ms : 0);
 		append(d, R_ATTEMPT, ch->job->id, &b);
 		break;
 	case JD_CHANGE_PROCESS:
@@ -1505,7 +1505,7 @@ static int replay_attempt(struct rec_state *st, struct jd_job *j, const struct j
 		return JSCHED_ENOMEM;
 	if (next) {
 		j->state = JD_RETRYING;
-		j->next_attempt_ms = next;
+		j->run->next_attempt_ms = next;
 	} else if (jd_state_final(j->state)) {
 		/* Run again: no longer among the final jobs restored as such. */
 		for (size_t i = st->n_final; i-- > 0;)
@@ -1797,19 +1797,19 @@ static void restore(struct rec_state *st)
 		/* Deps: a target still in the table is judged (or waited for) as at submit;
 		 * one no longer there was judged before it was forgotten, and this job was
 		 * still waiting, so it was satisfied. */
-		j->after_pending = j->n_any = j->any_failed = 0;
-		j->any_ok = false;
+		j->run->after_pending = j->run->n_any = j->run->any_failed = 0;
+		j->run->any_ok = false;
 		for (uint32_t k = 0; k < j->n_deps; k++) {
 			struct jd_dep *dep = &j->deps[k];
 
 			dep->target = jd_job_find(t, dep->id, NULL);
 			if (dep->any)
-				j->n_any++;
+				j->run->n_any++;
 			if (!dep->target) {
 				if (dep->any)
-					j->any_ok = true;
+					j->run->any_ok = true;
 			} else if (!dep->any) {
-				j->after_pending++;
+				j->run->after_pending++;
 			}
 		}
 		if (!j->handler) {
@@ -2191,7 +2191,7 @@ static int snap_job(struct jd_daemon *d, const struct jd_job *j, struct wbuf *b)
 		return rc;
 	for (uint32_t k = 0; k < j->n_attempts; k++) {
 		encode_attempt(b, &j->attempts[k], j->state == JD_RETRYING && k + 1 == j->n_attempts
-							   ? j->next_attempt_ms : 0);
+							   ? j->run->next_attempt_ms : 0);
 		if ((rc = snap_add(d, R_ATTEMPT, j->id, b)) < 0)
 			return rc;
 	}

@@ -171,15 +171,16 @@ size_t jd_job_mem_bytes(const struct jd_job *j)
 	size_t n = sizeof(*j) + ALLOC_OVERHEAD + str_mem(j->name) + str_mem(j->key) +
 		   str_mem(j->reason);
 
-	if (j->run)
+	if (j->run) {
 		n += sizeof(*j->run) + ALLOC_OVERHEAD + str_mem(j->run->run_error);
+		if (j->run->dependents)
+			n += j->run->cap_dependents * sizeof(*j->run->dependents) + ALLOC_OVERHEAD;
+	}
 
 	if (j->value) /* in memory (not value_file) */
 		n += j->value_len + 1 + ALLOC_OVERHEAD;
 	if (j->deps)
 		n += j->n_deps * sizeof(*j->deps) + ALLOC_OVERHEAD;
-	if (j->dependents)
-		n += j->cap_dependents * sizeof(*j->dependents) + ALLOC_OVERHEAD;
 	if (j->exec)
 		n += jd_exec_job_mem_bytes(j->exec);
 	if (j->arr)
@@ -223,6 +224,7 @@ void jd_job_drop_run(struct jd_job *j)
 		return;
 	free(j->run->run_error);
 	free(j->run->run_value);
+	free(j->run->dependents);
 	free(j->run);
 	j->run = NULL;
 }
@@ -254,7 +256,6 @@ static void job_free(struct jd_job *j)
 	free(j->key);
 	free(j->reason);
 	free(j->deps);
-	free(j->dependents);
 	jd_job_drop_run(j);
 	free(j->value);
 	free(j->retry);
@@ -679,7 +680,7 @@ static int judge(struct jd_jobs *t, struct jd_job *j, uint32_t k, enum jd_state 
 
 	dep->target = NULL;
 	if (!dep->any) {
-		j->after_pending--;
+		j->run->after_pending--;
 		if (!ok) {
 			snprintf(why, sizeof(why), "dependency %llu ended %s, wanted %s",
 				 (unsigned long long)dep->id, jd_state_name(s), on_names[dep->on]);
@@ -687,29 +688,29 @@ static int judge(struct jd_jobs *t, struct jd_job *j, uint32_t k, enum jd_state 
 			return -1;
 		}
 	} else if (ok) {
-		j->any_ok = true;
-	} else if (++j->any_failed == j->n_any) {
+		j->run->any_ok = true;
+	} else if (++j->run->any_failed == j->run->n_any) {
 		snprintf(why, sizeof(why), "no any_of dependency can be satisfied (the last, "
 			 "%llu, ended %s, wanted %s)", (unsigned long long)dep->id,
 			 jd_state_name(s), on_names[dep->on]);
 		jd_job_finish(t, j, JD_CANCELLED, JP_CAUSE_DEPENDENCY, why);
 		return -1;
 	}
-	return j->after_pending == 0 && (j->n_any == 0 || j->any_ok) ? 1 : 0;
+	return j->run->after_pending == 0 && (j->run->n_any == 0 || j->run->any_ok) ? 1 : 0;
 }
 
 static int add_dependent(struct jd_job *target, struct jd_job *j)
 {
-	if (target->n_dependents == target->cap_dependents) {
-		uint32_t cap = target->cap_dependents ? target->cap_dependents * 2 : 4;
-		struct jd_job **v = realloc(target->dependents, cap * sizeof(*v));
+	if (target->run->n_dependents == target->run->cap_dependents) {
+		uint32_t cap = target->run->cap_dependents ? target->run->cap_dependents * 2 : 4;
+		struct jd_job **v = realloc(target->run->dependents, cap * sizeof(*v));
 
 		if (!v)
 			return JSCHED_ENOMEM;
-		target->dependents = v;
-		target->cap_dependents = cap;
+		target->run->dependents = v;
+		target->run->cap_dependents = cap;
 	}
-	target->dependents[target->n_dependents++] = j;
+	target->run->dependents[target->run->n_dependents++] = j;
 	return 0;
 }
 
@@ -722,9 +723,9 @@ static void want_end(struct jd_jobs *t, struct jd_job *target)
 
 static void remove_dependent(struct jd_job *target, struct jd_job *j)
 {
-	for (uint32_t i = 0; i < target->n_dependents; i++)
-		if (target->dependents[i] == j) {
-			target->dependents[i] = target->dependents[--target->n_dependents];
+	for (uint32_t i = 0; i < target->run->n_dependents; i++)
+		if (target->run->dependents[i] == j) {
+			target->run->dependents[i] = target->run->dependents[--target->run->n_dependents];
 			return;
 		}
 }
@@ -745,10 +746,10 @@ static void wdl_closed_cb(uv_handle_t *h)
 
 static void wdl_stop(struct jd_job *j)
 {
-	if (!j->wdl)
+	if (!j->run->wdl)
 		return;
-	uv_close((uv_handle_t *)&j->wdl->timer, wdl_closed_cb);
-	j->wdl = NULL;
+	uv_close((uv_handle_t *)&j->run->wdl->timer, wdl_closed_cb);
+	j->run->wdl = NULL;
 }
 
 static void wdl_fire_cb(uv_timer_t *t)
@@ -772,12 +773,12 @@ static void wdl_arm(struct jd_jobs *t, struct jd_job *j)
 	uv_timer_init(t->loop, &w->timer);
 	w->timer.data = w;
 	uv_timer_start(&w->timer, wdl_fire_cb, due > now ? (due - now + 999999) / 1000000 : 0, 0);
-	j->wdl = w;
+	j->run->wdl = w;
 }
 
 int jd_job_link_deps(struct jd_jobs *t, struct jd_job *j)
 {
-	int open = j->after_pending == 0 && (j->n_any == 0 || j->any_ok);
+	int open = j->run->after_pending == 0 && (j->run->n_any == 0 || j->run->any_ok);
 
 	for (uint32_t k = 0; k < j->n_deps && j->state == JD_WAITING; k++) {
 		struct jd_job *target = j->deps[k].target;
@@ -797,6 +798,12 @@ int jd_job_link_deps(struct jd_jobs *t, struct jd_job *j)
 	if (j->state == JD_WAITING && open != 1 && j->fj.deadline_ns)
 		wdl_arm(t, j);
 	return j->state == JD_WAITING && open == 1;
+}
+
+/* job_of_timed: the job whose run part holds heap entry e. */
+static struct jd_job *job_of_timed(struct jd_timed *e)
+{
+	return ((struct jd_job_run *)(void *)((char *)e - offsetof(struct jd_job_run, timer)))->n_start.job;
 }
 
 /* timer_arm: arm the heap's timer for its earliest entry, unless it is armed for that
@@ -850,10 +857,10 @@ void jd_jobs_stop_timers(struct jd_jobs *t)
  * without memory for its entry (then it is released at once: early rather than lost). */
 static bool schedule(struct jd_jobs *t, struct jd_job *j)
 {
-	j->timer.due_ms = j->deadline_ms && j->deadline_ms < j->not_before_ms ? j->deadline_ms
+	j->run->timer.due_ms = j->deadline_ms && j->deadline_ms < j->not_before_ms ? j->deadline_ms
 									   : j->not_before_ms;
-	j->timer.tie = j->id;
-	if (jd_timeheap_push(&t->timers, &j->timer) < 0)
+	j->run->timer.tie = j->id;
+	if (jd_timeheap_push(&t->timers, &j->run->timer) < 0)
 		return false;
 	move_state(t, j, JD_SCHEDULED);
 	report(t, JD_CHANGE_SCHEDULED, j);
@@ -879,7 +886,7 @@ size_t jd_jobs_run_timers(struct jd_jobs *t)
 	size_t n = 0;
 
 	while ((e = jd_timeheap_pop_due(&t->timers, now))) {
-		struct jd_job *j = (struct jd_job *)(void *)((char *)e - offsetof(struct jd_job, timer));
+		struct jd_job *j = job_of_timed(e);
 
 		n++;
 		if (j->state == JD_RETRYING) {
@@ -904,7 +911,7 @@ void jd_jobs_cancel_scheduled(struct jd_jobs *t)
 	struct jd_timed *e;
 
 	while ((e = jd_timeheap_pop_due(&t->timers, UINT64_MAX))) {
-		struct jd_job *j = (struct jd_job *)(void *)((char *)e - offsetof(struct jd_job, timer));
+		struct jd_job *j = job_of_timed(e);
 
 		j->shutdown_cancel = true;
 		jd_job_finish(t, j, JD_CANCELLED, JP_CAUSE_SHUTDOWN, "its time had not come at a "
@@ -919,7 +926,7 @@ static int admit(struct jd_jobs *t, struct jd_job *j)
 	int rc;
 
 	move_state(t, j, JD_QUEUED);
-	j->queued_ns = jd_now_ns();
+	j->run->queued_ns = jd_now_ns();
 	/* Reported before the admission, which may end the job at once (a drop): the
 	 * queued state comes first.  The daemon's hook kicks a worker and re-arms the
 	 * deadline timer once the settle is done. */
@@ -1064,11 +1071,14 @@ static void new_attempt(struct jd_job *j)
 	j->value_len = 0;
 	j->value_file = false; /* a stale file is written over (O_TRUNC) if it spills again */
 	free(j->run->run_value);
+	j->run->run_value = NULL;
+	j->run->run_value_len = 0;
 	free(j->run->run_error);
-	/* The notice's wake bit stays (runner.c): what waited for this end waits for the next. */
-	uint8_t wake_bits = atomic_load_explicit(&j->run->n_done.flags, memory_order_relaxed);
-	*j->run = (struct jd_job_run){.n_start.job = j, .n_done.job = j};
-	atomic_store_explicit(&j->run->n_done.flags, wake_bits, memory_order_relaxed);
+	j->run->run_error = NULL;
+	j->run->run_rc = 0;
+	j->run->proc_pid = 0;
+	/* The notice's wake bit stays (runner.c): what waited for this end waits for the
+	 * next. */
 	jd_cancel_init(&j->run->ctok);
 	j->started_ms = 0;
 	j->started_ns = 0;
@@ -1088,12 +1098,12 @@ static bool retry_later(struct jd_jobs *t, struct jd_job *j, enum jp_cause cause
 	    !jp_retry_wanted(j->retry, (int)cause, a.exit_code))
 		return false;
 	wait = jp_retry_backoff_ms(j->retry, j->n_attempts + 1);
-	j->next_attempt_ms = wait > UINT64_MAX - now ? UINT64_MAX : now + wait;
-	j->timer.due_ms = j->next_attempt_ms;
-	j->timer.tie = j->id;
+	j->run->next_attempt_ms = wait > UINT64_MAX - now ? UINT64_MAX : now + wait;
+	j->run->timer.due_ms = j->run->next_attempt_ms;
+	j->run->timer.tie = j->id;
 	if (jd_job_add_attempt(j, &a) < 0)
 		return false;
-	if (jd_timeheap_push(&t->timers, &j->timer) < 0) {
+	if (jd_timeheap_push(&t->timers, &j->run->timer) < 0) {
 		j->n_attempts--;
 		return false;
 	}
@@ -1110,10 +1120,10 @@ static bool retry_later(struct jd_jobs *t, struct jd_job *j, enum jp_cause cause
 
 void jd_job_restore_retrying(struct jd_jobs *t, struct jd_job *j)
 {
-	j->timer.due_ms = j->next_attempt_ms;
-	j->timer.tie = j->id;
-	if (jd_timeheap_push(&t->timers, &j->timer) < 0)
-		j->timer.due_ms = 0; /* no memory: it is due now, at the first timer */
+	j->run->timer.due_ms = j->run->next_attempt_ms;
+	j->run->timer.tie = j->id;
+	if (jd_timeheap_push(&t->timers, &j->run->timer) < 0)
+		j->run->timer.due_ms = 0; /* no memory: it is due now, at the first timer */
 	timer_arm(t);
 }
 
@@ -1175,7 +1185,7 @@ bool jd_job_finish(struct jd_jobs *t, struct jd_job *j, enum jd_state s, enum jp
 	/* A waiting job leaves its targets' dependents lists now: it may be forgotten
 	 * (freed) before they end. */
 	wdl_stop(j);
-	jd_timeheap_remove(&t->timers, &j->timer);
+	jd_timeheap_remove(&t->timers, &j->run->timer);
 	if (j->state == JD_WAITING)
 		for (uint32_t k = 0; k < j->n_deps; k++)
 			if (j->deps[k].target) {
@@ -1193,9 +1203,9 @@ bool jd_job_finish(struct jd_jobs *t, struct jd_job *j, enum jd_state s, enum jp
 		jp_utf8_scrub(j->reason); /* may end in a character a fixed buffer cut */
 	/* Settled in the order jobs ended: retention keeps the newest, watch events and
 	 * wait replies come in completion order. */
-	j->settle_next = NULL;
+	j->run->settle_next = NULL;
 	if (t->to_settle_tail)
-		t->to_settle_tail->settle_next = j;
+		t->to_settle_tail->run->settle_next = j;
 	else
 		t->to_settle = j;
 	t->to_settle_tail = j;
@@ -1467,7 +1477,7 @@ void jd_jobs_settle(struct jd_jobs *t)
 		struct jd_job **deps;
 		uint32_t n;
 
-		t->to_settle = j->settle_next;
+		t->to_settle = j->run->settle_next;
 		if (!t->to_settle)
 			t->to_settle_tail = NULL;
 		j->on_settle = false;
@@ -1475,10 +1485,10 @@ void jd_jobs_settle(struct jd_jobs *t)
 			t->hooks->settled(t->hooks->ctx, j);
 		/* Judge the dependents.  Detach the list first: judging may finish a
 		 * dependent, whose own settling comes later through the same list. */
-		deps = j->dependents;
-		n = j->n_dependents;
-		j->dependents = NULL;
-		j->n_dependents = j->cap_dependents = 0;
+		deps = j->run->dependents;
+		n = j->run->n_dependents;
+		j->run->dependents = NULL;
+		j->run->n_dependents = j->run->cap_dependents = 0;
 		for (uint32_t i = 0; i < n; i++) {
 			struct jd_job *dj = deps[i];
 

@@ -132,7 +132,8 @@ struct jd_spec_src {
 };
 
 /* What a job needs only until it ends: who runs it, the worker's results until the loop
- * thread takes them, the cancel token, the notices, its process.  An allocation of its own
+ * thread takes them, the cancel token, the notices, its process, its place in the timer
+ * heap and its dependency gates.  An allocation of its own
  * (jd_job.run), so that a final job, which is most of a large table (retained), is about
  * a fifth smaller: 144 of 720 bytes of malloc chunk; a restart with a million retained
  * jobs touches that much less fresh memory. */
@@ -151,6 +152,22 @@ struct jd_job_run {
 	struct jd_cancel ctok;
 
 	struct jd_notice n_start, n_done;
+
+	/* the loop thread's, until the job has settled: */
+	uint64_t queued_ns;		/* when it entered the fair queue (monotonic) */
+	struct jd_job *settle_next;	/* on the to-settle list (on_settle) */
+	/* its entry in the table's timer heap while it is scheduled or retrying, and while
+	 * retrying the time of its next attempt */
+	struct jd_timed timer;
+	uint64_t next_attempt_ms;
+	/* dependencies: the gates' counts, a waiting job's deadline timer (or NULL), and
+	 * the jobs with an unjudged dep on this one (judged when it settles) */
+	uint32_t after_pending;	/* unjudged `after` deps */
+	uint32_t n_any, any_failed;
+	bool any_ok;			/* an any_of target ended as asked */
+	struct jd_wait_deadline *wdl;
+	struct jd_job **dependents;
+	uint32_t n_dependents, cap_dependents;
 };
 
 struct jd_job {
@@ -159,7 +176,6 @@ struct jd_job {
 	struct jd_job *hnext;	/* hash chain */
 	struct jd_job *rnext, *rprev;	/* retention list (final jobs, oldest first) */
 	struct jd_job *cnext, *cprev;	/* its client's retention list (oldest first) */
-	struct jd_job *settle_next;	/* on the to-settle list (on_settle) */
 
 	struct jd_client *client;	/* charged to */
 	uid_t uid;			/* owned by */
@@ -194,28 +210,22 @@ struct jd_job {
 	 * entry in the table's timer heap while it is scheduled */
 	uint64_t not_before_ms;
 	uint64_t deadline_ms;	/* its deadline on the wall clock (0: none): where it leaves
-				 * the heap at the latest, expired */
-	struct jd_timed timer;
+				 * the heap at the latest, expired (run->timer) */
 
 	/* retries: the policy (the spec's "retry", malloc'd; NULL: none), every attempt
-	 * that ended (the last one too once final), and while retrying the time of the next */
+	 * that ended (the last one too once final); while retrying the time of the next is
+	 * run->next_attempt_ms */
 	struct jp_retry *retry;
 	struct jd_attempt *attempts;
 	uint32_t n_attempts, cap_attempts;
-	uint64_t next_attempt_ms;
 
 	/* timestamps: wall clock for the record, monotonic for the histograms */
 	uint64_t submitted_ms, started_ms, finished_ms;
-	uint64_t submitted_ns, queued_ns, started_ns, finished_ns;
+	uint64_t submitted_ns, started_ns, finished_ns;
 
 	/* dependencies */
 	struct jd_dep *deps;
 	uint32_t n_deps;
-	uint32_t after_pending;	/* unjudged `after` deps */
-	uint32_t n_any, any_failed;
-	struct jd_wait_deadline *wdl;	/* a waiting job's deadline timer, or NULL */
-	struct jd_job **dependents;	/* jobs with an unjudged dep on this one */
-	uint32_t n_dependents, cap_dependents;
 
 	struct jd_wait_link *waiters;	/* pending waits (net/op_wait.c) */
 	uint32_t pins;			/* holders that need it kept (pending waits): not
@@ -223,7 +233,6 @@ struct jd_job {
 	bool retain_deferred;		/* settled while pinned: retained at the last unpin */
 	bool retained;			/* on the retention list */
 	bool live_counted;		/* mem is counted in live_bytes (not final yet) */
-	bool any_ok;			/* deps: an any_of target ended as asked */
 	size_t mem;			/* while retained: its bytes (jd_job_mem_bytes); before
 					 * it ends: jd_job_live_bytes, counted in live_bytes */
 

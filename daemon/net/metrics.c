@@ -222,13 +222,12 @@ void jd_metrics_job_ended(struct jd_net *d, const struct jd_job *j)
 	 * clients that run jobs pay for them. */
 	if (!c->lat)
 		c->lat = calloc(1, sizeof(*c->lat));
-	if (j->started_ns) {
+	if (j->started_ns && j->run) {
 		/* Run time as the worker measured it (the loop thread may learn of the end a
 		 * little later, with its batch); the other two end when the client can know. */
-		uint64_t end = j->run && j->run->run_finished_ns ? j->run->run_finished_ns
-							    : j->finished_ns;
+		uint64_t end = j->run->run_finished_ns ? j->run->run_finished_ns : j->finished_ns;
 
-		qw = j->started_ns - (j->queued_ns ? j->queued_ns : j->submitted_ns);
+		qw = j->started_ns - (j->run->queued_ns ? j->run->queued_ns : j->submitted_ns);
 		run = end > j->started_ns ? end - j->started_ns : 0;
 	}
 	jd_latency_record(&d->lat, mono_ms, j->started_ns != 0, qw, run, e2e);

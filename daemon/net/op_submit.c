@@ -658,9 +658,9 @@ static struct jd_job *make_job(struct jd_conn *c, const struct jp_job_spec *sp,
 		jd->target = dep->ref ? made[dep->index] : jd_job_get(c->d->jobs, (uint64_t)dep->job, NULL);
 		jd->id = jd->target->id;
 		if (any)
-			j->n_any++;
+			j->run->n_any++;
 		else
-			j->after_pending++;
+			j->run->after_pending++;
 	}
 	return j;
 fail:

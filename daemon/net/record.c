@@ -285,7 +285,8 @@ static int attempts_text(struct jp_buf *out, const struct jd_job *j, enum jd_sta
 	if (!rc && j->retry)
 		rc = MEMBER(out, "max_attempts") || jd_json_text_int(out, j->retry->max_attempts);
 	if (!rc && s == JD_RETRYING)
-		rc = MEMBER(out, "next_attempt_ms") || jd_json_text_int(out, (int64_t)j->next_attempt_ms) ||
+		rc = MEMBER(out, "next_attempt_ms") ||
+		     jd_json_text_int(out, (int64_t)(j->run ? j->run->next_attempt_ms : 0)) ||
 		     (j->reason && (MEMBER(out, "reason") || jd_json_text_string(out, j->reason)));
 	if (!rc)
 		rc = MEMBER(out, "attempts") || put(out, "[");

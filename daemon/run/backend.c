@@ -350,7 +350,7 @@ static void tick_cb(uv_timer_t *t)
 
 		if (!j || j->state > JD_QUEUED)
 			continue; /* ran here, ended, or forgotten */
-		if (j->state == JD_QUEUED && now >= j->queued_ns + b->overflow_ns &&
+		if (j->state == JD_QUEUED && now >= j->run->queued_ns + b->overflow_ns &&
 		    jd_fair_hold(r->fair, &j->fj) == 0) {
 			j->exec->backend = JD_BACKEND_SLURM;
 			j->fj.cls = (uint8_t)b->cls;
