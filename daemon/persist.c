@@ -1315,8 +1315,7 @@ static int replay_final(struct rec_state *st, struct jd_job *j, const struct jd_
 			x->usage = u;
 		}
 	}
-	/* Final: what only running needs goes now, and the next job's is made in its
-	 * place. */
+	/* Final: what only running needs goes (a job replay ran again has one). */
 	jd_job_drop_run(j);
 	if (room_u64(&st->final_order, &st->cap_final, st->n_final, 4096) < 0)
 		return JSCHED_ENOMEM;
@@ -1690,10 +1689,26 @@ static void restore_elements(struct rec_state *st, struct jd_job *p)
 /* restore: put the recovered jobs into the table and carry on with them: final ones
  * retained in the order they ended, those handed to Slurm watched again there, running
  * ones failed (daemon_restart), the rest linked and released. */
-static void restore(struct rec_state *st)
+static int restore(struct rec_state *st)
 {
 	struct jd_daemon *d = st->d;
 	struct jd_jobs *t = &d->jobs;
+
+	/* Those that are to run again get their run part now (replay made none: most jobs
+	 * of a large journal are final, and a part made and freed for each cost a malloc
+	 * and a free each), before the table changes, so that no memory stops the start
+	 * cleanly. */
+	size_t n = 0;
+
+	t->recovering = false;
+	for (uint64_t id = 1; id <= st->max_id && id < st->cap; id++) {
+		if (!st->byid[id])
+			continue;
+		n++;
+		if (!jd_state_final(st->byid[id]->state) && jd_job_run_part(st->byid[id]) < 0)
+			return JSCHED_ENOMEM;
+	}
+	jd_jobs_reserve(t, n);
 
 	for (size_t i = 0; i < st->n_final; i++) {
 		struct jd_job *j = st->final_order[i] < st->cap ? st->byid[st->final_order[i]] : NULL;
@@ -1825,6 +1840,7 @@ static void restore(struct rec_state *st)
 			jd_job_release(t, j);
 	}
 	jd_jobs_settle(t);
+	return 0;
 }
 
 /* keep_output: the sweep's test: job id is in the table. */
@@ -1908,10 +1924,12 @@ int jd_persist_start(struct jd_daemon *d, char *err, size_t errlen)
 	st.now_ms = jd_now_ms();
 	boot_id(st.boot);
 	p->replaying = true;
+	d->jobs.recovering = true; /* until restore: no run parts (core/jobs.h) */
 	err[0] = 0;
 	rc = jd_journal_open(&p->j, &o, &info, err, errlen);
 	if (rc < 0) {
 		rec_state_free(&st, true);
+		d->jobs.recovering = false;
 		p->replaying = false;
 		if (!err[0])
 			snprintf(err, errlen, "journal %s: %s", p->dir, "recovery failed");
@@ -1919,12 +1937,18 @@ int jd_persist_start(struct jd_daemon *d, char *err, size_t errlen)
 	}
 	if ((rc = jd_outfiles_open(&d->jobs.outfiles, p->dir, err, errlen)) < 0) {
 		rec_state_free(&st, true);
+		d->jobs.recovering = false;
 		p->replaying = false;
 		return rc;
 	}
 	d->runner.exec.outfiles = d->jobs.outfiles;
 	p->specs_scanned = st.scanned;
-	restore(&st);
+	if ((rc = restore(&st)) < 0) {
+		rec_state_free(&st, true);
+		p->replaying = false;
+		snprintf(err, errlen, "journal %s: out of memory for the recovered jobs", p->dir);
+		return rc;
+	}
 	p->output_swept = jd_outfiles_sweep(d->jobs.outfiles, keep_output, d);
 	rec_state_free(&st, false);
 	p->recover_ms = (jd_now_ns() - t0) / 1000000u;

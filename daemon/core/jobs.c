@@ -297,13 +297,13 @@ void jd_jobs_free(struct jd_jobs *t)
 }
 
 /* job_alloc: a job with id, waiting, not in the table. */
-static struct jd_job *job_alloc(uint64_t id)
+static struct jd_job *job_alloc(const struct jd_jobs *t, uint64_t id)
 {
 	struct jd_job *j = calloc(1, sizeof(*j));
 
 	if (!j)
 		return NULL;
-	if (run_alloc(j) < 0) {
+	if (!t->recovering && run_alloc(j) < 0) {
 		free(j);
 		return NULL;
 	}
@@ -316,8 +316,7 @@ static struct jd_job *job_alloc(uint64_t id)
 
 struct jd_job *jd_job_new_id(struct jd_jobs *t, uint64_t id)
 {
-	(void)t;
-	return job_alloc(id);
+	return job_alloc(t, id);
 }
 
 void jd_job_reserve_ids(struct jd_jobs *t, uint64_t n)
@@ -328,7 +327,7 @@ void jd_job_reserve_ids(struct jd_jobs *t, uint64_t n)
 
 struct jd_job *jd_job_new(struct jd_jobs *t)
 {
-	struct jd_job *j = job_alloc(t->next_id);
+	struct jd_job *j = job_alloc(t, t->next_id);
 
 	if (!j)
 		return NULL;
@@ -367,6 +366,16 @@ static bool rehash(struct jd_jobs *t, size_t n)
 static void grow(struct jd_jobs *t)
 {
 	(void)rehash(t, t->n_buckets * 2);
+}
+
+void jd_jobs_reserve(struct jd_jobs *t, size_t n)
+{
+	size_t b = t->n_buckets;
+
+	while (b < n && b <= SIZE_MAX / 4)
+		b *= 2;
+	if (b > t->n_buckets)
+		(void)rehash(t, b); /* without memory it grows as jobs come */
 }
 
 /* key_hash: FNV-1a of the key's bytes, then the uid's. */

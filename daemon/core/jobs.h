@@ -375,6 +375,9 @@ struct jd_jobs {
 	uint64_t retain_min_ns;		/* a job is kept at least this long, unless its
 					 * client is over its share of retain_bytes */
 	bool stopping;			/* an immediate shutdown is under way */
+	bool recovering;		/* jobs made now have no run part: recovery gives one to
+					 * those that are to run (jd_job_run_part), not to the final
+					 * ones, most of a large journal */
 
 	/* job arrays (array.h): parents by id (increasing), and those releasing elements */
 	struct jd_job **arrays;
@@ -602,6 +605,10 @@ void jd_jobs_settle(struct jd_jobs *t);
  * trimmed by the next jd_jobs_trim if it is already past the limits. */
 void jd_job_pin(struct jd_jobs *t, struct jd_job *j);
 void jd_job_unpin(struct jd_jobs *t, struct jd_job *j);
+
+/* jd_jobs_reserve: size the id index for n jobs at once (recovery, which knows how many
+ * it restores), instead of doubling its way there: each doubling walks every chain. */
+void jd_jobs_reserve(struct jd_jobs *t, size_t n);
 
 /* jd_jobs_shrink: give back what the id and key indexes grew to for jobs that have gone:
  * each grows by doubling, to one bucket per job (1,000,000 queued jobs: 8 MiB of
