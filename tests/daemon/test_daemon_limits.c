@@ -844,14 +844,13 @@ static void test_set_client_names_forgotten(void **state)
 	assert_int_equal(jdt_stop(&u, SIGTERM), 0);
 }
 
-/* submit_held_big: submit an echo job scheduled an hour ahead (so it stays not final)
- * whose args are a string of `bytes` bytes; returns the submit's result code. */
-static int submit_held_big(struct jsched_conn *c, size_t bytes)
+/* held_big_spec: an echo job scheduled an hour ahead (so it stays not final) whose args
+ * are a string of `bytes` bytes; submit_held_big submits one and returns the submit's
+ * result code. */
+static struct jsched_spec *held_big_spec(size_t bytes)
 {
 	char *args = malloc(bytes + 3);
 	struct jsched_spec *sp;
-	uint64_t id;
-	int rc;
 
 	assert_non_null(args);
 	args[0] = '"';
@@ -859,9 +858,18 @@ static int submit_held_big(struct jsched_conn *c, size_t bytes)
 	strcpy(args + 1 + bytes, "\"");
 	assert_int_equal(jsched_spec_call("echo", args, &sp), 0);
 	assert_int_equal(jsched_spec_set_not_before(sp, (int64_t)time(NULL) * 1000 + 3600000), 0);
+	free(args);
+	return sp;
+}
+
+static int submit_held_big(struct jsched_conn *c, size_t bytes)
+{
+	struct jsched_spec *sp = held_big_spec(bytes);
+	uint64_t id;
+	int rc;
+
 	rc = jsched_submit(c, sp, &id);
 	jsched_spec_free(sp);
-	free(args);
 	return rc;
 }
 
@@ -957,19 +965,12 @@ static void test_repeated_specs_count_each(void **state)
 {
 	const size_t bytes = 50000;
 	const struct jsched_spec *specs[15];
-	struct jsched_spec *sp;
+	struct jsched_spec *sp = held_big_spec(bytes);
 	struct jsched_conn *c;
 	uint64_t ids[15];
-	char *args = malloc(bytes + 3);
 	struct jdt u;
 
 	(void)state;
-	assert_non_null(args);
-	args[0] = '"';
-	memset(args + 1, 'q', bytes);
-	strcpy(args + 1 + bytes, "\"");
-	assert_int_equal(jsched_spec_call("echo", args, &sp), 0);
-	assert_int_equal(jsched_spec_set_not_before(sp, (int64_t)time(NULL) * 1000 + 3600000), 0);
 	for (size_t i = 0; i < 15; i++)
 		specs[i] = sp;
 	jdt_start(&u, "\"journal\": {\"sync\": \"off\"}, \"limits\": {\"client_queued_bytes\": \"1M\"}");
@@ -986,7 +987,6 @@ static void test_repeated_specs_count_each(void **state)
 	jsched_close(c);
 	assert_int_equal(jdt_stop(&u, SIGTERM), 0);
 	jsched_spec_free(sp);
-	free(args);
 }
 
 int main(void)

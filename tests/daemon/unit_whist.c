@@ -48,6 +48,16 @@ static void test_window_forgets(void **state)
 	jd_whist_free(&w);
 }
 
+/* assert_same: a window's merge is the lifetime histogram, bucket for bucket. */
+static void assert_same(const struct jd_hist *m, const struct jd_hist *life)
+{
+	assert_int_equal(m->count, life->count);
+	assert_int_equal(m->sum, life->sum);
+	assert_int_equal(m->min, life->min);
+	assert_int_equal(m->max, life->max);
+	assert_memory_equal(m->bucket, life->bucket, sizeof(life->bucket));
+}
+
 static void test_agrees_with_lifetime(void **state)
 {
 	static struct jd_hist life;
@@ -67,11 +77,7 @@ static void test_agrees_with_lifetime(void **state)
 		jd_whist_record(&w, 120000 + (uint64_t)i % 50000, x);
 	}
 	jd_whist_read(&w, 170000, JD_WINDOW_1M, &merged);
-	assert_int_equal(merged.count, life.count);
-	assert_int_equal(merged.sum, life.sum);
-	assert_int_equal(merged.min, life.min);
-	assert_int_equal(merged.max, life.max);
-	assert_memory_equal(merged.bucket, life.bucket, sizeof(life.bucket));
+	assert_same(&merged, &life);
 	for (double q = 0.5; q < 1.0; q += 0.1)
 		assert_int_equal(jd_hist_percentile(&merged, q), jd_hist_percentile(&life, q));
 	jd_whist_free(&w);
@@ -102,11 +108,7 @@ static void test_five_minutes_agree(void **state)
 	for (uint64_t now = 300000; now <= 330000; now += 30000) {
 		jd_whist_trim(&w, now);
 		jd_whist_read(&w, now, JD_WINDOW_5M, &merged);
-		assert_int_equal(merged.count, life.count);
-		assert_int_equal(merged.sum, life.sum);
-		assert_int_equal(merged.min, life.min);
-		assert_int_equal(merged.max, life.max);
-		assert_memory_equal(merged.bucket, life.bucket, sizeof(life.bucket));
+		assert_same(&merged, &life);
 	}
 	assert_int_equal(w.lost, 0);
 	/* At 400 s the minute of 60 .. 120 s has left the window: a fifth of the values. */
