@@ -250,25 +250,33 @@ void jd_whist_free(struct jd_whist *w)
 	ring_trim(w, w->coarse, JD_WHIST_COARSE, 0, 0, true);
 }
 
-/* record_both: v into a lifetime histogram and its window, the bucket found once. */
-static void record_both(struct jd_hist *h, struct jd_whist *w, uint64_t fine, uint64_t v)
+/* record_both: v (in bucket b) into a lifetime histogram and its window. */
+static void record_both(struct jd_hist *h, struct jd_whist *w, uint64_t fine, uint64_t v, unsigned b)
 {
-	unsigned b = jd_hist_bucket(v);
-
 	hist_add(h, v, b);
 	whist_add(w, fine, v, b);
+}
+
+void jd_latency_record_pair(struct jd_latency *a, struct jd_latency *b, uint64_t now_ms, int started,
+			    uint64_t queue_wait, uint64_t run, uint64_t end_to_end)
+{
+	uint64_t fine = now_ms / JD_WHIST_FINE_MS + 1;
+	unsigned bq = started ? jd_hist_bucket(queue_wait) : 0, br = started ? jd_hist_bucket(run) : 0;
+	unsigned be = jd_hist_bucket(end_to_end);
+
+	for (struct jd_latency *l = a; l; l = l == a ? b : NULL) {
+		if (started) {
+			record_both(&l->queue_wait, &l->w_queue_wait, fine, queue_wait, bq);
+			record_both(&l->run, &l->w_run, fine, run, br);
+		}
+		record_both(&l->end_to_end, &l->w_end_to_end, fine, end_to_end, be);
+	}
 }
 
 void jd_latency_record(struct jd_latency *l, uint64_t now_ms, int started, uint64_t queue_wait,
 		       uint64_t run, uint64_t end_to_end)
 {
-	uint64_t fine = now_ms / JD_WHIST_FINE_MS + 1;
-
-	if (started) {
-		record_both(&l->queue_wait, &l->w_queue_wait, fine, queue_wait);
-		record_both(&l->run, &l->w_run, fine, run);
-	}
-	record_both(&l->end_to_end, &l->w_end_to_end, fine, end_to_end);
+	jd_latency_record_pair(l, NULL, now_ms, started, queue_wait, run, end_to_end);
 }
 
 void jd_latency_trim(struct jd_latency *l, uint64_t now_ms)

@@ -113,6 +113,11 @@ struct jd_latency {
 void jd_latency_record(struct jd_latency *l, uint64_t now_ms, int started, uint64_t queue_wait,
 		       uint64_t run, uint64_t end_to_end);
 
+/* jd_latency_record_pair: jd_latency_record into a and, if not NULL, b (in all and a
+ * client's), each value's bucket found once for both. */
+void jd_latency_record_pair(struct jd_latency *a, struct jd_latency *b, uint64_t now_ms, int started,
+			    uint64_t queue_wait, uint64_t run, uint64_t end_to_end);
+
 /* jd_latency_trim: jd_whist_trim of the three windows. */
 void jd_latency_trim(struct jd_latency *l, uint64_t now_ms);
 

@@ -230,9 +230,7 @@ void jd_metrics_job_ended(struct jd_net *d, const struct jd_job *j)
 		qw = j->started_ns - (j->run->queued_ns ? j->run->queued_ns : j->submitted_ns);
 		run = end > j->started_ns ? end - j->started_ns : 0;
 	}
-	jd_latency_record(&d->lat, mono_ms, j->started_ns != 0, qw, run, e2e);
-	if (c->lat)
-		jd_latency_record(c->lat, mono_ms, j->started_ns != 0, qw, run, e2e);
+	jd_latency_record_pair(&d->lat, c->lat, mono_ms, j->started_ns != 0, qw, run, e2e);
 	jd_throughput_tick(d, j->finished_ms);
 	d->tp_sec[(j->finished_ms / 1000) % 64]++;
 }
