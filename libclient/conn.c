@@ -340,6 +340,7 @@ static int dispatch(struct jsched_conn *c, const json_t *msg, struct jc_text tex
 }
 
 static void sync_cb(struct jsched_conn *c, int status, const struct jsched_reply *reply, void *arg);
+static int64_t leading_id(const unsigned char *p, size_t len);
 
 /* The reply to the synchronous call c->fast_id, if it has the shape its slot's jc_fast asks
  * for ({"id", "ok": true, "jobs": [...]}, a submit's id and record, ...), read straight from
@@ -347,9 +348,9 @@ static void sync_cb(struct jsched_conn *c, int status, const struct jsched_reply
  * qualify; the rest go through jansson as every other message does).  True when it was. */
 static bool read_fast(struct jsched_conn *c, const unsigned char *payload, size_t len)
 {
-	int64_t id;
-	if (c->fast_id <= 0)
-		return false;
+	int64_t id, lead = leading_id(payload, len);
+	if (c->fast_id <= 0 || (lead >= 0 && lead != c->fast_id))
+		return false; /* another request's reply (a deferred hello's): not read twice */
 	struct pending **pp = &c->inflight;
 	while (*pp != NULL && (*pp)->id != c->fast_id)
 		pp = &(*pp)->next;

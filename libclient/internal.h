@@ -72,21 +72,25 @@ int jc_results_from_json(const json_t *arr, struct jc_text text, struct jsched_r
  * - JC_FAST_RECORDS: {"id", "ok": true, "jobs": [plain records]} (wait and status of many);
  * - JC_FAST_RECORD: {"id", "ok": true, "job": plain record} (wait of one);
  * - JC_FAST_SUBMIT: {"id", "ok": true, "job": id} with "record": plain record (required
- *   when want_record: a submit with wait) and "existing": true/false (both optional);
+ *   when want_record: a submit with wait), "existing": true/false (both optional) and,
+ *   when want_output, "output": {"complete", "stdout", "stderr"}, each stream {"data"
+ *   (base64), "bytes", "truncated"} and nothing else (optional: a call job has none);
  * - JC_FAST_IDS: {"id", "ok": true, "jobs": [ids]} or {"id", "ok": true, "job": id}, each
  *   id > 0 (a submit without wait, one spec or a batch; a reply with "existing" is not).
- * A reply of any other shape (an error, "timed_out", "output", a member not listed, a
+ * A reply of any other shape (an error, "timed_out", a member not listed, a
  * record that is not plain) goes through jansson, as every other message does. */
 enum jc_fast_kind { JC_FAST_NONE, JC_FAST_RECORDS, JC_FAST_RECORD, JC_FAST_SUBMIT, JC_FAST_IDS };
 
 struct jc_fast {
 	enum jc_fast_kind kind;		/* what the call expects (JC_FAST_NONE: nothing read so) */
 	bool want_record;		/* JC_FAST_SUBMIT: "record" must be there */
+	bool want_output;		/* JC_FAST_SUBMIT: "output" may be there */
 	bool done;			/* the reply was read so: the members below are set */
 	struct jsched_results *results; /* JC_FAST_RECORDS (the caller's) */
 	struct jsched_result *record;	/* JC_FAST_RECORD, JC_FAST_SUBMIT's "record" (the caller's) */
 	uint64_t job;			/* JC_FAST_SUBMIT: the id (> 0) */
 	bool existing;			/* JC_FAST_SUBMIT: "existing": true */
+	struct jsched_output *output;	/* JC_FAST_SUBMIT's "output", when there (the caller's) */
 	uint64_t *ids;			/* JC_FAST_IDS: n_ids > 0 of them (malloc'd, the caller's) */
 	size_t n_ids;
 };

@@ -412,8 +412,8 @@ int jsched_submit_wait(struct jsched_conn *c, const struct jsched_spec *spec, in
 	if (spec == NULL)
 		return jc_set_error(c, JSCHED_EINVAL, "no job spec");
 	struct jp_buf b = { 0 };
-	/* With output asked for, the reply carries it: jansson reads that one. */
-	struct jc_fast fast = { .kind = output != NULL ? JC_FAST_NONE : JC_FAST_SUBMIT, .want_record = true };
+	/* With output asked for, the reply carries it, read from the text too. */
+	struct jc_fast fast = { .kind = JC_FAST_SUBMIT, .want_record = true, .want_output = output != NULL };
 	int r = submit_text(c, &b, &spec, 1, true, true, JSCHED_WAIT_ALL, timeout_ms, output != NULL);
 	if (r < 0) {
 		jp_buf_free(&b);
@@ -430,6 +430,9 @@ int jsched_submit_wait(struct jsched_conn *c, const struct jsched_spec *spec, in
 			*existing = fast.existing;
 		*out = fast.record;
 		fast.record = NULL;
+		if (output != NULL)
+			*output = fast.output;
+		fast.output = NULL;
 		jc_fast_free(&fast);
 		return 0;
 	}

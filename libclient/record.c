@@ -14,6 +14,7 @@
  */
 #include "libclient/internal.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -204,8 +205,9 @@ struct jsched_result *jc_result_from_json(const json_t *rec, struct jc_text text
  * records the daemon writes are flat objects of plain members, so for them this reads the
  * members the struct needs straight from the text, with no tree.  It accepts only a strict
  * subset of JSON whose meaning is plain: member names and strings of printable ASCII
- * without escapes, integers of at most 15 digits, true, false, null, no nested values, no
- * repeated member.  Anything else (an escape, UTF-8, a number with a fraction, a nested
+ * without escapes, integers of at most 15 digits, true, false, null, no nested values but
+ * one level of them in a member the struct does not read (an exec job's "usage"), no
+ * repeated member.  Anything else (an escape, UTF-8, a number with a fraction, a deeper
  * value, a repeated member, bad syntax) makes it give up, and the reply goes through
  * jansson and jc_result_from_json as before, which decide what is valid and what it means.
  * So a reply read here gives the same records as one read there. */
@@ -248,8 +250,8 @@ static bool plain_string(struct cursor *c, struct jc_text *out)
 	return true;
 }
 
-/* What a plain value is. */
-enum vtype { V_STRING, V_INT, V_TRUE, V_FALSE, V_NULL };
+/* What a plain value is (V_OBJECT: a flat object of plain values, plain_flat). */
+enum vtype { V_STRING, V_INT, V_TRUE, V_FALSE, V_NULL, V_OBJECT };
 
 struct value {
 	enum vtype type;
@@ -307,6 +309,35 @@ static bool key_is(struct jc_text k, const char *name)
 }
 
 #define MAX_PLAIN_MEMBERS 32
+
+/* plain_flat: a flat object at the cursor ('{' next), whose members are plain values, none
+ * repeated (jansson refuses a frame with a repeated member, at any depth): an exec job's
+ * "usage".  Only its bytes are kept, in the record's text.  False when it is not one. */
+static bool plain_flat(struct cursor *c, struct value *v)
+{
+	struct jc_text keys[MAX_PLAIN_MEMBERS];
+	size_t n = 0;
+	const char *start = c->p;
+	if (!lit(c, '{'))
+		return false;
+	if (!lit(c, '}')) {
+		do {
+			struct value x;
+			ws(c);
+			if (n == MAX_PLAIN_MEMBERS || !plain_string(c, &keys[n]) || !lit(c, ':') || !plain_value(c, &x))
+				return false;
+			for (size_t i = 0; i < n; i++)
+				if (keys[i].len == keys[n].len && memcmp(keys[i].p, keys[n].p, keys[n].len) == 0)
+					return false;
+			n++;
+		} while (lit(c, ','));
+		if (!lit(c, '}'))
+			return false;
+	}
+	v->type = V_OBJECT;
+	v->text = (struct jc_text){ start, (size_t)(c->p - start) };
+	return true;
+}
 
 /* The members of a record that plain_record reads, by number (a bit each in its mask of
  * the members seen). */
@@ -376,10 +407,15 @@ static bool plain_record(struct cursor *c, struct jsched_result **out)
 		struct jc_text k;
 		struct value v;
 		ws(c);
-		if (nkeys == MAX_PLAIN_MEMBERS || !plain_string(c, &k) || !lit(c, ':') || !plain_value(c, &v))
+		if (nkeys == MAX_PLAIN_MEMBERS || !plain_string(c, &k) || !lit(c, ':'))
 			return false;
 		nkeys++;
 		enum plain_key key = plain_key_of(k);
+		ws(c);
+		/* A member the struct does not read may be a flat object ("usage"); the
+		 * members it reads are never objects here (a value that is one: jansson). */
+		if (c->p < c->end && *c->p == '{' ? key != K_UNKNOWN || !plain_flat(c, &v) : !plain_value(c, &v))
+			return false;
 		if (key == K_UNKNOWN) {
 			for (size_t i = 0; i < nothers; i++)
 				if (others[i].len == k.len && memcmp(others[i].p, k.p, k.len) == 0)
@@ -517,13 +553,88 @@ fail:
 	return false;
 }
 
+/* plain_stream: one stream of a submit's "output" at the cursor, {"data": base64,
+ * "bytes": N, "truncated": bool} (as jp_output_stream_parse reads it: data and truncated
+ * required), decoded into *data (malloc'd, NUL-terminated even when empty) and *len.
+ * False when it is not that (a member not listed, repeated, bad base64) or memory ran
+ * out, with nothing kept. */
+static bool plain_stream(struct cursor *c, char **data, size_t *len, bool *truncated)
+{
+	struct jc_text text = { NULL, 0 };
+	bool seen_bytes = false, seen_trunc = false;
+	if (!lit(c, '{'))
+		return false;
+	do {
+		struct jc_text k;
+		struct value v;
+		ws(c);
+		if (!plain_string(c, &k) || !lit(c, ':') || !plain_value(c, &v))
+			return false;
+		if (key_is(k, "data") && text.p == NULL && v.type == V_STRING)
+			text = v.text;
+		else if (key_is(k, "bytes") && !seen_bytes && v.type == V_INT)
+			seen_bytes = true;
+		else if (key_is(k, "truncated") && !seen_trunc && (v.type == V_TRUE || v.type == V_FALSE))
+			seen_trunc = true, *truncated = v.type == V_TRUE;
+		else
+			return false;
+	} while (lit(c, ','));
+	unsigned char *d = NULL;
+	if (!lit(c, '}') || text.p == NULL || !seen_trunc ||
+	    jp_base64_decode(text.p, text.len, SIZE_MAX, &d, len) < 0)
+		return false;
+	if (d == NULL && (d = calloc(1, 1)) == NULL) /* empty: still a NUL-terminated buffer */
+		return false;
+	*data = (char *)d;
+	return true;
+}
+
+/* plain_output: a submit's "output" at the cursor, {"complete": bool, "stdout": stream,
+ * "stderr": stream}, into *out (the caller's); false when it is not that shape. */
+static bool plain_output(struct cursor *c, struct jsched_output **out)
+{
+	struct jsched_output *o = calloc(1, sizeof *o);
+	bool seen_complete = false;
+	if (o == NULL || !lit(c, '{'))
+		goto fail;
+	do {
+		struct jc_text k;
+		struct value v;
+		ws(c);
+		if (!plain_string(c, &k) || !lit(c, ':'))
+			goto fail;
+		if (key_is(k, "stdout") && o->out == NULL) {
+			if (!plain_stream(c, &o->out, &o->out_len, &o->out_truncated))
+				goto fail;
+		} else if (key_is(k, "stderr") && o->err == NULL) {
+			if (!plain_stream(c, &o->err, &o->err_len, &o->err_truncated))
+				goto fail;
+		} else if (key_is(k, "complete") && !seen_complete) {
+			if (!plain_value(c, &v) || (v.type != V_TRUE && v.type != V_FALSE))
+				goto fail;
+			seen_complete = true;
+			o->complete = v.type == V_TRUE;
+		} else {
+			goto fail;
+		}
+	} while (lit(c, ','));
+	if (!lit(c, '}') || o->out == NULL || o->err == NULL)
+		goto fail;
+	*out = o;
+	return true;
+fail:
+	jsched_output_free(o);
+	return false;
+}
+
 /* jc_fast_free: see internal.h. */
 void jc_fast_free(struct jc_fast *f)
 {
 	jsched_results_free(f->results);
 	jsched_result_free(f->record);
+	jsched_output_free(f->output);
 	free(f->ids);
-	*f = (struct jc_fast){ .kind = f->kind, .want_record = f->want_record };
+	*f = (struct jc_fast){ .kind = f->kind, .want_record = f->want_record, .want_output = f->want_output };
 }
 
 /* jc_fast_from_text: see internal.h.  Every member is known and seen once; a record or a
@@ -532,7 +643,7 @@ int jc_fast_from_text(const char *text, size_t len, int64_t *id, struct jc_fast 
 {
 	struct cursor c = { text, text + len };
 	bool seen_id = false, seen_ok = false, seen_job = false, seen_existing = false;
-	struct jc_fast got = { .kind = f->kind, .want_record = f->want_record };
+	struct jc_fast got = { .kind = f->kind, .want_record = f->want_record, .want_output = f->want_output };
 	if (f->kind == JC_FAST_NONE || !lit(&c, '{'))
 		return 0;
 	do {
@@ -564,6 +675,9 @@ int jc_fast_from_text(const char *text, size_t len, int64_t *id, struct jc_fast 
 			got.job = (uint64_t)v.i;
 		} else if (key_is(k, "record") && got.kind == JC_FAST_SUBMIT && got.record == NULL) {
 			if (!plain_record(&c, &got.record) || got.record == NULL)
+				goto out;
+		} else if (key_is(k, "output") && got.kind == JC_FAST_SUBMIT && got.want_output && got.output == NULL) {
+			if (!plain_output(&c, &got.output))
 				goto out;
 		} else if (key_is(k, "jobs") && got.kind == JC_FAST_IDS && !seen_job) {
 			seen_job = true;

@@ -537,6 +537,118 @@ static void test_no_tree(void **state)
 	jsched_spec_free(noop);
 }
 
+/* submit_output: answer jsched_submit_wait, output asked for, with the reply {"id", "ok":
+ * true, body}; its status, with *res and *o set (each NULL when none), and in *allocs
+ * jansson's allocations meanwhile. */
+static int submit_output(const char *body, struct jsched_result **res, struct jsched_output **o, size_t *allocs)
+{
+	struct jsched_spec *noop;
+	char buf[4096];
+	uint64_t id = 0;
+	int r;
+
+	assert_int_equal(jsched_spec_call("noop", NULL, &noop), 0);
+	assert_non_null(jc_spec_text(noop)); /* the spec's text, written before the count starts */
+	snprintf(buf, sizeof(buf), "{\"id\":%d,\"ok\":true,%s}", next_id++, body);
+	raw(buf);
+	jansson_allocs = 0;
+	json_set_alloc_funcs(count_malloc, free);
+	r = jsched_submit_wait(C, noop, -1, &id, NULL, res, o);
+	json_set_alloc_funcs(malloc, free);
+	*allocs = jansson_allocs;
+	json_decref(peer_recv(&P));
+	jsched_spec_free(noop);
+	return r;
+}
+
+static void same_output(const struct jsched_output *a, const struct jsched_output *b)
+{
+	assert_int_equal(a->out_len, b->out_len);
+	assert_memory_equal(a->out, b->out, a->out_len + 1); /* the NUL after too */
+	assert_int_equal(a->err_len, b->err_len);
+	assert_memory_equal(a->err, b->err, a->err_len + 1);
+	assert_int_equal(a->out_truncated, b->out_truncated);
+	assert_int_equal(a->err_truncated, b->err_truncated);
+	assert_int_equal(a->complete, b->complete);
+}
+
+/* output_both: body (a submit-with-output reply's members after "ok") read from its text
+ * and, with a member the text reader does not know added (so jansson reads it), by
+ * jansson: the same status, record and output; fast says whether the first reading made
+ * no jansson allocation (read from the text). */
+static void output_both(const char *body, bool fast)
+{
+	struct jsched_result *a = NULL, *b = NULL;
+	struct jsched_output *oa = NULL, *ob = NULL;
+	char slow[4096];
+	size_t allocs_a, allocs_b;
+
+	snprintf(slow, sizeof(slow), "%s,\"later\":1", body);
+	int ra = submit_output(body, &a, &oa, &allocs_a), rb = submit_output(slow, &b, &ob, &allocs_b);
+	assert_int_equal(ra, rb);
+	assert_true(allocs_b > 0);
+	if (fast)
+		assert_int_equal(allocs_a, 0);
+	else
+		assert_true(allocs_a > 0);
+	assert_int_equal(a == NULL, b == NULL);
+	if (a != NULL)
+		same(a, b);
+	assert_int_equal(oa == NULL, ob == NULL);
+	if (oa != NULL)
+		same_output(oa, ob);
+	jsched_result_free(a);
+	jsched_result_free(b);
+	jsched_output_free(oa);
+	jsched_output_free(ob);
+}
+
+#define EXEC_REC                                                                                       \
+	"{\"job\":9,\"client\":\"root\",\"uid\":0,\"kind\":\"exec\",\"priority\":\"normal\","               \
+	"\"state\":\"succeeded\",\"submitted_ms\":1796188496763,\"command\":\"/bin/echo hi\","                  \
+	"\"started_ms\":1796188496763,\"finished_ms\":1796188496765,\"exit_code\":0,\"usage\":{\"cpu_us\":1120,"  \
+	"\"user_us\":0,\"system_us\":0,\"oom_kills\":0,\"pids_limit_hits\":0,\"memory_peak_bytes\":409600}}"
+#define STREAMS(out, err)                                                                              \
+	"\"output\":{\"complete\":true,\"stdout\":{\"data\":\"" out "\",\"bytes\":3,\"truncated\":false},"      \
+	"\"stderr\":{\"data\":\"" err "\",\"bytes\":0,\"truncated\":true}}"
+
+/* A command's submit with wait and output, as the daemon writes it (its record with the
+ * nested "usage", its output in base64), is read from the text with no jansson
+ * allocation, and gives what jansson's reading gives; what the text reader does not take
+ * (a stream's unknown member, bad base64, a deeper or repeated usage, a call's value
+ * object) goes to jansson with the same outcome. */
+static void test_submit_output_reply(void **state)
+{
+	(void)state;
+	output_both("\"job\":9,\"record\":" EXEC_REC "," STREAMS("aGkK", ""), true);
+	output_both(STREAMS("", "ZTEK") ", \"record\" : " EXEC_REC " , \"job\":9", true);
+	output_both("\"job\":9,\"record\":" PLAIN, true); /* a call job: no output */
+	output_both("\"job\":9,\"record\":{\"job\":9,\"state\":\"succeeded\",\"usage\":{}}," STREAMS("aGkK", ""), true);
+	output_both("\"job\":9,\"record\":" EXEC_REC ",\"output\":{\"complete\":false,\"stdout\":{\"data\":\"\","
+		    "\"truncated\":false,\"x\":1},\"stderr\":{\"data\":\"\",\"truncated\":false}}", false);
+	output_both("\"job\":9,\"record\":" EXEC_REC "," STREAMS("aGk", ""), false); /* not base64 */
+	output_both("\"job\":9,\"record\":" EXEC_REC ",\"output\":{\"complete\":true,\"stdout\":{\"data\":\"\","
+		    "\"truncated\":false}}", false); /* no stderr */
+	output_both("\"job\":9,\"record\":{\"job\":9,\"state\":\"failed\",\"usage\":{\"a\":{\"b\":1}}},"
+		    STREAMS("aGkK", ""), false);
+	output_both("\"job\":9,\"record\":{\"job\":9,\"state\":\"failed\",\"value\":{\"a\":1}}", false);
+}
+
+/* A usage object with a repeated member is not read from the text: jansson refuses the
+ * frame, and the connection with it. */
+static void test_repeated_usage(void **state)
+{
+	struct jsched_result *res = NULL;
+	struct jsched_output *o = NULL;
+	size_t allocs;
+
+	(void)state;
+	assert_true(submit_output("\"job\":9,\"record\":{\"job\":9,\"state\":\"failed\",\"usage\":{\"a\":1,\"a\":2}}",
+				  &res, &o, &allocs) < 0);
+	assert_null(res);
+	assert_null(o);
+}
+
 /* ---- requests written as text, against the trees the library built before ---------------- */
 
 /* old_submit: the tree of a submit of n specs as the library built it before (a deep copy of
@@ -821,6 +933,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_request_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_submit_and_wait_replies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_tree, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_submit_output_reply, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_repeated_usage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_request_text_batches, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_async_submit_reply, setup, teardown),
 	};
