@@ -416,6 +416,22 @@ static void loop_sched(pid_t pid, double *wait_ns, double *invol)
 	}
 }
 
+/* self_wait_ns: the time this thread (the light client) has waited on a run queue so far
+ * (schedstat, ns), NaN where the kernel does not say. */
+static double self_wait_ns(void)
+{
+	unsigned long long run, wait;
+	double ns = NAN;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+
+	if (f) {
+		if (fscanf(f, "%llu %llu", &run, &wait) == 2)
+			ns = (double)wait;
+		fclose(f);
+	}
+	return ns;
+}
+
 /* ---- a light client's round trips beside a load ------------------------------------------- */
 
 /* A load the light client's noop round trips are measured beside: `begin` starts it after
@@ -436,7 +452,7 @@ static size_t light_rows(struct e2e *e, double *lat, const struct light_load *ld
 {
 	size_t n = e->quick ? 200 : 2000;
 	int runs = e->runs_long;
-	double i50[64], i99[64], l50[64], l99[64];
+	double i50[64], i99[64], l50[64], l99[64], iwait = 0, lwait = 0, w0;
 	struct jsched_spec *spec;
 	struct e2e_daemon d;
 	char name[160];
@@ -447,11 +463,15 @@ static size_t light_rows(struct e2e *e, double *lat, const struct light_load *ld
 	struct jsched_conn *c = e2e_connect(&d, "light");
 	e2e_rtt_wait(c, spec, n / 4, NULL);
 	for (int run = 0; run < runs; run++) {
+		w0 = self_wait_ns();
 		e2e_rtt_wait(c, spec, n, lat);
+		iwait += self_wait_ns() - w0;
 		i50[run] = e2e_percentile(lat, n, 0.50);
 		i99[run] = e2e_percentile(lat, n, 0.99);
 		ld->begin(ld->ctx, c, &d);
+		w0 = self_wait_ns();
 		e2e_rtt_wait(c, spec, n, lat);
+		lwait += self_wait_ns() - w0;
 		ld->end(ld->ctx, c, &d);
 		l50[run] = e2e_percentile(lat, n, 0.50);
 		l99[run] = e2e_percentile(lat, n, 0.99);
@@ -466,6 +486,11 @@ static size_t light_rows(struct e2e *e, double *lat, const struct light_load *ld
 	snprintf(name, sizeof(name), "hot: light client's noop round trip %s, p99", ld->what);
 	bench_row(e->rep, name, "us", "sleep, journal off", e2e_median_of(l99, k),
 		  "the same client idle, p99", e2e_median_of(i99, k));
+	/* Whether the light client's own wake-ups wait for a CPU (a worker's or a burner's
+	 * slice), which no work of the daemon's loop changes. */
+	bench_note(e->rep, "hot: light client %s: the client itself waited %.1f us on a run queue per round trip "
+			   "(schedstat), %.1f us idle",
+		   ld->what, lwait / 1000.0 / (double)(n * k), iwait / 1000.0 / (double)(n * k));
 	return n;
 }
 
