@@ -349,12 +349,15 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 				    json_integer((json_int_t)d->srv.limit_polls));
 		/* The loop thread's iterations and how long each kept it busy (server.c). */
 		json_object_set_new(doc, "loop",
-				    json_pack("{s:s, s:I, s:I, s:I, s:o}", "priority",
+				    json_pack("{s:s, s:I, s:I, s:I, s:o, s:I, s:I, s:I}", "priority",
 					      d->runner->priority ? d->runner->priority : "none",
 					      "iterations", (json_int_t)d->srv.iterations, "over_bound",
 					      (json_int_t)d->srv.busy_over, "bound_us",
 					      (json_int_t)(JD_LOOP_BUSY_BOUND_NS / 1000), "busy_us",
-					      percentiles(&d->srv.busy)));
+					      percentiles(&d->srv.busy), "sliced_replies",
+					      (json_int_t)d->srv.sliced_replies, "reply_slices",
+					      (json_int_t)d->srv.reply_slices, "answering",
+					      (json_int_t)d->srv.answering));
 		json_object_set_new(doc, "exec", jd_exec_metrics(&d->runner->exec));
 		json_object_set_new(doc, "backends", jd_backends_metrics(d->runner));
 		json_object_set_new(doc, "resources", jd_resources_metrics(&d->runner->resources));

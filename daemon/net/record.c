@@ -412,12 +412,36 @@ int jd_records_text(struct jp_buf *out, struct jd_net *d, const struct jd_record
 int jd_records_text_paged(struct jp_buf *out, struct jd_net *d, const struct jd_records *r,
 			  bool single, size_t budget, size_t *written)
 {
+	size_t i = 0;
+	bool full;
+
+	/* `single`: one id asked for, its record alone (no array). */
+	if (single) {
+		if (r->n && jd_record_text(out, d, r->jobs[0], r->jobs[0]->state))
+			return JSCHED_ENOMEM;
+		if (written)
+			*written = r->n ? 1 : 0;
+		return 0;
+	}
+	if (jd_records_text_range(out, d, r, r->n, budget, &i, &full) || put(out, "]"))
+		return JSCHED_ENOMEM;
+	if (written)
+		*written = i;
+	return 0;
+}
+
+int jd_records_text_range(struct jp_buf *out, struct jd_net *d, const struct jd_records *r,
+			  size_t to, size_t budget, size_t *next, bool *full)
+{
+	size_t i = *next;
+	int rc = 0;
+
 	/* A call job's record is about 200 bytes: one allocation for a batch's reply, not a
 	 * dozen doublings. */
-	int rc = jp_buf_reserve(out, r->n * 200) || (!single && put(out, "["));
-	size_t i;
-
-	for (i = 0; i < r->n && !rc; i++) {
+	if (i == 0)
+		rc = jp_buf_reserve(out, r->n * 200) || put(out, "[");
+	*full = false;
+	for (; i < to && !rc; i++) {
 		size_t before = out->len;
 
 		if (i > 0)
@@ -429,14 +453,12 @@ int jd_records_text_paged(struct jp_buf *out, struct jd_net *d, const struct jd_
 		/* Past the budget: this record goes to the next page (never the first). */
 		if (!rc && budget && i > 0 && out->len > budget) {
 			out->len = before;
+			*full = true;
 			break;
 		}
 	}
-	if (rc)
-		return JSCHED_ENOMEM;
-	if (written)
-		*written = i;
-	return single ? 0 : put(out, "]");
+	*next = i;
+	return rc ? JSCHED_ENOMEM : 0;
 }
 
 int jd_reply_text_start(struct jp_buf *b, int64_t id)

@@ -54,6 +54,16 @@ int jd_records_text(struct jp_buf *out, struct jd_net *d, const struct jd_record
 int jd_records_text_paged(struct jp_buf *out, struct jd_net *d, const struct jd_records *r,
 			  bool single, size_t budget, size_t *written);
 
+/* jd_records_text_range: the array of jd_records_text_paged written a part at a time:
+ * appends the records from *next up to (not including) `to`, the array's "[" before the
+ * first (*next 0), never its "]"; stops before a record that would take out past `budget`
+ * (0: none; the first record of all always written) and sets *full; *next becomes the
+ * index of the first record not written.  So a reply of many records is written over
+ * several calls, other work between them (op_wait.c, "slices").  Returns 0 or
+ * JSCHED_ENOMEM.  Loop thread. */
+int jd_records_text_range(struct jp_buf *out, struct jd_net *d, const struct jd_records *r,
+			  size_t to, size_t budget, size_t *next, bool *full);
+
 /* jd_reply_text_start: begin a reply frame in the empty buffer b: room for the frame
  * header (jd_conn_send_frame fills it) and `{"id":N` (null for JP_ID_NONE).  The caller
  * writes the rest, from the comma on.  Returns 0 or JSCHED_ENOMEM. */

@@ -607,7 +607,7 @@ static void account_input(struct jd_conn *c)
 	held = jp_decoder_held(&c->dec);
 	s->held_bytes = s->held_bytes - c->held + held;
 	c->held = held;
-	partial = jp_decoder_buffered(&c->dec) > 0 && !c->read_paused && !c->on_more;
+	partial = jp_decoder_buffered(&c->dec) > 0 && !c->read_paused && !c->on_more && !c->answering;
 	if (partial && s->held_bytes > c->d->cfg->partial_frame_bytes) {
 		jd_session_fatal(c, JSCHED_ELIMIT_EXCEEDED,
 				 "the frames in progress on all connections together pass "
@@ -634,9 +634,14 @@ static void more_cb(uv_idle_t *h);
  * it the rest at the next iteration. */
 static void defer_rest(struct jd_conn *c)
 {
+	c->d->srv.read_yields++;
+	jd_conn_defer(c);
+}
+
+void jd_conn_defer(struct jd_conn *c)
+{
 	struct jd_server *s = &c->d->srv;
 
-	s->read_yields++;
 	uv_read_stop((uv_stream_t *)&c->pipe);
 	if (c->on_more)
 		return;
@@ -673,7 +678,7 @@ static void drain_frames(struct jd_conn *c)
 	 * the loop"). */
 	if (c->d->runner)
 		jd_runner_drain(c->d->runner);
-	while (!c->closing && !c->read_paused) {
+	while (!c->closing && !c->read_paused && !c->answering) {
 		const unsigned char *text;
 		size_t len;
 		json_t *msg = NULL;
@@ -726,7 +731,8 @@ static bool peer_gone(const struct jd_conn *c, short events)
 
 void jd_conn_maybe_done(struct jd_conn *c)
 {
-	if (c->read_eof && !c->closing && !c->waits && !c->read_paused && !c->on_more && !c->jh_head)
+	if (c->read_eof && !c->closing && !c->waits && !c->read_paused && !c->on_more && !c->answering &&
+	    !c->jh_head)
 		jd_conn_close(c, "end of stream, every answer sent");
 }
 
@@ -809,7 +815,7 @@ static void drain_and_read(struct jd_conn *c)
 {
 	drain_frames(c);
 	account_input(c);
-	if (c->closing || c->read_paused || c->on_more)
+	if (c->closing || c->read_paused || c->on_more || c->answering)
 		return;
 	if (c->read_eof)
 		jd_conn_maybe_done(c);
@@ -851,6 +857,11 @@ static void more_cb(uv_idle_t *h)
 		c->on_more = false;
 		if (c->closing)
 			continue;
+		/* An answer in slices first: its frame goes out before any later request's. */
+		if (jd_session_answer_more(c)) {
+			jd_conn_defer(c);
+			continue;
+		}
 		drain_and_read(c); /* may put it on s->more again (and start the handle) */
 	}
 }

@@ -58,6 +58,9 @@ struct jd_conn {
 	bool on_more;		/* its read budget ran out: whole frames wait for the next
 				 * iteration (server.c "Read budget"), reading stopped */
 	struct jd_conn *more_next;	/* on the server's list of such connections */
+	/* an answer being written in slices (op_wait.c), reading stopped until it is sent;
+	 * on the server's `more` list meanwhile */
+	struct jd_wait_req *answering;
 	int open_handles;	/* pipe + timer; freed when both close callbacks ran */
 
 	struct jp_decoder dec;	/* bytes in, frames out */
@@ -136,6 +139,9 @@ struct jd_server {
 	uv_idle_t more_idle;	/* reads on for connections whose read budget ran out */
 	struct jd_conn *more;	/* those connections */
 	uint64_t read_yields;	/* times a connection's budget ran out (metrics) */
+	/* answers written in slices (op_wait.c): how many, their slices, how many now */
+	uint64_t sliced_replies, reply_slices;
+	uint32_t answering;
 	uint64_t limit_polls;	/* connections polled for a peer gone at a limit (metrics) */
 	/* The flush of the connections' batches: check runs after the poll phase's
 	 * callbacks (replies to what was read), prepare before the next poll (what timers
@@ -223,6 +229,11 @@ void jd_conn_maybe_done(struct jd_conn *c);
  * the open-file limit leaves less room (each needs a descriptor; jobs' pipes keep a
  * reserve).  Loop thread. */
 uint32_t jd_server_connection_cap(const struct jd_net *d);
+
+/* jd_conn_defer: stop reading c and go on with it at the next loop iteration, after
+ * every other connection has been served: its answer in slices (c->answering) first,
+ * then its frames.  Loop thread. */
+void jd_conn_defer(struct jd_conn *c);
 
 /* jd_conn_pause / jd_conn_resume: stop / restart reading from c (backpressure).  Resume
  * first runs the submit held in c->blocked, if any, then the frames already read. */

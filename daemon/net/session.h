@@ -41,6 +41,11 @@ void jd_session_fatal(struct jd_conn *c, int code, const char *message);
 /* jd_session_closed: c is going away: drop its waits, its watch and a held submit. */
 void jd_session_closed(struct jd_conn *c);
 
+/* jd_session_answer_more: write the next slice of c's answer in slices (c->answering,
+ * op_wait.c), sending it when it is whole.  Returns whether some of it is still to
+ * write.  Loop thread. */
+bool jd_session_answer_more(struct jd_conn *c);
+
 /* jd_session_job_final: j has reached its final state: answer the waits on it. */
 void jd_session_job_final(struct jd_net *d, struct jd_job *j);
 

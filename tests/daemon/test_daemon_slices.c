@@ -1,0 +1,221 @@
+/* tests/daemon/test_daemon_slices.c: a wait's answer of many records is written in slices
+ * (net/op_wait.c, "Answers in slices"), another client's requests answered between them,
+ * and the answer's connection keeps its replies in order behind it.
+ *
+ * The heavy connection waits for 2,000 scheduled jobs (not_before far ahead; the daemon
+ * runs with --test-clock, so nothing ever makes them due).  The light connection then sends
+ * two frames in one write: a cancel of those jobs, which ends them all on the loop thread
+ * inside that request and so makes the heavy answer due, and a metrics request.  Both
+ * frames are read in one go, so the metrics are answered in the same loop iteration as the
+ * cancel, before the loop has had a next iteration for a second slice: they must say that
+ * an answer is being written in slices.  Without slices the whole answer was written
+ * inside the cancel, and the metrics say nothing is (the check fails so with reply()'s
+ * slicing taken out of op_wait.c).  Then the heavy answer must be whole (2,000 records,
+ * each cancelled, in the order asked), and a ping the heavy connection sent after its
+ * wait answered after it.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/daemon/harness.h"
+
+static struct jdt t;
+
+#define N_JOBS 2000
+
+/* hello2: a raw connection that has done a version 2 hello as `client`. */
+static int hello2(const char *client)
+{
+	int fd = jdt_raw(&t);
+	char req[160];
+	json_t *r;
+
+	snprintf(req, sizeof(req), "{\"op\": \"hello\", \"id\": 0, \"version\": 2, \"client\": \"%s\"}",
+		 client);
+	r = jdt_raw_ask(fd, req);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	json_decref(r);
+	return fd;
+}
+
+/* ids_text: "[id0,id1,...]" of the reply's ids (malloc'd). */
+static char *ids_text(const json_t *ids, size_t n)
+{
+	char *s = malloc(n * 24 + 3);
+	size_t at = 0;
+
+	assert_non_null(s);
+	s[at++] = '[';
+	for (size_t i = 0; i < n; i++)
+		at += (size_t)sprintf(s + at, "%s%lld", i ? "," : "",
+				      (long long)json_integer_value(json_array_get(ids, i)));
+	s[at++] = ']';
+	s[at] = '\0';
+	return s;
+}
+
+/* frame_text: the 4-byte length and the JSON text, appended to buf at *at. */
+static void frame_text(char *buf, size_t *at, const char *json)
+{
+	uint32_t n = (uint32_t)strlen(json);
+	unsigned char h[4] = {(unsigned char)(n >> 24), (unsigned char)(n >> 16),
+			      (unsigned char)(n >> 8), (unsigned char)n};
+
+	memcpy(buf + *at, h, 4);
+	memcpy(buf + *at + 4, json, n);
+	*at += 4 + n;
+}
+
+/* read_reply: the next frame on fd that is a reply (events skipped). */
+static json_t *read_reply(int fd)
+{
+	for (;;) {
+		json_t *f = jdt_read_frame(fd);
+
+		assert_non_null(f);
+		if (!json_object_get(f, "event"))
+			return f;
+		json_decref(f);
+	}
+}
+
+/* loop_metric: the metrics reply's loop.<name>. */
+static json_int_t loop_metric(const json_t *metrics, const char *name)
+{
+	return json_integer_value(
+		json_object_get(json_object_get(json_object_get(metrics, "metrics"), "loop"), name));
+}
+
+static void test_light_answered_between_slices(void **state)
+{
+	int heavy = hello2("heavy"), light = hello2("light");
+	size_t len = 64 + N_JOBS * 64, at = 0;
+	char *req = malloc(len), *ids, *both;
+	json_t *r, *got, *recs;
+
+	(void)state;
+	/* 2,000 jobs scheduled a day ahead of the test clock: they stay scheduled. */
+	assert_non_null(req);
+	at = (size_t)sprintf(req, "{\"op\": \"submit\", \"id\": 1, \"jobs\": [");
+	for (int i = 0; i < N_JOBS; i++)
+		at += (size_t)sprintf(req + at, "%s{\"kind\": \"call\", \"fn\": \"noop\", \"not_before\": "
+					       "9000000000000}", i ? "," : "");
+	sprintf(req + at, "]}");
+	r = jdt_raw_ask(heavy, req);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	assert_int_equal(json_array_size(json_object_get(r, "jobs")), N_JOBS);
+	ids = ids_text(json_object_get(r, "jobs"), N_JOBS);
+	json_decref(r);
+
+	/* The wait, pending; the ping behind it answered says the wait has been read. */
+	at = (size_t)sprintf(req, "{\"op\": \"wait\", \"id\": 2, \"mode\": \"all\", \"jobs\": %s}", ids);
+	jdt_send_frame(heavy, req);
+	r = jdt_raw_ask(heavy, "{\"op\": \"ping\", \"id\": 3}");
+	assert_int_equal(json_integer_value(json_object_get(r, "id")), 3);
+	json_decref(r);
+
+	/* The cancel and the metrics in one write. */
+	both = malloc(len + 128);
+	assert_non_null(both);
+	at = 0;
+	sprintf(req, "{\"op\": \"cancel\", \"id\": 10, \"jobs\": %s}", ids);
+	frame_text(both, &at, req);
+	frame_text(both, &at, "{\"op\": \"metrics\", \"id\": 11}");
+	jdt_send_all(light, both, at);
+	r = read_reply(light);
+	assert_int_equal(json_integer_value(json_object_get(r, "id")), 10);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	json_decref(r);
+	r = read_reply(light);
+	assert_int_equal(json_integer_value(json_object_get(r, "id")), 11);
+	assert_int_equal(loop_metric(r, "answering"), 1);
+	assert_int_equal(loop_metric(r, "sliced_replies"), 1);
+	json_decref(r);
+	/* A request of the heavy connection sent now waits for its answer in slices. */
+	jdt_send_frame(heavy, "{\"op\": \"ping\", \"id\": 4}");
+
+	got = read_reply(heavy);
+	assert_int_equal(json_integer_value(json_object_get(got, "id")), 2);
+	assert_true(json_is_true(json_object_get(got, "ok")));
+	assert_null(json_object_get(got, "more"));
+	recs = json_object_get(got, "jobs");
+	assert_int_equal(json_array_size(recs), N_JOBS);
+	r = json_loads(ids, 0, NULL);
+	for (size_t i = 0; i < N_JOBS; i++) {
+		const json_t *rec = json_array_get(recs, i);
+
+		assert_int_equal(json_integer_value(json_object_get(rec, "job")),
+				 json_integer_value(json_array_get(r, i)));
+		assert_string_equal(json_string_value(json_object_get(rec, "state")), "cancelled");
+	}
+	json_decref(r);
+	json_decref(got);
+	r = read_reply(heavy);
+	assert_int_equal(json_integer_value(json_object_get(r, "id")), 4);
+	json_decref(r);
+
+	/* All sent: nothing in slices any more, and it took more than one. */
+	r = jdt_raw_ask(light, "{\"op\": \"metrics\", \"id\": 12}");
+	assert_int_equal(loop_metric(r, "answering"), 0);
+	assert_true(loop_metric(r, "reply_slices") >= N_JOBS / 128);
+	json_decref(r);
+	free(both);
+	free(ids);
+	free(req);
+	close(heavy);
+	close(light);
+}
+
+/* A connection that closes while its answer is in slices: the answer is dropped, the
+ * daemon goes on (the sanitizer builds check that nothing leaks or is used after free). */
+static void test_closed_while_sliced(void **state)
+{
+	int heavy = hello2("heavy2"), light = hello2("light2");
+	size_t len = 64 + N_JOBS * 64, at;
+	char *req = malloc(len), *ids;
+	json_t *r;
+
+	(void)state;
+	assert_non_null(req);
+	at = (size_t)sprintf(req, "{\"op\": \"submit\", \"id\": 1, \"jobs\": [");
+	for (int i = 0; i < N_JOBS; i++)
+		at += (size_t)sprintf(req + at, "%s{\"kind\": \"call\", \"fn\": \"noop\", \"not_before\": "
+					       "9000000000000}", i ? "," : "");
+	sprintf(req + at, "]}");
+	r = jdt_raw_ask(heavy, req);
+	ids = ids_text(json_object_get(r, "jobs"), N_JOBS);
+	json_decref(r);
+	sprintf(req, "{\"op\": \"wait\", \"id\": 2, \"jobs\": %s}", ids);
+	jdt_send_frame(heavy, req);
+	r = jdt_raw_ask(heavy, "{\"op\": \"ping\", \"id\": 3}");
+	json_decref(r);
+	sprintf(req, "{\"op\": \"cancel\", \"id\": 10, \"jobs\": %s}", ids);
+	r = jdt_raw_ask(light, req);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	json_decref(r);
+	close(heavy);
+	r = jdt_raw_ask(light, "{\"op\": \"ping\", \"id\": 11}");
+	assert_int_equal(json_integer_value(json_object_get(r, "id")), 11);
+	json_decref(r);
+	free(ids);
+	free(req);
+	close(light);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_light_answered_between_slices),
+		cmocka_unit_test(test_closed_while_sliced),
+	};
+
+	return JDT_RUN_GROUP_CLOCKED(tests, &t, "\"limits\": {\"wait_ids_per_uid\": 100000}", NULL, NULL);
+}
