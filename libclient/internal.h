@@ -103,6 +103,22 @@ int jc_fast_from_text(const char *text, size_t len, int64_t *id, struct jc_fast 
 /* jc_fast_free frees what f holds and empties it (its kind stays). */
 void jc_fast_free(struct jc_fast *f);
 
+/* What the hello reply says (jp_hello_reply_parse's members), read from its text: the
+ * strings point into it, without their quotes. */
+struct jc_hello {
+	int64_t version;
+	struct jc_text daemon, instance, client;
+	int64_t uid, gid, pid;
+	bool admin;
+	struct jp_limits limits;
+};
+
+/* jc_hello_from_text reads a successful hello reply (len bytes of text) as
+ * jp_hello_reply_parse reads its tree, when it holds only plain members (record.c) and
+ * none that reader does not know.  Returns 1 with *id and *h set, or 0 (jansson reads it
+ * then, and says what is wrong with it). */
+int jc_hello_from_text(const char *text, size_t len, int64_t *id, struct jc_hello *h);
+
 /* jc_event_from_json makes an event from an event message (borrowed) whose text is text. */
 struct jsched_event *jc_event_from_json(const json_t *msg, struct jc_text text);
 

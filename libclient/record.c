@@ -716,6 +716,113 @@ out:
 	return 0;
 }
 
+/* plain_identity: the hello reply's "identity" at the cursor, as jp_hello_reply_parse
+ * reads it (uid, gid, pid in 0..JP_MAX_INT, client a string, admin a boolean, each once);
+ * false for anything else (a member not listed: jansson reads the reply). */
+static bool plain_identity(struct cursor *c, struct jc_hello *h)
+{
+	unsigned seen = 0;
+	if (!lit(c, '{'))
+		return false;
+	do {
+		struct jc_text k;
+		struct value v;
+		unsigned bit;
+		ws(c);
+		if (!plain_string(c, &k) || !lit(c, ':') || !plain_value(c, &v))
+			return false;
+		bool count = v.type == V_INT && v.i >= 0 && v.i <= JP_MAX_INT;
+		if (key_is(k, "uid") && count)
+			bit = 1, h->uid = v.i;
+		else if (key_is(k, "gid") && count)
+			bit = 2, h->gid = v.i;
+		else if (key_is(k, "pid") && count)
+			bit = 4, h->pid = v.i;
+		else if (key_is(k, "client") && v.type == V_STRING)
+			bit = 8, h->client = v.text;
+		else if (key_is(k, "admin") && (v.type == V_TRUE || v.type == V_FALSE))
+			bit = 16, h->admin = v.type == V_TRUE;
+		else
+			return false;
+		if (seen & bit)
+			return false; /* repeated: jansson refuses the frame */
+		seen |= bit;
+	} while (lit(c, ','));
+	return lit(c, '}') && seen == 31;
+}
+
+/* plain_limits: the hello reply's "limits" at the cursor into h->limits (jp_limits_set:
+ * a name it does not know is ignored, as jp_limits_parse does); false when it is not a
+ * flat object of plain values without repeats, or a limit is not a count. */
+static bool plain_limits(struct cursor *c, struct jc_hello *h)
+{
+	struct cursor at = *c;
+	struct value all;
+	if (!plain_flat(c, &all)) /* plain, flat, no member repeated */
+		return false;
+	if (!lit(&at, '{') || lit(&at, '}'))
+		return true;
+	do {
+		struct jc_text k;
+		struct value v;
+		ws(&at);
+		if (!plain_string(&at, &k) || !lit(&at, ':') || !plain_value(&at, &v))
+			return false;
+		if (v.type == V_INT ? jp_limits_set(&h->limits, k.p, k.len, v.i) < 0
+				    : jp_limits_set(&h->limits, k.p, k.len, -1) < 0)
+			return false; /* a known limit that is not a count */
+	} while (lit(&at, ','));
+	return true;
+}
+
+/* jc_hello_from_text: see internal.h. */
+int jc_hello_from_text(const char *text, size_t len, int64_t *id, struct jc_hello *h)
+{
+	struct cursor c = { text, text + len };
+	unsigned seen = 0;
+	*h = (struct jc_hello){ .version = -1 };
+	jp_limits_default(&h->limits);
+	if (!lit(&c, '{'))
+		return 0;
+	do {
+		struct jc_text k;
+		struct value v = { 0 };
+		unsigned bit;
+		bool ok;
+		ws(&c);
+		if (!plain_string(&c, &k) || !lit(&c, ':'))
+			return 0;
+		if (key_is(k, "identity")) {
+			bit = 1, ok = plain_identity(&c, h);
+		} else if (key_is(k, "limits")) {
+			bit = 2, ok = plain_limits(&c, h);
+		} else {
+			if (!plain_value(&c, &v))
+				return 0;
+			if (key_is(k, "id") && v.type == V_INT)
+				bit = 4, ok = true, *id = v.i;
+			else if (key_is(k, "ok") && v.type == V_TRUE)
+				bit = 8, ok = true;
+			else if (key_is(k, "version") && v.type == V_INT && v.i >= 0)
+				bit = 16, ok = true, h->version = v.i;
+			else if (key_is(k, "daemon") && v.type == V_STRING)
+				bit = 32, ok = true, h->daemon = v.text;
+			else if (key_is(k, "instance") && v.type == V_STRING)
+				bit = 64, ok = true, h->instance = v.text;
+			else
+				return 0; /* a member this reader does not know */
+		}
+		if (!ok || (seen & bit))
+			return 0;
+		seen |= bit;
+	} while (lit(&c, ','));
+	if (!lit(&c, '}'))
+		return 0;
+	ws(&c);
+	/* limits is optional (jp_hello_reply_parse keeps the defaults without it) */
+	return c.p == c.end && (seen | 2) == 127;
+}
+
 /* jsched_result_free: see jsched.h.  The strings live in the record's own allocation. */
 void jsched_result_free(struct jsched_result *r)
 {

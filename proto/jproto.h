@@ -296,6 +296,11 @@ json_t *jp_limits_to_json(const struct jp_limits *l);
  * ignored, missing ones keep their defaults.  0 or JSCHED_EPROTOCOL (wrong type). */
 int jp_limits_parse(const json_t *obj, struct jp_limits *out, struct jp_err *err);
 
+/* jp_limits_set sets the limit named by the len bytes at name to v, as jp_limits_parse
+ * reads one member (a client reading the hello reply from its text): 0 (also for a name
+ * it does not know, ignored), or JSCHED_EPROTOCOL when v is not a count. */
+int jp_limits_set(struct jp_limits *l, const char *name, size_t len, int64_t v);
+
 /* ---- names ------------------------------------------------------------------------- */
 
 enum jp_kind { JP_KIND_EXEC, JP_KIND_CALL };

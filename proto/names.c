@@ -126,6 +126,19 @@ json_t *jp_limits_to_json(const struct jp_limits *l)
 	return o;
 }
 
+int jp_limits_set(struct jp_limits *l, const char *name, size_t len, int64_t v)
+{
+	for (size_t i = 0; i < COUNT(limit_rows); i++) {
+		if (strncmp(limit_rows[i].name, name, len) != 0 || limit_rows[i].name[len] != '\0')
+			continue;
+		if (v < 0 || v > (int64_t)UINT32_MAX)
+			return JSCHED_EPROTOCOL;
+		*limit_field(l, i) = (uint32_t)v;
+		return 0;
+	}
+	return 0;
+}
+
 int jp_limits_parse(const json_t *obj, struct jp_limits *out, struct jp_err *err)
 {
 	jp_limits_default(out);

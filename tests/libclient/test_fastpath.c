@@ -38,6 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <jsched/jsched.h>
 
@@ -48,13 +50,18 @@ static struct peer P;
 static struct jsched_conn *C;
 static int next_id = 2;
 
-/* raw: send the frame `s` as is (no re-encoding by jansson). */
-static void raw(const char *s)
+/* raw_to: send the frame `s` to p as is (no re-encoding by jansson). */
+static void raw_to(struct peer *p, const char *s)
 {
 	uint32_t n = htonl((uint32_t)strlen(s));
 
-	assert_int_equal(peer_write(&P, &n, 4), 0);
-	assert_int_equal(peer_write(&P, s, strlen(s)), 0);
+	assert_int_equal(peer_write(p, &n, 4), 0);
+	assert_int_equal(peer_write(p, s, strlen(s)), 0);
+}
+
+static void raw(const char *s)
+{
+	raw_to(&P, s);
 }
 
 static int setup(void **state)
@@ -649,6 +656,148 @@ static void test_repeated_usage(void **state)
 	assert_null(o);
 }
 
+/* ---- the hello's reply read from its text (jsched_connect_deferred) ------------------------ */
+
+/* What a connection made of its hello's reply. */
+struct hello_seen {
+	int ping;		/* the first request's status (a submit's) */
+	size_t allocs;		/* jansson's allocations while the reply was read */
+	char version[64], instance[64], client[64], json[1024];
+	int big_submit;		/* jsched_submit_async of a 300-byte spec: > 0, or refused */
+	int big_reply;		/* a ping answered with a 300-byte frame: 0, or the connection's death */
+};
+
+static void ignore_cb(struct jsched_conn *c, int status, const struct jsched_reply *r, void *arg);
+
+/* with_id: reply (whose "%d" stands for the id) with id in its place, into out. */
+static void with_id(char *out, size_t size, const char *reply, int id)
+{
+	const char *at = strstr(reply, "%d");
+	assert_non_null(at);
+	snprintf(out, size, "%.*s%d%s", (int)(at - reply), reply, id, at + 2);
+}
+
+/* hello_with: connect deferred to a listener of our own, answer the hello with `reply`
+ * (%d: its id) and a submit, and see what the connection made of it. */
+static struct hello_seen hello_with(const char *reply)
+{
+	struct hello_seen h = { 0 };
+	char dir[] = "/tmp/jsched-fastpath-XXXXXX", path[64], buf[1024];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct jsched_conn *c = NULL;
+	struct peer p;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/s", dir);
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(lfd, 1), 0);
+	assert_int_equal(jsched_connect_deferred(path, NULL, &c, buf, sizeof buf), 0);
+	int fd = accept(lfd, NULL, NULL);
+	assert_true(fd >= 0);
+	peer_init(&p, fd);
+	with_id(buf, sizeof buf, reply, 1);
+	raw_to(&p, buf);
+	snprintf(buf, sizeof buf, "{\"id\":2,\"ok\":true,\"job\":9}");
+	raw_to(&p, buf);
+	struct jsched_spec *noop;
+	uint64_t id = 0;
+	assert_int_equal(jsched_spec_call("noop", NULL, &noop), 0);
+	assert_non_null(jc_spec_text(noop)); /* written before the count starts */
+	jansson_allocs = 0;
+	json_set_alloc_funcs(count_malloc, free);
+	/* a submit, whose request and (plain) reply take no allocation of jansson's */
+	h.ping = jsched_submit(c, noop, &id);
+	json_set_alloc_funcs(malloc, free);
+	h.allocs = jansson_allocs;
+	jsched_spec_free(noop);
+	assert_true(h.ping < 0 || id == 9);
+	snprintf(h.version, sizeof h.version, "%s", S(jsched_server_version(c)));
+	snprintf(h.instance, sizeof h.instance, "%s", S(jsched_server_instance(c)));
+	snprintf(h.client, sizeof h.client, "%s", S(jsched_client_name(c)));
+	snprintf(h.json, sizeof h.json, "%s", S(jsched_hello_json(c)));
+	if (h.ping == 0) {
+		struct jsched_spec *spec;
+		char name[301];
+		memset(name, 'n', 300);
+		name[300] = '\0';
+		assert_int_equal(jsched_spec_call("noop", NULL, &spec), 0);
+		assert_int_equal(jsched_spec_set_name(spec, name), 0);
+		h.big_submit = jsched_submit_async(c, spec, ignore_cb, NULL);
+		jsched_spec_free(spec);
+		snprintf(buf, sizeof buf, "{\"id\":%d,\"ok\":true,\"pad\":\"%s\"}", h.big_submit > 0 ? 4 : 3, name);
+		raw_to(&p, buf);
+		h.big_reply = jsched_ping(c);
+	}
+	jsched_close(c);
+	peer_free(&p);
+	close(lfd);
+	unlink(path);
+	rmdir(dir);
+	return h;
+}
+
+#define HELLO_HEAD "{\"id\":%d,\"ok\":true,\"version\":2,\"daemon\":\"0.1.0\",\"instance\":\"17-11\","
+#define HELLO_ID "\"identity\":{\"uid\":0,\"gid\":0,\"pid\":9,\"client\":\"x\",\"admin\":true}"
+#define HELLO_LIMITS(frame, reply) \
+	"\"limits\":{\"frame_bytes\":" frame ",\"reply_frame_bytes\":" reply ",\"jobs_per_submit\":10000,\"new\":true}"
+
+/* hello_both: the reply (a hello reply's text, "%d" its id, ending in "}") read from its
+ * text and, with a member the text reader does not know added, by jansson: the same in
+ * every respect but the allocations; fast: the first made none. */
+static void hello_both(const char *reply, bool fast)
+{
+	char slow[1024];
+	size_t n = strlen(reply);
+
+	snprintf(slow, sizeof slow, "%.*s,\"later\":1}", (int)(n - 1), reply);
+	struct hello_seen a = hello_with(reply), b = hello_with(slow);
+	assert_int_equal(a.ping, b.ping);
+	assert_true(b.allocs > 0);
+	if (fast)
+		assert_int_equal(a.allocs, 0);
+	else
+		assert_true(a.allocs > 0);
+	assert_string_equal(a.version, b.version);
+	assert_string_equal(a.instance, b.instance);
+	assert_string_equal(a.client, b.client);
+	assert_int_equal(a.big_submit > 0, b.big_submit > 0);
+	assert_int_equal(a.big_reply, b.big_reply);
+	if (a.ping == 0 && fast) {
+		/* the reply's own bytes, which are what jansson writes for a compact one */
+		char want[1024];
+		with_id(want, sizeof want, reply, 1);
+		assert_string_equal(a.json, want);
+	}
+}
+
+/* A deferred hello's plain reply is read from its text with no jansson allocation, its
+ * strings and limits taken as jansson's reading takes them (a small frame_bytes refuses
+ * a large request here, a small reply_frame_bytes a large reply); a reply the text reader
+ * does not take (another version, a name with an escape, a limit that is not a count, an
+ * identity member it does not know, a refusal) goes to jansson with the same outcome. */
+static void test_hello_reply(void **state)
+{
+	(void)state;
+	hello_both(HELLO_HEAD HELLO_ID "," HELLO_LIMITS("1048576", "16777216") "}", true);
+	hello_both(HELLO_HEAD HELLO_ID "," HELLO_LIMITS("200", "16777216") "}", true);
+	hello_both(HELLO_HEAD HELLO_ID "," HELLO_LIMITS("1048576", "100") "}", true);
+	hello_both(HELLO_HEAD HELLO_ID "}", true); /* no limits: the defaults */
+	hello_both("{ \"id\" : %d , " HELLO_ID ", \"ok\":true,\"version\":2,\"daemon\":\"0.1.0\",\"instance\":\"17-11\" }",
+		   true);
+	hello_both("{\"id\":%d,\"ok\":true,\"version\":1,\"daemon\":\"0.1.0\",\"instance\":\"17-11\"," HELLO_ID "}",
+		   false);
+	hello_both(HELLO_HEAD "\"identity\":{\"uid\":0,\"gid\":0,\"pid\":9,\"client\":\"caf\\u00e9\",\"admin\":true}}",
+		   false);
+	hello_both(HELLO_HEAD HELLO_ID "," HELLO_LIMITS("-1", "16777216") "}", false);
+	hello_both(HELLO_HEAD HELLO_ID "," HELLO_LIMITS("\"big\"", "16777216") "}", false);
+	hello_both(HELLO_HEAD "\"identity\":{\"uid\":0,\"gid\":0,\"pid\":9,\"client\":\"x\",\"admin\":true,\"n\":1}}",
+		   false);
+	hello_both("{\"id\":%d,\"ok\":false,\"error\":{\"code\":\"limit_exceeded\",\"message\":\"no\"}}", false);
+}
+
 /* ---- requests written as text, against the trees the library built before ---------------- */
 
 /* old_submit: the tree of a submit of n specs as the library built it before (a deep copy of
@@ -935,6 +1084,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_tree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_submit_output_reply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repeated_usage, setup, teardown),
+		cmocka_unit_test(test_hello_reply),
 		cmocka_unit_test_setup_teardown(test_request_text_batches, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_async_submit_reply, setup, teardown),
 	};
