@@ -18,10 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* jc_dup_json: see internal.h. */
+/* jc_dup_json: see internal.h.  json_dumps's bytes, written by jp_buf_append_json. */
 char *jc_dup_json(const json_t *v)
 {
-	return v != NULL ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	struct jp_buf b = { 0 };
+	if (v == NULL || jp_buf_append_json(&b, v) < 0 || jp_buf_append(&b, "", 1) < 0) {
+		jp_buf_free(&b);
+		return NULL;
+	}
+	return (char *)b.data;
 }
 
 /* jc_get_u64: see internal.h. */

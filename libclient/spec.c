@@ -131,15 +131,17 @@ const struct jc_spec_text *jc_spec_text(const struct jsched_spec *spec)
 	struct jc_spec_text *t = atomic_load_explicit(&s->text, memory_order_acquire), *none = NULL;
 	if (t != NULL)
 		return t;
-	char *d = jc_dup_json(spec->obj);
-	size_t n = d != NULL ? strlen(d) : 0;
-	if (d == NULL || (t = malloc(sizeof *t + n + 1)) == NULL) {
-		free(d);
+	/* jansson's bytes (jp_buf_append_json), without json_dumps: 117,000 instructions of
+	 * every `jsched submit` of a command, for its environment. */
+	struct jp_buf b = { 0 };
+	if (jp_buf_append_json(&b, spec->obj) < 0 || (t = malloc(sizeof *t + b.len + 1)) == NULL) {
+		jp_buf_free(&b);
 		return NULL;
 	}
-	t->len = n;
-	memcpy(t->s, d, n + 1);
-	free(d);
+	t->len = b.len;
+	memcpy(t->s, b.data, b.len);
+	t->s[b.len] = '\0';
+	jp_buf_free(&b);
 	/* Two threads that write it at once (not allowed, but harmless): the first wins. */
 	if (!atomic_compare_exchange_strong_explicit(&s->text, &none, t, memory_order_acq_rel, memory_order_acquire)) {
 		free(t);

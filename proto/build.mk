@@ -13,7 +13,7 @@
 JPROTO_LIB := $(B)/lib/libjproto.a
 JPROTO_SRCS := proto/error.c proto/buf.c proto/base64.c proto/frame.c proto/names.c \
 	proto/request.c proto/message.c proto/jobspec.c proto/submit.c proto/job_record.c \
-	proto/utf8.c proto/socket_path.c proto/array.c proto/fastreq.c
+	proto/utf8.c proto/socket_path.c proto/array.c proto/fastreq.c proto/dump.c
 JPROTO_OBJS := $(JPROTO_SRCS:%.c=$(B)/obj/%.o)
 
 $(JPROTO_OBJS): CFLAGS += -fvisibility=hidden $(JANSSON_CFLAGS)
