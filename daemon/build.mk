@@ -88,7 +88,7 @@ JSCHEDD_UNIT := $(B)/tests/daemon/unit_config $(B)/tests/daemon/unit_hist \
 	$(B)/tests/daemon/unit_whist $(B)/tests/daemon/unit_prometheus $(B)/tests/daemon/unit_cgroup \
 	$(B)/tests/daemon/unit_log $(B)/tests/daemon/unit_timeheap \
 	$(B)/tests/daemon/unit_outlog $(B)/tests/daemon/unit_index $(B)/tests/daemon/unit_security \
-	$(B)/tests/daemon/unit_wake
+	$(B)/tests/daemon/unit_wake $(B)/tests/daemon/unit_spin
 # The config reader is core/config*.c alone (plain data, jansson): the unit test links
 # only those.
 JSCHEDD_CONFIG_OBJS := $(patsubst %.c,$(B)/obj/%.o,daemon/core/config.c daemon/core/config_exec.c \
@@ -148,6 +148,13 @@ $(B)/tests/daemon/unit_wake: $(B)/obj/tests/daemon/unit_wake.o $(B)/obj/daemon/c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(UV_LIBS) $(CMOCKA_LIBS) $(LDLIBS) -lpthread
+# unit_spin: the built-in spin handler (daemon/run/builtins.c) with the handler API stubbed
+# and clock_gettime wrapped, to count its reads of the thread CPU clock.
+$(B)/obj/tests/daemon/unit_spin.o: CFLAGS += $(JANSSON_CFLAGS)
+$(B)/tests/daemon/unit_spin: $(B)/obj/tests/daemon/unit_spin.o $(B)/obj/daemon/run/builtins.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -Wl,--wrap=clock_gettime -o $@ $^ $(JANSSON_LIBS) $(CMOCKA_LIBS) $(LDLIBS) -lpthread
 # unit_index: the job table's id index (daemon/core/jobs_index.c) against a plain scan.
 $(B)/tests/daemon/unit_index: $(B)/obj/tests/daemon/unit_index.o $(B)/obj/daemon/core/jobs_index.o
 	@mkdir -p $(@D)
