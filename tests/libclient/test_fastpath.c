@@ -258,15 +258,16 @@ static void test_timeout_and_single(void **state)
 }
 
 
-/* recv_text: the next frame from the library, as its bytes (static buffer), or NULL. */
-static const char *recv_text(void)
+/* recv_text_from: the next frame from the library to p, as its bytes (static buffer), or
+ * NULL. */
+static const char *recv_text_from(struct peer *p)
 {
 	static char text[8192];
 
 	for (int rounds = 0; rounds < 100; rounds++) {
 		const unsigned char *payload;
 		size_t len;
-		int r = jp_decoder_next_frame(&P.dec, &payload, &len);
+		int r = jp_decoder_next_frame(&p->dec, &payload, &len);
 		if (r > 0 && len < sizeof(text)) {
 			memcpy(text, payload, len);
 			text[len] = '\0';
@@ -274,15 +275,20 @@ static const char *recv_text(void)
 		}
 		if (r != 0)
 			return NULL;
-		struct pollfd pfd = {.fd = P.fd, .events = POLLIN};
+		struct pollfd pfd = {.fd = p->fd, .events = POLLIN};
 		char buf[8192];
 		if (poll(&pfd, 1, PEER_TIMEOUT_MS) <= 0)
 			return NULL;
-		ssize_t n = read(P.fd, buf, sizeof(buf));
-		if (n <= 0 || jp_decoder_feed(&P.dec, buf, (size_t)n) < 0)
+		ssize_t n = read(p->fd, buf, sizeof(buf));
+		if (n <= 0 || jp_decoder_feed(&p->dec, buf, (size_t)n) < 0)
 			return NULL;
 	}
 	return NULL;
+}
+
+static const char *recv_text(void)
+{
+	return recv_text_from(&P);
 }
 
 /* expect_text: the next request is `want` with ,"id":N} for the id the library gave it. */
@@ -665,6 +671,7 @@ struct hello_seen {
 	char version[64], instance[64], client[64], json[1024];
 	int big_submit;		/* jsched_submit_async of a 300-byte spec: > 0, or refused */
 	int big_reply;		/* a ping answered with a 300-byte frame: 0, or the connection's death */
+	char request[256];	/* the hello request's bytes */
 };
 
 static void ignore_cb(struct jsched_conn *c, int status, const struct jsched_reply *r, void *arg);
@@ -679,7 +686,7 @@ static void with_id(char *out, size_t size, const char *reply, int id)
 
 /* hello_with: connect deferred to a listener of our own, answer the hello with `reply`
  * (%d: its id) and a submit, and see what the connection made of it. */
-static struct hello_seen hello_with(const char *reply)
+static struct hello_seen hello_with_name(const char *reply, const char *client)
 {
 	struct hello_seen h = { 0 };
 	char dir[] = "/tmp/jsched-fastpath-XXXXXX", path[64], buf[1024];
@@ -694,7 +701,7 @@ static struct hello_seen hello_with(const char *reply)
 	assert_true(lfd >= 0);
 	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
 	assert_int_equal(listen(lfd, 1), 0);
-	assert_int_equal(jsched_connect_deferred(path, NULL, &c, buf, sizeof buf), 0);
+	assert_int_equal(jsched_connect_deferred(path, client, &c, buf, sizeof buf), 0);
 	int fd = accept(lfd, NULL, NULL);
 	assert_true(fd >= 0);
 	peer_init(&p, fd);
@@ -714,6 +721,9 @@ static struct hello_seen hello_with(const char *reply)
 	h.allocs = jansson_allocs;
 	jsched_spec_free(noop);
 	assert_true(h.ping < 0 || id == 9);
+	const char *req = recv_text_from(&p);
+	assert_non_null(req);
+	snprintf(h.request, sizeof h.request, "%s", req);
 	snprintf(h.version, sizeof h.version, "%s", S(jsched_server_version(c)));
 	snprintf(h.instance, sizeof h.instance, "%s", S(jsched_server_instance(c)));
 	snprintf(h.client, sizeof h.client, "%s", S(jsched_client_name(c)));
@@ -737,6 +747,11 @@ static struct hello_seen hello_with(const char *reply)
 	unlink(path);
 	rmdir(dir);
 	return h;
+}
+
+static struct hello_seen hello_with(const char *reply)
+{
+	return hello_with_name(reply, NULL);
 }
 
 #define HELLO_HEAD "{\"id\":%d,\"ok\":true,\"version\":2,\"daemon\":\"0.1.0\",\"instance\":\"17-11\","
@@ -770,6 +785,27 @@ static void hello_both(const char *reply, bool fast)
 		char want[1024];
 		with_id(want, sizeof want, reply, 1);
 		assert_string_equal(a.json, want);
+	}
+}
+
+/* A deferred hello is written as text with no name or a plain one, by jansson with any
+ * other: the bytes the tree gave (jp_hello_new without its id, the id set last). */
+static void test_hello_request(void **state)
+{
+	static const char *const names[] = { NULL, "tester", "a b.c-d_e", "caf\xc3\xa9", "q\"uote", "back\\slash",
+					     "tab\there", "" };
+	(void)state;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		json_t *tree = jp_hello_new(0, names[i]);
+		assert_non_null(tree);
+		json_object_del(tree, "id");
+		json_object_set_new(tree, "id", json_integer(1));
+		char *want = json_dumps(tree, JSON_COMPACT);
+		json_decref(tree);
+		struct hello_seen h = hello_with_name(HELLO_HEAD HELLO_ID "}", names[i]);
+		assert_int_equal(h.ping, 0);
+		assert_string_equal(h.request, want);
+		free(want);
 	}
 }
 
@@ -1085,6 +1121,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_submit_output_reply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repeated_usage, setup, teardown),
 		cmocka_unit_test(test_hello_reply),
+		cmocka_unit_test(test_hello_request),
 		cmocka_unit_test_setup_teardown(test_request_text_batches, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_async_submit_reply, setup, teardown),
 	};
