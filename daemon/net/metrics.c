@@ -349,7 +349,7 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 				    json_integer((json_int_t)d->srv.limit_polls));
 		/* The loop thread's iterations and how long each kept it busy (server.c). */
 		json_object_set_new(doc, "loop",
-				    json_pack("{s:s, s:I, s:I, s:I, s:o, s:I, s:I, s:I}", "priority",
+				    json_pack("{s:s, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I}", "priority",
 					      d->runner->priority ? d->runner->priority : "none",
 					      "iterations", (json_int_t)d->srv.iterations, "over_bound",
 					      (json_int_t)d->srv.busy_over, "bound_us",
@@ -357,7 +357,10 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 					      percentiles(&d->srv.busy), "sliced_replies",
 					      (json_int_t)d->srv.sliced_replies, "reply_slices",
 					      (json_int_t)d->srv.reply_slices, "answering",
-					      (json_int_t)d->srv.answering));
+					      (json_int_t)d->srv.answering, "sliced_submits",
+					      (json_int_t)d->srv.sliced_submits, "submit_slices",
+					      (json_int_t)d->srv.submit_slices, "admitting",
+					      (json_int_t)d->srv.admitting));
 		json_object_set_new(doc, "exec", jd_exec_metrics(&d->runner->exec));
 		json_object_set_new(doc, "backends", jd_backends_metrics(d->runner));
 		json_object_set_new(doc, "resources", jd_resources_metrics(&d->runner->resources));

@@ -25,6 +25,20 @@
  * Backpressure `block`: when a client's queue is full under `block`, its next submit is
  * held (the connection stops being read) and run again when the fair layer says the
  * client has room; a submit in progress is admitted whole even past the limit.
+ *
+ * Slices: a batch of more than SUBMIT_SLICE call specs, read without a tree, with no
+ * keys, arrays or dependencies on existing jobs, has its jobs made SUBMIT_SLICE per loop
+ * iteration (the first half of pass 3, which enters nothing anywhere), its connection not
+ * read meanwhile (its later requests are answered after it, in order) and every other
+ * connection served between the slices (server.c's more_cb, as for a connection whose read
+ * budget ran out).  After the last slice, what pass 2 judged that may have changed
+ * meanwhile is judged again (the daemon's state, the journal, the handlers, the queues'
+ * room, which other clients' submits between the slices may have taken), and the batch
+ * is admitted whole, or refused whole with every job made discarded (their ids are never
+ * used, as for any refusal after pass 3 began).  A 1,000-job batch was ~3M instructions
+ * of the loop in one go (its reading 0.8M, making the jobs 0.7M, entering them 0.4M,
+ * releasing them 0.6M); the reading and the entering stay whole: a frame is read at once,
+ * and the jobs enter the table, the journal and the reply together.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -38,6 +52,10 @@
 #include "daemon/net/record.h"
 #include "daemon/core/array.h"
 #include "daemon/run/backend.h"
+
+/* SUBMIT_SLICE: the jobs of a batch made per loop iteration (about 90K instructions for
+ * call jobs). */
+#define SUBMIT_SLICE 128u
 
 /* spec_path: "job" or "jobs[i]" for error fields. */
 static void spec_path(const struct jp_submit *s, size_t i, const char *member, char *buf,
@@ -723,27 +741,199 @@ static void send_ok(struct jd_conn *c, int64_t id, const char *head)
 	jd__reply_error(c, id, JSCHED_ENOMEM, NULL, "out of memory");
 }
 
-void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
-{
-	struct jd_net *d = c->d;
-	struct jp_limits lim;
+/* A submit between its checks and its admission: what pass 3 needs.  On the stack for a
+ * submit admitted in one go; malloc'd, with the request it was read from (its frame's copy
+ * and its jp_fast), for one admitted in slices ("Slices" above). */
+struct admit {
+	struct jd_conn *c;
+	int64_t id;
 	struct jp_submit s;
-	struct jp_err err;
-	const struct jsched_handler **handlers = NULL;
-	struct jd_job **made = NULL;
-	int64_t *ids = NULL;
-	bool *existing = NULL;
-	struct jd_wait_req *w = NULL;
+	const struct jsched_handler **handlers;
+	struct jd_job **made;
+	int64_t *ids;		/* the four per-spec arrays are one allocation, ids first */
+	bool *existing;
+	struct jd_wait_req *w;
+	long n_new;
+	size_t k;		/* the specs made so far, in s.order */
+	/* In slices, once entered: the specs whose jobs have been released so far (in
+	 * s.order; every job made is pinned until then), and the reply's members to send
+	 * after the last (NULL with `wait`: the wait answers). */
+	bool entered;
+	size_t released;
+	char *head;
+	uint64_t now_ns, now_ms;
+	/* A submit in slices: its request's copy and jp_fast (owned), NULL otherwise. */
+	struct jp_fast *fast;
+	char *text;
+};
+
+/* admit_free: free what a owns (not the jobs it made: admit_commit entered them, or
+ * admit_refuse discarded them). */
+static void admit_free(struct admit *a)
+{
+	if (a->w)
+		jd__wait_discard(a->w);
+	free(a->ids);	/* and handlers, made, existing */
+	jp_submit_clear(&a->s);
+	if (a->fast) {
+		jp_fast_free(a->fast);
+		free(a->fast);
+	}
+	free(a->text);
+	free(a->head);
+}
+
+/* admit_release: release the entered jobs of specs a->released up to `to` (in s.order)
+ * whose gates are open, linking each to its dependencies; in slices, unpin them. */
+static void admit_release(struct admit *a, size_t to)
+{
+	struct jd_jobs *t = a->c->d->jobs;
+
+	for (; a->released < to; a->released++) {
+		size_t i = a->s.order[a->released];
+		struct jd_job *j = a->made[i];
+
+		if (a->existing[i])
+			continue;
+		/* In slices a job may have been cancelled meanwhile (then it is final). */
+		if (j->state == JD_WAITING && jd_job_link_deps(t, j) == 1)
+			jd_job_release(t, j);
+		if (a->fast)
+			jd_job_unpin(t, j);
+	}
+}
+
+/* admit_make: pass 3's first half: make the jobs of specs a->k up to `to` (in s.order),
+ * entered nowhere yet.  Returns false when out of memory (a->k then stops short). */
+static bool admit_make(struct admit *a, size_t to)
+{
+	for (; a->k < to; a->k++) {
+		size_t i = a->s.order[a->k];
+
+		if (a->existing[i])
+			continue;
+		a->made[i] = make_job(a->c, &a->s.specs[i], a->handlers[i], a->made, a->now_ns,
+				      a->now_ms);
+		if (!a->made[i])
+			return false;
+	}
+	return true;
+}
+
+/* admit_discard: discard every job a made (the submit is refused whole). */
+static void admit_discard(struct admit *a)
+{
+	for (size_t i = 0; i < a->s.n; i++)
+		if (a->made[i] && !a->existing[i]) {
+			jd_job_discard(a->made[i]);
+			a->made[i] = NULL;
+		}
+}
+
+/* admit_commit: pass 3's second half, once every job is made: the bytes' room (refused
+ * whole if not, returning false), then every job entered in the table, the reply (or the
+ * wait begun), and the jobs whose gates are open released to the fair queues.  A submit
+ * in slices (a->fast) leaves the releases to admit_slice, its jobs pinned, and the reply
+ * for after them (a->head). */
+static bool admit_commit(struct admit *a, const struct jp_request *r, json_t *msg)
+{
+	struct jd_conn *c = a->c;
+	struct jd_net *d = c->d;
 	struct jp_fast_span *spans = NULL;
 	const struct jp_fast_span *text = NULL;
-	long n_new;
-	uint64_t now_ns = jd_now_ns(), now_ms = jd_now_ms();
+	struct jp_submit *s = &a->s;
 	size_t k;
 
+	if (a->k < s->n || !bytes_room(c, a->id, s, a->made, a->existing, (size_t)a->n_new)) {
+		if (a->k < s->n)
+			jd__reply_error(c, a->id, JSCHED_ENOMEM, NULL, "out of memory");
+		admit_discard(a);
+		return false;
+	}
+	/* The journal records each spec from the insertion's report: the text the client
+	 * sent, where the frame is this request's (making a spec's JSON again costs several
+	 * times the copy of its text), else JSON made from the parsed spec. */
+	if (d->journal_specs && r->fast) {
+		text = r->fast->spans;
+	} else if (d->journal_specs && msg && c->frame.msg == msg &&
+		   (spans = calloc(s->n, sizeof(*spans))) &&
+		   !spec_spans(c->frame.text, c->frame.len, spans, s->n)) {
+		free(spans);
+		spans = NULL;
+	}
+	if (spans)
+		text = spans;
+	for (k = 0; k < s->n; k++) {
+		size_t i = s->order[k];
+		struct jd_spec_src src = {0};
+		json_t *spec = NULL;
+
+		a->ids[i] = (int64_t)a->made[i]->id;
+		if (a->existing[i])
+			continue;
+		if (text)
+			src = (struct jd_spec_src){.text = text[i].text, .len = text[i].len};
+		else if (d->journal_specs)
+			src.json = spec = spec_for_journal(&s->specs[i]);
+		a->made[i]->spec = d->journal_specs ? &src : NULL;
+		jd_job_insert(d->jobs, a->made[i]);
+		a->made[i]->spec = NULL;
+		json_decref(spec);
+	}
+	free(spans);
+	/* Reply now, before any job can end: a wait pipelined behind this submit then
+	 * always finds the ids issued.  (The `waiting` events went out at insertion.)  With
+	 * journal.sync "always" it goes out once the submit's records are durable, and the
+	 * connection's later replies queue behind it (server.c, the journal_hold hook).
+	 * With `wait`, the same members wait for the records instead (and so go out once
+	 * the jobs' final records are durable). */
+	{
+		char *head = reply_head(a->id, s, a->ids, a->n_new < (long)s->n ? a->existing : NULL);
+
+		if (a->w) {
+			struct jd__wait_how how = {.any = s->wait_any, .single = s->single,
+						   .output = s->wait_output,
+						   .timeout_ms = s->wait_timeout_ms, .head = head};
+			struct jd_job **jobs = head ? malloc(s->n * sizeof(*jobs)) : NULL;
+
+			if (jobs) {
+				memcpy(jobs, a->made, s->n * sizeof(*jobs));
+				jd__wait_begin(a->w, jobs, &how);
+			} else {
+				free(head);
+				jd__wait_discard(a->w);
+				jd__reply_error(c, a->id, JSCHED_ENOMEM, NULL, "out of memory");
+			}
+			a->w = NULL;
+		} else if (a->fast) {
+			a->head = head;	/* sent after the last release (admit_slice) */
+		} else {
+			send_ok(c, a->id, head);
+			free(head);
+		}
+	}
+	a->entered = true;
+	if (a->fast) {
+		for (k = 0; k < s->n; k++)
+			jd_job_pin(d->jobs, a->made[k]);
+		return true;
+	}
+	admit_release(a, s->n);
+	if (c->client->blocked)
+		jd_conn_pause(c);
+	return true;
+}
+
+/* refused_now: what would refuse a new submit of c's at this moment, the error replied
+ * (the daemon shutting down, the journal not writable), or false. */
+static bool refused_now(struct jd_conn *c, int64_t id)
+{
+	struct jd_net *d = c->d;
+
 	if (d->state != JD_SERVING) {
-		jd__reply_error(c, r->id, JSCHED_ESHUTTING_DOWN, NULL,
+		jd__reply_error(c, id, JSCHED_ESHUTTING_DOWN, NULL,
 			        "jschedd is shutting down: no new jobs");
-		return;
+		return true;
 	}
 	if (d->hooks.journal_refuse) {
 		char why[700];
@@ -753,12 +943,130 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 			/* Not held for the journal: while it cannot be written nothing held
 			 * becomes durable, and this says nothing it could lose. */
 			c->jh_bypass = true;
-			jd__reply_error(c, r->id, rc, NULL, "no new jobs while the journal cannot be "
+			jd__reply_error(c, id, rc, NULL, "no new jobs while the journal cannot be "
 					"written: %s", why);
 			c->jh_bypass = false;
-			return;
+			return true;
 		}
 	}
+	return false;
+}
+
+/* sliceable: may a's jobs be made in slices?  A batch of more than SUBMIT_SLICE call
+ * specs read without a tree from a frame of its own (jd_session_frame kept it), without
+ * keys, arrays or dependencies on existing jobs: nothing pass 2 judged on another job can
+ * have changed when the last slice is made (refs name jobs of the same batch). */
+static bool sliceable(const struct admit *a)
+{
+	if (a->s.n <= SUBMIT_SLICE || !a->c->frame.fast || a->n_new != (long)a->s.n)
+		return false;
+	for (size_t i = 0; i < a->s.n; i++) {
+		const struct jp_job_spec *sp = &a->s.specs[i];
+
+		if (sp->kind != JP_KIND_CALL || sp->key || sp->array_text)
+			return false;
+		for (size_t k = 0; k < sp->n_after; k++)
+			if (!sp->after[k].ref)
+				return false;
+		for (size_t k = 0; k < sp->n_any_of; k++)
+			if (!sp->any_of[k].ref)
+				return false;
+	}
+	return true;
+}
+
+/* admit_done: the end of c's submit in slices: its reply (unless its wait answers), a
+ * pause if its client is now blocked, and a freed. */
+static void admit_done(struct jd_conn *c, struct admit *a)
+{
+	if (a->head)
+		send_ok(c, a->id, a->head);
+	if (a->entered && c->client->blocked)
+		jd_conn_pause(c);
+	admit_free(a);
+	free(a);
+}
+
+/* admit_slice: the next slice of c's submit in slices.  While jobs are still to make, the
+ * next SUBMIT_SLICE of them; after the last, judge again what may have changed since its
+ * checks (the daemon's state, the journal, each spec's handler and the queues' room) and
+ * enter it whole, or refuse it whole.  Once entered, release the next SUBMIT_SLICE jobs;
+ * after the last, the reply.  Returns whether some of it is still to do. */
+static bool admit_slice(struct jd_conn *c)
+{
+	struct admit *a = c->admitting;
+	struct jd_net *d = c->d;
+	size_t n = a->s.n;
+
+	d->srv.submit_slices++;
+	if (a->entered) {
+		admit_release(a, n - a->released < SUBMIT_SLICE ? n : a->released + SUBMIT_SLICE);
+		/* Settled as after any request: the released jobs reach the workers (or
+		 * the loop's inline run) now, not after the last slice. */
+		jd_jobs_settle(d->jobs);
+		if (a->released < n)
+			return true;
+	} else {
+		bool ok = admit_make(a, n - a->k < SUBMIT_SLICE ? n : a->k + SUBMIT_SLICE);
+		struct jp_request r = {.id = a->id, .op = JP_OP_SUBMIT, .fast = a->fast};
+
+		if (ok && a->k < n)
+			return true;
+		if (ok && !refused_now(c, a->id) && check(c, a->id, &a->s, a->handlers, (size_t)a->n_new)) {
+			/* A reload may have replaced a module's handler since the jobs were
+			 * made. */
+			for (size_t i = 0; i < n; i++)
+				a->made[i]->handler = a->handlers[i];
+			if (admit_commit(a, &r, NULL)) {
+				jd_jobs_settle(d->jobs);
+				return true; /* its releases from the next iteration on */
+			}
+		} else {
+			if (!ok)
+				jd__reply_error(c, a->id, JSCHED_ENOMEM, NULL, "out of memory");
+			admit_discard(a);
+		}
+	}
+	c->admitting = NULL;
+	d->srv.admitting--;
+	admit_done(c, a);
+	jd_jobs_settle(d->jobs);
+	return false;
+}
+
+bool jd_session_admit_more(struct jd_conn *c)
+{
+	return c->admitting && admit_slice(c);
+}
+
+void jd__submit_drop(struct jd_conn *c)
+{
+	struct admit *a = c->admitting;
+
+	if (!a)
+		return;
+	c->admitting = NULL;
+	c->d->srv.admitting--;
+	/* Entered, it is accepted: its jobs are released all at once (no one is told). */
+	if (a->entered)
+		admit_release(a, a->s.n);
+	else
+		admit_discard(a);
+	free(a->head);
+	a->head = NULL;
+	admit_free(a);
+	free(a);
+}
+
+void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
+{
+	struct jd_net *d = c->d;
+	struct jp_limits lim;
+	struct jp_err err;
+	struct admit a = {.c = c, .id = r->id, .now_ns = jd_now_ns(), .now_ms = jd_now_ms()};
+
+	if (refused_now(c, r->id))
+		return;
 	if (c->client->blocked) {
 		/* Hold this submit and stop reading until the client has room (a request
 		 * read without a tree is held as one: its frame is valid JSON). */
@@ -774,117 +1082,51 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 		return;
 	}
 	jd__limits_of(c, &lim);
-	if (jp_submit_parse(r, &lim, &s, &err) < 0) {
+	if (jp_submit_parse(r, &lim, &a.s, &err) < 0) {
 		jd_reply_error_obj(c, r->id, jp_error_new_from(&err));
 		return;
 	}
 	/* The four per-spec arrays in one allocation (ids first: the widest alignment). */
-	ids = calloc(s.n, sizeof(*ids) + sizeof(*handlers) + sizeof(*made) + sizeof(*existing));
-	if (ids) {
-		handlers = (const struct jsched_handler **)(void *)(ids + s.n);
-		made = (struct jd_job **)(void *)(handlers + s.n);
-		existing = (bool *)(void *)(made + s.n);
+	a.ids = calloc(a.s.n, sizeof(*a.ids) + sizeof(*a.handlers) + sizeof(*a.made) +
+				      sizeof(*a.existing));
+	if (a.ids) {
+		a.handlers = (const struct jsched_handler **)(void *)(a.ids + a.s.n);
+		a.made = (struct jd_job **)(void *)(a.handlers + a.s.n);
+		a.existing = (bool *)(void *)(a.made + a.s.n);
 	}
-	if (!ids) {
+	if (!a.ids) {
 		jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
 		goto out;
 	}
-	if ((n_new = check_keys(c, r->id, &s, made, existing)) < 0 ||
-	    !check(c, r->id, &s, handlers, (size_t)n_new))
+	if ((a.n_new = check_keys(c, r->id, &a.s, a.made, a.existing)) < 0 ||
+	    !check(c, r->id, &a.s, a.handlers, (size_t)a.n_new))
 		goto out;
 	/* A timeout of 0 only looks, as a wait's does: never refused for the limits. */
-	if (s.wait && !(w = jd__wait_new(c, r->id, s.n, s.wait_timeout_ms ? "wait" : NULL)))
+	if (a.s.wait && !(a.w = jd__wait_new(c, r->id, a.s.n, a.s.wait_timeout_ms ? "wait" : NULL)))
 		goto out;
-	for (k = 0; k < s.n; k++) {
-		size_t i = s.order[k];
+	if (sliceable(&a)) {
+		struct admit *h = malloc(sizeof(*h));
 
-		if (existing[i])
-			continue;
-		made[i] = make_job(c, &s.specs[i], handlers[i], made, now_ns, now_ms);
-		if (!made[i])
-			break;
-	}
-	if (k < s.n || !bytes_room(c, r->id, &s, made, existing, (size_t)n_new)) {
-		for (size_t i = 0; i < s.n; i++)
-			if (made[i] && !existing[i])
-				jd_job_discard(made[i]);
-		if (k < s.n)
-			jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
-		goto out;
-	}
-	/* The journal records each spec from the insertion's report: the text the client
-	 * sent, where the frame is this request's (making a spec's JSON again costs several
-	 * times the copy of its text), else JSON made from the parsed spec. */
-	if (d->journal_specs && r->fast) {
-		text = r->fast->spans;
-	} else if (d->journal_specs && msg && c->frame.msg == msg &&
-		   (spans = calloc(s.n, sizeof(*spans))) &&
-		   !spec_spans(c->frame.text, c->frame.len, spans, s.n)) {
-		free(spans);
-		spans = NULL;
-	}
-	if (spans)
-		text = spans;
-	for (k = 0; k < s.n; k++) {
-		size_t i = s.order[k];
-		struct jd_spec_src src = {0};
-		json_t *spec = NULL;
-
-		ids[i] = (int64_t)made[i]->id;
-		if (existing[i])
-			continue;
-		if (text)
-			src = (struct jd_spec_src){.text = text[i].text, .len = text[i].len};
-		else if (d->journal_specs)
-			src.json = spec = spec_for_journal(&s.specs[i]);
-		made[i]->spec = d->journal_specs ? &src : NULL;
-		jd_job_insert(d->jobs, made[i]);
-		made[i]->spec = NULL;
-		json_decref(spec);
-	}
-	/* Reply now, before any job can end: a wait pipelined behind this submit then
-	 * always finds the ids issued.  (The `waiting` events went out at insertion.)  With
-	 * journal.sync "always" it goes out once the submit's records are durable, and the
-	 * connection's later replies queue behind it (server.c, the journal_hold hook).
-	 * With `wait`, the same members wait for the records instead (and so go out once
-	 * the jobs' final records are durable). */
-	{
-		char *head = reply_head(r->id, &s, ids, n_new < (long)s.n ? existing : NULL);
-
-		if (w) {
-			struct jd__wait_how how = {.any = s.wait_any, .single = s.single,
-						   .output = s.wait_output,
-						   .timeout_ms = s.wait_timeout_ms, .head = head};
-			struct jd_job **jobs = head ? malloc(s.n * sizeof(*jobs)) : NULL;
-
-			if (jobs) {
-				memcpy(jobs, made, s.n * sizeof(*jobs));
-				jd__wait_begin(w, jobs, &how);
-			} else {
-				free(head);
-				jd__wait_discard(w);
-				jd__reply_error(c, r->id, JSCHED_ENOMEM, NULL, "out of memory");
-			}
-			w = NULL;
-		} else {
-			send_ok(c, r->id, head);
-			free(head);
+		if (h) {
+			/* It keeps the request's frame and jp_fast (the specs' strings and args
+			 * are theirs); the first slice now, the others one per iteration. */
+			*h = a;
+			h->fast = c->frame.fast;
+			h->text = c->frame.fast_text;
+			c->frame.fast = NULL;
+			c->frame.fast_text = NULL;
+			c->admitting = h;
+			d->srv.admitting++;
+			d->srv.sliced_submits++;
+			if (admit_slice(c))
+				jd_conn_defer(c);
+			return;
 		}
 	}
-	for (k = 0; k < s.n; k++) {
-		struct jd_job *j = made[s.order[k]];
-
-		if (!existing[s.order[k]] && j->state == JD_WAITING && jd_job_link_deps(d->jobs, j) == 1)
-			jd_job_release(d->jobs, j);
-	}
-	if (c->client->blocked)
-		jd_conn_pause(c);
+	admit_make(&a, a.s.n);
+	admit_commit(&a, r, msg);
 out:
-	if (w)
-		jd__wait_discard(w);
-	free(ids);	/* and handlers, made, existing */
-	free(spans);
-	jp_submit_clear(&s);
+	admit_free(&a);
 }
 
 void jd_session_client_unblocked(struct jd_net *d, struct jd_client *cl)

@@ -104,6 +104,10 @@ void jd__wait_begin(struct jd_wait_req *w, struct jd_job **jobs, const struct jd
 /* op_result.c: result, a job's result alone, in pieces (answered at once). */
 void jd__op_result(struct jd_conn *c, const struct jp_request *r);
 
+/* jd__submit_drop: drop c's submit in slices, its jobs discarded (the connection is
+ * closing). */
+void jd__submit_drop(struct jd_conn *c);
+
 /* jd__waits_drop: forget c's pending waits (the connection is closing). */
 void jd__waits_drop(struct jd_conn *c);
 

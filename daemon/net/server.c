@@ -607,7 +607,7 @@ static void account_input(struct jd_conn *c)
 	held = jp_decoder_held(&c->dec);
 	s->held_bytes = s->held_bytes - c->held + held;
 	c->held = held;
-	partial = jp_decoder_buffered(&c->dec) > 0 && !c->read_paused && !c->on_more && !c->answering;
+	partial = jp_decoder_buffered(&c->dec) > 0 && !c->read_paused && !c->on_more && !jd_conn_in_slices(c);
 	if (partial && s->held_bytes > c->d->cfg->partial_frame_bytes) {
 		jd_session_fatal(c, JSCHED_ELIMIT_EXCEEDED,
 				 "the frames in progress on all connections together pass "
@@ -678,7 +678,7 @@ static void drain_frames(struct jd_conn *c)
 	 * the loop"). */
 	if (c->d->runner)
 		jd_runner_drain(c->d->runner);
-	while (!c->closing && !c->read_paused && !c->answering) {
+	while (!c->closing && !c->read_paused && !jd_conn_in_slices(c)) {
 		const unsigned char *text;
 		size_t len;
 		json_t *msg = NULL;
@@ -731,7 +731,7 @@ static bool peer_gone(const struct jd_conn *c, short events)
 
 void jd_conn_maybe_done(struct jd_conn *c)
 {
-	if (c->read_eof && !c->closing && !c->waits && !c->read_paused && !c->on_more && !c->answering &&
+	if (c->read_eof && !c->closing && !c->waits && !c->read_paused && !c->on_more && !jd_conn_in_slices(c) &&
 	    !c->jh_head)
 		jd_conn_close(c, "end of stream, every answer sent");
 }
@@ -815,7 +815,7 @@ static void drain_and_read(struct jd_conn *c)
 {
 	drain_frames(c);
 	account_input(c);
-	if (c->closing || c->read_paused || c->on_more || c->answering)
+	if (c->closing || c->read_paused || c->on_more || jd_conn_in_slices(c))
 		return;
 	if (c->read_eof)
 		jd_conn_maybe_done(c);
@@ -858,7 +858,7 @@ static void more_cb(uv_idle_t *h)
 		if (c->closing)
 			continue;
 		/* An answer in slices first: its frame goes out before any later request's. */
-		if (jd_session_answer_more(c)) {
+		if (jd_session_answer_more(c) || jd_session_admit_more(c)) {
 			jd_conn_defer(c);
 			continue;
 		}

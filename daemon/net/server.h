@@ -26,6 +26,8 @@
 #include "proto/jproto.h"
 
 struct jd_wait_req;
+struct admit;
+struct jp_fast;
 
 struct jd_net;
 struct jd_client;
@@ -61,6 +63,8 @@ struct jd_conn {
 	/* an answer being written in slices (op_wait.c), reading stopped until it is sent;
 	 * on the server's `more` list meanwhile */
 	struct jd_wait_req *answering;
+	/* a submit whose jobs are being made in slices (op_submit.c), likewise */
+	struct admit *admitting;
 	int open_handles;	/* pipe + timer; freed when both close callbacks ran */
 
 	struct jp_decoder dec;	/* bytes in, frames out */
@@ -71,6 +75,10 @@ struct jd_conn {
 		const json_t *msg;
 		const char *text;
 		size_t len;
+		/* a large frame read without a tree: its copy and its jp_fast, malloc'd, which
+		 * a submit admitted in slices keeps (taking them, NULL here); else NULL */
+		struct jp_fast *fast;
+		char *fast_text;
 	} frame;
 
 	json_t *blocked;	/* the submit request waiting for room (new ref), or NULL */
@@ -142,6 +150,9 @@ struct jd_server {
 	/* answers written in slices (op_wait.c): how many, their slices, how many now */
 	uint64_t sliced_replies, reply_slices;
 	uint32_t answering;
+	/* submits admitted in slices (op_submit.c): how many, their slices, how many now */
+	uint64_t sliced_submits, submit_slices;
+	uint32_t admitting;
 	uint64_t limit_polls;	/* connections polled for a peer gone at a limit (metrics) */
 	/* The flush of the connections' batches: check runs after the poll phase's
 	 * callbacks (replies to what was read), prepare before the next poll (what timers
@@ -229,6 +240,13 @@ void jd_conn_maybe_done(struct jd_conn *c);
  * the open-file limit leaves less room (each needs a descriptor; jobs' pipes keep a
  * reserve).  Loop thread. */
 uint32_t jd_server_connection_cap(const struct jd_net *d);
+
+/* jd_conn_in_slices: has c a request in slices (an answer, a submit), and so is not read
+ * until it is done? */
+static inline bool jd_conn_in_slices(const struct jd_conn *c)
+{
+	return c->answering || c->admitting;
+}
 
 /* jd_conn_defer: stop reading c and go on with it at the next loop iteration, after
  * every other connection has been served: its answer in slices (c->answering) first,

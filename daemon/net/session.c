@@ -420,22 +420,56 @@ void jd_session_message(struct jd_conn *c, json_t *msg)
 	dispatch(c, &r, msg);
 }
 
+/* SLICE_FRAME_BYTES: a frame at least this large is read from a copy into a jp_fast of
+ * its own, which a batch admitted in slices keeps across loop iterations (op_submit.c):
+ * 129 of the shortest call specs. */
+#define SLICE_FRAME_BYTES 4096u
+
 bool jd_session_frame(struct jd_conn *c, const void *text, size_t len)
 {
-	struct jp_fast f;
+	struct jp_fast local, *f = &local;
 	struct jp_request r;
 	struct jp_limits lim;
+	char *copy = NULL;
 
 	if (!c->hello_done)
 		return false;
 	jd__limits_of(c, &lim);
-	jp_fast_init(&f);
-	if (!jp_fast_parse(text, len, &lim, &f))
+	if (len >= SLICE_FRAME_BYTES) {
+		f = malloc(sizeof(*f));
+		copy = f ? malloc(len) : NULL;
+		if (!copy) {
+			free(f);
+			return false; /* read with a tree (which out of memory refuses) */
+		}
+		memcpy(copy, text, len);
+		text = copy;
+	}
+	jp_fast_init(f);
+	if (!jp_fast_parse(text, len, &lim, f)) {
+		if (copy) {
+			free(f);
+			free(copy);
+		}
 		return false;
+	}
 	c->d->srv.requests++;
-	r = (struct jp_request){.id = f.id, .op = f.op, .msg = NULL, .fast = &f};
+	if (copy) {
+		c->frame.fast = f;
+		c->frame.fast_text = copy;
+	}
+	r = (struct jp_request){.id = f->id, .op = f->op, .msg = NULL, .fast = f};
 	dispatch(c, &r, NULL);
-	jp_fast_free(&f);
+	/* What a submit in slices did not take. */
+	if (c->frame.fast) {
+		jp_fast_free(c->frame.fast);
+		free(c->frame.fast);
+		free(c->frame.fast_text);
+		c->frame.fast = NULL;
+		c->frame.fast_text = NULL;
+	} else if (!copy) {
+		jp_fast_free(&local);
+	}
 	return true;
 }
 
@@ -443,6 +477,7 @@ void jd_session_closed(struct jd_conn *c)
 {
 	if (c->client)
 		jd_client_detach(c->client);
+	jd__submit_drop(c);
 	jd__waits_drop(c);
 	jd_watch_stop(c->d, c);
 	jd_follow_closed(c);

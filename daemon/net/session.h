@@ -46,6 +46,11 @@ void jd_session_closed(struct jd_conn *c);
  * write.  Loop thread. */
 bool jd_session_answer_more(struct jd_conn *c);
 
+/* jd_session_admit_more: make the next slice of the jobs of c's submit in slices
+ * (c->admitting, op_submit.c), admitting or refusing it whole after the last.  Returns
+ * whether some of it is still to make.  Loop thread. */
+bool jd_session_admit_more(struct jd_conn *c);
+
 /* jd_session_job_final: j has reached its final state: answer the waits on it. */
 void jd_session_job_final(struct jd_net *d, struct jd_job *j);
 
