@@ -40,7 +40,7 @@ static void on_change(void *ctx, const struct jd_change *ch)
 		/* A worker should feed; the deadline timer is re-armed once the settle is
 		 * done (the admission that follows this report sets the deadline's place). */
 		jd_runner_kick(&d->runner);
-		if (ch->job->fj.deadline_ns)
+		if (ch->job->deadline_ns)
 			d->deadline_dirty = true;
 		/* fall through */
 	case JD_CHANGE_SUBMITTED:

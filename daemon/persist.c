@@ -262,13 +262,13 @@ static uint64_t wall_deadline(const struct jd_job *j)
 {
 	uint64_t now_ns = jd_now_ns(), now_ms = jd_now_ms();
 
-	if (!j->fj.deadline_ns)
+	if (!j->deadline_ns)
 		return 0;
-	if (j->fj.deadline_ns == UINT64_MAX)
+	if (j->deadline_ns == UINT64_MAX)
 		return UINT64_MAX;
-	if (j->fj.deadline_ns <= now_ns)
-		return now_ms > 0 ? now_ms - (now_ns - j->fj.deadline_ns) / 1000000u : 1;
-	return now_ms + (j->fj.deadline_ns - now_ns) / 1000000u;
+	if (j->deadline_ns <= now_ns)
+		return now_ms > 0 ? now_ms - (now_ns - j->deadline_ns) / 1000000u : 1;
+	return now_ms + (j->deadline_ns - now_ns) / 1000000u;
 }
 
 static void append(struct jd_daemon *d, unsigned type, uint64_t id, const struct wbuf *b)
@@ -1203,14 +1203,14 @@ static int replay_submit(struct rec_state *st, const struct jd_journal_rec *r)
 		rc = JSCHED_ENOMEM;
 		goto out;
 	}
-	j->id = j->fj.id = r->id;
+	j->id = r->id;
 	j->submitted_ms = sub_ms;
 	j->submitted_ns = mono_of(st, sub_ms);
 	j->deadline_ms = dl_ms == UINT64_MAX ? 0 : dl_ms;
 	if (dl_ms == UINT64_MAX)
-		j->fj.deadline_ns = UINT64_MAX;
+		j->deadline_ns = UINT64_MAX;
 	else if (dl_ms)
-		j->fj.deadline_ns = dl_ms > st->now_ms ? st->now_ns + (dl_ms - st->now_ms) * 1000000u
+		j->deadline_ns = dl_ms > st->now_ms ? st->now_ns + (dl_ms - st->now_ms) * 1000000u
 						       : (st->now_ns ? st->now_ns : 1);
 	j->deps = deps;
 	j->n_deps = nd;
@@ -2067,7 +2067,7 @@ static json_t *spec_of_job(const struct jd_job *j)
 	sp.name = j->name;
 	sp.key = j->key;
 	sp.priority = j->prio < 4 ? prios[j->prio] : JP_PRIO_NORMAL;
-	sp.cost = j->fj.cost ? j->fj.cost : 1;
+	sp.cost = j->cost ? j->cost : 1;
 	sp.not_before_ms = (int64_t)j->not_before_ms;
 	if (j->retry)
 		sp.retry = *j->retry;

@@ -433,7 +433,8 @@ bool jd_array_hold(struct jd_jobs *t, struct jd_job *parent, bool hold)
 		    !(j = jd_job_find(t, elem_id(a, pos), NULL)) || j->state != JD_QUEUED ||
 		    j->held == hold)
 			continue;
-		if ((hold ? jd_fair_hold(t->fair, &j->fj) : jd_fair_release(t->fair, &j->fj)) == 0) {
+		if ((hold ? jd_fair_hold(t->fair, &j->run->fj)
+			  : jd_fair_release(t->fair, &j->run->fj)) == 0) {
 			j->held = hold;
 			changed = true;
 		}

@@ -308,7 +308,6 @@ static struct jd_job *job_alloc(const struct jd_jobs *t, uint64_t id)
 		return NULL;
 	}
 	j->id = id;
-	j->fj.id = j->id;
 	j->state = JD_WAITING;
 	j->prio = JD_FAIR_NORMAL;
 	return j;
@@ -772,7 +771,7 @@ static void wdl_fire_cb(uv_timer_t *t)
 
 static void wdl_arm(struct jd_jobs *t, struct jd_job *j)
 {
-	uint64_t now = jd_now_ns(), due = j->fj.deadline_ns;
+	uint64_t now = jd_now_ns(), due = j->deadline_ns;
 	struct jd_wait_deadline *w = calloc(1, sizeof(*w));
 
 	if (!w)
@@ -804,7 +803,7 @@ int jd_job_link_deps(struct jd_jobs *t, struct jd_job *j)
 			want_end(t, target);
 		}
 	}
-	if (j->state == JD_WAITING && open != 1 && j->fj.deadline_ns)
+	if (j->state == JD_WAITING && open != 1 && j->deadline_ns)
 		wdl_arm(t, j);
 	return j->state == JD_WAITING && open == 1;
 }
@@ -929,6 +928,20 @@ void jd_jobs_cancel_scheduled(struct jd_jobs *t)
 	}
 }
 
+/* fair_inputs: j's record in the fair layer (j->run->fj) takes the job's admission
+ * fields before it is admitted: its id, priority, cost, deadline, class and amounts. */
+static void fair_inputs(struct jd_job *j)
+{
+	struct jd_fair_job *fj = &j->run->fj;
+
+	fj->id = j->id;
+	fj->prio = j->prio;
+	fj->cost = j->cost;
+	fj->deadline_ns = j->deadline_ns;
+	fj->cls = j->cls;
+	memcpy(fj->amount, j->amount, sizeof(fj->amount));
+}
+
 /* admit: the job enters its client's fair queue now. */
 static int admit(struct jd_jobs *t, struct jd_job *j)
 {
@@ -945,7 +958,8 @@ static int admit(struct jd_jobs *t, struct jd_job *j)
 		jd_array_activate(t, j);
 		return 0;
 	}
-	rc = jd_fair_admit(t->fair, j->client->fc, &j->fj);
+	fair_inputs(j);
+	rc = jd_fair_admit(t->fair, j->client->fc, &j->run->fj);
 	if (rc < 0) {
 		/* No room (a limit lowered under a waiting job, or the global cap). */
 		jd_job_finish(t, j, JD_DROPPED, JP_CAUSE_OVERFLOW, "no room in the queue when its "
@@ -955,7 +969,7 @@ static int admit(struct jd_jobs *t, struct jd_job *j)
 	if (rc == JD_FAIR_BLOCKED)
 		j->client->blocked = true;
 	/* Held while it was scheduled: held in the queue from its first moment there. */
-	if (j->held && j->state == JD_QUEUED && jd_fair_hold(t->fair, &j->fj) < 0)
+	if (j->held && j->state == JD_QUEUED && jd_fair_hold(t->fair, &j->run->fj) < 0)
 		j->held = false;
 	return rc;
 }
@@ -1258,7 +1272,7 @@ bool jd_job_cancel(struct jd_jobs *t, struct jd_job *j, enum jp_cause cause)
 	case JD_QUEUED:
 		/* Still in the fair queue, unless a worker has just taken it (then its
 		 * start notice is on its way: treat it as running). */
-		if (jd_fair_cancel(t->fair, &j->fj) == 0) {
+		if (jd_fair_cancel(t->fair, &j->run->fj) == 0) {
 			jd_job_finish_stopped(t, j, false);
 			return false;
 		}

@@ -131,13 +131,19 @@ struct jd_spec_src {
 	size_t len;
 };
 
-/* What a job needs only until it ends: who runs it, the worker's results until the loop
- * thread takes them, the cancel token, the notices, its process, its place in the timer
- * heap and its dependency gates.  An allocation of its own
- * (jd_job.run), so that a final job, which is most of a large table (retained), is about
- * a fifth smaller: 144 of 720 bytes of malloc chunk; a restart with a million retained
- * jobs touches that much less fresh memory. */
+/* What a job needs only until it ends: its record in the fair layer, who runs it, the
+ * worker's results until the loop thread takes them, the cancel token, the notices, its
+ * process, its place in the timer heap and its dependency gates.  An allocation of its
+ * own (jd_job.run), so that a final job, which is most of a large table (retained), is
+ * smaller: 720 -> 512 bytes of malloc chunk when the loop's live-only fields moved here,
+ * 512 -> 400 with the fair record; a restart with a million retained jobs touches that
+ * much less fresh memory (its page faults and the kernel's zeroing of them were most of a
+ * restart's time). */
 struct jd_job_run {
+	/* the fair layer's record (jd_fair_admit to its final hook): its caller fields are
+	 * copied from the job's (jd_job.deadline_ns, cost, cls, amount) when it is admitted
+	 * (jd_job_fair_inputs); the job is n_start.job */
+	struct jd_fair_job fj;
 	pid_t proc_pid;			/* its command's process (group), while it runs; 0 */
 	int run_rc;			/* worker: the handler's return */
 	/* worker: written by the worker running the job, read by the loop thread after
@@ -171,7 +177,6 @@ struct jd_job_run {
 };
 
 struct jd_job {
-	struct jd_fair_job fj;	/* admission record; fj.id == id */
 	uint64_t id;
 	struct jd_job *hnext;	/* hash chain */
 	struct jd_job *rnext, *rprev;	/* retention list (final jobs, oldest first) */
@@ -200,6 +205,15 @@ struct jd_job {
 				 * its size */
 	bool held;		/* loop: held in the fair layer (jd_fair_hold) while queued;
 				 * while scheduled: to be held when it comes due */
+	/* What the fair layer's record (run->fj) is made from each time the job is admitted
+	 * (a final job may be run again: retry): its needs class and the amounts it holds of
+	 * the class's per-job resources (jd_runner_job_class), its declared cost (0 counts as
+	 * 1) and its deadline on the fair clock (0: none).  Kept here, not in the record, so
+	 * that a final job carries 21 bytes of it instead of the record's 128 (cost sits
+	 * beside n_deps, in what was padding). */
+	uint8_t cls;
+	uint32_t amount[JD_FAIR_AMOUNTS];
+	uint64_t deadline_ns;
 	char *reason;			/* malloc'd, or NULL */
 	/* a call's result (or a failed handler's detail) as compact JSON text, made on the
 	 * worker (runner.c): malloc'd, or NULL */
@@ -226,6 +240,7 @@ struct jd_job {
 	/* dependencies */
 	struct jd_dep *deps;
 	uint32_t n_deps;
+	uint32_t cost;			/* see cls above */
 
 	struct jd_wait_link *waiters;	/* pending waits (net/op_wait.c) */
 	uint32_t pins;			/* holders that need it kept (pending waits): not

@@ -141,8 +141,8 @@ struct jd_fair_hnode {
 	struct jd_fair_hnode *child, *next, *prev;
 };
 
-/* The queued-job record the daemon embeds in its own job record (container_of gets back
- * to it).  Zero it (or memset the enclosing record) before the first use; then set the
+/* The queued-job record the daemon embeds in its own records (in the part of a job that
+ * lives until the job ends: container_of gets back to it).  Zero it (or memset the enclosing record) before the first use; then set the
  * five "caller" fields and call jd_fair_admit.  Do not touch the rest. */
 struct jd_fair_job {
 	/* Set by the caller before jd_fair_admit; jd_fair never changes them. */

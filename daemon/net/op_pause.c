@@ -84,7 +84,7 @@ static void hold_or_release(struct jd_conn *c, const struct jp_request *r, bool 
 			/* An array: its queued elements, and those not released yet. */
 			released |= jd_array_hold(c->d->jobs, j, hold) && !hold;
 		} else if (j->state == JD_QUEUED && hold != j->held &&
-		    (hold ? jd_fair_hold(f, &j->fj) : jd_fair_release(f, &j->fj)) == 0) {
+		    (hold ? jd_fair_hold(f, &j->run->fj) : jd_fair_release(f, &j->run->fj)) == 0) {
 			j->held = hold;
 			released |= !hold;
 		} else if (j->state == JD_SCHEDULED || j->state == JD_RETRYING) {

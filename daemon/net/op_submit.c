@@ -508,9 +508,8 @@ static struct jd_job *job_from_spec(struct jd_jobs *t, struct jd_runner *runner,
 			jd_backend_assign(runner, j, k > 0 ? (enum jd_backend_kind)k : JD_BACKEND_LOCAL);
 	}
 	j->prio = fair_prio[sp->priority];
-	j->fj.prio = j->prio;
-	j->fj.cost = sp->cost;
-	j->fj.deadline_ns = deadline_ns(sp, now_ns, now_ms);
+	j->cost = sp->cost;
+	j->deadline_ns = deadline_ns(sp, now_ns, now_ms);
 	j->handler = h;
 	jd_runner_job_class(runner, j);
 	j->args = json_incref(sp->args ? sp->args : json_null());
@@ -637,7 +636,7 @@ struct jd_job *jd_session_make_element(struct jd_net *d, struct jd_job *p, uint6
 	j = job_from_spec(d->jobs, d->runner, p->client, p->uid, p->gid, &sp, p->handler,
 			  p->submitted_ns, p->submitted_ms, p->id + 1 + pos);
 	if (j) {
-		j->fj.deadline_ns = p->fj.deadline_ns;
+		j->deadline_ns = p->deadline_ns;
 		j->array_id = p->id;
 		j->array_index = idx;
 		j->elem_pos = pos;

@@ -124,7 +124,7 @@ static void remote_free(struct jd_backends *b, struct remote *r)
 static void finish_remote(struct jd_backends *b, struct jd_job *j, bool attached, bool unit)
 {
 	struct jd_runner *r = b->r;
-	struct jd_fair_job *fj = &j->fj;
+	struct jd_fair_job *fj = &j->run->fj;
 
 	uint64_t now = jd_now_ns(), seen;
 
@@ -137,9 +137,9 @@ static void finish_remote(struct jd_backends *b, struct jd_job *j, bool attached
 	 * jschedd saw it (to the poll interval), whichever is longer, and at least 1 ms: a
 	 * charge of 0 would make every remote job free and the order arbitrary. */
 	seen = now - j->run->run_started_ns;
-	j->fj.run_ns = j->exec->res.run_ns > seen ? j->exec->res.run_ns : seen;
-	if (j->fj.run_ns < 1000000)
-		j->fj.run_ns = 1000000;
+	fj->run_ns = j->exec->res.run_ns > seen ? j->exec->res.run_ns : seen;
+	if (fj->run_ns < 1000000)
+		fj->run_ns = 1000000;
 	if (!attached)
 		jd_fair_complete(r->fair, &fj, 1);
 	else if (unit)
@@ -232,7 +232,7 @@ static void submit(struct jd_backends *b, struct jd_job *j)
 
 	if (jd_job_stop_asked(r->env.jobs, j)) {
 		/* Cancelled between the fair layer and here: it never reaches Slurm. */
-		struct jd_fair_job *fj = &j->fj;
+		struct jd_fair_job *fj = &j->run->fj;
 
 		atomic_fetch_sub_explicit(&b->remote_live, 1, memory_order_relaxed);
 		jd_fair_complete(r->fair, &fj, 1);
@@ -351,10 +351,10 @@ static void tick_cb(uv_timer_t *t)
 		if (!j || j->state > JD_QUEUED)
 			continue; /* ran here, ended, or forgotten */
 		if (j->state == JD_QUEUED && now >= j->run->queued_ns + b->overflow_ns &&
-		    jd_fair_hold(r->fair, &j->fj) == 0) {
+		    jd_fair_hold(r->fair, &j->run->fj) == 0) {
 			j->exec->backend = JD_BACKEND_SLURM;
-			j->fj.cls = (uint8_t)b->cls;
-			jd_fair_release(r->fair, &j->fj);
+			j->cls = j->run->fj.cls = (uint8_t)b->cls; /* the job's, for a retry */
+			jd_fair_release(r->fair, &j->run->fj);
 			b->overflowed++;
 			moved = true;
 			continue;

@@ -942,7 +942,7 @@ void jd__proc_spawn(struct jd_proc *p)
 	}
 	p->helper = as.helper;
 	if (p->job->exec && p->spec == &p->job->exec->spec && jd_resources_counted(s) &&
-	    p->job->fj.cls == x->cls_exec && p->job->exec->backend == JD_BACKEND_LOCAL) {
+	    p->job->cls == x->cls_exec && p->job->exec->backend == JD_BACKEND_LOCAL) {
 		spawn_failed(p, "its needs, CPUs or memory could not be given a needs class (at "
 			     "most %u sets at once)", JD_FAIR_MAX_CLASSES);
 		goto fail_early;

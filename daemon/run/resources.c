@@ -182,7 +182,7 @@ static void reclaim(struct jd_resources *rs)
 	jd_jobs_iter_init(rs->jobs, &it);
 	while ((j = jd_jobs_iter_next(rs->jobs, &it)))
 		if (!jd_state_final(j->state) && j->exec && jd_resources_counted(&j->exec->spec))
-			used |= 1u << j->fj.cls;
+			used |= 1u << j->cls;
 	for (size_t k = 0; k < JD_FAIR_MAX_CLASSES; k++) {
 		struct jd_needs_class *c = &rs->classes[k];
 

@@ -53,7 +53,8 @@
 
 static struct jd_job *job_of(struct jd_fair_job *fj)
 {
-	return (struct jd_job *)((char *)fj - offsetof(struct jd_job, fj));
+	return ((struct jd_job_run *)(void *)((char *)fj - offsetof(struct jd_job_run, fj)))
+		->n_start.job;
 }
 
 /* send_wake: wake the loop for the notices: by the runner's own eventfd where the
@@ -215,7 +216,7 @@ static void run_job(void *arg)
 	struct jd_job *j = arg;
 	struct jd_runner *r = j->run->runner;
 	struct jsched_task t;
-	struct jd_fair_job *fjp = &j->fj;
+	struct jd_fair_job *fjp = &j->run->fj;
 	json_t *value = NULL;
 	int rc;
 
@@ -227,7 +228,7 @@ static void run_job(void *arg)
 		rc = JSCHED_ECANCELLED;
 	else
 		rc = j->handler->fn(&t, j->args, &value);
-	j->fj.run_ns = jd_task_end(&t, &j->run->run_finished_ns);
+	fjp->run_ns = jd_task_end(&t, &j->run->run_finished_ns);
 	j->run->run_rc = keep_result(j, rc, value);
 	/* A freed slot or fiber, or a client back under its limit: a worker that found
 	 * nothing to take must look again (the pool calls the feeder only when told). */
@@ -259,7 +260,7 @@ static size_t feeder(void *ctx, struct jd_task_spec *out, size_t max)
 
 			if (jd_backend_take(r, j))
 				continue; /* handed to the loop thread (backend.h): no worker */
-			if (j->exec && j->fj.cls == r->cls_exec && jd_exec_hand_over(&r->exec, j))
+			if (j->exec && j->cls == r->cls_exec && jd_exec_hand_over(&r->exec, j))
 				continue; /* a command, started by the loop thread (exec.c) */
 			j->run->runner = r;
 			out[k++] = (struct jd_task_spec){
@@ -298,8 +299,8 @@ void jd_runner_job_class(struct jd_runner *r, struct jd_job *j)
 {
 	uint32_t amount[JD_FAIR_AMOUNTS] = {0};
 
-	j->fj.cls = job_class(r, j, amount);
-	memcpy(j->fj.amount, amount, sizeof(amount));
+	j->cls = job_class(r, j, amount);
+	memcpy(j->amount, amount, sizeof(amount));
 }
 
 void jd_runner_wake(struct jd_runner *r)
@@ -325,11 +326,11 @@ static void wake_hook(void *ctx)
 static void command_ended(void *ctx, struct jd_job *j)
 {
 	struct jd_runner *r = ctx;
-	struct jd_fair_job *fjp = &j->fj;
+	struct jd_fair_job *fjp = &j->run->fj;
 
 	j->run->run_finished_ns = jd_now_ns();
 	/* Charged its wall time, as jd_task_end charges a fiber's command. */
-	j->fj.run_ns = j->exec->res.run_ns;
+	fjp->run_ns = j->exec->res.run_ns;
 	(void)jd_fair_complete(r->fair, &fjp, 1);
 	jd_exec_job_done(&r->exec, j);
 	r->kicks++;
@@ -788,7 +789,7 @@ void jd_runner_kick(struct jd_runner *r)
 /* run_here: run call job j (taken by run_inline) on the loop thread and end it. */
 static void run_here(struct jd_runner *r, struct jd_job *j)
 {
-	struct jd_fair_job *fjp = &j->fj;
+	struct jd_fair_job *fjp = &j->run->fj;
 	struct jsched_task t;
 	json_t *value = NULL;
 
@@ -797,7 +798,7 @@ static void run_here(struct jd_runner *r, struct jd_job *j)
 	j->run->run_started_ms = jd_now_ms();
 	jd_task_begin(&t, j, r->pool, &r->exec, j->run->run_started_ns);
 	int rc = jd_cancel_fired(&j->run->ctok) ? JSCHED_ECANCELLED : j->handler->fn(&t, j->args, &value);
-	j->fj.run_ns = jd_task_end(&t, &j->run->run_finished_ns);
+	fjp->run_ns = jd_task_end(&t, &j->run->run_finished_ns);
 	j->run->run_rc = keep_result(j, rc, value);
 	if (jd_fair_complete(r->fair, &fjp, 1))
 		jd_pool_notify(r->pool);

@@ -128,8 +128,8 @@ void jd_runner_kick(struct jd_runner *r);
  * thread. */
 void jd_runner_flush_kicks(struct jd_runner *r);
 
-/* jd_runner_job_class: set job j's needs class in the fair layer (j->fj.cls) and the
- * amounts it holds of its class's per-job resources (j->fj.amount): a command needs a
+/* jd_runner_job_class: set job j's needs class in the fair layer (j->cls) and the
+ * amounts it holds of its class's per-job resources (j->amount): a command needs a
  * process slot and a fiber (and its named resources and declared CPUs and memory: a class
  * per set of needs, resources.h), a suspending call a fiber, others nothing.
  * Loop thread. */
