@@ -29,7 +29,15 @@ struct jc_spec_text {
 struct jsched_spec {
 	json_t *obj;			  /* owned */
 	_Atomic(struct jc_spec_text *) text; /* owned; NULL until jc_spec_text, and after a change */
+	char *env_text;			  /* owned: jsched_spec_inherit's environment as JSON text,
+					     standing for obj's "env" (a null keeps its place) until
+					     the tree is wanted (jc_spec_obj); NULL: obj is whole */
+	size_t env_len;
 };
+
+/* jc_spec_obj returns spec's object whole (borrowed), the environment kept as text parsed
+ * into its place first; NULL when memory ran out. */
+const json_t *jc_spec_obj(const struct jsched_spec *spec);
 
 /* jc_spec_text returns spec's text (borrowed from the spec, until it changes or is freed),
  * or NULL when memory ran out. */

@@ -18,8 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* string: s (n bytes) as a JSON string.  0 or JSCHED_ENOMEM. */
-static int string(struct jp_buf *b, const char *s, size_t n)
+int jp_buf_append_json_string(struct jp_buf *b, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	const unsigned char *p = (const unsigned char *)s, *end = p + n;
@@ -84,7 +83,7 @@ int jp_buf_append_json(struct jp_buf *b, const json_t *v)
 			if (i > 0)
 				rc = jp_buf_append(b, ",", 1);
 			if (rc == 0)
-				rc = string(b, json_object_iter_key(it), json_object_iter_key_len(it));
+				rc = jp_buf_append_json_string(b, json_object_iter_key(it), json_object_iter_key_len(it));
 			if (rc == 0)
 				rc = jp_buf_append(b, ":", 1);
 			if (rc == 0)
@@ -101,7 +100,7 @@ int jp_buf_append_json(struct jp_buf *b, const json_t *v)
 		}
 		return rc ? rc : jp_buf_append(b, "]", 1);
 	case JSON_STRING:
-		return string(b, json_string_value(v), json_string_length(v));
+		return jp_buf_append_json_string(b, json_string_value(v), json_string_length(v));
 	case JSON_INTEGER:
 		return jp_buf_append_int(b, (int64_t)json_integer_value(v));
 	case JSON_REAL:

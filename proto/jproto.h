@@ -178,6 +178,9 @@ int jp_buf_append_int(struct jp_buf *b, int64_t v);
  * json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) writes (dump.c), in a fraction of its
  * instructions.  0, JSCHED_ENOMEM (b may hold part of it) or JSCHED_EINVAL (v NULL). */
 int jp_buf_append_json(struct jp_buf *b, const json_t *v);
+/* jp_buf_append_json_string appends the n bytes at s (valid UTF-8) as a JSON string, as
+ * jp_buf_append_json writes a string.  0 or JSCHED_ENOMEM. */
+int jp_buf_append_json_string(struct jp_buf *b, const char *s, size_t n);
 /* jp_buf_consume drops the first n bytes (n <= len). */
 void jp_buf_consume(struct jp_buf *b, size_t n);
 /* jp_buf_free frees the bytes and makes b empty. */

@@ -662,6 +662,87 @@ static void test_repeated_usage(void **state)
 	assert_null(o);
 }
 
+/* ---- a spec's inherited environment, kept as text ------------------------------------------- */
+
+extern char **environ;
+
+/* old_inherit_tree: the spec jsched_spec_inherit made of argv, env and cwd before it kept
+ * the environment as text (its loop, word for word): new reference. */
+static json_t *old_inherit_tree(const char *const *argv, char **env, const char *cwd)
+{
+	json_t *arr = json_array(), *e = json_object();
+	for (size_t i = 0; argv[i] != NULL; i++)
+		json_array_append_new(arr, json_string(argv[i]));
+	for (char **p = env; *p != NULL; p++) {
+		const char *eq = strchr(*p, '=');
+		if (eq == NULL || eq == *p)
+			continue;
+		json_t *v = json_string(eq + 1);
+		if (v != NULL)
+			json_object_setn_new(e, *p, (size_t)(eq - *p), v);
+	}
+	json_t *o = json_pack("{s:s, s:o}", "kind", "exec", "argv", arr);
+	json_object_set_new(o, "env", e);
+	json_object_set_new(o, "cwd", json_string(cwd));
+	return o;
+}
+
+/* inherit_same: with env as the environment, an inherited spec's text, its JSON and a
+ * variable set after, each the old tree's bytes. */
+static void inherit_same(char **env)
+{
+	static const char *const argv[] = { "echo", "a\tb", NULL };
+	char **saved = environ, *cwd = getcwd(NULL, 0);
+	struct jsched_spec *spec;
+
+	environ = env;
+	assert_int_equal(jsched_spec_exec(argv, &spec), 0);
+	int r = jsched_spec_inherit(spec);
+	environ = saved;
+	assert_int_equal(r, 0);
+	json_t *old = old_inherit_tree(argv, env, cwd);
+	char *want = json_dumps(old, JSON_COMPACT);
+	const struct jc_spec_text *t = jc_spec_text(spec);
+	assert_non_null(t);
+	assert_string_equal(t->s, want);
+	assert_int_equal(t->len, strlen(want));
+	char *js;
+	assert_int_equal(jsched_spec_to_json(spec, &js), 0);
+	assert_string_equal(js, want);
+	jsched_free(js);
+	free(want);
+	/* Changed after: the tree is made from the text, and the text made again. */
+	assert_int_equal(jsched_spec_setenv(spec, "ADDED", "1"), 0);
+	assert_int_equal(jsched_spec_setenv(spec, "A", "changed"), 0);
+	json_object_set_new(json_object_get(old, "env"), "ADDED", json_string("1"));
+	json_object_set_new(json_object_get(old, "env"), "A", json_string("changed"));
+	want = json_dumps(old, JSON_COMPACT);
+	assert_string_equal(jc_spec_text(spec)->s, want);
+	free(want);
+	json_decref(old);
+	jsched_spec_free(spec);
+	free(cwd);
+}
+
+/* The environment jsched_spec_inherit keeps as text is the tree it made before, byte for
+ * byte, whatever it holds: escapes, UTF-8, variables that are not UTF-8 (left out), no
+ * '=' or an empty name (left out), empty values, a name given twice (the last value in
+ * the first one's place), none at all. */
+static void test_inherit_text(void **state)
+{
+	char *plain[] = { "A=1", "PATH=/usr/bin:/bin", "EMPTY=", NULL };
+	char *odd[] = { "A=\"quoted\" \\ back", "TAB=a\tb\nc\x01\x1f", "U=caf\xc3\xa9 \xf0\x9f\x98\x80", "BAD=\xc3",
+			"BAD2=\xed\xa0\x80", "N\xc3\xa9=name", "N\xff=x", "NOEQ", "=nameless", "E==x=", NULL };
+	char *twice[] = { "A=1", "B=2", "A=3", NULL };
+	char *none[] = { NULL };
+	(void)state;
+	inherit_same(plain);
+	inherit_same(odd);
+	inherit_same(twice);
+	inherit_same(none);
+	inherit_same(environ);
+}
+
 /* ---- the hello's reply read from its text (jsched_connect_deferred) ------------------------ */
 
 /* What a connection made of its hello's reply. */
@@ -845,9 +926,9 @@ static char *old_submit(struct jsched_spec *const *specs, size_t n, bool single,
 
 	for (size_t i = 0; i < n; i++)
 		if (single)
-			json_object_set_new(req, "job", json_deep_copy(specs[i]->obj));
+			json_object_set_new(req, "job", json_deep_copy(jc_spec_obj(specs[i])));
 		else
-			json_array_append_new(arr, json_deep_copy(specs[i]->obj));
+			json_array_append_new(arr, json_deep_copy(jc_spec_obj(specs[i])));
 	if (!single)
 		json_object_set_new(req, "jobs", arr);
 	else
@@ -1120,6 +1201,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_tree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_submit_output_reply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repeated_usage, setup, teardown),
+		cmocka_unit_test(test_inherit_text),
 		cmocka_unit_test(test_hello_reply),
 		cmocka_unit_test(test_hello_request),
 		cmocka_unit_test_setup_teardown(test_request_text_batches, setup, teardown),

@@ -1,7 +1,8 @@
 /* test_oom.c: libjsched when memory runs out.  Every allocation the library makes (its
  * own, through the shared link-time wrappers of tests/common/failalloc.h, and jansson's,
  * through json_set_alloc_funcs) is made to fail in turn: the first, then the second, ...
- * until a whole scenario (build specs, connect, submit, status, a batch, an event, close)
+ * until a whole scenario (build specs, inherited environments too, connect, submit,
+ * status, a batch, an event, close)
  * runs without meeting the failure.  Each run must end without a crash, return errors as
  * codes with words for them (jsched_error_message), and leak nothing (the ASan build's
  * leak check runs at exit).  Some failures are absorbed: jansson recovers from a few of
@@ -67,6 +68,22 @@ static bool run_with_failure_at(long n, bool *all_ok)
 		ok &= jsched_spec_to_json(exec, &text) == 0;
 		jsched_free(text);
 	}
+	/* Inherited environments, kept as text: one submitted as text (in the batch), one
+	 * made a tree by a change and written out. */
+	struct jsched_spec *inh = NULL, *inh2 = NULL;
+	r = jsched_spec_exec(argv, &inh);
+	ok &= r == 0;
+	if (r == 0)
+		ok &= jsched_spec_inherit(inh) == 0;
+	r = jsched_spec_exec(argv, &inh2);
+	ok &= r == 0;
+	if (r == 0) {
+		ok &= jsched_spec_inherit(inh2) == 0;
+		ok &= jsched_spec_setenv(inh2, "ADDED", "1") == 0;
+		char *text = NULL;
+		ok &= jsched_spec_to_json(inh2, &text) == 0;
+		jsched_free(text);
+	}
 	r = jsched_connect_fd(sv[0], "tester", &c);
 #define CALL(expr, want)                                             \
 	do {                                                         \
@@ -76,8 +93,8 @@ static bool run_with_failure_at(long n, bool *all_ok)
 			assert_non_null(jsched_error_message(c));    \
 	} while (0)
 	ok &= r == 0;
-	if (r == 0 && call != NULL && exec != NULL) {
-		uint64_t id = 0, ids[2];
+	if (r == 0 && call != NULL && exec != NULL && inh != NULL) {
+		uint64_t id = 0, ids[3];
 		struct jsched_result *res = NULL;
 		struct jsched_results *l = NULL;
 		struct jsched_event *ev = NULL;
@@ -88,9 +105,9 @@ static bool run_with_failure_at(long n, bool *all_ok)
 			"\"succeeded\", \"value\": {\"x\": [1, 2]}, \"name\": \"n\"}}");
 		CALL(jsched_status(c, 101, &res), 0);
 		jsched_result_free(res);
-		const struct jsched_spec *specs[] = { call, exec };
-		say(&p, "{\"id\": 4, \"ok\": true, \"jobs\": [102, 103]}");
-		CALL(jsched_submit_batch(c, specs, 2, ids), 0);
+		const struct jsched_spec *specs[] = { call, exec, inh };
+		say(&p, "{\"id\": 4, \"ok\": true, \"jobs\": [102, 103, 104]}");
+		CALL(jsched_submit_batch(c, specs, 3, ids), 0);
 		say(&p, "{\"id\": 5, \"ok\": false, \"error\": {\"code\": \"timeout\", \"message\": \"t\", "
 			"\"jobs\": [{\"job\": 102, \"state\": \"running\"}, {\"job\": 103, \"state\": \"queued\"}]}}");
 		CALL(jsched_wait_many(c, ids, 2, JSCHED_WAIT_ALL, 10, &l), JSCHED_ETIMEOUT);
@@ -103,6 +120,8 @@ static bool run_with_failure_at(long n, bool *all_ok)
 	jsched_close(c);
 	jsched_spec_free(call);
 	jsched_spec_free(exec);
+	jsched_spec_free(inh);
+	jsched_spec_free(inh2);
 	jtc_alloc_fail_at(-1);
 	peer_free(&p);
 	if (jtc_alloc_live() != live)
