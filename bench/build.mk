@@ -92,7 +92,8 @@ BENCHES += $(BENCH_FAIR)
 # ---- bench/journal: durable records/s through the journal, beside a sync per record ----
 BENCH_JOURNAL := $(B)/bench/bench_journal
 $(B)/obj/bench/journal/bench_journal.o: CFLAGS += $(JANSSON_CFLAGS)
-$(BENCH_JOURNAL): $(B)/obj/bench/journal/bench_journal.o $(JD_JOURNAL_OBJS) $(BENCH_COMMON_LIB)
+$(BENCH_JOURNAL): $(B)/obj/bench/journal/bench_journal.o $(JD_JOURNAL_OBJS) \
+		$(B)/obj/daemon/core/diskcpu.o $(BENCH_COMMON_LIB)
 BENCHES += $(BENCH_JOURNAL)
 
 # ---- bench/hist: what the latency windows add per finished job, beside the lifetime ones -

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "daemon/core/array.h"
+#include "daemon/core/diskcpu.h"
 #include "daemon/core/journal.h"
 #include "daemon/core/le.h"
 #include "daemon/core/log.h"
@@ -625,6 +626,28 @@ static uint64_t hold_upto_hook(void *ctx, uint64_t seq)
 		d->persist.want_held = seq; /* asked for before the loop next sleeps */
 	d->persist.want_n++;
 	return seq;
+}
+
+/* flusher_cpu: where the journal's flusher is to run (journal.cpu), or -1 for any CPU,
+ * with why in persist.cpu_why.  "auto" is the CPU that takes the journal disk's
+ * interrupts when there is one (core/diskcpu.h says what that saves). */
+static int flusher_cpu(struct jd_daemon *d)
+{
+	struct jd_persist *p = &d->persist;
+	char why[sizeof(p->cpu_why) - 32];
+	int cpu = d->cfg.journal_cpu;
+
+	if (cpu == JD_JOURNAL_CPU_ANY) {
+		snprintf(p->cpu_why, sizeof(p->cpu_why), "journal.cpu \"any\"");
+		return -1;
+	}
+	if (cpu >= 0) {
+		snprintf(p->cpu_why, sizeof(p->cpu_why), "journal.cpu %d", cpu);
+		return cpu;
+	}
+	cpu = jd_disk_irq_cpu(p->dir, why, sizeof(why));
+	snprintf(p->cpu_why, sizeof(p->cpu_why), "auto: %s", why);
+	return cpu;
 }
 
 /* lazy_cb: records nobody waited on for journal.batch_ms: ask for them now. */
@@ -1918,6 +1941,8 @@ int jd_persist_start(struct jd_daemon *d, char *err, size_t errlen)
 								 : JD_JOURNAL_IO_DIRECT;
 	o.notify_cb = notify_cb;
 	o.notify_arg = &p->wake;
+	o.flusher_cpu = flusher_cpu(d);
+	o.pin_flusher = o.flusher_cpu >= 0;
 	o.replay_cb = replay_cb;
 	o.replay_arg = &st;
 	st.now_ns = jd_now_ns();
@@ -1956,6 +1981,16 @@ int jd_persist_start(struct jd_daemon *d, char *err, size_t errlen)
 	       " ms%s; sync %s", p->dir, p->records_replayed, p->jobs_recovered, p->recover_ms,
 	       info.torn_tail ? " (a torn last flush was cut)" : "",
 	       p->hold ? "always" : "batch");
+	{
+		struct jd_journal_stats js;
+
+		jd_journal_stats(p->j, &js);
+		if (js.flusher_cpu >= 0)
+			jd_log(JD_LOG_INFO, "journal: flusher on CPU %d (%s)", js.flusher_cpu,
+			       p->cpu_why);
+		else
+			jd_log(JD_LOG_INFO, "journal: flusher on any CPU (%s)", p->cpu_why);
+	}
 	return 0;
 }
 
@@ -2027,6 +2062,11 @@ json_t *jd_persist_metrics(const struct jd_daemon *d)
 			 (double)p->snap_slice_ns_max / 1e6);
 	if (doc)
 		json_object_set_new(doc, "recovered_scanned", json_integer((json_int_t)p->specs_scanned));
+	if (doc && p->j) {
+		json_object_set_new(doc, "flusher_cpu", st.flusher_cpu >= 0
+				    ? json_integer(st.flusher_cpu) : json_null());
+		json_object_set_new(doc, "flusher_cpu_why", json_string(p->cpu_why));
+	}
 	if (doc && p->j)
 		json_object_set_new(doc, "io", json_string(st.io == JD_JOURNAL_IO_DIRECT ? "direct"
 							   : st.io == JD_JOURNAL_IO_DSYNC ? "dsync"

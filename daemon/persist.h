@@ -109,6 +109,7 @@ struct jd_persist {
 	/* The flush cycle's hand-off to the loop (metrics journal.cycle): from the journal's
 	 * notify to wake_cb, and the release of the held replies there, summed. */
 	uint64_t handoffs, handoff_ns, release_ns;
+	char cpu_why[160];		/* where the flusher runs, and why (journal.cpu) */
 };
 
 /* jd_persist_start: open the journal (journal.dir, created if missing), recover the

@@ -38,8 +38,12 @@
  *     (a name and args of their own).  BENCH_E2E_DURABLE=recovery runs only these.
  *
  * BENCH_E2E_DURABLE=submitters runs only the submitter rows (1, 8 and 64 and the flush
- * cycle), for trying a change; =bare only the floor's rows, its variants side by side
- * (among them 2 and 4 flushes in flight: what that would give on this disk).
+ * cycle), for trying a change; =jschedd only jschedd's own submitter rows with the journal
+ * on (rates, cycle, counts: no floor, no beanstalkd, no journal off), for A/B of builds
+ * alternated in the same minutes (BENCH_E2E_JSCHEDD; BENCH_E2E_DURABLE_KS=8 or 1,64 picks
+ * the submitter counts); =bare only the floor's rows, its
+ * variants side by side (among them 2 and 4 flushes in flight: what that would give on
+ * this disk).
  *
  * The journal lives in the part's temporary folder, which is on the machine's disk
  * (/tmp here is ext4: a tmpfs would make every sync free and the rows meaningless).
@@ -771,6 +775,22 @@ static void recovery(struct e2e *e, const struct jsched_spec *spec, size_t n, bo
 	e2e_daemon_stop(&d);
 }
 
+/* in_list: is k one of the comma-separated numbers in list? */
+static bool in_list(const char *list, int k)
+{
+	while (*list) {
+		char *end;
+		long v = strtol(list, &end, 10);
+
+		if (end == list)
+			return false;
+		if (v == k)
+			return true;
+		list = *end == ',' ? end + 1 : end;
+	}
+	return false;
+}
+
 void e2e_durable(struct e2e *e)
 {
 	struct jsched_spec *spec = NULL;
@@ -784,6 +804,7 @@ void e2e_durable(struct e2e *e)
 	double sy[16], cs_on[16], cs_off[16], cpu_on[16], cpu_off[16], parts[NPARTS][16], b3[16];
 	int has_io = -1;
 	const char *only = getenv("BENCH_E2E_DURABLE");
+	bool ours_only = only && strcmp(only, "jschedd") == 0;
 	double lat_on[2] = {0}, lat_off[2] = {0}, lat_bs[2] = {0};
 	struct e2e_daemon d;
 	struct e2e_beanstalkd bs;
@@ -808,6 +829,10 @@ void e2e_durable(struct e2e *e)
 		int k = ks[ki];
 		char name[96];
 
+		if (ours_only && getenv("BENCH_E2E_DURABLE_KS") &&
+		    !in_list(getenv("BENCH_E2E_DURABLE_KS"), k))
+			continue;
+
 		for (int r = 0; r < runs; r++) {
 			double *lon = k == 8 ? lat_on : NULL, *loff = k == 8 ? lat_off : NULL,
 			       *lbs = k == 8 ? lat_bs : NULL;
@@ -816,7 +841,7 @@ void e2e_durable(struct e2e *e)
 
 			/* The floor first, then jschedd, then the baselines, in every run. */
 			for (int m = 0; m < NBARE; m++)
-				bare_rate[m][r] = bare_run(bare_path, bare_modes[m].direct,
+				bare_rate[m][r] = ours_only ? NAN : bare_run(bare_path, bare_modes[m].direct,
 							   bare_modes[m].gather,
 							   bare_modes[m].flight, k, secs,
 							   &bare_per[m][r], &bare_sync[m][r]);
@@ -836,6 +861,14 @@ void e2e_durable(struct e2e *e)
 			cs_on[r] = per.csw;
 			cpu_on[r] = per.cpu_s * 1e6;
 			e2e_daemon_stop(&d);
+			if (ours_only) {
+				b0[r] = b1[r] = b2[r] = b3[r] = cs_off[r] = cpu_off[r] = NAN;
+				for (int m = 0; m < NBARE; m++)
+					bare_per[m][r] = bare_sync[m][r] = NAN;
+				if (k == 8)
+					lat_off[0] = lat_off[1] = lat_bs[0] = lat_bs[1] = NAN;
+				continue;
+			}
 			start(&d, false);
 			counts_take(&d, &c0);
 			b0[r] = submitters(&d, 0, spec, k, secs, loff);
@@ -870,20 +903,25 @@ void e2e_durable(struct e2e *e)
 			e2e_track_dir(bsdir, false);
 		}
 		snprintf(name, sizeof(name), "durable submits, %d submitter%s", k, k > 1 ? "s" : "");
-		for (int m = 0; m < NBARE; m++) {
+		if (ours_only)
+			bench_row(e->rep, name, "jobs/s", "always", e2e_median_of(v, (size_t)runs),
+				  NULL, 0);
+		for (int m = 0; m < NBARE && !ours_only; m++) {
 			char base[96];
 
 			snprintf(base, sizeof(base), "bare group-commit log, %s", bare_modes[m].name);
 			bench_row(e->rep, name, "jobs/s", "always", e2e_median_of(v, (size_t)runs),
 				  base, e2e_median_of(bare_rate[m], (size_t)runs));
 		}
-		bench_row(e->rep, name, "jobs/s", "always", e2e_median_of(v, (size_t)runs),
-			  "beanstalkd -b -f 0", e2e_median_of(b1, (size_t)runs));
-		bench_row(e->rep, name, "jobs/s", "always", e2e_median_of(v, (size_t)runs),
-			  "beanstalkd -b -f 50 (not durable)", e2e_median_of(b2, (size_t)runs));
-		bench_row(e->rep, name, "jobs/s", "always", e2e_median_of(v, (size_t)runs),
-			  "jschedd journal off", e2e_median_of(b0, (size_t)runs));
-		if (has_io > 0)
+		if (!ours_only) {
+			bench_row(e->rep, name, "jobs/s", "always", e2e_median_of(v, (size_t)runs),
+				  "beanstalkd -b -f 0", e2e_median_of(b1, (size_t)runs));
+			bench_row(e->rep, name, "jobs/s", "always", e2e_median_of(v, (size_t)runs),
+				  "beanstalkd -b -f 50 (not durable)", e2e_median_of(b2, (size_t)runs));
+			bench_row(e->rep, name, "jobs/s", "always", e2e_median_of(v, (size_t)runs),
+				  "jschedd journal off", e2e_median_of(b0, (size_t)runs));
+		}
+		if (has_io > 0 && !ours_only)
 			bench_row(e->rep, name, "jobs/s", "always", e2e_median_of(v, (size_t)runs),
 				  "jschedd journal.io fdatasync", e2e_median_of(b3, (size_t)runs));
 		{
@@ -903,7 +941,7 @@ void e2e_durable(struct e2e *e)
 					  q == P_CYCLE ? e2e_median_of(bs_put, (size_t)runs) : 0);
 			}
 		}
-		for (int m = 0; m < NBARE; m++) {
+		for (int m = 0; m < NBARE && !ours_only; m++) {
 			snprintf(name, sizeof(name), "bare group-commit log, %s, %d submitter%s",
 				 bare_modes[m].name, k, k > 1 ? "s" : "");
 			bench_row(e->rep, name, "records/s", NULL,
@@ -950,7 +988,7 @@ void e2e_durable(struct e2e *e)
 		   "next flush as soon as a flusher is free; a %u MiB file zeroed beforehand, in the "
 		   "part's /tmp",
 		   BARE_REC, BARE_FILE >> 20);
-	if (only && strcmp(only, "submitters") == 0)
+	if (only && (strcmp(only, "submitters") == 0 || ours_only))
 		goto out;
 
 	/* batches of 1,000, and tiny jobs end to end; bytes per job */

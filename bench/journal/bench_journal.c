@@ -22,6 +22,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +32,7 @@
 #include <unistd.h>
 
 #include "bench/common/bench.h"
+#include "daemon/core/diskcpu.h"
 #include "daemon/core/journal.h"
 
 #define PAYLOAD 300
@@ -153,6 +157,98 @@ static double run_plain(double secs)
 	return (double)n / ((double)(t1 - t0) / 1e9);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* disk_cpu_rows: one 4 KiB block written through O_DIRECT | O_DSYNC, from each CPU in
+ * turn (this thread pinned there, 25 writes a turn, so every CPU sees the same minutes),
+ * p10 and p50 per CPU beside the CPU the daemon's "auto" picks for its flusher
+ * (core/diskcpu.h): where the write's time goes when the disk's interrupt comes to
+ * another CPU than the writer's. */
+static void disk_cpu_rows(struct bench_report *r, bool quick)
+{
+	enum { TURN = 25, MAXCPU = 8 };
+	int per = quick ? 100 : 1000, cpus[MAXCPU], ncpu = 0, fd, irq;
+	char path[2100], why[256], name[128], base_name[96];
+	double *t[MAXCPU], p10[MAXCPU], p50[MAXCPU];
+	cpu_set_t allowed;
+	void *buf;
+
+	if (!bench_wanted(r, "from CPU") || sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
+		return;
+	for (int c = 0; c < CPU_SETSIZE && ncpu < MAXCPU; c++)
+		if (CPU_ISSET(c, &allowed))
+			cpus[ncpu++] = c;
+	snprintf(path, sizeof(path), "%s/cpu", base);
+	if (posix_memalign(&buf, 4096, 4096))
+		exit(1);
+	memset(buf, 'x', 4096);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	for (int i = 0; fd >= 0 && i < 256; i++)
+		if (pwrite(fd, buf, 4096, (off_t)i * 4096) != 4096)
+			exit(1);
+	if (fd < 0 || fsync(fd) < 0)
+		exit(1);
+	close(fd);
+	fd = open(path, O_RDWR | O_DIRECT | O_DSYNC);
+	if (fd < 0) { /* a filesystem without O_DIRECT: no rows */
+		unlink(path);
+		free(buf);
+		return;
+	}
+	for (int c = 0; c < ncpu; c++)
+		t[c] = calloc((size_t)per, sizeof(double));
+	for (int i = 0; i < per * ncpu; i++) {
+		int c = (i / TURN) % ncpu, k = (i / (TURN * ncpu)) * TURN + i % TURN;
+		cpu_set_t one;
+		uint64_t a;
+
+		if (i % TURN == 0) {
+			CPU_ZERO(&one);
+			CPU_SET(cpus[c], &one);
+			sched_setaffinity(0, sizeof(one), &one);
+		}
+		a = bench_now_ns();
+		if (pwrite(fd, buf, 4096, (off_t)(i % 256) * 4096) != 4096)
+			exit(1);
+		if (k < per)
+			t[c][k] = (double)(bench_now_ns() - a) / 1e3;
+	}
+	sched_setaffinity(0, sizeof(allowed), &allowed);
+	close(fd);
+	unlink(path);
+	free(buf);
+	irq = jd_disk_irq_cpu(base, why, sizeof(why));
+	for (int c = 0; c < ncpu; c++) {
+		qsort(t[c], (size_t)per, sizeof(double), cmp_double);
+		p10[c] = t[c][per / 10];
+		p50[c] = t[c][per / 2];
+	}
+	for (int c = 0; c < ncpu; c++) {
+		int ib = -1;
+
+		for (int x = 0; x < ncpu; x++)
+			if (cpus[x] == irq)
+				ib = x;
+		snprintf(base_name, sizeof(base_name), "from CPU %d, the disk's interrupt CPU", irq);
+		snprintf(name, sizeof(name), "4 KiB write + sync (O_DIRECT|O_DSYNC) from CPU %d, p50",
+			 cpus[c]);
+		bench_row(r, name, "us", NULL, p50[c], ib >= 0 ? base_name : NULL,
+			  ib >= 0 ? p50[ib] : 0);
+		snprintf(name, sizeof(name), "4 KiB write + sync (O_DIRECT|O_DSYNC) from CPU %d, p10",
+			 cpus[c]);
+		bench_row(r, name, "us", NULL, p10[c], ib >= 0 ? base_name : NULL,
+			  ib >= 0 ? p10[ib] : 0);
+		free(t[c]);
+	}
+	bench_note(r, "write from each CPU: %d writes per CPU, %d at a time per CPU in turn; the "
+		   "daemon's journal.cpu \"auto\" finds: %s", per, TURN, why);
+}
+
 int main(int argc, char **argv)
 {
 	struct bench_report *r = bench_report_new("bench_journal", argc, argv);
@@ -214,6 +310,7 @@ int main(int argc, char **argv)
 			free(vio[io]);
 		}
 	}
+	disk_cpu_rows(r, bench_quick(r));
 	bench_note(r, "records of %d bytes; the journal in %s (ext4 here); the baseline writes "
 		   "the same records one pwrite + fdatasync each", PAYLOAD, base);
 	rmdir(base);

@@ -53,6 +53,7 @@ void jd_config_defaults(struct jd_config *c)
 	c->metrics_textfile_ms = 5000;
 	c->journal_sync = JD_JOURNAL_ALWAYS;
 	c->journal_batch_ms = 20;
+	c->journal_cpu = JD_JOURNAL_CPU_AUTO;
 	c->journal_compact_bytes = 64u << 20;
 	c->journal_segment_bytes = 64u << 20;
 	c->default_client.weight = 1;
@@ -187,6 +188,25 @@ static int get_enum(struct reader *r, json_t *obj, const char *key, const char *
 		}
 		return fail(r, key, "must be one of %s", list);
 	}
+}
+
+/* get_journal_cpu: "journal.cpu": "auto", "any" or a CPU number (0 to 1023). */
+static int get_journal_cpu(struct reader *r, json_t *obj, int *out)
+{
+	json_t *v = json_object_get(obj, "cpu");
+
+	if (!v)
+		return 0;
+	if (json_is_string(v) && strcmp(json_string_value(v), "auto") == 0)
+		*out = JD_JOURNAL_CPU_AUTO;
+	else if (json_is_string(v) && strcmp(json_string_value(v), "any") == 0)
+		*out = JD_JOURNAL_CPU_ANY;
+	else if (json_is_integer(v) && json_integer_value(v) >= 0 &&
+		 json_integer_value(v) < 1024)
+		*out = (int)json_integer_value(v);
+	else
+		return fail(r, "cpu", "must be \"auto\", \"any\" or a CPU number (0 to 1023)");
+	return 0;
 }
 
 static int read_client(struct reader *r, json_t *obj, struct jd_client_conf *cc)
@@ -348,7 +368,7 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		"fairness", "clients", "admins", "limits", "retention", "modules", "exec",
 		"client_names", "metrics", "cgroups", "backends", "journal", "resources", NULL};
 	static const char *const journal_keys[] = {"dir", "sync", "batch_ms", "compact_bytes",
-						   "segment_bytes", "io", NULL};
+						   "segment_bytes", "io", "cpu", NULL};
 	static const char *const sync_names[] = {"always", "batch", "off"};
 	static const char *const io_names[] = {"direct", "fdatasync"};
 	static const char *const metrics_keys[] = {"listen", "textfile", "textfile_interval_ms",
@@ -498,6 +518,8 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		if ((rc = get_enum(r, v, "io", io_names, 2, &u)))
 			return rc;
 		c->journal_io = (enum jd_journal_io_conf)u;
+		if ((rc = get_journal_cpu(r, v, &c->journal_cpu)))
+			return rc;
 		GET_U32(r, v, "batch_ms", 1, 10000, c->journal_batch_ms);
 		{
 			uint64_t cb = c->journal_compact_bytes;
@@ -614,6 +636,7 @@ const char *jd_config_diff_static(const struct jd_config *old, const struct jd_c
 	DIFF(old->journal_batch_ms != neu->journal_batch_ms, "journal.batch_ms");
 	DIFF(old->journal_segment_bytes != neu->journal_segment_bytes, "journal.segment_bytes");
 	DIFF(old->journal_io != neu->journal_io, "journal.io");
+	DIFF(old->journal_cpu != neu->journal_cpu, "journal.cpu");
 #undef DIFF
 	return buf;
 }

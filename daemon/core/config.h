@@ -165,6 +165,9 @@ struct jd_config {
 	uint64_t journal_segment_bytes;	/* "journal.segment_bytes": each preallocated segment */
 	enum jd_journal_io_conf { JD_JOURNAL_IO_CONF_DIRECT, JD_JOURNAL_IO_CONF_FDATASYNC }
 		journal_io;		/* "journal.io" */
+	int journal_cpu;		/* "journal.cpu": the flusher's CPU, or one of: */
+#define JD_JOURNAL_CPU_AUTO (-1)	/* "auto": the journal disk's interrupt CPU, if one */
+#define JD_JOURNAL_CPU_ANY (-2)		/* "any": not pinned */
 
 	/* Changeable live. */
 	bool idle_spin;		/* idle policy: spin (true) or sleep */

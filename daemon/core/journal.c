@@ -44,6 +44,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -157,6 +158,7 @@ struct jd_journal {
 	_Atomic uint64_t n_io_ns, n_gather_ns, n_gap_ns, n_notified_ns, n_wake_ns, n_wakes;
 	_Atomic uint64_t n_gathers, n_gathers_late;
 	_Atomic int io_used;		/* enum jd_journal_io, as in effect */
+	_Atomic int pinned_cpu;		/* the flusher's CPU, or -1 */
 };
 
 /* ---- small helpers ---- */
@@ -724,6 +726,7 @@ static void *preparer_main(void *arg)
 {
 	struct jd_journal *j = arg;
 
+	pthread_setname_np(pthread_self(), "jd-jprepare");
 	pthread_mutex_lock(&j->prep_mu);
 	while (!j->prep_stop) {
 		int rc;
@@ -870,6 +873,8 @@ static void *flusher_main(void *arg)
 	struct jd_journal *j = arg;
 	uint64_t retry_at = 0;
 
+	pthread_setname_np(pthread_self(), "jd-journal");
+
 	pthread_mutex_lock(&j->mu);
 	for (;;) {
 		struct chunk *c;
@@ -977,6 +982,31 @@ static void *flusher_main(void *arg)
 	pthread_cond_broadcast(&j->cv_durable);
 	pthread_mutex_unlock(&j->mu);
 	return NULL;
+}
+
+/* start_flusher: the flusher thread, on opts.flusher_cpu when asked to and the process
+ * may run there (the affinity set at its creation, so the stats say it from the start).
+ * Returns 0 or pthread_create's error. */
+static int start_flusher(struct jd_journal *j)
+{
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int cpu = j->o.flusher_cpu, rc;
+
+	if (!j->o.pin_flusher || cpu < 0 || cpu >= CPU_SETSIZE ||
+	    sched_getaffinity(0, sizeof(set), &set) < 0 || !CPU_ISSET(cpu, &set))
+		return pthread_create(&j->flusher, NULL, flusher_main, j);
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if ((rc = pthread_attr_init(&attr)))
+		return rc;
+	rc = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	if (rc == 0 && (rc = pthread_create(&j->flusher, &attr, flusher_main, j)) == 0)
+		atomic_store_explicit(&j->pinned_cpu, cpu, memory_order_relaxed);
+	pthread_attr_destroy(&attr);
+	if (rc) /* a CPU refused after all (a cpuset changing under us): anywhere, then */
+		rc = pthread_create(&j->flusher, NULL, flusher_main, j);
+	return rc;
 }
 
 /* ---- recovery ---- */
@@ -1591,6 +1621,7 @@ int jd_journal_open(struct jd_journal **out, const struct jd_journal_opts *opts,
 		j->o.io = JD_JOURNAL_IO_FDATASYNC; /* reads only */
 	}
 	atomic_store_explicit(&j->io_used, (int)j->o.io, memory_order_relaxed);
+	atomic_store_explicit(&j->pinned_cpu, -1, memory_order_relaxed);
 	rc = recover(j, info, err, errlen);
 	if (rc < 0)
 		goto fail;
@@ -1604,7 +1635,7 @@ int jd_journal_open(struct jd_journal **out, const struct jd_journal_opts *opts,
 			  strerror(-rc));
 		goto fail;
 	}
-	rc = pthread_create(&j->flusher, NULL, flusher_main, j);
+	rc = start_flusher(j);
 	if (rc) {
 		rc = fail(err, errlen, "journal: cannot start its thread: %s", strerror(rc));
 		goto fail;
@@ -1711,6 +1742,7 @@ void jd_journal_stats(struct jd_journal *j, struct jd_journal_stats *st)
 	st->gathers = LD(n_gathers);
 	st->gathers_late = LD(n_gathers_late);
 	st->io = (enum jd_journal_io)LD(io_used);
+	st->flusher_cpu = LD(pinned_cpu);
 #undef LD
 	pthread_mutex_lock(&j->mu);
 	st->disk_bytes = j->nsegs * j->seg_bytes + j->snap_bytes;

@@ -137,6 +137,11 @@ struct jd_journal_opts {
 	 * never cost a flush of their own.  false: every record as soon as the flusher is
 	 * free. */
 	bool on_demand;
+	/* pin_flusher: the flusher runs on flusher_cpu only (the daemon: the CPU that takes
+	 * the journal disk's interrupts, core/diskcpu.h); false: wherever the kernel puts it.
+	 * A CPU the process may not use is ignored (jd_journal_stats says where it runs). */
+	bool pin_flusher;
+	int flusher_cpu;
 	jd_journal_replay_fn replay_cb;	/* may be NULL: records are then only checked */
 	void *replay_arg;
 	bool read_only;			/* check only (--check-journal): nothing is written,
@@ -227,6 +232,7 @@ struct jd_journal_stats {
 	uint64_t notified_ns;		/* CLOCK_MONOTONIC of the last notify_cb (0: none) */
 	enum jd_journal_io io;		/* the way of writing in use (IO_DIRECT may have
 					 * fallen back to IO_FDATASYNC) */
+	int flusher_cpu;		/* the CPU the flusher is pinned to, or -1 */
 };
 void jd_journal_stats(struct jd_journal *j, struct jd_journal_stats *st);
 

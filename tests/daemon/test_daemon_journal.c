@@ -962,6 +962,106 @@ static void test_negative_control(void **state)
 		fail_msg("a daemon that acknowledges before its journal is written was not caught");
 }
 
+/* flusher_cpus: the CPU list the journal's flusher thread ("jd-journal") of pid may run
+ * on, from /proc, into buf; and the process's own (its main thread's) into all. */
+static void flusher_cpus(pid_t pid, char *buf, size_t len, char *all, size_t alllen)
+{
+	char path[128], line[256], comm[64];
+	bool found = false;
+	FILE *f;
+
+	for (int pass = 0; pass < 2; pass++) {
+		char task[64];
+		pid_t tid = pid;
+
+		if (pass == 1) { /* the flusher: the task named jd-journal */
+			char cmd[160];
+			FILE *ls;
+
+			snprintf(cmd, sizeof(cmd), "grep -lx jd-journal /proc/%d/task/*/comm", (int)pid);
+			assert_non_null(ls = popen(cmd, "r"));
+			if (fgets(comm, sizeof(comm), ls)) {
+				int n = 0;
+
+				sscanf(comm, "/proc/%*d/task/%d/comm%n", &tid, &n);
+				found = n > 0;
+			}
+			pclose(ls);
+			assert_true(found);
+		}
+		snprintf(task, sizeof(task), "%d", (int)tid);
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", (int)pid, task);
+		assert_non_null(f = fopen(path, "r"));
+		while (fgets(line, sizeof(line), f))
+			if (strncmp(line, "Cpus_allowed_list:", 18) == 0) {
+				char *v = line + 18;
+
+				v += strspn(v, " \t");
+				v[strcspn(v, "\n")] = 0;
+				snprintf(pass ? buf : all, pass ? len : alllen, "%s", v);
+			}
+		fclose(f);
+	}
+}
+
+/* The journal's flusher runs where journal.cpu says: on that CPU (the thread's affinity
+ * and the metrics' journal.flusher_cpu), on any CPU the process may use with "any", and
+ * with "auto" (the default) on the CPU that takes the journal disk's interrupts when
+ * core/diskcpu.c finds one, else anywhere; jobs are durable either way. */
+static void test_flusher_cpu(void **state)
+{
+	static const char *const cpus[] = {"0", "\"any\"", "\"auto\""};
+
+	(void)state;
+	jdt_start(&t, "");
+	for (int i = 0; i < 3; i++) {
+		char members[600], mine[64] = "", all[64] = "";
+		struct jsched_conn *c;
+		json_t *m, *cpu;
+		const char *why;
+		uint64_t id;
+
+		snprintf(members, sizeof(members), "\"journal\": {\"dir\": \"%s/journal\", \"cpu\": %s}",
+			 t.dir, cpus[i]);
+		kill(t.pid, SIGTERM); /* the directory stays, for the next config */
+		assert_int_equal(jdt_wait_exit(&t, 30000), 0);
+		jdt_write_config(&t, members);
+		jdt_restart(&t);
+		c = jdt_connect(&t, NULL);
+		id = jdt_submit_call(c, "echo", "{\"n\": 1}");
+		assert_string_equal(jdt_wait_final(c, id, NULL), "succeeded");
+		m = jdt_metrics(c);
+		cpu = json_object_get(json_object_get(m, "journal"), "flusher_cpu");
+		why = json_string_value(json_object_get(json_object_get(m, "journal"), "flusher_cpu_why"));
+		assert_non_null(cpu);
+		assert_non_null(why);
+		flusher_cpus(t.pid, mine, sizeof(mine), all, sizeof(all));
+		if (i == 0) {
+			assert_int_equal(json_integer_value(cpu), 0);
+			assert_string_equal(mine, "0");
+			assert_string_equal(why, "journal.cpu 0");
+		} else if (i == 1) {
+			assert_true(json_is_null(cpu));
+			assert_string_equal(mine, all);
+			assert_string_equal(why, "journal.cpu \"any\"");
+		} else {
+			char want[16];
+
+			assert_true(strncmp(why, "auto: ", 6) == 0);
+			if (json_is_integer(cpu)) {
+				snprintf(want, sizeof(want), "%d", (int)json_integer_value(cpu));
+				assert_string_equal(mine, want);
+			} else {
+				assert_true(json_is_null(cpu));
+				assert_string_equal(mine, all);
+			}
+		}
+		json_decref(m);
+		jsched_close(c);
+	}
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -975,6 +1075,7 @@ int main(void)
 		cmocka_unit_test(test_negative_control),
 		cmocka_unit_test_teardown(test_journal_unavailable, fault_teardown),
 		cmocka_unit_test(test_no_direct),
+		cmocka_unit_test(test_flusher_cpu),
 	};
 
 	if (getenv("JDT_ONLY")) /* one test, by name (a pattern): JDT_ONLY=test_restart_million */

@@ -116,6 +116,9 @@ static void test_bad_values_named(void **state)
 		"\"d\": {\"count\": 1}, \"e\": {\"count\": 1}, \"f\": {\"count\": 1}}}", "resources");
 	refused("{\"fairness\": {\"drf\": 1}}", "fairness.drf");
 	refused("{\"fairness\": {\"backfill_max\": -1}}", "fairness.backfill_max");
+	refused("{\"journal\": {\"cpu\": \"fast\"}}", "journal.cpu");
+	refused("{\"journal\": {\"cpu\": -1}}", "journal.cpu");
+	refused("{\"journal\": {\"cpu\": 1024}}", "journal.cpu");
 	refused("{\"tuning\": 1}", "tuning");
 	refused("[1, 2]", "");
 }
@@ -220,6 +223,17 @@ static void test_static_diff(void **state)
 	assert_int_equal(jd_config_client(&a, "ci")->cpu_milli, 1500);
 	assert_int_equal(jd_config_client(&a, "other")->pids_max, 0);
 	jd_config_free(&a);
+	/* The journal flusher's CPU: "auto" unless set; decided at start. */
+	assert_int_equal(load(&a, "{}", err, sizeof(err)), 0);
+	assert_int_equal(a.journal_cpu, JD_JOURNAL_CPU_AUTO);
+	assert_int_equal(load(&b, "{\"journal\": {\"cpu\": \"any\"}}", err, sizeof(err)), 0);
+	assert_int_equal(b.journal_cpu, JD_JOURNAL_CPU_ANY);
+	assert_string_equal(jd_config_diff_static(&a, &b, buf, sizeof(buf)), "journal.cpu");
+	jd_config_free(&b);
+	assert_int_equal(load(&b, "{\"journal\": {\"cpu\": 1}}", err, sizeof(err)), 0);
+	assert_int_equal(b.journal_cpu, 1);
+	jd_config_free(&a);
+	jd_config_free(&b);
 	/* The cgroups are decided at start. */
 	assert_int_equal(load(&a, "{}", err, sizeof(err)), 0);
 	assert_string_equal(a.cgroups.mode, "auto");
