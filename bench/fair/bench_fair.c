@@ -131,7 +131,7 @@ static double run_single(enum jd_fair_policy policy, bool scan, size_t nclients,
 	uint64_t t0 = single_clock();
 	while (done < njobs) {
 		/* As a worker: complete the batch just run and take the next, one lock. */
-		size_t n = jd_fair_complete_take(w.f, run, nrun, spare, BATCH);
+		size_t n = jd_fair_complete_take(w.f, run, nrun, spare, BATCH, NULL);
 		for (size_t i = 0; i < nrun; i++)
 			jd_fair_admit(w.f, BJOB(run[i])->c, run[i]);
 		t = run, run = spare, spare = t;
@@ -185,7 +185,7 @@ static void *taker(void *arg)
 			sched_yield();
 			continue;
 		}
-		size_t n = jd_fair_complete_take(s->w->f, run, nrun, spare, BATCH);
+		size_t n = jd_fair_complete_take(s->w->f, run, nrun, spare, BATCH, NULL);
 		if (nrun != 0)
 			hand_back(s, run, nrun);
 		t = run, run = spare, spare = t;
@@ -260,7 +260,7 @@ static void *drainer(void *arg)
 			sched_yield();
 			continue;
 		}
-		n = jd_fair_complete_take(s->f, run, n, run, BATCH);
+		n = jd_fair_complete_take(s->f, run, n, run, BATCH, NULL);
 		for (size_t i = 0; i < n; i++) {
 			spin_ns(s->work_ns);
 			run[i]->run_ns = s->work_ns;

@@ -1142,16 +1142,18 @@ bool jd_fair_complete(struct jd_fair *f, struct jd_fair_job *const *jobs, size_t
 }
 
 size_t jd_fair_complete_take(struct jd_fair *f, struct jd_fair_job **done, size_t ndone,
-			     struct jd_fair_job **out, size_t max)
+			     struct jd_fair_job **out, size_t max, bool *room)
 {
 	struct jd_fair_done d = {0};
 
 	pthread_mutex_lock(&f->lock);
 	uint64_t now = now_ns(f);
-	complete_locked(f, done, ndone, now);	/* reads done[] before out[] is written */
+	bool made = complete_locked(f, done, ndone, now); /* reads done[] before out[] is written */
 	size_t n = take_locked(f, out, max, now, ~0u, &d);
 	unlock(f);
 	report_take(f, &d, out, n);
+	if (room)
+		*room = made && rd(&f->ready) > 0;
 	return n;
 }
 

@@ -486,9 +486,11 @@ bool jd_fair_complete(struct jd_fair *f, struct jd_fair_job *const *jobs, size_t
 /* jd_fair_complete_take: jd_fair_complete(done, ndone) then jd_fair_take(out, max) under
  * one acquisition of the lock: what a worker calls when its batch is finished.  done and
  * out may be the same array (done[] is read before out[] is written).  Returns what
- * jd_fair_take returns.  Any thread (workers). */
+ * jd_fair_take returns; *room (if room is not NULL) what jd_fair_complete would have
+ * returned, judged after the take: jobs that had to wait can be taken now, by someone
+ * else.  Any thread (workers). */
 size_t jd_fair_complete_take(struct jd_fair *f, struct jd_fair_job **done, size_t ndone,
-			     struct jd_fair_job **out, size_t max);
+			     struct jd_fair_job **out, size_t max, bool *room);
 
 /* jd_fair_hold: hold queued `job`: it stays queued (counted against its client's limit,
  * cancellable, and it expires at its deadline) but is not dispatched until released.

@@ -175,6 +175,16 @@ void jd_pool_set_feeder(struct jd_pool *p, jd_feeder_fn fn, void *ctx);
  * awake.  Any thread (the daemon's loop thread). */
 void jd_pool_notify(struct jd_pool *p);
 
+/* jd_pool_feed_here: from a task on one of p's workers, at its end: if that worker has
+ * nothing of its own queued (resumed fibers, deque, inbox), so that it would call the
+ * feeder as soon as the task returns, and jd_pool_notify() announced work, call fn(ctx,
+ * out, max) now in the feeder's place (same contract) and queue what it gives on this
+ * worker, the first to run next.  So a task that has something to give back to the
+ * feeder's source (the daemon: a job's completion in the fair layer) can do both under
+ * one lock.  Returns true if fn was called, false if nothing was done.  Worker threads
+ * (elsewhere: false). */
+bool jd_pool_feed_here(struct jd_pool *p, jd_feeder_fn fn, void *ctx);
+
 /* jd_pool_want_cpu: tell the pool that a thread outside it is runnable and needs a CPU
  * now (the daemon's loop thread, just woken by a worker): until jd_pool_got_cpu, workers
  * searching for work in SLEEP's grace yield their CPU each round instead of spinning on

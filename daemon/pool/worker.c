@@ -238,20 +238,23 @@ static struct jd_task *steal(struct jd_worker *w)
 	return NULL;
 }
 
-/* feed: ask the feeder for work if jd_pool_notify() said there is some. */
-static struct jd_task *feed(struct jd_worker *w)
+/* feed_with: the feeder's call on w, through fn (the feeder's, or jd_pool_feed_here's):
+ * if jd_pool_notify() said there is work, take the announcement and call fn; returns the
+ * first task it gave (the caller runs it) and queues the rest on w's deque, where the
+ * others may steal them.  *called: fn was called. */
+static struct jd_task *feed_with(struct jd_worker *w, jd_feeder_fn fn, void *ctx, bool *called)
 {
 	struct jd_pool *p = w->pool;
-	if (!atomic_load_explicit(&p->feed_pending, memory_order_relaxed))
-		return NULL;
-	struct jd_feeder *fd = atomic_load_explicit(&p->feeder, memory_order_acquire);
-	if (!fd || !fd->fn || atomic_load_explicit(&p->stopping, memory_order_relaxed))
+	*called = false;
+	if (!atomic_load_explicit(&p->feed_pending, memory_order_relaxed) ||
+	    atomic_load_explicit(&p->stopping, memory_order_relaxed))
 		return NULL;
 	if (!atomic_exchange_explicit(&p->feed_pending, 0, memory_order_acq_rel))
 		return NULL;
 	struct jd_task_spec specs[64];
 	size_t max = p->feed_batch;
-	size_t n = fd->fn(fd->ctx, specs, max);
+	size_t n = fn(ctx, specs, max);
+	*called = true;
 	if (n > max)
 		n = max;
 	if (n == max) { /* there may be more: keep the flag up for us or another worker */
@@ -278,6 +281,34 @@ static struct jd_task *feed(struct jd_worker *w)
 	if (n > 1)
 		jd_wake_one(p, NULL);
 	return first;
+}
+
+/* feed: ask the feeder for work if jd_pool_notify() said there is some. */
+static struct jd_task *feed(struct jd_worker *w)
+{
+	struct jd_feeder *fd = atomic_load_explicit(&w->pool->feeder, memory_order_acquire);
+	bool called;
+	if (!fd || !fd->fn)
+		return NULL;
+	return feed_with(w, fd->fn, fd->ctx, &called);
+}
+
+bool jd_pool_feed_here(struct jd_pool *p, jd_feeder_fn fn, void *ctx)
+{
+	struct jd_worker *w = jd_self();
+	struct jd_feeder *fd = atomic_load_explicit(&p->feeder, memory_order_acquire);
+	bool called;
+	/* Only where the worker would call the feeder next: nothing of its own queued (and
+	 * a feeder installed: removing it stops the feeding). */
+	if (!w || w->pool != p || !fd || !fd->fn || w->ready ||
+	    atomic_load_explicit(&w->resumes.count, memory_order_relaxed) ||
+	    jd_deque_size(&w->deque) > 0 || atomic_load_explicit(&w->inbox.count, memory_order_relaxed))
+		return false;
+	struct jd_task *first = feed_with(w, fn, ctx, &called);
+	/* It runs next: its own deque's bottom is what the worker pops first. */
+	if (first && jd_deque_push(&w->deque, first))
+		jd_push_inbox(p, w, first, first, 1);
+	return called;
 }
 
 static struct jd_task *find_work(struct jd_worker *w, bool may_feed)

@@ -210,6 +210,23 @@ static int keep_result(struct jd_job *j, int rc, json_t *value)
 	return rc;
 }
 
+static size_t feed_jobs(struct jd_runner *r, struct jd_fair_job *done, bool *room,
+			struct jd_task_spec *out, size_t max);
+
+/* A job that has ended, for the feeder that completes it (feeder_completing). */
+struct ended {
+	struct jd_runner *r;
+	struct jd_fair_job *fj;
+	bool room;
+};
+
+static size_t feeder_completing(void *ctx, struct jd_task_spec *out, size_t max)
+{
+	struct ended *e = ctx;
+
+	return feed_jobs(e->r, e->fj, &e->room, out, max);
+}
+
 /* run_job: a pool task: run one call job's handler.  Worker thread (or fiber). */
 static void run_job(void *arg)
 {
@@ -230,20 +247,26 @@ static void run_job(void *arg)
 		rc = j->handler->fn(&t, j->args, &value);
 	fjp->run_ns = jd_task_end(&t, &j->run->run_finished_ns);
 	j->run->run_rc = keep_result(j, rc, value);
-	/* A freed slot or fiber, or a client back under its limit: a worker that found
+	/* The job's completion in the fair layer.  Where this worker takes its next jobs from
+	 * the fair layer as soon as this one returns, it does both under one lock (the
+	 * feeder's take, in fair order as ever: jd_pool_feed_here); else it completes alone.
+	 * A freed slot or fiber, or a client back under its limit: a worker that found
 	 * nothing to take must look again (the pool calls the feeder only when told). */
-	bool room = jd_fair_complete(r->fair, &fjp, 1);
+	struct ended e = {.r = r, .fj = fjp};
 
-	if (room)
+	if (!jd_pool_feed_here(r->pool, feeder_completing, &e))
+		e.room = jd_fair_complete(r->fair, &fjp, 1);
+	if (e.room)
 		jd_pool_notify(r->pool);
-	push_end(r, j, JD_NOTICE_DONE, room);
+	push_end(r, j, JD_NOTICE_DONE, e.room);
 }
 
-/* feeder: the pool's hook: hand an idle worker the next jobs in fair order (only jobs
- * whose process slot and fiber are free: the fair layer counts them). */
-static size_t feeder(void *ctx, struct jd_task_spec *out, size_t max)
+/* feed_jobs: the next jobs in fair order for an idle worker, as tasks in out (only jobs
+ * whose process slot and fiber are free: the fair layer counts them).  With `done`, that
+ * job's completion first, under the same lock (*room: what jd_fair_complete says). */
+static size_t feed_jobs(struct jd_runner *r, struct jd_fair_job *done, bool *room,
+			struct jd_task_spec *out, size_t max)
 {
-	struct jd_runner *r = ctx;
 	struct jd_fair_job *fjs[FEED_BATCH_MAX];
 	size_t n, k = 0, want;
 
@@ -254,7 +277,12 @@ static size_t feeder(void *ctx, struct jd_task_spec *out, size_t max)
 	 * as asked, so that returning less than max still means "nothing more". */
 	do {
 		want = max - k;
-		n = jd_fair_take(r->fair, fjs, want);
+		if (done) {
+			n = jd_fair_complete_take(r->fair, &done, 1, fjs, want, room);
+			done = NULL;
+		} else {
+			n = jd_fair_take(r->fair, fjs, want);
+		}
 		for (size_t i = 0; i < n; i++) {
 			struct jd_job *j = job_of(fjs[i]);
 
@@ -271,6 +299,12 @@ static size_t feeder(void *ctx, struct jd_task_spec *out, size_t max)
 		}
 	} while (n == want && k < max);
 	return k;
+}
+
+/* feeder: the pool's hook: hand an idle worker the next jobs in fair order. */
+static size_t feeder(void *ctx, struct jd_task_spec *out, size_t max)
+{
+	return feed_jobs(ctx, NULL, NULL, out, max);
 }
 
 /* job_class: jd_runner_job_class's class (amount[] set for a counted command). */

@@ -74,7 +74,7 @@ static void *taker(void *arg)
 		for (size_t i = 0; i < n; i++)
 			hands(TJOB(out[i]), -1);
 		if (id % 2 == 1) {
-			n = jd_fair_complete_take(F, out, n, out, max);
+			n = jd_fair_complete_take(F, out, n, out, max, NULL);
 		} else {
 			jd_fair_complete(F, out, n);
 			n = jd_fair_take(F, out, max);

@@ -382,7 +382,7 @@ static void test_inflight_window(void **state)
 	assert_int_equal(jd_fair_ready(f), 2);
 	assert_int_equal(jd_fair_take(f, out + 3, 8), 2);
 	/* Complete and take under one lock, in place: room for the 2 completed. */
-	assert_int_equal(jd_fair_complete_take(f, out + 2, 2, out + 2, 8), 2);
+	assert_int_equal(jd_fair_complete_take(f, out + 2, 2, out + 2, 8, NULL), 2);
 	assert_int_equal(jd_fair_ready(f), 0);
 	jd_fair_set_max_inflight(f, 0);
 	assert_int_equal(jd_fair_ready(f), 1);

@@ -43,7 +43,7 @@ static void *taker(void *arg)
 	while (!atomic_load(&stop)) {
 		size_t max = 1 + xorshift(&seed) % 8;
 		if (id % 2 == 1) {
-			n = jd_fair_complete_take(F, out, n, out, max);
+			n = jd_fair_complete_take(F, out, n, out, max, NULL);
 		} else {
 			jd_fair_complete(F, out, n);
 			n = jd_fair_take(F, out, max);

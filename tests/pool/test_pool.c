@@ -1,7 +1,8 @@
 /* tests/pool/test_pool.c: the pool's basic contract: every submitted task runs exactly
  * once (one at a time, in batches, spawned from tasks, from several submitters), payloads
  * are copied, bad specs are refused, the idle policy switches at run time, the feeder is
- * called after jd_pool_notify and its tasks all run, and the counters add up.
+ * called after jd_pool_notify and its tasks all run, a task's jd_pool_feed_here feeds in
+ * the feeder's place only where the worker would feed next, and the counters add up.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -491,6 +492,93 @@ static void test_dontfork(void **state)
 	}
 }
 
+/* jd_pool_feed_here, from a task on the only worker: no announcement, nothing is done; after
+ * jd_pool_notify, fn is called in the feeder's place and its tasks run right after the
+ * task, in order; with work of its own queued (or from a thread outside the pool) nothing
+ * is done either. */
+struct here {
+	struct jd_pool *p;
+	struct jd_wg *wg;	/* x's and y's */
+	atomic_uint calls;	/* here_fn's */
+	bool r_quiet, r_fed, r_busy;
+	char order[8];
+	atomic_uint at;
+};
+
+static void mark(struct here *h, char c)
+{
+	unsigned i = atomic_fetch_add(&h->at, 1);
+	if (i < sizeof(h->order) - 1)
+		h->order[i] = c;
+}
+
+static void mark_x(void *arg) { mark(arg, 'x'); }
+static void mark_y(void *arg) { mark(arg, 'y'); }
+
+static size_t here_fn(void *ctx, struct jd_task_spec *out, size_t max)
+{
+	struct here *h = ctx;
+	unsigned k = atomic_fetch_add(&h->calls, 1);
+	assert_true(max >= 2);
+	if (k != 1)
+		return 0; /* the first call takes the announcement jd_pool_set_feeder made */
+	out[0] = (struct jd_task_spec){.fn = mark_x, .arg = h, .wg = h->wg};
+	out[1] = (struct jd_task_spec){.fn = mark_y, .arg = h, .wg = h->wg};
+	return 2;
+}
+
+static size_t no_feed(void *ctx, struct jd_task_spec *out, size_t max)
+{
+	(void)ctx;
+	(void)out;
+	(void)max;
+	return 0;
+}
+
+static void here_task(void *arg)
+{
+	struct here *h = arg;
+	/* Whatever jd_pool_set_feeder announced: taken now (fn gives nothing). */
+	(void)jd_pool_feed_here(h->p, here_fn, h);
+	atomic_store(&h->calls, 1);
+	h->r_quiet = jd_pool_feed_here(h->p, here_fn, h); /* nothing announced */
+	jd_pool_notify(h->p);
+	h->r_fed = jd_pool_feed_here(h->p, here_fn, h);	  /* x and y queued here */
+	jd_pool_notify(h->p);
+	h->r_busy = jd_pool_feed_here(h->p, here_fn, h);  /* they are this worker's own */
+	mark(h, 't');
+}
+
+static void test_feed_here(void **state)
+{
+	(void)state;
+	struct jd_pool_config cfg;
+	jd_pool_config_init(&cfg);
+	cfg.workers = 1;
+	cfg.feed_batch = 2;
+	struct jd_pool *p;
+	assert_int_equal(jd_pool_create(&p, &cfg), 0);
+	struct jd_wg wg = JD_WG_INIT, wg_xy = JD_WG_INIT;
+	struct here h = {.p = p, .wg = &wg_xy};
+	atomic_init(&h.calls, 0);
+	atomic_init(&h.at, 0);
+	jd_pool_set_feeder(p, no_feed, NULL);
+	jd_wg_add(&wg, 1);
+	jd_wg_add(&wg_xy, 2);
+	assert_int_equal(jd_pool_submit(p, &(struct jd_task_spec){.fn = here_task, .arg = &h, .wg = &wg}), 0);
+	assert_int_equal(jd_wg_wait(&wg), 0);
+	assert_int_equal(jd_wg_wait(&wg_xy), 0);
+	assert_false(h.r_quiet);
+	assert_true(h.r_fed);
+	assert_false(h.r_busy);
+	assert_int_equal(atomic_load(&h.calls), 2);
+	assert_string_equal(h.order, "txy");
+	jd_pool_notify(p);
+	assert_false(jd_pool_feed_here(p, here_fn, &h)); /* not on a worker */
+	assert_int_equal(atomic_load(&h.calls), 2);
+	assert_int_equal(jd_pool_destroy(p, JD_SHUTDOWN_GRACEFUL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -499,6 +587,7 @@ int main(void)
 		cmocka_unit_test(test_bad_specs),      cmocka_unit_test(test_introspection),
 		cmocka_unit_test(test_idle_switch),    cmocka_unit_test(test_feeder),
 		cmocka_unit_test(test_topology_pin),   cmocka_unit_test(test_dontfork),
+		cmocka_unit_test(test_feed_here),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
