@@ -683,14 +683,18 @@ static bool loop_ahead(void)
 }
 
 /* worker_priority: what `worker_scheduling` (config.h) makes of the workers and the loop
- * thread (the caller); *how gets the pool's setting, r->priority the words for it. */
+ * thread (the caller); *how gets the pool's setting, r->priority the words for it.  "low"
+ * puts the workers at +10 also where the loop thread could take -10: then a client's own
+ * process at nice 0 is ahead of the jobs too, not only the loop (daemon/README.md, "The
+ * loop thread's CPU": a light client under a flood waited 38-44 us on a run queue per
+ * round trip with the workers at 0, 7-27 us with them at +10). */
 static void worker_priority(struct jd_runner *r, unsigned conf, enum jd_worker_sched *how)
 {
 	switch (conf) {
 	case JD_WORKER_LOW:
 		if (loop_ahead()) {
-			*how = JD_WORKER_NORMAL;
-			r->priority = "loop thread at nice -10";
+			*how = JD_WORKER_LOW;
+			r->priority = "loop thread at nice -10, workers at nice +10";
 		} else {
 			*how = JD_WORKER_LOW;
 			r->priority = "workers at nice +10";
