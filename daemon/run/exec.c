@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 #include "daemon/run/exec_internal.h"
@@ -241,6 +242,15 @@ int jd_exec_init(struct jd_exec *x, const struct jd_exec_env *env)
 	if ((rc = uv_async_init(x->loop, &x->async, jd__requests_cb)) < 0)
 		return JSCHED_EINTERNAL;
 	x->async.data = x;
+	x->pidfds_ep = epoll_create1(EPOLL_CLOEXEC);
+	if (x->pidfds_ep < 0 || uv_poll_init(x->loop, &x->pidfds, x->pidfds_ep) < 0) {
+		if (x->pidfds_ep >= 0)
+			close(x->pidfds_ep);
+		uv_close((uv_handle_t *)&x->async, NULL);
+		return JSCHED_EINTERNAL;
+	}
+	x->pidfds.data = x;
+	uv_poll_start(&x->pidfds, UV_READABLE, jd__pidfds_cb);
 	x->started = true;
 	return 0;
 }
@@ -256,6 +266,9 @@ void jd_exec_stop(struct jd_exec *x)
 	x->devnull = -1;
 	jd_exec_cgroups_close(x);
 	uv_close((uv_handle_t *)&x->async, NULL);
+	uv_close((uv_handle_t *)&x->pidfds, NULL); /* stops the poll at once: the fd may go */
+	close(x->pidfds_ep);
+	x->pidfds_ep = -1;
 }
 
 void jd_exec_cancel(struct jd_exec *x, struct jd_job *j, enum jp_cause cause)

@@ -125,6 +125,11 @@ struct jd_exec {
 
 	uv_async_t async;		/* loop thread's; fibers uv_async_send it */
 	bool started;
+	/* The live commands' pidfds, in one epoll set of our own watched by one uv_poll
+	 * (process.c, watch_exit): a pidfd costs an epoll_ctl to add and one to drop, where
+	 * a uv_poll of its own cost six and an ioctl.  Loop thread. */
+	int pidfds_ep;
+	uv_poll_t pidfds;
 	_Atomic(struct jd_proc *) requests;	/* fibers (and feeders) push, the loop takes all */
 	_Atomic(struct jd_proc_end *) synced;	/* loop-started commands whose output files
 						 * are durable: the files' thread pushes */

@@ -16,8 +16,9 @@
 struct jd_direct;
 
 struct jd_proc {
-	uv_poll_t pexit;			/* readable on the pidfd: the leader exited */
-	int pidfd;				/* -1 until spawned */
+	int pidfd;				/* -1 until spawned; in jd_exec.pidfds' set
+						 * (pidfd_watched) until the leader is reaped */
+	bool pidfd_watched;
 	uv_pipe_t pin, pout, perr, pstat;	/* pstat: jschedd-runas's report pipe (its fd 3) */
 	uv_timer_t timer;			/* time limit, then the grace periods */
 	uv_write_t wreq;
@@ -75,5 +76,8 @@ void jd__proc_stop(struct jd_proc *p);
 void jd__slot_release(struct jd_exec *x);
 bool jd__slot_try(struct jd_exec *x, struct jd_proc *p);
 void jd__slots_retry(struct jd_exec *x);
+
+/* jd__pidfds_cb: jd_exec.pidfds is readable: reap each process whose pidfd is (process.c). */
+void jd__pidfds_cb(uv_poll_t *h, int status, int events);
 
 #endif /* JD_EXEC_INTERNAL_H */

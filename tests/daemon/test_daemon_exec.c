@@ -18,10 +18,12 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -474,6 +476,41 @@ static void test_process_cap(void **state)
 	assert_int_equal(jdt_stop(&t2, SIGTERM), 0);
 }
 
+/* test_exits_at_once: 100 commands released together (each waits for a shared lock on a
+ * file the test holds exclusively, then releases) are all reaped and succeed: their
+ * pidfds become readable close together, more at once than the 8 a pass of the loop's
+ * epoll set hands out (process.c, jd__pidfds_cb; up to 11 seen here), so the rest must
+ * come at the next pass.  A command that starts after the release takes the lock at
+ * once: nothing waits on time. */
+static void test_exits_at_once(void **state)
+{
+	enum { N = 100 };
+	struct jdt t2;
+	struct jsched_conn *c;
+	uint64_t ids[N];
+	char lock[300];
+
+	(void)state;
+	jdt_start(&t2, "\"workers\": 2, \"exec\": {\"max_processes\": 100}");
+	c = jdt_connect(&t2, NULL);
+	snprintf(lock, sizeof lock, "%s/lock", t2.dir);
+	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX), 0);
+	for (int i = 0; i < N; i++)
+		ids[i] = jdt_submit_spec(c, "{\"kind\": \"exec\", \"argv\": [\"flock\", \"-s\", \"%s\", \"true\"]}",
+					 lock);
+	for (int i = 0; i < 3000 && jdt_metric_int(c, "exec/running") < N; i++)
+		jdt_sleep_ms(10); /* the release below is the test either way */
+	assert_int_equal(flock(fd, LOCK_UN), 0);
+	close(fd);
+	for (int i = 0; i < N; i++)
+		expect_final(c, ids[i], "succeeded", NULL, NULL);
+	assert_int_equal(jdt_metric_int(c, "exec/running"), 0);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t2, SIGTERM), 0);
+}
+
 /* test_commands_need_no_worker: with the only worker busy in a spin job, commands still
  * start and end: the loop thread takes them from the fair layer and starts them itself,
  * no fiber and no worker involved (exec.c, "exec jobs without a fiber"); a command that
@@ -777,6 +814,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exit_codes_and_signals),
+		cmocka_unit_test(test_exits_at_once),
 		cmocka_unit_test(test_output_capture_and_truncation),
 		cmocka_unit_test(test_stdin_env_cwd),
 		cmocka_unit_test(test_time_limit),
