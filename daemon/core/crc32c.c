@@ -1,4 +1,5 @@
-/* daemon/core/crc32c.c: CRC-32C, hardware (SSE4.2) or slicing-by-8. */
+/* daemon/core/crc32c.c: CRC-32C, hardware (SSE4.2, three streams side by side) or
+ * slicing-by-8. */
 #include "daemon/core/crc32c.h"
 
 #include <pthread.h>
@@ -50,11 +51,132 @@ uint32_t jd_crc32c_sw(uint32_t crc, const void *p, size_t n)
 }
 
 #if defined(__x86_64__)
+/* The crc32 instruction takes 3 cycles and can start one each cycle: one CRC over a
+ * buffer waits on itself, so a long buffer is cut into three blocks whose CRCs run side by
+ * side and are then joined, as in Mark Adler's crc32c.c: the CRC so far is moved past a
+ * block's length of zero bytes (a table lookup per byte of it: shift_long / shift_short)
+ * and the next block's CRC is added.  A restart checks every flush of the journal with
+ * it (320 MB for a million retained jobs): 64 MiB took 10.4-11.0 ms one way and 6.3-7.4
+ * ms three ways side by side (six passes of each, alternated, on this VM), about 20 ms
+ * less per million jobs; bench_journal has the row (a 256 KiB flush, in cache: 19,870
+ * MB/s, the table version 1,332). */
+#define LONG_BLK 8192u
+#define SHORT_BLK 256u
+
+static uint32_t shift_long[4][256], shift_short[4][256];
+static pthread_once_t shift_once = PTHREAD_ONCE_INIT;
+
+/* gf2_times: the 32x32 matrix mat (a column per bit) times vec, over GF(2). */
+static uint32_t gf2_times(const uint32_t *mat, uint32_t vec)
+{
+	uint32_t sum = 0;
+
+	for (; vec; vec >>= 1, mat++)
+		if (vec & 1)
+			sum ^= *mat;
+	return sum;
+}
+
+static void gf2_square(uint32_t *square, const uint32_t *mat)
+{
+	for (int n = 0; n < 32; n++)
+		square[n] = gf2_times(mat, mat[n]);
+}
+
+/* zeros_op: in even, the operator that moves a CRC (its register, not inverted) past
+ * len zero bytes: one zero bit is the polynomial's step, squared to 2, 4, 8 ... bits. */
+static void zeros_op(uint32_t *even, size_t len)
+{
+	uint32_t odd[32], row = 1;
+
+	odd[0] = POLY;
+	for (int n = 1; n < 32; n++) {
+		odd[n] = row;
+		row <<= 1;
+	}
+	gf2_square(even, odd); /* 2 zero bits */
+	gf2_square(odd, even); /* 4 zero bits */
+	do {			/* 8 zero bits (a byte) the first time round */
+		gf2_square(even, odd);
+		len >>= 1;
+		if (len == 0)
+			return;
+		gf2_square(odd, even);
+		len >>= 1;
+	} while (len);
+	memcpy(even, odd, sizeof(odd));
+}
+
+/* zeros_table: the operator for len zero bytes, as a lookup per byte of the CRC. */
+static void zeros_table(uint32_t t[4][256], size_t len)
+{
+	uint32_t op[32];
+
+	zeros_op(op, len);
+	for (uint32_t n = 0; n < 256; n++) {
+		t[0][n] = gf2_times(op, n);
+		t[1][n] = gf2_times(op, n << 8);
+		t[2][n] = gf2_times(op, n << 16);
+		t[3][n] = gf2_times(op, n << 24);
+	}
+}
+
+static void shift_init(void)
+{
+	zeros_table(shift_long, LONG_BLK);
+	zeros_table(shift_short, SHORT_BLK);
+}
+
+static uint32_t shift(uint32_t t[4][256], uint32_t crc)
+{
+	return t[0][crc & 0xff] ^ t[1][(crc >> 8) & 0xff] ^ t[2][(crc >> 16) & 0xff] ^
+	       t[3][crc >> 24];
+}
+
+/* crc_hw_3way: c over the bytes at *p in runs of three blocks of blk bytes, each run's
+ * three CRCs side by side; *p and *n move past them (under 3 * blk bytes are left). */
+__attribute__((target("sse4.2"))) static uint64_t crc_hw_3way(uint64_t c, const unsigned char **p,
+							      size_t *n, size_t blk,
+							      uint32_t t[4][256])
+{
+	const unsigned char *b = *p;
+	size_t left = *n;
+
+	while (left >= 3 * blk) {
+		const unsigned char *end = b + blk;
+		uint64_t c1 = 0, c2 = 0;
+
+		do {
+			uint64_t w0, w1, w2;
+
+			memcpy(&w0, b, 8);
+			memcpy(&w1, b + blk, 8);
+			memcpy(&w2, b + 2 * blk, 8);
+			c = __builtin_ia32_crc32di(c, w0);
+			c1 = __builtin_ia32_crc32di(c1, w1);
+			c2 = __builtin_ia32_crc32di(c2, w2);
+			b += 8;
+		} while (b < end);
+		c = shift(t, (uint32_t)c) ^ c1;
+		c = shift(t, (uint32_t)c) ^ c2;
+		b += 2 * blk;
+		left -= 3 * blk;
+	}
+	*p = b;
+	*n = left;
+	return c;
+}
+
 __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const void *p, size_t n)
 {
 	const unsigned char *b = p;
 	uint64_t c = ~crc;
 
+	if (n >= 3 * SHORT_BLK) {
+		pthread_once(&shift_once, shift_init);
+		c = crc_hw_3way(c, &b, &n, LONG_BLK, shift_long);
+		c = crc_hw_3way(c, &b, &n, SHORT_BLK, shift_short);
+	}
 	while (n >= 8) {
 		uint64_t w;
 

@@ -1,9 +1,10 @@
 /* daemon/core/crc32c.h: CRC-32C (Castagnoli), the checksum of every journal record.
  *
- * The SSE4.2 crc32 instruction when the CPU has it (checked once, at the first call),
- * else a slicing-by-8 table in portable C; both give the same values (the unit test
- * checks them against each other and against the standard check value of "123456789",
- * 0xe3069283).
+ * The SSE4.2 crc32 instruction when the CPU has it (checked once, at the first call;
+ * three streams side by side over a buffer of 768 bytes or more), else a slicing-by-8
+ * table in portable C; both give the same values (the unit tests check them against each
+ * other, at the lengths where the streams' runs begin and end, and against the standard
+ * check value of "123456789", 0xe3069283).
  */
 #ifndef JD_CRC32C_H
 #define JD_CRC32C_H

@@ -259,6 +259,30 @@ static void test_crc32c(void **state)
 			 jd_crc32c(0, buf, 4000));
 }
 
+/* test_crc32c_long: buffers long enough for the hardware path's three streams side by
+ * side (runs of 3 x 8 KiB, then of 3 x 256 bytes, then the rest), at every length around
+ * the edges of those runs and at odd offsets, equal the table version. */
+static void test_crc32c_long(void **state)
+{
+	enum { LEN = 3 * 8192 * 3 + 3 * 256 * 2 + 64 };
+	unsigned char *buf = malloc(LEN + 8);
+	static const size_t edges[] = {3 * 256, 3 * 8192, 2 * 3 * 8192, 3 * 3 * 8192};
+
+	(void)state;
+	assert_non_null(buf);
+	srand(11);
+	for (size_t i = 0; i < LEN + 8; i++)
+		buf[i] = (unsigned char)rand();
+	for (size_t e = 0; e < sizeof(edges) / sizeof(edges[0]); e++)
+		for (size_t n = edges[e] - 9; n <= edges[e] + 3 * 256 + 9 && n <= LEN; n++)
+			for (size_t off = 0; off < 8; off += 3)
+				assert_int_equal(jd_crc32c(0x5eed, buf + off, n),
+						 jd_crc32c_sw(0x5eed, buf + off, n));
+	for (size_t n = 0; n <= LEN; n += 997)
+		assert_int_equal(jd_crc32c(0, buf, n), jd_crc32c_sw(0, buf, n));
+	free(buf);
+}
+
 static void test_roundtrip_and_rollover(void **state)
 {
 	char *dir = tmpdir(), sub[600], err[512];
@@ -859,6 +883,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crc32c),
+		cmocka_unit_test(test_crc32c_long),
 		cmocka_unit_test(test_roundtrip_and_rollover),
 		cmocka_unit_test(test_empty_dir),
 		cmocka_unit_test(test_torn_tail),
