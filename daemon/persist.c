@@ -1943,6 +1943,7 @@ int jd_persist_start(struct jd_daemon *d, char *err, size_t errlen)
 	o.notify_arg = &p->wake;
 	o.flusher_cpu = flusher_cpu(d);
 	o.pin_flusher = o.flusher_cpu >= 0;
+	o.gather_spin = d->cfg.journal_gather_spin;
 	o.replay_cb = replay_cb;
 	o.replay_arg = &st;
 	st.now_ns = jd_now_ns();
@@ -2072,11 +2073,12 @@ json_t *jd_persist_metrics(const struct jd_daemon *d)
 							   : st.io == JD_JOURNAL_IO_DSYNC ? "dsync"
 											  : "fdatasync"));
 	if (doc)
-		json_object_set_new(doc, "cycle", json_pack("{s:f, s:f, s:I, s:I, s:f, s:I, s:f, s:I, s:f, s:f}",
+		json_object_set_new(doc, "cycle", json_pack("{s:f, s:f, s:I, s:I, s:f, s:I, s:f, s:I, s:I, s:f, s:f}",
 			"io_us", (double)st.io_ns / 1e3, "gather_us", (double)st.gather_ns / 1e3,
 			"gathers", (json_int_t)st.gathers, "gathers_late", (json_int_t)st.gathers_late,
 			"gap_us", (double)st.cycle_gap_ns / 1e3, "wakes", (json_int_t)st.wakes,
-			"wake_us", (double)st.wake_ns / 1e3, "handoffs", (json_int_t)p->handoffs,
+			"wake_us", (double)st.wake_ns / 1e3, "gathers_spun", (json_int_t)st.gathers_spun,
+			"handoffs", (json_int_t)p->handoffs,
 			"handoff_us", (double)p->handoff_ns / 1e3, "release_us",
 			(double)p->release_ns / 1e3));
 	if (doc && d->jobs.outfiles)

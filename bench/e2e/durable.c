@@ -41,7 +41,8 @@
  * cycle), for trying a change; =jschedd only jschedd's own submitter rows with the journal
  * on (rates, cycle, counts: no floor, no beanstalkd, no journal off), for A/B of builds
  * alternated in the same minutes (BENCH_E2E_JSCHEDD; BENCH_E2E_DURABLE_KS=8 or 1,64 picks
- * the submitter counts); =bare only the floor's rows, its
+ * the submitter counts); =batches only the rows of batches and tiny jobs (journal on
+ * and off); =bare only the floor's rows, its
  * variants side by side (among them 2 and 4 flushes in flight: what that would give on
  * this disk).
  *
@@ -123,6 +124,7 @@ struct counts {
 	double flushes, io_us, gather_us, gap_us, wakes, wake_us, handoffs, handoff_us,
 		release_us; /* journal.cycle (NAN where a build has none) */
 	double gathers, gathers_late; /* journal.cycle, newer builds */
+	double gathers_spun;	      /* journal.cycle.gathers_spun (journal.gather_spin) */
 	uint64_t t_ns;
 };
 
@@ -149,6 +151,7 @@ static void counts_take(struct e2e_daemon *d, struct counts *out)
 	out->release_us = e2e_metrics_number(c, "journal/cycle/release_us");
 	out->gathers = e2e_metrics_number(c, "journal/cycle/gathers");
 	out->gathers_late = e2e_metrics_number(c, "journal/cycle/gathers_late");
+	out->gathers_spun = e2e_metrics_number(c, "journal/cycle/gathers_spun");
 	out->t_ns = bench_now_ns();
 	jsched_close(c);
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)d->pid);
@@ -199,7 +202,7 @@ static void counts_per_submit(const struct counts *a, const struct counts *b, st
 
 /* The flush cycle's parts, per flush, between two counts (us). */
 enum { P_CYCLE, P_IO, P_GATHER, P_WAKE, P_HANDOFF, P_RELEASE, P_REST, P_GATHERS, P_LATE,
-       NPARTS };
+       P_SPUN, NPARTS };
 static const char *const part_names[NPARTS] = {
 	"flush cycle (run time per flush)", "cycle part: write + sync",
 	"of which the flusher gathered waiters", "cycle part: flusher woken by a demand",
@@ -207,10 +210,11 @@ static const char *const part_names[NPARTS] = {
 	"cycle part: releasing the held replies",
 	"cycle part: the rest (replies to next demand: submitters, loop)",
 	"flushes after which the flusher gathered (share)",
-	"gathers that ran out of time (share of flushes)"};
+	"gathers that ran out of time (share of flushes)",
+	"gathers polled for, not slept (share of flushes)"};
 /* The unit of each part's row. */
 static const char *const part_units[NPARTS] = {"us", "us", "us", "us", "us", "us", "us",
-					       "share", "share"};
+					       "share", "share", "share"};
 
 static void cycle_parts(const struct counts *a, const struct counts *b, double out[NPARTS])
 {
@@ -230,6 +234,7 @@ static void cycle_parts(const struct counts *a, const struct counts *b, double o
 	out[P_REST] = out[P_CYCLE] - out[P_IO] - out[P_WAKE] - out[P_HANDOFF] - out[P_RELEASE];
 	out[P_GATHERS] = (b->gathers - a->gathers) / fl;
 	out[P_LATE] = (b->gathers_late - a->gathers_late) / fl;
+	out[P_SPUN] = (b->gathers_spun - a->gathers_spun) / fl;
 }
 
 /* submitters: k threads submitting for secs; returns submits/s, and the p50/p99 latency
@@ -814,6 +819,8 @@ void e2e_durable(struct e2e *e)
 		e2e_die("spec");
 	if (only && strcmp(only, "recovery") == 0)
 		goto recovery_rows;
+	if (only && strcmp(only, "batches") == 0)
+		goto batch_rows;
 	snprintf(bare_dir, sizeof(bare_dir), "/tmp/bench-bare-XXXXXX");
 	if (!mkdtemp(bare_dir))
 		e2e_die("mkdtemp: %s", strerror(errno));
@@ -992,6 +999,7 @@ void e2e_durable(struct e2e *e)
 		goto out;
 
 	/* batches of 1,000, and tiny jobs end to end; bytes per job */
+batch_rows:
 	{
 		size_t n = e->quick ? 20000 : 200000;
 
@@ -1002,6 +1010,8 @@ void e2e_durable(struct e2e *e)
 		       "journal bytes per job (run to the end)",
 		       "daemon CPU per job, tiny jobs end to end", tiny, spec, n);
 	}
+	if (only && strcmp(only, "batches") == 0)
+		goto out;
 recovery_rows:
 	/* recovery: kill -9 holding n finished jobs, restart, the time it reports (one run
 	 * of a million each: filling it takes about 10 s), for jobs of one spec and for jobs

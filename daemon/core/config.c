@@ -54,6 +54,7 @@ void jd_config_defaults(struct jd_config *c)
 	c->journal_sync = JD_JOURNAL_ALWAYS;
 	c->journal_batch_ms = 20;
 	c->journal_cpu = JD_JOURNAL_CPU_AUTO;
+	c->journal_gather_spin = true;
 	c->journal_compact_bytes = 64u << 20;
 	c->journal_segment_bytes = 64u << 20;
 	c->default_client.weight = 1;
@@ -368,7 +369,7 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		"fairness", "clients", "admins", "limits", "retention", "modules", "exec",
 		"client_names", "metrics", "cgroups", "backends", "journal", "resources", NULL};
 	static const char *const journal_keys[] = {"dir", "sync", "batch_ms", "compact_bytes",
-						   "segment_bytes", "io", "cpu", NULL};
+						   "segment_bytes", "io", "cpu", "gather_spin", NULL};
 	static const char *const sync_names[] = {"always", "batch", "off"};
 	static const char *const io_names[] = {"direct", "fdatasync"};
 	static const char *const metrics_keys[] = {"listen", "textfile", "textfile_interval_ms",
@@ -520,6 +521,11 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 		c->journal_io = (enum jd_journal_io_conf)u;
 		if ((rc = get_journal_cpu(r, v, &c->journal_cpu)))
 			return rc;
+		if (json_object_get(v, "gather_spin")) {
+			if (!json_is_boolean(json_object_get(v, "gather_spin")))
+				return fail(r, "gather_spin", "must be true or false");
+			c->journal_gather_spin = json_is_true(json_object_get(v, "gather_spin"));
+		}
 		GET_U32(r, v, "batch_ms", 1, 10000, c->journal_batch_ms);
 		{
 			uint64_t cb = c->journal_compact_bytes;
@@ -637,6 +643,7 @@ const char *jd_config_diff_static(const struct jd_config *old, const struct jd_c
 	DIFF(old->journal_segment_bytes != neu->journal_segment_bytes, "journal.segment_bytes");
 	DIFF(old->journal_io != neu->journal_io, "journal.io");
 	DIFF(old->journal_cpu != neu->journal_cpu, "journal.cpu");
+	DIFF(old->journal_gather_spin != neu->journal_gather_spin, "journal.gather_spin");
 #undef DIFF
 	return buf;
 }

@@ -165,6 +165,7 @@ struct jd_config {
 	uint64_t journal_segment_bytes;	/* "journal.segment_bytes": each preallocated segment */
 	enum jd_journal_io_conf { JD_JOURNAL_IO_CONF_DIRECT, JD_JOURNAL_IO_CONF_FDATASYNC }
 		journal_io;		/* "journal.io" */
+	bool journal_gather_spin;	/* "journal.gather_spin": poll for a group's waiters */
 	int journal_cpu;		/* "journal.cpu": the flusher's CPU, or one of: */
 #define JD_JOURNAL_CPU_AUTO (-1)	/* "auto": the journal disk's interrupt CPU, if one */
 #define JD_JOURNAL_CPU_ANY (-2)		/* "any": not pinned */

@@ -142,6 +142,12 @@ struct jd_journal_opts {
 	 * A CPU the process may not use is ignored (jd_journal_stats says where it runs). */
 	bool pin_flusher;
 	int flusher_cpu;
+	/* gather_spin (on_demand): while it gathers after a flush for two waiters or more,
+	 * the flusher polls for them (sched_yield between looks) instead of sleeping until
+	 * they ask, as long as the gather before ended with every waiter back in time (a
+	 * gather that runs out of time would poll for all of it: that one sleeps).  false:
+	 * it sleeps on every gather. */
+	bool gather_spin;
 	jd_journal_replay_fn replay_cb;	/* may be NULL: records are then only checked */
 	void *replay_arg;
 	bool read_only;			/* check only (--check-journal): nothing is written,
@@ -229,6 +235,7 @@ struct jd_journal_stats {
 	/* Gathers begun (gathers), and those that ran out of time before every waiter
 	 * came back (gathers_late): see jd_journal_want. */
 	uint64_t gathers, gathers_late;
+	uint64_t gathers_spun;		/* gathers polled for (gather_spin), not slept */
 	uint64_t notified_ns;		/* CLOCK_MONOTONIC of the last notify_cb (0: none) */
 	enum jd_journal_io io;		/* the way of writing in use (IO_DIRECT may have
 					 * fallen back to IO_FDATASYNC) */

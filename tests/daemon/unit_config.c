@@ -119,6 +119,7 @@ static void test_bad_values_named(void **state)
 	refused("{\"journal\": {\"cpu\": \"fast\"}}", "journal.cpu");
 	refused("{\"journal\": {\"cpu\": -1}}", "journal.cpu");
 	refused("{\"journal\": {\"cpu\": 1024}}", "journal.cpu");
+	refused("{\"journal\": {\"gather_spin\": 1}}", "journal.gather_spin");
 	refused("{\"tuning\": 1}", "tuning");
 	refused("[1, 2]", "");
 }
@@ -232,6 +233,11 @@ static void test_static_diff(void **state)
 	jd_config_free(&b);
 	assert_int_equal(load(&b, "{\"journal\": {\"cpu\": 1}}", err, sizeof(err)), 0);
 	assert_int_equal(b.journal_cpu, 1);
+	assert_true(b.journal_gather_spin);
+	jd_config_free(&b);
+	assert_int_equal(load(&b, "{\"journal\": {\"gather_spin\": false}}", err, sizeof(err)), 0);
+	assert_false(b.journal_gather_spin);
+	assert_string_equal(jd_config_diff_static(&a, &b, buf, sizeof(buf)), "journal.gather_spin");
 	jd_config_free(&a);
 	jd_config_free(&b);
 	/* The cgroups are decided at start. */

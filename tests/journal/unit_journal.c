@@ -849,6 +849,62 @@ static void test_on_demand(void **state)
 	free(dir);
 }
 
+/* gather_spin: a flusher gathering for a group of waiters polls for them (counted in
+ * gathers_spun) rather than sleeping, never for a lone waiter, never with gather_spin
+ * off; every record is durable either way.  The caller plays 4 submitters, each asking
+ * for its record as it comes back from the last flush. */
+static void test_gather_spin(void **state)
+{
+	char *dir = tmpdir(), err[512];
+	struct jd_journal *j;
+	struct jd_journal_info info;
+	struct got g;
+	struct jd_journal_opts o = opts_for(dir, &g);
+	struct jd_journal_stats st;
+	uint64_t seq = 0, spun;
+
+	(void)state;
+	o.on_demand = true;
+	for (int spin = 0; spin < 2; spin++) {
+		o.gather_spin = spin;
+		memset(&g, 0, sizeof(g));
+		assert_int_equal(jd_journal_open(&j, &o, &info, err, sizeof(err)), 0);
+		for (int round = 0; round < 200; round++) {
+			for (int w = 0; w < 4; w++) {
+				seq = (uint64_t)put(j, seq + 1);
+				jd_journal_want(j, seq, 1);
+			}
+			wait_until(j, durable_at, seq);
+		}
+		jd_journal_stats(j, &st);
+		assert_true(st.gathers >= 1);
+		if (spin) {
+			assert_true(st.gathers_spun >= 1);
+			assert_true(st.gathers_spun <= st.gathers);
+		} else {
+			assert_int_equal(st.gathers_spun, 0);
+		}
+		/* a lone waiter per flush: nothing to poll for */
+		spun = st.gathers_spun;
+		for (int round = 0; round < 50; round++) {
+			seq = (uint64_t)put(j, seq + 1);
+			jd_journal_want(j, seq, 1);
+			wait_until(j, durable_at, seq);
+		}
+		jd_journal_stats(j, &st);
+		assert_true(st.gathers_spun - spun <= 1); /* the first, after the group's flush */
+		assert_int_equal(st.durable_seq, seq);
+		assert_int_equal(jd_journal_close(j), 0);
+	}
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(jd_journal_open(&j, &o, &info, err, sizeof(err)), 0);
+	assert_int_equal(g.n, seq);
+	assert_false(g.bad);
+	assert_int_equal(jd_journal_close(j), 0);
+	rmrf(dir);
+	free(dir);
+}
+
 /* Read-only inspection (--check-journal) reports a torn tail without cutting it. */
 static void test_check_only(void **state)
 {
@@ -895,6 +951,7 @@ int main(void)
 		cmocka_unit_test(test_read_only_dir),
 		cmocka_unit_test(test_stress),
 		cmocka_unit_test(test_on_demand),
+		cmocka_unit_test(test_gather_spin),
 		cmocka_unit_test(test_check_only),
 	};
 
