@@ -44,6 +44,8 @@ void e2e_scale(struct e2e *e);	/* 5. scale */
 void e2e_cgroup(struct e2e *e);	/* 6. control groups */
 void e2e_durable(struct e2e *e);	/* 7. durability: the journal */
 void e2e_hot(struct e2e *e);	/* 8. the hot path: the targets' rows, counts */
+/* e2e_hot_placed: part 8's round trip by placement and sparse requests' CPU (pin.c). */
+void e2e_hot_placed(struct e2e *e, double *lat, bool placement, bool sparse);
 void e2e_array(struct e2e *e);	/* 9. job arrays */
 void e2e_hostile(struct e2e *e);	/* 10. one client's large or repeated requests */
 void e2e_output(struct e2e *e);	/* 11. output files */

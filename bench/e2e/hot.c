@@ -787,7 +787,7 @@ static void efficiency_rows(struct e2e *e)
 		if (e->quick)
 			n /= 10;
 		struct eff_cpu cpu = {0}, cpu_each = {0};
-		double v_each[64], wakes = 0;
+		double v_each[64], wakes = 0, polls = 0, windows = 0;
 		/* The 10 us row again with args that differ per job, run for run beside the
 		 * repeated spec's ($BENCH_HOT_EFF_ARGS=each or same: only that one, for
 		 * profiling). */
@@ -802,9 +802,13 @@ static void efficiency_rows(struct e2e *e)
 		for (int run = 0; run < runs; run++) {
 			if (same) {
 				double w0 = e2e_metrics_number(m, "notices/wakeups");
+				double p0 = e2e_metrics_number(m, "loop/poll/polls");
+				double o0 = e2e_metrics_number(m, "loop/poll/windows");
 
 				v[run] = spin_rate(&d, lens[l], n, false, &cpu);
 				wakes += e2e_metrics_number(m, "notices/wakeups") - w0;
+				polls += e2e_metrics_number(m, "loop/poll/polls") - p0;
+				windows += e2e_metrics_number(m, "loop/poll/windows") - o0;
 			}
 			if (each)
 				v_each[run] = spin_rate(&d, lens[l], n, true, &cpu_each);
@@ -840,6 +844,14 @@ static void efficiency_rows(struct e2e *e)
 			snprintf(name, sizeof(name), "hot: loop wake-ups by the workers per %u us call job", lens[l]);
 			bench_row(e->rep, name, "wake-ups", "sleep, journal off", wakes / ((double)n * (double)runs),
 				  NULL, 0);
+			/* The loop's poll after a request (loop_poll_us): how often it polled
+			 * instead of sleeping while these jobs ran (NaN: a build without it). */
+			snprintf(name, sizeof(name), "hot: loop polls without blocking per %u us call job", lens[l]);
+			bench_row(e->rep, name, "polls", "sleep, journal off", polls / ((double)n * (double)runs),
+				  NULL, 0);
+			bench_note(e->rep, "hot: %u us jobs: the loop's poll windows opened per job %.4f, polls per job "
+					   "%.4f (metrics loop.poll over the repeated spec's runs)",
+				   lens[l], windows / ((double)n * (double)runs), polls / ((double)n * (double)runs));
 		}
 		if (each) {
 			snprintf(name, sizeof(name), "hot: %u us call jobs, args differing per job, %zu, %u workers",
@@ -916,7 +928,7 @@ static void memory_rows(struct e2e *e)
 		   idle, base, queued, peak, after, later);
 }
 
-/* hot_selected: is the group `key` (rtt, counts, flood, burn, eff, mem) to run?  For profiling
+/* hot_selected: is the group `key` (rtt, pin, sparse, counts, flood, burn, eff, mem) to run?  For profiling
  * one group: BENCH_HOT_ONLY=key[,key...]; unset, all of them. */
 static bool hot_selected(const char *key)
 {
@@ -942,6 +954,8 @@ void e2e_hot(struct e2e *e)
 		rtt_rows(e, lat, false);
 		rtt_rows(e, lat, true);
 	}
+	if (hot_selected("pin") || hot_selected("sparse"))
+		e2e_hot_placed(e, lat, hot_selected("pin"), hot_selected("sparse"));
 	if (hot_selected("counts"))
 		count_rows(e);
 	if (hot_selected("flood"))

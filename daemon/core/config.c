@@ -44,6 +44,7 @@ void jd_config_defaults(struct jd_config *c)
 	c->workers = 0;
 	c->fibers = 256;
 	c->idle_spin = false;
+	c->loop_poll_us = JD_LOOP_POLL_US_DEFAULT;
 	c->worker_sched = 2; /* "low" (config.h; daemon/README.md "The loop thread's CPU") */
 	c->policy = JD_POLICY_FAIR;
 	c->quantum = 0;
@@ -365,7 +366,7 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 {
 	static const char *const keys[] = {
 		"socket", "socket_mode", "socket_group", "workers", "fibers", "idle_policy",
-		"worker_scheduling",
+		"worker_scheduling", "loop_poll_us",
 		"fairness", "clients", "admins", "limits", "retention", "modules", "exec",
 		"client_names", "metrics", "cgroups", "backends", "journal", "resources", NULL};
 	static const char *const journal_keys[] = {"dir", "sync", "batch_ms", "compact_bytes",
@@ -411,6 +412,7 @@ static int read_root(struct reader *r, json_t *root, struct jd_config *c)
 	if ((rc = get_enum(r, root, "worker_scheduling", sched_names, 4, &u)))
 		return rc;
 	c->worker_sched = u;
+	GET_U32(r, root, "loop_poll_us", 0, JD_LOOP_POLL_US_MAX, c->loop_poll_us);
 
 	if ((v = json_object_get(root, "fairness"))) {
 		snprintf(r->prefix, sizeof(r->prefix), "fairness.");

@@ -24,6 +24,11 @@
  * that the protocol's JP_WEIGHT_MAX is this). */
 #define JD_CLIENT_WEIGHT_MAX 1000000u
 
+/* "loop_poll_us": its default and its largest value (daemon/net/server.c, "The poll after
+ * a request", has the figures that chose them). */
+#define JD_LOOP_POLL_US_DEFAULT 50u
+#define JD_LOOP_POLL_US_MAX 1000u
+
 /* The "exec" section of the config (all changeable live). */
 struct jd_exec_config {
 	uint32_t max_processes;		/* commands running at once */
@@ -172,6 +177,10 @@ struct jd_config {
 
 	/* Changeable live. */
 	bool idle_spin;		/* idle policy: spin (true) or sleep */
+	uint32_t loop_poll_us;	/* "loop_poll_us": after reading a request the loop thread polls
+				 * without blocking this long before it sleeps, while the workers
+				 * leave it a CPU (daemon/net/server.c, "The poll after a
+				 * request"); 0: never */
 	unsigned worker_sched;	/* worker_scheduling: 0 normal, 1 batch, 2 low (default), 3 idle (the
 				 * pool's enum jd_worker_sched, in that order) */
 	enum jd_policy_conf policy;

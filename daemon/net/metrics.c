@@ -361,6 +361,15 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 					      (json_int_t)d->srv.sliced_submits, "submit_slices",
 					      (json_int_t)d->srv.submit_slices, "admitting",
 					      (json_int_t)d->srv.admitting));
+		/* The poll after a request (server.c): its setting and what it did. */
+		json_object_set_new(json_object_get(doc, "loop"), "poll",
+				    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "us",
+					      (json_int_t)d->cfg->loop_poll_us, "windows",
+					      (json_int_t)d->srv.poll_windows, "polls",
+					      (json_int_t)d->srv.polls, "hits",
+					      (json_int_t)d->srv.poll_hits, "skipped",
+					      (json_int_t)d->srv.poll_skipped, "gaps",
+					      (json_int_t)d->srv.poll_gaps));
 		json_object_set_new(doc, "exec", jd_exec_metrics(&d->runner->exec));
 		json_object_set_new(doc, "backends", jd_backends_metrics(d->runner));
 		json_object_set_new(doc, "resources", jd_resources_metrics(&d->runner->resources));

@@ -42,6 +42,23 @@
  * a timeout of 0 before every poll that would block: one epoll_wait more per request
  * (4 system calls per one-request round trip instead of 3, hot part's count rows).
  *
+ * The poll after a request ("loop_poll_us"): a client that waits for its reply sends
+ * its next request soon after, and a loop that has gone to sleep in epoll_wait by then
+ * is woken by the kernel, which on a virtual machine whose idle vCPU halts costs the
+ * host's wake-up of that vCPU (tens of microseconds here, more than the round trip's
+ * work).  So after reading a request the loop keeps polling without blocking for
+ * loop_poll_us: an idle handle is active while the window is open, which makes libuv's
+ * poll take a timeout of 0 (one epoll_wait per iteration; its callback closes the
+ * window at its end).  A read while the window is open is a hit.  The loop polls only
+ * while the workers leave it a CPU: the workers not parked (running jobs or searching
+ * for them) plus the loop and the client it waits for fit in the online CPUs; else the
+ * window stays shut (poll_skipped), so a loop never spins on a CPU a job could use.
+ * This is the design of Linux's haltpoll cpuidle governor and of SO_BUSY_POLL (a
+ * bounded poll before sleeping), which Unix sockets do not have.  Iterations that only
+ * poll are not counted or timed in the busy metric: busy_check_cb does not stamp in a
+ * window, so there the idle phase's own work (more_cb) stamps itself, and a timer's
+ * callback that runs in a window is not timed (none of the hot path's do).
+ *
  * Identity: SO_PEERCRED at accept gives uid, gid and pid; nothing the client says can
  * change them.
  */
@@ -51,6 +68,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -405,8 +423,75 @@ static void busy_prepare_cb(uv_prepare_t *h)
  * after the check phase) is timed from here. */
 static void busy_check_cb(uv_check_t *h)
 {
-	(void)h;
-	jd_loop_woke();
+	struct jd_server *s = h->data;
+
+	if (!s->poll_until)
+		jd_loop_woke();
+}
+
+/* poll_room: do the workers leave the loop a CPU to poll on (and its client one)? */
+static bool poll_room(const struct jd_net *d)
+{
+	const struct jd_pool *p = d->runner ? d->runner->pool : NULL;
+
+	if (!p)
+		return d->srv.cpus >= 2;
+	unsigned busy = jd_pool_workers(p) - jd_pool_parked(p);
+	return busy + 2 <= d->srv.cpus;
+}
+
+/* POLL_GAP_NS: an iteration of the window that began this long after the one before
+ * means another thread ran on the loop's CPU during its sched_yield (an iteration that
+ * polls and yields takes 1-2 us): the CPU is wanted, and the window closes. */
+#define POLL_GAP_NS 20000u
+
+/* poll_cb: an iteration in the window: poll again without blocking (and yield the CPU to
+ * whatever else is runnable on it, such as the client on the same CPU), or close it. */
+static void poll_cb(uv_idle_t *h)
+{
+	struct jd_net *d = h->data;
+	struct jd_server *s = &d->srv;
+
+	uint64_t now = jd_now_ns();
+
+	if (now >= s->poll_until || !poll_room(d) || now - s->poll_last > POLL_GAP_NS) {
+		if (now < s->poll_until && now - s->poll_last > POLL_GAP_NS)
+			s->poll_gaps++;
+		s->poll_until = 0;
+		uv_idle_stop(h);
+		return;
+	}
+	s->poll_last = now;
+	s->polls++;
+	/* Not before the window's first poll: that poll also drops from epoll's ready list
+	 * the connection just answered (level-triggered: it stays listed until a poll finds
+	 * it empty), as the blocking poll did at once; yielding first let a peer on this CPU
+	 * run and make other connections readable behind it, so the answered one was read
+	 * first again (test_daemon_edges' pipelining client: 5 tries failed in 4 of 6 runs). */
+	if (s->poll_fresh)
+		s->poll_fresh = false;
+	else
+		sched_yield();
+}
+
+/* poll_open: after a request was read, open (or extend) the window of loop_poll_us. */
+static void poll_open(struct jd_net *d)
+{
+	struct jd_server *s = &d->srv;
+	uint32_t us = d->cfg->loop_poll_us;
+
+	if (!us)
+		return;
+	if (!poll_room(d)) {
+		s->poll_skipped++;
+		return;
+	}
+	s->poll_windows++;
+	s->poll_fresh = true;
+	s->poll_last = jd_now_ns();
+	s->poll_until = s->poll_last + (uint64_t)us * 1000u;
+	if (!uv_is_active((uv_handle_t *)&s->poll_idle))
+		uv_idle_start(&s->poll_idle, poll_cb);
 }
 
 static void flush_check_cb(uv_check_t *h)
@@ -744,6 +829,8 @@ static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 	jd_loop_woke();
 	if (nread == 0)
 		return;
+	if (c->d->srv.poll_until && nread > 0)
+		c->d->srv.poll_hits++;
 	if (c->refused) {
 		jd_conn_close(c, "over a connection limit");
 		return;
@@ -769,6 +856,7 @@ static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 	}
 	drain_frames(c);
 	account_input(c);
+	poll_open(c->d);
 }
 
 int jd_conn_send(struct jd_conn *c, json_t *msg)
@@ -848,6 +936,7 @@ static void more_cb(uv_idle_t *h)
 	struct jd_server *s = h->data;
 	struct jd_conn *list = s->more;
 
+	jd_loop_woke(); /* in a poll window the check phase before did not stamp */
 	s->more = NULL;
 	uv_idle_stop(h);
 	while (list) {
@@ -1101,8 +1190,14 @@ int jd_server_listen(struct jd_net *d, int activated_fd, char *err, size_t errle
 	uv_prepare_start(&s->busy_prepare, busy_prepare_cb);
 	uv_unref((uv_handle_t *)&s->busy_prepare); /* it never keeps the loop running */
 	uv_check_init(d->loop, &s->busy_check);
+	s->busy_check.data = s;
 	uv_check_start(&s->busy_check, busy_check_cb);
 	uv_unref((uv_handle_t *)&s->busy_check);
+	uv_idle_init(d->loop, &s->poll_idle);
+	s->poll_idle.data = d;
+	uv_unref((uv_handle_t *)&s->poll_idle);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	s->cpus = ncpu > 0 ? (unsigned)ncpu : 1;
 	uv_pipe_init(d->loop, &s->listener, 0);
 	s->listener.data = d;
 	if (d->cfg->socket[0]) {
@@ -1228,6 +1323,8 @@ void jd_server_free(struct jd_net *d)
 		uv_close((uv_handle_t *)&d->srv.busy_prepare, NULL);
 	if (!uv_is_closing((uv_handle_t *)&d->srv.busy_check))
 		uv_close((uv_handle_t *)&d->srv.busy_check, NULL);
+	if (!uv_is_closing((uv_handle_t *)&d->srv.poll_idle))
+		uv_close((uv_handle_t *)&d->srv.poll_idle, NULL);
 	free(d->srv.uids);
 	d->srv.uids = NULL;
 }

@@ -168,6 +168,19 @@ struct jd_server {
 	uv_check_t busy_check;
 	uint64_t iterations, busy_over;	/* iterations; those busier than JD_LOOP_BUSY_BOUND_NS */
 	struct jd_hist busy;			/* the iterations' busy times (ns), lifetime */
+	/* The poll after a request (server.c): an idle handle, active while the window is
+	 * open, makes each iteration's poll return at once. */
+	uv_idle_t poll_idle;
+	uint64_t poll_until;	/* the window's end (jd_now_ns), 0: closed */
+	uint64_t poll_last;	/* when the window's last iteration began (or it opened) */
+	bool poll_fresh;	/* no iteration of the window has polled yet */
+	uint64_t poll_gaps;	/* windows closed early: another thread took the CPU */
+	uint64_t poll_windows;	/* windows opened (or extended) by a request read */
+	uint64_t polls;		/* iterations that polled without blocking in a window */
+	uint64_t poll_hits;	/* reads that came while a window was open */
+	uint64_t poll_skipped;	/* requests after which no window opened: the workers
+				 * needed the CPUs */
+	unsigned cpus;		/* online CPUs at start */
 	char path[108];
 	bool listening;
 	bool activated;		/* the socket came from systemd (LISTEN_FDS): not ours to unlink */

@@ -321,6 +321,13 @@ unsigned jd_pool_workers(const struct jd_pool *p)
 	return p->nworkers;
 }
 
+unsigned jd_pool_parked(const struct jd_pool *p)
+{
+	int n = atomic_load_explicit(&p->nidle, memory_order_relaxed);
+
+	return n > 0 ? (unsigned)n : 0;
+}
+
 bool jd_pool_stopping(const struct jd_pool *p)
 {
 	return atomic_load_explicit(&p->stopping, memory_order_acquire) != JD_RUNNING;

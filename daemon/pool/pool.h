@@ -199,6 +199,11 @@ void jd_pool_got_cpu(struct jd_pool *p);
 /* jd_pool_workers: the number of worker threads.  Any thread. */
 unsigned jd_pool_workers(const struct jd_pool *p);
 
+/* jd_pool_parked: the workers parked now (announced idle, asleep or about to be), a hint
+ * read without a fence: what remains of jd_pool_workers is running tasks or searching
+ * for them.  Any thread (the daemon's loop, deciding whether its CPU may poll). */
+unsigned jd_pool_parked(const struct jd_pool *p);
+
 /* jd_pool_stopping: whether jd_pool_destroy has begun, so that a long task can end
  * early (under an immediate destroy, nothing queued behind it will run).  Any thread
  * that may use the pool. */

@@ -64,6 +64,9 @@ static void test_bad_values_named(void **state)
 	refused("{\"workers\": \"two\"}", "workers");
 	refused("{\"idle_policy\": \"nap\"}", "idle_policy");
 	refused("{\"worker_scheduling\": \"fast\"}", "worker_scheduling");
+	refused("{\"loop_poll_us\": 1001}", "loop_poll_us");
+	refused("{\"loop_poll_us\": -1}", "loop_poll_us");
+	refused("{\"loop_poll_us\": \"50us\"}", "loop_poll_us");
 	refused("{\"socket_mode\": \"0999\"}", "socket_mode");
 	refused("{\"socket_group\": \"no-such-group-here\"}", "socket_group");
 	refused("{\"limits\": {\"frame_bytes\": 10}}", "limits.frame_bytes");
@@ -214,6 +217,14 @@ static void test_static_diff(void **state)
 	assert_int_equal(load(&b, "{\"worker_scheduling\": \"idle\"}", err, sizeof(err)), 0);
 	assert_int_equal(b.worker_sched, 3);
 	assert_string_equal(jd_config_diff_static(&a, &b, buf, sizeof(buf)), "worker_scheduling");
+	jd_config_free(&a);
+	jd_config_free(&b);
+	/* The loop's poll after a request: its default unless set; changeable live. */
+	assert_int_equal(load(&a, "{}", err, sizeof(err)), 0);
+	assert_int_equal(a.loop_poll_us, JD_LOOP_POLL_US_DEFAULT);
+	assert_int_equal(load(&b, "{\"loop_poll_us\": 1000}", err, sizeof(err)), 0);
+	assert_int_equal(b.loop_poll_us, 1000);
+	assert_string_equal(jd_config_diff_static(&a, &b, buf, sizeof(buf)), "");
 	jd_config_free(&a);
 	jd_config_free(&b);
 	/* Client limits, inherited from the default like the rest. */
