@@ -753,11 +753,16 @@ static double spin_rate(struct e2e_daemon *d, unsigned us, size_t n, bool each, 
 	return rate;
 }
 
-/* eff_cpu_rows: the CPU per job rows of one length, `what` naming the kind of args. */
+/* eff_cpu_rows: the CPU per job rows of one length, `what` naming the kind of args; and
+ * the ceiling those rows put on the rate, beside the ideal and beside the rate (the median
+ * of the runs'): the CPUs over the job's own length plus the loop's and the client's CPU
+ * per job, the rate if the workers spent nothing but the job, with the loop and the client
+ * on the same CPUs. */
 static void eff_cpu_rows(struct e2e *e, unsigned us, const char *what, const struct eff_cpu *cpu,
-			 double per)
+			 double per, double rate, double ideal)
 {
 	char name[160];
+	double ceiling = (double)e->cpus * 1e6 / ((double)us + cpu->loop / per + cpu->client / per);
 
 	snprintf(name, sizeof(name), "hot: CPU per %u us call job%s, the daemon's workers", us, what);
 	bench_row(e->rep, name, "us", "sleep, journal off", cpu->workers / per, "the job's own", us);
@@ -765,6 +770,11 @@ static void eff_cpu_rows(struct e2e *e, unsigned us, const char *what, const str
 	bench_row(e->rep, name, "us", "sleep, journal off", cpu->loop / per, NULL, 0);
 	snprintf(name, sizeof(name), "hot: CPU per %u us call job%s, the client", us, what);
 	bench_row(e->rep, name, "us", "sleep, journal off", cpu->client / per, NULL, 0);
+	snprintf(name, sizeof(name), "hot: %u us call jobs%s, the ceiling: CPUs / (job + loop + client CPU)",
+		 us, what);
+	bench_row(e->rep, name, "jobs/s", "sleep, journal off", ceiling, "ideal: workers / job", ideal);
+	snprintf(name, sizeof(name), "hot: %u us call jobs%s, against that ceiling", us, what);
+	bench_row(e->rep, name, "jobs/s", "sleep, journal off", rate, "the ceiling", ceiling);
 }
 
 static void efficiency_rows(struct e2e *e)
@@ -838,9 +848,10 @@ static void efficiency_rows(struct e2e *e)
 		double per = 1000.0 * (double)n * (double)runs;
 		if (same) {
 			snprintf(name, sizeof(name), "hot: %u us call jobs, %zu, %u workers", lens[l], n, e->cpus);
-			bench_row(e->rep, name, "jobs/s", "sleep, journal off", e2e_median_of(v, (size_t)runs),
-				  base, ideal);
-			eff_cpu_rows(e, lens[l], "", &cpu, per);
+			double rate = e2e_median_of(v, (size_t)runs);
+
+			bench_row(e->rep, name, "jobs/s", "sleep, journal off", rate, base, ideal);
+			eff_cpu_rows(e, lens[l], "", &cpu, per, rate, ideal);
 			snprintf(name, sizeof(name), "hot: loop wake-ups by the workers per %u us call job", lens[l]);
 			bench_row(e->rep, name, "wake-ups", "sleep, journal off", wakes / ((double)n * (double)runs),
 				  NULL, 0);
@@ -858,7 +869,8 @@ static void efficiency_rows(struct e2e *e)
 				 lens[l], n, e->cpus);
 			bench_row(e->rep, name, "jobs/s", "sleep, journal off",
 				  e2e_median_of(v_each, (size_t)runs), base, ideal);
-			eff_cpu_rows(e, lens[l], ", args differing per job", &cpu_each, per);
+			eff_cpu_rows(e, lens[l], ", args differing per job", &cpu_each, per,
+				     e2e_median_of(v_each, (size_t)runs), ideal);
 		}
 	}
 	e2e_daemon_stop(&d);
