@@ -326,16 +326,17 @@ static void encode_submit_json(struct wbuf *bp, const struct jd_job *j, const js
 	free(spec);
 }
 
-static void rec_submit(struct jd_daemon *d, struct wbuf *b, const struct jd_job *j)
+static void rec_submit(struct jd_daemon *d, struct wbuf *b, const struct jd_job *j,
+		       const struct jd_spec_src *spec)
 {
-	if (!j->spec || (!j->spec->json && !j->spec->text)) {
+	if (!spec || (!spec->json && !spec->text)) {
 		jd_log(JD_LOG_ERR, "journal: job %" PRIu64 " submitted without its spec", j->id);
 		return;
 	}
-	if (j->spec->json)
-		encode_submit_json(b, j, j->spec->json);
+	if (spec->json)
+		encode_submit_json(b, j, spec->json);
 	else
-		encode_submit(b, j, j->spec->text, j->spec->len);
+		encode_submit(b, j, spec->text, spec->len);
 	append(d, R_SUBMIT, j->id, b);
 }
 
@@ -499,7 +500,7 @@ void jd_persist_change(struct jd_daemon *d, const struct jd_change *ch)
 	b = w_take(d);
 	switch (ch->kind) {
 	case JD_CHANGE_SUBMITTED:
-		rec_submit(d, &b, ch->job);
+		rec_submit(d, &b, ch->job, ch->spec);
 		break;
 	case JD_CHANGE_QUEUED:
 		append(d, R_QUEUED, ch->job->id, NULL);

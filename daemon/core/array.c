@@ -186,7 +186,7 @@ static struct jd_job *element_make(struct jd_jobs *t, struct jd_array *a, uint64
 		return NULL;
 	j->elem_of = a;
 	a->el[pos].flags |= JD_ELEM_LIVE;
-	jd_job_insert(t, j);
+	jd_job_insert(t, j, NULL);
 	return j;
 }
 
@@ -305,7 +305,8 @@ static void slot_final(struct jd_array *a, uint64_t pos, enum jd_state s, enum j
 void jd_array_elem_settled(struct jd_jobs *t, struct jd_job *j)
 {
 	struct jd_array *a = j->elem_of;
-	struct jd_array_elem *e = &a->el[j->elem_pos];
+	uint64_t pos = jd_job_elem_pos(j);
+	struct jd_array_elem *e = &a->el[pos];
 	const struct jd_exec_result *x = j->exec ? &j->exec->res : NULL;
 	bool extra = j->reason || j->value ||
 		     (x && (x->out.len || x->err.len || x->log.kept[0] || x->log.kept[1] ||
@@ -352,8 +353,8 @@ void jd_array_elem_settled(struct jd_jobs *t, struct jd_job *j)
 		a->released--;
 	e->flags &= (uint8_t)~(JD_ELEM_LIVE | JD_ELEM_RELEASED);
 	a->done++;
-	if (e->state != JD_SUCCEEDED && j->elem_pos < a->first_bad)
-		a->first_bad = j->elem_pos;
+	if (e->state != JD_SUCCEEDED && pos < a->first_bad)
+		a->first_bad = pos;
 	j->elem_of = NULL; /* compacted: the job leaves the table once no wait reads it */
 	if (a->done == a->n)
 		parent_finish(t, a);

@@ -568,8 +568,10 @@ static void table_add(struct jd_jobs *t, struct jd_job *j)
 	index_add(t, j);
 }
 
-void jd_job_insert(struct jd_jobs *t, struct jd_job *j)
+void jd_job_insert(struct jd_jobs *t, struct jd_job *j, const struct jd_spec_src *spec)
 {
+	struct jd_change ch = {.kind = JD_CHANGE_SUBMITTED, .job = j, .spec = spec};
+
 	table_add(t, j);
 	live_add(t, j);
 	t->n_live++;
@@ -578,7 +580,9 @@ void jd_job_insert(struct jd_jobs *t, struct jd_job *j)
 	j->client->submitted++;
 	j->client->live++;
 	j->client->by_state[JD_WAITING]++;
-	report(t, JD_CHANGE_SUBMITTED, j);
+	ch.next_id = t->next_id;
+	if (t->hooks && t->hooks->change)
+		t->hooks->change(t->hooks->ctx, &ch);
 }
 
 static void retain(struct jd_jobs *t, struct jd_job *j);
@@ -1560,7 +1564,7 @@ struct jd_job *jd_job_get(struct jd_jobs *t, uint64_t id, bool *forgotten)
 		/* Not released yet: made now, waiting its turn (the array releases it). */
 		j->elem_of = p->arr;
 		e->flags |= JD_ELEM_LIVE;
-		jd_job_insert(t, j);
+		jd_job_insert(t, j, NULL);
 		return j;
 	}
 	/* Compacted: shown again from its slot, retained as any final job (no counts: it

@@ -257,9 +257,6 @@ struct jd_job {
 	struct jd_exec_job *exec;	/* exec job: spec, result, output (exec.h); else NULL */
 	json_t *args;		/* new ref; read-only once admitted; dropped (NULL) once the
 				 * job has ended (jd_jobs_settle) */
-	/* the spec as submitted: set by the submit for its JD_CHANGE_SUBMITTED report only
-	 * (the journal records it), NULL otherwise; borrowed */
-	const struct jd_spec_src *spec;
 	/* what only a job not yet final needs to run (struct jd_job_run): made with the job,
 	 * freed once it has ended and settled (jd_jobs_settle), so a retained job does not
 	 * carry it; a job recovered final never has one.  NULL then. */
@@ -271,8 +268,8 @@ struct jd_job {
 	struct jd_array *arr;		/* this job is an array's parent: its array; else NULL */
 	struct jd_array *elem_of;	/* a live element: its array (NULL for a view) */
 	uint64_t array_id;		/* an element (live or view): the parent's id; else 0 */
-	int64_t array_index;		/* an element's index */
-	uint64_t elem_pos;		/* an element's position in its array */
+	int64_t array_index;		/* an element's index (its position in the array is
+					 * id - array_id - 1: jd_job_elem_pos) */
 	/* the journal's sequence number of the last record about this job (0: none since
 	 * this start: a recovered job's records are all durable).  The one field the change
 	 * hook writes: the journal's glue (persist.c) as it appends the record.  A reply that
@@ -320,6 +317,9 @@ struct jd_change {
 	uint8_t state, cause;		/* ARRAY_STOP: enum jd_state, enum jp_cause */
 	uint32_t remote_id;		/* REMOTE */
 	const char *remote_tag;		/* REMOTE: what names its files there */
+	/* SUBMITTED: the spec as submitted, which the journal records (NULL: none given);
+	 * borrowed.  Passed here rather than kept in the job, which needs it no longer. */
+	const struct jd_spec_src *spec;
 };
 
 struct jd_jobs_hooks {
@@ -520,9 +520,17 @@ void jd_job_hook_set(struct jd_jobs *t, struct jd_job *j, enum jd_hook_state s, 
 void jd_hook_free(struct jd_hook *h);
 
 /* jd_job_insert: put a job made by jd_job_new, with its spec set, into the table (counts
- * it submitted, indexes its key if it has one, reports JD_CHANGE_SUBMITTED).  A job with
- * a key that jd_job_find_key already finds for its uid must not be inserted. */
-void jd_job_insert(struct jd_jobs *t, struct jd_job *j);
+ * it submitted, indexes its key if it has one, reports JD_CHANGE_SUBMITTED with spec, the
+ * spec as submitted, or NULL).  A job with a key that jd_job_find_key already finds for
+ * its uid must not be inserted. */
+void jd_job_insert(struct jd_jobs *t, struct jd_job *j, const struct jd_spec_src *spec);
+
+/* jd_job_elem_pos: array element j's position in its array (its id was issued as the
+ * parent's + 1 + the position). */
+static inline uint64_t jd_job_elem_pos(const struct jd_job *j)
+{
+	return j->id - j->array_id - 1;
+}
 
 /* jd_job_restore: put a job recovered from the journal into the table in its recorded
  * state (j->state: waiting or final, with its spec, times and result set), with the

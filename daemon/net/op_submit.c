@@ -639,7 +639,6 @@ struct jd_job *jd_session_make_element(struct jd_net *d, struct jd_job *p, uint6
 		j->deadline_ns = p->deadline_ns;
 		j->array_id = p->id;
 		j->array_index = idx;
-		j->elem_pos = pos;
 	}
 out:
 	for (size_t i = 0; owned && i < sp.argc; i++)
@@ -874,9 +873,7 @@ static bool admit_commit(struct admit *a, const struct jp_request *r, json_t *ms
 			src = (struct jd_spec_src){.text = text[i].text, .len = text[i].len};
 		else if (d->journal_specs)
 			src.json = spec = spec_for_journal(&s->specs[i]);
-		a->made[i]->spec = d->journal_specs ? &src : NULL;
-		jd_job_insert(d->jobs, a->made[i]);
-		a->made[i]->spec = NULL;
+		jd_job_insert(d->jobs, a->made[i], d->journal_specs ? &src : NULL);
 		json_decref(spec);
 	}
 	free(spans);
