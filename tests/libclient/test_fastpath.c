@@ -890,6 +890,37 @@ static void test_hello_request(void **state)
 	}
 }
 
+/* jsched_connect's waiting hello goes the same way: with a plain reply (the test peer's,
+ * and no client name, the connection is made with no jansson allocation; its strings
+ * and jsched_hello_json are the reply's. */
+static void test_waiting_hello(void **state)
+{
+	int sv[2];
+	struct peer p;
+	struct jsched_conn *c = NULL;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	peer_init(&p, sv[1]);
+	assert_int_equal(peer_send(&p, peer_hello_reply(1)), 0);
+	jansson_allocs = 0;
+	json_set_alloc_funcs(count_malloc, free);
+	int r = jsched_connect_fd(sv[0], NULL, &c);
+	json_set_alloc_funcs(malloc, free);
+	assert_int_equal(r, 0);
+	assert_int_equal(jansson_allocs, 0);
+	assert_string_equal(jsched_server_version(c), "0.1.0");
+	assert_string_equal(jsched_server_instance(c), "111-22");
+	assert_string_equal(jsched_client_name(c), "tester");
+	json_t *sent = json_loads(peer_hello_reply(1), 0, NULL);
+	char *wire = json_dumps(sent, JSON_COMPACT); /* what peer_send wrote */
+	assert_string_equal(jsched_hello_json(c), wire);
+	free(wire);
+	json_decref(sent);
+	jsched_close(c);
+	peer_free(&p);
+}
+
 /* A deferred hello's plain reply is read from its text with no jansson allocation, its
  * strings and limits taken as jansson's reading takes them (a small frame_bytes refuses
  * a large request here, a small reply_frame_bytes a large reply); a reply the text reader
@@ -1204,6 +1235,7 @@ int main(void)
 		cmocka_unit_test(test_inherit_text),
 		cmocka_unit_test(test_hello_reply),
 		cmocka_unit_test(test_hello_request),
+		cmocka_unit_test(test_waiting_hello),
 		cmocka_unit_test_setup_teardown(test_request_text_batches, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_async_submit_reply, setup, teardown),
 	};
