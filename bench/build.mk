@@ -133,8 +133,10 @@ BENCH_E2E := $(B)/bench/bench_e2e
 BENCH_E2E_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(wildcard bench/e2e/*.c))
 $(BENCH_E2E_OBJS): CFLAGS += $(JANSSON_CFLAGS) -DJSCHEDD_BIN='"$(CURDIR)/$(B)/bin/jschedd"' \
 	-DJSCHED_TOOL_BIN='"$(CURDIR)/$(JSCHED_BIN)"'
-# Part 6 (cgroup.c) also times the daemon's cgroup code in process: daemon/run/cgroup.o (libc only).
-$(BENCH_E2E): $(BENCH_E2E_OBJS) $(B)/obj/daemon/run/cgroup.o $(LIBJSCHED_A) $(BENCH_COMMON_LIB) | \
+# Part 6 (cgroup.c) also times the daemon's cgroup code in process: daemon/run/cgroup.o (libc only);
+# the durable part's floor pins a flusher as the journal does: daemon/core/diskcpu.o (libc only).
+$(BENCH_E2E): $(BENCH_E2E_OBJS) $(B)/obj/daemon/run/cgroup.o $(B)/obj/daemon/core/diskcpu.o \
+		$(LIBJSCHED_A) $(BENCH_COMMON_LIB) | \
 		$(B)/bin/jschedd $(JSCHED_BIN) bench-deps
 BENCHES += $(BENCH_E2E)
 

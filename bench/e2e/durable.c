@@ -14,7 +14,8 @@
  * through pwrite + fdatasync, flushing as soon as the last flush ended, and through
  * O_DIRECT | O_DSYNC with each flush waiting until all k records are in (the most a flush
  * of closed-loop submitters can carry), and with 2 and 4 flushes in flight (a flusher
- * thread each, every flush in blocks of its own, durable in order), with its records per
+ * thread each, every flush in blocks of its own, durable in order), and with its flusher
+ * pinned to the disk's interrupt CPU (as jschedd's journal.cpu "auto"), with its records per
  * flush and its write + sync per flush beside jschedd's; jschedd with journal.sync "off" (nothing kept: the same rows),
  * jschedd with journal.io "fdatasync" (the page cache and an fdatasync per flush, beside
  * the default O_DIRECT writes; builds that have journal.io),
@@ -54,6 +55,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +64,7 @@
 #include <unistd.h>
 
 #include "bench/e2e/e2e.h"
+#include "daemon/core/diskcpu.h"
 
 enum { MAX_SUBMITTERS = 64, LAT_MAX = 200000 };
 
@@ -358,17 +361,19 @@ struct bare {
 };
 
 /* The floor's variants, in the order they run. */
-enum { NBARE = 5 };
+enum { NBARE = 6 };
 static const struct {
 	const char *name;
 	bool direct, gather;
 	int flight;
+	bool pin;	/* the flusher on the disk's interrupt CPU (jschedd's journal.cpu "auto") */
 } bare_modes[NBARE] = {
-	{"O_DIRECT|O_DSYNC", true, false, 1},
-	{"pwrite+fdatasync", false, false, 1},
-	{"O_DIRECT|O_DSYNC, each flush waiting for all k", true, true, 1},
-	{"O_DIRECT|O_DSYNC, 2 flushes in flight", true, false, 2},
-	{"O_DIRECT|O_DSYNC, 4 flushes in flight", true, false, 4},
+	{"O_DIRECT|O_DSYNC", true, false, 1, false},
+	{"pwrite+fdatasync", false, false, 1, false},
+	{"O_DIRECT|O_DSYNC, each flush waiting for all k", true, true, 1, false},
+	{"O_DIRECT|O_DSYNC, 2 flushes in flight", true, false, 2, false},
+	{"O_DIRECT|O_DSYNC, 4 flushes in flight", true, false, 4, false},
+	{"O_DIRECT|O_DSYNC, flusher on the disk's interrupt CPU", true, false, 1, true},
 };
 
 /* bare_flusher: one of b->flight flusher threads.  Each takes everything appended since
@@ -498,9 +503,10 @@ static void bare_file(const char *dir, char *path, size_t len)
  * record in if gather (what no server can know: the most a flush of closed-loop
  * submitters can carry); up to `flight` flushes in flight; returns records/s, and the
  * records per flush and a flush's time in the write (+ sync) (us). */
-static double bare_run(const char *path, bool direct, bool gather, int flight, int k, double secs,
-		       double *per_flush, double *sync_us)
+static double bare_run(const char *path, bool direct, bool gather, int flight, bool pin, int k,
+		       double secs, double *per_flush, double *sync_us)
 {
+	int cpu = pin ? jd_disk_irq_cpu(path, NULL, 0) : -1;
 	struct bare b;
 	struct bare_sub s[MAX_SUBMITTERS];
 	pthread_t fl[BARE_FLIGHT_MAX];
@@ -531,8 +537,16 @@ static double bare_run(const char *path, bool direct, bool gather, int flight, i
 		e2e_die("bare log: %s: %s", path, strerror(errno));
 	b.until_ns = UINT64_MAX;
 	memset(s, 0, sizeof(s));
-	for (int i = 0; i < flight; i++)
+	for (int i = 0; i < flight; i++) {
 		pthread_create(&fl[i], NULL, bare_flusher, &b);
+		if (cpu >= 0) { /* (none found: the row is the first variant again) */
+			cpu_set_t one;
+
+			CPU_ZERO(&one);
+			CPU_SET(cpu, &one);
+			pthread_setaffinity_np(fl[i], sizeof(one), &one);
+		}
+	}
 	for (int i = 0; i < k; i++) {
 		s[i].b = &b;
 		pthread_create(&s[i].th, NULL, bare_submitter, &s[i]);
@@ -578,7 +592,7 @@ static void bare_rows(struct e2e *e, const char *path, const int *ks, size_t nk,
 		for (int r = 0; r < runs; r++)
 			for (int m = 0; m < NBARE; m++)
 				rate[m][r] = bare_run(path, bare_modes[m].direct, bare_modes[m].gather,
-						      bare_modes[m].flight, k, secs, &per[m][r],
+						      bare_modes[m].flight, bare_modes[m].pin, k, secs, &per[m][r],
 						      &sync[m][r]);
 		for (int m = 0; m < NBARE; m++) {
 			char name[160], base[96];
@@ -850,8 +864,8 @@ void e2e_durable(struct e2e *e)
 			for (int m = 0; m < NBARE; m++)
 				bare_rate[m][r] = ours_only ? NAN : bare_run(bare_path, bare_modes[m].direct,
 							   bare_modes[m].gather,
-							   bare_modes[m].flight, k, secs,
-							   &bare_per[m][r], &bare_sync[m][r]);
+							   bare_modes[m].flight, bare_modes[m].pin,
+							   k, secs, &bare_per[m][r], &bare_sync[m][r]);
 			start(&d, true);
 			counts_take(&d, &c0);
 			v[r] = submitters(&d, 0, spec, k, secs, lon);
@@ -993,8 +1007,9 @@ void e2e_durable(struct e2e *e)
 	bench_note(e->rep, "bare group-commit log: one flusher thread (one per flush in flight), k "
 		   "submitter threads of this process each with one %d-byte record outstanding, the "
 		   "next flush as soon as a flusher is free; a %u MiB file zeroed beforehand, in the "
-		   "part's /tmp",
-		   BARE_REC, BARE_FILE >> 20);
+		   "part's /tmp; \"flusher on the disk's interrupt CPU\": CPU %d (-1: none found, "
+		   "unpinned)",
+		   BARE_REC, BARE_FILE >> 20, jd_disk_irq_cpu("/tmp", NULL, 0));
 	if (only && (strcmp(only, "submitters") == 0 || ours_only))
 		goto out;
 
