@@ -671,6 +671,30 @@ static pid_t child_of(pid_t pid)
 static const char *entered_by = "";
 static int tasks_held;
 
+/* freezer_of: process pid's group in the v1 freezer hierarchy (from /proc/pid/cgroup)
+ * into buf, false if it cannot be read. */
+static bool freezer_of(pid_t pid, char *buf, size_t len)
+{
+	char path[64], line[4400];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		const char *at = strstr(line, ":freezer:");
+
+		if (at) {
+			snprintf(buf, len, "%s", at + strlen(":freezer:"));
+			buf[strcspn(buf, "\n")] = '\0';
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 /* child_fds: how many descriptors process pid has; in what, one of them that is the
  * daemon's own (a socket, the journal, an epoll or eventfd), "" if none; *attaching
  * whether one is a freezer group's tasks or cgroup.procs (which: entered_by).  -1 if
@@ -721,6 +745,7 @@ static void test_child_holds_nothing_before_exec(void **state)
 {
 	struct jsched_conn *c;
 	char root[4096], freezer[4200], state_file[4300], what[1024];
+	char daemon_group[4096], child_group[4096] = "";
 	const char *base;
 	bool attaching = false;
 	json_t *g;
@@ -749,16 +774,22 @@ static void test_child_holds_nothing_before_exec(void **state)
 		write_file(state_file, "THAWED");
 		fail_msg("no child of the daemon appeared for job %llu", (unsigned long long)id);
 	}
-	/* Until it is in its freezer group's attach (that cgroup.procs open, the write
-	 * held there): before, it may still be closing what it had. */
+	/* Until it is in its freezer group's attach (that group's tasks file open, its write
+	 * done: the child has left the daemon's freezer group, and it stops there).  A tasks
+	 * file open alone does not say so: right after its clone the child's table is a copy
+	 * of the daemon's, which holds its groups' tasks files open, and it has not yet
+	 * closed what it had (the daemon's sockets among them). */
+	assert_true(freezer_of(t.pid, daemon_group, sizeof(daemon_group)));
 	for (int i = 0; i < 500 && (fds = child_fds(child, what, sizeof(what), &attaching)) >= 0 &&
-			!attaching; i++)
+			!(attaching && freezer_of(child, child_group, sizeof(child_group)) &&
+			  strcmp(child_group, daemon_group) != 0); i++)
 		jdt_sleep_ms(10);
 	assert_true(write_file(state_file, "THAWED"));
 	json_decref(final(c, id, "succeeded", NULL));
 	jsched_close(c);
-	if (!attaching)
-		fail_msg("the child (pid %d) never reached its freezer group's attach", (int)child);
+	if (!attaching || strcmp(child_group, daemon_group) == 0)
+		fail_msg("the child (pid %d) never reached its freezer group's attach (its group %s)",
+			 (int)child, child_group);
 	/* v1: through the tasks file, which the kernel serves without its global threadgroup
 	 * lock (cgroup.h, "Placing a command"). */
 	assert_string_equal(entered_by, "tasks");
