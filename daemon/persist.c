@@ -783,6 +783,14 @@ struct rec_state {
 	char *lazy_text;		/* one buffer for them all (freed whole after restore) */
 	size_t lazy_len, lazy_cap;
 	uint64_t scanned;		/* submit records made by scan_call */
+	/* the last spec scan_call read, whole (fn and name still in st->fn / st->name): the
+	 * next record with the same text (a batch of one call spec) takes it without a scan */
+	struct {
+		char *text;		/* NULL: none */
+		size_t len, cap;
+		struct jp_job_spec sp;
+		size_t args_off, args_len;
+	} scan;
 	int rc;
 	char *err;
 	size_t errlen;
@@ -1113,6 +1121,28 @@ static bool scan_call(struct rec_state *st, const char *text, size_t len, struct
 	return true;
 }
 
+/* scan_keep: remember the spec text[0..len) that scan_call read as *sp (args at args,
+ * args_len bytes, inside text), for the next record with the same text.  0 or
+ * JSCHED_ENOMEM. */
+static int scan_keep(struct rec_state *st, const char *text, size_t len,
+		     const struct jp_job_spec *sp, const char *args, size_t args_len)
+{
+	if (len > st->scan.cap || !st->scan.text) {
+		char *t = realloc(st->scan.text, len ? len : 1);
+
+		if (!t)
+			return JSCHED_ENOMEM;
+		st->scan.text = t;
+		st->scan.cap = len ? len : 1;
+	}
+	memcpy(st->scan.text, text, len);
+	st->scan.len = len;
+	st->scan.sp = *sp;
+	st->scan.args_off = args ? (size_t)(args - text) : 0;
+	st->scan.args_len = args ? args_len : 0;
+	return 0;
+}
+
 /* lazy_keep: job id (made by scan_call) has args' text a[0..n): kept until restore, in
  * one buffer (a million small copies would stay behind in the heap, between the jobs,
  * once freed). */
@@ -1208,9 +1238,21 @@ static int replay_submit(struct rec_state *st, const struct jd_journal_rec *r)
 	backend = b.off < b.len ? r_u8(&b) : 0;
 	if (st->last.obj && st->last.len == slen && memcmp(st->last.text, spec, slen) == 0) {
 		sp = st->last.sp; /* the last one parsed: borrowed, job_from_spec copies */
+	} else if (st->scan.text && st->scan.len == slen && memcmp(st->scan.text, spec, slen) == 0) {
+		sp = st->scan.sp;
+		if (st->scan.args_len) {
+			args = spec + st->scan.args_off;
+			args_len = st->scan.args_len;
+		}
+		scanned = true;
 	} else if (scan_call(st, spec, slen, &sp, &args, &args_len)) {
 		scanned = true;
+		if ((rc = scan_keep(st, spec, slen, &sp, args, args_len)) < 0)
+			goto out;
 	} else {
+		/* a scan that stopped part way may have written over st->fn / st->name */
+		free(st->scan.text);
+		memset(&st->scan, 0, sizeof(st->scan));
 		if ((rc = last_spec(st, spec, slen)) == JSCHED_ENOMEM)
 			goto out;
 		if (rc < 0)
@@ -1888,6 +1930,7 @@ static void rec_state_free(struct rec_state *st, bool discard)
 	free(st->arrays);
 	free(st->lazy);
 	free(st->lazy_text);
+	free(st->scan.text);
 	last_clear(st);
 }
 

@@ -305,6 +305,52 @@ static void test_restart_scanned(void **state)
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 }
 
+/* restart_scanned_repeated: records of one call spec in a row are recovered from the first
+ * one's scan (the later ones are not scanned again), each with the spec's name and args;
+ * a spec whose scan stops part way (its name read, then a member the scan does not read:
+ * "key") is parsed instead, and the same spec as before it, after it, still gets its own
+ * name (fails if the remembered scan were kept past the stopped one, whose name it would
+ * show).  Queued (paused) at the kill, so that each runs after the restart with the args
+ * it was recovered with. */
+static void test_restart_scanned_repeated(void **state)
+{
+	static const char rep[] = "{\"kind\": \"call\", \"fn\": \"echo\", \"name\": \"rep\", "
+				  "\"args\": {\"a\": 1}}";
+	uint64_t ids[5];
+	struct jsched_conn *c;
+	json_t *r;
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 1");
+	c = jdt_connect(&t, "bob");
+	json_decref(jdt_ok(c, "{\"op\": \"pause\"}"));
+	for (size_t i = 0; i < 3; i++)
+		ids[i] = submit_spec(c, rep);
+	ids[3] = submit_spec(c, "{\"kind\": \"call\", \"fn\": \"echo\", \"name\": \"other\", "
+			     "\"key\": \"k-other\", \"args\": {\"b\": 2}}");
+	ids[4] = submit_spec(c, rep);
+	jsched_close(c);
+	jdt_kill9(&t);
+
+	jdt_restart(&t);
+	c = jdt_connect(&t, "bob");
+	json_decref(jdt_ok(c, "{\"op\": \"resume\"}"));
+	for (size_t i = 0; i < 5; i++) {
+		bool other = i == 3;
+
+		r = NULL;
+		assert_string_equal(jdt_wait_final(c, ids[i], &r), "succeeded");
+		assert_string_equal(json_string_value(json_object_get(r, "name")),
+				    other ? "other" : "rep");
+		assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "value"),
+								    other ? "b" : "a")),
+				 other ? 2 : 1);
+		json_decref(r);
+	}
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
 /* restart_million: a restart with 1,000,000 retained jobs (200,000 under a sanitizer,
  * whose daemon is several times slower and bigger) keeps them all: echo calls each with a
  * name and args of its own, so every one is recovered through the scan of its own spec
@@ -1067,6 +1113,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_restart_scanned),
+		cmocka_unit_test(test_restart_scanned_repeated),
 		cmocka_unit_test(test_restart_million),
 		cmocka_unit_test(test_restart_command),
 		cmocka_unit_test(test_compaction),
