@@ -367,17 +367,24 @@ static void test_feeder(void **state)
 	jd_pool_set_feeder(p, feeder, &src2);
 	assert_int_equal(jd_wg_wait(&wg2), 0);
 	check_once(&c2);
-	/* Removed: notify no longer calls anyone (the pool keeps working without it). */
+	/* Removed: notify no longer calls anyone (the pool keeps working without it).  A
+	 * call already under way on a worker may still end in the old feeder (pool.h): at
+	 * most one per worker.  Twenty notifies, each followed by a task run to its end,
+	 * call a feeder left installed 19 or 20 times (ten runs), so at most two says it was
+	 * removed. */
 	jd_pool_set_feeder(p, NULL, NULL);
 	unsigned calls = atomic_load(&src2.calls);
-	jd_pool_notify(p);
-	struct jd_wg wg3 = JD_WG_INIT;
 	struct hit h0 = {&c2, 0};
-	jd_wg_add(&wg3, 1);
-	jd_pool_submit(p, &(struct jd_task_spec){.fn = hit_task, .arg = &h0, .wg = &wg3});
-	assert_int_equal(jd_wg_wait(&wg3), 0);
-	assert_int_equal(atomic_load(&src2.calls), calls);
-	assert_int_equal(atomic_load(&c2.hits[0]), 2);
+	for (int i = 0; i < 20; i++) {
+		struct jd_wg wg3 = JD_WG_INIT;
+
+		jd_pool_notify(p);
+		jd_wg_add(&wg3, 1);
+		jd_pool_submit(p, &(struct jd_task_spec){.fn = hit_task, .arg = &h0, .wg = &wg3});
+		assert_int_equal(jd_wg_wait(&wg3), 0);
+	}
+	assert_true(atomic_load(&src2.calls) - calls <= cfg.workers);
+	assert_int_equal(atomic_load(&c2.hits[0]), 21);
 	assert_int_equal(jd_pool_destroy(p, JD_SHUTDOWN_GRACEFUL), 0);
 	free(c.hits);
 	free(c2.hits);
