@@ -54,11 +54,13 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "daemon/core/crc32c.h"
 #include "daemon/core/le.h"
+#include "daemon/core/proc.h"
 #include "jsched/error.h"
 
 #define REC_MAGIC 0x524au
@@ -190,6 +192,56 @@ __attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, 
 		va_end(ap);
 	}
 	return JSCHED_EIO;
+}
+
+/* lock_owner: the pid /proc/locks gives for the flock on fd's file (the process that
+ * took it; 0 when it is not visible from here), or -1 if none is listed. */
+static pid_t lock_owner(int fd)
+{
+	char line[256], type[16];
+	unsigned maj, mnr;
+	unsigned long ino;
+	struct stat st;
+	pid_t owner = -1;
+	FILE *f;
+	int pid;
+
+	if (fstat(fd, &st) < 0 || !(f = fopen("/proc/locks", "re")))
+		return -1;
+	while (owner < 0 && fgets(line, sizeof(line), f))
+		if (!strstr(line, "->") &&
+		    sscanf(line, "%*s %15s %*s %*s %d %x:%x:%lu", type, &pid, &maj, &mnr, &ino) == 5 &&
+		    strcmp(type, "FLOCK") == 0 && maj == major(st.st_dev) && mnr == minor(st.st_dev) &&
+		    ino == (unsigned long)st.st_ino)
+			owner = pid;
+	fclose(f);
+	return owner;
+}
+
+/* lock_from_heir: the journal's lock is held.  If the jschedd that took it is gone, what
+ * holds it is a process that jschedd was starting when it was killed, until that
+ * process's close_range or exec (core/proc.h): wait for it, a bounded time
+ * (JD_JOURNAL_HEIR_WAIT_MS).  A lock whose taker lives is another jschedd's. */
+static int lock_from_heir(struct jd_journal *j, char *err, size_t errlen)
+{
+	pid_t owner = -1;
+
+	for (int waited = 0; waited < JD_JOURNAL_HEIR_WAIT_MS; waited += 5) {
+		struct timespec ts = {0, 5 * 1000000L};
+
+		/* -1, none listed: let go of since the last try */
+		owner = lock_owner(j->lockfd);
+		if (owner > 0 && !jd_proc_gone(owner))
+			return fail(err, errlen, "journal directory %s is in use by another jschedd "
+				    "(pid %d holds %s/lock)", j->dir, (int)owner, j->dir);
+		if (flock(j->lockfd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+	return fail(err, errlen, "journal directory %s: its lock (%s/lock) is still held "
+		    "%d ms after the jschedd that took it (pid %d) was gone, by a process it "
+		    "started (`fuser -v %s/lock` names it)", j->dir, j->dir,
+		    JD_JOURNAL_HEIR_WAIT_MS, (int)owner, j->dir);
 }
 
 static void notify(struct jd_journal *j)
@@ -1646,11 +1698,9 @@ int jd_journal_open(struct jd_journal **out, const struct jd_journal_opts *opts,
 				  strerror(errno));
 			goto fail;
 		}
-		if (flock(j->lockfd, LOCK_EX | LOCK_NB) < 0) {
-			rc = fail(err, errlen, "journal directory %s is in use by another jschedd "
-				  "(%s/lock is locked)", j->dir, j->dir);
+		if (flock(j->lockfd, LOCK_EX | LOCK_NB) < 0 &&
+		    (rc = lock_from_heir(j, err, errlen)) < 0)
 			goto fail;
-		}
 		/* A file-size limit must fail writes (EFBIG), not kill the process. */
 		if (sigaction(SIGXFSZ, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL)
 			signal(SIGXFSZ, SIG_IGN);

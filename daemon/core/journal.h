@@ -78,6 +78,8 @@
 
 #define JD_JOURNAL_HDR 32u			/* bytes of a record header */
 #define JD_JOURNAL_FLUSH_MAX (4u << 20)		/* bytes written per fdatasync, at most */
+#define JD_JOURNAL_HEIR_WAIT_MS 3000	/* a lock held by a process a gone jschedd started:
+					 * how long open waits for it (journal.c) */
 #define JD_JOURNAL_RECORD_MAX (JD_JOURNAL_FLUSH_MAX - 128u)	/* payload bytes */
 #define JD_JOURNAL_SEG_HDR 4096u		/* a segment's header block */
 #define JD_JOURNAL_SEGMENT_DEFAULT (64u << 20)	/* bytes per segment file */

@@ -81,6 +81,7 @@
 
 #include "daemon/net/net.h"
 #include "daemon/core/log.h"
+#include "daemon/core/proc.h"
 #include "daemon/net/follow.h"
 #include "daemon/run/cgroup.h"
 #include "daemon/net/session.h"
@@ -1142,17 +1143,32 @@ static void connection_cb(uv_stream_t *listener, int status)
 	uv_read_start((uv_stream_t *)&c->pipe, alloc_cb, read_cb);
 }
 
-/* probe_live: true if something accepts connections on path. */
-static bool probe_live(const char *path)
+/* probe_live: true if a daemon accepts connections on path.  A socket that accepts is
+ * not always one: a daemon killed while it was starting a command leaves that command
+ * holding a copy of its listening socket until the command's close_range or exec
+ * (core/proc.h), and the kernel still queues connections on it that nobody will read.
+ * The listener's credentials (SO_PEERCRED: the process that called listen) tell: if that
+ * process is gone, the socket is stale, *heir_of its pid. */
+static bool probe_live(const char *path, pid_t *heir_of)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
 	bool live;
 
+	*heir_of = 0;
 	if (fd < 0)
 		return false;
 	memcpy(sa.sun_path, path, strlen(path) + 1);
-	live = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno == EAGAIN;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		live = !(getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 && cr.pid > 0 &&
+			 jd_proc_gone(cr.pid));
+		if (!live)
+			*heir_of = cr.pid;
+	} else {
+		live = errno == EAGAIN;
+	}
 	close(fd);
 	return live;
 }
@@ -1233,11 +1249,18 @@ int jd_server_listen(struct jd_net *d, int activated_fd, char *err, size_t errle
 				 s->path);
 			return JSCHED_EEXISTS;
 		}
-		if (probe_live(s->path)) {
+		pid_t heir_of;
+
+		if (probe_live(s->path, &heir_of)) {
 			snprintf(err, errlen, "another jschedd is already listening on %s", s->path);
 			return JSCHED_EEXISTS;
 		}
-		jd_log(JD_LOG_INFO, "replacing stale socket %s (no daemon behind it)", s->path);
+		if (heir_of)
+			jd_log(JD_LOG_WARN, "replacing stale socket %s: the jschedd that listened "
+			       "on it (pid %d) is gone, and a process it started still holds it",
+			       s->path, (int)heir_of);
+		else
+			jd_log(JD_LOG_INFO, "replacing stale socket %s (no daemon behind it)", s->path);
 		unlink(s->path);
 	}
 	if (strcmp(s->path, "/run/jschedd/jschedd.sock") == 0)

@@ -10,6 +10,9 @@
  * - SIGHUP and `reload` re-read the config: a changed weight applies live; a bad value
  *   is refused with the key's name and the old config stays;
  * - a stale socket from a dead daemon is replaced; a live daemon is refused;
+ * - a daemon killed while a process it started still held its listening socket and its
+ *   journal's lock (the moments between a command's clone and its close_range): the next
+ *   daemon replaces the socket and waits for the lock;
  * - a bad config stops the daemon at start, naming the key. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,7 +26,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <errno.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -340,6 +346,165 @@ static void test_socket_stale_and_live(void **state)
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 }
 
+/* fd_of: the number of a descriptor of process pid whose link ends with `end` ("" for
+ * any) and starts with `start`, -1 if none. */
+static int fd_of(pid_t pid, const char *start, const char *end)
+{
+	char dir[64], path[400], link[512];
+	struct dirent *e;
+	int found = -1;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	if (!(d = opendir(dir)))
+		return -1;
+	while (found < 0 && (e = readdir(d))) {
+		ssize_t n;
+		size_t len, elen = strlen(end);
+
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (e->d_name[0] == '.' || (n = readlink(path, link, sizeof(link) - 1)) < 0)
+			continue;
+		link[n] = '\0';
+		len = (size_t)n;
+		if (strncmp(link, start, strlen(start)) == 0 && len >= elen &&
+		    strcmp(link + len - elen, end) == 0)
+			found = atoi(e->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+/* is_jschedd: whether process pid runs jschedd by now (its comm). */
+static bool is_jschedd(pid_t pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	return strcmp(comm, "jschedd\n") == 0;
+}
+
+/* asleep: whether process pid's main thread sleeps in nanosleep (/proc/pid/wchan). */
+static bool asleep(pid_t pid)
+{
+	char path[64], wchan[128] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/wchan", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return false;
+	if (!fgets(wchan, sizeof(wchan), f))
+		wchan[0] = '\0';
+	fclose(f);
+	return strstr(wchan, "nanosleep") != NULL;
+}
+
+/* listener_inode: the inode of the listening socket bound to path (/proc/net/unix: the
+ * flags 00010000 are the listener's), 0 if none. */
+static unsigned long listener_inode(const char *path)
+{
+	char line[700], name[600];
+	unsigned long inode = 0, ino, flags;
+	FILE *f = fopen("/proc/net/unix", "r");
+
+	while (f && !inode && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %*s %*s %lx %*s %*s %lu %599s", &flags, &ino, name) == 3 &&
+		    (flags & 0x10000) && strcmp(name, path) == 0)
+			inode = ino;
+	if (f)
+		fclose(f);
+	return inode;
+}
+
+/* A daemon killed while it was starting a command: that command holds a copy of the
+ * daemon's descriptors until its close_range (or exec), its listening socket and its
+ * journal's lock among them.  The test takes that copy's place: it takes both from the
+ * daemon (pidfd_getfd) and holds them across a kill -9.  The next daemon must replace the
+ * socket (which still accepts connections, into a backlog nobody reads: its listener is
+ * gone) and wait for the lock, which the test lets go of once the daemon has the lock
+ * file open (so is at or past its flock, and still running).  Before, it stopped at once:
+ * "another jschedd is already listening". */
+static void test_start_after_heir(void **state)
+{
+	struct jdt t;
+	char bin[600], sockname[64];
+	char *argv[] = {bin, (char *)(uintptr_t)"-c", t.conf, NULL};
+	struct jtc_spawn how = {.log = t.log, .log_append = true};
+	struct jsched_conn *c;
+	int pidfd, lockfd, sockfd, status, i;
+	unsigned long inode;
+	pid_t old;
+
+	(void)state;
+	jdt_start(&t, "");
+	inode = listener_inode(t.sock);
+	assert_true(inode > 0);
+	snprintf(sockname, sizeof(sockname), "socket:[%lu]", inode);
+	pidfd = (int)syscall(SYS_pidfd_open, t.pid, 0);
+	if (pidfd < 0) {
+		jdt_stop(&t, SIGTERM);
+		fprintf(stderr, "skipped: pidfd_open: %s\n", strerror(errno));
+		skip();
+	}
+	lockfd = (int)syscall(SYS_pidfd_getfd, pidfd, fd_of(t.pid, "/", "/journal/lock"), 0);
+	sockfd = (int)syscall(SYS_pidfd_getfd, pidfd, fd_of(t.pid, sockname, ""), 0);
+	close(pidfd);
+	if (lockfd < 0 || sockfd < 0) {
+		jdt_stop(&t, SIGTERM);
+		fprintf(stderr, "skipped: pidfd_getfd: %s\n", strerror(errno));
+		skip();
+	}
+	old = t.pid;
+	jdt_kill9(&t);
+	snprintf(bin, sizeof(bin), "%s/bin/jschedd", t.build);
+	t.pid = jtc_spawn(&how, argv);
+	/* The daemon's own (not the test's copy in its child before the exec: close-on-exec) */
+	for (i = 0; i < 3000 && !(is_jschedd(t.pid) && fd_of(t.pid, "/", "/journal/lock") >= 0); i++) {
+		if (waitpid(t.pid, &status, WNOHANG) == t.pid) {
+			char tail[1024] = "";
+			FILE *f = fopen(t.log, "r");
+
+			if (f) {
+				size_t n;
+
+				fseek(f, -(long)sizeof(tail) + 1, SEEK_END);
+				n = fread(tail, 1, sizeof(tail) - 1, f);
+				tail[n] = '\0';
+				fclose(f);
+			}
+			t.pid = 0;
+			fail_msg("the daemon stopped (status %d) while the heir held its socket and "
+				 "lock; its log ends: %s", status, tail);
+		}
+		jdt_sleep_ms(10);
+	}
+	assert_true(i < 3000);
+	/* and until it waits for the lock (its main thread asleep between tries), so that a
+	 * daemon that gave up after its first try fails here */
+	for (i = 0; i < 3000 && !asleep(t.pid) && waitpid(t.pid, &status, WNOHANG) != t.pid; i++)
+		jdt_sleep_ms(1);
+	close(lockfd);
+	jdt_wait_ready(t.sock, t.pid, t.log);
+	{
+		char want[128];
+
+		snprintf(want, sizeof(want), "the jschedd that listened on it (pid %d) is gone",
+			 (int)old);
+		assert_true(jdt_log_contains(&t, want));
+	}
+	c = jdt_connect(&t, NULL);
+	assert_int_equal(jsched_ping(c), 0);
+	jsched_close(c);
+	close(sockfd);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
 static void test_bad_config_names_key(void **state)
 {
 	struct jdt t;
@@ -413,6 +578,7 @@ int main(void)
 		cmocka_unit_test(test_reload),
 		cmocka_unit_test(test_retention_by_age),
 		cmocka_unit_test(test_socket_stale_and_live),
+		cmocka_unit_test(test_start_after_heir),
 		cmocka_unit_test(test_bad_config_names_key),
 	};
 
