@@ -24,7 +24,7 @@
 
 static char root[PATH_MAX], sys[PATH_MAX + 8], proc[PATH_MAX + 8];
 
-static void mkdirs(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void mkdirs(const char *fmt, ...)
 {
 	char p[PATH_MAX * 2];
 	va_list ap;
@@ -41,7 +41,7 @@ static void mkdirs(const char *fmt, ...)
 	mkdir(p, 0700);
 }
 
-static void put(const char *text, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void put(const char *text, const char *fmt, ...)
 {
 	char p[PATH_MAX * 2];
 	va_list ap;
