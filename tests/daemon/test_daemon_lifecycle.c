@@ -375,34 +375,36 @@ static int fd_of(pid_t pid, const char *start, const char *end)
 	return found;
 }
 
+/* proc_line: the first line of /proc/pid/name into buf ("" if it cannot be read). */
+static const char *proc_line(pid_t pid, const char *name, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	buf[0] = '\0';
+	if ((f = fopen(path, "r"))) {
+		if (!fgets(buf, (int)len, f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	return buf;
+}
+
 /* is_jschedd: whether process pid runs jschedd by now (its comm). */
 static bool is_jschedd(pid_t pid)
 {
-	char path[64], comm[32] = "";
-	FILE *f;
+	char comm[32];
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return false;
-	if (!fgets(comm, sizeof(comm), f))
-		comm[0] = '\0';
-	fclose(f);
-	return strcmp(comm, "jschedd\n") == 0;
+	return strcmp(proc_line(pid, "comm", comm, sizeof(comm)), "jschedd\n") == 0;
 }
 
 /* asleep: whether process pid's main thread sleeps in nanosleep (/proc/pid/wchan). */
 static bool asleep(pid_t pid)
 {
-	char path[64], wchan[128] = "";
-	FILE *f;
+	char wchan[128];
 
-	snprintf(path, sizeof(path), "/proc/%d/wchan", (int)pid);
-	if (!(f = fopen(path, "r")))
-		return false;
-	if (!fgets(wchan, sizeof(wchan), f))
-		wchan[0] = '\0';
-	fclose(f);
-	return strstr(wchan, "nanosleep") != NULL;
+	return strstr(proc_line(pid, "wchan", wchan, sizeof(wchan)), "nanosleep") != NULL;
 }
 
 /* listener_inode: the inode of the listening socket bound to path (/proc/net/unix: the
