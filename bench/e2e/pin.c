@@ -15,7 +15,7 @@
  *      host's wake-up of that vCPU, one to a peer on the same CPU a context switch.
  *   2. sparse requests (BENCH_HOT_ONLY=sparse): one request every 100 µs, 1 ms and
  *      10 ms (a nanosleep between them on the client), against a daemon with
- *      loop_poll_us 0 and one with this build's default (or BENCH_HOT_POLL_US's), one run
+ *      loop_poll_us 0 (the default) and one with 50 (or BENCH_HOT_POLL_US's), one run
  *      of each alternated per gap: the daemon's CPU per request (schedstat, every
  *      thread) and its share of one CPU over the run, beside the daemon that does not
  *      poll.  The poll's cost is the difference.
@@ -34,11 +34,14 @@ enum { PLACES = 3 };
 static const char *const place_name[PLACES] = {"not pinned", "pinned, both sides on one CPU",
 					       "pinned, each side on its own CPU"};
 
-/* poll_member: ", \"loop_poll_us\": N" from BENCH_HOT_POLL_US (the setting to try), or "". */
-static const char *poll_member(char *buf, size_t size)
+/* poll_member: ", \"loop_poll_us\": N" from BENCH_HOT_POLL_US (the setting to try), else
+ * from otherwise (NULL: "", the build's default). */
+static const char *poll_member(char *buf, size_t size, const char *otherwise)
 {
 	const char *v = getenv("BENCH_HOT_POLL_US");
 
+	if (!v || !*v)
+		v = otherwise;
 	buf[0] = '\0';
 	if (v && *v)
 		snprintf(buf, size, ", \"loop_poll_us\": %s", v);
@@ -103,7 +106,7 @@ static void pin_rows(struct e2e *e, double *lat)
 	if (jsched_spec_call("noop", NULL, &spec) < 0)
 		e2e_die("out of memory");
 	snprintf(conf, sizeof(conf), "\"workers\": %u, \"idle_policy\": \"sleep\"%s", e->cpus,
-		 poll_member(pm, sizeof(pm)));
+		 poll_member(pm, sizeof(pm), NULL));
 	e2e_daemon_start(&d, conf);
 	struct jsched_conn *c = e2e_connect(&d, "hot");
 	if (!e2e_rtt_submit_wait(c, spec, n / 10, NULL)) {
@@ -213,9 +216,9 @@ static void sparse_rows(struct e2e *e)
 		e2e_die("out of memory");
 	if (extra && strstr(extra, "loop_poll_us"))
 		e2e_die("the sparse rows set loop_poll_us themselves: use BENCH_HOT_POLL_US, not BENCH_E2E_CONF");
-	/* d[0]: this build's default poll (or BENCH_HOT_POLL_US's); d[1]: no poll. */
+	/* d[0]: a poll of 50 µs (or BENCH_HOT_POLL_US's); d[1]: no poll. */
 	snprintf(conf, sizeof(conf), "\"workers\": %u, \"idle_policy\": \"sleep\"%s", e->cpus,
-		 poll_member(pm, sizeof(pm)));
+		 poll_member(pm, sizeof(pm), "50"));
 	e2e_daemon_start(&d[0], conf);
 	c[0] = e2e_connect(&d[0], "hot");
 	us = e2e_metrics_number(c[0], "loop/poll/us");

@@ -26,7 +26,7 @@
 
 /* "loop_poll_us": its default and its largest value (daemon/net/server.c, "The poll after
  * a request", has the figures that chose them). */
-#define JD_LOOP_POLL_US_DEFAULT 50u
+#define JD_LOOP_POLL_US_DEFAULT 0u
 #define JD_LOOP_POLL_US_MAX 1000u
 
 /* The "exec" section of the config (all changeable live). */

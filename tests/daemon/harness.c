@@ -45,6 +45,80 @@ void jdt_kill9(struct jdt *t)
 	t->pid = 0;
 }
 
+/* proc_state: the state letter of thread tid of pid (/proc/pid/task/tid/stat, after the
+ * command's closing parenthesis) and, when wchan is not NULL, where it sleeps; '?' if
+ * the thread is gone. */
+static char proc_state(pid_t pid, const char *tid, char *wchan, size_t len)
+{
+	char path[96], buf[512];
+	const char *close_paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return '?';
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	if (!(close_paren = strrchr(buf, ')')) || close_paren[1] != ' ')
+		return '?';
+	if (wchan) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/wchan", (int)pid, tid);
+		wchan[0] = '\0';
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+			n = read(fd, wchan, len - 1);
+			wchan[n > 0 ? n : 0] = '\0';
+			close(fd);
+		}
+	}
+	return close_paren[2];
+}
+
+/* all_stopped: whether every thread of pid is stopped (state T). */
+static bool all_stopped(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	bool all = true;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return false;
+	while (all && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			all = proc_state(pid, e->d_name, NULL, 0) == 'T';
+	closedir(d);
+	return all;
+}
+
+void jdt_pause(struct jdt *t)
+{
+	char tid[24], wchan[64];
+	int i;
+
+	/* The loop thread is the main thread. */
+	snprintf(tid, sizeof(tid), "%d", (int)t->pid);
+	for (i = 0; i < 3000; i++) {
+		if (proc_state(t->pid, tid, wchan, sizeof(wchan)) == 'S' && strstr(wchan, "epoll"))
+			break;
+		jtc_sleep_ms(1);
+	}
+	if (i == 3000)
+		fail_msg("jschedd's loop thread never slept in epoll_wait in 3 s (wchan '%s')", wchan);
+	assert_int_equal(kill(t->pid, SIGSTOP), 0);
+	for (i = 0; i < 3000 && !all_stopped(t->pid); i++)
+		jtc_sleep_ms(1);
+	if (i == 3000)
+		fail_msg("jschedd's threads were not all stopped 3 s after SIGSTOP");
+}
+
+void jdt_resume(struct jdt *t)
+{
+	assert_int_equal(kill(t->pid, SIGCONT), 0);
+}
+
 json_int_t jdt_jobs_submitted(struct jsched_conn *c)
 {
 	json_t *m = jdt_metrics(c);

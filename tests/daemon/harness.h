@@ -75,6 +75,17 @@ int jdt_stop(struct jdt *t, int sig);
 void jdt_restart(struct jdt *t);
 void jdt_kill9(struct jdt *t);
 
+/* jdt_pause: stop the daemon (SIGSTOP) with its loop thread asleep in epoll_wait, and
+ * return once every one of its threads is stopped, so that what the test then writes to
+ * several connections is all there when jdt_resume (SIGCONT) lets it go, and epoll reports
+ * the connections in the order they became readable: the loop's poll has no entry left
+ * from an earlier request (a level-triggered entry stays queued until the next poll
+ * finds the socket empty).  kill(2) alone returns before the threads stop, and a loop
+ * stopped between reading a request and its next poll kept that entry first.  Both
+ * waits are bounded (3 s each); one that runs out fails the test. */
+void jdt_pause(struct jdt *t);
+void jdt_resume(struct jdt *t);
+
 /* jdt_wait_exit: wait (bounded, `ms`) for the daemon to exit on its own; returns the
  * status as jdt_stop, or -1 if it did not exit. */
 int jdt_wait_exit(struct jdt *t, int ms);

@@ -587,10 +587,10 @@ static void test_pipelining_client_yields(void **state)
 		json_t *r, *conns;
 
 		conn_counts(b, "requests", &req0, "read_yields", &yields0);
-		assert_int_equal(kill(t.pid, SIGSTOP), 0);
+		jdt_pause(&t);
 		jdt_send_all(a, buf, len);
 		jdt_send_frame(b, "{\"op\": \"metrics\", \"id\": 2}");
-		assert_int_equal(kill(t.pid, SIGCONT), 0);
+		jdt_resume(&t);
 		r = jdt_read_frame(b);
 		assert_non_null(r);
 		conns = json_object_get(json_object_get(r, "metrics"), "connections");

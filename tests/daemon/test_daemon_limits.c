@@ -148,10 +148,10 @@ static void test_bare_connects_looked_at_once(void **state)
 
 	(void)state;
 	before = limit_polls();
-	assert_int_equal(kill(t.pid, SIGSTOP), 0);
+	jdt_pause(&t);
 	for (int i = 0; i < BARE; i++) /* under the listener's backlog of 128 */
 		close(jdt_raw(&t));
-	assert_int_equal(kill(t.pid, SIGCONT), 0);
+	jdt_resume(&t);
 	fd = jdt_raw(&t);
 	jdt_send_frame(fd, "{\"op\": \"hello\", \"id\": 0, \"version\": 1, \"client\": \"after\"}");
 	r = jdt_read_frame(fd);

@@ -2,7 +2,8 @@
  * daemon/net/server.c "The poll after a request"), on the real daemon, through its counters
  * in the metrics (loop.poll): never a timing.
  *
- * - Off (0): no window opens, nothing is polled, every counter stays 0.
+ * - Off (0, the default: the daemon starts without the setting): no window opens, nothing
+ *   is polled, every counter stays 0.
  * - On: every read of a request opens a window or is counted as skipped, exactly; the loop
  *   polls without blocking in them (over 20 requests with windows of 1 ms, some iteration
  *   polled or a request came in one).
@@ -78,7 +79,7 @@ static void pings(int fd, int n)
 static void test_off_counts_nothing(void **state)
 {
 	(void)state;
-	jdt_start(&t, "\"workers\": 1, \"loop_poll_us\": 0");
+	jdt_start(&t, "\"workers\": 1");
 	int fd = jdt_raw_hello(&t, "poll");
 	pings(fd, 20);
 	struct poll_counts k = counts(fd);

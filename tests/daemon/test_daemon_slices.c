@@ -21,8 +21,10 @@
  * with the daemon's queue capped at 2,050 jobs the heavy batch, judged again after its
  * last slice, no longer fits: it is refused whole and none of its jobs exists, while the
  * light batch's 100 do (without slices the heavy batch was admitted whole and the light
- * one refused).  epoll usually reports the two in the order they became readable, but not
- * always (test_daemon_edges's pipelining test says why), so up to 5 tries.
+ * one refused).  jdt_pause stops the daemon with its loop asleep in epoll_wait, so that
+ * epoll reports the two in the order they became readable; kill(2) alone let the light
+ * connection's entry from its last request be reported first (in 5 tries of one CI run,
+ * as an ordinary user); up to 5 tries stay, for a wake-up between the check and the stop.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -262,10 +264,10 @@ static void test_refused_midway_leaves_no_job(void **state)
 		r = jdt_raw_ask(light, "{\"op\": \"metrics\", \"id\": 1}");
 		sliced0 = loop_metric(r, "sliced_submits");
 		json_decref(r);
-		assert_int_equal(kill(t.pid, SIGSTOP), 0);
+		jdt_pause(&t);
 		jdt_send_frame(heavy, big);
 		jdt_send_frame(light, small);
-		assert_int_equal(kill(t.pid, SIGCONT), 0);
+		jdt_resume(&t);
 		lr = read_reply(light);
 		hr = read_reply(heavy);
 		r = jdt_raw_ask(light, "{\"op\": \"metrics\", \"id\": 2}");
@@ -315,10 +317,10 @@ static void test_light_answered_between_submit_slices(void **state)
 		json_int_t admitting;
 		json_t *r;
 
-		assert_int_equal(kill(t.pid, SIGSTOP), 0);
+		jdt_pause(&t);
 		jdt_send_frame(heavy, big);
 		jdt_send_frame(light, "{\"op\": \"metrics\", \"id\": 5}");
-		assert_int_equal(kill(t.pid, SIGCONT), 0);
+		jdt_resume(&t);
 		r = read_reply(light);
 		admitting = loop_metric(r, "admitting");
 		json_decref(r);

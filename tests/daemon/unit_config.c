@@ -219,9 +219,9 @@ static void test_static_diff(void **state)
 	assert_string_equal(jd_config_diff_static(&a, &b, buf, sizeof(buf)), "worker_scheduling");
 	jd_config_free(&a);
 	jd_config_free(&b);
-	/* The loop's poll after a request: its default unless set; changeable live. */
+	/* The loop's poll after a request: off unless set; changeable live. */
 	assert_int_equal(load(&a, "{}", err, sizeof(err)), 0);
-	assert_int_equal(a.loop_poll_us, JD_LOOP_POLL_US_DEFAULT);
+	assert_int_equal(a.loop_poll_us, 0);
 	assert_int_equal(load(&b, "{\"loop_poll_us\": 1000}", err, sizeof(err)), 0);
 	assert_int_equal(b.loop_poll_us, 1000);
 	assert_string_equal(jd_config_diff_static(&a, &b, buf, sizeof(buf)), "");
