@@ -22,6 +22,7 @@
 #include "daemon/core/le.h"
 #include "daemon/core/log.h"
 #include "daemon/core/outfile.h"
+#include "daemon/core/proc.h"
 #include "daemon/daemon.h"
 #include "daemon/net/ops.h"
 #include "daemon/net/session.h"
@@ -194,20 +195,10 @@ static const char *r_str(struct rbuf *b, size_t *n)
  * field 22), or 0 if it is gone.  With the boot id it names one process for good. */
 static uint64_t proc_start(pid_t pid)
 {
-	char path[64], buf[1024], *p;
+	char buf[1024];
+	const char *p = jd_proc_stat(pid, buf, sizeof(buf));
 	unsigned long long start = 0;
-	FILE *f;
-	size_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "re")))
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	/* after the command name, which may hold spaces and parentheses: the last ')' */
-	if (!(p = strrchr(buf, ')')))
-		return 0;
 	/* the space before field 3 (state) follows the ')'; starttime is field 22 */
 	for (int field = 3; field <= 22 && p; field++)
 		p = strchr(p + 1, ' ');
