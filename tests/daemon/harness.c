@@ -157,9 +157,24 @@ void jdt_wait_ready(const char *sock, pid_t pid, const char *log)
 		int st = jtc_wait_exit(pid, 0);
 		struct jsched_conn *c = NULL;
 
-		if (jsched_connect(sock, NULL, &c) == 0) {
+		/* The hello and a ping, each bounded (10 s: a sanitizer build on a busy machine): a process that accepts and never
+		 * answers fails the test instead of hanging it. */
+		if (jsched_connect_deferred(sock, NULL, &c, NULL, 0) == 0) {
+			int rc;
+
+			jsched_set_timeout(c, 10000);
+			rc = jsched_ping(c);
 			jsched_close(c);
-			return;
+			if (rc == 0)
+				return;
+			if (rc == JSCHED_ETIMEOUT) {
+				kill(pid, SIGKILL);
+				waitpid(pid, NULL, 0);
+				if (log)
+					jtc_print_tail(log, 40);
+				fail_msg("jschedd accepted on %s but did not answer a hello and a ping within 10 s",
+					 sock);
+			}
 		}
 		if (st >= 0) {
 			if (log)

@@ -58,9 +58,9 @@ void jdt_start_clocked(struct jdt *t, const char *members);
  * runs every timer due by then); returns the daemon's new wall-clock time in ms. */
 json_int_t jdt_clock_advance(struct jsched_conn *c, int64_t ms);
 
-/* jdt_wait_ready: wait (bounded, 30 s) until the jschedd `pid` answers a hello on
- * `sock`; if it exits first or the bound runs out, show the end of `log` (if not NULL)
- * and fail the test. */
+/* jdt_wait_ready: wait (bounded, 30 s) until the jschedd `pid` answers a hello and a
+ * ping on `sock`; if it exits first, the bound runs out, or it accepts and leaves them
+ * unanswered for 10 s, show the end of `log` (if not NULL) and fail the test. */
 void jdt_wait_ready(const char *sock, pid_t pid, const char *log);
 
 /* jdt_write_config: rewrite the config file with new members (for SIGHUP tests). */
