@@ -89,6 +89,7 @@ $(B)/tests/systemd/test_install: tests/systemd/test_install.sh systemd/build.mk 
 		$(LIBJSCHED_A) $(JSCHED_BIN) $(JSCHEDD) $(JSCHEDD_RUNAS)
 	@mkdir -p $(@D)
 	$(Q)sed -e 's|@SRCDIR@|$(CURDIR)|g' -e 's|@BUILD@|$(CURDIR)/$(B)|g' -e 's|@CC@|$(CC)$(if $(SAN), -fsanitize=$(SAN))|g' \
-		-e 's|@MAKEVARS@|B=$(B) SAN=$(SAN) CTX=$(CTX) CROSS=$(CROSS) CC=$(CC)|g' $< > $@.tmp
+		-e 's|@MAKEVARS@|B=$(B) SAN=$(SAN) CTX=$(CTX) CROSS=$(CROSS) CC=$(CC)|g' \
+		-e 's|@JSCHED_STATIC@|$(JSCHED_STATIC)|g' $< > $@.tmp
 	$(Q)chmod +x $@.tmp && mv $@.tmp $@
 TESTS += $(B)/tests/systemd/test_install

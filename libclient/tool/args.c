@@ -785,6 +785,20 @@ void cli_cmd_free(struct cli_cmd *cmd)
 	cmd->n_ids = cmd->cap_ids = 0;
 }
 
+/* cli_cmd_loads_libs: see args.h.  The table printers are print_jobs (jobs.c: ls, and
+ * status without -l) and print_view (daemon.c: metrics); top and the dashboard always. */
+bool cli_cmd_loads_libs(const struct cli_cmd *cmd)
+{
+	switch (cmd->verb) {
+	case CLI_TOP:
+	case CLI_DASHBOARD: return true;
+	case CLI_LS: return !cmd->json;
+	case CLI_STATUS: return !cmd->json && !cmd->longform;
+	case CLI_METRICS: return !cmd->json && !cmd->prometheus;
+	default: return false;
+	}
+}
+
 static int no_positional(struct parser *p)
 {
 	return fail(p, "unexpected argument '%s' (see --help)", p->argv[p->i]);

@@ -152,6 +152,14 @@ int cli_parse(int argc, char **argv, struct cli_cmd *cmd, char *err, size_t errl
 /* cli_cmd_free frees what cli_parse allocated in cmd (the ids); cmd may be parsed again. */
 void cli_cmd_free(struct cli_cmd *cmd);
 
+/* cli_cmd_loads_libs: whether cmd may load one of the tool's optional shared libraries
+ * (lazy.h): a table (ls, status, metrics, unless --json, status -l or --prometheus), top
+ * (ncurses) or the dashboard (libmicrohttpd).  The static jsched hands such a command to
+ * jsched-full (lazy.h, tool_handoff), which can load them; every other command it runs
+ * itself.  A superset is harmless (one exec more), a miss is not: the static tool's
+ * loader refuses. */
+bool cli_cmd_loads_libs(const struct cli_cmd *cmd);
+
 /* cli_help returns the help text of a subcommand (CLI_HELP: the whole tool's). */
 const char *cli_help(enum cli_verb verb);
 

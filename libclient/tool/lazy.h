@@ -27,6 +27,24 @@
 int tool_lazy_load(const char *what, const char *const *sonames, const char *const *syms,
 		   void **const *addrs, size_t n);
 
+/* The static jsched and jsched-full.  `jsched` is linked statically (-static-pie) where
+ * the C library's static archive is installed (libclient/build.mk): no loader, no shared
+ * library mapped or relocated at start, which was most of the one call a user waits on.
+ * A static program cannot load these libraries (a dlopen from it brings a second C
+ * library, whose stdout is not the program's), so the commands that need one
+ * (cli_cmd_loads_libs) run in jsched-full, the same program linked dynamically: the
+ * static one execs it with the same arguments and environment before it connects.
+ * lazy.c built with JSCHED_TOOL_STATIC=1 is the static one's: tool_handoff execs and
+ * tool_lazy_load refuses; built without, tool_handoff does nothing. */
+
+/* tool_handoff: in the static jsched, exec jsched-full with argv (the tool's own,
+ * argv[0] kept): $JSCHED_FULL if set, else jsched-full beside this program (the build
+ * tree), else ../libexec/jsched/jsched-full from its directory (`make install`).  Returns
+ * only if none could be run, with CLI_EXIT_FAILED after saying why on stderr, naming
+ * verb.  In jsched-full (and a build whose jsched is dynamic) returns CLI_EXIT_OK at
+ * once: the command runs here. */
+int tool_handoff(char **argv, const char *verb);
+
 /* TOOL_LAZY_SLOT(f): the pointer for function (or variable) f in a struct of them, f_p;
  * TOOL_LAZY_NAME(f) and TOOL_LAZY_ADDR(lib, f): its name and its slot's address, for the
  * lists tool_lazy_load takes (each made from one X-list of the names). */

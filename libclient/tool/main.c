@@ -152,6 +152,9 @@ int main(int argc, char **argv)
 		printf("jsched %s\n%s\n", JSCHED_VERSION, JSCHED_VERSION_LINE);
 		return CLI_EXIT_OK;
 	}
+	/* A table, top or the dashboard: the static jsched runs jsched-full instead (lazy.h). */
+	if (cli_cmd_loads_libs(&parsed) && (rc = tool_handoff(argv, tool_verb_name(parsed.verb))) != CLI_EXIT_OK)
+		return rc;
 	struct jsched_conn *conn;
 	char msg[512];
 	/* submit's hello goes out with its request (one write, one round trip: the call

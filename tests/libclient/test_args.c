@@ -475,9 +475,49 @@ static void test_retries(void **state)
 	assert_int_equal(parse("retry", NULL), CLI_EXIT_USAGE);
 }
 
+/* Which commands may load a shared library (a table, top, the dashboard): the static jsched
+ * hands exactly those to jsched-full, and runs the rest, the one-call submit first, itself. */
+static void test_loads_libs(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *words[4];
+		bool loads;
+	} cases[] = {
+		{ { "ls" }, true },
+		{ { "ls", "--json" }, false },
+		{ { "status", "3" }, true },
+		{ { "status", "-l", "3" }, false },
+		{ { "status", "--json", "3" }, false },
+		{ { "metrics" }, true },
+		{ { "metrics", "--json" }, false },
+		{ { "metrics", "--prometheus" }, false },
+		{ { "top", "--once" }, true },
+		{ { "dashboard" }, true },
+		{ { "submit", "--wait", "--", "/bin/true" }, false },
+		{ { "submit", "--fn", "noop" }, false },
+		{ { "wait", "3" }, false },
+		{ { "cancel", "3" }, false },
+		{ { "output", "3" }, false },
+		{ { "watch" }, false },
+		{ { "drain" }, false },
+		{ { "call", "ping" }, false },
+		{ { "admin", "reload" }, false },
+		{ { "--version" }, false },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *const *w = cases[i].words;
+		assert_int_equal(parse(w[0], w[1], w[2], w[3], NULL), CLI_EXIT_OK);
+		if (cli_cmd_loads_libs(&cmd) != cases[i].loads)
+			fail_msg("jsched %s %s: cli_cmd_loads_libs should be %s", w[0], w[1] != NULL ? w[1] : "",
+				 cases[i].loads ? "true" : "false");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_loads_libs),
 		cmocka_unit_test(test_global),
 		cmocka_unit_test(test_help_everywhere),
 		cmocka_unit_test(test_submit),

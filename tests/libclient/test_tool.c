@@ -13,11 +13,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "tests/libclient/peer.h"
 
 #define JSCHED_BIN JSCHED_BUILD_DIR "/bin/jsched"
+#define JSCHED_FULL_BIN JSCHED_BUILD_DIR "/bin/jsched-full"
+#ifndef JSCHED_TOOL_STATIC
+#define JSCHED_TOOL_STATIC 0 /* 1: jsched is static-pie and hands tables to jsched-full (build.mk) */
+#endif
 
 /* The fake daemon's state: the script it answers from ("%d" stands for the request's id;
  * NULL: no answer at all)
@@ -113,16 +119,22 @@ static void slurp(const char *path, char *buf, size_t size)
 		fclose(f);
 }
 
-/* Run `jsched -s SOCK args` (a shell fragment) with env_prefix; returns its exit status. */
-static int run(const char *env_prefix, const char *args)
+/* Run `BIN -s SOCK args` (a shell fragment) with env_prefix; returns its exit status. */
+static int run_bin(const char *bin, const char *env_prefix, const char *args)
 {
 	char cmd[4096];
-	snprintf(cmd, sizeof cmd, "%s %s -s %s %s >%s 2>%s", env_prefix, JSCHED_BIN, sock, args, out_path, err_path);
+	snprintf(cmd, sizeof cmd, "%s %s -s %s %s >%s 2>%s", env_prefix, bin, sock, args, out_path, err_path);
 	int status = system(cmd);
 	slurp(out_path, out, sizeof out);
 	slurp(err_path, err, sizeof err);
 	assert_true(WIFEXITED(status));
 	return WEXITSTATUS(status);
+}
+
+/* Run `jsched -s SOCK args` with env_prefix; returns its exit status. */
+static int run(const char *env_prefix, const char *args)
+{
+	return run_bin(JSCHED_BIN, env_prefix, args);
 }
 
 #ifndef JSCHED_TOOL_JANSSON_STATIC
@@ -150,7 +162,15 @@ static void test_start_loads_little(void **state)
 	size_t n = sizeof(later) / sizeof(later[0]) - (JSCHED_TEST_SANFLAGS[0] ? 2 : 0);
 
 	(void)state;
-	assert_int_equal(run("LD_TRACE_LOADED_OBJECTS=1", ""), 0);
+	/* The static jsched has no loader to ask: its main runs (and prints the version)
+	 * where a dynamic program would only list its libraries.  The rest is about
+	 * jsched-full, the dynamic link it hands tables, top and the dashboard to. */
+	if (JSCHED_TOOL_STATIC) {
+		assert_int_equal(run("LD_TRACE_LOADED_OBJECTS=1", "--version"), 0);
+		if (strncmp(out, "jsched ", 7) != 0 || strstr(out, ".so") != NULL)
+			fail_msg("jsched is not static: under LD_TRACE_LOADED_OBJECTS=1 it printed:\n%s", out);
+	}
+	assert_int_equal(run_bin(JSCHED_TOOL_STATIC ? JSCHED_FULL_BIN : JSCHED_BIN, "LD_TRACE_LOADED_OBJECTS=1", ""), 0);
 	if (JSCHED_TOOL_JANSSON_STATIC && strstr(out, "libjansson") != NULL)
 		fail_msg("jsched loads libjansson at start, though linked with its static "
 			 "library:\n%s", out);
@@ -159,6 +179,82 @@ static void test_start_loads_little(void **state)
 	for (size_t i = 0; i < n; i++)
 		if (strstr(out, later[i]) != NULL)
 			fail_msg("jsched loads %s at start:\n%s", later[i], out);
+}
+
+/* test_handoff: the static jsched runs jsched-full, with its own arguments, for the
+ * commands that load a library (a table, top, the dashboard), and nothing else: a stub
+ * jsched-full records its arguments and exits 7; the commands it must not get meet a
+ * socket with nothing behind it (69, the stub untouched).  jsched-full is found by
+ * $JSCHED_FULL, beside jsched, or in ../libexec/jsched/; when none is there the message
+ * says where it looked. */
+static void test_handoff(void **state)
+{
+	(void)state;
+	if (!JSCHED_TOOL_STATIC) {
+		printf("skipped: this build's jsched is linked dynamically (a sanitizer, or no libc.a): "
+		       "nothing is handed to jsched-full\n");
+		return;
+	}
+	char stub[256], marker[256], cmd[2048], env[512], alone[256], inst[256];
+	snprintf(stub, sizeof stub, "%s/full.sh", dir);
+	snprintf(marker, sizeof marker, "%s/full.args", dir);
+	FILE *f = fopen(stub, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\nprintf '%%s\\n' \"$@\" > '%s'\nexit 7\n", marker);
+	fclose(f);
+	assert_int_equal(chmod(stub, 0755), 0);
+	snprintf(env, sizeof env, "JSCHED_FULL=%s", stub);
+
+	static const struct {
+		const char *args, *sent; /* sent: the stub's arguments after -s SOCK, one a line */
+	} handed[] = {
+		{ "ls --state queued", "ls\n--state\nqueued\n" },
+		{ "status 3 4", "status\n3\n4\n" },
+		{ "metrics", "metrics\n" },
+		{ "top --once", "top\n--once\n" },
+		{ "dashboard --port 8999", "dashboard\n--port\n8999\n" },
+	};
+	char want[256];
+	for (size_t i = 0; i < sizeof handed / sizeof handed[0]; i++) {
+		unlink(marker);
+		assert_int_equal(run(env, handed[i].args), 7);
+		slurp(marker, out, sizeof out);
+		snprintf(want, sizeof want, "-s\n%s\n%s", sock, handed[i].sent);
+		assert_string_equal(out, want);
+	}
+	static const char *const kept[] = { "ls --json", "status -l 3", "metrics --prometheus",
+					    "submit --wait --fn noop", "submit -- /bin/true", "wait 3" };
+	char nosock[256];
+	snprintf(nosock, sizeof nosock, "%s/none.sock", dir);
+	for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+		unlink(marker);
+		snprintf(cmd, sizeof cmd, "%s %s -s %s %s >%s 2>%s", env, JSCHED_BIN, nosock, kept[i], out_path, err_path);
+		int st = system(cmd);
+		slurp(err_path, err, sizeof err);
+		assert_true(WIFEXITED(st));
+		if (WEXITSTATUS(st) != 69 || access(marker, F_OK) == 0)
+			fail_msg("jsched %s: exit %d (expected 69, run by jsched itself), stub %s; stderr: %s", kept[i],
+				 WEXITSTATUS(st), access(marker, F_OK) == 0 ? "ran" : "not run", err);
+	}
+
+	assert_int_equal(run("JSCHED_FULL=/nonexistent/jsched-full", "ls"), 1);
+	CONTAINS(err, "cannot run $JSCHED_FULL (/nonexistent/jsched-full)");
+	/* A copy of jsched alone: nothing beside it, nothing in ../libexec/jsched/. */
+	snprintf(alone, sizeof alone, "%s/bin/jsched", dir);
+	snprintf(cmd, sizeof cmd, "mkdir -p %s/bin && cp %s %s", dir, JSCHED_BIN, alone);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(run_bin(alone, "env -u JSCHED_FULL", "ls"), 1);
+	CONTAINS(err, "jsched ls: jsched-full, which prints tables, top and the dashboard, is neither beside jsched in");
+	CONTAINS(err, "/bin/../libexec/jsched/");
+	/* Where `make install` puts it (the stub in its place). */
+	snprintf(inst, sizeof inst, "%s/libexec/jsched/jsched-full", dir);
+	snprintf(cmd, sizeof cmd, "mkdir -p %s/libexec/jsched && cp %s %s", dir, stub, inst);
+	assert_int_equal(system(cmd), 0);
+	unlink(marker);
+	assert_int_equal(run_bin(alone, "env -u JSCHED_FULL", "metrics"), 7);
+	assert_int_equal(access(marker, F_OK), 0);
+	snprintf(cmd, sizeof cmd, "rm -rf %s/bin %s/libexec %s %s", dir, dir, stub, marker);
+	assert_int_equal(system(cmd), 0);
 }
 
 static void test_submit_sends_cwd_and_env(void **state)
@@ -458,6 +554,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_start_loads_little),
+		cmocka_unit_test(test_handoff),
 		cmocka_unit_test(test_submit_sends_cwd_and_env),
 		cmocka_unit_test(test_submit_wait_exit_status),
 		cmocka_unit_test(test_batch),

@@ -12,7 +12,8 @@
 #     OOMPolicy=continue and StateDirectory=jschedd;
 #   - jsched.pc is ${prefix}-relative: a program built with `pkg-config --define-prefix`
 #     against the stage compiles, links and runs;
-#   - the staged jschedd finds the staged jschedd-runas (metrics exec.helper);
+#   - the staged jschedd finds the staged jschedd-runas (metrics exec.helper), and the
+#     staged jsched, where it is static, its jsched-full in /usr/libexec/jsched/ (a table);
 #   - the example config passes --check-config and is the one the README shows;
 #   - `make uninstall` with the same paths leaves no file behind.
 # The build's variables are filled in by systemd/build.mk (@...@).
@@ -21,6 +22,7 @@ src='@SRCDIR@'
 build='@BUILD@'
 makevars='@MAKEVARS@'
 cc='@CC@'
+jsched_static='@JSCHED_STATIC@'
 
 tmp=$(mktemp -d /tmp/jsched-install.XXXXXX)
 pid=
@@ -67,6 +69,10 @@ for f in usr/bin/jschedd usr/bin/jsched usr/libexec/jschedd/jschedd-runas \
 	check "installed /$f" test -e "$stage/$f"
 done
 refute "no jschedd-runas in /usr/bin" test -e "$stage/usr/bin/jschedd-runas"
+if [ "$jsched_static" = 1 ]; then
+	check "installed /usr/libexec/jsched/jsched-full" test -x "$stage/usr/libexec/jsched/jsched-full"
+	refute "no jsched-full in /usr/bin" test -e "$stage/usr/bin/jsched-full"
+fi
 refute "no unit, sysusers entry or jsched.pc names /usr/local" grep -rl /usr/local "$stage/usr/lib/systemd" \
 	"$stage/usr/lib/sysusers.d" "$stage/usr/lib/pkgconfig"
 check "ExecStart is the staged path" grep -qx 'ExecStart=/usr/bin/jschedd --config-optional /etc/jschedd/jschedd.json' \
@@ -129,6 +135,10 @@ n=0
 while [ ! -S "$tmp/s" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n + 1)); done
 check "jschedd finds \$(LIBEXECDIR)/jschedd/jschedd-runas" sh -c \
 	"'$stage/usr/bin/jsched' -s '$tmp/s' metrics --json | grep -q '\"helper\": *\"[^\"]*/usr/bin/../libexec/jschedd/jschedd-runas\"'"
+if [ "$jsched_static" = 1 ]; then
+	check "jsched finds \$(LIBEXECDIR)/jsched/jsched-full (metrics prints its tables)" sh -c \
+		"env -u JSCHED_FULL '$stage/usr/bin/jsched' -s '$tmp/s' metrics | grep -q '^LATENCY'"
+fi
 kill "$pid" && wait "$pid" || true
 pid=
 
