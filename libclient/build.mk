@@ -100,8 +100,8 @@ JANSSON_A := $(wildcard $(shell $(PKG_CONFIG) --variable=libdir jansson 2>/dev/n
 # address space still randomised) where it can be: not under the sanitizers (their
 # runtimes are shared libraries), and only with the static archives of jansson and of the
 # C library (libc.a, rcrt1.o: Debian's libc6-dev).  `submit --wait --fn noop`, the tool's
-# own cost in one call: 0.9-1.0 ms of CPU and 68 page faults dynamic, 0.5 ms and 45
-# static (perf stat -r 200); callgrind 253,865 -> 158,118 instructions for `submit --wait
+# own cost in one call: 0.78-0.82 ms of CPU and 66-68 page faults dynamic, 0.46 ms and 44
+# static (perf stat -r 100); callgrind 253,865 -> 158,118 instructions for `submit --wait
 # -- /bin/true` (tool/README.md).  A static program cannot dlopen libsmartcols, ncurses
 # or libmicrohttpd (a second C library would come with them), so the commands that load
 # one run in jsched-full, the dynamic link of the same objects: the static jsched execs it
