@@ -23,7 +23,10 @@
  * --wait --fn noop` against `tsp -f /bin/true` (task-spooler's foreground mode: queued,
  * run, and waited for); and `jsched submit --wait -- /bin/true` against `tsp -f` once more
  * with the calls 50 ms apart (the gaps not counted), since a user's call usually comes
- * after a quiet spell, which the back-to-back calls never have.
+ * after a quiet spell, which the back-to-back calls never have.  And the counts of the calls
+ * that wait (getrusage of the children, around each row's calls): CPU and minor page faults
+ * of the tool's process beside tsp -f's client (which runs the job itself: included), and
+ * of `jsched submit --wait --fn noop` beside a run of /bin/true (a program's start and exit).
  *
  * Exec jobs came to the daemon after this benchmark: when the daemon answers the first
  * exec submit with not_supported, the jschedd exec rows (and the exec CLI row) are left
@@ -33,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -183,14 +187,62 @@ double e2e_exec_rate(struct e2e_daemon *d, const struct jsched_spec *spec, size_
 	return rate;
 }
 
-/* ms per run of argv (spawned and reaped one at a time), k times. */
-static double per_call_ms(char *const argv[], char *const env[], int k)
+/* What the processes of one call cost, from getrusage(RUSAGE_CHILDREN) around the calls:
+ * the program spawned and what it waited for itself (tsp -f's client runs its job; jsched's
+ * job runs in jschedd, not counted here), in CPU ms and minor page faults per call.  Counts
+ * move less with the machine's load than times. */
+struct call_cost {
+	double cpu_ms, faults;
+};
+
+static struct rusage children_usage(void)
 {
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_CHILDREN, &ru) < 0)
+		e2e_die("getrusage: %s", strerror(errno));
+	return ru;
+}
+
+static double tv_ms(struct timeval tv)
+{
+	return (double)tv.tv_sec * 1e3 + (double)tv.tv_usec / 1e3;
+}
+
+/* ms per run of argv (spawned and reaped one at a time), k times; *cost (if not NULL) what
+ * each run cost its processes. */
+static double per_call_ms(char *const argv[], char *const env[], int k, struct call_cost *cost)
+{
+	struct rusage r0 = children_usage();
 	uint64_t t0 = bench_now_ns();
 
 	for (int i = 0; i < k; i++)
 		e2e_run_ok(argv, env, argv[0]);
-	return (double)(bench_now_ns() - t0) / 1e6 / k;
+	double ms = (double)(bench_now_ns() - t0) / 1e6 / k;
+	if (cost != NULL) {
+		struct rusage r1 = children_usage();
+		cost->cpu_ms = (tv_ms(r1.ru_utime) + tv_ms(r1.ru_stime) - tv_ms(r0.ru_utime) - tv_ms(r0.ru_stime)) / k;
+		cost->faults = (double)(r1.ru_minflt - r0.ru_minflt) / k;
+	}
+	return ms;
+}
+
+static double median_cpu(const struct call_cost *c, size_t n)
+{
+	double v[64];
+
+	for (size_t i = 0; i < n && i < 64; i++)
+		v[i] = c[i].cpu_ms;
+	return e2e_median_of(v, n);
+}
+
+static double median_faults(const struct call_cost *c, size_t n)
+{
+	double v[64];
+
+	for (size_t i = 0; i < n && i < 64; i++)
+		v[i] = c[i].faults;
+	return e2e_median_of(v, n);
 }
 
 /* ms per run of argv, k times, gap_ms apart (the gaps not counted): a call after a quiet
@@ -217,6 +269,7 @@ void e2e_exec(struct e2e *e)
 	unsigned par = e->cpus;
 	double raw[64], xa[64], ts[64], nq[64], js[64], jsn[64], cli_js[64], cli_noop[64], cli_ts[64];
 	double cliw_js[64], cliw_noop[64], cliw_ts[64], clia_js[64], clia_ts[64];
+	struct call_cost cost_js[64], cost_noop[64], cost_ts[64], cost_true[64];
 	const char *const truth[] = {"/bin/true", NULL};
 	struct jsched_spec *spec;
 	struct e2e_daemon d, dn;
@@ -275,18 +328,20 @@ void e2e_exec(struct e2e *e)
 			    (char *)(uintptr_t)"noop", NULL};
 	char *tsw_call[] = {(char *)(uintptr_t)"/usr/bin/tsp", (char *)(uintptr_t)"-f", (char *)(uintptr_t)"/bin/true",
 			    NULL};
+	char *true_call[] = {(char *)(uintptr_t)"/bin/true", NULL};
 	for (int run = 0; run < e->runs && run < 64; run++) {
 		if (has_exec)
-			cli_js[run] = per_call_ms(js_exec, NULL, calls);
-		cli_noop[run] = per_call_ms(js_noop, NULL, calls);
+			cli_js[run] = per_call_ms(js_exec, NULL, calls, NULL);
+		cli_noop[run] = per_call_ms(js_noop, NULL, calls, NULL);
 		tsp("-C", NULL, NULL);
-		cli_ts[run] = per_call_ms(ts_call, ts_env, calls);
+		cli_ts[run] = per_call_ms(ts_call, ts_env, calls, NULL);
 		tsp("-w", NULL, NULL);
 		if (has_exec)
-			cliw_js[run] = per_call_ms(jsw_exec, NULL, calls);
-		cliw_noop[run] = per_call_ms(jsw_noop, NULL, calls);
+			cliw_js[run] = per_call_ms(jsw_exec, NULL, calls, &cost_js[run]);
+		cliw_noop[run] = per_call_ms(jsw_noop, NULL, calls, &cost_noop[run]);
 		tsp("-C", NULL, NULL);
-		cliw_ts[run] = per_call_ms(tsw_call, ts_env, calls);
+		cliw_ts[run] = per_call_ms(tsw_call, ts_env, calls, &cost_ts[run]);
+		per_call_ms(true_call, NULL, calls, &cost_true[run]);
 		if (has_exec)
 			clia_js[run] = per_call_apart_ms(jsw_exec, NULL, apart, 50);
 		tsp("-C", NULL, NULL);
@@ -343,6 +398,20 @@ void e2e_exec(struct e2e *e)
 		bench_row(e->rep, "cli: jsched submit --wait -- /bin/true, calls 50 ms apart", "ms/call", NULL,
 			  e2e_median_of(clia_js, runs), "tsp -f /bin/true, calls 50 ms apart",
 			  e2e_median_of(clia_ts, runs));
+	/* The counts of the one call: the tool's own process against tsp -f's client with the
+	 * job it runs, and the call without a command against a run of /bin/true (what any
+	 * program's start and exit cost). */
+	if (has_exec) {
+		bench_row(e->rep, "cli: submit --wait -- /bin/true, CPU of the tool", "ms/call", NULL,
+			  median_cpu(cost_js, runs), "tsp -f /bin/true, its client + job", median_cpu(cost_ts, runs));
+		bench_row(e->rep, "cli: submit --wait -- /bin/true, page faults of the tool", "faults/call", NULL,
+			  median_faults(cost_js, runs), "tsp -f /bin/true, its client + job",
+			  median_faults(cost_ts, runs));
+	}
+	bench_row(e->rep, "cli: submit --wait --fn noop, CPU of the tool", "ms/call", NULL, median_cpu(cost_noop, runs),
+		  "/bin/true, one run", median_cpu(cost_true, runs));
+	bench_row(e->rep, "cli: submit --wait --fn noop, page faults of the tool", "faults/call", NULL,
+		  median_faults(cost_noop, runs), "/bin/true, one run", median_faults(cost_true, runs));
 	bench_note(e->rep, "exec: %zu jobs per run, N = %u; raw/xargs/jschedd %d runs, tsp/nq %d runs; "
 			   "cli: %d calls per run (%d for the calls 50 ms apart, the gaps not counted), %d runs",
 		   n, par, e->runs, e->runs_long, calls, apart, e->runs);
