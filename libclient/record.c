@@ -58,7 +58,7 @@ const char *jsched_state_name(enum jsched_state state)
 enum jsched_state jsched_state_from_name(const char *name)
 {
 	for (int s = JSCHED_STATE_WAITING; name != NULL && s <= JC_STATE_LAST; s++)
-		if (strcmp(name, state_names[s]) == 0)
+		if (name[0] == state_names[s][0] && strcmp(name, state_names[s]) == 0) /* a call for one */
 			return (enum jsched_state)s;
 	return JSCHED_STATE_UNKNOWN;
 }
@@ -221,10 +221,19 @@ struct cursor {
 	const char *p, *end;
 };
 
-static void ws(struct cursor *c)
+static void ws_run(struct cursor *c)
 {
 	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
 		c->p++;
+}
+
+/* ws: skips whitespace.  The daemon writes compact JSON, so the next byte is nearly
+ * always past ' ' (every JSON whitespace byte is at or below it): one test inline, and
+ * the loop only when it may be whitespace. */
+static inline void ws(struct cursor *c)
+{
+	if (c->p < c->end && (unsigned char)*c->p <= ' ')
+		ws_run(c);
 }
 
 static bool lit(struct cursor *c, char ch)
@@ -236,22 +245,35 @@ static bool lit(struct cursor *c, char ch)
 	return true;
 }
 
+/* The bytes a plain string may hold (printable ASCII but the quote and the backslash): 1.
+ * One load per byte instead of four comparisons: the string loop below was the client's
+ * largest part of a record read (callgrind, noop jsched_submit_wait: 1,760 of 8,400
+ * instructions per round trip). */
+static const unsigned char plain_byte[256] = {
+	/* 0x00-0x7f; 0x80-0xff are 0 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0,
+};
+
 /* A plain string (the cursor on its quote): its bytes without the quotes. */
 static bool plain_string(struct cursor *c, struct jc_text *out)
 {
-	if (c->p >= c->end || *c->p != '"')
+	const char *p = c->p, *end = c->end;
+	if (p >= end || *p != '"')
 		return false;
-	const char *s = ++c->p;
-	while (c->p < c->end && *c->p != '"') {
-		unsigned char ch = (unsigned char)*c->p;
-		if (ch < 0x20 || ch > 0x7e || ch == '\\')
-			return false;
-		c->p++;
-	}
-	if (c->p >= c->end)
-		return false;
-	*out = (struct jc_text){ s, (size_t)(c->p - s) };
-	c->p++;
+	const char *s = ++p;
+	while (p < end && plain_byte[(unsigned char)*p])
+		p++;
+	if (p >= end || *p != '"')
+		return false; /* the end, an escape, a control or non-ASCII byte */
+	*out = (struct jc_text){ s, (size_t)(p - s) };
+	c->p = p + 1;
 	return true;
 }
 
@@ -289,21 +311,25 @@ static bool plain_value(struct cursor *c, struct value *v)
 		v->text = (struct jc_text){ start, (size_t)(c->p - start) };
 		return ok;
 	}
-	bool neg = *c->p == '-';
+	const char *p = c->p;
+	bool neg = *p == '-';
 	if (neg)
-		c->p++;
-	const char *digits = c->p;
+		p++;
+	const char *digits = p;
+	/* At most 16 digits are looked at (a 16th makes it too long): the bound once. */
+	const char *stop = c->end - p > 16 ? p + 16 : c->end;
 	int64_t x = 0;
-	while (c->p < c->end && *c->p >= '0' && *c->p <= '9' && c->p - digits < 16)
-		x = x * 10 + (*c->p++ - '0');
-	size_t nd = (size_t)(c->p - digits);
+	while (p < stop && (unsigned)(*p - '0') <= 9)
+		x = x * 10 + (*p++ - '0');
+	size_t nd = (size_t)(p - digits);
 	if (nd == 0 || nd > 15 || (nd > 1 && *digits == '0'))
 		return false;
-	if (c->p < c->end && (*c->p == '.' || *c->p == 'e' || *c->p == 'E' || (*c->p >= '0' && *c->p <= '9')))
+	if (p < c->end && (*p == '.' || *p == 'e' || *p == 'E' || (*p >= '0' && *p <= '9')))
 		return false; /* a real, or too long: jansson decides */
+	c->p = p;
 	v->type = V_INT;
 	v->i = neg ? -x : x;
-	v->text = (struct jc_text){ start, (size_t)(c->p - start) };
+	v->text = (struct jc_text){ start, (size_t)(p - start) };
 	return true;
 }
 

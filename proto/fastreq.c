@@ -62,11 +62,35 @@ struct sc {
 	struct jp_fast *f;
 };
 
-static void ws(struct sc *s)
+static void ws_run(struct sc *s)
 {
 	while (s->p < s->e && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
 		s->p++;
 }
+
+/* ws: skips whitespace.  libjsched writes compact JSON, so the next byte is nearly always
+ * past ' ' (every JSON whitespace byte is at or below it): one test inline, and the loop
+ * only when it may be whitespace (the loop's four tests per call were 300 of a noop
+ * submit's 3,000 instructions here, callgrind). */
+static inline void ws(struct sc *s)
+{
+	if (s->p < s->e && *s->p <= ' ')
+		ws_run(s);
+}
+
+/* The bytes a string copies as they are (0x20-0x7f but the quote and the backslash): 1.
+ * One load per byte in str's loop instead of four comparisons. */
+static const unsigned char plain_byte[256] = {
+	/* 0x00-0x7f; 0x80-0xff are 0 */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+};
 
 /* eat: the byte c (after whitespace) is next, and is taken. */
 static bool eat(struct sc *s, unsigned char c)
@@ -138,12 +162,13 @@ static bool str(struct sc *s, const char **out, size_t *len)
 	if (s->p >= s->e || *s->p != '"')
 		return false;
 	for (s->p++;;) {
-		const unsigned char *run = s->p;
+		const unsigned char *run = s->p, *q = run;
 
-		while (s->p < s->e && *s->p >= 0x20 && *s->p < 0x80 && *s->p != '"' && *s->p != '\\')
-			s->p++;
-		memcpy(o, run, (size_t)(s->p - run));
-		o += s->p - run;
+		while (q < s->e && plain_byte[*q])
+			q++;
+		s->p = q;
+		memcpy(o, run, (size_t)(q - run));
+		o += q - run;
 		if (s->p >= s->e || *s->p < 0x20)
 			return false;
 		if (*s->p == '"') {
