@@ -167,6 +167,7 @@ struct jd_wait {
 	int result;			/* 0, JSCHED_ETIMEOUT, JSCHED_ECANCELLED (claimer) */
 	struct jd_fiber *fiber;		/* the waiting fiber, or NULL for a thread */
 	struct jd_parker *parker;	/* a worker thread's parker, or NULL: futex on done */
+	struct jd_pool *pool;		/* the waiter's pool (a fiber or a worker), or NULL */
 	atomic_uint done;		/* thread waiters: 1 once claimed (release) */
 	/* timer.c (timer lock) */
 	uint64_t deadline;
@@ -327,6 +328,12 @@ struct jd_pool {
 	/* A thread outside the pool is runnable and waits for a CPU (jd_pool_want_cpu):
 	 * searching workers yield instead of spinning.  Any thread; read by searchers. */
 	alignas(JD_CACHELINE) atomic_uint cpu_wanted;
+
+	/* Wakes under way in threads outside the pool (wait.c, wake): from before a waiter
+	 * is signalled until the signal's last touch of the pool (its worker's queues and
+	 * parker).  The signalled fiber may finish and the pool quiesce meanwhile, so
+	 * jd_pool_destroy waits for this to reach 0 after joining the workers. */
+	alignas(JD_CACHELINE) atomic_uint outside_wakes;
 
 	alignas(JD_CACHELINE) atomic_uint_least64_t ext_created; /* by non-workers */
 	atomic_uint rr;			/* round robin over inboxes for external submits */

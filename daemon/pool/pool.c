@@ -175,6 +175,9 @@ int jd_pool_destroy(struct jd_pool *p, enum jd_shutdown how)
 	jd_wake_all(p);
 	for (unsigned i = 0; i < p->nworkers; i++)
 		pthread_join(p->workers[i].thread, NULL);
+	/* A thread outside the pool may still be returning from waking the last fiber. */
+	while (atomic_load_explicit(&p->outside_wakes, memory_order_acquire))
+		sched_yield();
 	uint64_t dropped = atomic_load(&p->dropped);
 	pool_free(p);
 	return dropped > INT32_MAX ? INT32_MAX : (int)dropped;

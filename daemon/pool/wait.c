@@ -92,9 +92,9 @@ void jd_event_reset(struct jd_event *ev)
 						memory_order_relaxed);
 }
 
-/* wake: tell a claimed wait's owner.  Reads everything it needs from w before the
+/* signal: tell a claimed wait's owner.  Reads everything it needs from w before the
  * signal, after which w may be gone. */
-static void wake(struct jd_wait *w)
+static void signal_waiter(struct jd_wait *w)
 {
 	struct jd_fiber *f = w->fiber;
 	if (f) {
@@ -107,6 +107,24 @@ static void wake(struct jd_wait *w)
 		jd_unpark(pk); /* a worker's parker lives as long as the pool */
 	else
 		jd_futex_wake(&w->done, 1);
+}
+
+/* wake: signal_waiter, holding the waiter's pool when this thread is not one of its
+ * workers (an output thread setting an event, the daemon's loop): the woken fiber may
+ * finish and the pool quiesce and be destroyed while the signal still touches the
+ * worker's queue and parker.  jd_pool_destroy waits for outside_wakes to drain. */
+static void wake(struct jd_wait *w)
+{
+	struct jd_pool *p = w->pool;
+	struct jd_worker *me;
+
+	if (!p || ((me = jd_self()) && me->pool == p)) {
+		signal_waiter(w);
+		return;
+	}
+	atomic_fetch_add_explicit(&p->outside_wakes, 1, memory_order_seq_cst);
+	signal_waiter(w);
+	atomic_fetch_sub_explicit(&p->outside_wakes, 1, memory_order_release);
 }
 
 /* set_locked: set ev, whose lock the caller holds (v: the word read when locking), and
@@ -289,6 +307,7 @@ static int fiber_wait(struct jd_worker *w, struct jd_event *ev, uint64_t deadlin
 	struct jd_wait wt;
 	wait_init(&wt, ev);
 	wt.fiber = f;
+	wt.pool = p;
 	wt.tok[0] = user;
 	wt.tok[1] = &f->stop;
 	/* Parkable before published: a waker that finds the wait sees WANTS_SUSPEND. */
@@ -321,6 +340,7 @@ static int helper_wait(struct jd_worker *w, struct jd_event *ev, uint64_t deadli
 	struct jd_wait wt;
 	wait_init(&wt, ev);
 	wt.parker = &w->parker;
+	wt.pool = w->pool;
 	wt.tok[0] = user;
 	wt.tok[1] = &w->stop;
 	if (!link_wait(&wt))

@@ -6,8 +6,16 @@
  * run, and their wait groups are done all the same; fibers suspended in waits get
  * JSCHED_ECANCELLED and finish.  The determinism comes from a blocker task that holds the
  * only worker until jd_pool_stopping() turns true.
+ *
+ * A fiber woken by a thread outside the pool as the pool is destroyed: the woken fiber
+ * can finish and the pool quiesce and be freed while the waker is still returning from
+ * the wake (its last touches of the worker's parker and idle count); destroy waits for
+ * it.  Without that wait ThreadSanitizer reports the free racing the waker's reads (as
+ * it did for the daemon's output thread, whose sync callback sets a command fiber's
+ * event at shutdown).
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -264,6 +272,47 @@ static void test_immediate_dag(void **state)
 	jd_dag_destroy(g);
 }
 
+struct outside_wake {
+	struct jd_event ev;
+	atomic_int waiting;	/* the fiber is about to wait */
+	atomic_int woke;	/* its wait returned 0 */
+};
+
+static void outside_waiter(void *arg)
+{
+	struct outside_wake *o = arg;
+	atomic_store(&o->waiting, 1);
+	if (jd_event_wait(&o->ev) == 0)
+		atomic_store(&o->woke, 1);
+}
+
+static void *setter_thread(void *arg)
+{
+	struct outside_wake *o = arg;
+	/* bounded: the fiber runs at once on an idle pool */
+	for (int i = 0; i < 2000000 && !atomic_load(&o->waiting); i++)
+		sched_yield();
+	jd_event_set(&o->ev);
+	return NULL;
+}
+
+static void test_woken_from_outside_while_destroyed(void **state)
+{
+	(void)state;
+	for (int round = 0; round < 50; round++) {
+		struct outside_wake o = {.ev = JD_EVENT_INIT};
+		struct jd_pool *p = make_pool(1 + (unsigned)(round & 1));
+		struct jd_task_spec s = {.fn = outside_waiter, .arg = &o, .flags = JD_TASK_FIBER};
+		pthread_t th;
+
+		assert_int_equal(jd_pool_submit(p, &s), 0);
+		assert_int_equal(pthread_create(&th, NULL, setter_thread, &o), 0);
+		assert_int_equal(jd_pool_destroy(p, JD_SHUTDOWN_GRACEFUL), 0);
+		assert_int_equal(atomic_load(&o.woke), 1);
+		pthread_join(th, NULL);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -272,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_immediate),
 		cmocka_unit_test(test_submit_while_stopping),
 		cmocka_unit_test(test_immediate_dag),
+		cmocka_unit_test(test_woken_from_outside_while_destroyed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
