@@ -407,8 +407,12 @@ static void flush_all(struct jd_server *s)
  * time is the time since its first callback after the poll (jd_loop_woke). */
 static void busy_prepare_cb(uv_prepare_t *h)
 {
-	struct jd_server *s = h->data;
+	struct jd_net *d = h->data;
+	struct jd_server *s = &d->srv;
 	uint64_t woke = jd_loop_woke_take();
+
+	if (s->to_arm)
+		jd_session_waits_arm(d); /* before the poll: no poll waits past a timeout */
 
 	if (woke) {
 		uint64_t now = jd_now_ns(), busy = now > woke ? now - woke : 0;
@@ -1202,7 +1206,7 @@ int jd_server_listen(struct jd_net *d, int activated_fd, char *err, size_t errle
 	uv_prepare_init(d->loop, &s->flush_prepare);
 	s->flush_check.data = s->flush_prepare.data = s;
 	uv_prepare_init(d->loop, &s->busy_prepare);
-	s->busy_prepare.data = s;
+	s->busy_prepare.data = d;
 	uv_prepare_start(&s->busy_prepare, busy_prepare_cb);
 	uv_unref((uv_handle_t *)&s->busy_prepare); /* it never keeps the loop running */
 	uv_check_init(d->loop, &s->busy_check);

@@ -166,6 +166,8 @@ struct jd_server {
 	 * prepare phase before the next poll. */
 	uv_prepare_t busy_prepare;
 	uv_check_t busy_check;
+	/* Waits whose timeout the prepare phase arms (op_wait.c, jd_session_waits_arm). */
+	struct jd_wait_req *to_arm;
 	uint64_t iterations, busy_over;	/* iterations; those busier than JD_LOOP_BUSY_BOUND_NS */
 	struct jd_hist busy;			/* the iterations' busy times (ns), lifetime */
 	/* The poll after a request (server.c): an idle handle, active while the window is

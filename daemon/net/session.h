@@ -45,6 +45,9 @@ void jd_session_closed(struct jd_conn *c);
  * op_wait.c), sending it when it is whole.  Returns whether some of it is still to
  * write.  Loop thread. */
 bool jd_session_answer_more(struct jd_conn *c);
+/* jd_session_waits_arm: start the timers of the waits begun since the last call that are
+ * still pending (d->srv.to_arm); the loop's prepare phase calls it.  Loop thread. */
+void jd_session_waits_arm(struct jd_net *d);
 
 /* jd_session_admit_more: make the next slice of the jobs of c's submit in slices
  * (c->admitting, op_submit.c), admitting or refusing it whole after the last.  Returns
