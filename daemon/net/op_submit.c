@@ -890,7 +890,7 @@ static bool admit_commit(struct admit *a, const struct jp_request *r, json_t *ms
 			struct jd__wait_how how = {.any = s->wait_any, .single = s->single,
 						   .output = s->wait_output,
 						   .timeout_ms = s->wait_timeout_ms, .head = head};
-			struct jd_job **jobs = head ? malloc(s->n * sizeof(*jobs)) : NULL;
+			struct jd_job **jobs = head ? jd__wait_jobs_new(a->w) : NULL;
 
 			if (jobs) {
 				memcpy(jobs, a->made, s->n * sizeof(*jobs));

@@ -69,6 +69,7 @@ struct jd_wait_req {
 	uint64_t begun_ms, timeout_ms;
 	struct jd_wait_req *arm_next, *arm_prev;
 	struct jd_job **jobs;	/* per id: the job, pinned until the wait ends */
+	struct jd_job *one;	/* jobs' room for a wait of one job (jd__wait_jobs_new) */
 	struct jp_buf sb;	/* an answer in slices: the frame so far */
 	size_t sliced;		/* its records written so far */
 	struct jd_wait_link links[];
@@ -152,7 +153,8 @@ static void wait_end(struct jd_wait_req *w)
 	}
 	jp_buf_free(&w->sb);
 	w->c->n_waits--;
-	free(w->jobs);
+	if (w->jobs != &w->one)
+		free(w->jobs);
 	free(w->head);
 	if (w->prev)
 		w->prev->next = w->next;
@@ -404,6 +406,13 @@ struct jd_wait_req *jd__wait_new(struct jd_conn *c, int64_t id, size_t n, const 
 	w->id = id;
 	w->n = n;
 	return w;
+}
+
+struct jd_job **jd__wait_jobs_new(struct jd_wait_req *w)
+{
+	/* One job (every submit of one spec with wait): no allocation of its own, nor its
+	 * free (about 150 instructions of a noop submit with wait, callgrind). */
+	return w->n == 1 ? &w->one : malloc(w->n * sizeof(*w->jobs));
 }
 
 void jd__wait_discard(struct jd_wait_req *w)

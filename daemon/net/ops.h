@@ -21,7 +21,7 @@ struct jd_job;
 __attribute__((format(printf, 5, 6))) void jd__reply_error(struct jd_conn *c, int64_t id, int code,
 							  const char *field, const char *fmt, ...);
 
-/* jd__limits_of: the limits in force on c (the hello reply's). */
+/* jd__limits_of: the limits in force on c (the hello reply's).  Loop thread. */
 void jd__limits_of(const struct jd_conn *c, struct jp_limits *lim);
 
 /* jd__find_owned: job `id` if it exists and c may see it; else replies the error to
@@ -96,9 +96,14 @@ struct jd_wait_req *jd__wait_new(struct jd_conn *c, int64_t id, size_t n, const 
 /* jd__wait_discard: free a wait that was never begun. */
 void jd__wait_discard(struct jd_wait_req *w);
 
-/* jd__wait_begin: start w on jobs (n of them, malloc'd, taken; each pinned until the
- * answer): answered at once if it can be (every job final, one for "any", or timeout 0),
- * else when its jobs end, its time runs out or (dropped) its connection closes. */
+/* jd__wait_jobs_new: room for w's n jobs, to fill and give to jd__wait_begin (inside w
+ * for one job, else malloc'd), or NULL when out of memory. */
+struct jd_job **jd__wait_jobs_new(struct jd_wait_req *w);
+
+/* jd__wait_begin: start w on jobs (n of them, malloc'd or jd__wait_jobs_new's, taken;
+ * each pinned until the answer): answered at once if it can be (every job final, one
+ * for "any", or timeout 0), else when its jobs end, its time runs out or (dropped) its
+ * connection closes. */
 void jd__wait_begin(struct jd_wait_req *w, struct jd_job **jobs, const struct jd__wait_how *how);
 
 /* op_result.c: result, a job's result alone, in pieces (answered at once). */
