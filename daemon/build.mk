@@ -38,7 +38,7 @@ JSCHEDD_CORE_SRCS := daemon/core/jobs.c daemon/core/array.c daemon/core/jobs_ind
 	daemon/core/config.c daemon/core/config_exec.c daemon/core/config_names.c \
 	daemon/core/config_backends.c daemon/core/config_resources.c \
 	daemon/core/security.c daemon/core/hist.c daemon/core/log.c daemon/core/clock.c \
-	daemon/core/timeheap.c daemon/core/wake.c daemon/core/diskcpu.c
+	daemon/core/timeheap.c daemon/core/slab.c daemon/core/wake.c daemon/core/diskcpu.c
 JSCHEDD_RUN_SRCS := daemon/run/runner.c daemon/run/exec.c daemon/run/slots.c daemon/run/process.c daemon/run/handler.c \
 	daemon/run/builtins.c daemon/run/modules.c daemon/run/cgroup.c daemon/run/exec_cgroup.c \
 	daemon/run/backend.c daemon/run/backend_slurm.c daemon/run/slurm_script.c daemon/run/resources.c
@@ -88,7 +88,8 @@ JSCHEDD_UNIT := $(B)/tests/daemon/unit_config $(B)/tests/daemon/unit_hist \
 	$(B)/tests/daemon/unit_whist $(B)/tests/daemon/unit_prometheus $(B)/tests/daemon/unit_cgroup \
 	$(B)/tests/daemon/unit_log $(B)/tests/daemon/unit_timeheap \
 	$(B)/tests/daemon/unit_outlog $(B)/tests/daemon/unit_index $(B)/tests/daemon/unit_security \
-	$(B)/tests/daemon/unit_wake $(B)/tests/daemon/unit_spin $(B)/tests/daemon/unit_diskcpu
+	$(B)/tests/daemon/unit_wake $(B)/tests/daemon/unit_spin $(B)/tests/daemon/unit_diskcpu \
+	$(B)/tests/daemon/unit_slab
 # The config reader is core/config*.c alone (plain data, jansson): the unit test links
 # only those.
 JSCHEDD_CONFIG_OBJS := $(patsubst %.c,$(B)/obj/%.o,daemon/core/config.c daemon/core/config_exec.c \
@@ -162,6 +163,11 @@ $(B)/tests/daemon/unit_diskcpu: $(B)/obj/tests/daemon/unit_diskcpu.o $(B)/obj/da
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)
 # unit_index: the job table's id index (daemon/core/jobs_index.c) against a plain scan.
 $(B)/tests/daemon/unit_index: $(B)/obj/tests/daemon/unit_index.o $(B)/obj/daemon/core/jobs_index.o
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)
+# unit_slab: the job table's record slab (daemon/core/slab.c), alone.
+$(B)/tests/daemon/unit_slab: $(B)/obj/tests/daemon/unit_slab.o $(B)/obj/daemon/core/slab.o
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)

@@ -89,19 +89,21 @@ static void on_output(void *ctx, struct jd_job *j)
 
 /* jd_daemon_give_back (daemon.h): one malloc_trim, for the two moments memory comes free. */
 #define TRIM_AFTER 65536u
+#define TRIM_EMPTY 8192u
 void jd_daemon_give_back(struct jd_daemon *d, bool drained)
 {
 #ifdef __GLIBC__
 	uint64_t t0;
 
 	if (drained) {
-		if (d->jobs.forgotten - d->trimmed_at < TRIM_AFTER ||
+		if (d->jobs.forgotten - d->trimmed_at < (d->jobs.n_live ? TRIM_AFTER : TRIM_EMPTY) ||
 		    jd_fair_ready(d->runner.fair) != 0)
 			return;
 		d->trimmed_at = d->jobs.forgotten;
 		t0 = jd_now_ns();
 	} else {
-		if (d->jobs.releases == d->trim_seen)
+		/* ended jobs' run parts leave empty pages even when nothing was forgotten */
+		if (d->jobs.releases == d->trim_seen && d->jobs.runs.n_empty <= 1)
 			return;
 		t0 = jd_now_ns();
 		if (t0 < d->trim_next_ns)

@@ -1557,7 +1557,7 @@ static int replay_attempt(struct rec_state *st, struct jd_job *j, const struct j
 	}
 	a.state = (uint8_t)state;
 	/* It runs again: it needs its run part (dropped if it was final). */
-	if (jd_job_add_attempt(j, &a) < 0 || jd_job_run_part(j) < 0)
+	if (jd_job_add_attempt(j, &a) < 0 || jd_job_run_part(&st->d->jobs, j) < 0)
 		return JSCHED_ENOMEM;
 	if (next) {
 		j->state = JD_RETRYING;
@@ -1762,7 +1762,7 @@ static int restore(struct rec_state *st)
 		if (!st->byid[id])
 			continue;
 		n++;
-		if (!jd_state_final(st->byid[id]->state) && jd_job_run_part(st->byid[id]) < 0)
+		if (!jd_state_final(st->byid[id]->state) && jd_job_run_part(t, st->byid[id]) < 0)
 			return JSCHED_ENOMEM;
 	}
 	jd_jobs_reserve(t, n);

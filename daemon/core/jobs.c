@@ -133,6 +133,8 @@ void jd_jobs_walk(struct jd_jobs *t, const struct jd_client *client, bool any_ui
 int jd_jobs_init(struct jd_jobs *t, uv_loop_t *loop, const struct jd_jobs_hooks *hooks)
 {
 	memset(t, 0, sizeof(*t));
+	if (jd_slab_init(&t->runs, sizeof(struct jd_job_run)) < 0)
+		return JSCHED_EINVAL;
 	t->all.pos_off = offsetof(struct jd_job, ipos_all);
 	t->n_buckets = JD_JOBS_BUCKETS;
 	t->buckets = calloc(t->n_buckets, sizeof(*t->buckets));
@@ -172,7 +174,8 @@ size_t jd_job_mem_bytes(const struct jd_job *j)
 		   str_mem(j->reason);
 
 	if (j->run) {
-		n += sizeof(*j->run) + ALLOC_OVERHEAD + str_mem(j->run->run_error);
+		/* a slab record (slab.h): no malloc header */
+		n += sizeof(*j->run) + str_mem(j->run->run_error);
 		if (j->run->dependents)
 			n += j->run->cap_dependents * sizeof(*j->run->dependents) + ALLOC_OVERHEAD;
 	}
@@ -225,16 +228,16 @@ void jd_job_drop_run(struct jd_job *j)
 	free(j->run->run_error);
 	free(j->run->run_value);
 	free(j->run->dependents);
-	free(j->run);
+	jd_slab_free(j->run);
 	j->run = NULL;
 }
 
 /* run_alloc: j's run part, new (its notices pointing at j); 0 or JSCHED_ENOMEM. */
-static int run_alloc(struct jd_job *j)
+static int run_alloc(struct jd_jobs *t, struct jd_job *j)
 {
 	if (j->run)
 		return 0;
-	struct jd_job_run *r = calloc(1, sizeof(*r));
+	struct jd_job_run *r = jd_slab_alloc(&t->runs);
 
 	if (!r)
 		return JSCHED_ENOMEM;
@@ -245,9 +248,9 @@ static int run_alloc(struct jd_job *j)
 	return 0;
 }
 
-int jd_job_run_part(struct jd_job *j)
+int jd_job_run_part(struct jd_jobs *t, struct jd_job *j)
 {
-	return run_alloc(j);
+	return run_alloc(t, j);
 }
 
 static void job_free(struct jd_job *j)
@@ -285,6 +288,7 @@ void jd_jobs_free(struct jd_jobs *t)
 	t->n_arrays = t->cap_arrays = 0;
 	t->active = NULL;
 	jd_timeheap_free(&t->timers);
+	jd_slab_destroy(&t->runs);
 	jd_idx_free(&t->all);
 	for (size_t i = 0; i < UID_SLOTS; i++)
 		while (t->uids[i]) {
@@ -297,13 +301,13 @@ void jd_jobs_free(struct jd_jobs *t)
 }
 
 /* job_alloc: a job with id, waiting, not in the table. */
-static struct jd_job *job_alloc(const struct jd_jobs *t, uint64_t id)
+static struct jd_job *job_alloc(struct jd_jobs *t, uint64_t id)
 {
 	struct jd_job *j = calloc(1, sizeof(*j));
 
 	if (!j)
 		return NULL;
-	if (!t->recovering && run_alloc(j) < 0) {
+	if (!t->recovering && run_alloc(t, j) < 0) {
 		free(j);
 		return NULL;
 	}
@@ -444,6 +448,8 @@ void jd_jobs_shrink(struct jd_jobs *t)
 	n = shrunk(t->n_kbuckets, t->n_keyed, 64);
 	if (n < t->n_kbuckets && key_rehash(t, n))
 		t->shrinks++;
+	/* One empty page kept: the next job's run part maps nothing. */
+	jd_slab_trim(&t->runs, 1);
 }
 
 /* key_add: index j by (uid, key).  Without memory for a first bucket array the job is
@@ -1165,7 +1171,7 @@ int jd_job_retry(struct jd_jobs *t, struct jd_job *j)
 	if (j->arr || j->elem_of || j->kind == JD_KIND_CALL ||
 	    (j->exec && j->exec->spec.has_stdin && j->exec->spec.stdin_len && !j->exec->spec.stdin_data))
 		return JSCHED_ENOT_SUPPORTED;
-	if (run_alloc(j) < 0)
+	if (run_alloc(t, j) < 0)
 		return JSCHED_ENOMEM;
 	a = attempt_of(j, j->state, j->cause, j->finished_ms);
 	if (jd_job_add_attempt(j, &a) < 0)

@@ -35,6 +35,7 @@
 
 #include <jansson.h>
 
+#include "daemon/core/slab.h"
 #include "daemon/core/timeheap.h"
 #include "daemon/core/jobs_index.h"
 #include "daemon/fair/fair.h"
@@ -138,7 +139,8 @@ struct jd_spec_src {
  * smaller: 720 -> 512 bytes of malloc chunk when the loop's live-only fields moved here,
  * 512 -> 400 with the fair record; a restart with a million retained jobs touches that
  * much less fresh memory (its page faults and the kernel's zeroing of them were most of a
- * restart's time). */
+ * restart's time).  Taken from the table's slab (t->runs, slab.h), not malloc, so that once
+ * it goes the job records that stay are not each beside a hole. */
 struct jd_job_run {
 	/* the fair layer's record (jd_fair_admit to its final hook): its caller fields are
 	 * copied from the job's (jd_job.deadline_ns, cost, cls, amount) when it is admitted
@@ -377,6 +379,7 @@ struct jd_jobs {
 					 * freed heap back to the kernel when it moved) */
 
 	uv_loop_t *loop;		/* waiting jobs' deadline timers, the timer heap's timer */
+	struct jd_slab runs;		/* every job's run part (jd_job.run): slab.h says why */
 	struct jd_timeheap timers;	/* scheduled jobs, earliest first */
 	uv_timer_t timer;		/* armed for the earliest of them (one for all) */
 	bool timer_open;		/* timer initialised (at the first scheduled job) */
@@ -546,9 +549,9 @@ void jd_job_restore(struct jd_jobs *t, struct jd_job *j);
  * next job instead of keeping a hole per job. */
 void jd_job_drop_run(struct jd_job *j);
 
-/* jd_job_run_part: give j its run part if it has none (a job recovered final that its
- * records then run again).  0 or JSCHED_ENOMEM. */
-int jd_job_run_part(struct jd_job *j);
+/* jd_job_run_part: give j, a job of t, its run part if it has none (a job recovered final
+ * that its records then run again).  0 or JSCHED_ENOMEM. */
+int jd_job_run_part(struct jd_jobs *t, struct jd_job *j);
 
 /* jd_job_discard: free a job made by jd_job_new that never entered the table (a submit
  * refused whole).  Its id is simply never used. */
@@ -636,7 +639,8 @@ void jd_jobs_reserve(struct jd_jobs *t, size_t n);
 /* jd_jobs_shrink: give back what the id and key indexes grew to for jobs that have gone:
  * each grows by doubling, to one bucket per job (1,000,000 queued jobs: 8 MiB of
  * buckets), and keeps that size; one holding under an eighth of its buckets is rehashed
- * to twice its count (at least JD_JOBS_BUCKETS).  O(buckets) when it does, so called
+ * to twice its count (at least JD_JOBS_BUCKETS).  And unmap the run parts' empty pages
+ * but one (jd_slab_trim).  O(buckets) when it does, so called
  * where the loop can afford it: the 1 s tick and the moment a flood has drained
  * (jd_daemon_give_back).  No jd_jobs_iter may be open across it. */
 void jd_jobs_shrink(struct jd_jobs *t);
