@@ -9,7 +9,8 @@ own (2 workers, the sleep policy, the journal off); one connection says hello, t
 row the collection is switched on (callgrind_control -i on) around N requests of that row
 and off after, and the row's instructions (every thread of the daemon, the loop's nearly
 all) are divided by N.  Rows: ping; submit of one noop with `wait` (one request per job);
-submit of one noop, then wait (two requests); status of one job; a batch of 1,000 spin jobs
+the same with a timeout of 10 s (`"wait": {"timeout_ms": 10000}`, what bench_e2e's round
+trips send); submit of one noop, then wait (two requests); status of one job; a batch of 1,000 spin jobs
 of 0 us with `wait` (per job).  The frames are the ones libjsched sends (member order
 included).  Prints one line per row and build, and the ratio new/old when given two.
 """
@@ -42,7 +43,7 @@ def call(s, obj):
         if "event" not in m:
             return m
 
-ROWS = ["ping", "submit_wait", "submit+wait", "status", "batch1000_wait"]
+ROWS = ["ping", "submit_wait", "submit_wait_10s", "submit+wait", "status", "batch1000_wait"]
 
 def run(binary, n):
     d = tempfile.mkdtemp(prefix="icount-")
@@ -86,6 +87,8 @@ def run(binary, n):
                     r = call(s, {"op": "ping", "id": rid})
                 elif row == "submit_wait":
                     r = call(s, {"op": "submit", "id": rid, "job": job, "wait": True})
+                elif row == "submit_wait_10s":
+                    r = call(s, {"op": "submit", "id": rid, "job": job, "wait": {"timeout_ms": 10000}})
                 elif row == "submit+wait":
                     r = call(s, {"op": "submit", "id": rid, "job": job})
                     rid += 1
