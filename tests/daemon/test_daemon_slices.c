@@ -107,21 +107,30 @@ static json_int_t loop_metric(const json_t *metrics, const char *name)
 		json_object_get(json_object_get(json_object_get(metrics, "metrics"), "loop"), name));
 }
 
-static void test_light_answered_between_slices(void **state)
+/* batch_text: a submit (request id) of n noop calls scheduled a day ahead, malloc'd. */
+static char *batch_text(int64_t id, size_t n)
 {
-	int heavy = hello2("heavy"), light = hello2("light");
-	size_t len = 64 + N_JOBS * 64, at = 0;
-	char *req = malloc(len), *ids, *both;
-	json_t *r, *got, *recs;
+	char *req = malloc(64 + n * 64);
+	size_t at;
 
-	(void)state;
-	/* 2,000 jobs scheduled a day ahead of the test clock: they stay scheduled. */
 	assert_non_null(req);
-	at = (size_t)sprintf(req, "{\"op\": \"submit\", \"id\": 1, \"jobs\": [");
-	for (int i = 0; i < N_JOBS; i++)
+	at = (size_t)sprintf(req, "{\"op\": \"submit\", \"id\": %lld, \"jobs\": [", (long long)id);
+	for (size_t i = 0; i < n; i++)
 		at += (size_t)sprintf(req + at, "%s{\"kind\": \"call\", \"fn\": \"noop\", \"not_before\": "
 					       "9000000000000}", i ? "," : "");
 	sprintf(req + at, "]}");
+	return req;
+}
+
+static void test_light_answered_between_slices(void **state)
+{
+	int heavy = hello2("heavy"), light = hello2("light");
+	size_t len = 64 + N_JOBS * 64, at = 0; /* batch_text's size */
+	/* 2,000 jobs scheduled a day ahead of the test clock: they stay scheduled. */
+	char *req = batch_text(1, N_JOBS), *ids, *both;
+	json_t *r, *got, *recs;
+
+	(void)state;
 	r = jdt_raw_ask(heavy, req);
 	assert_true(json_is_true(json_object_get(r, "ok")));
 	assert_int_equal(json_array_size(json_object_get(r, "jobs")), N_JOBS);
@@ -192,17 +201,10 @@ static void test_light_answered_between_slices(void **state)
 static void test_closed_while_sliced(void **state)
 {
 	int heavy = hello2("heavy2"), light = hello2("light2");
-	size_t len = 64 + N_JOBS * 64, at;
-	char *req = malloc(len), *ids;
+	char *req = batch_text(1, N_JOBS), *ids;
 	json_t *r;
 
 	(void)state;
-	assert_non_null(req);
-	at = (size_t)sprintf(req, "{\"op\": \"submit\", \"id\": 1, \"jobs\": [");
-	for (int i = 0; i < N_JOBS; i++)
-		at += (size_t)sprintf(req + at, "%s{\"kind\": \"call\", \"fn\": \"noop\", \"not_before\": "
-					       "9000000000000}", i ? "," : "");
-	sprintf(req + at, "]}");
 	r = jdt_raw_ask(heavy, req);
 	ids = ids_text(json_object_get(r, "jobs"), N_JOBS);
 	json_decref(r);
@@ -221,21 +223,6 @@ static void test_closed_while_sliced(void **state)
 	free(ids);
 	free(req);
 	close(light);
-}
-
-/* batch_text: a submit (request id) of n noop calls scheduled a day ahead, malloc'd. */
-static char *batch_text(int64_t id, size_t n)
-{
-	char *req = malloc(64 + n * 64);
-	size_t at;
-
-	assert_non_null(req);
-	at = (size_t)sprintf(req, "{\"op\": \"submit\", \"id\": %lld, \"jobs\": [", (long long)id);
-	for (size_t i = 0; i < n; i++)
-		at += (size_t)sprintf(req + at, "%s{\"kind\": \"call\", \"fn\": \"noop\", \"not_before\": "
-					       "9000000000000}", i ? "," : "");
-	sprintf(req + at, "]}");
-	return req;
 }
 
 /* scheduled: how many jobs the daemon has in state scheduled. */

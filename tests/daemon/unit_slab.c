@@ -19,6 +19,7 @@
 
 #include "daemon/core/slab.h"
 #include "jsched/error.h"
+#include "tests/common/rnd.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -41,10 +42,7 @@ static uint64_t rnd(void)
 {
 	static uint64_t x = 88172645463325252ull;
 
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return x;
+	return jtc_xorshift(&x);
 }
 
 static void *page_of(const void *p)

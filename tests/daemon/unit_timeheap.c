@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "daemon/core/timeheap.h"
+#include "tests/common/rnd.h"
 #include "proto/jproto.h"
 
 #define N 5000
@@ -24,10 +25,7 @@ static uint64_t rnd(void)
 {
 	static uint64_t x = 88172645463325252ull;
 
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return x;
+	return jtc_xorshift(&x);
 }
 
 static void fill(struct jd_timeheap *h, uint64_t spread)

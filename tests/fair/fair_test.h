@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "daemon/fair/fair.h"
+#include "tests/common/rnd.h"
 
 /* The virtual clock: tests move it by hand. */
 static _Atomic uint64_t vclock_ns;
@@ -84,15 +85,8 @@ static inline uint64_t hooks_total(void)
 	return t;
 }
 
-/* For the stress tests: a pseudo-random sequence, and the wall clock in s (their bound). */
-static inline uint64_t xorshift(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
+/* For the stress tests: a pseudo-random sequence (tests/common/rnd.h), and the wall clock
+ * in s (their bound). */
 
 static inline uint64_t wall_s(void)
 {

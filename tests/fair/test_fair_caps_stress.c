@@ -70,7 +70,7 @@ static void *taker(void *arg)
 	size_t n = 0;
 
 	while (!atomic_load(&stop)) {
-		size_t max = 1 + xorshift(&seed) % 8;
+		size_t max = 1 + jtc_xorshift(&seed) % 8;
 		for (size_t i = 0; i < n; i++)
 			hands(TJOB(out[i]), -1);
 		if (id % 2 == 1) {
@@ -90,7 +90,7 @@ static void *taker(void *arg)
 			    atomic_load(&t->last) != JD_FAIR_DISPATCHED)
 				atomic_fetch_add(&bad, 1);
 			hands(t, 1);
-			out[i]->run_ns = 100 + xorshift(&seed) % 5000;
+			out[i]->run_ns = 100 + jtc_xorshift(&seed) % 5000;
 		}
 	}
 	for (size_t i = 0; i < n; i++)
@@ -157,7 +157,7 @@ static void test_caps_stress(void **state)
 	while (next < N_JOBS) {
 		assert_true(wall_s() - start < DEADLINE_S);
 		vclock_advance(100);
-		uint64_t r = xorshift(&seed);
+		uint64_t r = jtc_xorshift(&seed);
 		int ci = (int)(r % N_CLIENTS);
 		static const uint8_t *const pick[6] = {NULL, &CLS_P, &CLS_F, &CLS_G1, &CLS_G2, &CLS_V};
 		unsigned pk = (unsigned)((r >> 8) % 6);

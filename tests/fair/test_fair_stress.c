@@ -41,7 +41,7 @@ static void *taker(void *arg)
 	size_t n = 0;
 
 	while (!atomic_load(&stop)) {
-		size_t max = 1 + xorshift(&seed) % 8;
+		size_t max = 1 + jtc_xorshift(&seed) % 8;
 		if (id % 2 == 1) {
 			n = jd_fair_complete_take(F, out, n, out, max, NULL);
 		} else {
@@ -59,7 +59,7 @@ static void *taker(void *arg)
 			if (atomic_load(&TJOB(out[i])->finals) != 1 ||
 			    atomic_load(&TJOB(out[i])->last) != JD_FAIR_DISPATCHED)
 				atomic_fetch_add(&bad, 1);
-			out[i]->run_ns = 100 + xorshift(&seed) % 5000;
+			out[i]->run_ns = 100 + jtc_xorshift(&seed) % 5000;
 		}
 		/* Counted as completed now: the next call completes them. */
 		atomic_fetch_add(&completed, n);
@@ -148,7 +148,7 @@ static void test_stress(void **state)
 		vclock_advance(100);
 		if (atomic_exchange(&wake_flag, 0))
 			loop_unblocked();
-		uint64_t r = xorshift(&seed);
+		uint64_t r = jtc_xorshift(&seed);
 		int ci = (int)(r % N_CLIENTS);
 		if (!paused[ci])
 			loop_admit(ci, (int)((r >> 4) % 4),
