@@ -206,8 +206,8 @@ int jd_journal_status(struct jd_journal *j, char *why, size_t whylen);
  * they are flushed anyway).  With on_demand the flusher also gathers: right after a
  * flush, while fewer waiters asked than there were in that flush and in its wake (they
  * are likely to come back at once: submitters waiting on their replies), it waits for
- * them up to the last flush's time (at most JD_JOURNAL_GATHER_MAX_US: past it, flushing
- * the late ones in the next flush costs less than waiting), so that one flush carries
+ * them up to twice the last flush's time (at most JD_JOURNAL_GATHER_MAX_US; one flush's
+ * time cut a third of the gathers short at 8 submitters), so that one flush carries
  * them all instead of two flushes taking turns.  Caller's thread; a
  * mutex and, if the flusher sleeps and is due, one wake-up. */
 void jd_journal_want(struct jd_journal *j, uint64_t seq, unsigned waiters);
