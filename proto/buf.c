@@ -76,7 +76,7 @@ int jp_buf_append_int(struct jp_buf *b, int64_t v)
 	 * a 64-bit multiply and shifts per pair: 13-digit times took 105 instructions each,
 	 * seven integers per noop submit with wait).  The digits are written into t and copied
 	 * into the buffer as one fixed-size block when it has the room (no memcpy call). */
-	unsigned char t[32], *end = t + 24, *p = end;
+	unsigned char t[48], *end = t + 24, *p = end;
 	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
 
 	while (u >= 100000000u) {
@@ -99,7 +99,7 @@ int jp_buf_append_int(struct jp_buf *b, int64_t v)
 	}
 	if (v < 0)
 		*--p = '-';
-	size_t n = (size_t)(end - p);	/* at most 20: p >= t + 4, so p + 24 <= t + 28 */
+	size_t n = (size_t)(end - p);	/* 1 to 20: p is t + 4 to t + 23, so p + 24 <= t + 47 */
 	if (b->cap - b->len >= 24) {
 		memcpy(b->data + b->len, p, 24); /* the bytes past n are room, not content */
 		b->len += n;
