@@ -88,8 +88,7 @@ static void close_handle(uv_handle_t *h, bool *open)
 }
 
 /* watch_exit: p's pidfd into the exec machinery's epoll set (jd__pidfds_cb reaps it).
- * 0 or a negative errno.  unwatch_exit: out of it again at finish (a reaped one leaves
- * the set by its close: exited). */
+ * 0 or a negative errno.  unwatch_exit: out of it again (once reaped, or at finish). */
 static int watch_exit(struct jd_proc *p)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = p };
@@ -105,6 +104,11 @@ static void unwatch_exit(struct jd_proc *p)
 	if (!p->pidfd_watched)
 		return;
 	p->pidfd_watched = false;
+	/* Explicitly, not by the close: an epoll entry lives until every copy of its file is
+	 * closed, and a command cloned on a worker thread at this moment holds a copy of this
+	 * pidfd until its close_range or exec; the entry would then outlive the process
+	 * record and report it again (tried: a heap-use-after-free under ASan in
+	 * jd__pidfds_cb, 1 run in 3 of test_daemon_retry). */
 	epoll_ctl(p->x->pidfds_ep, EPOLL_CTL_DEL, p->pidfd, NULL);
 }
 
@@ -713,14 +717,7 @@ static void exited(struct jd_proc *p)
 	}
 	if (si.si_pid == 0)
 		return; /* not yet */
-	/* A reaped pidfd stays readable, so it leaves the set now: by its close, which takes it
-	 * out of the epoll set too (no other descriptor refers to it: the child's table was
-	 * copied before the pidfd was made, and the helper's start opens it after), one system
-	 * call where an EPOLL_CTL_DEL and a later close were two.  Nothing reads it after the
-	 * reap (signals go to the pid's group). */
-	p->pidfd_watched = false;
-	close(p->pidfd);
-	p->pidfd = -1;
+	unwatch_exit(p); /* a reaped pidfd stays readable */
 	direct_report(p);
 	if (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED)
 		sig = si.si_status;
