@@ -142,41 +142,63 @@ static bool pin(pthread_t th, int cpu)
 	return pthread_setaffinity_np(th, sizeof(set), &set) == 0;
 }
 
+/* A burner thread sharing one CPU with the calling thread, both pinned there. */
+struct shared_cpu {
+	int cpu;
+	cpu_set_t old; /* the calling thread's affinity before */
+	pthread_t burner;
+	bool pinned; /* whether the burner was pinned too */
+};
+
+/* shared_cpu_start: pin the calling thread to the CPU it is on and start a burner pinned
+ * beside it; false (and a message) if the kernel refuses the pin: the test is skipped. */
+static bool shared_cpu_start(struct shared_cpu *sc)
+{
+	sc->cpu = sched_getcpu();
+	assert_true(sc->cpu >= 0);
+	assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof(sc->old), &sc->old), 0);
+	if (!pin(pthread_self(), sc->cpu)) {
+		print_message("skipped: cannot pin a thread to CPU %d\n", sc->cpu);
+		return false;
+	}
+	atomic_store(&burn_stop, false);
+	assert_int_equal(pthread_create(&sc->burner, NULL, burner, NULL), 0);
+	sc->pinned = pin(sc->burner, sc->cpu);
+	return true;
+}
+
+/* shared_cpu_stop: stop the burner, give the calling thread its affinity back, and check
+ * that the burner did share the CPU. */
+static void shared_cpu_stop(struct shared_cpu *sc)
+{
+	atomic_store(&burn_stop, true);
+	pthread_join(sc->burner, NULL);
+	pthread_setaffinity_np(pthread_self(), sizeof(sc->old), &sc->old);
+	assert_true(sc->pinned);
+}
+
 static void test_spin_shared_cpu(void **state)
 {
-	int cpu = sched_getcpu();
-	cpu_set_t old;
-	pthread_t b;
+	struct shared_cpu sc;
 	uint64_t cpu_ns, wall;
 	unsigned reads;
 
 	(void)state;
 	cancel_after = 0;
-	assert_true(cpu >= 0);
-	assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof(old), &old), 0);
-	if (!pin(pthread_self(), cpu)) {
-		print_message("skipped: cannot pin a thread to CPU %d\n", cpu);
+	if (!shared_cpu_start(&sc))
 		return;
-	}
-	atomic_store(&burn_stop, false);
-	assert_int_equal(pthread_create(&b, NULL, burner, NULL), 0);
-	bool pinned = pin(b, cpu);
-
 	uint64_t w0 = now_ns(CLOCK_MONOTONIC);
 	int rc = run_spin("{\"us\": 30000}", &cpu_ns, &reads);
 
 	wall = now_ns(CLOCK_MONOTONIC) - w0;
-	atomic_store(&burn_stop, true);
-	pthread_join(b, NULL);
-	pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
-	assert_true(pinned);
+	shared_cpu_stop(&sc);
 	assert_int_equal(rc, 0);
 	/* The burner took part of the wall time; the spin still spent all 30 ms of CPU. */
 	assert_true(cpu_ns >= 30000000);
 	assert_true(reads <= 2 + wall / 100000); /* a read per preemption, at most */
 	print_message("spin 30 ms beside a burner on CPU %d: %.2f ms of CPU in %.2f ms, %u CPU "
 		      "clock reads\n",
-		      cpu, (double)cpu_ns / 1e6, (double)wall / 1e6, reads);
+		      sc.cpu, (double)cpu_ns / 1e6, (double)wall / 1e6, reads);
 }
 
 /* busy: burn about ns of wall time on this thread (the worker's work between two jobs). */
@@ -232,29 +254,16 @@ static void test_spin_in_a_row(void **state)
 
 static void test_spin_in_a_row_shared_cpu(void **state)
 {
-	int cpu = sched_getcpu();
-	cpu_set_t old;
-	pthread_t b;
+	struct shared_cpu sc;
 	unsigned reads, once;
 
 	(void)state;
 	cancel_after = 0;
-	assert_true(cpu >= 0);
-	assert_int_equal(pthread_getaffinity_np(pthread_self(), sizeof(old), &old), 0);
-	if (!pin(pthread_self(), cpu)) {
-		print_message("skipped: cannot pin a thread to CPU %d\n", cpu);
+	if (!shared_cpu_start(&sc))
 		return;
-	}
-	atomic_store(&burn_stop, false);
-	assert_int_equal(pthread_create(&b, NULL, burner, NULL), 0);
-	bool pinned = pin(b, cpu);
-
 	/* Preempted between and inside the spins: each still spends all of its CPU. */
 	once = spins_in_a_row(100, 100, 500, &reads);
-	atomic_store(&burn_stop, true);
-	pthread_join(b, NULL);
-	pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
-	assert_true(pinned);
+	shared_cpu_stop(&sc);
 	print_message("100 spins of 100 us in a row beside a burner: %u CPU clock reads, %u read once\n",
 		      reads, once);
 }
