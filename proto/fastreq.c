@@ -120,6 +120,33 @@ static void *grow(void *a, size_t *cap, size_t n, size_t size, size_t first)
 	return a;
 }
 
+/* grow_from: grow for an array whose first room, for one element, is `room` (inline, not
+ * malloc'd): room itself for the first, then malloc'd arrays (the element copied over from
+ * room when leaving it).  NULL when out of memory (a still valid, *cap unchanged).  The
+ * callers test n > *cap first (a call per spec of a batch was 32 instructions a job). */
+static void *grow_from(void *a, void *room, size_t *cap, size_t n, size_t size)
+{
+	size_t c;
+	void *t;
+
+	if (*cap == 0 && n == 1) {
+		*cap = 1;
+		return room;
+	}
+	for (c = *cap ? *cap * 2 : 2; c < n;)
+		c *= 2;
+	if (a == room) {
+		if ((t = malloc(c * size)))
+			memcpy(t, room, *cap * size);
+	} else {
+		t = realloc(a, c * size);
+	}
+	if (!t)
+		return NULL;
+	*cap = c;
+	return t;
+}
+
 static int hex4(const unsigned char *p)
 {
 	int v = 0;
@@ -767,12 +794,18 @@ static bool one_spec(struct sc *s, size_t *cap)
 
 	if (sub->n == s->lim->jobs_per_submit)
 		return false;
-	if (!(t = grow(sub->specs, cap, sub->n + 1, sizeof(*sub->specs), 1)))
-		return false;
-	sub->specs = t;
-	if (!(t = grow(s->f->spans, &s->f->cap_spans, sub->n + 1, sizeof(*s->f->spans), 1)))
-		return false;
-	s->f->spans = t;
+	if (sub->n + 1 > *cap) {
+		if (!(t = grow_from(sub->specs, &s->f->one, cap, sub->n + 1, sizeof(*sub->specs))))
+			return false;
+		sub->specs = t;
+		sub->borrowed = t == &s->f->one;
+	}
+	if (sub->n + 1 > s->f->cap_spans) {
+		if (!(t = grow_from(s->f->spans, &s->f->one_span, &s->f->cap_spans, sub->n + 1,
+				    sizeof(*s->f->spans))))
+			return false;
+		s->f->spans = t;
+	}
 	sp = &sub->specs[sub->n++];
 	jp_job_spec_init(sp);
 	ws(s);
@@ -973,7 +1006,8 @@ void jp_fast_free(struct jp_fast *f)
 		json_decref(f->args[i]);
 	free(f->args);
 	free(f->ids);
-	free(f->spans);
+	if (f->spans != &f->one_span)
+		free(f->spans);
 	jp_submit_clear(&f->submit);
 	if (f->arena != f->small)
 		free(f->arena);
@@ -1014,7 +1048,9 @@ bool jp_fast_parse(const void *payload, size_t len, const struct jp_limits *lim,
 	if (s.p != s.e || (f->seen & (F_ID | F_OP)) != (F_ID | F_OP) || !op_ok(f))
 		goto decline;
 	if (f->op == JP_OP_SUBMIT) {
-		if (!(f->submit.order = malloc(f->submit.n * sizeof(*f->submit.order))) ||
+		f->submit.order = f->submit.borrowed ? &f->one_order
+				  : malloc(f->submit.n * sizeof(*f->submit.order));
+		if (!f->submit.order ||
 		    jp__submit_finish(&f->submit, &err) < 0)
 			goto decline;
 	}

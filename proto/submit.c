@@ -30,8 +30,10 @@ void jp_submit_clear(struct jp_submit *s)
 {
 	for (size_t i = 0; s->specs && i < s->n; i++)
 		jp_job_spec_clear(&s->specs[i]);
-	free(s->specs);
-	free(s->order);
+	if (!s->borrowed) {
+		free(s->specs);
+		free(s->order);
+	}
 	*s = (struct jp_submit){0};
 }
 
