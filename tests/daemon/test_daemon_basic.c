@@ -75,6 +75,44 @@ static void test_call_builtins(void **state)
 	jsched_close(c);
 }
 
+/* Records written one after another in a reply each carry their own job's times: b,
+ * submitted after a ended, started after it, and both ran their 30 ms (the writer keeps
+ * the last record's times to copy a repeated one, record.c). */
+static void test_records_own_times(void **state)
+{
+	struct jsched_conn *c = jdt_connect(&t, "basic");
+	uint64_t a, b;
+	json_t *w, *recs;
+	json_int_t sub[4], start[4], fin[4];
+
+	(void)state;
+	a = jdt_submit_call(c, "sleep", "{\"ms\": 30}");
+	assert_string_equal(jdt_wait_final(c, a, NULL), "succeeded");
+	b = jdt_submit_call(c, "sleep", "{\"ms\": 30}");
+	assert_string_equal(jdt_wait_final(c, b, NULL), "succeeded");
+	w = jdt_ok(c, "{\"op\": \"wait\", \"jobs\": [%llu, %llu, %llu, %llu], \"timeout_ms\": 30000}",
+		   (unsigned long long)a, (unsigned long long)b, (unsigned long long)a, (unsigned long long)b);
+	recs = json_object_get(w, "jobs");
+	assert_int_equal(json_array_size(recs), 4);
+	for (size_t i = 0; i < 4; i++) {
+		json_t *rec = json_array_get(recs, i);
+
+		assert_int_equal(json_integer_value(json_object_get(rec, "job")), i % 2 ? b : a);
+		sub[i] = json_integer_value(json_object_get(rec, "submitted_ms"));
+		start[i] = json_integer_value(json_object_get(rec, "started_ms"));
+		fin[i] = json_integer_value(json_object_get(rec, "finished_ms"));
+		assert_true(sub[i] > 0 && sub[i] <= start[i] && start[i] + 30 <= fin[i]);
+		if (i >= 2) {
+			assert_int_equal(sub[i], sub[i - 2]);
+			assert_int_equal(start[i], start[i - 2]);
+			assert_int_equal(fin[i], fin[i - 2]);
+		}
+	}
+	assert_true(fin[0] <= sub[1]);
+	json_decref(w);
+	jsched_close(c);
+}
+
 static void test_module_handlers(void **state)
 {
 	struct jsched_conn *c = jdt_connect(&t, "basic");
@@ -261,6 +299,7 @@ int main(void)
 		cmocka_unit_test(test_call_builtins),
 		cmocka_unit_test(test_module_handlers),
 		cmocka_unit_test(test_batch_and_wait_many),
+		cmocka_unit_test(test_records_own_times),
 		cmocka_unit_test(test_submit_errors),
 		cmocka_unit_test(test_forgotten),
 		cmocka_unit_test(test_list_and_metrics),
