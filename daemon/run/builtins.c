@@ -11,6 +11,7 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "daemon/run/modules.h"
@@ -30,14 +31,30 @@ static int echo(struct jsched_task *t, const json_t *args, json_t **result)
 	return 0;
 }
 
+/* arg_member: args' member `key`, or NULL.  The built-ins' args are one member most
+ * often ({"us": 10}): a small object's keys are compared in order (~50 instructions for
+ * one), where json_object_get hashes the key first (~220 a call: callgrind, a 10 us spin
+ * job's lookup on its worker).  Borrowed reference. */
+static json_t *arg_member(const json_t *args, const char *key)
+{
+	json_t *o = (json_t *)(uintptr_t)args; /* jansson's iterators take no const */
+
+	if (json_object_size(o) > 4)
+		return json_object_get(o, key);
+	for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it))
+		if (strcmp(json_object_iter_key(it), key) == 0)
+			return json_object_iter_value(it);
+	return NULL;
+}
+
 /* arg_uint: read {"<key>": non-negative integer} from args. */
 static int arg_uint(struct jsched_task *t, const json_t *args, const char *key, uint64_t max,
 		    uint64_t *out)
 {
-	json_t *v = json_object_get(args, key);
+	json_t *v = arg_member(args, key);
+	json_int_t n = json_is_integer(v) ? json_integer_value(v) : -1;
 
-	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-	    (uint64_t)json_integer_value(v) > max) {
+	if (n < 0 || (uint64_t)n > max) {
 		char msg[96];
 
 		snprintf(msg, sizeof(msg), "args must be {\"%s\": an integer from 0 to %llu}", key,
@@ -45,7 +62,7 @@ static int arg_uint(struct jsched_task *t, const json_t *args, const char *key, 
 		jsched_task_set_error(t, msg);
 		return JSCHED_EINVAL;
 	}
-	*out = (uint64_t)json_integer_value(v);
+	*out = (uint64_t)n;
 	return 0;
 }
 

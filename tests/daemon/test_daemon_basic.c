@@ -72,6 +72,16 @@ static void test_call_builtins(void **state)
 	assert_string_equal(jdt_wait_final(c, id, &rec), "failed");
 	assert_non_null(strstr(json_string_value(json_object_get(rec, "reason")), "ms"));
 	json_decref(rec);
+	/* The key found among other members, in a small object and a larger one; absent
+	 * among others, or negative, it fails. */
+	id = jdt_submit_call(c, "spin", "{\"i\": 7, \"us\": 10}");
+	assert_string_equal(jdt_wait_final(c, id, NULL), "succeeded");
+	id = jdt_submit_call(c, "sleep", "{\"a\": 1, \"b\": 2, \"c\": 3, \"d\": 4, \"e\": 5, \"ms\": 1}");
+	assert_string_equal(jdt_wait_final(c, id, NULL), "succeeded");
+	id = jdt_submit_call(c, "spin", "{\"i\": 7, \"usec\": 10}");
+	assert_string_equal(jdt_wait_final(c, id, NULL), "failed");
+	id = jdt_submit_call(c, "spin", "{\"us\": -1}");
+	assert_string_equal(jdt_wait_final(c, id, NULL), "failed");
 	jsched_close(c);
 }
 
