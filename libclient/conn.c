@@ -928,7 +928,7 @@ static json_t *hello_req(const char *client_name)
 }
 
 /* hello_send: queue the hello (hello_cb reads its reply), as text when the client name is
- * plain ASCII that needs no escape (or none), else built by jansson: the same bytes
+ * plain (jp_json_plain: ASCII that needs no escape) or none, else built by jansson: the same bytes
  * (test_fastpath), without the tree (20K instructions of every `jsched submit`).  The id or
  * an error, as jc_send. */
 static int hello_send(struct jsched_conn *c, const char *client_name)
@@ -937,7 +937,7 @@ static int hello_send(struct jsched_conn *c, const char *client_name)
 	size_t n = client_name != NULL ? strlen(client_name) : 0;
 	bool plain = n < sizeof body - 64;
 	for (size_t i = 0; plain && i < n; i++)
-		plain = client_name[i] >= 0x20 && client_name[i] < 0x7f && client_name[i] != '"' && client_name[i] != '\\';
+		plain = jp_json_plain[(unsigned char)client_name[i]];
 	if (!plain)
 		return jc_send(c, hello_req(client_name), hello_cb, NULL);
 	int len = snprintf(body, sizeof body, "{\"op\":\"hello\",\"version\":%d%s%s%s", JP_PROTOCOL_VERSION,

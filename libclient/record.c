@@ -209,12 +209,13 @@ struct jsched_result *jc_result_from_json(const json_t *rec, struct jc_text text
  * (a hash table per record, an allocation per value) was half of the client's CPU.  The
  * records the daemon writes are flat objects of plain members, so for them this reads the
  * members the struct needs straight from the text, with no tree.  It accepts only a strict
- * subset of JSON whose meaning is plain: member names and strings of printable ASCII
- * without escapes, integers of at most 15 digits, true, false, null, no nested values but
- * one level of them in a member the struct does not read (an exec job's "usage"), no
- * repeated member.  Anything else (an escape, UTF-8, a number with a fraction, a deeper
- * value, a repeated member, bad syntax) makes it give up, and the reply goes through
- * jansson and jc_result_from_json as before, which decide what is valid and what it means.
+ * subset of JSON whose meaning is plain: member names and strings of ASCII that JSON
+ * writes as itself (jp_json_plain: 0x20-0x7f but '"' and '\\', so no escapes), integers
+ * of at most 15 digits, true, false, null, no nested values but one level of them in a
+ * member the struct does not read (an exec job's "usage"), no repeated member.  Anything
+ * else (an escape, UTF-8, a number with a fraction, a deeper value, a repeated member,
+ * bad syntax) makes it give up, and the reply goes through jansson and
+ * jc_result_from_json as before, which decide what is valid and what it means.
  * So a reply read here gives the same records as one read there. */
 
 struct cursor {
@@ -245,22 +246,10 @@ static bool lit(struct cursor *c, char ch)
 	return true;
 }
 
-/* The bytes a plain string may hold (printable ASCII but the quote and the backslash): 1.
- * One load per byte instead of four comparisons: the string loop below was the client's
- * largest part of a record read (callgrind, noop jsched_submit_wait: 1,760 of 8,400
- * instructions per round trip). */
-static const unsigned char plain_byte[256] = {
-	/* 0x00-0x7f; 0x80-0xff are 0 */
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0,
-};
-
+/* A plain string holds the bytes of jp_json_plain only (proto/: printable ASCII and DEL
+ * but the quote and the backslash).  One load per byte instead of four comparisons: the
+ * string loop below was the client's largest part of a record read (callgrind, noop
+ * jsched_submit_wait: 1,760 of 8,400 instructions per round trip). */
 /* A plain string (the cursor on its quote): its bytes without the quotes. */
 static bool plain_string(struct cursor *c, struct jc_text *out)
 {
@@ -268,7 +257,7 @@ static bool plain_string(struct cursor *c, struct jc_text *out)
 	if (p >= end || *p != '"')
 		return false;
 	const char *s = ++p;
-	while (p < end && plain_byte[(unsigned char)*p])
+	while (p < end && jp_json_plain[(unsigned char)*p])
 		p++;
 	if (p >= end || *p != '"')
 		return false; /* the end, an escape, a control or non-ASCII byte */

@@ -78,20 +78,6 @@ static inline void ws(struct sc *s)
 		ws_run(s);
 }
 
-/* The bytes a string copies as they are (0x20-0x7f but the quote and the backslash): 1.
- * One load per byte in str's loop instead of four comparisons. */
-static const unsigned char plain_byte[256] = {
-	/* 0x00-0x7f; 0x80-0xff are 0 */
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-};
-
 /* eat: the byte c (after whitespace) is next, and is taken. */
 static bool eat(struct sc *s, unsigned char c)
 {
@@ -191,7 +177,7 @@ static bool str(struct sc *s, const char **out, size_t *len)
 	for (s->p++;;) {
 		const unsigned char *run = s->p, *q = run;
 
-		while (q < s->e && plain_byte[*q])
+		while (q < s->e && jp_json_plain[*q])
 			q++;
 		s->p = q;
 		memcpy(o, run, (size_t)(q - run));

@@ -181,6 +181,15 @@ int jp_buf_append_json(struct jp_buf *b, const json_t *v);
 /* jp_buf_append_json_string appends the n bytes at s (valid UTF-8) as a JSON string, as
  * jp_buf_append_json writes a string.  0 or JSCHED_ENOMEM. */
 int jp_buf_append_json_string(struct jp_buf *b, const char *s, size_t n);
+/* jp_json_plain: 1 for the bytes that a JSON string holds as themselves and that need no
+ * more checking to read (0x20-0x7f but '"' and '\\'), 0 for the rest (controls, the two
+ * that are escaped, and every byte of UTF-8's multi-byte forms, which a reader checks).
+ * The one table of the request reader (fastreq.c) and libjsched's plain-record reader.
+ * DEL (0x7f) is plain: RFC 8259 asks an escape only below 0x20 and of '"' and '\\', and
+ * jansson, jp_buf_append_json and the daemon's record writer all write DEL as itself, so
+ * a reader that set it aside would decline what every writer here sends (libjsched's
+ * did: a record with DEL went to jansson). */
+extern const unsigned char jp_json_plain[256];
 /* jp_buf_consume drops the first n bytes (n <= len). */
 void jp_buf_consume(struct jp_buf *b, size_t n);
 /* jp_buf_free frees the bytes and makes b empty. */

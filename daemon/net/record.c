@@ -40,10 +40,10 @@ int jd_json_text_stringn(struct jp_buf *out, const char *s, size_t len)
 		const unsigned char *run = p;
 		size_t n;
 
-		/* Copy the longest run that needs no escaping in one append (plain ASCII
-		 * without a call per byte). */
+		/* Copy the longest run that needs no escaping in one append (plain ASCII, a
+		 * load per byte, without a call per byte). */
 		for (;;) {
-			while (p < end && *p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+			while (p < end && jp_json_plain[*p])
 				p++;
 			if (p < end && *p >= 0x80 && (n = jp_utf8_seq((const char *)p)) > 0 &&
 			    n <= (size_t)(end - p))

@@ -550,6 +550,32 @@ static void test_no_tree(void **state)
 	jsched_spec_free(noop);
 }
 
+/* A record whose strings hold DEL (0x7f, which JSON writes as itself: jp_json_plain) is
+ * plain: read from its text with no jansson allocation, to the same fields as jansson's
+ * reading (the reader set DEL aside before, and such a record went to jansson). */
+static void test_del_is_plain(void **state)
+{
+	char buf[1024];
+	struct jsched_result *res = NULL;
+	int r;
+
+	(void)state;
+	both_ways("[{\"job\":9,\"name\":\"a\x7f b\",\"state\":\"succeeded\",\"fn\":\"\x7f\"}]", 1);
+	snprintf(buf, sizeof(buf), "{\"id\":%d,\"ok\":true,\"job\":{\"job\":9,\"name\":\"a\x7f b\","
+		 "\"state\":\"succeeded\",\"fn\":\"\x7f\"}}", next_id++);
+	raw(buf);
+	jansson_allocs = 0;
+	json_set_alloc_funcs(count_malloc, free);
+	r = jsched_wait(C, 9, 1000, &res);
+	json_set_alloc_funcs(malloc, free);
+	assert_int_equal(r, 0);
+	assert_int_equal(jansson_allocs, 0);
+	assert_string_equal(res->name, "a\x7f b");
+	assert_string_equal(res->fn, "\x7f");
+	jsched_result_free(res);
+	json_decref(peer_recv(&P));
+}
+
 /* submit_output: answer jsched_submit_wait, output asked for, with the reply {"id", "ok":
  * true, body}; its status, with *res and *o set (each NULL when none), and in *allocs
  * jansson's allocations meanwhile. */
@@ -1230,6 +1256,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_request_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_submit_and_wait_replies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_tree, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_del_is_plain, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_submit_output_reply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repeated_usage, setup, teardown),
 		cmocka_unit_test(test_inherit_text),

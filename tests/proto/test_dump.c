@@ -44,6 +44,26 @@ static void test_every_byte(void **state)
 	same(json_string("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \x7f /slash/ \"q\" \\b\\"));
 }
 
+/* jp_json_plain is the rule the readers share: the bytes 0x20-0x7f but '"' and '\\', which
+ * are exactly the ASCII bytes that jansson (and so jp_buf_append_json) writes as
+ * themselves, DEL included. */
+static void test_plain_table(void **state)
+{
+	(void)state;
+	for (int c = 0; c < 256; c++)
+		assert_int_equal(jp_json_plain[c], c >= 0x20 && c < 0x80 && c != '"' && c != '\\');
+	for (int c = 1; c < 0x80; c++) {
+		char s[2] = { (char)c, 0 };
+		json_t *v = json_string(s);
+		char *t = json_dumps(v, JSON_ENCODE_ANY);
+		bool itself = t && strlen(t) == 3 && t[1] == (char)c;
+
+		assert_int_equal(itself, jp_json_plain[c]);
+		free(t);
+		json_decref(v);
+	}
+}
+
 static void test_numbers_and_containers(void **state)
 {
 	static const double reals[] = { 0.0, -0.0, 1.0, 0.5, 1e300, -1e-300, 3.14159265358979, 1e17, 123456789.0,
@@ -120,6 +140,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_byte),
+		cmocka_unit_test(test_plain_table),
 		cmocka_unit_test(test_numbers_and_containers),
 		cmocka_unit_test(test_random_trees),
 	};

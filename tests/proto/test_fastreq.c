@@ -130,6 +130,8 @@ static const struct row rows[] = {
 	T("{\"op\":\"submit\",\"id\":6,\"job\":{\"kind\":\"call\",\"fn\":\"n\\u00e9\\/\\\\\\\"\\b\\f\\n\\r\\t\","
 	  "\"name\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80 \\ud83d\\ude00\"}}"),
 	T("{\"op\":\"submit\",\"id\":6,\"job\":{\"kind\":\"call\",\"fn\":\"\\uffff\\u0800\\u07ff\\u0080\\u007f\"}}"),
+	/* DEL as itself, where an escape would begin were it not plain (jp_json_plain) */
+	T("{\"op\":\"submit\",\"id\":6,\"job\":{\"kind\":\"call\",\"fn\":\"a\x7fn\x7f\",\"name\":\"\x7f\"}}"),
 	N("{\"op\":\"submit\",\"id\":6,\"job\":{\"kind\":\"call\",\"fn\":\"a\\u0000b\"}}"),
 	N("{\"op\":\"submit\",\"id\":6,\"job\":{\"kind\":\"call\",\"fn\":\"\\ud83d\"}}"),
 	N("{\"op\":\"submit\",\"id\":6,\"job\":{\"kind\":\"call\",\"fn\":\"\\ud83dx\"}}"),
