@@ -1,7 +1,8 @@
 /* tests/journal/unit_journal.c: the journal engine (daemon/core/journal.h) on its own.
  *
  * CRC-32C (check value, hardware against table); append, flush and replay across
- * segments and restarts; an empty and a missing directory; a torn last flush (cut, and
+ * segments and restarts; records of up to 1.5 MB in flushes across the pieces recovery
+ * reads them in; an empty and a missing directory; a torn last flush (cut, and
  * appending continues after it); a flipped bit in every field of a record and of a flush
  * header, in the middle of the log (the open fails naming the file and offset) and in
  * the last flush (cut as torn); a missing segment; a snapshot with and without its
@@ -363,6 +364,90 @@ static const char *first_seg(const char *dir, char *buf, size_t len)
 	closedir(dp);
 	snprintf(buf, len, "%s", best);
 	return buf;
+}
+
+/* ---- large flushes: recovery reads segments through a ring of 1 MiB pieces ---- */
+
+struct big {
+	uint64_t n, bytes;
+	bool bad;
+};
+
+static size_t big_len(uint64_t id)
+{
+	return 100000 + (size_t)(id * 2654435761u % 1400000u); /* 0.1 to 1.5 MB */
+}
+
+static unsigned char big_byte(uint64_t id, size_t i)
+{
+	return (unsigned char)(id * 31u + i * 7u + (i >> 12));
+}
+
+static int big_cb(void *arg, const struct jd_journal_rec *r)
+{
+	struct big *b = arg;
+
+	if (r->id != b->n + 1 || r->len != big_len(r->id))
+		b->bad = true;
+	for (size_t i = 0; !b->bad && i < r->len; i++)
+		if (((const unsigned char *)r->data)[i] != big_byte(r->id, i))
+			b->bad = true;
+	b->n++;
+	b->bytes += r->len;
+	return 0;
+}
+
+/* test_large_flushes: records of 0.1 to 1.5 MB, so that flushes of up to 4 MiB lie
+ * across the reader's pieces and its ring (8 MiB) goes round several times per segment,
+ * in three segments of 16 MiB: every record comes back byte for byte; then a flipped
+ * bit in a flush past the ring's first round fails the open with that segment named. */
+static void test_large_flushes(void **state)
+{
+	enum { N = 48 };
+	char *dir = tmpdir(), err[512], seg[64];
+	struct jd_journal_opts o;
+	struct jd_journal *j;
+	struct jd_journal_info info;
+	struct big b = {0};
+	unsigned char *buf = malloc(1500000);
+	int64_t seq = 0;
+
+	(void)state;
+	assert_non_null(buf);
+	o = (struct jd_journal_opts){.dir = dir, .sync = JD_JOURNAL_SYNC_ALWAYS,
+				     .segment_bytes = 16u << 20, .notify_cb = notify_cb,
+				     .replay_cb = big_cb, .replay_arg = &b};
+	assert_int_equal(jd_journal_open(&j, &o, &info, err, sizeof(err)), 0);
+	for (uint64_t id = 1; id <= N; id++) {
+		for (size_t i = 0; i < big_len(id); i++)
+			buf[i] = big_byte(id, i);
+		seq = jd_journal_append(j, 7, id, buf, big_len(id));
+		assert_true(seq > 0);
+		if (id % 6 == 0)
+			wait_until(j, durable_at, (uint64_t)seq);
+	}
+	wait_until(j, durable_at, (uint64_t)seq);
+	assert_int_equal(jd_journal_close(j), 0);
+
+	assert_int_equal(jd_journal_open(&j, &o, &info, err, sizeof(err)), 0);
+	assert_false(b.bad);
+	assert_int_equal(b.n, N);
+	assert_true(b.bytes > 32u << 20);
+	assert_true(info.segments >= 3);
+	assert_false(info.torn_tail);
+	assert_int_equal(jd_journal_close(j), 0);
+
+	/* 12 MiB into the first segment (not the last: damage, not a torn tail) */
+	first_seg(dir, seg, sizeof(seg));
+	assert_true(file_size(dir, seg) == 16u << 20);
+	flip(dir, seg, 12u << 20, 3);
+	b = (struct big){0};
+	assert_int_equal(jd_journal_open(&j, &o, &info, err, sizeof(err)), JSCHED_EIO);
+	assert_non_null(strstr(err, seg));
+	assert_non_null(strstr(err, "checksum mismatch"));
+	free(buf);
+	rmrf(dir);
+	free(dir);
 }
 
 /* Record layout in the first segment of a journal written by write_n(each): flush k
@@ -941,6 +1026,7 @@ int main(void)
 		cmocka_unit_test(test_crc32c),
 		cmocka_unit_test(test_crc32c_long),
 		cmocka_unit_test(test_roundtrip_and_rollover),
+		cmocka_unit_test(test_large_flushes),
 		cmocka_unit_test(test_empty_dir),
 		cmocka_unit_test(test_torn_tail),
 		cmocka_unit_test(test_direct),
