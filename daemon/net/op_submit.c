@@ -889,13 +889,19 @@ static bool admit_commit(struct admit *a, const struct jp_request *r, json_t *ms
 	 * With `wait`, the same members wait for the records instead (and so go out once
 	 * the jobs' final records are durable). */
 	{
-		char *head = reply_head(a->id, s, a->ids, a->n_new < (long)s->n ? a->existing : NULL);
+		/* A wait's answer for one new job without refs writes its members from the id
+		 * (jd__wait_how.job); every other reply's members are text made here. */
+		bool by_id = a->w && s->single && !s->has_refs && a->n_new == 1;
+		char *head = by_id ? NULL
+				   : reply_head(a->id, s, a->ids,
+						a->n_new < (long)s->n ? a->existing : NULL);
 
 		if (a->w) {
 			struct jd__wait_how how = {.any = s->wait_any, .single = s->single,
 						   .output = s->wait_output,
-						   .timeout_ms = s->wait_timeout_ms, .head = head};
-			struct jd_job **jobs = head ? jd__wait_jobs_new(a->w) : NULL;
+						   .timeout_ms = s->wait_timeout_ms, .head = head,
+						   .job = by_id ? a->ids[0] : 0};
+			struct jd_job **jobs = head || by_id ? jd__wait_jobs_new(a->w) : NULL;
 
 			if (jobs) {
 				memcpy(jobs, a->made, s->n * sizeof(*jobs));

@@ -57,7 +57,8 @@ struct jd_wait_req {
 	int64_t id;
 	bool any, single;
 	bool output;		/* a submit's wait.output: the one job's output too */
-	char *head;		/* a submit's reply members (NULL: a wait's reply) */
+	char *head;		/* a submit's reply members (NULL: a wait's reply, or head_job) */
+	int64_t head_job;	/* a submit of one job whose members are `,"ok":true,"job":` it */
 	size_t n, pending;
 	size_t scan;		/* a wait of all: links[scan..n) have ended; links[scan - 1]
 				 * is the one whose end wakes the loop (want_next) */
@@ -74,6 +75,12 @@ struct jd_wait_req {
 	size_t sliced;		/* its records written so far */
 	struct jd_wait_link links[];
 };
+
+/* is_submit: is w a submit's wait (answered with the submit's members), not a `wait`'s? */
+static inline bool is_submit(const struct jd_wait_req *w)
+{
+	return w->head || w->head_job;
+}
 
 static void unlink_link(struct jd_wait_link *l)
 {
@@ -192,9 +199,9 @@ static int output_text(struct jd_net *d, const struct jd_wait_req *w, char **out
 /* reply_budget: where w's records stop for `more` (the reply's other members' room). */
 static size_t reply_budget(const struct jd_wait_req *w)
 {
-	size_t head = w->head ? strlen(w->head) : 0;
+	size_t head = w->head ? strlen(w->head) : 32;
 
-	if (!w->head)
+	if (!is_submit(w))
 		return JD_REPLY_BUDGET;
 	return head < JD_REPLY_BUDGET / 2 ? JD_REPLY_BUDGET - head : JD_REPLY_BUDGET / 2;
 }
@@ -203,14 +210,17 @@ static size_t reply_budget(const struct jd_wait_req *w)
  * or a submit's (its reply members, `timed_out`).  Returns 0 or JSCHED_ENOMEM. */
 static int reply_prefix(struct jp_buf *b, const struct jd_wait_req *w, bool timed_out)
 {
-	if (!w->head)
+	if (!is_submit(w))
 		return jd_reply_text_start(b, w->id) ||
 		       jd_json_text_raw(b, timed_out ? ",\"ok\":false,\"error\":{\"code\":\"timeout\","
 						       "\"message\":\"the jobs did not end in time\",\"jobs\":"
 				       : w->single ? ",\"ok\":true,\"job\":"
 						   : ",\"ok\":true,\"jobs\":")
 		       ? JSCHED_ENOMEM : 0;
-	return jd_reply_text_start(b, w->id) || jd_json_text_raw(b, w->head) ||
+	return jd_reply_text_start(b, w->id) ||
+	       (w->head ? jd_json_text_raw(b, w->head)
+			: jd_json_text_raw(b, ",\"ok\":true,\"job\":") ||
+				  jp_buf_append_int(b, w->head_job)) ||
 	       (timed_out && jd_json_text_raw(b, ",\"timed_out\":true")) ||
 	       jd_json_text_raw(b, w->single ? ",\"record\":" : ",\"records\":")
 	       ? JSCHED_ENOMEM : 0;
@@ -224,7 +234,7 @@ static int reply_suffix(struct jp_buf *b, struct jd_net *d, const struct jd_wait
 	char *out = NULL;
 	int rc;
 
-	if (!w->head)
+	if (!is_submit(w))
 		return (written < w->n && jd_json_text_raw(b, ",\"more\":true")) ||
 		       jd_json_text_raw(b, timed_out ? "}}" : "}")
 		       ? JSCHED_ENOMEM : 0;
@@ -246,7 +256,7 @@ static int reply_text(struct jp_buf *b, struct jd_net *d, struct jd_wait_req *w,
 
 	return reply_prefix(b, w, timed_out) ||
 	       /* A wait's timeout error lists `jobs`; a submit's answer has its `record`. */
-	       jd_records_text_paged(b, d, &recs, w->single && (w->head || !timed_out),
+	       jd_records_text_paged(b, d, &recs, w->single && (is_submit(w) || !timed_out),
 				     reply_budget(w), &written) ||
 	       reply_suffix(b, d, w, timed_out, written)
 	       ? JSCHED_ENOMEM : 0;
@@ -264,7 +274,7 @@ static void send_reply(struct jd_net *d, struct jd_wait_req *w, struct jp_buf *b
 		jd_reply_error_obj(c, w->id, jp_error_new(JSCHED_ENOMEM, NULL, "out of memory"));
 	} else {
 		/* A wait's answer tells of its jobs only (a submit's also of the submit) */
-		if (!w->head)
+		if (!is_submit(w))
 			jd__about_jobs(c, w->jobs, w->n);
 		jd_conn_send_frame(c, b);
 		jd__about_end(c);
@@ -431,6 +441,7 @@ void jd__wait_begin(struct jd_wait_req *w, struct jd_job **jobs, const struct jd
 	w->single = how->single;
 	w->output = how->output;
 	w->head = how->head;
+	w->head_job = how->job;
 	w->jobs = jobs;
 	w->next = c->waits;
 	if (c->waits)
