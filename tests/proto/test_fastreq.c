@@ -315,6 +315,39 @@ static void test_big_batch_one_spec(void **state)
 	jp_buf_free(&b);
 }
 
+/* test_batch_uneven_specs: the room reserved after a batch's first spec comes from its
+ * length (fastreq.c, one_spec): a long first spec before 300 short ones (too little room:
+ * the arrays grow on), a short one before 300 long ones (more room than is used), each
+ * spec with args (their array is reserved too), read as the tree's way reads them. */
+static void test_batch_uneven_specs(void **state)
+{
+	static const char head[] = "{\"op\":\"submit\",\"id\":7,\"jobs\":[", tail[] = "]}";
+
+	(void)state;
+	for (int first_long = 0; first_long < 2; first_long++) {
+		struct jp_buf b = {0};
+		bool fast;
+
+		jp_buf_append(&b, head, strlen(head));
+		for (int i = 0; i < 301; i++) {
+			char spec[256];
+			bool lng = (i == 0) == (first_long == 1);
+			int n = snprintf(spec, sizeof(spec),
+					 "%s{\"kind\":\"call\",\"fn\":\"spin\",\"args\":{\"us\":%d}%s%.*s%s}",
+					 i ? "," : "", i % 7, lng ? ",\"name\":\"" : "", lng ? 150 : 0,
+					 "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn"
+					 "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn",
+					 lng ? "\"" : "");
+
+			jp_buf_append(&b, spec, (size_t)n);
+		}
+		jp_buf_append(&b, tail, strlen(tail));
+		assert_null(fastdiff(b.data, b.len, NULL, &fast));
+		assert_true(fast);
+		jp_buf_free(&b);
+	}
+}
+
 /* test_append_int: the reply writers' integers are what printf (and jansson) write. */
 static void test_append_int(void **state)
 {
@@ -360,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_big_batch),
 		cmocka_unit_test(test_big_batch_one_spec),
+		cmocka_unit_test(test_batch_uneven_specs),
 		cmocka_unit_test(test_append_int),
 	};
 
