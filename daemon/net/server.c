@@ -1354,4 +1354,5 @@ void jd_server_free(struct jd_net *d)
 		uv_close((uv_handle_t *)&d->srv.poll_idle, NULL);
 	free(d->srv.uids);
 	d->srv.uids = NULL;
+	jd_session_waits_free(d);
 }

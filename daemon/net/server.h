@@ -168,6 +168,9 @@ struct jd_server {
 	uv_check_t busy_check;
 	/* Waits whose timeout the prepare phase arms (op_wait.c, jd_session_waits_arm). */
 	struct jd_wait_req *to_arm;
+	/* Ended waits of one job kept for the next (op_wait.c, "Spare waits"). */
+	struct jd_wait_req *spare_waits;
+	uint32_t n_spare_waits;
 	uint64_t iterations, busy_over;	/* iterations; those busier than JD_LOOP_BUSY_BOUND_NS */
 	struct jd_hist busy;			/* the iterations' busy times (ns), lifetime */
 	/* The poll after a request (server.c): an idle handle, active while the window is

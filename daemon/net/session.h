@@ -49,6 +49,10 @@ bool jd_session_answer_more(struct jd_conn *c);
  * still pending (d->srv.to_arm); the loop's prepare phase calls it.  Loop thread. */
 void jd_session_waits_arm(struct jd_net *d);
 
+/* jd_session_waits_free: free the ended waits kept for reuse (op_wait.c, "Spare waits"),
+ * when the server's memory is freed.  Loop thread. */
+void jd_session_waits_free(struct jd_net *d);
+
 /* jd_session_admit_more: make the next slice of the jobs of c's submit in slices
  * (c->admitting, op_submit.c), admitting or refusing it whole after the last.  Returns
  * whether some of it is still to make.  Loop thread. */
