@@ -146,6 +146,11 @@ struct jd_exec {
 	uint8_t sig_set[64];		/* the signals not at SIG_DFL in the daemon (process.c,
 					 * signals_known), which a direct child resets */
 	uint8_t n_sig_set;
+	uint8_t sig_ign[64];		/* of them the ignored ones: all a child cloned
+					 * with CLONE_CLEAR_SIGHAND resets */
+	uint8_t n_sig_ign;
+	bool no_clone3;			/* clone3 refused (seccomp, a kernel before 5.5):
+					 * direct starts take clone (process.c) */
 	bool sig_known;			/* sig_set is read; cleared by a reload */
 	char helper[4096];		/* path of jschedd-runas, "" if not found */
 	/* control groups (exec_cgroup.c), loop thread: */

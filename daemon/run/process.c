@@ -219,8 +219,9 @@ static void wake_synced(struct jd_proc *p)
  * like posix_spawn's) but not its waiting (no CLONE_VFORK), on a stack of its own in
  * struct jd_direct; the child enters the job's group (a write to each of its tasks files
  * on v1, cgroup.procs on v2: cgroup.h, jd_cg_enter_file), starts a session, sets every
- * signal the daemon changed to its default (signals_known), puts the pipes at 0-2, enters
- * the working directory, unblocks the signals (blocked across the clone) and execs.  So the
+ * signal the daemon changed to its default (signals_known; with clone3 only the ignored
+ * ones: clone3_start), puts the pipes at 0-2, enters the working directory, unblocks the
+ * signals (blocked across a clone; none with clone3) and execs.  So the
  * command's first instruction runs in its group, as with the helper, without the helper's
  * exec (its loader's start-up is most of what the helper cost) and without the loop
  * waiting for the attaches (which can wait for an RCU grace period: cgroup.h).  Until it
@@ -374,9 +375,66 @@ fail:
 	return 127; /* not reached */
 }
 
+#if defined(__x86_64__)
+/* clone3 with CLONE_CLEAR_SIGHAND (Linux 5.5), x86-64 only: the child starts with every
+ * signal the daemon handles at its default, so it resets only the ignored ones (2 here,
+ * of the 7 it resets after clone) and the loop thread
+ * no longer blocks every signal around the clone (two rt_sigprocmask): a signal that
+ * reaches the child before its exec meets no handler of the daemon's, only its default.
+ * No exit signal either (exit_signal 0): its end is seen through the pidfd alone, and
+ * the kernel queues no SIGCHLD to the daemon per command (waitid then needs __WALL).
+ * glibc 2.36 has no clone3 wrapper, so the child's return on its own stack is the
+ * assembly below.  AArch64 keeps clone: qemu-user, where CI runs that build, answers
+ * clone3 with ENOSYS, so an AArch64 copy of it would never run in a test; the same
+ * answer here (seccomp) falls back to clone for good (jd_exec.no_clone3). */
+#define JD_CLONE3 1
+#define JD_CLONE_CLEAR_SIGHAND 0x100000000ULL
+#ifndef SYS_clone3
+#define SYS_clone3 435
+#endif
+
+/* The kernel's struct clone_args up to tls (CLONE_ARGS_SIZE_VER0, 64 bytes). */
+struct clone3_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+};
+
+/* clone3_start: clone3(ca); the child calls fn(arg) on ca's stack and exits with what it
+ * returns.  Returns the child's pid to the caller, or -errno.  The kernel keeps every
+ * register but rax, rcx and r11 in the child, so fn and arg reach it in rdx and r8, and
+ * the stack's top (16-aligned) gives fn the ABI's entry alignment after the call. */
+__attribute__((noinline, no_sanitize("address"), no_sanitize("thread"), no_sanitize("undefined")))
+static long clone3_start(struct clone3_args *ca, int (*fn)(void *), void *arg)
+{
+	register long a0 __asm__("rdi") = (long)ca;
+	register long a1 __asm__("rsi") = (long)sizeof(*ca);
+	register long f __asm__("rdx") = (long)fn;
+	register long v __asm__("r8") = (long)arg;
+	long ret;
+
+	__asm__ volatile("syscall\n\t"
+			 "test %%rax, %%rax\n\t"
+			 "jnz 1f\n\t"
+			 "xor %%ebp, %%ebp\n\t"
+			 "mov %%r8, %%rdi\n\t"
+			 "call *%%rdx\n\t"
+			 "mov %%eax, %%edi\n\t"
+			 "mov %[exit], %%eax\n\t"
+			 "syscall\n\t"
+			 "hlt\n"
+			 "1:"
+			 : "=a"(ret)
+			 : "a"((long)SYS_clone3), "r"(a0), "r"(a1), "r"(f), "r"(v),
+			   [exit] "i"(SYS_exit_group)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+#endif
+
 /* signals_known: the signals whose disposition is not SIG_DFL in the daemon, into
- * x->sig_set, once (and again after a reload: jd_exec_apply_config).  A direct child
- * resets those alone, where it reset all 62 (62 of its 85 system calls before the exec):
+ * x->sig_set, and of them the ignored ones into x->sig_ign (all a child of clone3_start
+ * resets: its handled ones start at their default), once (and again after a reload:
+ * jd_exec_apply_config).  A child of clone resets the whole sig_set alone, where it
+ * reset all 62 (62 of its 85 system calls before the exec):
  * an ignored one because the exec keeps SIG_IGN, a handled one because until its exec
  * the child runs on the daemon's memory, where that handler must not run (its signals
  * are blocked until it has reset them; the others are at their default already, which
@@ -389,15 +447,19 @@ static void signals_known(struct jd_exec *x)
 {
 	if (x->sig_known)
 		return;
-	x->n_sig_set = 0;
+	x->n_sig_set = x->n_sig_ign = 0;
 	for (int sig = 1; sig <= 64; sig++) {
 		unsigned long ksa[4] = {0, 0, 0, 0}; /* handler, flags, restorer, mask */
+		bool known;
 
 		if (sig == SIGKILL || sig == SIGSTOP)
 			continue;
-		if (syscall(SYS_rt_sigaction, sig, NULL, ksa, 8) == 0 && ksa[0] == (unsigned long)SIG_DFL)
+		known = syscall(SYS_rt_sigaction, sig, NULL, ksa, 8) == 0;
+		if (known && ksa[0] == (unsigned long)SIG_DFL)
 			continue;
 		x->sig_set[x->n_sig_set++] = (uint8_t)sig; /* not default, or unknown */
+		if (!known || ksa[0] == (unsigned long)SIG_IGN)
+			x->sig_ign[x->n_sig_ign++] = (uint8_t)sig;
 	}
 	x->sig_known = true;
 }
@@ -453,10 +515,30 @@ static pid_t spawn_direct(struct jd_proc *p, const char *file, char *const *argv
 		at += (size_t)n + 1;
 	}
 	signals_known(p->x);
-	memcpy(d->sigs, p->x->sig_set, p->x->n_sig_set);
-	d->nsigs = p->x->n_sig_set;
 	p->dir = d;
 	*pidfd = -1;
+#ifdef JD_CLONE3
+	if (!p->x->no_clone3) {
+		struct clone3_args ca = {
+			.flags = CLONE_VM | CLONE_PIDFD | JD_CLONE_CLEAR_SIGHAND,
+			.pidfd = (uint64_t)(uintptr_t)pidfd,
+			.exit_signal = 0,
+			.stack = (uint64_t)(uintptr_t)d->stack,
+			.stack_size = sizeof(d->stack),
+		};
+		long rc;
+
+		memcpy(d->sigs, p->x->sig_ign, p->x->n_sig_ign);
+		d->nsigs = p->x->n_sig_ign;
+		rc = clone3_start(&ca, direct_child, d);
+		if (rc >= 0 || (rc != -ENOSYS && rc != -EINVAL && rc != -E2BIG && rc != -EPERM))
+			return (pid_t)rc;
+		p->x->no_clone3 = true; /* and clone below, from now on */
+		jd_log(JD_LOG_INFO, "clone3 refused (%s): commands start with clone", strerror((int)-rc));
+	}
+#endif
+	memcpy(d->sigs, p->x->sig_set, p->x->n_sig_set);
+	d->nsigs = p->x->n_sig_set;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pid = clone(direct_child, d->stack + sizeof(d->stack), CLONE_VM | CLONE_PIDFD | SIGCHLD, d,
@@ -634,7 +716,8 @@ static void kill_group(struct jd_proc *p, int sig)
 	/* The group outlives its leader while members remain; ESRCH means none does, or
 	 * none yet: a directly started child that has not reached its setsid (it may be
 	 * waiting in its group's attach) gets the signal itself, held blocked until it has
-	 * reset its signals, so a cancel that early still stops it before its exec. */
+	 * reset its signals (clone) or at its default from the start (clone3), so a cancel
+	 * that early still stops it before its exec. */
 	if (p->pid > 0 && kill(-p->pid, sig) < 0 && !p->exited)
 		kill(p->pid, sig);
 }
@@ -706,7 +789,7 @@ static void exited(struct jd_proc *p)
 	memset(&si, 0, sizeof(si));
 	if (p->exited)
 		return;
-	if (waitid((idtype_t)P_PIDFD, (id_t)p->pidfd, &si, WEXITED | WNOHANG) < 0) {
+	if (waitid((idtype_t)P_PIDFD, (id_t)p->pidfd, &si, WEXITED | WNOHANG | __WALL) < 0) {
 		if (errno == EINTR)
 			return;
 		/* Nothing to reap (never expected): treat the leader as killed. */
@@ -1148,7 +1231,7 @@ void jd__proc_spawn(struct jd_proc *p)
 		jd_log(JD_LOG_WARN, "pid %d: cannot watch its exit (%s): killed", (int)pid, strerror(-rc));
 		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL);
-		waitid((idtype_t)P_PIDFD, (id_t)p->pidfd, &si, WEXITED | WNOWAIT);
+		waitid((idtype_t)P_PIDFD, (id_t)p->pidfd, &si, WEXITED | WNOWAIT | __WALL);
 	}
 	p->spawned = true;
 	if (p->job)
