@@ -34,7 +34,10 @@ static void on_change(void *ctx, const struct jd_change *ch)
 {
 	struct jd_daemon *d = ctx;
 
-	jd_persist_change(d, ch); /* first: the journal's record, in the order of changes */
+	/* First: the journal's record, in the order of changes.  With journal.sync "off"
+	 * there is none, and the call is skipped: five changes a job reach this hook. */
+	if (d->persist.j)
+		jd_persist_change(d, ch);
 	switch (ch->kind) {
 	case JD_CHANGE_QUEUED:
 		/* A worker should feed; the deadline timer is re-armed once the settle is
