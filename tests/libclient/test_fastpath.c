@@ -193,6 +193,12 @@ static void test_odd_members_and_numbers(void **state)
 		  "\"result_omitteD\":true,\"next_attempt_mss\":6,\"helt\":true,\"valuE\":1,\"a\":2,\"\":3}]",
 		  2);
 	both_ways("[{\"job\":6,\"exit_code\":-1e0,\"submitted_ms\":12345678901234567,\"state\":\"queued\"}]", 1);
+	/* around the eight digits read at once: 7, 8, 9 and 15 digits, a sign, zeros, an
+	 * integer ended by a space, a comma, a brace or a bracket */
+	both_ways("[{\"job\":12345678,\"uid\":99999999,\"exit_code\":-87654321,\"signal\":1234567,"
+		  "\"submitted_ms\":100000000,\"started_ms\":123456789012345,\"finished_ms\":10000000 ,"
+		  "\"array_id\":90000009}, {\"job\":98765432 }, {\"job\":1,\"attempt\":0,\"value\":[12345678]}]",
+		  3);
 }
 
 /* Escapes, UTF-8, brackets and quotes inside strings, nested values: jansson's way, and
