@@ -89,18 +89,36 @@ static int put_noted(struct jd_cg *cg, const char *dir, const char *file, const 
 	return rc;
 }
 
+static ssize_t read_whole(int fd, char *buf, size_t len);
+
 /* get: the text of dir/file (or of path when file is NULL) into buf, NUL-terminated.
  * Returns its length or a negative errno. */
 static ssize_t get(const char *dir, const char *file, char *buf, size_t len)
 {
 	char path[PATH_MAX];
-	size_t have = 0;
 	int fd;
 
 	if (file ? join(path, dir, file) < 0 : snprintf(path, sizeof(path), "%s", dir) >= PATH_MAX)
 		return -ENAMETOOLONG;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -errno;
+	return read_whole(fd, buf, len);
+}
+
+/* get_in: as get, file opened relative to directory descriptor dfd. */
+static ssize_t get_in(int dfd, const char *file, char *buf, size_t len)
+{
+	int fd = openat(dfd, file, O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : read_whole(fd, buf, len);
+}
+
+/* read_whole: fd read to its end into buf (NUL-terminated), then closed.  Returns the
+ * length or a negative errno. */
+static ssize_t read_whole(int fd, char *buf, size_t len)
+{
+	size_t have = 0;
+
 	while (have + 1 < len) {
 		ssize_t r = read(fd, buf + have, len - 1 - have);
 
@@ -898,6 +916,8 @@ static void hold(struct jd_cg *cg, struct jd_cg_job *g)
 		}
 		if (ctls & (1u << JD_CG_PIDS))
 			g->fd[JD_CG_FD_PIDS] = open_at(dir, "pids.events", O_RDONLY);
+		if (g->fd[JD_CG_FD_DIR] < 0)
+			g->fd[JD_CG_FD_DIR] = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	}
 	g->held = true;
 	cg->held++;
@@ -1218,9 +1238,11 @@ bool jd_cg_populated(struct jd_cg *cg, const struct jd_cg_job *g)
 
 		if (!g->dir[h][0])
 			continue;
-		/* By path even when g is held: a held cgroup.procs lists what it listed at its
-		 * first read (cgroup.h, enum jd_cg_fd). */
-		r = get(g->dir[h], "cgroup.procs", buf, sizeof(buf));
+		/* Opened afresh even when g is held: a held cgroup.procs lists what it listed
+		 * at its first read (cgroup.h, enum jd_cg_fd); from the held directory when
+		 * there is one (the first hierarchy's, as here). */
+		r = held_fd(g, JD_CG_FD_DIR) >= 0 ? get_in(g->fd[JD_CG_FD_DIR], "cgroup.procs", buf, sizeof(buf))
+						  : get(g->dir[h], "cgroup.procs", buf, sizeof(buf));
 		cg->stats.files_read++;
 		if (r > 0 || (r < 0 && r != -ENOENT))
 			return true;
