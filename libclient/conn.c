@@ -84,6 +84,8 @@ struct jsched_conn {
 	int64_t reply_timeout;	  /* jsched_set_timeout: ms a synchronous call waits; < 0: no limit */
 	int64_t fast_id;	  /* > 0: the synchronous call in flight whose reply read_fast
 				     may read straight from its text */
+	unsigned read_first_skip; /* sync_wait: calls left that poll before they read */
+	unsigned read_first_misses; /* and the misses in a row since the last hit */
 
 	bool hello_held;	  /* jsched_connect_deferred: the hello is queued, not written: it
 				     goes out with the first request, in the same write */
@@ -726,6 +728,18 @@ int jc_call(struct jsched_conn *c, json_t *req, json_t **reply, int64_t wait_ms)
 	return jc_call_text(c, req, reply, wait_ms, NULL, NULL, NULL);
 }
 
+/* Read before the poll: a synchronous call first reads what has arrived, and polls only
+ * if its reply is not there yet.  When the daemon runs on the caller's CPU it is woken by
+ * the request and has answered by the time the caller runs again: the reply is there
+ * (5,083 of 5,101 noop jsched_submit_wait, perf stat of the client and the daemon on one
+ * CPU), and the poll was one system call of three per round trip (client CPU per round
+ * trip 8.1 -> 7.5 us).  On another CPU it is nearly never there (5,092 of 5,101 missed),
+ * and a read that finds nothing is one more call, so after a miss the next calls poll
+ * first, as before: 1, 2, 4 ... up to READ_FIRST_SKIP of them after misses in a row (a
+ * hit starts again from one), then one tries again.  A fixed 64 after any miss left 846
+ * to 911 polls of 5,101 on one CPU at load 10 (a miss there now and then). */
+#define READ_FIRST_SKIP 64u
+
 /* sync_wait: wait for the reply of request id (sent with sync_cb and slot), then hand it
  * out as jc_call_text says. */
 static int sync_wait(struct jsched_conn *c, int id, struct sync_slot *slot, int64_t wait_ms, json_t **reply,
@@ -734,6 +748,17 @@ static int sync_wait(struct jsched_conn *c, int id, struct sync_slot *slot, int6
 	c->fast_id = slot->fast != NULL ? id : 0;
 	int64_t limit = c->reply_timeout < 0 || wait_ms < 0 ? -1 : c->reply_timeout + wait_ms;
 	int64_t end = limit < 0 ? -1 : now_ms() + limit;
+	if (c->read_first_skip > 0) {
+		c->read_first_skip--;
+	} else if (!slot->done && c->dead == 0) {
+		jsched_process(c);
+		if (slot->done) {
+			c->read_first_misses = 0;
+		} else {
+			c->read_first_skip = c->read_first_misses >= 6 ? READ_FIRST_SKIP : 1u << c->read_first_misses;
+			c->read_first_misses += c->read_first_misses < 6;
+		}
+	}
 	while (!slot->done) { /* the slot is filled even when the connection dies */
 		int64_t left = end < 0 ? -1 : end - now_ms();
 		if (end >= 0 && left <= 0) {

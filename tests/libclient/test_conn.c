@@ -13,9 +13,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <jsched/jsched.h>
 
@@ -648,6 +651,64 @@ static void test_oversized_frame(void **state)
 	assert_int_equal(jsched_ping(f->conn), JSCHED_EPROTOCOL);
 }
 
+/* poll, counted: the library's calls come to this program's definition, and go on to the
+ * kernel through ppoll (the scripted peers' threads poll too: an atomic count). */
+static _Atomic size_t polls;
+
+int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	struct timespec ts = { timeout / 1000, (long)(timeout % 1000) * 1000000L };
+
+	polls++;
+	return ppoll(fds, n, timeout < 0 ? NULL : &ts, NULL);
+}
+
+/* ping_polls: a ping answered before it is made (its reply written first); the polls it
+ * made. */
+static size_t ping_polls(struct fixture *f, int id)
+{
+	char reply[64];
+	size_t before, n;
+
+	snprintf(reply, sizeof(reply), "{\"id\": %d, \"ok\": true}", id);
+	assert_int_equal(peer_send(&f->peer, reply), 0);
+	before = polls; /* the peer polls too */
+	assert_int_equal(jsched_ping(f->conn), 0);
+	n = polls - before;
+	json_decref(expect_request(f, "ping", id));
+	return n;
+}
+
+/* A synchronous call reads what has arrived before it polls: a reply already there takes
+ * no poll.  After a call whose reply was not there at once (one that times out here), the
+ * next polls first, then one reads first again; two misses in a row, the next two poll
+ * first. */
+static void test_read_before_poll(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(ping_polls(f, 2), 0);
+	assert_int_equal(ping_polls(f, 3), 0);
+	jsched_set_timeout(f->conn, 1);
+	assert_int_equal(jsched_ping(f->conn), JSCHED_ETIMEOUT); /* a miss */
+	json_decref(expect_request(f, "ping", 4));
+	assert_int_equal(peer_send(&f->peer, "{\"id\": 4, \"ok\": true}"), 0); /* late: dropped */
+	jsched_set_timeout(f->conn, -1);
+	assert_int_equal(ping_polls(f, 5), 1);
+	assert_int_equal(ping_polls(f, 6), 0);
+	jsched_set_timeout(f->conn, 1);
+	assert_int_equal(jsched_ping(f->conn), JSCHED_ETIMEOUT); /* misses in a row */
+	json_decref(expect_request(f, "ping", 7));
+	assert_int_equal(jsched_ping(f->conn), JSCHED_ETIMEOUT); /* polled first: no try */
+	json_decref(expect_request(f, "ping", 8));
+	assert_int_equal(jsched_ping(f->conn), JSCHED_ETIMEOUT);
+	json_decref(expect_request(f, "ping", 9));
+	jsched_set_timeout(f->conn, -1);
+	assert_int_equal(ping_polls(f, 10), 1);
+	assert_int_equal(ping_polls(f, 11), 1);
+	assert_int_equal(ping_polls(f, 12), 0);
+}
+
 /* jsched_set_timeout: a call whose reply does not come returns JSCHED_ETIMEOUT; the late
  * reply is dropped and the connection goes on.  (The peer answers only after the call has
  * given up, so no timing decides the outcome.) */
@@ -780,6 +841,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_after_hangup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oversized_frame, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reply_timeout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_before_poll, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reply_to_unknown_id, setup, teardown),
 		cmocka_unit_test(test_close_runs_callbacks),
 		cmocka_unit_test_setup_teardown(test_many_in_flight, setup, teardown),
