@@ -82,22 +82,13 @@ static void send_copy(struct jd_conn *c, const struct jp_buf *b)
 		jd_conn_send_frame(c, &copy);
 }
 
-void jd_watch_job(struct jd_net *d, const struct jd_job *j)
+/* watch_send: the event of seq in s (j's) to each watcher of j's uid. */
+static __attribute__((noinline)) void watch_send(struct jd_net *d, struct jd_uid_stream *s,
+						 const struct jd_job *j)
 {
-	/* The list's head first, without the call: the newest uid's stream, the only one
-	 * where one uid submits (four events a job reach here). */
-	struct jd_uid_stream *s = d->watch.streams;
-
-	if (!s || s->uid != j->uid)
-		s = stream_of(d, j->uid, true);
 	struct jp_buf ev;
 	bool built = false;
 
-	if (!s)
-		return;
-	s->last_seq++;
-	d->watch.events++;
-	s->ring[s->last_seq % s->cap] = (struct jd_event_rec){.job = j->id, .state = (uint8_t)j->state};
 	for (struct jd_conn *c = d->watch.watchers; c; c = c->watch_next) {
 		if (c->uid != j->uid || c->closing)
 			continue;
@@ -108,6 +99,25 @@ void jd_watch_job(struct jd_net *d, const struct jd_job *j)
 	}
 	if (built)
 		jp_buf_free(&ev);
+}
+
+void jd_watch_job(struct jd_net *d, const struct jd_job *j)
+{
+	/* The list's head first, without the call: the newest uid's stream, the only one
+	 * where one uid submits (four events a job reach here).  The sending is out of
+	 * line: with the loop over the watchers inline, a call without any saved the
+	 * registers that loop needs (38 -> 29 instructions a call, callgrind). */
+	struct jd_uid_stream *s = d->watch.streams;
+
+	if (!s || s->uid != j->uid)
+		s = stream_of(d, j->uid, true);
+	if (!s)
+		return;
+	s->last_seq++;
+	d->watch.events++;
+	s->ring[s->last_seq % s->cap] = (struct jd_event_rec){.job = j->id, .state = (uint8_t)j->state};
+	if (d->watch.watchers)
+		watch_send(d, s, j);
 }
 
 static void unlink_watcher(struct jd_net *d, struct jd_conn *c)
