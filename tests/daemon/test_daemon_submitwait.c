@@ -7,6 +7,8 @@
  * - a timeout: ok, "timed_out", the record as it stands, the job going on;
  * - a cancel from another connection ends the wait with the cancelled record; a deadline
  *   already past is answered expired;
+ * - a wait ended on one connection and reused by the next on another answers that one
+ *   with its own members (a submit's, then a `wait`'s);
  * - bad types of `wait` and its members are bad_request naming the member, and make no job;
  * - the wait limits refuse it (limit_exceeded, field wait) and make no job;
  * - a batch: ids, refs and records in spec order; records past the reply budget are left
@@ -225,6 +227,54 @@ static void test_cancel_and_deadline(void **state)
 			  "\"deadline_at_ms\": 1}, \"wait\": true}");
 	assert_string_equal(state_of(json_object_get(r, "record")), "expired");
 	json_decref(r);
+	jsched_close(other);
+}
+
+/* Ended waits of one job are kept and reused (op_wait.c, "Spare waits"): a wait ended on
+ * one connection and taken by the next wait on another answers that one only, with its
+ * own members: a submit's wait after a submit's, a `wait`'s after a submit's. */
+static void test_reused_waits(void **state)
+{
+	struct jsched_conn *other = jdt_connect(&t, NULL);
+	struct jsched_spec *noop;
+	struct jsched_result *res = NULL;
+	int fd = jdt_raw_hello(&t, NULL);
+	json_int_t id;
+	uint64_t nid = 0;
+	json_t *r = NULL, *m;
+
+	(void)state;
+	id = submit_seen(fd, "{\"op\": \"submit\", \"id\": 2, \"job\": {\"kind\": \"call\", \"fn\": \"sleep\", "
+			     "\"args\": {\"ms\": 600000}}, \"wait\": true}");
+	assert_int_equal(jsched_cancel(other, (uint64_t)id), 0);
+	for (int i = 0; i < 10 && !r; i++) {
+		assert_non_null(m = jdt_read_frame(fd));
+		if (json_object_get(m, "ok"))
+			r = m;
+		else
+			json_decref(m);
+	}
+	assert_non_null(r);
+	assert_int_equal(json_integer_value(json_object_get(r, "job")), id);
+	json_decref(r);
+	/* The other connection's submit with wait, then its wait of the same job. */
+	assert_int_equal(jsched_spec_call("noop", NULL, &noop), 0);
+	assert_int_equal(jsched_submit_wait(other, noop, -1, &nid, NULL, &res, NULL), 0);
+	assert_true(nid > 0 && nid != (uint64_t)id);
+	assert_int_equal(res->id, nid);
+	assert_int_equal(res->state, JSCHED_STATE_SUCCEEDED);
+	jsched_result_free(res);
+	r = jdt_ok(other, "{\"op\": \"wait\", \"job\": %llu}", (unsigned long long)nid);
+	assert_true(json_is_object(json_object_get(r, "job"))); /* a wait's: the record */
+	assert_null(json_object_get(r, "record"));
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "job"), "job")), (json_int_t)nid);
+	json_decref(r);
+	/* The first connection got nothing of theirs: its next frames are its own. */
+	r = jdt_raw_ask(fd, "{\"op\": \"ping\", \"id\": 3}");
+	assert_int_equal(json_integer_value(json_object_get(r, "id")), 3);
+	json_decref(r);
+	close(fd);
+	jsched_spec_free(noop);
 	jsched_close(other);
 }
 
@@ -535,6 +585,7 @@ int main(void)
 		cmocka_unit_test(test_failing_command_and_output),
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_cancel_and_deadline),
+		cmocka_unit_test(test_reused_waits),
 		cmocka_unit_test(test_bad_types),
 		cmocka_unit_test(test_wait_limits),
 		cmocka_unit_test(test_batch),
