@@ -24,6 +24,11 @@ for t in "$@"; do
 		failed="$failed $t"
 		[ "$rc" = 124 ] && why="timed out after ${limit} s" || why="exit $rc"
 		echo "FAIL  $t  ($why)"
+		# A long log's tail may be all sanitizer reports (the leaks of the connections a
+		# failed check left open): cmocka's own lines of the failure come first.
+		if [ "$(wc -l <"$log")" -gt 60 ]; then
+			grep -B 4 -E '^\[  (ERROR|FAILED|  LINE)|^ERROR: ' "$log" | head -n 40 | sed 's/^/    ! /'
+		fi
 		sed 's/^/    | /' "$log" | tail -n 60
 	fi
 done
