@@ -133,7 +133,8 @@ void jd_jobs_walk(struct jd_jobs *t, const struct jd_client *client, bool any_ui
 int jd_jobs_init(struct jd_jobs *t, uv_loop_t *loop, const struct jd_jobs_hooks *hooks)
 {
 	memset(t, 0, sizeof(*t));
-	if (jd_slab_init(&t->runs, sizeof(struct jd_job_run)) < 0)
+	if (jd_slab_init(&t->runs, sizeof(struct jd_job_run)) < 0 ||
+	    jd_slab_init(&t->names, JD_NAME_SLAB) < 0)
 		return JSCHED_EINVAL;
 	t->all.pos_off = offsetof(struct jd_job, ipos_all);
 	t->n_buckets = JD_JOBS_BUCKETS;
@@ -170,7 +171,8 @@ static size_t str_mem(const char *s)
 
 size_t jd_job_mem_bytes(const struct jd_job *j)
 {
-	size_t n = sizeof(*j) + ALLOC_OVERHEAD + str_mem(j->name) + str_mem(j->key) +
+	size_t n = sizeof(*j) + ALLOC_OVERHEAD +
+		   (j->name_slab ? JD_NAME_SLAB : str_mem(j->name)) + str_mem(j->key) +
 		   str_mem(j->reason);
 
 	if (j->run) {
@@ -255,7 +257,10 @@ int jd_job_run_part(struct jd_jobs *t, struct jd_job *j)
 
 static void job_free(struct jd_job *j)
 {
-	free(j->name);
+	if (j->name_slab)
+		jd_slab_free(j->name);
+	else
+		free(j->name);
 	free(j->key);
 	free(j->reason);
 	free(j->deps);
@@ -289,6 +294,7 @@ void jd_jobs_free(struct jd_jobs *t)
 	t->active = NULL;
 	jd_timeheap_free(&t->timers);
 	jd_slab_destroy(&t->runs);
+	jd_slab_destroy(&t->names);
 	jd_idx_free(&t->all);
 	for (size_t i = 0; i < UID_SLOTS; i++)
 		while (t->uids[i]) {
@@ -342,6 +348,23 @@ struct jd_job *jd_job_new(struct jd_jobs *t)
 void jd_job_discard(struct jd_job *j)
 {
 	job_free(j);
+}
+
+int jd_job_set_name(struct jd_jobs *t, struct jd_job *j, const char *name, size_t len)
+{
+	char *s;
+
+	if (len < JD_NAME_SLAB) {
+		if (!(s = jd_slab_alloc(&t->names)))
+			return JSCHED_ENOMEM;
+		j->name_slab = true;
+	} else if (!(s = malloc(len + 1))) {
+		return JSCHED_ENOMEM;
+	}
+	memcpy(s, name, len);
+	s[len] = 0;
+	j->name = s;
+	return 0;
 }
 
 /* rehash: the id index with n buckets (a power of two).  Returns false without memory
@@ -450,6 +473,7 @@ void jd_jobs_shrink(struct jd_jobs *t)
 		t->shrinks++;
 	/* One empty page kept: the next job's run part maps nothing. */
 	jd_slab_trim(&t->runs, 1);
+	jd_slab_trim(&t->names, 1);
 }
 
 /* key_add: index j by (uid, key).  Without memory for a first bucket array the job is

@@ -187,7 +187,7 @@ struct jd_job {
 	struct jd_client *client;	/* charged to */
 	uid_t uid;			/* owned by */
 	gid_t gid;			/* its primary gid (peer credentials at submit) */
-	char *name;			/* or NULL */
+	char *name;			/* or NULL; set by jd_job_set_name */
 	char *key;			/* idempotency key (malloc'd), or NULL */
 	struct jd_job *knext;		/* key index chain (jd_job_find_key) */
 	struct jd_idx_pos ipos_all, ipos_uid, ipos_client;	/* in the id indexes */
@@ -205,6 +205,7 @@ struct jd_job {
 	bool value_file : 1;	/* the result is in the output directory's "<id>.value"
 				 * (jd_job_value_spill), not in memory: value is NULL, value_len
 				 * its size */
+	bool name_slab : 1;	/* name is a record of the table's names slab (jd_job_set_name) */
 	bool held;		/* loop: held in the fair layer (jd_fair_hold) while queued;
 				 * while scheduled: to be held when it comes due */
 	/* What the fair layer's record (run->fj) is made from each time the job is admitted
@@ -380,6 +381,7 @@ struct jd_jobs {
 
 	uv_loop_t *loop;		/* waiting jobs' deadline timers, the timer heap's timer */
 	struct jd_slab runs;		/* every job's run part (jd_job.run): slab.h says why */
+	struct jd_slab names;		/* jobs' names of up to JD_NAME_SLAB - 1 bytes */
 	struct jd_timeheap timers;	/* scheduled jobs, earliest first */
 	uv_timer_t timer;		/* armed for the earliest of them (one for all) */
 	bool timer_open;		/* timer initialised (at the first scheduled job) */
@@ -556,6 +558,17 @@ int jd_job_run_part(struct jd_jobs *t, struct jd_job *j);
 /* jd_job_discard: free a job made by jd_job_new that never entered the table (a submit
  * refused whole).  Its id is simply never used. */
 void jd_job_discard(struct jd_job *j);
+
+/* A job's name of up to JD_NAME_SLAB - 1 bytes is a JD_NAME_SLAB-byte record of the
+ * table's names slab (slab.h), a longer one a malloc'd copy.  From malloc, a short name
+ * ("job-123456") was a 32-byte chunk between the jobs' records (a million retained jobs
+ * of names of their own: 32 MB, and a malloc and a free each); from the slab it is 16
+ * bytes, on pages of their own that retention empties in the order it forgets. */
+#define JD_NAME_SLAB 16u
+
+/* jd_job_set_name: j, which has no name yet, is named a copy of name[0..len) (no NUL
+ * inside).  0, or JSCHED_ENOMEM.  Loop thread. */
+int jd_job_set_name(struct jd_jobs *t, struct jd_job *j, const char *name, size_t len);
 
 /* jd_job_find: the job with `id`, or NULL; *forgotten says whether the id was issued
  * once and is no longer retained. */

@@ -18,6 +18,8 @@
  * of 1,000 came and went (100,000 noops, 4 batches in flight: 722 mmap and 1,156 munmap
  * calls, 18,876 faults against malloc's 12,399), as each batch's pages emptied before the
  * next one came.  The table trims at the daemon's give-back moments (jd_jobs_shrink).
+ * The table's second slab holds jobs' names of up to 15 bytes in 16-byte records
+ * (jd_job_set_name, jobs.h), where malloc made each a 32-byte chunk.
  * Loop thread only (the owner's thread): no locks.
  */
 #ifndef JD_SLAB_H

@@ -525,7 +525,7 @@ static struct jd_job *job_from_spec(struct jd_jobs *t, struct jd_runner *runner,
 		j->deadline_ms = sp->deadline_ms ? (uint64_t)sp->deadline_ms : 1;
 	else if (sp->deadline == JP_DEADLINE_IN)
 		j->deadline_ms = now_ms + (uint64_t)sp->deadline_ms; /* both below 2^53 */
-	if (sp->name && !(j->name = strdup(sp->name)))
+	if (sp->name && jd_job_set_name(t, j, sp->name, strlen(sp->name)) < 0)
 		goto fail;
 	if (sp->key && !(j->key = strdup(sp->key)))
 		goto fail;
