@@ -766,6 +766,7 @@ struct rec_state {
 	 * args' text of the jobs made so, by id (a job that is to run again parses them at
 	 * restore; a final one never needs them) */
 	char fn[JP_NAME_MAX + 1], name[JP_NAME_MAX + 1];
+	size_t fn_len;			/* of fn (a scan that stops part way leaves it right) */
 	struct lazy_args {
 		uint64_t off;		/* in lazy_text */
 		uint32_t len;		/* 0: none */
@@ -779,6 +780,8 @@ struct rec_state {
 	struct {
 		char *text;		/* NULL: none */
 		size_t len, cap;
+		/* what the last scan read: made by jp_job_spec_init at the start, then written
+		 * by each scan (kind, priority, cost, fn, name) and by nothing else */
 		struct jp_job_spec sp;
 		size_t args_off, args_len;
 	} scan;
@@ -934,6 +937,8 @@ static int last_spec(struct rec_state *st, const char *text, size_t len)
 /* sc_ws: past JSON whitespace. */
 static const char *sc_ws(const char *p, const char *e)
 {
+	if (p < e && (unsigned char)*p > ' ')
+		return p; /* the usual case: compact JSON (libjsched's) */
 	while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
 		p++;
 	return p;
@@ -999,7 +1004,8 @@ static const char *sc_value(const char *p, const char *e)
 
 /* scan_call: the spec text[0..len) of a submit record, if it is a call job's with only
  * the members a scan reads (kind, fn, name, priority, cost, args, and those the record
- * holds resolved: after, any_of, deadline_*, ref; strings without escapes), as *sp, its
+ * holds resolved: after, any_of, deadline_*, ref; strings without escapes), as *sp (made
+ * by jp_job_spec_init before: only the members a scan reads are written), its
  * strings in st->fn / st->name and its args' text in [*args, *args + *args_len) (NULL:
  * none).  Returns false for any other spec: it is parsed (last_spec).  The text was
  * parsed and checked when it was submitted; a scan of its members costs a small part of
@@ -1012,36 +1018,73 @@ static bool scan_call(struct rec_state *st, const char *text, size_t len, struct
 	bool call = false, have_fn = false, esc;
 	unsigned seen = 0;
 
-	jp_job_spec_init(sp);
+	/* *sp was made by jp_job_spec_init once (jd_persist_start): a scan writes these alone */
+	sp->kind = JP_KIND_EXEC;
+	sp->priority = JP_PRIO_NORMAL;
+	sp->cost = 1;
+	sp->fn = sp->name = NULL;
 	*args = NULL;
 	*args_len = 0;
 	p = sc_ws(p, e);
 	if (p == e || *p++ != '{')
 		return false;
 	for (;;) {
-		const char *k, *v, *vs;
-		size_t kn, vn;
+		const char *v, *vs;
+		size_t vn;
 		unsigned bit;
 
 		p = sc_ws(p, e);
-		if (p == e || *p != '"' || !(p = sc_string(p, e, &k, &kn, &esc)) || esc)
+		/* The member's name, quotes and all, against each the scan reads (the first
+		 * four are the ones libjsched writes); any other, or one written with an
+		 * escape, is not a scan's. */
+#define KEY(s) ((size_t)(e - p) >= sizeof("\"" s "\"") - 1 && \
+		memcmp(p, "\"" s "\"", sizeof("\"" s "\"") - 1) == 0 && \
+		(p += sizeof("\"" s "\"") - 1, true))
+		if (KEY("kind"))
+			bit = 1;
+		else if (KEY("fn"))
+			bit = 2;
+		else if (KEY("args"))
+			bit = 32;
+		else if (KEY("name"))
+			bit = 4;
+		else if (KEY("priority"))
+			bit = 8;
+		else if (KEY("cost"))
+			bit = 16;
+		else if (KEY("after"))
+			bit = 64;
+		else if (KEY("any_of"))
+			bit = 128;
+		else if (KEY("ref"))
+			bit = 256;
+		else if (KEY("deadline_in_ms"))
+			bit = 512;
+		else if (KEY("deadline_at_ms"))
+			bit = 1024;
+		else
+			return false; /* a member the scan does not read */
+#undef KEY
+		if (seen & bit)
 			return false;
+		seen |= bit;
 		p = sc_ws(p, e);
 		if (p == e || *p++ != ':')
 			return false;
 		p = sc_ws(p, e);
 		if (p == e)
 			return false;
-#define KEY(s) (kn == sizeof(s) - 1 && memcmp(k, s, kn) == 0)
-		if (KEY("kind") || KEY("fn") || KEY("name") || KEY("priority")) {
+		if (bit == 1) {
+			if ((size_t)(e - p) < 6 || memcmp(p, "\"call\"", 6) != 0)
+				return false;
+			p += 6;
+			call = true;
+		} else if (bit <= 8) {
+			/* A string without escapes: jansson accepted the text, so it holds no
+			 * control character either (no NUL). */
 			if (*p != '"' || !(p = sc_string(p, e, &v, &vn, &esc)) || esc)
 				return false;
-			bit = KEY("kind") ? 1u : KEY("fn") ? 2u : KEY("name") ? 4u : 8u;
-			if (bit == 1) {
-				if (vn != 4 || memcmp(v, "call", 4) != 0)
-					return false;
-				call = true;
-			} else if (bit == 8) {
+			if (bit == 8) {
 				char pr[16];
 				int pv;
 
@@ -1052,24 +1095,25 @@ static bool scan_call(struct rec_state *st, const char *text, size_t len, struct
 				if ((pv = jp_priority_from_name(pr)) < 0)
 					return false;
 				sp->priority = (enum jp_priority)pv;
-			} else {
-				char *to = bit == 2 ? st->fn : st->name;
-
-				if (vn > JP_NAME_MAX || (bit == 2 && vn == 0) || memchr(v, 0, vn))
-					return false;
-				memcpy(to, v, vn);
-				to[vn] = 0;
-				if (bit == 2) {
-					sp->fn = st->fn;
-					have_fn = true;
-				} else {
-					sp->name = st->name;
+			} else if (vn > JP_NAME_MAX || (bit == 2 && vn == 0)) {
+				return false;
+			} else if (bit == 2) {
+				/* the last spec's fn, most often: kept as it is */
+				if (st->fn_len != vn || memcmp(st->fn, v, vn) != 0) {
+					memcpy(st->fn, v, vn);
+					st->fn[vn] = 0;
+					st->fn_len = vn;
 				}
+				sp->fn = st->fn;
+				have_fn = true;
+			} else {
+				memcpy(st->name, v, vn);
+				st->name[vn] = 0;
+				sp->name = st->name;
 			}
-		} else if (KEY("cost")) {
+		} else if (bit == 16) {
 			uint64_t c = 0;
 
-			bit = 16;
 			for (vs = p; p < e && *p >= '0' && *p <= '9' && p - vs < 8; p++)
 				c = c * 10 + (uint64_t)(*p - '0');
 			if (p == vs || c < 1 || c > JP_COST_MAX ||
@@ -1077,10 +1121,7 @@ static bool scan_call(struct rec_state *st, const char *text, size_t len, struct
 			     *p != '\r'))
 				return false;
 			sp->cost = (uint32_t)c;
-		} else if (KEY("args") || KEY("after") || KEY("any_of") || KEY("deadline_in_ms") ||
-			   KEY("deadline_at_ms") || KEY("ref")) {
-			bit = KEY("args") ? 32u : KEY("after") ? 64u : KEY("any_of") ? 128u
-			    : KEY("ref") ? 256u : KEY("deadline_in_ms") ? 512u : 1024u;
+		} else {
 			vs = p;
 			if (!(p = sc_value(p, e)))
 				return false;
@@ -1088,13 +1129,7 @@ static bool scan_call(struct rec_state *st, const char *text, size_t len, struct
 				*args = vs;
 				*args_len = (size_t)(p - vs);
 			}
-		} else {
-			return false; /* a member the scan does not read */
 		}
-#undef KEY
-		if (seen & bit)
-			return false;
-		seen |= bit;
 		p = sc_ws(p, e);
 		if (p == e)
 			return false;
@@ -1112,23 +1147,32 @@ static bool scan_call(struct rec_state *st, const char *text, size_t len, struct
 	return true;
 }
 
-/* scan_keep: remember the spec text[0..len) that scan_call read as *sp (args at args,
+/* scan_forget: no spec text kept (st->scan.sp stays: the next scan sets what it reads). */
+static void scan_forget(struct rec_state *st)
+{
+	free(st->scan.text);
+	st->scan.text = NULL;
+	st->scan.len = st->scan.cap = st->scan.args_off = st->scan.args_len = 0;
+}
+
+/* scan_keep: remember the spec text[0..len) that scan_call read as st->scan.sp (args at args,
  * args_len bytes, inside text), for the next record with the same text.  0 or
  * JSCHED_ENOMEM. */
-static int scan_keep(struct rec_state *st, const char *text, size_t len,
-		     const struct jp_job_spec *sp, const char *args, size_t args_len)
+static int scan_keep(struct rec_state *st, const char *text, size_t len, const char *args,
+		     size_t args_len)
 {
 	if (len > st->scan.cap || !st->scan.text) {
 		char *t = realloc(st->scan.text, len ? len : 1);
 
-		if (!t)
+		if (!t) {
+			scan_forget(st); /* its text is not st->scan.sp's */
 			return JSCHED_ENOMEM;
+		}
 		st->scan.text = t;
 		st->scan.cap = len ? len : 1;
 	}
 	memcpy(st->scan.text, text, len);
 	st->scan.len = len;
-	st->scan.sp = *sp;
 	st->scan.args_off = args ? (size_t)(args - text) : 0;
 	st->scan.args_len = args ? args_len : 0;
 	return 0;
@@ -1202,7 +1246,8 @@ static int replay_submit(struct rec_state *st, const struct jd_journal_rec *r)
 	struct jd_dep *deps = NULL;
 	char name[65];
 	struct jd_client *cl;
-	struct jp_job_spec sp;
+	struct jp_job_spec exec_sp;
+	const struct jp_job_spec *sp;
 	struct jd_job **sl, *j = NULL;
 	const struct jsched_handler *h;
 	const char *args = NULL;
@@ -1227,34 +1272,38 @@ static int replay_submit(struct rec_state *st, const struct jd_journal_rec *r)
 		goto bad;
 	/* A record from before the chosen backend was recorded ends here. */
 	backend = b.off < b.len ? r_u8(&b) : 0;
+	/* sp: borrowed (the last one parsed, or scanned), job_from_spec copies */
 	if (st->last.obj && st->last.len == slen && memcmp(st->last.text, spec, slen) == 0) {
-		sp = st->last.sp; /* the last one parsed: borrowed, job_from_spec copies */
+		sp = &st->last.sp;
 	} else if (st->scan.text && st->scan.len == slen && memcmp(st->scan.text, spec, slen) == 0) {
-		sp = st->scan.sp;
+		sp = &st->scan.sp;
 		if (st->scan.args_len) {
 			args = spec + st->scan.args_off;
 			args_len = st->scan.args_len;
 		}
 		scanned = true;
-	} else if (scan_call(st, spec, slen, &sp, &args, &args_len)) {
+	} else if (scan_call(st, spec, slen, &st->scan.sp, &args, &args_len)) {
+		sp = &st->scan.sp;
 		scanned = true;
-		if ((rc = scan_keep(st, spec, slen, &sp, args, args_len)) < 0)
+		if ((rc = scan_keep(st, spec, slen, args, args_len)) < 0)
 			goto out;
 	} else {
 		/* a scan that stopped part way may have written over st->fn / st->name */
-		free(st->scan.text);
-		memset(&st->scan, 0, sizeof(st->scan));
+		scan_forget(st);
 		if ((rc = last_spec(st, spec, slen)) == JSCHED_ENOMEM)
 			goto out;
 		if (rc < 0)
 			goto bad;
-		sp = st->last.sp;
+		sp = &st->last.sp;
 	}
-	if (sp.kind == JP_KIND_EXEC && backend)
-		sp.backend = jd_backend_name(backend); /* as chosen then (or local if gone) */
+	if (sp->kind == JP_KIND_EXEC && backend) {
+		exec_sp = *sp;
+		exec_sp.backend = jd_backend_name(backend); /* as chosen then (or local if gone) */
+		sp = &exec_sp;
+	}
 	cl = jd_client_get(&d->clients, name);
-	h = sp.kind == JP_KIND_EXEC ? &jd_exec_handler : jd_handler_find(&d->modules, sp.fn);
-	j = cl ? jd_job_from_spec(&d->jobs, &d->runner, cl, uid, gid, &sp, h, st->now_ns, st->now_ms)
+	h = sp->kind == JP_KIND_EXEC ? &jd_exec_handler : jd_handler_find(&d->modules, sp->fn);
+	j = cl ? jd_job_from_spec(&d->jobs, &d->runner, cl, uid, gid, sp, h, st->now_ns, st->now_ms)
 	       : NULL;
 	if (!j) {
 		rc = JSCHED_ENOMEM;
@@ -1934,6 +1983,7 @@ int jd_persist_start(struct jd_daemon *d, char *err, size_t errlen)
 	uint64_t t0 = jd_now_ns();
 	int rc;
 
+	jp_job_spec_init(&st.scan.sp);
 	d->net.hooks.journal_metrics = metrics_hook;
 	if (d->cfg.journal_sync == JD_JOURNAL_OFF) {
 		jd_log(JD_LOG_INFO, "journal: off (journal.sync \"off\"): jobs do not outlive the "

@@ -26,6 +26,11 @@
  * (echo returns them).  Specs the scan does not read (an escaped name, a retry policy)
  * come back through the parse as before.
  *
+ * restart_records_same: final call jobs of specs that all differ (names of 1 to 256
+ * bytes, across the 15 a name kept in the names slab may have; fn, priority and cost
+ * changing from one to the next, records of the same spec in a row among them) answer a
+ * status after kill -9 and a restart with the very bytes they answered before it.
+ *
  * restart_million: 1,000,000 retained jobs, each with a spec of its own, all come back
  * after kill -9 (a sample checked one by one: name, fn, value).
  *
@@ -346,6 +351,75 @@ static void test_restart_scanned_repeated(void **state)
 								    other ? "b" : "a")),
 				 other ? 2 : 1);
 		json_decref(r);
+	}
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
+/* status_text: the record in the reply to a status of job id, as the daemon wrote it,
+ * from its "job" member on (the reply's request id before it differs) (malloc'd). */
+static char *status_text(struct jsched_conn *c, uint64_t id)
+{
+	char req[128], *reply = NULL, *rec, *out;
+
+	snprintf(req, sizeof(req), "{\"op\": \"status\", \"job\": %llu}", (unsigned long long)id);
+	assert_int_equal(jsched_request(c, req, &reply), 0);
+	assert_non_null(reply);
+	rec = strstr(reply, "\"job\":{");
+	assert_non_null(rec);
+	out = strdup(rec);
+	assert_non_null(out);
+	free(reply);
+	return out;
+}
+
+/* restart_records_same: see the top of the file. */
+static void test_restart_records_same(void **state)
+{
+	static const size_t name_lens[] = {1, 14, 15, 16, 17, 64, 255, 256};
+	enum { N = 3 * sizeof(name_lens) / sizeof(name_lens[0]) };
+	static const char *const fns[] = {"echo", "noop", "echo"};
+	static const char *const prios[] = {"low", "normal", "high", "critical"};
+	uint64_t ids[N + 2];
+	char *before[N + 2], spec[768], name[300];
+	struct jsched_conn *c;
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 1");
+	c = jdt_connect(&t, "bob");
+	for (size_t i = 0; i < N; i++) {
+		size_t len = name_lens[i % (sizeof(name_lens) / sizeof(name_lens[0]))];
+
+		for (size_t k = 0; k < len; k++)
+			name[k] = (char)('a' + (i + k) % 26);
+		snprintf(name + len - (len > 3 ? 3 : len), 4, "%03zu", i); /* each its own */
+		name[len] = 0;
+		snprintf(spec, sizeof(spec), "{\"kind\":\"call\",\"fn\":\"%s\",\"args\":{\"i\":%zu},"
+			 "\"name\":\"%s\",\"priority\":\"%s\",\"cost\":%zu}", fns[i % 3], i, name,
+			 prios[i % 4], 1 + i % 5);
+		ids[i] = submit_spec(c, spec);
+	}
+	/* the same spec twice in a row: the second from the first one's scan */
+	ids[N] = submit_spec(c, spec);
+	ids[N + 1] = submit_spec(c, spec);
+	for (size_t i = 0; i < N + 2; i++) {
+		assert_string_equal(jdt_wait_final(c, ids[i], NULL), "succeeded");
+		before[i] = status_text(c, ids[i]);
+	}
+	jsched_close(c);
+	jdt_kill9(&t);
+
+	jdt_restart(&t);
+	c = jdt_connect(&t, "bob");
+	assert_true(jdt_metric_int(c, "journal/recovered_scanned") >= N + 2);
+	for (size_t i = 0; i < N + 2; i++) {
+		char *after = status_text(c, ids[i]);
+
+		if (strcmp(after, before[i]) != 0)
+			fail_msg("job %llu before the restart: %s\nafter it: %s",
+				 (unsigned long long)ids[i], before[i], after);
+		free(after);
+		free(before[i]);
 	}
 	jsched_close(c);
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
@@ -1114,6 +1188,7 @@ int main(void)
 		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_restart_scanned),
 		cmocka_unit_test(test_restart_scanned_repeated),
+		cmocka_unit_test(test_restart_records_same),
 		cmocka_unit_test(test_restart_million),
 		cmocka_unit_test(test_restart_command),
 		cmocka_unit_test(test_compaction),
