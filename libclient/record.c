@@ -251,7 +251,8 @@ static inline __attribute__((always_inline)) bool lit(struct cursor *c, char ch)
 /* A plain string holds the bytes of jp_json_plain only (proto/: printable ASCII and DEL
  * but the quote and the backslash).  One load per byte instead of four comparisons: the
  * string loop below was the client's largest part of a record read (callgrind, noop
- * jsched_submit_wait: 1,760 of 8,400 instructions per round trip). */
+ * jsched_submit_wait: 1,760 of 8,400 instructions per round trip); then eight bytes a
+ * step (jp_json_plain_end), the client 7,024 -> 6,702 instructions per round trip. */
 /* A plain string (the cursor on its quote): its bytes without the quotes. */
 static inline __attribute__((always_inline)) bool plain_string(struct cursor *c, struct jc_text *out)
 {
@@ -259,8 +260,7 @@ static inline __attribute__((always_inline)) bool plain_string(struct cursor *c,
 	if (p >= end || *p != '"')
 		return false;
 	const char *s = ++p;
-	while (p < end && jp_json_plain[(unsigned char)*p])
-		p++;
+	p = (const char *)jp_json_plain_end((const unsigned char *)p, (const unsigned char *)end);
 	if (p >= end || *p != '"')
 		return false; /* the end, an escape, a control or non-ASCII byte */
 	*out = (struct jc_text){ s, (size_t)(p - s) };

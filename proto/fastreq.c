@@ -175,10 +175,8 @@ static bool str(struct sc *s, const char **out, size_t *len)
 	if (s->p >= s->e || *s->p != '"')
 		return false;
 	for (s->p++;;) {
-		const unsigned char *run = s->p, *q = run;
+		const unsigned char *run = s->p, *q = jp_json_plain_end(run, s->e);
 
-		while (q < s->e && jp_json_plain[*q])
-			q++;
 		s->p = q;
 		memcpy(o, run, (size_t)(q - run));
 		o += q - run;

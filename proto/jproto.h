@@ -33,6 +33,9 @@
 #include <stddef.h>
 #include <string.h>
 #include <stdint.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <jansson.h>
 
@@ -190,6 +193,49 @@ int jp_buf_append_json_string(struct jp_buf *b, const char *s, size_t n);
  * a reader that set it aside would decline what every writer here sends (libjsched's
  * did: a record with DEL went to jansson). */
 extern const unsigned char jp_json_plain[256];
+
+/* jp_json_plain_end: the first byte in [p, end) that is not plain (jp_json_plain), or
+ * end.  While sixteen bytes remain they are looked at at once (SSE2, which every x86-64
+ * has: a byte is not plain when it is '"' or '\\' or, as a signed byte, below 0x20, which
+ * takes in the bytes from 0x80 up), else eight (a word, little-endian: its high bit set,
+ * below 0x20, '"' or '\\'; the below-a-value and equal-to-zero tests of a word flag
+ * wrongly only bytes above one they flag rightly, so the lowest flag is always right),
+ * else one.  The byte loop over a reply's strings was the client's largest part of a
+ * record read (callgrind, noop jsched_submit_wait: 655 of 7,000 instructions per round
+ * trip), and the same loop reads a request's strings in the daemon.  Any thread. */
+static inline const unsigned char *jp_json_plain_end(const unsigned char *p, const unsigned char *end)
+{
+#if defined(__SSE2__)
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), low = _mm_set1_epi8(0x20);
+
+	while (end - p >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+			_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)), _mm_cmplt_epi8(v, low)));
+
+		if (m)
+			return p + __builtin_ctz(m);
+		p += 16;
+	}
+#elif defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+
+	while (end - p >= 8) {
+		uint64_t w, q, b, m;
+
+		memcpy(&w, p, 8);
+		q = w ^ (ones * '"');
+		b = w ^ (ones * '\\');
+		m = (w | (w - ones * 0x20) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
+		if (m)
+			return p + (__builtin_ctzll(m) >> 3);
+		p += 8;
+	}
+#endif
+	while (p < end && jp_json_plain[*p])
+		p++;
+	return p;
+}
 /* jp_buf_consume drops the first n bytes (n <= len). */
 void jp_buf_consume(struct jp_buf *b, size_t n);
 /* jp_buf_free frees the bytes and makes b empty. */

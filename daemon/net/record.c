@@ -43,8 +43,7 @@ int jd_json_text_stringn(struct jp_buf *out, const char *s, size_t len)
 		/* Copy the longest run that needs no escaping in one append (plain ASCII, a
 		 * load per byte, without a call per byte). */
 		for (;;) {
-			while (p < end && jp_json_plain[*p])
-				p++;
+			p = jp_json_plain_end(p, end);
 			if (p < end && *p >= 0x80 && (n = jp_utf8_seq((const char *)p)) > 0 &&
 			    n <= (size_t)(end - p))
 				p += n;

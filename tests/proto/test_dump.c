@@ -64,6 +64,47 @@ static void test_plain_table(void **state)
 	}
 }
 
+/* jp_json_plain_end finds the first byte that is not plain as a byte loop over the table
+ * does: every byte value at every place of buffers of 0 to 24 bytes of plain filler (so
+ * the word steps, the tail loop and the seam between them are all crossed), after a
+ * second non-plain byte further on (a word's later flags must not win), and with two
+ * non-plain bytes side by side (the borrow of a byte below 0x20 into the next). */
+static const unsigned char *plain_end_loop(const unsigned char *p, const unsigned char *end)
+{
+	while (p < end && jp_json_plain[*p])
+		p++;
+	return p;
+}
+
+static void test_plain_end(void **state)
+{
+	unsigned char buf[24];
+
+	(void)state;
+	for (size_t len = 0; len <= sizeof buf; len++) {
+		memset(buf, 'a', sizeof buf);
+		assert_ptr_equal(jp_json_plain_end(buf, buf + len), buf + len);
+		for (size_t at = 0; at < len; at++)
+			for (int c = 0; c < 256; c++) {
+				memset(buf, 'a', sizeof buf);
+				buf[at] = (unsigned char)c;
+				assert_ptr_equal(jp_json_plain_end(buf, buf + len), plain_end_loop(buf, buf + len));
+				if (at + 1 < len) {
+					buf[at + 1] = 0x1f;
+					assert_ptr_equal(jp_json_plain_end(buf, buf + len),
+							 plain_end_loop(buf, buf + len));
+					buf[at + 1] = (unsigned char)(255 - c);
+					assert_ptr_equal(jp_json_plain_end(buf, buf + len),
+							 plain_end_loop(buf, buf + len));
+				}
+				/* from an odd start: a word read across the buffer's alignment */
+				if (at > 0)
+					assert_ptr_equal(jp_json_plain_end(buf + 1, buf + len),
+							 plain_end_loop(buf + 1, buf + len));
+			}
+	}
+}
+
 static void test_numbers_and_containers(void **state)
 {
 	static const double reals[] = { 0.0, -0.0, 1.0, 0.5, 1e300, -1e-300, 3.14159265358979, 1e17, 123456789.0,
@@ -141,6 +182,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_byte),
 		cmocka_unit_test(test_plain_table),
+		cmocka_unit_test(test_plain_end),
 		cmocka_unit_test(test_numbers_and_containers),
 		cmocka_unit_test(test_random_trees),
 	};
