@@ -24,12 +24,22 @@ void jd_loop_woke(void)
 		loop_woke_ns = jd_now_ns();
 }
 
+/* Whether the loop takes its stamps (the server's prepare phase, every iteration): until
+ * then a stamp may be old (one made at start, with no iteration to end it). */
+static bool loop_taking;
+
 uint64_t jd_loop_woke_take(void)
 {
 	uint64_t t = loop_woke_ns;
 
 	loop_woke_ns = 0;
+	loop_taking = true;
 	return t;
+}
+
+uint64_t jd_loop_now_ns(void)
+{
+	return loop_taking && loop_woke_ns ? loop_woke_ns : jd_now_ns();
 }
 
 static uint64_t real_ms(void)

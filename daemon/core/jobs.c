@@ -1504,11 +1504,27 @@ static struct jd_client *victim(struct jd_jobs *t, bool bytes)
 	return best;
 }
 
+/* age: how long ago fin was, by *now: the loop iteration's time (jd_loop_now_ns), which
+ * a job that ended in this iteration is younger than; then *now is read from the clock
+ * (once), so such a job's age is what it was before the iteration's time was used (0 s
+ * of retention still forgets it in the settle it ended in).  Only a job that passed an
+ * age limit during the iteration is judged by the iteration's start, and so forgotten at
+ * the next trim. */
+static uint64_t age(uint64_t *now, bool *fresh, uint64_t fin)
+{
+	if (*now <= fin && !*fresh) {
+		*now = jd_now_ns();
+		*fresh = true;
+	}
+	return *now > fin ? *now - fin : 0;
+}
+
 void jd_jobs_trim(struct jd_jobs *t)
 {
-	uint64_t now = jd_now_ns();
+	uint64_t now = jd_loop_now_ns();
+	bool fresh = false;
 
-	while (t->retained_head && now - t->retained_head->finished_ns > t->retain_ns)
+	while (t->retained_head && age(&now, &fresh, t->retained_head->finished_ns) > t->retain_ns)
 		forget(t, t->retained_head, JD_FORGET_AGE);
 	while (t->retained_head) {
 		bool bytes = t->retained_bytes > t->retain_bytes;
@@ -1520,7 +1536,7 @@ void jd_jobs_trim(struct jd_jobs *t)
 		c = victim(t, bytes);
 		j = c->rhead;
 		/* The count waits for the reading time; the memory bound does not. */
-		if (!bytes && now - j->finished_ns < t->retain_min_ns)
+		if (!bytes && age(&now, &fresh, j->finished_ns) < t->retain_min_ns)
 			break;
 		t->last_victim = c;
 		forget(t, j, bytes ? JD_FORGET_BYTES : JD_FORGET_JOBS);

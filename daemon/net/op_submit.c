@@ -1070,7 +1070,8 @@ void jd__op_submit(struct jd_conn *c, const struct jp_request *r, json_t *msg)
 	struct jd_net *d = c->d;
 	struct jp_limits lim;
 	struct jp_err err;
-	struct admit a = {.c = c, .id = r->id, .now_ns = jd_now_ns(), .now_ms = jd_now_ms()};
+	/* The time it was read: its iteration's (jd_loop_now_ns, no clock read of its own). */
+	struct admit a = {.c = c, .id = r->id, .now_ns = jd_loop_now_ns(), .now_ms = jd_now_ms()};
 
 	if (refused_now(c, r->id))
 		return;
