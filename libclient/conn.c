@@ -388,8 +388,10 @@ static bool read_fast_hello(struct jsched_conn *c, const unsigned char *payload,
 {
 	struct pending *p = c->inflight;
 	struct jc_hello h;
-	int64_t id, lead = leading_id(payload, len);
-	if (!c->hello_pending || p == NULL || p->cb != hello_cb || (lead >= 0 && lead != p->id) ||
+	int64_t id, lead;
+	/* The leading id is read only while a hello is pending (it was a scan per reply). */
+	if (!c->hello_pending || p == NULL || p->cb != hello_cb ||
+	    ((lead = leading_id(payload, len)) >= 0 && lead != p->id) ||
 	    jc_hello_from_text((const char *)payload, len, &id, &h) != 1 || id != p->id ||
 	    h.version != JP_PROTOCOL_VERSION)
 		return false;
@@ -520,7 +522,11 @@ static int read_in(struct jsched_conn *c)
 			/* jp_decoder_next_err, keeping the payload: replies' records are copied
 			 * from it (text.c) instead of being written out again by jansson. */
 			json_t *msg = NULL;
-			struct jp_err err = { 0 };
+			/* Its members set, not all of its 388 bytes zeroed per frame (~50
+			 * instructions a frame, two a reply: the last finds none). */
+			struct jp_err err;
+			err.code = 0;
+			err.field[0] = err.message[0] = '\0';
 			const unsigned char *payload = NULL;
 			size_t len = 0;
 			if (r >= 0)
