@@ -89,6 +89,7 @@ struct jd_persist {
 	uv_timer_t lazy_timer;
 	uint64_t want_held, want_asked;
 	unsigned want_n;		/* replies held since the last ask */
+	unsigned group_n;		/* replies asked for since the journal's last notify */
 	int status;			/* the last fault reported (0: none) */
 	char dir[4096];
 	uint64_t records_replayed, jobs_recovered, recover_ms;

@@ -128,6 +128,7 @@ struct counts {
 		release_us; /* journal.cycle (NAN where a build has none) */
 	double gathers, gathers_late; /* journal.cycle, newer builds */
 	double gathers_spun;	      /* journal.cycle.gathers_spun (journal.gather_spin) */
+	double loop_windows;	      /* loop.poll.journal_windows: the loop polled for a flush */
 	uint64_t t_ns;
 };
 
@@ -155,6 +156,7 @@ static void counts_take(struct e2e_daemon *d, struct counts *out)
 	out->gathers = e2e_metrics_number(c, "journal/cycle/gathers");
 	out->gathers_late = e2e_metrics_number(c, "journal/cycle/gathers_late");
 	out->gathers_spun = e2e_metrics_number(c, "journal/cycle/gathers_spun");
+	out->loop_windows = e2e_metrics_number(c, "loop/poll/journal_windows");
 	out->t_ns = bench_now_ns();
 	jsched_close(c);
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)d->pid);
@@ -205,7 +207,7 @@ static void counts_per_submit(const struct counts *a, const struct counts *b, st
 
 /* The flush cycle's parts, per flush, between two counts (us). */
 enum { P_CYCLE, P_IO, P_GATHER, P_WAKE, P_HANDOFF, P_RELEASE, P_REST, P_GATHERS, P_LATE,
-       P_SPUN, NPARTS };
+       P_SPUN, P_LOOPWIN, NPARTS };
 static const char *const part_names[NPARTS] = {
 	"flush cycle (run time per flush)", "cycle part: write + sync",
 	"of which the flusher gathered waiters", "cycle part: flusher woken by a demand",
@@ -214,10 +216,11 @@ static const char *const part_names[NPARTS] = {
 	"cycle part: the rest (replies to next demand: submitters, loop)",
 	"flushes after which the flusher gathered (share)",
 	"gathers that ran out of time (share of flushes)",
-	"gathers polled for, not slept (share of flushes)"};
+	"gathers polled for, not slept (share of flushes)",
+	"loop's polls for a group's flush (per flush)"};
 /* The unit of each part's row. */
 static const char *const part_units[NPARTS] = {"us", "us", "us", "us", "us", "us", "us",
-					       "share", "share", "share"};
+					       "share", "share", "share", "windows"};
 
 static void cycle_parts(const struct counts *a, const struct counts *b, double out[NPARTS])
 {
@@ -238,6 +241,7 @@ static void cycle_parts(const struct counts *a, const struct counts *b, double o
 	out[P_GATHERS] = (b->gathers - a->gathers) / fl;
 	out[P_LATE] = (b->gathers_late - a->gathers_late) / fl;
 	out[P_SPUN] = (b->gathers_spun - a->gathers_spun) / fl;
+	out[P_LOOPWIN] = (b->loop_windows - a->loop_windows) / fl;
 }
 
 /* submitters: k threads submitting for secs; returns submits/s, and the p50/p99 latency

@@ -160,6 +160,7 @@ struct jd_journal {
 	_Atomic int err;
 	_Atomic uint64_t n_appended, n_flushes, n_bytes, n_syncs, n_failures, n_created,
 		n_removed, n_snapshots, flush_ns_max, log_bytes;
+	_Atomic uint64_t last_io_ns;	/* the last flush's write and sync */
 	_Atomic uint64_t n_io_ns, n_gather_ns, n_gap_ns, n_notified_ns, n_wake_ns, n_wakes;
 	_Atomic uint64_t n_gathers, n_gathers_late, n_gathers_spun;
 	_Atomic int io_used;		/* enum jd_journal_io, as in effect */
@@ -484,6 +485,11 @@ int64_t jd_journal_append(struct jd_journal *j, unsigned type, uint64_t id, cons
 uint64_t jd_journal_last(const struct jd_journal *j)
 {
 	return j->last_seq;
+}
+
+uint64_t jd_journal_last_io_ns(const struct jd_journal *j)
+{
+	return atomic_load_explicit(&j->last_io_ns, memory_order_relaxed);
 }
 
 uint64_t jd_journal_durable(const struct jd_journal *j)
@@ -908,6 +914,7 @@ static int flush_chunk(struct jd_journal *j, struct chunk *c)
 	pthread_mutex_unlock(&j->mu);
 	dt = now_ns() - t0;
 	add_stat(&j->n_io_ns, dt);
+	atomic_store_explicit(&j->last_io_ns, dt, memory_order_relaxed);
 	prev = atomic_load_explicit(&j->flush_ns_max, memory_order_relaxed);
 	if (dt > prev)
 		atomic_store_explicit(&j->flush_ns_max, dt, memory_order_relaxed);

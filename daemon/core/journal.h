@@ -193,6 +193,10 @@ int64_t jd_journal_append2(struct jd_journal *j, unsigned type, uint64_t id, con
 /* jd_journal_last: the sequence number of the last record appended.  Caller's thread. */
 uint64_t jd_journal_last(const struct jd_journal *j);
 
+/* jd_journal_last_io_ns: how long the last flush's write and sync took (ns; 0 before
+ * the first).  Any thread. */
+uint64_t jd_journal_last_io_ns(const struct jd_journal *j);
+
 /* jd_journal_durable: every record up to this sequence number is durable.  Any thread. */
 uint64_t jd_journal_durable(const struct jd_journal *j);
 

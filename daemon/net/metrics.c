@@ -363,9 +363,10 @@ json_t *jd_metrics(struct jd_net *d, unsigned flags)
 					      (json_int_t)d->srv.admitting));
 		/* The poll after a request (server.c): its setting and what it did. */
 		json_object_set_new(json_object_get(doc, "loop"), "poll",
-				    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "us",
+				    json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "us",
 					      (json_int_t)d->cfg->loop_poll_us, "windows",
-					      (json_int_t)d->srv.poll_windows, "polls",
+					      (json_int_t)d->srv.poll_windows, "journal_windows",
+					      (json_int_t)d->srv.poll_journal, "polls",
 					      (json_int_t)d->srv.polls, "hits",
 					      (json_int_t)d->srv.poll_hits, "skipped",
 					      (json_int_t)d->srv.poll_skipped, "gaps",

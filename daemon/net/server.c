@@ -479,24 +479,40 @@ static void poll_cb(uv_idle_t *h)
 		sched_yield();
 }
 
+/* poll_window: open (or extend) the window for us microseconds from now, when the
+ * workers leave the loop a CPU.  Returns whether it did. */
+static bool poll_window(struct jd_net *d, uint32_t us)
+{
+	struct jd_server *s = &d->srv;
+	uint64_t until;
+
+	if (!poll_room(d)) {
+		s->poll_skipped++;
+		return false;
+	}
+	s->poll_fresh = true;
+	s->poll_last = jd_now_ns();
+	until = s->poll_last + (uint64_t)us * 1000u;
+	if (until > s->poll_until)
+		s->poll_until = until;
+	if (!uv_is_active((uv_handle_t *)&s->poll_idle))
+		uv_idle_start(&s->poll_idle, poll_cb);
+	return true;
+}
+
 /* poll_open: after a request was read, open (or extend) the window of loop_poll_us. */
 static void poll_open(struct jd_net *d)
 {
-	struct jd_server *s = &d->srv;
 	uint32_t us = d->cfg->loop_poll_us;
 
-	if (!us)
-		return;
-	if (!poll_room(d)) {
-		s->poll_skipped++;
-		return;
-	}
-	s->poll_windows++;
-	s->poll_fresh = true;
-	s->poll_last = jd_now_ns();
-	s->poll_until = s->poll_last + (uint64_t)us * 1000u;
-	if (!uv_is_active((uv_handle_t *)&s->poll_idle))
-		uv_idle_start(&s->poll_idle, poll_cb);
+	if (us && poll_window(d, us))
+		d->srv.poll_windows++;
+}
+
+void jd_server_poll_for(struct jd_net *d, uint32_t us)
+{
+	if (us && poll_window(d, us))
+		d->srv.poll_journal++;
 }
 
 static void flush_check_cb(uv_check_t *h)

@@ -183,8 +183,10 @@ struct jd_server {
 	uint64_t poll_windows;	/* windows opened (or extended) by a request read */
 	uint64_t polls;		/* iterations that polled without blocking in a window */
 	uint64_t poll_hits;	/* reads that came while a window was open */
-	uint64_t poll_skipped;	/* requests after which no window opened: the workers
-				 * needed the CPUs */
+	uint64_t poll_skipped;	/* requests (or flushes) after which no window opened:
+				 * the workers needed the CPUs */
+	uint64_t poll_journal;	/* windows opened (or extended) for a group's flush
+				 * (jd_server_poll_for) */
 	unsigned cpus;		/* online CPUs at start */
 	char path[108];
 	bool listening;
@@ -232,6 +234,13 @@ void jd_server_free(struct jd_net *d);
  * limit the connection is closed (the client does not read).  Returns 0 or a negative
  * JSCHED_E* code (the message is then dropped).  Loop thread. */
 int jd_conn_send(struct jd_conn *c, json_t *msg);
+
+/* jd_server_poll_for: keep the loop polling without blocking for us microseconds from
+ * now (the window of "The poll after a request", server.c), unless the workers need the
+ * CPUs: for a wake-up that is due soon from another thread (the journal's flush of held
+ * replies, daemon/persist.c), which then costs no wake-up of a sleeping CPU.  Loop
+ * thread. */
+void jd_server_poll_for(struct jd_net *d, uint32_t us);
 
 /* jd_server_release_held: the journal is durable up to `durable`: send every held frame
  * that waited for it (and what queued behind them).  Loop thread. */

@@ -44,6 +44,11 @@
  * answer, the fault in them; so do a status and a wait of a job whose records are on disk,
  * while one of the job whose end is stuck in memory is held), a job running through the
  * fault ends, and once the flag is gone it all goes on, through a kill -9 too.
+ *
+ * loop_waits_for_groups: the loop polls for a flush (loop.poll.journal_windows) only when
+ * the replies of two or more asks wait on it: one client submitting in turn opens no
+ * window in 200 submits, two clients submitting at once do (or the window is skipped, on
+ * a machine whose workers leave no CPU), and every submit is answered.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -1182,6 +1187,77 @@ static void test_flusher_cpu(void **state)
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 }
 
+/* journal_windows: the loop's windows for a group's flush, and those skipped. */
+static int64_t journal_windows(struct jsched_conn *c)
+{
+	json_t *m = jdt_metrics(c);
+	json_t *poll = json_object_get(json_object_get(m, "loop"), "poll");
+	int64_t n;
+
+	assert_non_null(json_object_get(poll, "journal_windows"));
+	n = (int64_t)(json_integer_value(json_object_get(poll, "journal_windows")) +
+		      json_integer_value(json_object_get(poll, "skipped")));
+	json_decref(m);
+	return n;
+}
+
+#define GROUP_SUBMITS 200
+
+struct group_submitter {
+	struct jsched_conn *c;
+	struct jsched_spec *spec;
+	int ok;			/* submits answered ok */
+};
+
+/* group_submitter: GROUP_SUBMITS submits in turn on its own connection (no cmocka
+ * assertion off the main thread: it counts). */
+static void *group_submitter(void *arg)
+{
+	struct group_submitter *g = arg;
+
+	for (int i = 0; i < GROUP_SUBMITS; i++) {
+		uint64_t id = 0;
+
+		if (jsched_submit(g->c, g->spec, &id) == 0 && id > 0)
+			g->ok++;
+	}
+	return NULL;
+}
+
+static void test_loop_waits_for_groups(void **state)
+{
+	struct group_submitter g[2];
+	struct jsched_conn *c;
+	pthread_t th[2];
+	int64_t before;
+
+	(void)state;
+	jdt_start(&t, "");
+	c = jdt_connect(&t, NULL);
+	before = journal_windows(c);
+	for (int i = 0; i < GROUP_SUBMITS; i++)
+		jdt_submit_call(c, "noop", NULL);
+	assert_int_equal(journal_windows(c), before); /* a lone waiter: never polled for */
+	for (int i = 0; i < 2; i++) {
+		g[i].c = jdt_connect(&t, NULL);
+		g[i].spec = NULL;
+		g[i].ok = 0;
+		assert_int_equal(jsched_spec_call("noop", NULL, &g[i].spec), 0);
+	}
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, group_submitter, &g[i]), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(g[i].ok, GROUP_SUBMITS);
+		jsched_spec_free(g[i].spec);
+		jsched_close(g[i].c);
+	}
+	assert_true(journal_windows(c) > before);
+	jsched_close(c);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1198,6 +1274,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_journal_unavailable, fault_teardown),
 		cmocka_unit_test(test_no_direct),
 		cmocka_unit_test(test_flusher_cpu),
+		cmocka_unit_test(test_loop_waits_for_groups),
 	};
 
 	if (getenv("JDT_ONLY")) /* one test, by name (a pattern): JDT_ONLY=test_restart_million */
