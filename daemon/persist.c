@@ -651,17 +651,31 @@ static void lazy_cb(uv_timer_t *t)
 		jd_journal_want(d->persist.j, jd_journal_last(d->persist.j), 0);
 }
 
+/* loop_wait: the flush asked for is a group's and is taken now: poll for its end, up to
+ * twice the last flush's write and sync (io_ns) from now. */
+static void loop_wait(struct jd_daemon *d, uint64_t io_ns)
+{
+	uint64_t bound = 2 * io_ns / 1000u;
+
+	d->persist.loop_waits++;
+	if (bound > JD_JOURNAL_GATHER_MAX_US)
+		bound = JD_JOURNAL_GATHER_MAX_US;
+	jd_server_poll_for(&d->net, (uint32_t)bound);
+}
+
 /* prepare_cb: the loop is about to wait for I/O, everything read in this iteration
  * handled: ask the journal to flush what the held replies wait for (one flush for the
  * whole iteration's records), and start the bound on the records nobody waits on.
  *
  * A group's flush (replies of two or more asks since the last notify) is waited for
- * awake: the loop polls without blocking (jd_server_poll_for) for up to twice the last
- * flush's write and sync (at most JD_JOURNAL_GATHER_MAX_US), the bound of the flusher's
- * own gather.  Asleep in epoll_wait, the loop's CPU halts on this VM while the flush is
+ * awake once the flusher gathers for no one more (jd_journal_want's answer: before that
+ * the submitters still on their way back run on this CPU and wake the loop there): the
+ * loop polls without blocking (jd_server_poll_for) for up to twice the last flush's
+ * write and sync (at most JD_JOURNAL_GATHER_MAX_US), the bound of the flusher's own
+ * gather.  Asleep in epoll_wait, the loop's CPU halts on this VM while the flush is
  * in flight (nothing else runs there: its submitters wait for it too), and the
  * flusher's notify (an eventfd write from the disk's CPU) then costs the host's wake-up
- * of that vCPU: the hand-off was 40-50 of a 360 us cycle at 8 submitters.  A lone
+ * of that vCPU: the hand-off was 25-50 of a 360-600 us cycle at 8 submitters.  A lone
  * waiter is not polled for (one submitter: its daemon CPU per submit doubled with
  * loop_poll_us 300, for no rate); nor while the workers need the CPUs (poll_room).  The
  * window closes at its bound, or when another thread takes the CPU (POLL_GAP_NS), as the
@@ -675,17 +689,13 @@ static void prepare_cb(uv_prepare_t *h)
 	if (!p->j)
 		return;
 	if (p->want_held > p->want_asked) {
-		jd_journal_want(p->j, p->want_held, p->want_n);
+		bool due = jd_journal_want(p->j, p->want_held, p->want_n);
+
 		p->want_asked = p->want_held;
 		p->group_n += p->want_n;
 		p->want_n = 0;
-		if (p->group_n >= 2) {
-			uint64_t bound = 2 * jd_journal_last_io_ns(p->j) / 1000u;
-
-			if (bound > JD_JOURNAL_GATHER_MAX_US)
-				bound = JD_JOURNAL_GATHER_MAX_US;
-			jd_server_poll_for(&d->net, (uint32_t)bound);
-		}
+		if (due && p->group_n >= 2)
+			loop_wait(d, jd_journal_last_io_ns(p->j));
 	}
 	last = jd_journal_last(p->j);
 	if (last > p->want_asked && last > jd_journal_durable(p->j) &&
@@ -2179,12 +2189,12 @@ json_t *jd_persist_metrics(const struct jd_daemon *d)
 							   : st.io == JD_JOURNAL_IO_DSYNC ? "dsync"
 											  : "fdatasync"));
 	if (doc)
-		json_object_set_new(doc, "cycle", json_pack("{s:f, s:f, s:I, s:I, s:f, s:I, s:f, s:I, s:I, s:f, s:f}",
+		json_object_set_new(doc, "cycle", json_pack("{s:f, s:f, s:I, s:I, s:f, s:I, s:f, s:I, s:I, s:I, s:f, s:f}",
 			"io_us", (double)st.io_ns / 1e3, "gather_us", (double)st.gather_ns / 1e3,
 			"gathers", (json_int_t)st.gathers, "gathers_late", (json_int_t)st.gathers_late,
 			"gap_us", (double)st.cycle_gap_ns / 1e3, "wakes", (json_int_t)st.wakes,
 			"wake_us", (double)st.wake_ns / 1e3, "gathers_spun", (json_int_t)st.gathers_spun,
-			"handoffs", (json_int_t)p->handoffs,
+			"handoffs", (json_int_t)p->handoffs, "loop_waits", (json_int_t)p->loop_waits,
 			"handoff_us", (double)p->handoff_ns / 1e3, "release_us",
 			(double)p->release_ns / 1e3));
 	if (doc && d->jobs.outfiles)

@@ -90,6 +90,7 @@ struct jd_persist {
 	uint64_t want_held, want_asked;
 	unsigned want_n;		/* replies held since the last ask */
 	unsigned group_n;		/* replies asked for since the journal's last notify */
+	uint64_t loop_waits;		/* group flushes the loop waited for awake (prepare_cb) */
 	int status;			/* the last fault reported (0: none) */
 	char dir[4096];
 	uint64_t records_replayed, jobs_recovered, recover_ms;

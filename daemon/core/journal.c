@@ -509,9 +509,9 @@ int jd_journal_status(struct jd_journal *j, char *why, size_t whylen)
 	return e;
 }
 
-void jd_journal_want(struct jd_journal *j, uint64_t seq, unsigned waiters)
+bool jd_journal_want(struct jd_journal *j, uint64_t seq, unsigned waiters)
 {
-	bool wake = false;
+	bool wake = false, due;
 
 	pthread_mutex_lock(&j->mu);
 	j->want_n += waiters;
@@ -529,9 +529,11 @@ void jd_journal_want(struct jd_journal *j, uint64_t seq, unsigned waiters)
 			j->wake_ns = now_ns();
 		}
 	}
+	due = !j->gather_until || j->want_n >= j->gather_target;
 	pthread_mutex_unlock(&j->mu);
 	if (wake)
 		pthread_cond_signal(&j->cv);
+	return due;
 }
 
 void jd_journal_kick(struct jd_journal *j)

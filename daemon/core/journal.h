@@ -212,9 +212,11 @@ int jd_journal_status(struct jd_journal *j, char *why, size_t whylen);
  * are likely to come back at once: submitters waiting on their replies), it waits for
  * them up to twice the last flush's time (at most JD_JOURNAL_GATHER_MAX_US; one flush's
  * time cut a third of the gathers short at 8 submitters), so that one flush carries
- * them all instead of two flushes taking turns.  Caller's thread; a
- * mutex and, if the flusher sleeps and is due, one wake-up. */
-void jd_journal_want(struct jd_journal *j, uint64_t seq, unsigned waiters);
+ * them all instead of two flushes taking turns.  Returns whether the flusher waits for
+ * no one more: no gather is under way, or this demand made its count (the flush it asks
+ * for is taken as soon as the flusher is free).  Caller's thread; a mutex and, if the
+ * flusher sleeps and is due, one wake-up. */
+bool jd_journal_want(struct jd_journal *j, uint64_t seq, unsigned waiters);
 
 /* jd_journal_kick: flush now (SYNC_BATCH: without waiting out batch_ms). */
 void jd_journal_kick(struct jd_journal *j);

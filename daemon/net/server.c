@@ -486,10 +486,8 @@ static bool poll_window(struct jd_net *d, uint32_t us)
 	struct jd_server *s = &d->srv;
 	uint64_t until;
 
-	if (!poll_room(d)) {
-		s->poll_skipped++;
+	if (!poll_room(d))
 		return false;
-	}
 	s->poll_fresh = true;
 	s->poll_last = jd_now_ns();
 	until = s->poll_last + (uint64_t)us * 1000u;
@@ -505,8 +503,12 @@ static void poll_open(struct jd_net *d)
 {
 	uint32_t us = d->cfg->loop_poll_us;
 
-	if (us && poll_window(d, us))
+	if (!us)
+		return;
+	if (poll_window(d, us))
 		d->srv.poll_windows++;
+	else
+		d->srv.poll_skipped++;
 }
 
 void jd_server_poll_for(struct jd_net *d, uint32_t us)

@@ -183,8 +183,8 @@ struct jd_server {
 	uint64_t poll_windows;	/* windows opened (or extended) by a request read */
 	uint64_t polls;		/* iterations that polled without blocking in a window */
 	uint64_t poll_hits;	/* reads that came while a window was open */
-	uint64_t poll_skipped;	/* requests (or flushes) after which no window opened:
-				 * the workers needed the CPUs */
+	uint64_t poll_skipped;	/* requests after which no window opened: the workers
+				 * needed the CPUs */
 	uint64_t poll_journal;	/* windows opened (or extended) for a group's flush
 				 * (jd_server_poll_for) */
 	unsigned cpus;		/* online CPUs at start */
