@@ -193,10 +193,10 @@ static int ids_text(struct jsched_conn *c, struct jp_buf *b, enum jp_op op, cons
 	return ok ? 0 : jc_set_error(c, JSCHED_ENOMEM, "out of memory");
 }
 
-/* wait_text: ids_text for a wait, then its mode and timeout_ms as wait_request's tree had
- * them.  0, or an error with c's last error set. */
-static int wait_text(struct jsched_conn *c, struct jp_buf *b, const uint64_t *ids, size_t n, bool single,
-		     enum jsched_wait_mode mode, int64_t timeout_ms)
+/* wait_text_fields: ids_text for a wait, then its mode, `fields` "brief" if asked, and
+ * timeout_ms.  0, or an error with c's last error set. */
+static int wait_text_fields(struct jsched_conn *c, struct jp_buf *b, const uint64_t *ids, size_t n, bool single,
+			    enum jsched_wait_mode mode, int64_t timeout_ms, bool brief)
 {
 	bool ok = true;
 	if ((unsigned)mode > JSCHED_WAIT_ANY)
@@ -206,11 +206,20 @@ static int wait_text(struct jsched_conn *c, struct jp_buf *b, const uint64_t *id
 		return r;
 	if (mode == JSCHED_WAIT_ANY)
 		put(b, ",\"mode\":\"any\"", &ok);
+	if (brief)
+		put(b, ",\"fields\":\"brief\"", &ok);
 	if (timeout_ms >= 0) {
 		put(b, ",\"timeout_ms\":", &ok);
 		put_int(b, timeout_ms, &ok);
 	}
 	return ok ? 0 : jc_set_error(c, JSCHED_ENOMEM, "out of memory");
+}
+
+/* wait_text: wait_text_fields of whole records, as wait_request's tree had them. */
+static int wait_text(struct jsched_conn *c, struct jp_buf *b, const uint64_t *ids, size_t n, bool single,
+		     enum jsched_wait_mode mode, int64_t timeout_ms)
+{
+	return wait_text_fields(c, b, ids, n, single, mode, timeout_ms, false);
 }
 
 /* ids_send: the request of ids_text (wait: of wait_text, with mode and timeout_ms), queued
@@ -662,9 +671,9 @@ int jsched_wait(struct jsched_conn *c, uint64_t id, int64_t timeout_ms, struct j
 	return r;
 }
 
-/* jsched_wait_many: see jsched.h. */
-int jsched_wait_many(struct jsched_conn *c, const uint64_t *ids, size_t n, enum jsched_wait_mode mode,
-		     int64_t timeout_ms, struct jsched_results **out)
+/* wait_many: jsched_wait_many, of brief records if `brief`. */
+static int wait_many(struct jsched_conn *c, const uint64_t *ids, size_t n, enum jsched_wait_mode mode,
+		     int64_t timeout_ms, bool brief, struct jsched_results **out)
 {
 	if (out != NULL)
 		*out = NULL;
@@ -673,7 +682,7 @@ int jsched_wait_many(struct jsched_conn *c, const uint64_t *ids, size_t n, enum 
 	struct jp_buf b = { 0 };
 	struct jc_fast fast = { .kind = JC_FAST_RECORDS };
 	json_t *reply;
-	int r = wait_text(c, &b, ids, n, false, mode, timeout_ms);
+	int r = wait_text_fields(c, &b, ids, n, false, mode, timeout_ms, brief);
 	if (r < 0) {
 		jp_buf_free(&b);
 		return r;
@@ -707,6 +716,20 @@ int jsched_wait_many(struct jsched_conn *c, const uint64_t *ids, size_t n, enum 
 	json_decref(reply);
 	free(text);
 	return r;
+}
+
+/* jsched_wait_many: see jsched.h. */
+int jsched_wait_many(struct jsched_conn *c, const uint64_t *ids, size_t n, enum jsched_wait_mode mode,
+		     int64_t timeout_ms, struct jsched_results **out)
+{
+	return wait_many(c, ids, n, mode, timeout_ms, false, out);
+}
+
+/* jsched_wait_brief: see jsched.h. */
+int jsched_wait_brief(struct jsched_conn *c, const uint64_t *ids, size_t n, enum jsched_wait_mode mode,
+		      int64_t timeout_ms, struct jsched_results **out)
+{
+	return wait_many(c, ids, n, mode, timeout_ms, true, out);
 }
 
 /* jsched_wait_async: see jsched.h. */

@@ -48,6 +48,7 @@ enum {
 	F_MODE = 1u << 7,
 	F_TIMEOUT = 1u << 8,
 	F_WAIT = 1u << 9,
+	F_FIELDS = 1u << 10,	/* wait's `fields` */
 };
 
 /* The deepest args taken (jansson's own limit, 2048 levels, counts the frame's). */
@@ -947,6 +948,14 @@ static bool member(struct sc *s, const char *k)
 			return false;
 		ONCE(F_DETAIL);
 		return boolean(s, &f->detail);
+	case 'f':
+		if (strcmp(k, "fields") != 0)
+			return false;
+		ONCE(F_FIELDS);
+		if (!str(s, &v, &kl) || (strcmp(v, "all") != 0 && strcmp(v, "brief") != 0))
+			return false;
+		f->fields = v[0] == 'b' ? "brief" : "all";
+		return true;
 	case 'm':
 		if (strcmp(k, "mode") != 0)
 			return false;
@@ -987,7 +996,7 @@ static bool op_ok(const struct jp_fast *f)
 		return ids && (ids & (ids - 1)) == 0 && (m & ~(unsigned)(F_JOB | F_JOBS | F_DETAIL)) == 0;
 	case JP_OP_WAIT:
 		return ids && (ids & (ids - 1)) == 0 &&
-		       (m & ~(unsigned)(F_JOB | F_JOBS | F_MODE | F_TIMEOUT)) == 0;
+		       (m & ~(unsigned)(F_JOB | F_JOBS | F_MODE | F_TIMEOUT | F_FIELDS)) == 0;
 	case JP_OP_SUBMIT:
 		if ((m & (F_SPEC | F_SPECS)) != F_SPEC && (m & (F_SPEC | F_SPECS)) != F_SPECS)
 			return false;
@@ -1093,6 +1102,8 @@ const char *jp_fast_member_str(const struct jp_fast *f, const char *key)
 {
 	if (strcmp(key, "mode") == 0 && (f->seen & F_MODE))
 		return f->mode;
+	if (strcmp(key, "fields") == 0 && (f->seen & F_FIELDS))
+		return f->fields;
 	if (strcmp(key, "op") == 0)
 		return jp_op_name(f->op);
 	return NULL;

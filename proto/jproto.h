@@ -54,9 +54,9 @@
 int jp_default_socket_path(char *buf, size_t size);
 
 /* The protocol version of PROTOCOL.md, sent in hello, and the oldest one the daemon still
- * answers (PROTOCOL.md section 11: version 1 is a subset of version 2, so answering it costs
- * nothing). */
-#define JP_PROTOCOL_VERSION 2
+ * answers (PROTOCOL.md section 11: each version is a subset of the next, so answering the
+ * older ones costs nothing). */
+#define JP_PROTOCOL_VERSION 3
 #define JP_PROTOCOL_OLDEST 1
 
 /* Frame header size and the default limits of PROTOCOL.md section 10. */
@@ -779,6 +779,7 @@ struct jp_fast {
 	size_t n_ids;
 	bool detail;		/* status's `detail` */
 	const char *mode;	/* wait's `mode`, "all" or "any" */
+	const char *fields;	/* wait's `fields`, "all" or "brief" */
 	struct jp_submit submit;	/* a submit: whole (refs resolved, ordered) */
 	struct jp_fast_span *spans;	/* a submit: each spec's text, in spec order */
 	size_t cap_spans;

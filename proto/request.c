@@ -42,6 +42,7 @@ struct field {
 };
 
 static const char *const wait_modes[] = {"all", "any", NULL};
+static const char *const wait_fields_vals[] = {"all", "brief", NULL};
 /* The members of submit's `wait` object, named in errors with their path (wait.mode). */
 static const struct {
 	const char *name, *path;
@@ -81,6 +82,7 @@ static const struct field f_wait[] = {
 	{"jobs", T_IDS, ONE, 0, 0, NULL},
 	{"mode", T_ENUM, 0, 0, 0, wait_modes},
 	{"timeout_ms", T_INT, 0, 0, JP_MAX_INT, NULL},
+	{"fields", T_ENUM, 0, 0, 0, wait_fields_vals},
 	{NULL, T_INT, 0, 0, 0, NULL},
 };
 static const struct field f_list[] = {

@@ -223,12 +223,14 @@ double e2e_metrics_number(struct jsched_conn *c, const char *path)
 	return x;
 }
 
-void e2e_wait_ids(struct jsched_conn *c, const uint64_t *ids, size_t n)
+/* wait_ids: e2e_wait_ids, of brief records (jsched_wait_brief) if `brief`. */
+static void wait_ids(struct jsched_conn *c, const uint64_t *ids, size_t n, bool brief)
 {
 	for (size_t at = 0; at < n; at += 1000) {
 		size_t k = n - at < 1000 ? n - at : 1000;
 		struct jsched_results *res = NULL;
-		int r = jsched_wait_many(c, ids + at, k, JSCHED_WAIT_ALL, 120000, &res);
+		int r = brief ? jsched_wait_brief(c, ids + at, k, JSCHED_WAIT_ALL, 120000, &res)
+			      : jsched_wait_many(c, ids + at, k, JSCHED_WAIT_ALL, 120000, &res);
 
 		if (r < 0)
 			e2e_die("wait: %s (%s)", jsched_strerror(r), jsched_error_message(c));
@@ -239,6 +241,16 @@ void e2e_wait_ids(struct jsched_conn *c, const uint64_t *ids, size_t n)
 					res->items[i]->reason ? res->items[i]->reason : "");
 		jsched_results_free(res);
 	}
+}
+
+void e2e_wait_ids(struct jsched_conn *c, const uint64_t *ids, size_t n)
+{
+	wait_ids(c, ids, n, false);
+}
+
+void e2e_wait_ids_brief(struct jsched_conn *c, const uint64_t *ids, size_t n)
+{
+	wait_ids(c, ids, n, true);
 }
 
 /* One pipelined submission in flight: where its ids go. */

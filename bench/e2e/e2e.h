@@ -97,6 +97,9 @@ json_t *e2e_metrics_doc(struct jsched_conn *c);
 /* e2e_wait_ids: wait until every job in ids[0..n) is final, in chunks of 1,000 ids per
  * wait request; exits unless all succeeded. */
 void e2e_wait_ids(struct jsched_conn *c, const uint64_t *ids, size_t n);
+/* e2e_wait_ids_brief: e2e_wait_ids through jsched_wait_brief (records of id and state),
+ * what a client that only needs to know its jobs ended would use. */
+void e2e_wait_ids_brief(struct jsched_conn *c, const uint64_t *ids, size_t n);
 
 /* e2e_submit_pipelined: submit n copies of spec over c, `batch` specs per submit message
  * (1: one job per message), with at most `window` messages in flight (event-loop mode),

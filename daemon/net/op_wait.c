@@ -56,6 +56,7 @@ struct jd_wait_req {
 	struct jd_wait_req *next, *prev;	/* the connection's waits */
 	int64_t id;
 	bool any, single;
+	bool brief;		/* `fields` "brief": its records are job and state only */
 	bool output;		/* a submit's wait.output: the one job's output too */
 	char *head;		/* a submit's reply members (NULL: a wait's reply, or head_job) */
 	int64_t head_job;	/* a submit of one job whose members are `,"ok":true,"job":` it */
@@ -281,7 +282,7 @@ static int reply_suffix(struct jp_buf *b, struct jd_net *d, const struct jd_wait
  * passes reply_frame_bytes.  Returns 0 or JSCHED_ENOMEM. */
 static int reply_text(struct jp_buf *b, struct jd_net *d, struct jd_wait_req *w, bool timed_out)
 {
-	struct jd_records recs = {.n = w->n, .jobs = w->jobs, .texts = NULL};
+	struct jd_records recs = {.n = w->n, .jobs = w->jobs, .texts = NULL, .brief = w->brief};
 	size_t written = 0;
 
 	return reply_prefix(b, w, timed_out) ||
@@ -318,7 +319,7 @@ static void send_reply(struct jd_net *d, struct jd_wait_req *w, struct jp_buf *b
  * the answer is still in progress. */
 static bool slice_step(struct jd_net *d, struct jd_wait_req *w)
 {
-	struct jd_records recs = {.n = w->n, .jobs = w->jobs, .texts = NULL};
+	struct jd_records recs = {.n = w->n, .jobs = w->jobs, .texts = NULL, .brief = w->brief};
 	size_t to = w->n - w->sliced < WAIT_SLICE ? w->n : w->sliced + WAIT_SLICE;
 	bool full = false;
 	int rc;
@@ -473,6 +474,7 @@ void jd__wait_begin(struct jd_wait_req *w, struct jd_job **jobs, const struct jd
 
 	w->any = how->any;
 	w->single = how->single;
+	w->brief = how->brief;
 	w->output = how->output;
 	w->head = how->head;
 	w->head_job = how->job;
@@ -528,6 +530,7 @@ void jd__op_wait(struct jd_conn *c, const struct jp_request *r)
 	struct jd_wait_req *w;
 
 	how.any = strcmp(jp_req_str(r, "mode", "all"), "any") == 0;
+	how.brief = strcmp(jp_req_str(r, "fields", "all"), "brief") == 0;
 	if (jd__find_all_owned(c, r, &jobs, &n, &how.single) < 0)
 		return;
 	/* Already answerable: answered at once, never refused for the limits. */

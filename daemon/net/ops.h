@@ -86,6 +86,7 @@ struct jd_wait_req;
  * making, allocation and free were about 450 instructions of a noop submit with wait). */
 struct jd__wait_how {
 	bool any, single, output;
+	bool brief;		/* wait's `fields` "brief": records of job and state only */
 	int64_t timeout_ms;	/* -1: none; 0: answer at once */
 	char *head;
 	int64_t job;		/* 0: none */

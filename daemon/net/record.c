@@ -448,6 +448,25 @@ int jd_records_text(struct jp_buf *out, struct jd_net *d, const struct jd_record
 	return jd_records_text_paged(out, d, r, single, 0, NULL);
 }
 
+/* brief_text: a brief record, the job's id and state (wait's `fields` "brief"), for a
+ * client that waits only to learn how its jobs ended (bench/e2e/README.md has the count). */
+static int brief_text(struct jp_buf *out, const struct jd_job *j)
+{
+	return put_lit(out, "{\"job\":", 7) || jd_json_text_int(out, (int64_t)j->id) ||
+	       MEMBER(out, "state") || quoted(out, jd_state_name(j->state)) || jp_buf_append(out, "}", 1)
+	       ? JSCHED_ENOMEM : 0;
+}
+
+/* one_text: record i of r, as r asks (a text given, brief, or whole). */
+static int one_text(struct jp_buf *out, struct jd_net *d, const struct jd_records *r, size_t i)
+{
+	if (r->texts && r->texts[i].len)
+		return jp_buf_append(out, r->texts[i].data, r->texts[i].len);
+	if (r->brief)
+		return brief_text(out, r->jobs[i]);
+	return jd_record_text(out, d, r->jobs[i], r->jobs[i]->state);
+}
+
 int jd_records_text_paged(struct jp_buf *out, struct jd_net *d, const struct jd_records *r,
 			  bool single, size_t budget, size_t *written)
 {
@@ -456,7 +475,7 @@ int jd_records_text_paged(struct jp_buf *out, struct jd_net *d, const struct jd_
 
 	/* `single`: one id asked for, its record alone (no array). */
 	if (single) {
-		if (r->n && jd_record_text(out, d, r->jobs[0], r->jobs[0]->state))
+		if (r->n && one_text(out, d, r, 0))
 			return JSCHED_ENOMEM;
 		if (written)
 			*written = r->n ? 1 : 0;
@@ -475,10 +494,10 @@ int jd_records_text_range(struct jp_buf *out, struct jd_net *d, const struct jd_
 	size_t i = *next;
 	int rc = 0;
 
-	/* A call job's record is about 200 bytes: one allocation for a batch's reply, not a
-	 * dozen doublings. */
+	/* A call job's record is about 200 bytes, a brief one about 40: one allocation for a
+	 * batch's reply, not a dozen doublings. */
 	if (i == 0)
-		rc = jp_buf_reserve(out, r->n * 200) || put(out, "[");
+		rc = jp_buf_reserve(out, r->n * (r->brief ? 40 : 200)) || put(out, "[");
 	*full = false;
 	for (; i < to && !rc; i++) {
 		size_t before = out->len;
@@ -486,9 +505,7 @@ int jd_records_text_range(struct jp_buf *out, struct jd_net *d, const struct jd_
 		if (i > 0)
 			rc = put(out, ",");
 		if (!rc)
-			rc = r->texts && r->texts[i].len
-				     ? jp_buf_append(out, r->texts[i].data, r->texts[i].len)
-				     : jd_record_text(out, d, r->jobs[i], r->jobs[i]->state);
+			rc = one_text(out, d, r, i);
 		/* Past the budget: this record goes to the next page (never the first). */
 		if (!rc && budget && i > 0 && out->len > budget) {
 			out->len = before;

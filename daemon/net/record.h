@@ -36,6 +36,7 @@ struct jd_records {
 	size_t n;
 	struct jd_job *const *jobs;
 	const struct jp_buf *texts;
+	bool brief;		/* each record `{"job":N,"state":"..."}` only (wait's `fields`) */
 };
 
 /* jd_records_text: append the records as a JSON array, or the one record itself if
