@@ -46,7 +46,7 @@ static void status_detail(struct jd_conn *c, const struct jp_request *r, struct 
 void jd__op_status(struct jd_conn *c, const struct jp_request *r)
 {
 	struct jd_job **jobs;
-	struct jd_records recs;
+	struct jd_records recs = {0};
 	struct jp_buf b;
 	size_t written = 0;
 	bool single;

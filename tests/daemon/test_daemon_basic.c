@@ -176,6 +176,73 @@ static void test_batch_and_wait_many(void **state)
 	jsched_close(c);
 }
 
+/* A wait with `"fields": "brief"`: every record is the job's id and state and nothing
+ * else, in a wait of ids, of one id, in a timeout's `jobs`, and through libjsched's
+ * jsched_wait_brief; another value is a bad request. */
+static void test_brief_wait(void **state)
+{
+	struct jsched_conn *c = jdt_connect(&t, "basic");
+	uint64_t ok = jdt_submit_call(c, "echo", "{\"x\": 1}"), bad = jdt_submit_call(c, "fail", NULL);
+	uint64_t slow = jdt_submit_call(c, "sleep", "{\"ms\": 60000}");
+	json_t *w, *recs, *rec;
+
+	(void)state;
+	w = jdt_ok(c, "{\"op\": \"wait\", \"jobs\": [%llu, %llu], \"fields\": \"brief\", \"timeout_ms\": 30000}",
+		   (unsigned long long)ok, (unsigned long long)bad);
+	recs = json_object_get(w, "jobs");
+	assert_int_equal(json_array_size(recs), 2);
+	for (size_t i = 0; i < 2; i++) {
+		rec = json_array_get(recs, i);
+		assert_int_equal(json_object_size(rec), 2);
+		assert_int_equal(json_integer_value(json_object_get(rec, "job")), (json_int_t)(i ? bad : ok));
+		assert_string_equal(json_string_value(json_object_get(rec, "state")), i ? "failed" : "succeeded");
+	}
+	json_decref(w);
+	w = jdt_ok(c, "{\"op\": \"wait\", \"job\": %llu, \"fields\": \"brief\"}", (unsigned long long)ok);
+	rec = json_object_get(w, "job");
+	assert_int_equal(json_object_size(rec), 2);
+	assert_string_equal(json_string_value(json_object_get(rec, "state")), "succeeded");
+	json_decref(w);
+	/* "all" is the whole record, as without the member */
+	w = jdt_ok(c, "{\"op\": \"wait\", \"job\": %llu, \"fields\": \"all\"}", (unsigned long long)ok);
+	assert_true(json_object_size(json_object_get(w, "job")) > 2);
+	assert_non_null(json_object_get(json_object_get(json_object_get(w, "job"), "value"), "x"));
+	json_decref(w);
+	/* a timeout's records as they stand, brief too */
+	w = jdt_req(c, "{\"op\": \"wait\", \"jobs\": [%llu, %llu], \"fields\": \"brief\", \"timeout_ms\": 0}",
+		    (unsigned long long)ok, (unsigned long long)slow);
+	assert_string_equal(jdt_err_code(w), "timeout");
+	recs = json_object_get(json_object_get(w, "error"), "jobs");
+	assert_int_equal(json_array_size(recs), 2);
+	assert_int_equal(json_object_size(json_array_get(recs, 1)), 2);
+	assert_false(jsched_state_final(jsched_state_from_name(
+		json_string_value(json_object_get(json_array_get(recs, 1), "state")))));
+	json_decref(w);
+	/* the library's call: id and state, nothing else */
+	{
+		uint64_t ids[2] = {ok, bad};
+		struct jsched_results *res = NULL;
+
+		assert_int_equal(jsched_wait_brief(c, ids, 2, JSCHED_WAIT_ALL, 30000, &res), 2);
+		assert_int_equal(res->count, 2);
+		assert_int_equal(res->items[0]->id, ok);
+		assert_int_equal(res->items[0]->state, JSCHED_STATE_SUCCEEDED);
+		assert_null(res->items[0]->value_json);
+		assert_int_equal(res->items[1]->id, bad);
+		assert_int_equal(res->items[1]->state, JSCHED_STATE_FAILED);
+		assert_string_equal(res->items[1]->state_name, "failed");
+		assert_null(res->items[1]->reason);
+		jsched_results_free(res);
+	}
+	w = jdt_req(c, "{\"op\": \"wait\", \"job\": %llu, \"fields\": \"short\"}", (unsigned long long)ok);
+	assert_string_equal(jdt_err_code(w), "bad_request");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(w, "error"), "field")), "fields");
+	json_decref(w);
+	assert_int_equal(jsched_cancel(c, slow), 0);
+	assert_string_equal(jdt_wait_final(c, slow, NULL), "cancelled");
+	jsched_close(c);
+}
+
 static void test_submit_errors(void **state)
 {
 	struct jsched_conn *c = jdt_connect(&t, "basic");
@@ -310,6 +377,7 @@ int main(void)
 		cmocka_unit_test(test_module_handlers),
 		cmocka_unit_test(test_batch_and_wait_many),
 		cmocka_unit_test(test_records_own_times),
+		cmocka_unit_test(test_brief_wait),
 		cmocka_unit_test(test_submit_errors),
 		cmocka_unit_test(test_forgotten),
 		cmocka_unit_test(test_list_and_metrics),

@@ -867,7 +867,11 @@ static struct hello_seen hello_with(const char *reply)
 	return hello_with_name(reply, NULL);
 }
 
-#define HELLO_HEAD "{\"id\":%d,\"ok\":true,\"version\":2,\"daemon\":\"0.1.0\",\"instance\":\"17-11\","
+/* The version this library speaks, as text (a reply of another version goes to jansson). */
+#define VERSION_TEXT_(v) #v
+#define VERSION_TEXT(v) VERSION_TEXT_(v)
+#define HELLO_VERSION VERSION_TEXT(JP_PROTOCOL_VERSION)
+#define HELLO_HEAD "{\"id\":%d,\"ok\":true,\"version\":" HELLO_VERSION ",\"daemon\":\"0.1.0\",\"instance\":\"17-11\","
 #define HELLO_ID "\"identity\":{\"uid\":0,\"gid\":0,\"pid\":9,\"client\":\"x\",\"admin\":true}"
 #define HELLO_LIMITS(frame, reply) \
 	"\"limits\":{\"frame_bytes\":" frame ",\"reply_frame_bytes\":" reply ",\"jobs_per_submit\":10000,\"new\":true}"
@@ -965,7 +969,7 @@ static void test_hello_reply(void **state)
 	hello_both(HELLO_HEAD HELLO_ID "," HELLO_LIMITS("200", "16777216") "}", true);
 	hello_both(HELLO_HEAD HELLO_ID "," HELLO_LIMITS("1048576", "100") "}", true);
 	hello_both(HELLO_HEAD HELLO_ID "}", true); /* no limits: the defaults */
-	hello_both("{ \"id\" : %d , " HELLO_ID ", \"ok\":true,\"version\":2,\"daemon\":\"0.1.0\",\"instance\":\"17-11\" }",
+	hello_both("{ \"id\" : %d , " HELLO_ID ", \"ok\":true,\"version\":" HELLO_VERSION ",\"daemon\":\"0.1.0\",\"instance\":\"17-11\" }",
 		   true);
 	hello_both("{\"id\":%d,\"ok\":true,\"version\":1,\"daemon\":\"0.1.0\",\"instance\":\"17-11\"," HELLO_ID "}",
 		   false);

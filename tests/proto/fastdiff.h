@@ -193,9 +193,10 @@ static const char *fastdiff(const void *data, size_t size, const struct jp_limit
 	if (jp_req_bool(&fr, "detail", false) != jp_req_bool(&tr, "detail", false) ||
 	    jp_req_bool(&fr, "detail", true) != jp_req_bool(&tr, "detail", true) ||
 	    !fd_streq(jp_req_str(&fr, "mode", NULL), jp_req_str(&tr, "mode", NULL)) ||
+	    !fd_streq(jp_req_str(&fr, "fields", NULL), jp_req_str(&tr, "fields", NULL)) ||
 	    jp_req_int(&fr, "timeout_ms", -7) != jp_req_int(&tr, "timeout_ms", -7) ||
 	    jp_req_int(&fr, "job", -7) != jp_req_int(&tr, "job", -7)) {
-		why = "detail, mode, timeout_ms or job";
+		why = "detail, mode, fields, timeout_ms or job";
 		goto out;
 	}
 	if (fr.op != JP_OP_SUBMIT)

@@ -158,6 +158,8 @@ static void test_member_errors(void **state)
 	req_bad("{\"op\":\"status\",\"id\":2,\"jobs\":[1,-2]}", JSCHED_EBAD_REQUEST, "jobs[1]", 2);
 	req_bad("{\"op\":\"status\",\"id\":2,\"jobs\":[1,2,3,4]}", JSCHED_ELIMIT_EXCEEDED, "jobs", 2);
 	req_bad("{\"op\":\"wait\",\"id\":3,\"job\":1,\"mode\":\"some\"}", JSCHED_EBAD_REQUEST, "mode", 3);
+	req_bad("{\"op\":\"wait\",\"id\":3,\"job\":1,\"fields\":\"short\"}", JSCHED_EBAD_REQUEST, "fields", 3);
+	req_bad("{\"op\":\"status\",\"id\":3,\"job\":1,\"fields\":\"brief\"}", JSCHED_EBAD_REQUEST, "fields", 3);
 	req_bad("{\"op\":\"wait\",\"id\":3,\"job\":1,\"timeout_ms\":-1}", JSCHED_EBAD_REQUEST,
 		"timeout_ms", 3);
 	req_bad("{\"op\":\"wait\",\"id\":3,\"mode\":\"all\"}", JSCHED_EBAD_REQUEST, "job", 3);
@@ -315,7 +317,7 @@ static void test_hello(void **state)
 	assert_int_equal(jp_incoming_parse(m, &in, NULL), 0);
 	assert_false(in.ok);
 	assert_int_equal(in.error.code, JSCHED_EVERSION_MISMATCH);
-	assert_non_null(strstr(in.error.message, "protocol 3"));
+	assert_non_null(strstr(in.error.message, "protocol 4"));
 	/* supported: every version from the oldest answered to the newest, in order. */
 	json_t *sup = json_object_get(in.error_obj, "supported");
 	assert_int_equal(json_array_size(sup), JP_PROTOCOL_VERSION - JP_PROTOCOL_OLDEST + 1);
