@@ -134,7 +134,7 @@ static void test_bad_requests_answered(void **state)
 	close(fd);
 	/* A version the daemon does not speak: one past the newest, and one before the oldest. */
 	fd = jdt_raw(&t);
-	jdt_send_frame(fd, "{\"op\": \"hello\", \"id\": 0, \"version\": 3}");
+	jdt_send_frame(fd, "{\"op\": \"hello\", \"id\": 0, \"version\": 4}");
 	expect_error_then_close(fd, "version_mismatch");
 	fd = jdt_raw(&t);
 	jdt_send_frame(fd, "{\"op\": \"hello\", \"id\": 0, \"version\": 0}");
