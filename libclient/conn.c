@@ -932,7 +932,12 @@ static int open_socket(const char *path, char *msg, size_t msglen)
 		return JSCHED_ECONNECT;
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* Non-blocking from the start, as the connection needs it (connect_fd), where a
+	 * fcntl pair after the connect cost every connection two system calls.  A Unix
+	 * socket's connect does not go in progress: it is made at once or refused, with
+	 * EAGAIN when the listener's backlog is full, where a blocking connect would wait
+	 * for room; so that case connects again blocking, then sets O_NONBLOCK. */
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		set_msg(msg, msglen, "socket: %s", strerror(errno));
 		return JSCHED_ECONNECT;
@@ -941,6 +946,17 @@ static int open_socket(const char *path, char *msg, size_t msglen)
 	do
 		r = connect(fd, (struct sockaddr *)&sa, sizeof sa);
 	while (r < 0 && errno == EINTR);
+	if (r < 0 && errno == EAGAIN) {
+		int fl = fcntl(fd, F_GETFL);
+		r = fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0 ? 0 : -1;
+		if (r == 0) {
+			do
+				r = connect(fd, (struct sockaddr *)&sa, sizeof sa);
+			while (r < 0 && errno == EINTR);
+		}
+		if (r == 0 && fcntl(fd, F_SETFL, fl) < 0)
+			r = -1;
+	}
 	if (r < 0) {
 		set_msg(msg, msglen, "cannot connect to jschedd at %s: %s", path, strerror(errno));
 		close(fd);
@@ -1069,13 +1085,14 @@ static int hello_finish(struct jsched_conn *c)
 	return c->dead != 0 ? jc_set_error(c, c->dead, "%s", c->dead_msg) : 0;
 }
 
-/* Make a connection over fd (connected, owned from here on) and say hello (deferred: queue
+/* Make a connection over fd (connected, owned from here on; nonblocking: O_NONBLOCK set
+ * already, as open_socket makes it) and say hello (deferred: queue
  * it for the first request's write instead of waiting for its answer). */
 static int connect_fd(int fd, const char *client_name, struct jsched_conn **out, char *msg, size_t msglen,
-		      bool deferred)
+		      bool deferred, bool nonblocking)
 {
-	int fl = fcntl(fd, F_GETFL);
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+	int fl = nonblocking ? 0 : fcntl(fd, F_GETFL);
+	if (!nonblocking && (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)) {
 		set_msg(msg, msglen, "fcntl: %s", strerror(errno));
 		close(fd);
 		return JSCHED_ECONNECT;
@@ -1134,7 +1151,7 @@ static int connect_path(const char *socket_path, const char *client_name, struct
 	int fd = open_socket(socket_path, msg, msglen);
 	if (fd < 0)
 		return fd;
-	return connect_fd(fd, client_name, out, msg, msglen, deferred);
+	return connect_fd(fd, client_name, out, msg, msglen, deferred, true);
 }
 
 /* jsched_connect_error: see jsched.h. */
@@ -1160,7 +1177,7 @@ int jsched_connect_fd(int fd, const char *client_name, struct jsched_conn **out)
 		return JSCHED_EINVAL;
 	}
 	*out = NULL;
-	return connect_fd(fd, client_name, out, NULL, 0, false);
+	return connect_fd(fd, client_name, out, NULL, 0, false, false);
 }
 
 /* jsched_connect: see jsched.h. */

@@ -71,6 +71,7 @@ void jd_security_init(struct jd_security *s, const struct jd_config *cfg, uid_t 
 	memset(s, 0, sizeof(*s));
 	s->cfg = cfg;
 	s->self_uid = self_uid;
+	s->euid = geteuid();
 }
 
 bool jd_security_is_admin(const struct jd_security *s, uid_t uid)
@@ -113,10 +114,10 @@ bool jd_security_name_allowed(struct jd_security *s, uid_t uid, const char *name
 
 bool jd_security_exec_allowed(struct jd_security *s, uid_t uid, char *why, size_t len)
 {
-	if (geteuid() == 0 || uid == geteuid() || s->cfg->exec.allow_other_uids)
+	if (s->euid == 0 || uid == s->euid || s->cfg->exec.allow_other_uids)
 		return true;
 	snprintf(why, len, "jschedd runs as uid %u, not root: it cannot run commands as uid %u "
-		 "(exec.allow_other_uids is false)", (unsigned)geteuid(), (unsigned)uid);
+		 "(exec.allow_other_uids is false)", (unsigned)s->euid, (unsigned)uid);
 	s->denied_exec++;
 	return false;
 }
@@ -125,10 +126,10 @@ int jd_security_run_as(const struct jd_security *s, uid_t uid, gid_t gid, const 
 		       struct jd_run_as *out, char *why, size_t len)
 {
 	memset(out, 0, sizeof(*out));
-	if (geteuid() != 0) {
+	if (s->euid != 0) {
 		/* Our own user: the only identity we have (jd_security_exec_allowed let the
 		 * job in). */
-		if (uid != geteuid() && !s->cfg->exec.allow_other_uids) {
+		if (uid != s->euid && !s->cfg->exec.allow_other_uids) {
 			snprintf(why, len, "not allowed to run commands of uid %u", (unsigned)uid);
 			return JSCHED_EPERMISSION_DENIED;
 		}
@@ -205,6 +206,6 @@ json_t *jd_security_metrics(const struct jd_security *s)
 {
 	return json_pack("{s:I, s:I, s:I, s:b, s:I, s:I}", "denied", (json_int_t)s->denied,
 			 "denied_client_names", (json_int_t)s->denied_names, "denied_exec",
-			 (json_int_t)s->denied_exec, "root", geteuid() == 0, "login_name_lookups",
+			 (json_int_t)s->denied_exec, "root", s->euid == 0, "login_name_lookups",
 			 (json_int_t)s->name_lookups, "login_name_hits", (json_int_t)s->name_hits);
 }

@@ -56,6 +56,10 @@ struct jd_login_name {
 struct jd_security {
 	const struct jd_config *cfg;	/* the config in force (replaced in place on reload) */
 	uid_t self_uid;			/* the daemon's own uid: an admin */
+	uid_t euid;			/* its effective uid, read once at init: the daemon
+					 * never changes identity (another user's commands
+					 * go through jschedd-runas), and each exec job asked
+					 * geteuid twice (its submit, its start) */
 	uint64_t denied;		/* permission_denied replies, all causes */
 	uint64_t denied_names;		/* hello with a client name the uid may not use */
 	uint64_t denied_exec;		/* exec jobs refused for their uid */

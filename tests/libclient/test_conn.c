@@ -13,12 +13,20 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jsched/jsched.h>
 
@@ -150,6 +158,102 @@ static void test_connect_path_errors(void **state)
 	longpath[sizeof longpath - 1] = '\0';
 	assert_int_equal(jsched_connect_error(longpath, NULL, &c, msg, sizeof msg), JSCHED_ECONNECT);
 	assert_non_null(strstr(msg, "too long"));
+}
+
+/* A connect while the listener's backlog is full: the library's socket is non-blocking
+ * from the start, so its connect is refused with EAGAIN at once; it connects again
+ * blocking, as a blocking socket's connect would have waited, and the connection it
+ * makes is non-blocking. */
+struct backlog_call {
+	const char *path;
+	_Atomic pid_t tid;
+	int rc;
+	struct jsched_conn *conn;
+};
+
+static void *backlog_connect(void *arg)
+{
+	struct backlog_call *b = arg;
+	char msg[256];
+
+	atomic_store(&b->tid, (pid_t)syscall(SYS_gettid));
+	b->rc = jsched_connect_deferred(b->path, "tester", &b->conn, msg, sizeof msg);
+	return NULL;
+}
+
+/* blocked_in_connect: whether thread tid sleeps in connect(2) (its /proc syscall file's
+ * first number, its state S). */
+static bool blocked_in_connect(pid_t tid)
+{
+	char path[64], buf[256], state = 0;
+	long nr = -1;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+	if ((f = fopen(path, "r")) == NULL)
+		return false;
+	if (fscanf(f, "%ld", &nr) != 1)
+		nr = -1;
+	fclose(f);
+	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+	if ((f = fopen(path, "r")) == NULL)
+		return false;
+	if (fgets(buf, sizeof buf, f) != NULL && strrchr(buf, ')') != NULL)
+		state = strrchr(buf, ')')[2];
+	fclose(f);
+	return nr == SYS_connect && state == 'S';
+}
+
+static void test_connect_backlog_full(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/test_conn-XXXXXX", path[64];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int l, fill[16], nfill = 0;
+	struct backlog_call b = { .path = path, .rc = 1 };
+	pthread_t th;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/s", dir);
+	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+	assert_true((l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0);
+	assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(l, 0), 0);
+	/* Fill the backlog: connects that nobody accepts, until one is refused. */
+	for (;;) {
+		assert_true(nfill < 16);
+		fill[nfill] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		assert_true(fill[nfill] >= 0);
+		if (connect(fill[nfill], (struct sockaddr *)&sa, sizeof sa) < 0) {
+			assert_int_equal(errno, EAGAIN);
+			close(fill[nfill]);
+			break;
+		}
+		nfill++;
+	}
+	assert_true(nfill >= 1);
+	atomic_init(&b.tid, 0);
+	assert_int_equal(pthread_create(&th, NULL, backlog_connect, &b), 0);
+	/* Until the call waits in its blocking connect (10 s at most). */
+	for (int i = 0; !(atomic_load(&b.tid) && blocked_in_connect(atomic_load(&b.tid))); i++) {
+		struct timespec ms = { 0, 1000000 };
+
+		assert_true(i < 10000);
+		nanosleep(&ms, NULL);
+	}
+	int a = accept(l, NULL, NULL); /* room in the backlog: the call's connect is made */
+	assert_true(a >= 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(b.rc, 0);
+	assert_non_null(b.conn);
+	assert_true(fcntl(jsched_fd(b.conn), F_GETFL) & O_NONBLOCK);
+	jsched_close(b.conn);
+	close(a);
+	for (int i = 0; i < nfill; i++)
+		close(fill[i]);
+	close(l);
+	unlink(path);
+	rmdir(dir);
 }
 
 static void test_submit(void **state)
@@ -830,6 +934,7 @@ int main(void)
 		cmocka_unit_test(test_hello_request),
 		cmocka_unit_test(test_hello_failures),
 		cmocka_unit_test(test_connect_path_errors),
+		cmocka_unit_test(test_connect_backlog_full),
 		cmocka_unit_test_setup_teardown(test_submit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_error_reply, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_and_wait, setup, teardown),
