@@ -151,7 +151,7 @@ struct rbuf {
 	bool bad;
 };
 
-static const unsigned char *r_take(struct rbuf *b, size_t n)
+static inline const unsigned char *r_take(struct rbuf *b, size_t n)
 {
 	const unsigned char *p;
 
@@ -164,28 +164,28 @@ static const unsigned char *r_take(struct rbuf *b, size_t n)
 	return p;
 }
 
-static uint64_t r_u64(struct rbuf *b)
+static inline uint64_t r_u64(struct rbuf *b)
 {
 	const unsigned char *p = r_take(b, 8);
 
 	return p ? jd_get64(p) : 0;
 }
 
-static uint32_t r_u32(struct rbuf *b)
+static inline uint32_t r_u32(struct rbuf *b)
 {
 	const unsigned char *p = r_take(b, 4);
 
 	return p ? jd_get32(p) : 0;
 }
 
-static unsigned r_u8(struct rbuf *b)
+static inline unsigned r_u8(struct rbuf *b)
 {
 	const unsigned char *p = r_take(b, 1);
 
 	return p ? *p : 0;
 }
 
-static const char *r_str(struct rbuf *b, size_t *n)
+static inline const char *r_str(struct rbuf *b, size_t *n)
 {
 	*n = r_u32(b);
 	return (const char *)r_take(b, *n);
@@ -806,6 +806,11 @@ struct rec_state {
 	char *lazy_text;		/* one buffer for them all (freed whole after restore) */
 	size_t lazy_len, lazy_cap;
 	uint64_t scanned;		/* submit records made by scan_call */
+	/* the last submit record's client (by its name) and call handler (replay_submit) */
+	struct jd_client *cl_last;
+	char cl_name[65];
+	size_t cl_len;
+	const struct jsched_handler *h_last;
 	/* the last spec scan_call read, whole (fn and name still in st->fn / st->name): the
 	 * next record with the same text (a batch of one call spec) takes it without a scan */
 	struct {
@@ -1332,8 +1337,21 @@ static int replay_submit(struct rec_state *st, const struct jd_journal_rec *r)
 		exec_sp.backend = jd_backend_name(backend); /* as chosen then (or local if gone) */
 		sp = &exec_sp;
 	}
-	cl = jd_client_get(&d->clients, name);
-	h = sp->kind == JP_KIND_EXEC ? &jd_exec_handler : jd_handler_find(&d->modules, sp->fn);
+	/* The last record's client and handler, most often the same again (a client's run
+	 * of jobs, a batch): looked up only when they differ. */
+	if (st->cl_last && st->cl_len == nlen && memcmp(st->cl_name, name, nlen) == 0) {
+		cl = st->cl_last;
+	} else if ((cl = jd_client_get(&d->clients, name))) {
+		st->cl_last = cl;
+		memcpy(st->cl_name, name, nlen);
+		st->cl_len = nlen;
+	}
+	if (sp->kind == JP_KIND_EXEC)
+		h = &jd_exec_handler;
+	else if (st->h_last && strcmp(st->h_last->name, sp->fn) == 0)
+		h = st->h_last;
+	else if ((h = jd_handler_find(&d->modules, sp->fn)))
+		st->h_last = h;
 	j = cl ? jd_job_from_spec(&d->jobs, &d->runner, cl, uid, gid, sp, h, st->now_ns, st->now_ms)
 	       : NULL;
 	if (!j) {

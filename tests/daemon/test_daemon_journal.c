@@ -27,8 +27,8 @@
  * come back through the parse as before.
  *
  * restart_records_same: final call jobs of specs that all differ (names of 1 to 256
- * bytes, across the 15 a name kept in the names slab may have; fn, priority and cost
- * changing from one to the next, records of the same spec in a row among them) answer a
+ * bytes, across the 15 a name kept in the names slab may have; fn, priority, cost and
+ * client changing, records of the same spec in a row among them) answer a
  * status after kill -9 and a restart with the very bytes they answered before it.
  *
  * restart_million: 1,000,000 retained jobs, each with a spec of its own, all come back
@@ -386,11 +386,12 @@ static void test_restart_records_same(void **state)
 	static const char *const prios[] = {"low", "normal", "high", "critical"};
 	uint64_t ids[N + 2];
 	char *before[N + 2], spec[768], name[300];
-	struct jsched_conn *c;
+	struct jsched_conn *c, *cs[2];
 
 	(void)state;
 	jdt_start(&t, "\"workers\": 1");
-	c = jdt_connect(&t, "bob");
+	c = cs[0] = jdt_connect(&t, "bob");
+	cs[1] = jdt_connect(&t, "carol");
 	for (size_t i = 0; i < N; i++) {
 		size_t len = name_lens[i % (sizeof(name_lens) / sizeof(name_lens[0]))];
 
@@ -401,8 +402,9 @@ static void test_restart_records_same(void **state)
 		snprintf(spec, sizeof(spec), "{\"kind\":\"call\",\"fn\":\"%s\",\"args\":{\"i\":%zu},"
 			 "\"name\":\"%s\",\"priority\":\"%s\",\"cost\":%zu}", fns[i % 3], i, name,
 			 prios[i % 4], 1 + i % 5);
-		ids[i] = submit_spec(c, spec);
+		ids[i] = submit_spec(cs[i / 3 % 2], spec); /* clients changing too */
 	}
+	jsched_close(cs[1]);
 	/* the same spec twice in a row: the second from the first one's scan */
 	ids[N] = submit_spec(c, spec);
 	ids[N + 1] = submit_spec(c, spec);
