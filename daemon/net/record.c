@@ -10,11 +10,6 @@
 #include "daemon/net/net.h"
 #include "daemon/run/exec.h"
 
-int jd_json_text_raw(struct jp_buf *out, const char *s)
-{
-	return jp_buf_append(out, s, strlen(s));
-}
-
 static int put(struct jp_buf *b, const char *s)
 {
 	return jd_json_text_raw(b, s);
