@@ -826,7 +826,21 @@ struct rec_state {
 	size_t errlen;
 };
 
-static int slot(struct rec_state *st, uint64_t id, struct jd_job ***out)
+static int slot_grow(struct rec_state *st, uint64_t id, struct jd_job ***out);
+
+/* slot: *out is where job id's recovered job goes (grown to hold it); 0 or JSCHED_ENOMEM.
+ * Every record looks its job up here: the usual case, an id already in range, is inline. */
+static inline int slot(struct rec_state *st, uint64_t id, struct jd_job ***out)
+{
+	if (id >= st->cap)
+		return slot_grow(st, id, out);
+	if (id > st->max_id)
+		st->max_id = id;
+	*out = &st->byid[id];
+	return 0;
+}
+
+static int slot_grow(struct rec_state *st, uint64_t id, struct jd_job ***out)
 {
 	if (id >= st->cap) {
 		uint64_t cap = st->cap ? st->cap : 4096;
