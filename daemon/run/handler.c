@@ -18,9 +18,14 @@
  *     before it on this thread (cpu_mark, thread-local), and the CPU time since then,
  *     less what short stretches were charged meanwhile, is its charge, at most its wall
  *     time (so the thread's own work between jobs, a search or a feed, is not billed
- *     beyond the stretch).  The first long stretch on a thread is charged its wall time.
- * One read per long job, none per short one.  A fiber that resumes on another thread is
- * timed there the same way.
+ *     beyond the stretch).
+ * One read per long job, none per short one, and one more per thread: the first job a
+ * thread begins reads the clock for cpu_mark.  Without it the first long stretch on each
+ * thread was charged its wall time, and on a loaded machine (workers at nice +10,
+ * preempted for milliseconds) that one bill was worth a hundred 200 µs jobs: the client
+ * whose job it was got almost nothing while it paid it back (a share of 0.028 against 1/6
+ * in the fairness test, once, during a make test beside four benchmarks).  A fiber that
+ * resumes on another thread is timed there the same way.
  */
 #include "daemon/run/handler.h"
 
@@ -74,6 +79,8 @@ void jd_task_begin(struct jsched_task *t, struct jd_job *j, struct jd_pool *p,
 	t->exec = x;
 	jd_wg_init(&t->subtasks);
 	t->run_mark = now_ns;
+	if (__builtin_expect(cpu_mark == 0, 0))
+		cpu_mark = thread_cpu_ns(); /* this thread's first job: the start of its bills */
 }
 
 uint64_t jd_task_end(struct jsched_task *t, uint64_t *now_ns)

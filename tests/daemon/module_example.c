@@ -11,10 +11,14 @@
  *                   is a failure with JSCHED_ECANCELLED if the job is cancelled meanwhile
  *   example.run     {"argv": [...]} -> {"exit_code": N, "signal": N, "stdout": "..."}:
  *                   runs a command through jsched_task_run (its fiber suspends meanwhile)
+ *   example.block   {"ms": int} -> null: blocks its thread in nanosleep (a handler's
+ *                   blocking system call: wall time passes, almost no CPU time)
  */
+#include <errno.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "jsched/module.h"
 
@@ -79,6 +83,18 @@ static int hold(struct jsched_task *t, const json_t *args, json_t **result)
 	return JSCHED_ECANCELLED;
 }
 
+static int block(struct jsched_task *t, const json_t *args, json_t **result)
+{
+	json_int_t ms = json_integer_value(json_object_get(args, "ms"));
+	struct timespec ts = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000};
+
+	(void)t;
+	*result = NULL;
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+	return 0;
+}
+
 static int nap(struct jsched_task *t, const json_t *args, json_t **result)
 {
 	int rc = jsched_task_sleep(t, (uint64_t)json_integer_value(json_object_get(args, "ms")));
@@ -118,6 +134,7 @@ static const struct jsched_handler handlers[] = {
 	{"example.hold", hold, 0},
 	{"example.nap", nap, JSCHED_HANDLER_SUSPENDS},
 	{"example.run", run, JSCHED_HANDLER_SUSPENDS},
+	{"example.block", block, 0},
 };
 
 JSCHED_MODULE_EXPORT const struct jsched_module jsched_module = {

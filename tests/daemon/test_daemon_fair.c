@@ -158,10 +158,43 @@ static void test_weights_1_2_3(void **state)
 	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
 }
 
+/* A handler that blocks its thread (a blocking system call, here nanosleep) is charged
+ * the CPU time it used, not the wall time it held the worker: also for the first job a
+ * worker thread runs, which once was charged its wall time (then the client it belonged
+ * to was held back until the others had caught up with that bill). */
+static void test_blocking_handler_charged_cpu(void **state)
+{
+	struct jdt t;
+	struct jsched_conn *c, *obs;
+	json_t *m;
+	json_int_t service;
+
+	(void)state;
+	jdt_start(&t, "\"workers\": 1, \"fairness\": {\"policy\": \"fair\"}");
+	c = jdt_connect(&t, "blocker");
+	obs = jdt_connect(&t, "observer");
+	for (int i = 0; i < 2; i++) {
+		uint64_t id = jdt_submit_call(c, "example.block", "{\"ms\": 300}");
+
+		assert_string_equal(jdt_wait_final(c, id, NULL), "succeeded");
+		m = jdt_metrics(obs);
+		service = json_integer_value(json_object_get(jdt_client_metrics(m, "blocker"), "service_us"));
+		json_decref(m);
+		fprintf(stderr, "after %d blocking jobs of 300 ms: service_us %lld\n", i + 1,
+			(long long)service);
+		/* CPU time: the syscall and the job's own bookkeeping, far below a 300 ms wall. */
+		assert_true(service >= 0 && service < 100000);
+	}
+	jsched_close(c);
+	jsched_close(obs);
+	assert_int_equal(jdt_stop(&t, SIGTERM), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_weights_1_2_3),
+		cmocka_unit_test(test_blocking_handler_charged_cpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
