@@ -195,10 +195,10 @@ static int ids_text(struct jsched_conn *c, struct jp_buf *b, enum jp_op op, cons
 	return ok ? 0 : jc_set_error(c, JSCHED_ENOMEM, "out of memory");
 }
 
-/* wait_text_fields: ids_text for a wait, then its mode, `fields` "brief" if asked, and
+/* wait_text: ids_text for a wait, then its mode, `fields` "brief" if asked, and
  * timeout_ms.  0, or an error with c's last error set. */
-static int wait_text_fields(struct jsched_conn *c, struct jp_buf *b, const uint64_t *ids, size_t n, bool single,
-			    enum jsched_wait_mode mode, int64_t timeout_ms, bool brief)
+static int wait_text(struct jsched_conn *c, struct jp_buf *b, const uint64_t *ids, size_t n, bool single,
+		     enum jsched_wait_mode mode, int64_t timeout_ms, bool brief)
 {
 	bool ok = true;
 	if ((unsigned)mode > JSCHED_WAIT_ANY)
@@ -217,20 +217,13 @@ static int wait_text_fields(struct jsched_conn *c, struct jp_buf *b, const uint6
 	return ok ? 0 : jc_set_error(c, JSCHED_ENOMEM, "out of memory");
 }
 
-/* wait_text: wait_text_fields of whole records, as wait_request's tree had them. */
-static int wait_text(struct jsched_conn *c, struct jp_buf *b, const uint64_t *ids, size_t n, bool single,
-		     enum jsched_wait_mode mode, int64_t timeout_ms)
-{
-	return wait_text_fields(c, b, ids, n, single, mode, timeout_ms, false);
-}
-
 /* ids_send: the request of ids_text (wait: of wait_text, with mode and timeout_ms), queued
  * with its callback (jc_send_text). */
 static int ids_send(struct jsched_conn *c, enum jp_op op, const uint64_t *ids, size_t n, bool single,
 		    enum jsched_wait_mode mode, int64_t timeout_ms, jsched_reply_cb cb, void *arg)
 {
 	struct jp_buf b = { 0 };
-	int r = op == JP_OP_WAIT ? wait_text(c, &b, ids, n, single, mode, timeout_ms)
+	int r = op == JP_OP_WAIT ? wait_text(c, &b, ids, n, single, mode, timeout_ms, false)
 				 : ids_text(c, &b, op, ids, n, single);
 	if (r == 0)
 		r = jc_send_text(c, op, (const char *)b.data, b.len, cb, arg);
@@ -640,7 +633,7 @@ int jsched_wait(struct jsched_conn *c, uint64_t id, int64_t timeout_ms, struct j
 	/* {"op":"wait","job":ID[,"timeout_ms":T]. */
 	struct jp_buf b = { 0 };
 	struct jc_fast fast = { .kind = JC_FAST_RECORD };
-	int r = wait_text(c, &b, &id, 1, true, JSCHED_WAIT_ALL, timeout_ms);
+	int r = wait_text(c, &b, &id, 1, true, JSCHED_WAIT_ALL, timeout_ms, false);
 	if (r < 0) {
 		jp_buf_free(&b);
 		return r;
@@ -684,7 +677,7 @@ static int wait_many(struct jsched_conn *c, const uint64_t *ids, size_t n, enum 
 	struct jp_buf b = { 0 };
 	struct jc_fast fast = { .kind = JC_FAST_RECORDS };
 	json_t *reply;
-	int r = wait_text_fields(c, &b, ids, n, false, mode, timeout_ms, brief);
+	int r = wait_text(c, &b, ids, n, false, mode, timeout_ms, brief);
 	if (r < 0) {
 		jp_buf_free(&b);
 		return r;
